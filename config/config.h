@@ -1,0 +1,98 @@
+/* config/config.h — struct nsb_config, the single schema of a run.
+ *
+ * Owns: every value a run can be configured with, with units in the names.
+ * The command line (cli_parse.c) fills it through one option table; profile
+ * files will fill it through the same table. Defaults are the secure ones:
+ * relaxing anything is explicit and shows up in the result's `isolation`.
+ * Pure: nothing here makes a syscall.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+enum nsb_cmd {
+        NSB_CMD_NONE = 0,
+        NSB_CMD_RUN,
+        NSB_CMD_PYTHON,
+        NSB_CMD_JUDGE,
+        NSB_CMD_TEST,
+        NSB_CMD_BATCH,
+        NSB_CMD_DOCTOR,
+        NSB_CMD_VERSION,
+        NSB_CMD_HELP,
+};
+
+enum nsb_isolation { NSB_ISOLATION_STRICT = 0, NSB_ISOLATION_REDUCED };
+enum nsb_network { NSB_NETWORK_NONE = 0, NSB_NETWORK_LOOPBACK };
+
+struct nsb_bind {
+        char *src;      /* host path, absolute after parsing */
+        char *dst;      /* sandbox path, absolute, no ".." */
+        bool read_only;
+};
+
+struct nsb_config {
+        enum nsb_cmd cmd;
+        bool help;                      /* COMMAND --help */
+
+        char *profile;                  /* "python", "minimal" or a file; NULL = command default */
+        char *workspace;                /* host dir bound rw at /workspace; NULL = fresh private tmpfs */
+        char *harness;                  /* host dir bound ro at /harness; NULL = none */
+        struct nsb_bind *binds;         /* --ro-bind / --bind, in order */
+        size_t n_binds;
+
+        uint64_t wall_time_ms;          /* default 10 s */
+        uint64_t cpu_time_ms;           /* 0 = same as wall time */
+        uint64_t memory_bytes;          /* default 256 MiB */
+        uint64_t pids_max;              /* default 64 */
+        uint64_t output_limit_bytes;    /* per stream kept; 4x in all stops the run; default 1 MiB */
+        uint64_t file_size_bytes;       /* RLIMIT_FSIZE; default 16 MiB */
+        uint64_t tmp_size_bytes;        /* size of /tmp (and of the fresh workspace); default 64 MiB */
+
+        char *stdin_path;               /* NULL = /dev/null */
+        char **env_add;                 /* "NAME=VALUE", added to the scrubbed set */
+        size_t n_env_add;
+
+        enum nsb_network network;
+        enum nsb_isolation isolation;
+        bool json;                      /* result object on stdout instead of the streams */
+        char *result_path;              /* also write the result object here */
+
+        char *interpreter;              /* python profile: host interpreter; default /usr/bin/python3 */
+        char *inline_code;              /* nsbox python -c CODE */
+        char **argv;                    /* run: COMMAND ARG...; python: SCRIPT ARG... (or ARG... with -c) */
+        size_t argc;
+
+        /* doctor */
+        bool doctor_json;
+
+        /* judge / test / batch positional file (SPEC.json, JOBS.jsonl) */
+        char *input_path;
+        unsigned jobs;                  /* batch -j; 0 = number of cores */
+        bool fail_fast;                 /* judge --fail-fast */
+};
+
+/* Secure defaults for @cmd. */
+void cfg_defaults(struct nsb_config *cfg, enum nsb_cmd cmd);
+void cfg_free(struct nsb_config *cfg);
+
+/* Effective CPU limit: cpu_time_ms, or wall_time_ms when unset. */
+uint64_t cfg_cpu_time_ms(const struct nsb_config *cfg);
+
+/* Strict parsers shared by the CLI and profiles. Reject empty input, junk,
+ * negative values, overflow and (for durations) zero. */
+int cfg_parse_size(const char *s, uint64_t *ret_bytes, struct nsb_error *e);
+int cfg_parse_duration(const char *s, uint64_t *ret_ms, struct nsb_error *e);
+int cfg_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *ret, struct nsb_error *e);
+
+/* Parse argv (argv[0] is the program name). Fills @cfg; on failure returns
+ * -EINVAL with stage "usage" and a message naming the bad argument. */
+int cfg_parse_cli(int argc, char **argv, struct nsb_config *cfg, struct nsb_error *e);
+
+/* Usage text for @cmd (NSB_CMD_NONE: the top-level help). Generated from the
+ * option table. Returns a malloc'd string. */
+char *cfg_usage(enum nsb_cmd cmd);

@@ -1,0 +1,156 @@
+/* Unit tests for config/: sizes, durations, counts and the command line. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "config/config.h"
+
+static void test_sizes(void **state)
+{
+        static const struct { const char *in; uint64_t out; } ok[] = {
+                { "0", 0 }, { "100", 100 }, { "1K", 1024 }, { "256M", 256ULL << 20 },
+                { "1G", 1ULL << 30 }, { "1g", 1ULL << 30 }, { "2GiB", 2ULL << 30 },
+                { "1.5K", 1536 }, { "3T", 3ULL << 40 }, { "7b", 7 },
+        };
+        static const char *const bad[] = {
+                "", "M", "-1", "1X", "1 M", "1.", ".5M", "1.5", "99999999999999999999",
+                "20000000000T", "1M1", "0x10",
+        };
+        struct nsb_error e;
+        uint64_t v;
+
+        (void) state;
+        for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+                assert_int_equal(cfg_parse_size(ok[i].in, &v, &e), 0);
+                assert_int_equal(v, ok[i].out);
+        }
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                nsb_error_clear(&e);
+                assert_true(cfg_parse_size(bad[i], &v, &e) < 0);
+                assert_int_equal(e.stage, NSB_STAGE_USAGE);
+                assert_true(strlen(e.msg) > 0);
+        }
+}
+
+static void test_durations(void **state)
+{
+        static const struct { const char *in; uint64_t ms; } ok[] = {
+                { "500ms", 500 }, { "10s", 10000 }, { "2m", 120000 }, { "1h", 3600000 },
+                { "3", 3000 }, { "1.5s", 1500 }, { "0.001s", 1 }, { "2.25", 2250 },
+        };
+        static const char *const bad[] = {
+                "", "0", "0s", "0ms", "-1s", "1.5ms", "0.0001s", "10x", "s", "1 s", "10S",
+                "99999999999999999999h", "5000000000000000h",
+        };
+        struct nsb_error e;
+        uint64_t v;
+
+        (void) state;
+        for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+                assert_int_equal(cfg_parse_duration(ok[i].in, &v, &e), 0);
+                assert_int_equal(v, ok[i].ms);
+        }
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+                assert_true(cfg_parse_duration(bad[i], &v, &e) < 0);
+}
+
+static void test_cli_run(void **state)
+{
+        char *argv[] = { "nsbox", "run", "--memory=1G", "--wall-time", "2s", "--env", "A=b",
+                         "--ro-bind", "/data:/d", "--bind", "/x", "--", "/bin/echo", "--memory", NULL };
+        struct nsb_config cfg;
+        struct nsb_error e;
+
+        (void) state;
+        assert_int_equal(cfg_parse_cli(14, argv, &cfg, &e), 0);
+        assert_int_equal(cfg.cmd, NSB_CMD_RUN);
+        assert_int_equal(cfg.memory_bytes, 1ULL << 30);
+        assert_int_equal(cfg.wall_time_ms, 2000);
+        assert_int_equal(cfg_cpu_time_ms(&cfg), 2000);
+        assert_int_equal(cfg.n_env_add, 1);
+        assert_int_equal(cfg.n_binds, 2);
+        assert_string_equal(cfg.binds[0].src, "/data");
+        assert_string_equal(cfg.binds[0].dst, "/d");
+        assert_true(cfg.binds[0].read_only);
+        assert_string_equal(cfg.binds[1].dst, "/x");
+        assert_false(cfg.binds[1].read_only);
+        assert_int_equal(cfg.argc, 2);
+        assert_string_equal(cfg.argv[1], "--memory");   /* the program's flag, not ours */
+        cfg_free(&cfg);
+}
+
+static void test_cli_python(void **state)
+{
+        char *a1[] = { "nsbox", "python", "--json", "main.py", "x", "--wall-time", NULL };
+        char *a2[] = { "nsbox", "python", "-c", "print(1)", "arg", NULL };
+        struct nsb_config cfg;
+        struct nsb_error e;
+
+        (void) state;
+        assert_int_equal(cfg_parse_cli(6, a1, &cfg, &e), 0);
+        assert_true(cfg.json);
+        assert_int_equal(cfg.argc, 3);
+        assert_string_equal(cfg.argv[0], "main.py");
+        cfg_free(&cfg);
+        assert_int_equal(cfg_parse_cli(5, a2, &cfg, &e), 0);
+        assert_string_equal(cfg.inline_code, "print(1)");
+        assert_int_equal(cfg.argc, 1);
+        cfg_free(&cfg);
+}
+
+static void test_cli_errors(void **state)
+{
+        static const struct { int argc; char *argv[6]; const char *needle; } cases[] = {
+                { 4, { "nsbox", "run", "--frobnicate", "x" }, "'--frobnicate'" },
+                { 5, { "nsbox", "run", "--memory", "lots", "x" }, "--memory" },
+                { 3, { "nsbox", "run", "--memory" }, "needs a value" },
+                { 2, { "nsbox", "run" }, "missing COMMAND" },
+                { 2, { "nsbox", "python" }, "missing SCRIPT" },
+                { 2, { "nsbox", "bogus" }, "unknown command 'bogus'" },
+                { 4, { "nsbox", "python", "--stdin-x", "a" }, "'--stdin-x'" },
+                { 5, { "nsbox", "run", "--network", "full", "x" }, "--network" },
+                { 5, { "nsbox", "run", "--env", "1A=b", "x" }, "invalid variable name" },
+                { 4, { "nsbox", "doctor", "--memory", "1G" }, "unknown option '--memory'" },
+                { 4, { "nsbox", "run", "--json=1", "x" }, "takes no value" },
+        };
+        (void) state;
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                struct nsb_config cfg;
+                struct nsb_error e;
+                nsb_error_clear(&e);
+                assert_true(cfg_parse_cli(cases[i].argc, (char **) cases[i].argv, &cfg, &e) < 0);
+                assert_int_equal(e.stage, NSB_STAGE_USAGE);
+                if (!strstr(e.msg, cases[i].needle))
+                        fail_msg("case %zu: '%s' lacks '%s'", i, e.msg, cases[i].needle);
+                cfg_free(&cfg);
+        }
+}
+
+static void test_error_prefix(void **state)
+{
+        struct nsb_error e;
+        char buf[600];
+
+        (void) state;
+        assert_int_equal(nsb_fail(&e, NSB_STAGE_MOUNT, 2, "open '%s'", "/x"), -2);
+        assert_int_equal(nsb_error_prefix(&e, "mount step %d", 3), -2);
+        assert_string_equal(e.msg, "mount step 3: open '/x'");
+        assert_string_equal(nsb_stage_name(e.stage), "mount");
+        nsb_error_describe(&e, buf, sizeof buf);
+        assert_non_null(strstr(buf, "No such file"));
+        /* a made-up error without errno still reads as a failure */
+        assert_true(nsb_fail(&e, NSB_STAGE_CONFIG, 0, "bad") < 0);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_sizes),        cmocka_unit_test(test_durations),
+                cmocka_unit_test(test_cli_run),      cmocka_unit_test(test_cli_python),
+                cmocka_unit_test(test_cli_errors),   cmocka_unit_test(test_error_prefix),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
