@@ -1,0 +1,36 @@
+/* supervisor/sandbox.h — run one program in a fresh sandbox and observe it.
+ *
+ * Owns: the whole life of one run: plans (mounts, ids, filter), the cgroup,
+ * clone3 into new namespaces, the in-sandbox init, the supervision loop (wall
+ * and CPU deadlines, output capture, cancellation) and the final result.
+ * The caller owns the configuration; sbx_run never prints and never exits.
+ * Only one run at a time per process unless the caller gives each its own
+ * struct sbx_request (batch runs several, one per job).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config/config.h"
+#include "result/result.h"
+
+struct sbx_request {
+        const struct nsb_config *cfg;        /* limits, mounts, network, isolation, env */
+        char *const *argv;                   /* exact argv inside the sandbox; argv[0] absolute
+                                                or resolved against the sandbox PATH */
+        size_t argc;
+        bool python;                         /* mount the python profile (interpreter closure) */
+        const char *program_name;            /* file placed read-only at /program/NAME; NULL = none */
+        const char *program_data;            /* its bytes (already read by the caller, hashed) */
+        size_t program_len;
+        const char *stdin_data;              /* when non-NULL: the program's stdin bytes */
+        size_t stdin_len;
+        bool relay;                          /* also copy the (bounded) streams to our stdout/stderr */
+        int cancel_fd;                       /* readable = cancel the run (e.g. a signalfd for
+                                                SIGINT/SIGTERM); -1 = none */
+};
+
+/* Runs the request and fills @ret (always: on a sandbox failure ret->status is
+ * RUN_ERROR with the stage). Returns 0, or -errno when even that failed. */
+int sbx_run(const struct sbx_request *req, struct run_result *ret);
