@@ -1,0 +1,97 @@
+/* mount/mnt.h — the sandbox's file tree: planned as data, then executed.
+ *
+ * Owns: the ordered list of mount operations that turns the host's mount
+ * namespace (a private copy, inside the new user and mount namespaces) into a
+ * tmpfs root that holds only what the profile needs, the program, the harness
+ * and the workspace. mnt_plan_build() is pure and validates everything the
+ * kernel need not be asked about; mnt_plan_apply() runs in the sandbox init
+ * and only executes.
+ *
+ * Order (each step depends on the one before):
+ *   1. make every mount private, so nothing we do propagates to the host;
+ *   2. open every bind source as a detached mount (open_tree) while the host
+ *      tree is still whole — mounting the new root may hide a source;
+ *   3. tmpfs root; directories, files and symlinks of the skeleton; the
+ *      program file;
+ *   4. attach the read-only sources; mount /proc (the kernel only allows a new
+ *      proc while a full one is visible, so before the pivot);
+ *   5. pivot_root into the new root and detach the old one;
+ *   6. make the whole tree read-only, nosuid and nodev in one recursive step;
+ *   7. mount what must stay writable (/tmp, /workspace, --bind) and the device
+ *      nodes (which must not be nodev) on top;
+ *   8. chdir to /workspace.
+ * The plan test checks these invariants (tests/unit/test_mount.c).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config/config.h"
+#include "profile/profile.h"
+#include "util/error.h"
+#include "util/ledger.h"
+
+enum mnt_kind {
+        MNT_MAKE_PRIVATE,   /* "/" recursively private */
+        MNT_OPEN_TREE,      /* src (host path) -> detached mount in slot */
+        MNT_ROOT_TMPFS,     /* tmpfs at the staging directory */
+        MNT_MKDIR,          /* dst, mode */
+        MNT_MKFILE,         /* empty file dst (a mount point for a file bind) */
+        MNT_SYMLINK,        /* dst -> src (link text) */
+        MNT_MOUNTPOINT,     /* dst as a file or a directory, like the mount in slot */
+        MNT_WRITE_FILE,     /* dst with data, mode */
+        MNT_ATTACH,         /* slot -> dst; flags: extra MOUNT_ATTR_* set before attaching */
+        MNT_PROC,           /* proc of the new pid namespace at dst */
+        MNT_PIVOT,          /* pivot_root into the staging dir */
+        MNT_DETACH_OLD,     /* lazy-unmount the old root stacked under "/" */
+        MNT_READONLY_ALL,   /* recursive read-only + nosuid + nodev on "/" */
+        MNT_TMPFS,          /* tmpfs at dst: size, mode, owner = sandbox ids */
+        MNT_CHDIR,          /* working directory */
+};
+
+struct mnt_op {
+        enum mnt_kind kind;
+        char *src;          /* host path (OPEN_TREE) or link text (SYMLINK) */
+        char *dst;          /* sandbox path, absolute, normalised */
+        int slot;           /* OPEN_TREE / ATTACH: index into the slot table */
+        uint64_t attr;      /* ATTACH: MOUNT_ATTR_* to set on the detached mount */
+        mode_t mode;
+        uint64_t size;      /* TMPFS / ROOT_TMPFS: bytes */
+        const char *data;   /* WRITE_FILE: borrowed from the input */
+        size_t data_len;
+};
+
+struct mnt_plan {
+        struct mnt_op *ops;
+        size_t n_ops;
+        unsigned n_slots;
+        bool *slot_preopened;  /* slot filled by the supervisor before clone (root callers) */
+        unsigned sandbox_uid, sandbox_gid;   /* owner of the writable tmpfs mounts */
+};
+
+/* What the planner needs; everything is borrowed. */
+struct mnt_input {
+        const struct nsb_config *cfg;   /* workspace, harness, binds, tmp size */
+        const struct host_set *host;    /* profile: files, dirs and symlinks to mirror read-only */
+        const char *program_name;       /* basename for /program, or NULL */
+        const char *program_data;
+        size_t program_len;
+        const char *runner_dir;         /* host dir bound read-only at /nsbox (test runner), or NULL */
+        unsigned sandbox_uid, sandbox_gid;   /* owner of /workspace and /tmp inside */
+        bool preopen_user_sources;      /* the supervisor opens workspace/harness/binds itself */
+};
+
+/* Pure. Validates destinations (absolute, no "..", not over a path the sandbox
+ * owns, not a duplicate) and sources (absolute). */
+int mnt_plan_build(const struct mnt_input *in, struct mnt_plan *ret, struct nsb_error *e);
+void mnt_plan_free(struct mnt_plan *plan);
+
+/* Syscalls, in the sandbox init. @slot_fds has plan->n_slots entries: -1, or
+ * a detached mount the supervisor opened; every fd is closed on return. */
+int mnt_plan_apply(const struct mnt_plan *plan, int *slot_fds, struct nsb_ledger *ledger, struct nsb_error *e);
+
+/* The sandbox paths nsbox itself owns; a user mount may not cover them. */
+bool mnt_path_is_reserved(const char *dst);

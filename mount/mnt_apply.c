@@ -1,0 +1,204 @@
+/* mount/mnt_apply.c — execute a mount plan in the sandbox init.
+ *
+ * Runs after clone3(CLONE_NEWUSER|CLONE_NEWNS|...) with the uid/gid maps
+ * written, so the init holds CAP_SYS_ADMIN over its own mount namespace and
+ * nothing else. It only executes the plan; every decision was made by
+ * mnt_plan_build(). Paths before the pivot are below STAGING_DIR. */
+#include "mount/mnt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/sys.h"
+
+/* The new root is built on a tmpfs mounted over this directory in our private
+ * mount namespace; the host's own directory is untouched. Every bind source
+ * is opened before, so hiding the host's /tmp hides nothing we need. */
+#define STAGING_DIR "/tmp"
+
+static int full_path(char *buf, size_t len, const char *dst, bool pivoted)
+{
+        int n;
+
+        if (pivoted)
+                n = snprintf(buf, len, "%s", dst ? dst : "/");
+        else
+                n = snprintf(buf, len, "%s%s", STAGING_DIR, dst && strcmp(dst, "/") != 0 ? dst : "");
+        return n < 0 || (size_t) n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+        while (len > 0) {
+                ssize_t n = write(fd, data, len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                data += n;
+                len -= (size_t) n;
+        }
+        return 0;
+}
+
+static int make_file(const char *path, mode_t mode)
+{
+        AUTOCLOSE int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        return fd < 0 ? -errno : 0;
+}
+
+static int apply_one(const struct mnt_op *op, int *slot_fds, const struct mnt_plan *plan, bool *pivoted,
+                     struct nsb_error *e)
+{
+        char path[4096], opts[160];
+        struct mount_attr attr = { 0 };
+        int r;
+
+        if (full_path(path, sizeof path, op->dst, *pivoted) < 0)
+                return nsb_fail(e, NSB_STAGE_MOUNT, ENAMETOOLONG, "path too long");
+
+        switch (op->kind) {
+        case MNT_MAKE_PRIVATE:
+                /* Without this, mounts made here could propagate back to the
+                 * host's peer group (shared subtrees, mount_namespaces(7)). */
+                if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "make / private");
+                return 0;
+        case MNT_OPEN_TREE:
+                if (slot_fds[op->slot] >= 0)
+                        return 0;   /* opened by the supervisor with the caller's rights */
+                /* AT_RECURSIVE: the kernel refuses to clone a subtree without
+                 * its locked submounts, which would reveal what they cover. */
+                r = sys_open_tree(AT_FDCWD, op->src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+                if (r < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "open '%s'", op->src);
+                slot_fds[op->slot] = r;
+                return 0;
+        case MNT_ROOT_TMPFS:
+        case MNT_TMPFS:
+                snprintf(opts, sizeof opts, "mode=%04o,size=%llu,nr_inodes=%llu,uid=%u,gid=%u", (unsigned) op->mode,
+                         (unsigned long long) op->size,
+                         (unsigned long long) (op->size / 1024 < 1024 ? 1024 : op->size / 1024), plan->sandbox_uid,
+                         plan->sandbox_gid);
+                if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "tmpfs at '%s'", op->dst);
+                return 0;
+        case MNT_MKDIR:
+                if (mkdir(path, op->mode) < 0 && errno != EEXIST)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "mkdir '%s'", op->dst);
+                if (chmod(path, op->mode) < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "chmod '%s'", op->dst);
+                return 0;
+        case MNT_MKFILE:
+                r = make_file(path, 0444);
+                if (r < 0 && r != -EEXIST)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, -r, "create '%s'", op->dst);
+                return 0;
+        case MNT_SYMLINK:
+                if (symlink(op->src, path) < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "symlink '%s' -> '%s'", op->dst, op->src);
+                return 0;
+        case MNT_MOUNTPOINT: {
+                struct stat st;
+                if (fstat(slot_fds[op->slot], &st) < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "stat source of '%s'", op->dst);
+                if (S_ISDIR(st.st_mode))
+                        r = mkdir(path, 0755) < 0 && errno != EEXIST ? -errno : 0;
+                else
+                        r = make_file(path, 0444);
+                if (r < 0 && r != -EEXIST)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, -r, "mount point '%s'", op->dst);
+                return 0;
+        }
+        case MNT_WRITE_FILE: {
+                AUTOCLOSE int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+                if (fd < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "create '%s'", op->dst);
+                r = write_all(fd, op->data, op->data_len);
+                if (r < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, -r, "write '%s'", op->dst);
+                if (fchmod(fd, op->mode) < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "chmod '%s'", op->dst);
+                return 0;
+        }
+        case MNT_ATTACH: {
+                int fd = slot_fds[op->slot];
+                if (fd < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, EBADF, "no source opened for '%s'", op->dst);
+                if (op->attr) {
+                        attr.attr_set = op->attr;
+                        if (sys_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr) < 0)
+                                return nsb_fail(e, NSB_STAGE_MOUNT, errno, "set attributes of '%s'", op->dst);
+                }
+                if (sys_move_mount(fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "attach '%s'", op->dst);
+                close(fd);
+                slot_fds[op->slot] = -1;
+                return 0;
+        }
+        case MNT_PROC:
+                /* subset=pid: only the process directories, not /proc/sys,
+                 * /proc/sysrq-trigger, kcore and the rest of the kernel's
+                 * global files. A new proc needs a fully visible one in this
+                 * mount namespace (mount_too_revealing), hence before pivot. */
+                if (mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "subset=pid") < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "proc at '%s'", op->dst);
+                return 0;
+        case MNT_PIVOT:
+                /* pivot_root(".", "."): the old root ends up stacked on the
+                 * new one, and is detached next (pivot_root(2), NOTES). */
+                if (chdir(STAGING_DIR) < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "chdir to the new root");
+                if (sys_pivot_root(".", ".") < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "pivot_root");
+                *pivoted = true;
+                return 0;
+        case MNT_DETACH_OLD:
+                if (umount2(".", MNT_DETACH) < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "detach the old root");
+                if (chdir("/") < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "chdir /");
+                return 0;
+        case MNT_READONLY_ALL:
+                attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+                if (sys_mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &attr) < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "make the root read-only");
+                return 0;
+        case MNT_CHDIR:
+                if (chdir(path) < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "chdir '%s'", op->dst);
+                return 0;
+        }
+        return nsb_fail(e, NSB_STAGE_MOUNT, EINVAL, "unknown mount operation %d", (int) op->kind);
+}
+
+int mnt_plan_apply(const struct mnt_plan *plan, int *slot_fds, struct nsb_ledger *ledger, struct nsb_error *e)
+{
+        bool pivoted = false;
+        int r = 0;
+
+        for (size_t i = 0; i < plan->n_ops; i++) {
+                r = apply_one(&plan->ops[i], slot_fds, plan, &pivoted, e);
+                if (r < 0) {
+                        nsb_error_prefix(e, "mount step %zu", i);
+                        break;
+                }
+                if (plan->ops[i].kind == MNT_READONLY_ALL)
+                        ledger_set(ledger, PROT_ROOTFS, "tmpfs-readonly");
+                else if (plan->ops[i].kind == MNT_TMPFS && strcmp(plan->ops[i].dst, "/tmp") == 0)
+                        ledger_set(ledger, PROT_TMP_SIZE, "tmpfs");
+        }
+        for (unsigned s = 0; s < plan->n_slots; s++)
+                if (slot_fds[s] >= 0) {
+                        close(slot_fds[s]);
+                        slot_fds[s] = -1;
+                }
+        return r;
+}

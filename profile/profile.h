@@ -1,0 +1,59 @@
+/* profile/profile.h — what of the host a program needs, as a list of paths.
+ *
+ * Owns: resolving an executable (and, for the python profile, the
+ * interpreter's standard library) into the host files and directories that
+ * must be visible inside the sandbox: the binary, its ELF program interpreter,
+ * its shared-library closure (DT_NEEDED, searched in the multiarch and default
+ * library directories), and every symlink met on the way, so the sandbox
+ * mirrors the host's layout (/lib -> usr/lib, python3 -> python3.11).
+ *
+ * Split: elf_parse.c is pure (a buffer in, names out); profile_resolve.c reads
+ * the host (lstat, readlink, mmap). The mount planner consumes the resulting
+ * struct host_set and never touches the host itself.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/error.h"
+
+enum host_kind { HOST_DIR, HOST_FILE, HOST_SYMLINK };
+
+struct host_entry {
+        char *path;            /* absolute, normalised, host path == sandbox path */
+        enum host_kind kind;
+        char *target;          /* HOST_SYMLINK: the link text, as readlink gives it */
+};
+
+struct host_set {
+        struct host_entry *v;
+        size_t n;
+};
+
+struct elf_deps {
+        char *interp;          /* PT_INTERP, or NULL (static) */
+        char **needed;         /* DT_NEEDED names */
+        size_t n_needed;
+        char **runpath;        /* DT_RUNPATH/DT_RPATH entries ($ORIGIN expanded by the caller) */
+        size_t n_runpath;
+};
+
+/* Pure: parse a 64-bit little-endian ELF image held in @buf. */
+int elf_deps_parse(const void *buf, size_t len, struct elf_deps *ret, struct nsb_error *e);
+void elf_deps_free(struct elf_deps *d);
+
+/* Add @path (following and recording symlinks) and, if it is an ELF file, its
+ * whole library closure. */
+int profile_add_executable(struct host_set *set, const char *path, struct nsb_error *e);
+
+/* The python profile: the interpreter (resolved to its real binary), its
+ * closure, its standard library directory and the closure of the extension
+ * modules in lib-dynload. *ret_real gets the interpreter's real path. */
+int profile_add_python(struct host_set *set, const char *interpreter, char **ret_real, struct nsb_error *e);
+
+/* Find @name on @search_path (colon-separated) like execvp; returns a malloc'd
+ * absolute path. */
+int profile_which(const char *name, const char *search_path, char **ret, struct nsb_error *e);
+
+void host_set_free(struct host_set *set);

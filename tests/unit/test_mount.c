@@ -1,0 +1,192 @@
+/* Unit tests for the mount plan: its order invariants and its validation. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <linux/mount.h>
+
+#include "mount/mnt.h"
+
+static struct host_entry python_entries[] = {
+        { "/usr/bin/python3", HOST_SYMLINK, "python3.11" },
+        { "/usr/bin/python3.11", HOST_FILE, NULL },
+        { "/lib64", HOST_SYMLINK, "usr/lib64" },
+        { "/usr/lib64/ld-linux-x86-64.so.2", HOST_SYMLINK, "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" },
+        { "/lib", HOST_SYMLINK, "usr/lib" },
+        { "/usr/lib/x86_64-linux-gnu/libc.so.6", HOST_FILE, NULL },
+        { "/usr/lib/python3.11", HOST_DIR, NULL },
+        { "/usr/lib/python3.11/lib-dynload/x.so", HOST_FILE, NULL },  /* covered by the dir */
+};
+static const struct host_set python_set = { python_entries, sizeof python_entries / sizeof python_entries[0] };
+
+static void base_cfg(struct nsb_config *cfg)
+{
+        cfg_defaults(cfg, NSB_CMD_PYTHON);
+}
+
+static ssize_t find_op(const struct mnt_plan *p, enum mnt_kind kind, const char *dst)
+{
+        for (size_t i = 0; i < p->n_ops; i++)
+                if (p->ops[i].kind == kind && (!dst || (p->ops[i].dst && strcmp(p->ops[i].dst, dst) == 0)))
+                        return (ssize_t) i;
+        return -1;
+}
+
+static int build(struct nsb_config *cfg, struct mnt_plan *plan, struct nsb_error *e)
+{
+        struct mnt_input in = {
+                .cfg = cfg, .host = &python_set, .program_name = "main.py",
+                .program_data = "print(1)\n", .program_len = 9, .sandbox_uid = 1000, .sandbox_gid = 1000,
+        };
+        return mnt_plan_build(&in, plan, e);
+}
+
+static void test_order_invariants(void **state)
+{
+        struct nsb_config cfg;
+        struct mnt_plan p;
+        struct nsb_error e;
+        ssize_t priv, root, proc, pivot, detach, ro, tmp, ws, chdir_op, last_open = -1, first_attach = -1;
+
+        (void) state;
+        base_cfg(&cfg);
+        cfg.harness = strdup("/srv/harness");
+        assert_int_equal(build(&cfg, &p, &e), 0);
+
+        priv = find_op(&p, MNT_MAKE_PRIVATE, NULL);
+        root = find_op(&p, MNT_ROOT_TMPFS, NULL);
+        proc = find_op(&p, MNT_PROC, "/proc");
+        pivot = find_op(&p, MNT_PIVOT, NULL);
+        detach = find_op(&p, MNT_DETACH_OLD, NULL);
+        ro = find_op(&p, MNT_READONLY_ALL, NULL);
+        tmp = find_op(&p, MNT_TMPFS, "/tmp");
+        ws = find_op(&p, MNT_TMPFS, "/workspace");
+        chdir_op = find_op(&p, MNT_CHDIR, "/workspace");
+        assert_int_equal(priv, 0);
+        for (size_t i = 0; i < p.n_ops; i++) {
+                if (p.ops[i].kind == MNT_OPEN_TREE)
+                        last_open = (ssize_t) i;
+                if (p.ops[i].kind == MNT_ATTACH && first_attach < 0)
+                        first_attach = (ssize_t) i;
+        }
+        /* every source is opened before the new root can hide it */
+        assert_true(last_open < root);
+        assert_true(root < first_attach);
+        /* proc while the host's proc is visible; pivot; detach; read-only */
+        assert_true(proc < pivot);
+        assert_int_equal(detach, pivot + 1);
+        assert_true(detach < ro);
+        /* writable mounts only after the recursive read-only step */
+        assert_true(ro < tmp && ro < ws);
+        assert_int_equal(chdir_op, (ssize_t) p.n_ops - 1);
+        for (size_t i = 0; i < p.n_ops; i++) {
+                const struct mnt_op *op = &p.ops[i];
+                if (op->kind == MNT_ATTACH && (ssize_t) i > ro)
+                        /* nothing attached after the read-only step lacks nosuid */
+                        assert_true(op->attr & MOUNT_ATTR_NOSUID);
+                if (op->kind == MNT_ATTACH && op->dst && strcmp(op->dst, "/harness") == 0)
+                        assert_true((ssize_t) i < ro);   /* the harness is read-only */
+                if (op->kind == MNT_ATTACH && op->dst && strncmp(op->dst, "/dev/", 5) == 0)
+                        assert_true(op->attr & MOUNT_ATTR_NOEXEC);
+        }
+        /* the lib-dynload file is covered by its directory's bind */
+        assert_int_equal(find_op(&p, MNT_ATTACH, "/usr/lib/python3.11/lib-dynload/x.so"), -1);
+        assert_true(find_op(&p, MNT_ATTACH, "/usr/lib/python3.11") >= 0);
+        assert_true(find_op(&p, MNT_SYMLINK, "/lib64") >= 0);
+        assert_true(find_op(&p, MNT_WRITE_FILE, "/program/main.py") >= 0);
+        assert_int_equal(p.ops[find_op(&p, MNT_WRITE_FILE, "/program/main.py")].mode, 0444);
+        mnt_plan_free(&p);
+        cfg_free(&cfg);
+}
+
+static void test_workspace_bind_is_writable_and_late(void **state)
+{
+        struct nsb_config cfg;
+        struct mnt_plan p;
+        struct nsb_error e;
+        ssize_t ws, ro;
+
+        (void) state;
+        base_cfg(&cfg);
+        cfg.workspace = strdup("/home/learner/ws");
+        assert_int_equal(build(&cfg, &p, &e), 0);
+        ws = find_op(&p, MNT_ATTACH, "/workspace");
+        ro = find_op(&p, MNT_READONLY_ALL, NULL);
+        assert_true(ws > ro);
+        assert_true(p.ops[ws].attr & MOUNT_ATTR_NODEV);
+        assert_int_equal(find_op(&p, MNT_TMPFS, "/workspace"), -1);
+        mnt_plan_free(&p);
+        cfg_free(&cfg);
+}
+
+static void test_bad_binds_rejected(void **state)
+{
+        static const struct { const char *src, *dst; const char *needle; } cases[] = {
+                { "/a", "../x", "not absolute" },
+                { "/a", "/x/../../etc", "'..'" },
+                { "/a", "/proc/1", "sandbox owns" },
+                { "/a", "/tmp/x", "sandbox owns" },
+                { "/a", "/workspace", "sandbox owns" },
+                { "/a", "/", "sandbox root" },
+                { "rel", "/data", "not absolute" },
+                { "/a", "/usr/bin/python3.11", "provided by the profile" },
+        };
+        (void) state;
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                struct nsb_config cfg;
+                struct mnt_plan p;
+                struct nsb_error e;
+                struct nsb_bind bind = { strdup(cases[i].src), strdup(cases[i].dst), true };
+
+                base_cfg(&cfg);
+                cfg.binds = malloc(sizeof bind);
+                cfg.binds[0] = bind;
+                cfg.n_binds = 1;
+                nsb_error_clear(&e);
+                assert_true(build(&cfg, &p, &e) < 0);
+                if (!strstr(e.msg, cases[i].needle))
+                        fail_msg("case %zu: '%s' lacks '%s'", i, e.msg, cases[i].needle);
+                assert_int_equal(e.stage, NSB_STAGE_CONFIG);
+                assert_null(p.ops);
+                cfg_free(&cfg);
+        }
+}
+
+static void test_duplicate_and_program_name(void **state)
+{
+        struct nsb_config cfg;
+        struct mnt_plan p;
+        struct nsb_error e;
+        struct mnt_input in;
+
+        (void) state;
+        base_cfg(&cfg);
+        cfg.binds = calloc(2, sizeof *cfg.binds);
+        cfg.binds[0] = (struct nsb_bind){ strdup("/a"), strdup("/data"), true };
+        cfg.binds[1] = (struct nsb_bind){ strdup("/b"), strdup("/data/"), false };
+        cfg.n_binds = 2;
+        assert_true(build(&cfg, &p, &e) < 0);
+        assert_non_null(strstr(e.msg, "mounted twice"));
+        cfg_free(&cfg);
+
+        base_cfg(&cfg);
+        in = (struct mnt_input){ .cfg = &cfg, .program_name = "../evil.py", .program_data = "", .program_len = 0 };
+        assert_true(mnt_plan_build(&in, &p, &e) < 0);
+        assert_non_null(strstr(e.msg, "plain file name"));
+        cfg_free(&cfg);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_order_invariants),
+                cmocka_unit_test(test_workspace_bind_is_writable_and_late),
+                cmocka_unit_test(test_bad_binds_rejected),
+                cmocka_unit_test(test_duplicate_and_program_name),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
