@@ -1,1 +1,183 @@
-int main(void){return 0;}
+/* nsbox.c — parse the command line, hand the request to the supervisor,
+ * render the result and map the exit code. Nothing else lives here. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "config/config.h"
+#include "judge/judge.h"
+#include "result/result.h"
+#include "supervisor/sandbox.h"
+#include "util/cleanup.h"
+#include "util/readfile.h"
+#include "util/sha256.h"
+
+#include "nsbox-config.h"
+
+#define EXIT_NSBOX_FAILURE 125
+#define MAX_PROGRAM_BYTES (64u << 20)
+
+static int usage_error_or_die(const struct nsb_error *e)
+{
+        char buf[NSB_ERROR_MSG_MAX + 128];
+        fprintf(stderr, "nsbox: %s\n", nsb_error_describe(e, buf, sizeof buf));
+        return EXIT_NSBOX_FAILURE;
+}
+
+/* SIGINT/SIGTERM become a readable fd: the supervisor cancels the run. */
+static int cancel_fd_or_die(void)
+{
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGTERM);
+        sigaddset(&set, SIGHUP);
+        sigprocmask(SIG_BLOCK, &set, NULL);
+        /* A closed stdout must not kill nsbox mid-run (the child resets it). */
+        signal(SIGPIPE, SIG_IGN);
+        return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static void explain(const struct run_result *r)
+{
+        char buf[NSB_ERROR_MSG_MAX + 128];
+
+        if (r->status == RUN_ERROR)
+                fprintf(stderr, "nsbox: sandbox error (%s): %s\n", nsb_stage_name((enum nsb_stage) r->error.stage),
+                        nsb_error_describe(&r->error, buf, sizeof buf));
+        else if (r->status == RUN_LIMIT)
+                fprintf(stderr, "nsbox: stopped by the %s limit\n", run_limit_name(r->limit));
+        else if (r->status == RUN_CANCELLED)
+                fprintf(stderr, "nsbox: cancelled\n");
+        if (r->out.truncated || r->err.truncated)
+                fprintf(stderr, "nsbox: output truncated (stdout %llu bytes, stderr %llu bytes written)\n",
+                        (unsigned long long) r->out.bytes, (unsigned long long) r->err.bytes);
+        if (r->isolation == NSB_ISOLATION_REDUCED)
+                fprintf(stderr, "nsbox: warning: this run used REDUCED isolation\n");
+}
+
+static int emit(const struct nsb_config *cfg, const struct run_result *r)
+{
+        json_t *j = result_to_json(r, cfg->output_limit_bytes);
+        int flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9);
+
+        if (!j) {
+                fprintf(stderr, "nsbox: out of memory rendering the result\n");
+                return EXIT_NSBOX_FAILURE;
+        }
+        if (cfg->result_path && json_dump_file(j, cfg->result_path, flags) < 0) {
+                fprintf(stderr, "nsbox: cannot write --result '%s': %s\n", cfg->result_path, strerror(errno));
+                json_decref(j);
+                return EXIT_NSBOX_FAILURE;
+        }
+        if (cfg->json) {
+                json_dumpf(j, stdout, flags);
+                fputc('\n', stdout);
+                fflush(stdout);
+        } else {
+                explain(r);
+        }
+        json_decref(j);
+        return result_exit_code(r);
+}
+
+/* nsbox run / nsbox python */
+static int run_or_die(struct nsb_config *cfg, int cancel_fd)
+{
+        AUTOFREE char *program = NULL;
+        AUTOFREE char **argv = NULL;
+        size_t program_len = 0, n = 0;
+        struct sbx_request req = { .cfg = cfg, .relay = !cfg->json, .cancel_fd = cancel_fd, .channel_fd = -1 };
+        struct run_result r;
+        struct nsb_error e;
+        const char *base = NULL;
+        AUTOFREE char *prog_path = NULL;
+        int code;
+
+        nsb_error_clear(&e);
+        argv = calloc(cfg->argc + 8, sizeof *argv);
+        if (!argv)
+                return EXIT_NSBOX_FAILURE;
+        if (cfg->cmd == NSB_CMD_PYTHON) {
+                req.python = true;
+                argv[n++] = "python3";
+                argv[n++] = "-I";
+                argv[n++] = "-B";
+                if (cfg->inline_code) {
+                        argv[n++] = "-c";
+                        argv[n++] = cfg->inline_code;
+                } else {
+                        if (read_file(cfg->argv[0], MAX_PROGRAM_BYTES, &program, &program_len, &e) < 0) {
+                                nsb_error_prefix(&e, "script");
+                                return usage_error_or_die(&e);
+                        }
+                        base = strrchr(cfg->argv[0], '/') ? strrchr(cfg->argv[0], '/') + 1 : cfg->argv[0];
+                        if (asprintf(&prog_path, "/program/%s", base) < 0)
+                                return EXIT_NSBOX_FAILURE;
+                        argv[n++] = prog_path;
+                        req.program_name = base;
+                        req.program_data = program;
+                        req.program_len = program_len;
+                }
+        }
+        for (size_t i = (cfg->cmd == NSB_CMD_PYTHON && !cfg->inline_code) ? 1 : 0; i < cfg->argc; i++)
+                argv[n++] = cfg->argv[i];
+        req.argv = argv;
+        req.argc = n;
+        sbx_run(&req, &r);
+        if (cfg->cmd == NSB_CMD_PYTHON)
+                sha256_hex(cfg->inline_code ? cfg->inline_code : program,
+                           cfg->inline_code ? strlen(cfg->inline_code) : program_len, r.program_sha256);
+        if (r.status == RUN_ERROR && (r.error.stage == NSB_STAGE_PREPARE || r.error.stage == NSB_STAGE_CONFIG) &&
+            !cfg->json)
+                r.error.stage = r.error.stage;  /* reported like any sandbox error, exit 125 */
+        code = emit(cfg, &r);
+        run_result_free(&r);
+        return code;
+}
+
+int main(int argc, char **argv)
+{
+        struct nsb_config cfg;
+        struct nsb_error e;
+        int code, cancel_fd;
+
+        nsb_error_clear(&e);
+        if (cfg_parse_cli(argc, argv, &cfg, &e) < 0) {
+                code = usage_error_or_die(&e);
+                cfg_free(&cfg);
+                return code;
+        }
+        if (cfg.cmd == NSB_CMD_VERSION) {
+                printf("nsbox %s\n", NSBOX_VERSION);
+                return 0;
+        }
+        if (cfg.cmd == NSB_CMD_HELP || cfg.help) {
+                AUTOFREE char *u = cfg_usage(cfg.cmd == NSB_CMD_HELP ? NSB_CMD_NONE : cfg.cmd);
+                fputs(u ? u : "", stdout);
+                cfg_free(&cfg);
+                return 0;
+        }
+        cancel_fd = cancel_fd_or_die();
+        switch (cfg.cmd) {
+        case NSB_CMD_RUN:
+        case NSB_CMD_PYTHON:
+                code = run_or_die(&cfg, cancel_fd);
+                break;
+        case NSB_CMD_JUDGE:
+                code = judge_main(&cfg, cancel_fd, stdout, &e);
+                if (code == JUDGE_EXIT_BAD_SPEC)
+                        fprintf(stderr, "nsbox: judge: %s\n", e.msg);
+                break;
+        default:
+                nsb_fail(&e, NSB_STAGE_USAGE, ENOSYS, "this command is not available yet");
+                code = usage_error_or_die(&e);
+                break;
+        }
+        cfg_free(&cfg);
+        return code;
+}

@@ -27,6 +27,10 @@ struct sbx_request {
         const char *stdin_data;              /* when non-NULL: the program's stdin bytes */
         size_t stdin_len;
         bool relay;                          /* also copy the (bounded) streams to our stdout/stderr */
+        const char *runner_dir;              /* host dir bound read-only at /nsbox, or NULL */
+        int channel_fd;                      /* write end given to the program as fd 3 (a
+                                                results channel); <= 2 means none */
+        unsigned serial;                     /* distinguishes concurrent runs of one process */
         int cancel_fd;                       /* readable = cancel the run (e.g. a signalfd for
                                                 SIGINT/SIGTERM); -1 = none */
 };

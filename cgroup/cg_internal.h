@@ -1,0 +1,120 @@
+/* cgroup/cg_internal.h — the module's test-visible internals.
+ *
+ * Pure part (cg_parse.c, cg_plan.c): parsers that take a buffer, never a path,
+ * and match whole tokens; backend usability and choice; the list of limit
+ * writes. Sys part (cg_fs.c): small fd-relative file helpers the backends
+ * share. Nothing here is for use outside cgroup/ and tests/unit/test_cgroup.c.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cgroup/cgroup.h"
+
+/* ---- parsers (pure) ---- */
+
+/* /proc/self/cgroup: "ID:CONTROLLERS:PATH" lines. */
+struct cg_self {
+        bool has_v2;                    /* a "0::PATH" line */
+        char v2_path[CG_PATH_MAX];
+        struct {
+                bool found;
+                int hierarchy_id;
+                char path[CG_PATH_MAX];
+        } v1[CG_V1__MAX];
+};
+int cg_parse_proc_cgroup(const char *buf, size_t len, struct cg_self *ret);
+
+/* mountinfo: the cgroup2 mount and the v1 mount of each controller, whose
+ * mount point lies at or below @sys_path. rel = mount point relative to
+ * @sys_path ("" for @sys_path itself); root = the mount's root in its hierarchy. */
+struct cg_mount {
+        bool found;
+        char rel[CG_PATH_MAX];
+        char root[CG_PATH_MAX];
+};
+struct cg_mounts {
+        struct cg_mount v2;
+        struct cg_mount v1[CG_V1__MAX];
+};
+int cg_parse_mountinfo(const char *buf, size_t len, const char *sys_path, struct cg_mounts *ret);
+
+/* Own cgroup directory relative to the sys root: mount rel + (own path minus
+ * the mount root). "." for the sys root itself. -ENOENT when the own path is
+ * not inside the mount, -EINVAL on a ".." component, -ENAMETOOLONG. */
+int cg_own_rel(const struct cg_mount *m, const char *own_path, char *buf, size_t size);
+
+/* Whitespace-separated controller names -> CG_CTRL_* mask. Whole tokens only. */
+unsigned cg_parse_controllers(const char *buf, size_t len);
+
+/* Is @word one of the @sep-separated tokens of buf[0..len)? */
+bool cg_has_token(const char *buf, size_t len, char sep, const char *word);
+
+/* "key value" lines: the value of @key (whole first token). 0, -ENOENT, -EINVAL. */
+int cg_parse_kv(const char *buf, size_t len, const char *key, uint64_t *ret);
+
+/* A file holding one number (trailing newline allowed); "max" -> UINT64_MAX. */
+int cg_parse_u64(const char *buf, size_t len, uint64_t *ret);
+
+/* cgroup.procs: up to @cap pids into @pids (may be NULL), the total count, and
+ * how many differ from @self. */
+int cg_parse_procs(const char *buf, size_t len, pid_t self, pid_t *pids, size_t cap,
+                   size_t *ret_n, size_t *ret_others);
+
+enum cg_name_kind { CG_NAME_OTHER = 0, CG_NAME_RUN, CG_NAME_SUP };
+/* "nsbox-<pid>-<serial>" -> RUN, "nsbox-sup-<pid>" -> SUP (pid in *ret_pid); else OTHER. */
+enum cg_name_kind cg_parse_name(const char *name, pid_t *ret_pid);
+int cg_format_run_name(pid_t pid, unsigned serial, char *buf, size_t size);
+int cg_format_sup_name(pid_t pid, char *buf, size_t size);
+
+/* ---- backend choice (pure) ---- */
+
+/* NULL when usable, else a static reason. */
+const char *cg_v2_unusable(const struct cg_facts *f);
+const char *cg_v1_unusable(const struct cg_facts *f);
+/* Fill f->reason from the two above. */
+void cg_facts_explain(struct cg_facts *f);
+/* v2: must the supervisor move into nsbox-sup-<pid> and enable controllers? */
+unsigned cg_v2_missing_subtree(const struct cg_facts *f);
+
+/* ---- the limit writes (pure) ---- */
+
+struct cg_write {
+        int ctrl;                       /* v1: enum cg_v1_ctrl of the dir; v2: 0 */
+        const char *file;
+        char value[24];
+        bool optional;                  /* skipped when the file does not exist */
+};
+#define CG_PLAN_MAX 6
+struct cg_plan {
+        struct cg_write w[CG_PLAN_MAX];
+        size_t n;
+};
+int cg_plan_limits(enum cg_backend b, const struct cg_spec *spec, struct cg_plan *ret, struct nsb_error *e);
+
+/* ---- fd-relative helpers (sys, cg_fs.c) ---- */
+
+/* Read up to size-1 bytes from the start of @fd (pread) and NUL-terminate. */
+ssize_t cg_pread_all(int fd, char *buf, size_t size);
+/* openat(dirfd, file) and read; returns length or -errno. */
+ssize_t cg_read_at(int dirfd, const char *file, char *buf, size_t size);
+/* Read a whole file of unknown size (mountinfo) into a malloc'd buffer. */
+int cg_read_alloc_at(int dirfd, const char *file, char **ret_buf, size_t *ret_len);
+/* openat(dirfd, file, O_WRONLY) (never O_CREAT) and write the value in one write(). */
+int cg_write_at(int dirfd, const char *file, const char *value);
+bool cg_exists_at(int dirfd, const char *file);
+/* mkdirat + fake files; 0 or -errno. */
+int cg_mkdir_at(int dirfd, const char *name, const char *const *fake_files);
+/* unlinkat(AT_REMOVEDIR); with @wait, retried with backoff (about 3 ms in
+ * all) on EBUSY, removing child cgroups after the first EBUSY. ENOENT is success. */
+int cg_rmdir_at(int dirfd, const char *name, const char *const *fake_files, bool wait);
+/* SIGKILL every pid in dir/cgroup.procs until it is empty (bounded). */
+int cg_kill_procs(int dirfd);
+void cg_close_run_fds(struct cg_run *run);
+
+extern const struct cg_ops cg_v2_ops;
+extern const struct cg_ops cg_v1_ops;
+extern const struct cg_ops cg_rlimit_ops;

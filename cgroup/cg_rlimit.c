@@ -1,0 +1,85 @@
+/* cgroup/cg_rlimit.c — the labelled fallback when no cgroup hierarchy is
+ * usable: RLIMIT_AS for memory, RLIMIT_NPROC for tasks, set by the child on
+ * itself. Weaker than a cgroup, and recorded as "rlimit" in the ledger so
+ * nobody mistakes it for one (docs/cgroups.md has the details):
+ *   - RLIMIT_AS bounds address space, not memory: reservations that are never
+ *     touched count (a PROT_NONE arena, thread stacks), so set it with slack;
+ *     nothing reports a peak or an OOM;
+ *   - RLIMIT_NPROC counts the tasks (threads too) of the uid in the sandbox's
+ *     user namespace (ucounts, 5.14+) and is not enforced at all when the
+ *     sandbox runs as host uid 0;
+ *   - there is nothing to kill_all: the supervisor kills by pidfd and the pid
+ *     namespace takes the rest down with its init. */
+#include "cgroup/cg_internal.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/resource.h>
+
+static int rl_create(const struct cg_env *env, const struct cg_facts *f, const struct cg_spec *spec,
+                     struct cg_run *ret, struct nsb_error *e)
+{
+        cg_run_init(ret);
+        ret->backend = CG_BACKEND_RLIMIT;
+        return 0;
+}
+
+/* Soft and hard both, so the program cannot raise it back; never above the
+ * hard limit we inherited (raising it needs CAP_SYS_RESOURCE, and a lower
+ * inherited limit is stricter anyway). */
+static int lower_limit(int resource, const char *name, uint64_t value, struct nsb_error *e)
+{
+        struct rlimit rl;
+
+        if (value == 0 || value == UINT64_MAX)
+                return 0;
+        if (getrlimit(resource, &rl) < 0)
+                return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "getrlimit(%s)", name);
+        if (rl.rlim_max == RLIM_INFINITY || (uint64_t) rl.rlim_max > value)
+                rl.rlim_max = (rlim_t) value;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(resource, &rl) < 0)
+                return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "setrlimit(%s, %llu)", name,
+                                (unsigned long long) rl.rlim_max);
+        return 0;
+}
+
+static int rl_child_join(struct cg_run *run, const struct cg_spec *spec, struct nsb_error *e)
+{
+        int r;
+
+        cg_close_run_fds(run);
+        r = lower_limit(RLIMIT_AS, "RLIMIT_AS", spec->memory_bytes, e);
+        if (r < 0)
+                return r;
+        /* Set inside the sandbox's user namespace, so only the sandbox's own
+         * tasks are counted against it (not the user's host processes). */
+        return lower_limit(RLIMIT_NPROC, "RLIMIT_NPROC", spec->pids_max, e);
+}
+
+static int rl_read_usage(const struct cg_run *run, struct cg_usage *ret, struct nsb_error *e)
+{
+        /* Nothing to read: CPU comes from wait4() rusage (ru_maxrss gives a
+         * peak for the main process only), limits are seen as failed calls. */
+        memset(ret, 0, sizeof *ret);
+        return 0;
+}
+
+static int rl_kill_all(struct cg_run *run, struct nsb_error *e)
+{
+        return 0;
+}
+
+static void rl_destroy(struct cg_run *run)
+{
+        cg_close_run_fds(run);
+}
+
+const struct cg_ops cg_rlimit_ops = {
+        .label = "rlimit",
+        .create = rl_create,
+        .child_join = rl_child_join,
+        .read_usage = rl_read_usage,
+        .kill_all = rl_kill_all,
+        .destroy = rl_destroy,
+};

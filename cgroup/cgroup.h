@@ -1,0 +1,166 @@
+/* cgroup/cgroup.h — memory and pids limits, CPU/peak/OOM accounting, and killing
+ * the whole tree of one run, through cgroup v2, cgroup v1 or an rlimit fallback.
+ *
+ * Owns: the run cgroups `nsbox-<supervisor pid>-<serial>` (and, on v2, the
+ * supervisor's own leaf `nsbox-sup-<pid>`), always created beneath the cgroup
+ * this process is in (per controller on v1), and always removed again.
+ *
+ * Ordering (the caller's side):
+ *   1. cg_detect() once (it changes nothing on the host; `nsbox doctor` uses it),
+ *      cg_choose() -> backend + reason, ops = cg_ops_for(backend);
+ *   2. cg_reap_stale() — removes empty run cgroups whose supervisor died;
+ *   3. ops->create() in the supervisor, *before* clone: makes the cgroup(s) and
+ *      writes every limit, so the child never runs unlimited;
+ *   4. clone: v2 passes run.clone_fd to clone3(CLONE_INTO_CGROUP), so the child
+ *      is born inside the cgroup; v1/rlimit clone normally;
+ *   5. ops->child_join() in the child, first thing (v1 joins via the fds the
+ *      parent opened, rlimit sets RLIMIT_AS/RLIMIT_NPROC); it closes every
+ *      cgroup fd the child inherited;
+ *   6. ops->read_usage() from the supervisor while it polls (cheap: pread on
+ *      fds opened by create);
+ *   7. ops->kill_all() then ops->destroy() (rmdir, retried briefly on EBUSY).
+ * A run handle is only ever used by the process that created it (plus the
+ * child's copy for child_join). Nothing here logs; there is no global state.
+ * See docs/cgroups.md for delegation, the v2 no-internal-processes rule and
+ * what the rlimit fallback does and does not enforce.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+enum cg_backend { CG_BACKEND_NONE = 0, CG_BACKEND_V2, CG_BACKEND_V1, CG_BACKEND_RLIMIT };
+
+/* Injected roots. Production: proc_fd = open("/proc"), sys_cgroup_fd =
+ * open("/sys/fs/cgroup"), the other two NULL. */
+struct cg_env {
+        int proc_fd;                    /* /proc: self/cgroup, self/mountinfo, <pid> liveness */
+        int sys_cgroup_fd;              /* /sys/fs/cgroup, or the root of a fake tree */
+        const char *sys_cgroup_path;    /* the path sys_cgroup_fd stands for in mountinfo;
+                                           NULL = "/sys/fs/cgroup". Mounts elsewhere are ignored */
+        const char *const *fake_files;  /* tests only, NULL otherwise: sys_cgroup_fd is a plain
+                                           directory, so after each mkdir these (empty) files are
+                                           created, as cgroupfs would, and removed before rmdir */
+};
+
+#define CG_PATH_MAX 1024
+#define CG_REASON_MAX 400
+
+/* Controller bits in cgroup.controllers / cgroup.subtree_control. */
+#define CG_CTRL_MEMORY 0x1u
+#define CG_CTRL_PIDS 0x2u
+#define CG_CTRL_CPU 0x4u
+
+enum cg_v1_ctrl { CG_V1_MEMORY = 0, CG_V1_PIDS, CG_V1_CPUACCT, CG_V1__MAX };
+
+struct cg_v1_facts {
+        bool mounted;                   /* a v1 hierarchy with this controller, under sys_cgroup_path */
+        int hierarchy_id;               /* /proc/self/cgroup id; equal ids = co-mounted (cpu,cpuacct) */
+        bool found;                     /* own cgroup directory exists */
+        bool writable;                  /* faccessat(W_OK|X_OK, AT_EACCESS) on it */
+        char own_rel[CG_PATH_MAX];      /* own cgroup dir, relative to sys_cgroup_fd */
+};
+
+/* What cg_detect found. Plain data: tests fabricate it for cg_choose. */
+struct cg_facts {
+        bool v2_mounted;                /* a cgroup2 mount under sys_cgroup_path */
+        bool v2_member;                 /* /proc/self/cgroup has a "0::" line */
+        char v2_own_path[CG_PATH_MAX];  /* the "0::" path, e.g. /user.slice/.../app.scope */
+        char v2_base_rel[CG_PATH_MAX];  /* where run cgroups go, relative to sys_cgroup_fd: own
+                                           cgroup, or its parent when we sit in nsbox-sup-<pid> */
+        bool v2_base_found;
+        bool v2_base_is_root;           /* no cgroup.type: the real root, exempt from the
+                                           no-internal-processes rule */
+        bool v2_in_sup_leaf;            /* own cgroup is an nsbox-sup-<pid> leaf */
+        unsigned v2_controllers;        /* CG_CTRL_* in base/cgroup.controllers */
+        unsigned v2_subtree;            /* CG_CTRL_* in base/cgroup.subtree_control */
+        unsigned v2_other_procs;        /* processes in base/cgroup.procs other than us */
+        bool v2_writable;               /* base dir, cgroup.procs, cgroup.subtree_control */
+        struct cg_v1_facts v1[CG_V1__MAX];
+        char reason[CG_REASON_MAX];     /* "cgroup v2: ...; cgroup v1: ..." for doctor */
+};
+
+/* Reads /proc/self/cgroup, /proc/self/mountinfo and the own cgroup's control
+ * files; changes nothing. Missing or unusable hierarchies are facts, not
+ * errors: fails (-errno) only when /proc cannot be read. */
+int cg_detect(const struct cg_env *env, struct cg_facts *ret, struct nsb_error *e);
+
+/* Pure: v2 with memory+pids usable > v1 with memory+pids writable > rlimit.
+ * *ret_reason (optional) explains the choice; it points into @f or to a
+ * static string. */
+enum cg_backend cg_choose(const struct cg_facts *f, const char **ret_reason);
+
+/* A limit of 0 or UINT64_MAX means "no limit". */
+struct cg_spec {
+        uint64_t memory_bytes;          /* memory.max / limit_in_bytes (no swap) / RLIMIT_AS */
+        uint64_t pids_max;              /* tasks (threads count) / RLIMIT_NPROC */
+        unsigned serial;                /* caller's counter: names nsbox-<pid>-<serial> */
+};
+
+#define CG_RUN_DIRS 4
+enum cg_usage_file {
+        CG_U_MEM_EVENTS = 0,            /* v2 memory.events */
+        CG_U_MEM_OOMCTL,                /* v1 memory.oom_control */
+        CG_U_MEM_FAILCNT,               /* v1 memory.failcnt */
+        CG_U_MEM_PEAK,                  /* v2 memory.peak, v1 memory.max_usage_in_bytes */
+        CG_U_MEM_CURRENT,               /* v2 memory.current, when memory.peak is missing (<5.19) */
+        CG_U_PIDS_EVENTS,               /* pids.events */
+        CG_U_CPU,                       /* v2 cpu.stat, v1 cpuacct.usage */
+        CG_U__MAX,
+};
+
+/* One run's cgroup(s). cg_run_init() before create; destroy() is idempotent. */
+struct cg_run {
+        enum cg_backend backend;
+        int clone_fd;                   /* v2: O_PATH|O_DIRECTORY of the run cgroup, for
+                                           clone3(CLONE_INTO_CGROUP); else -1 */
+        int join_fds[CG_RUN_DIRS];      /* v1: each hierarchy's cgroup.procs (O_WRONLY), opened by
+                                           the parent; the child writes "0" to each; else -1 */
+        /* Private to the backend: */
+        int parent_fds[CG_RUN_DIRS];    /* O_PATH: the directory each run cgroup was made in */
+        int dir_fds[CG_RUN_DIRS];       /* O_PATH: each run cgroup (v1: one per hierarchy) */
+        int ctrl_dir[CG_V1__MAX];       /* v1: index into dir_fds per controller, -1 = none */
+        int usage_fds[CG_U__MAX];       /* opened by create, read with pread */
+        char name[40];                  /* nsbox-<pid>-<serial>; "" = nothing to remove */
+        const char *const *fake_files;  /* copied from cg_env */
+};
+
+struct cg_usage {
+        uint64_t cpu_usec;
+        bool cpu_known;
+        uint64_t peak_memory_bytes;     /* without memory.peak (v2 < 5.19): the largest
+                                           memory.current seen by polls that reuse this struct */
+        bool peak_known;
+        bool oom_killed;                /* the kernel OOM-killed a task of the run */
+        bool memory_limit_hit;          /* usage reached the limit at least once */
+        bool pids_limit_hit;            /* a fork/clone was refused by pids.max */
+};
+
+struct cg_ops {
+        const char *label;              /* ledger mechanism: "cgroup2", "cgroup1", "rlimit" */
+        /* parent, before clone: make the run's cgroup(s) and write limits */
+        int (*create)(const struct cg_env *env, const struct cg_facts *f, const struct cg_spec *spec,
+                      struct cg_run *ret, struct nsb_error *e);
+        /* the cloned child, first thing; closes every cgroup fd it holds */
+        int (*child_join)(struct cg_run *run, const struct cg_spec *spec, struct nsb_error *e);
+        /* parent, any time; cheap */
+        int (*read_usage)(const struct cg_run *run, struct cg_usage *ret, struct nsb_error *e);
+        /* v2: cgroup.kill; v1: pids.max=0 then SIGKILL cgroup.procs until empty; rlimit: no-op */
+        int (*kill_all)(struct cg_run *run, struct nsb_error *e);
+        /* rmdir (retrying briefly on EBUSY), close fds; idempotent */
+        void (*destroy)(struct cg_run *run);
+};
+
+/* NULL for CG_BACKEND_NONE or an unknown value. */
+const struct cg_ops *cg_ops_for(enum cg_backend b);
+
+/* Every fd -1, nothing to remove. */
+void cg_run_init(struct cg_run *run);
+
+/* Remove every nsbox-<pid>-* / nsbox-sup-<pid> cgroup beneath our own (the
+ * usable v2 base, each writable v1 hierarchy) whose <pid> has no /proc entry.
+ * Never kills: one rmdir each, which the kernel refuses while a task is still
+ * inside. Returns how many were removed, or -errno. */
+int cg_reap_stale(const struct cg_env *env, const struct cg_facts *f);

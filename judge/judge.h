@@ -1,0 +1,146 @@
+/* judge/judge.h — `nsbox judge`: run one program against cases, give a verdict.
+ *
+ * Owns: the judge spec (CONTRACT "Judge spec and verdict"), the matchers, the
+ * case and suite verdicts, their rendering, and the driver that runs each case
+ * in a fresh sandbox through sbx_run().
+ *
+ * Invariants:
+ *   - stimulus and expectation are different types. Only a struct
+ *     judge_stimulus (args, stdin) and the program bytes go into a
+ *     struct sbx_request; a struct judge_expect is read by judge_case_verdict()
+ *     alone, so expected output can never reach the sandbox;
+ *   - a case fails only on evidence (wrong exit code or output, a limit, a
+ *     signal); a sandbox error, a cancel, or cut output that cannot settle a
+ *     check is `undetermined`, never `fail`;
+ *   - every regex is compiled while the spec is parsed, so a bad pattern is a
+ *     bad spec (exit 125), never a verdict.
+ * Layers: spec_parse.c, judge_plan.c and judge_render.c are pure (allocation
+ * only); judge_run.c reads files and calls sbx_run().
+ */
+#pragma once
+
+#ifndef PCRE2_CODE_UNIT_WIDTH
+#define PCRE2_CODE_UNIT_WIDTH 8
+#endif
+#include <jansson.h>
+#include <pcre2.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config/config.h"
+#include "result/result.h"
+#include "util/error.h"
+
+#define JUDGE_SCHEMA "nsbox.verdict/1"
+#define JUDGE_REASON_MAX 512
+#define JUDGE_EXIT_BAD_SPEC 125
+
+enum judge_verdict { JUDGE_PASS = 0, JUDGE_FAIL, JUDGE_UNDETERMINED, JUDGE_NOT_RUN };
+
+enum judge_match_kind { JUDGE_MATCH_NONE = 0, JUDGE_MATCH_EQUALS, JUDGE_MATCH_CONTAINS, JUDGE_MATCH_REGEX };
+
+/* Bits of judge_spec.limits_set and of judge_cli_explicit(). */
+enum judge_limit_bit {
+        JUDGE_LIM_WALL_TIME = 1u << 0,
+        JUDGE_LIM_CPU_TIME = 1u << 1,
+        JUDGE_LIM_MEMORY = 1u << 2,
+        JUDGE_LIM_PIDS = 1u << 3,
+        JUDGE_LIM_OUTPUT = 1u << 4,
+        JUDGE_LIM_FILE_SIZE = 1u << 5,
+        JUDGE_LIM_TMP_SIZE = 1u << 6,
+};
+
+/* What enters the sandbox for one case, besides the program. */
+struct judge_stimulus {
+        char **args;                 /* after /program/NAME */
+        size_t n_args;
+        char *stdin_data;            /* may hold NUL bytes; NULL = empty stdin */
+        size_t stdin_len;
+};
+
+/* What never enters the sandbox. */
+struct judge_matcher {
+        enum judge_match_kind kind;  /* NONE: the stream is not checked */
+        char *text;                  /* equals/contains bytes, or the regex source */
+        size_t len;
+        pcre2_code *re;              /* REGEX: compiled with PCRE2_UTF at parse time */
+};
+
+struct judge_expect {
+        int exit_code;               /* 0 unless the spec says otherwise */
+        struct judge_matcher out, err;
+};
+
+struct judge_case {
+        char *name;
+        struct judge_stimulus stimulus;
+        struct judge_expect expect;
+};
+
+struct judge_program {
+        char *path;                  /* host file, resolved against the spec's directory; or NULL */
+        char *source;                /* inline text; or NULL */
+        size_t source_len;
+        char *name;                  /* placed at /program/NAME: basename(path) or "main.py" */
+        char *sandbox_path;          /* "/program/NAME", argv[3] of every case */
+};
+
+struct judge_spec {
+        struct judge_program program;
+        char *profile;               /* NULL = not given */
+        struct nsb_config limits;    /* overlay: only the limit fields named in limits_set */
+        unsigned limits_set;         /* enum judge_limit_bit */
+        struct judge_case *cases;
+        size_t n_cases;
+};
+
+/* One case after it ran (or did not). */
+struct judge_case_report {
+        const char *name;            /* borrowed from the spec */
+        enum judge_verdict verdict;
+        char reason[JUDGE_REASON_MAX];
+        bool ran;                    /* false: not_run, `result` is unset */
+        struct run_result result;
+};
+
+struct judge_report {
+        enum judge_verdict verdict;
+        char program_sha256[65];
+        uint64_t output_limit;       /* passed to the result renderer */
+        struct judge_case_report *cases;
+        size_t n_cases;
+};
+
+/* Parse and validate a spec (pure). @spec_path locates a relative
+ * program.path; it is not opened. Errors: -EINVAL with stage config and a
+ * message that starts with the JSON path ("cases[2].expect.stdout: ..."). */
+int judge_spec_parse(const char *text, size_t len, const char *spec_path, struct judge_spec *ret,
+                     struct nsb_error *e);
+void judge_spec_free(struct judge_spec *spec);
+
+/* Verdict of one case from what the sandbox observed (pure). Fills @ret
+ * (verdict and reason); returns 0, or -ENOMEM (then the verdict is
+ * undetermined and the reason says so). */
+int judge_case_verdict(const struct judge_expect *x, const struct run_result *r,
+                       struct judge_case_report *ret);
+
+/* pass iff every case passed; fail if any failed; else undetermined. */
+enum judge_verdict judge_suite_verdict(const struct judge_case_report *cases, size_t n);
+
+/* 0 pass, 1 fail, 3 undetermined. */
+int judge_exit_code(enum judge_verdict suite);
+const char *judge_verdict_name(enum judge_verdict v);
+
+/* The `nsbox.verdict/1` object (pure). @render_result renders each case's
+ * `result` (the driver passes result_to_json). New reference, NULL on ENOMEM. */
+json_t *judge_report_to_json(const struct judge_report *rep,
+                             json_t *(*render_result)(const struct run_result *r, uint64_t output_limit));
+
+/* The whole command (judge_run.c): read cli->input_path, run every case,
+ * print the verdict to @out (JSON when cli->json, else a summary), write it
+ * to cli->result_path if set. Returns the process exit status: 0, 1, 3, or
+ * 125 with @e filled when the spec (or its program file) is bad or nsbox
+ * itself failed; the caller prints @e. */
+int judge_main(const struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_error *e);

@@ -1,0 +1,630 @@
+/* judge/judge_plan.c — matchers, case and suite verdicts, the request for a
+ * case and the merged configuration. Pure: allocation only.
+ *
+ * The rule behind every branch: `fail` needs evidence (something the program
+ * observably did), `undetermined` is for everything that cannot settle the
+ * question (a sandbox error, a cancel, output cut before the point that
+ * decides). Broken infrastructure must never look like a wrong program.
+ */
+#include "judge/judge_internal.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/cleanup.h"
+
+/* Excerpts of output in a reason are clipped to this many bytes. */
+#define EXCERPT_MAX 80
+/* PCRE2 heap for one match, in KiB: a pathological pattern on a 1 MiB stream
+ * gives up (undetermined) instead of taking the host's memory. */
+#define REGEX_HEAP_LIMIT_KIB (64u * 1024u)
+
+/* ---- text helpers -------------------------------------------------------- */
+
+/* Length of a valid UTF-8 sequence at @s (2..4), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t left)
+{
+        unsigned char c = s[0];
+        size_t n;
+
+        if (c >= 0xc2 && c <= 0xdf)
+                n = 2;
+        else if (c >= 0xe0 && c <= 0xef)
+                n = 3;
+        else if (c >= 0xf0 && c <= 0xf4)
+                n = 4;
+        else
+                return 0;
+        if (left < n)
+                return 0;
+        for (size_t i = 1; i < n; i++)
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+        if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||   /* overlong, surrogate */
+            (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))     /* overlong, > U+10FFFF */
+                return 0;
+        return n;
+}
+
+static void append(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void append(char *buf, size_t size, const char *fmt, ...)
+{
+        size_t used = strnlen(buf, size);
+        va_list ap;
+
+        if (used + 1 >= size)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(buf + used, size - used, fmt, ap);
+        va_end(ap);
+}
+
+/* @quoted: also escape \\ and ', for text shown between quotes; a regex is
+ * shown between slashes as written, its backslashes untouched. */
+static void escape_append(char *buf, size_t size, const char *s, size_t len, size_t max_chars, bool quoted)
+{
+        size_t used = strnlen(buf, size), out = 0;
+        const unsigned char *p = (const unsigned char *) s;
+
+        if (size == 0 || used >= size)
+                return;
+        for (size_t i = 0; i < len;) {
+                char unit[8];
+                size_t n = 1, ulen;
+
+                if (quoted && (p[i] == '\\' || p[i] == '\'')) {
+                        unit[0] = '\\';
+                        unit[1] = (char) p[i];
+                        ulen = 2;
+                } else if (p[i] == '\n' || p[i] == '\t' || p[i] == '\r') {
+                        unit[0] = '\\';
+                        unit[1] = p[i] == '\n' ? 'n' : p[i] == '\t' ? 't' : 'r';
+                        ulen = 2;
+                } else if (p[i] < 0x20 || p[i] == 0x7f) {
+                        snprintf(unit, sizeof unit, "\\x%02x", p[i]);
+                        ulen = 4;
+                } else if (p[i] < 0x80) {
+                        unit[0] = (char) p[i];
+                        ulen = 1;
+                } else if ((n = utf8_len(p + i, len - i)) > 0) {
+                        memcpy(unit, p + i, n);
+                        ulen = n;
+                } else {
+                        n = 1;   /* not UTF-8: shown as a byte, so the reason stays valid JSON text */
+                        snprintf(unit, sizeof unit, "\\x%02x", p[i]);
+                        ulen = 4;
+                }
+                if (out + ulen > max_chars || used + ulen + 4 > size) {
+                        if (used + 4 <= size) {
+                                memcpy(buf + used, "...", 3);
+                                used += 3;
+                        }
+                        break;
+                }
+                memcpy(buf + used, unit, ulen);
+                used += ulen;
+                out += ulen;
+                i += n;
+        }
+        buf[used] = '\0';
+}
+
+void judge_escape_append(char *buf, size_t size, const char *s, size_t len, size_t max_chars)
+{
+        escape_append(buf, size, s, len, max_chars, true);
+}
+
+static void append_regex(char *buf, size_t size, const struct judge_matcher *m)
+{
+        append(buf, size, "/");
+        escape_append(buf, size, m->text, m->len, EXCERPT_MAX, false);
+        append(buf, size, "/");
+}
+
+/* 'text', escaped and clipped; '...text' when it starts mid-line. */
+static void append_excerpt_at(char *buf, size_t size, const char *s, size_t len, bool mid)
+{
+        append(buf, size, mid ? "'..." : "'");
+        judge_escape_append(buf, size, s, len, EXCERPT_MAX);
+        append(buf, size, "'");
+}
+
+static void append_excerpt(char *buf, size_t size, const char *s, size_t len)
+{
+        append_excerpt_at(buf, size, s, len, false);
+}
+
+static size_t count_lines(const char *s, size_t len)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < len; i++)
+                if (s[i] == '\n')
+                        n++;
+        if (len > 0 && s[len - 1] != '\n')
+                n++;
+        return n;
+}
+
+/* The line of @s that starts at @start: its length without the newline. */
+static size_t line_len(const char *s, size_t len, size_t start)
+{
+        const char *nl = memchr(s + start, '\n', len - start);
+        return nl ? (size_t) (nl - (s + start)) : len - start;
+}
+
+/* "stdout differs at line 3: expected '5', got '6' (expected 3 lines, got 2)".
+ * @got is the whole stream, or its kept prefix when @cut. */
+static void equals_reason(char *buf, size_t size, const char *stream, const char *exp, size_t exp_len,
+                          const char *got, size_t got_len, bool cut)
+{
+        size_t min = exp_len < got_len ? exp_len : got_len, d = 0, ls = 0, line = 1, win;
+        size_t el, gl;
+
+        while (d < min && exp[d] == got[d])
+                d++;
+        for (size_t i = 0; i < d; i++)
+                if (exp[i] == '\n') {
+                        line++;
+                        ls = i + 1;
+                }
+        append(buf, size, "%s differs at line %zu: expected ", stream, line);
+        el = ls < exp_len ? line_len(exp, exp_len, ls) : 0;
+        gl = ls < got_len ? line_len(got, got_len, ls) : 0;
+        /* Only the trailing newline differs: show it, or the two excerpts
+         * would look the same. */
+        if (ls < exp_len && ls < got_len && el == gl && memcmp(exp + ls, got + ls, el) == 0) {
+                if (ls + el < exp_len)
+                        el++;
+                if (ls + gl < got_len)
+                        gl++;
+        }
+        /* A long line: start the excerpts a little before the difference,
+         * on a character boundary. */
+        win = d - ls > EXCERPT_MAX / 2 ? d - EXCERPT_MAX / 4 : ls;
+        while (win > ls && (((unsigned char) exp[win] & 0xc0) == 0x80))
+                win--;
+        if (ls >= exp_len) {
+                append(buf, size, "end of output");
+        } else {
+                append_excerpt_at(buf, size, exp + win, el - (win - ls), win > ls);
+        }
+        append(buf, size, ", got ");
+        if (ls >= got_len) {
+                append(buf, size, cut ? "end of the kept output" : "end of output");
+        } else {
+                append_excerpt_at(buf, size, got + win, gl - (win - ls), win > ls);
+        }
+        if (!cut) {
+                size_t en = count_lines(exp, exp_len), gn = count_lines(got, got_len);
+                if (en != gn)
+                        append(buf, size, " (expected %zu line%s, got %zu)", en, en == 1 ? "" : "s", gn);
+        }
+}
+
+static void cut_note(char *buf, size_t size, const char *stream, const struct run_stream *s)
+{
+        append(buf, size, "%s was cut at %zu of %llu bytes", stream, s->kept, (unsigned long long) s->bytes);
+}
+
+/* ---- matchers ------------------------------------------------------------ */
+
+static enum judge_verdict match_equals(const struct judge_matcher *m, const char *stream, const char *text,
+                                       const struct run_stream *s, bool cut, char *reason, size_t size)
+{
+        size_t kept = s->kept, d = 0, min = kept < m->len ? kept : m->len;
+
+        if (!cut) {
+                if (kept == m->len && memcmp(text, m->text, kept) == 0) {
+                        append(reason, size, "%s equals expected", stream);
+                        return JUDGE_PASS;
+                }
+                equals_reason(reason, size, stream, m->text, m->len, text, kept, false);
+                return JUDGE_FAIL;
+        }
+        while (d < min && text[d] == m->text[d])
+                d++;
+        if (d < kept) {
+                /* The kept prefix already differs (or goes past the expected
+                 * end): evidence, whatever was cut. */
+                equals_reason(reason, size, stream, m->text, m->len, text, kept, true);
+                append(reason, size, " (");
+                cut_note(reason, size, stream, s);
+                append(reason, size, ")");
+                return JUDGE_FAIL;
+        }
+        if (s->bytes != m->len) {
+                append(reason, size, "%s differs: expected %zu bytes, the program wrote %llu (", stream, m->len,
+                       (unsigned long long) s->bytes);
+                cut_note(reason, size, stream, s);
+                append(reason, size, ")");
+                return JUDGE_FAIL;
+        }
+        /* Same length, same prefix: the tail holds the stream's last bytes. */
+        if (s->tail_len > 0 && s->tail_len <= m->len && s->tail_len <= sizeof s->tail) {
+                if (memcmp(s->tail, m->text + m->len - s->tail_len, s->tail_len) != 0) {
+                        append(reason, size, "%s differs in its last %zu bytes (", stream, s->tail_len);
+                        cut_note(reason, size, stream, s);
+                        append(reason, size, ")");
+                        return JUDGE_FAIL;
+                }
+                if (kept + s->tail_len >= s->bytes) {
+                        append(reason, size, "%s equals expected (from the kept part and the tail)", stream);
+                        return JUDGE_PASS;
+                }
+        }
+        cut_note(reason, size, stream, s);
+        append(reason, size, "; the kept part matches, the rest cannot be checked");
+        return JUDGE_UNDETERMINED;
+}
+
+static enum judge_verdict match_contains(const struct judge_matcher *m, const char *stream, const char *text,
+                                         const struct run_stream *s, bool cut, char *reason, size_t size)
+{
+        bool found = m->len == 0 || memmem(text, s->kept, m->text, m->len) != NULL;
+
+        /* A cut stream can still prove a substring: what was kept is real. */
+        if (!found && cut && s->tail_len <= sizeof s->tail)
+                found = memmem(s->tail, s->tail_len, m->text, m->len) != NULL;
+        if (found) {
+                append(reason, size, "%s contains ", stream);
+                append_excerpt(reason, size, m->text, m->len);
+                return JUDGE_PASS;
+        }
+        if (cut) {
+                cut_note(reason, size, stream, s);
+                append(reason, size, " and the kept part does not contain ");
+                append_excerpt(reason, size, m->text, m->len);
+                return JUDGE_UNDETERMINED;
+        }
+        append(reason, size, "%s does not contain ", stream);
+        append_excerpt(reason, size, m->text, m->len);
+        return JUDGE_FAIL;
+}
+
+static enum judge_verdict match_regex(const struct judge_matcher *m, const char *stream, const char *text,
+                                      const struct run_stream *s, bool cut, char *reason, size_t size)
+{
+        pcre2_match_context *mctx = NULL;
+        pcre2_match_data *md = NULL;
+        int rc;
+
+        /* An anchor, a lookahead or a greedy span may depend on what was cut. */
+        if (cut) {
+                cut_note(reason, size, stream, s);
+                append(reason, size, "; a regex cannot be settled on cut output");
+                return JUDGE_UNDETERMINED;
+        }
+        md = pcre2_match_data_create_from_pattern(m->re, NULL);
+        mctx = pcre2_match_context_create(NULL);
+        if (!md || !mctx) {
+                pcre2_match_data_free(md);
+                pcre2_match_context_free(mctx);
+                append(reason, size, "%s: out of memory while matching the regex", stream);
+                return JUDGE_UNDETERMINED;
+        }
+        pcre2_set_heap_limit(mctx, REGEX_HEAP_LIMIT_KIB);
+        rc = pcre2_match(m->re, (PCRE2_SPTR) text, s->kept, 0, 0, md, mctx);
+        pcre2_match_data_free(md);
+        pcre2_match_context_free(mctx);
+        if (rc >= 0) {
+                append(reason, size, "%s matches ", stream);
+                append_regex(reason, size, m);
+                return JUDGE_PASS;
+        }
+        if (rc == PCRE2_ERROR_NOMATCH) {
+                append(reason, size, "%s does not match ", stream);
+                append_regex(reason, size, m);
+                return JUDGE_FAIL;
+        }
+        {
+                PCRE2_UCHAR msg[200];
+                if (pcre2_get_error_message(rc, msg, sizeof msg) < 0)
+                        snprintf((char *) msg, sizeof msg, "error %d", rc);
+                /* A limit of the matcher, not evidence about the program. */
+                append(reason, size, "%s: the regex could not be evaluated: %s", stream, (char *) msg);
+        }
+        return JUDGE_UNDETERMINED;
+}
+
+enum judge_verdict judge_match_stream(const struct judge_matcher *m, const char *stream_name,
+                                      const struct run_stream *s, char *reason, size_t reason_len)
+{
+        const char *text = s->text ? s->text : "";
+        bool cut = s->truncated || s->bytes > s->kept;
+
+        if (reason_len)
+                reason[0] = '\0';
+        switch (m->kind) {
+        case JUDGE_MATCH_EQUALS:
+                return match_equals(m, stream_name, text, s, cut, reason, reason_len);
+        case JUDGE_MATCH_CONTAINS:
+                return match_contains(m, stream_name, text, s, cut, reason, reason_len);
+        case JUDGE_MATCH_REGEX:
+                return match_regex(m, stream_name, text, s, cut, reason, reason_len);
+        case JUDGE_MATCH_NONE:
+        default:
+                return JUDGE_PASS;
+        }
+}
+
+/* ---- verdicts ------------------------------------------------------------ */
+
+/* " (stderr: 'ZeroDivisionError: division by zero')": the last non-empty
+ * line of stderr, which is where Python puts the exception. */
+static void append_stderr_hint(char *buf, size_t size, const struct run_stream *err)
+{
+        const char *s = err->text;
+        size_t len = err->kept, end, start;
+
+        if (err->tail_len > 0 && err->tail_len <= sizeof err->tail) {
+                s = err->tail;
+                len = err->tail_len;
+        }
+        if (!s || len == 0)
+                return;
+        end = len;
+        while (end > 0 && (s[end - 1] == '\n' || s[end - 1] == '\r' || s[end - 1] == ' '))
+                end--;
+        if (end == 0)
+                return;
+        start = end;
+        while (start > 0 && s[start - 1] != '\n')
+                start--;
+        append(buf, size, " (stderr: ");
+        append_excerpt(buf, size, s + start, end - start);
+        append(buf, size, ")");
+}
+
+static void signal_text(int sig, char *buf, size_t size)
+{
+        const char *abbrev = sig > 0 ? sigabbrev_np(sig) : NULL;
+
+        if (abbrev)
+                snprintf(buf, size, "SIG%s", abbrev);
+        else
+                snprintf(buf, size, "signal %d", sig);
+}
+
+static void join(char *buf, size_t size, const char *part)
+{
+        if (!*part)
+                return;
+        if (*buf)
+                append(buf, size, "; ");
+        append(buf, size, "%s", part);
+}
+
+int judge_case_verdict(const struct judge_expect *x, const struct run_result *r, struct judge_case_report *ret)
+{
+        char *reason = ret->reason;
+        const size_t size = sizeof ret->reason;
+
+        reason[0] = '\0';
+        switch (r->status) {
+        case RUN_ERROR: {
+                char msg[NSB_ERROR_MSG_MAX + 64];
+
+                nsb_error_describe(&r->error, msg, sizeof msg);
+                append(reason, size, "sandbox error at stage %s: ", nsb_stage_name(r->error.stage));
+                judge_escape_append(reason, size, msg, strlen(msg), 300);
+                ret->verdict = JUDGE_UNDETERMINED;
+                return 0;
+        }
+        case RUN_CANCELLED:
+                append(reason, size, "cancelled before the case finished");
+                ret->verdict = JUDGE_UNDETERMINED;
+                return 0;
+        case RUN_LIMIT: {
+                const char *name = run_limit_name(r->limit);
+
+                if (name)
+                        append(reason, size, "stopped by the %s limit", name);
+                else
+                        append(reason, size, "stopped by a limit");
+                append_stderr_hint(reason, size, &r->err);
+                ret->verdict = JUDGE_FAIL;
+                return 0;
+        }
+        case RUN_SIGNALED: {
+                char sig[32];
+
+                signal_text(r->signal, sig, sizeof sig);
+                append(reason, size, "killed by %s", sig);
+                append_stderr_hint(reason, size, &r->err);
+                ret->verdict = JUDGE_FAIL;
+                return 0;
+        }
+        case RUN_EXITED:
+        default:
+                break;
+        }
+
+        {
+                char exit_part[JUDGE_REASON_MAX] = "", out_part[JUDGE_REASON_MAX] = "",
+                     err_part[JUDGE_REASON_MAX] = "";
+                enum judge_verdict ev = JUDGE_PASS, ov, erv;
+
+                if (r->exit_code != x->exit_code) {
+                        ev = JUDGE_FAIL;
+                        append(exit_part, sizeof exit_part, "exit code %d, expected %d", r->exit_code,
+                               x->exit_code);
+                        if (x->err.kind == JUDGE_MATCH_NONE)
+                                append_stderr_hint(exit_part, sizeof exit_part, &r->err);
+                } else {
+                        append(exit_part, sizeof exit_part, "exit code %d", r->exit_code);
+                }
+                ov = judge_match_stream(&x->out, "stdout", &r->out, out_part, sizeof out_part);
+                erv = judge_match_stream(&x->err, "stderr", &r->err, err_part, sizeof err_part);
+
+                if (ev == JUDGE_FAIL || ov == JUDGE_FAIL || erv == JUDGE_FAIL) {
+                        ret->verdict = JUDGE_FAIL;
+                        if (ev == JUDGE_FAIL)
+                                join(reason, size, exit_part);
+                        if (ov == JUDGE_FAIL)
+                                join(reason, size, out_part);
+                        if (erv == JUDGE_FAIL)
+                                join(reason, size, err_part);
+                } else if (ov == JUDGE_UNDETERMINED || erv == JUDGE_UNDETERMINED) {
+                        ret->verdict = JUDGE_UNDETERMINED;
+                        if (ov == JUDGE_UNDETERMINED)
+                                join(reason, size, out_part);
+                        if (erv == JUDGE_UNDETERMINED)
+                                join(reason, size, err_part);
+                } else {
+                        ret->verdict = JUDGE_PASS;
+                        append(reason, size, "%s", exit_part);
+                        if (*out_part)
+                                append(reason, size, ", %s", out_part);
+                        if (*err_part)
+                                append(reason, size, ", %s", err_part);
+                }
+        }
+        return 0;
+}
+
+enum judge_verdict judge_suite_verdict(const struct judge_case_report *cases, size_t n)
+{
+        bool all_pass = n > 0;
+
+        for (size_t i = 0; i < n; i++) {
+                if (cases[i].verdict == JUDGE_FAIL)
+                        return JUDGE_FAIL;   /* evidence, even if other cases did not run */
+                if (cases[i].verdict != JUDGE_PASS)
+                        all_pass = false;
+        }
+        return all_pass ? JUDGE_PASS : JUDGE_UNDETERMINED;
+}
+
+int judge_exit_code(enum judge_verdict suite)
+{
+        switch (suite) {
+        case JUDGE_PASS:
+                return 0;
+        case JUDGE_FAIL:
+                return 1;
+        default:
+                return 3;
+        }
+}
+
+const char *judge_verdict_name(enum judge_verdict v)
+{
+        switch (v) {
+        case JUDGE_PASS:
+                return "pass";
+        case JUDGE_FAIL:
+                return "fail";
+        case JUDGE_NOT_RUN:
+                return "not_run";
+        default:
+                return "undetermined";
+        }
+}
+
+bool judge_should_stop(const struct judge_case_report *c, bool fail_fast)
+{
+        if (c->ran && c->result.status == RUN_CANCELLED)
+                return true;
+        return fail_fast && c->verdict == JUDGE_FAIL;
+}
+
+void judge_mark_not_run(struct judge_case_report *cases, size_t from, size_t n, const char *reason)
+{
+        for (size_t i = from; i < n; i++) {
+                cases[i].verdict = JUDGE_NOT_RUN;
+                cases[i].ran = false;
+                snprintf(cases[i].reason, sizeof cases[i].reason, "%s", reason);
+        }
+}
+
+/* ---- configuration and request ------------------------------------------ */
+
+unsigned judge_cli_explicit(const struct nsb_config *cli)
+{
+        struct nsb_config d;
+        unsigned m = 0;
+
+        cfg_defaults(&d, NSB_CMD_JUDGE);
+        if (cli->wall_time_ms != d.wall_time_ms)
+                m |= JUDGE_LIM_WALL_TIME;
+        if (cli->cpu_time_ms != d.cpu_time_ms)
+                m |= JUDGE_LIM_CPU_TIME;
+        if (cli->memory_bytes != d.memory_bytes)
+                m |= JUDGE_LIM_MEMORY;
+        if (cli->pids_max != d.pids_max)
+                m |= JUDGE_LIM_PIDS;
+        if (cli->output_limit_bytes != d.output_limit_bytes)
+                m |= JUDGE_LIM_OUTPUT;
+        if (cli->file_size_bytes != d.file_size_bytes)
+                m |= JUDGE_LIM_FILE_SIZE;
+        if (cli->tmp_size_bytes != d.tmp_size_bytes)
+                m |= JUDGE_LIM_TMP_SIZE;
+        return m;
+}
+
+void judge_config_merge(const struct nsb_config *cli, unsigned cli_explicit, const struct judge_spec *spec,
+                        struct nsb_config *ret)
+{
+        unsigned take = spec->limits_set & ~cli_explicit;   /* precedence: flag > spec > default */
+
+        *ret = *cli;
+        if (take & JUDGE_LIM_WALL_TIME)
+                ret->wall_time_ms = spec->limits.wall_time_ms;
+        if (take & JUDGE_LIM_CPU_TIME)
+                ret->cpu_time_ms = spec->limits.cpu_time_ms;
+        if (take & JUDGE_LIM_MEMORY)
+                ret->memory_bytes = spec->limits.memory_bytes;
+        if (take & JUDGE_LIM_PIDS)
+                ret->pids_max = spec->limits.pids_max;
+        if (take & JUDGE_LIM_OUTPUT)
+                ret->output_limit_bytes = spec->limits.output_limit_bytes;
+        if (take & JUDGE_LIM_FILE_SIZE)
+                ret->file_size_bytes = spec->limits.file_size_bytes;
+        if (take & JUDGE_LIM_TMP_SIZE)
+                ret->tmp_size_bytes = spec->limits.tmp_size_bytes;
+        if (!cli->profile && spec->profile)
+                ret->profile = spec->profile;
+}
+
+int judge_request_build(const struct nsb_config *cfg, const struct judge_program *prog,
+                        const char *program_data, size_t program_len, const struct judge_stimulus *st,
+                        int cancel_fd, char ***ret_argv, struct sbx_request *ret, struct nsb_error *e)
+{
+        static const char *const head[] = { "python3", "-I", "-B" };
+        size_t argc = ARRAY_SIZE(head) + 1 + st->n_args, i = 0;
+        char **argv;
+
+        argv = calloc(argc + 1, sizeof *argv);
+        if (!argv)
+                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+        for (; i < ARRAY_SIZE(head); i++)
+                argv[i] = (char *) head[i];
+        argv[i++] = prog->sandbox_path;
+        for (size_t k = 0; k < st->n_args; k++)
+                argv[i++] = st->args[k];
+        argv[argc] = NULL;
+
+        *ret = (struct sbx_request) {
+                .cfg = cfg,
+                .argv = argv,
+                .argc = argc,
+                .python = true,
+                .program_name = prog->name,
+                .program_data = program_data,
+                .program_len = program_len,
+                /* An empty stdin is still given, so the program never reads
+                 * from a terminal or from nsbox's own stdin. */
+                .stdin_data = st->stdin_data ? st->stdin_data : "",
+                .stdin_len = st->stdin_data ? st->stdin_len : 0,
+                .relay = false,
+                .cancel_fd = cancel_fd,
+        };
+        *ret_argv = argv;
+        return 0;
+}

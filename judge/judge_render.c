@@ -1,0 +1,104 @@
+/* judge/judge_render.c — the verdict as `nsbox.verdict/1` JSON and as a
+ * human summary. Pure: allocation only (open_memstream writes to memory).
+ */
+#include "judge/judge_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/cleanup.h"
+
+DEFINE_AUTO_CLEANUP(json_t, json_decref)
+
+/* json_object_set_new that reports a NULL value (allocation failure). */
+static int set(json_t *obj, const char *key, json_t *v)
+{
+        if (!v)
+                return -1;
+        return json_object_set_new(obj, key, v);
+}
+
+static json_t *case_json(const struct judge_case_report *c, uint64_t output_limit,
+                         json_t *(*render_result)(const struct run_result *r, uint64_t output_limit))
+{
+        AUTO(json_decref) json_t *o = json_object();
+
+        if (!o)
+                return NULL;
+        /* Names come from JSON (valid UTF-8, no NUL); reasons are built from
+         * escaped excerpts: both are valid JSON strings. */
+        if (set(o, "name", json_string(c->name ? c->name : "")) < 0 ||
+            set(o, "verdict", json_string(judge_verdict_name(c->verdict))) < 0 ||
+            set(o, "reason", json_string(c->reason)) < 0)
+                return NULL;
+        if (set(o, "result", c->ran ? render_result(&c->result, output_limit) : json_null()) < 0)
+                return NULL;
+        return move_ptr(&o);
+}
+
+json_t *judge_report_to_json(const struct judge_report *rep,
+                             json_t *(*render_result)(const struct run_result *r, uint64_t output_limit))
+{
+        AUTO(json_decref) json_t *root = json_object();
+        json_t *cases;
+
+        if (!root)
+                return NULL;
+        if (set(root, "schema", json_string(JUDGE_SCHEMA)) < 0 ||
+            set(root, "verdict", json_string(judge_verdict_name(rep->verdict))) < 0 ||
+            set(root, "program_sha256", json_string(rep->program_sha256)) < 0 ||
+            set(root, "cases", json_array()) < 0)
+                return NULL;
+        cases = json_object_get(root, "cases");
+        for (size_t i = 0; i < rep->n_cases; i++)
+                if (json_array_append_new(cases, case_json(&rep->cases[i], rep->output_limit, render_result)) < 0)
+                        return NULL;
+        return move_ptr(&root);
+}
+
+static const char *mark(enum judge_verdict v)
+{
+        switch (v) {
+        case JUDGE_PASS:
+                return "\u2713";   /* ✓ */
+        case JUDGE_FAIL:
+                return "\u2717";   /* ✗ */
+        case JUDGE_NOT_RUN:
+                return "-";
+        default:
+                return "?";
+        }
+}
+
+char *judge_summary_text(const struct judge_report *rep)
+{
+        size_t count[JUDGE_NOT_RUN + 1] = { 0 };
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+
+        if (!f)
+                return NULL;
+        for (size_t i = 0; i < rep->n_cases; i++) {
+                const struct judge_case_report *c = &rep->cases[i];
+                char name[256] = "";
+
+                if ((unsigned) c->verdict <= JUDGE_NOT_RUN)
+                        count[c->verdict]++;
+                /* one line per case, even for a name with a newline in it */
+                if (c->name)
+                        judge_escape_append(name, sizeof name, c->name, strlen(c->name), 120);
+                fprintf(f, "%s %s \u2014 %s\n", mark(c->verdict), name, c->reason);
+        }
+        fprintf(f, "verdict: %s (%zu passed, %zu failed, %zu undetermined", judge_verdict_name(rep->verdict),
+                count[JUDGE_PASS], count[JUDGE_FAIL], count[JUDGE_UNDETERMINED]);
+        if (count[JUDGE_NOT_RUN])
+                fprintf(f, ", %zu not run", count[JUDGE_NOT_RUN]);
+        fprintf(f, ")\n");
+        if (fclose(f) != 0) {
+                free(buf);
+                return NULL;
+        }
+        return buf;
+}

@@ -1,0 +1,264 @@
+/* judge/judge_run.c — `nsbox judge SPEC.json`: the driver. Syscall layer.
+ *
+ * Reads the spec and the program, hashes the program, then runs each case in
+ * a fresh sandbox through sbx_run() and judges it with the pure functions of
+ * judge_plan.c. Each request is built from the program and the case's
+ * struct judge_stimulus only; the struct judge_expect stays in this process.
+ */
+#include "judge/judge_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <nettle/sha2.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+
+DEFINE_AUTO_CLEANUP(json_t, json_decref)
+
+/* Larger inputs are refused rather than read into memory. */
+#define SPEC_MAX_BYTES (64u << 20)
+#define PROGRAM_MAX_BYTES (64u << 20)
+
+static void spec_cleanup(struct judge_spec *s)
+{
+        judge_spec_free(s);
+}
+
+static void report_cleanup(struct judge_report *rep)
+{
+        for (size_t i = 0; i < rep->n_cases; i++)
+                if (rep->cases[i].ran)
+                        run_result_free(&rep->cases[i].result);
+        free(rep->cases);
+        rep->cases = NULL;
+        rep->n_cases = 0;
+}
+
+/* The whole file at @path, at most @max bytes, NUL-terminated. Any file type
+ * is read (a pipe from process substitution works); a directory fails. */
+static int read_all(const char *path, size_t max, char **ret, size_t *ret_len, struct nsb_error *e)
+{
+        AUTOCLOSE int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        AUTOFREE char *buf = NULL;
+        size_t len = 0, cap = 0;
+
+        if (fd < 0)
+                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "cannot open '%s'", path);
+        for (;;) {
+                ssize_t n;
+
+                if (cap - len < 4096) {
+                        size_t ncap = cap ? cap * 2 : 16384;
+                        char *nb;
+
+                        if (ncap > max + 4096 + 1)
+                                ncap = max + 4096 + 1;
+                        if (ncap <= cap)
+                                return nsb_fail(e, NSB_STAGE_CONFIG, EFBIG, "'%s' is larger than %zu bytes",
+                                                path, max);
+                        nb = realloc(buf, ncap);
+                        if (!nb)
+                                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory reading '%s'", path);
+                        buf = nb;
+                        cap = ncap;
+                }
+                n = read(fd, buf + len, cap - len - 1);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return nsb_fail(e, NSB_STAGE_CONFIG, errno, "cannot read '%s'", path);
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+                if (len > max)
+                        return nsb_fail(e, NSB_STAGE_CONFIG, EFBIG, "'%s' is larger than %zu bytes", path, max);
+        }
+        if (!buf && !(buf = malloc(1)))
+                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory reading '%s'", path);
+        buf[len] = '\0';
+        *ret = move_ptr(&buf);
+        *ret_len = len;
+        return 0;
+}
+
+static void sha256_hex(const char *data, size_t len, char out[65])
+{
+        static const char hex[] = "0123456789abcdef";
+        uint8_t digest[SHA256_DIGEST_SIZE];
+        struct sha256_ctx ctx;
+
+        sha256_init(&ctx);
+        sha256_update(&ctx, len, (const uint8_t *) data);
+        sha256_digest(&ctx, sizeof digest, digest);
+        for (size_t i = 0; i < sizeof digest; i++) {
+                out[2 * i] = hex[digest[i] >> 4];
+                out[2 * i + 1] = hex[digest[i] & 0xf];
+        }
+        out[64] = '\0';
+}
+
+/* Without consuming it: the caller (nsbox.c) still sees the signal. */
+static bool cancel_pending(int cancel_fd)
+{
+        struct pollfd p = { .fd = cancel_fd, .events = POLLIN };
+
+        if (cancel_fd < 0)
+                return false;
+        return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
+static void run_case(const struct nsb_config *cfg, const struct judge_spec *spec, const char *program,
+                     size_t program_len, const char *sha, size_t idx, int cancel_fd, struct judge_case_report *c)
+{
+        const struct judge_case *jc = &spec->cases[idx];
+        AUTOFREE char **argv = NULL;
+        struct sbx_request req;
+        struct nsb_error e;
+        int r;
+
+        nsb_error_clear(&e);
+        memset(&c->result, 0, sizeof c->result);
+        c->ran = true;
+        /* Only the stimulus goes in: jc->expect is not an argument here. */
+        r = judge_request_build(cfg, &spec->program, program, program_len, &jc->stimulus, cancel_fd, &argv,
+                                &req, &e);
+        if (r >= 0)
+                r = sbx_run(&req, &c->result);
+        if (r < 0) {
+                /* Even the error result could not be produced: the case is
+                 * unknown, never failed. */
+                run_result_free(&c->result);
+                memset(&c->result, 0, sizeof c->result);
+                c->result.status = RUN_ERROR;
+                if (e.msg[0])
+                        c->result.error = e;
+                else
+                        nsb_fail(&c->result.error, NSB_STAGE_SUPERVISE, -r, "sbx_run");
+        }
+        if (!c->result.program_sha256[0])
+                memcpy(c->result.program_sha256, sha, sizeof c->result.program_sha256);
+        judge_case_verdict(&jc->expect, &c->result, c);
+}
+
+static int write_result_file(const char *path, const json_t *root, struct nsb_error *e)
+{
+        AUTO(fclose) FILE *f = NULL;
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+
+        if (fd < 0)
+                return nsb_fail(e, NSB_STAGE_OUTPUT, errno, "--result: cannot open '%s'", path);
+        f = fdopen(fd, "w");
+        if (!f) {
+                int err = errno;
+                close(fd);
+                return nsb_fail(e, NSB_STAGE_OUTPUT, err, "--result: cannot open '%s'", path);
+        }
+        if (json_dumpf(root, f, JSON_INDENT(2)) < 0 || fputc('\n', f) == EOF)
+                return nsb_fail(e, NSB_STAGE_OUTPUT, EIO, "--result: cannot write '%s'", path);
+        if (fclose(move_ptr(&f)) != 0)
+                return nsb_fail(e, NSB_STAGE_OUTPUT, errno, "--result: cannot write '%s'", path);
+        return 0;
+}
+
+int judge_main(const struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_error *e)
+{
+        __attribute__((cleanup(spec_cleanup))) struct judge_spec spec = { 0 };
+        __attribute__((cleanup(report_cleanup))) struct judge_report rep = { 0 };
+        AUTO(json_decref) json_t *root = NULL;
+        AUTOFREE char *text = NULL, *file_program = NULL;
+        const char *program;
+        size_t text_len, program_len;
+        struct nsb_config cfg;
+        int r;
+
+        if (!cli->input_path) {
+                nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "judge: expected SPEC.json");
+                return JUDGE_EXIT_BAD_SPEC;
+        }
+        r = read_all(cli->input_path, SPEC_MAX_BYTES, &text, &text_len, e);
+        if (r < 0) {
+                nsb_error_prefix(e, "spec");
+                return JUDGE_EXIT_BAD_SPEC;
+        }
+        r = judge_spec_parse(text, text_len, cli->input_path, &spec, e);
+        if (r < 0) {
+                nsb_error_prefix(e, "spec '%s'", cli->input_path);
+                return JUDGE_EXIT_BAD_SPEC;
+        }
+
+        if (spec.program.path) {
+                r = read_all(spec.program.path, PROGRAM_MAX_BYTES, &file_program, &program_len, e);
+                if (r < 0) {
+                        nsb_error_prefix(e, "spec '%s': program.path", cli->input_path);
+                        return JUDGE_EXIT_BAD_SPEC;
+                }
+                program = file_program;
+        } else {
+                program = spec.program.source;
+                program_len = spec.program.source_len;
+        }
+        sha256_hex(program, program_len, rep.program_sha256);
+
+        /* Precedence: an explicit flag > the spec's limits > the defaults. */
+        judge_config_merge(cli, judge_cli_explicit(cli), &spec, &cfg);
+        rep.output_limit = cfg.output_limit_bytes;
+        rep.cases = calloc(spec.n_cases, sizeof *rep.cases);
+        if (!rep.cases) {
+                nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+                return JUDGE_EXIT_BAD_SPEC;
+        }
+        rep.n_cases = spec.n_cases;
+        for (size_t i = 0; i < spec.n_cases; i++)
+                rep.cases[i].name = spec.cases[i].name;
+
+        for (size_t i = 0; i < spec.n_cases; i++) {
+                struct judge_case_report *c = &rep.cases[i];
+
+                if (cancel_pending(cancel_fd)) {
+                        judge_mark_not_run(rep.cases, i, spec.n_cases, "not run: cancelled");
+                        break;
+                }
+                run_case(&cfg, &spec, program, program_len, rep.program_sha256, i, cancel_fd, c);
+                if (judge_should_stop(c, cli->fail_fast)) {
+                        char why[JUDGE_REASON_MAX];
+
+                        if (c->result.status == RUN_CANCELLED)
+                                snprintf(why, sizeof why, "not run: cancelled");
+                        else
+                                snprintf(why, sizeof why, "not run: --fail-fast stopped after cases[%zu] failed", i);
+                        judge_mark_not_run(rep.cases, i + 1, spec.n_cases, why);
+                        break;
+                }
+        }
+        rep.verdict = judge_suite_verdict(rep.cases, rep.n_cases);
+
+        root = judge_report_to_json(&rep, result_to_json);
+        if (!root) {
+                nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "cannot render the verdict");
+                return JUDGE_EXIT_BAD_SPEC;
+        }
+        if (cli->json) {
+                if (json_dumpf(root, out, JSON_INDENT(2)) < 0 || fputc('\n', out) == EOF) {
+                        nsb_fail(e, NSB_STAGE_OUTPUT, EIO, "cannot write the verdict");
+                        return JUDGE_EXIT_BAD_SPEC;
+                }
+        } else {
+                AUTOFREE char *summary = judge_summary_text(&rep);
+
+                if (!summary || fputs(summary, out) == EOF) {
+                        nsb_fail(e, NSB_STAGE_OUTPUT, summary ? EIO : ENOMEM, "cannot write the verdict");
+                        return JUDGE_EXIT_BAD_SPEC;
+                }
+        }
+        if (fflush(out) != 0) {
+                nsb_fail(e, NSB_STAGE_OUTPUT, errno, "cannot write the verdict");
+                return JUDGE_EXIT_BAD_SPEC;
+        }
+        if (cli->result_path && write_result_file(cli->result_path, root, e) < 0)
+                return JUDGE_EXIT_BAD_SPEC;
+        return judge_exit_code(rep.verdict);
+}

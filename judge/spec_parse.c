@@ -1,0 +1,509 @@
+/* judge/spec_parse.c — the judge spec, strictly. Pure: allocation only.
+ *
+ * Every key is checked against a list; an unknown key, a wrong type or a bad
+ * value is an error whose message starts with the JSON path of the offending
+ * value ("cases[2].expect.stdout: unknown matcher \"equal\" ..."), so a spec
+ * author can find it without counting braces. Regexes are compiled here, so a
+ * spec that parses can always be evaluated.
+ */
+#include "judge/judge_internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/cleanup.h"
+
+DEFINE_AUTO_CLEANUP(json_t, json_decref)
+
+#define PATH_MAX_LEN 160
+
+static const char *const top_keys[] = { "program", "profile", "limits", "cases", NULL };
+static const char *const program_keys[] = { "path", "source", NULL };
+static const char *const case_keys[] = { "name", "args", "stdin", "expect", NULL };
+static const char *const expect_keys[] = { "exit_code", "stdout", "stderr", NULL };
+
+enum limit_kind { LIM_SIZE, LIM_DURATION, LIM_COUNT };
+
+/* The spec's `limits` keys: the CLI flag names with '_' for '-'. */
+static const struct {
+        const char *key;
+        enum limit_kind kind;
+        unsigned bit;
+        size_t offset;
+} limit_keys[] = {
+        { "wall_time", LIM_DURATION, JUDGE_LIM_WALL_TIME, offsetof(struct nsb_config, wall_time_ms) },
+        { "cpu_time", LIM_DURATION, JUDGE_LIM_CPU_TIME, offsetof(struct nsb_config, cpu_time_ms) },
+        { "memory", LIM_SIZE, JUDGE_LIM_MEMORY, offsetof(struct nsb_config, memory_bytes) },
+        { "pids", LIM_COUNT, JUDGE_LIM_PIDS, offsetof(struct nsb_config, pids_max) },
+        { "output_limit", LIM_SIZE, JUDGE_LIM_OUTPUT, offsetof(struct nsb_config, output_limit_bytes) },
+        { "file_size", LIM_SIZE, JUDGE_LIM_FILE_SIZE, offsetof(struct nsb_config, file_size_bytes) },
+        { "tmp_size", LIM_SIZE, JUDGE_LIM_TMP_SIZE, offsetof(struct nsb_config, tmp_size_bytes) },
+};
+
+/* Same range as the --pids flag. */
+#define PIDS_MAX_VALUE (1u << 22)
+
+static int fail_at(struct nsb_error *e, const char *path, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static int fail_at(struct nsb_error *e, const char *path, const char *fmt, ...)
+{
+        char what[NSB_ERROR_MSG_MAX];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(what, sizeof what, fmt, ap);
+        va_end(ap);
+        return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s: %s", path, what);
+}
+
+static int fail_oom(struct nsb_error *e)
+{
+        return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+}
+
+/* A key or name for a message: escaped, clipped, valid UTF-8. */
+static const char *shown(char *buf, size_t size, const char *s)
+{
+        buf[0] = '\0';
+        judge_escape_append(buf, size, s, strlen(s), 40);
+        return buf;
+}
+
+static int check_keys(const json_t *obj, const char *path, const char *const *allowed, struct nsb_error *e)
+{
+        const char *key;
+        json_t *v;
+
+        json_object_foreach((json_t *) obj, key, v) {
+                char list[160] = "", k[64];
+                bool ok = false;
+
+                for (size_t i = 0; allowed[i]; i++)
+                        if (strcmp(key, allowed[i]) == 0)
+                                ok = true;
+                if (ok)
+                        continue;
+                for (size_t i = 0; allowed[i]; i++) {
+                        if (i)
+                                strncat(list, ", ", sizeof list - strlen(list) - 1);
+                        strncat(list, allowed[i], sizeof list - strlen(list) - 1);
+                }
+                return fail_at(e, path, "unknown key \"%s\" (expected one of: %s)",
+                               shown(k, sizeof k, key), list);
+        }
+        return 0;
+}
+
+/* A copy of a JSON string. @allow_nul: the value may hold U+0000 (stdin,
+ * expected output); otherwise it is rejected (names, paths, argv). */
+static int take_string(const json_t *v, const char *path, bool allow_nul, bool allow_empty,
+                       char **ret, size_t *ret_len, struct nsb_error *e)
+{
+        const char *s;
+        size_t len;
+        char *copy;
+
+        if (!json_is_string(v))
+                return fail_at(e, path, "expected a string");
+        s = json_string_value(v);
+        len = json_string_length(v);
+        if (!allow_nul && memchr(s, '\0', len))
+                return fail_at(e, path, "must not contain a NUL character");
+        if (!allow_empty && len == 0)
+                return fail_at(e, path, "must not be empty");
+        copy = malloc(len + 1);
+        if (!copy)
+                return fail_oom(e);
+        memcpy(copy, s, len);
+        copy[len] = '\0';
+        *ret = copy;
+        if (ret_len)
+                *ret_len = len;
+        return 0;
+}
+
+/* A JSON number as the decimal text the CLI parsers read ("2", "1.5"). */
+static int number_text(const json_t *v, char *buf, size_t size)
+{
+        if (json_is_integer(v)) {
+                snprintf(buf, size, "%lld", (long long) json_integer_value(v));
+                return 0;
+        }
+        if (json_is_real(v)) {
+                double d = json_real_value(v);
+                size_t n;
+
+                if (!(d >= 0 && d < 1e12)) {
+                        snprintf(buf, size, "%g", d);   /* the parser rejects it, quoting it */
+                        return 0;
+                }
+                snprintf(buf, size, "%.9f", d);
+                n = strlen(buf);
+                while (n > 0 && buf[n - 1] == '0')
+                        buf[--n] = '\0';
+                if (n > 0 && buf[n - 1] == '.')
+                        buf[--n] = '\0';
+                return 0;
+        }
+        return -EINVAL;
+}
+
+static int parse_limits(const json_t *obj, struct judge_spec *spec, struct nsb_error *e)
+{
+        const char *key;
+        json_t *v;
+
+        if (!json_is_object(obj))
+                return fail_at(e, "limits", "expected an object");
+        json_object_foreach((json_t *) obj, key, v) {
+                char path[PATH_MAX_LEN], num[64], list[160] = "", k[64];
+                const char *text = NULL;
+                uint64_t *field;
+                size_t i;
+                int r;
+
+                for (i = 0; i < ARRAY_SIZE(limit_keys); i++)
+                        if (strcmp(key, limit_keys[i].key) == 0)
+                                break;
+                if (i == ARRAY_SIZE(limit_keys)) {
+                        for (size_t j = 0; j < ARRAY_SIZE(limit_keys); j++) {
+                                if (j)
+                                        strncat(list, ", ", sizeof list - strlen(list) - 1);
+                                strncat(list, limit_keys[j].key, sizeof list - strlen(list) - 1);
+                        }
+                        return fail_at(e, "limits", "unknown key \"%s\" (expected one of: %s)",
+                                       shown(k, sizeof k, key), list);
+                }
+                snprintf(path, sizeof path, "limits.%s", key);
+                field = (uint64_t *) ((char *) &spec->limits + limit_keys[i].offset);
+
+                if (json_is_string(v)) {
+                        text = json_string_value(v);
+                        if (memchr(text, '\0', json_string_length(v)))
+                                return fail_at(e, path, "must not contain a NUL character");
+                } else if (limit_keys[i].kind == LIM_DURATION && number_text(v, num, sizeof num) == 0) {
+                        text = num;          /* a number of seconds, as a bare CLI value */
+                } else if (limit_keys[i].kind == LIM_COUNT && json_is_integer(v)) {
+                        snprintf(num, sizeof num, "%lld", (long long) json_integer_value(v));
+                        text = num;
+                } else {
+                        return fail_at(e, path, "%s",
+                                       limit_keys[i].kind == LIM_SIZE ? "expected a size string like \"256M\""
+                                       : limit_keys[i].kind == LIM_DURATION
+                                               ? "expected a duration like \"2s\" or a number of seconds"
+                                               : "expected an integer");
+                }
+
+                switch (limit_keys[i].kind) {
+                case LIM_SIZE:
+                        r = cfg_parse_size(text, field, e);
+                        break;
+                case LIM_DURATION:
+                        r = cfg_parse_duration(text, field, e);
+                        break;
+                default:
+                        r = cfg_parse_count(text, 1, PIDS_MAX_VALUE, field, e);
+                        break;
+                }
+                if (r < 0) {
+                        e->stage = NSB_STAGE_CONFIG;   /* the shared parsers say "usage" */
+                        return nsb_error_prefix(e, "%s", path);
+                }
+                spec->limits_set |= limit_keys[i].bit;
+        }
+        return 0;
+}
+
+static char *path_join(const char *spec_path, const char *rel)
+{
+        const char *slash = spec_path ? strrchr(spec_path, '/') : NULL;
+        char *out = NULL;
+        int n;
+
+        if (rel[0] == '/' || !slash)
+                return strdup(rel);
+        if (slash == spec_path)
+                n = asprintf(&out, "/%s", rel);
+        else
+                n = asprintf(&out, "%.*s/%s", (int) (slash - spec_path), spec_path, rel);
+        return n < 0 ? NULL : out;
+}
+
+static int parse_program(const json_t *obj, const char *spec_path, struct judge_program *p, struct nsb_error *e)
+{
+        const json_t *path = json_object_get(obj, "path"), *src = json_object_get(obj, "source");
+        AUTOFREE char *rel = NULL;
+        const char *base;
+        int r;
+
+        if (!json_is_object(obj))
+                return fail_at(e, "program", "expected {\"path\": FILE} or {\"source\": TEXT}");
+        r = check_keys(obj, "program", program_keys, e);
+        if (r < 0)
+                return r;
+        if (path && src)
+                return fail_at(e, "program", "give either \"path\" or \"source\", not both");
+        if (!path && !src)
+                return fail_at(e, "program", "expected {\"path\": FILE} or {\"source\": TEXT}");
+        if (src) {
+                r = take_string(src, "program.source", true, true, &p->source, &p->source_len, e);
+                if (r < 0)
+                        return r;
+                p->name = strdup("main.py");
+                p->sandbox_path = strdup("/program/main.py");
+                return p->name && p->sandbox_path ? 0 : fail_oom(e);
+        }
+        r = take_string(path, "program.path", false, false, &rel, NULL, e);
+        if (r < 0)
+                return r;
+        base = strrchr(rel, '/');
+        base = base ? base + 1 : rel;
+        if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+                return fail_at(e, "program.path", "must name a file, not a directory");
+        p->name = strdup(base);
+        p->path = path_join(spec_path, rel);
+        if (asprintf(&p->sandbox_path, "/program/%s", base) < 0)
+                p->sandbox_path = NULL;
+        return p->name && p->path && p->sandbox_path ? 0 : fail_oom(e);
+}
+
+static int parse_matcher(const json_t *obj, const char *path, struct judge_matcher *m, struct nsb_error *e)
+{
+        static const struct { const char *key; enum judge_match_kind kind; } kinds[] = {
+                { "equals", JUDGE_MATCH_EQUALS },
+                { "contains", JUDGE_MATCH_CONTAINS },
+                { "regex", JUDGE_MATCH_REGEX },
+        };
+        char vpath[PATH_MAX_LEN], k[64];
+        const char *key;
+        json_t *v;
+        size_t i;
+        int r;
+
+        if (!json_is_object(obj))
+                return fail_at(e, path, "expected a matcher like {\"equals\": \"...\"}");
+        if (json_object_size(obj) != 1)
+                return fail_at(e, path, "a matcher takes exactly one key (equals, contains or regex), got %zu",
+                               json_object_size(obj));
+        json_object_foreach((json_t *) obj, key, v) {
+                for (i = 0; i < ARRAY_SIZE(kinds); i++)
+                        if (strcmp(key, kinds[i].key) == 0)
+                                break;
+                if (i == ARRAY_SIZE(kinds))
+                        return fail_at(e, path, "unknown matcher \"%s\" (expected equals, contains or regex)",
+                                       shown(k, sizeof k, key));
+                snprintf(vpath, sizeof vpath, "%s.%s", path, key);
+                r = take_string(v, vpath, true, true, &m->text, &m->len, e);
+                if (r < 0)
+                        return r;
+                m->kind = kinds[i].kind;
+        }
+        if (m->kind == JUDGE_MATCH_REGEX) {
+                PCRE2_SIZE off = 0;
+                int code = 0;
+
+                /* UTF mode: patterns and subjects are characters, not bytes.
+                 * MATCH_INVALID_UTF: a program's output that is not valid
+                 * UTF-8 is still searched (invalid bytes never match) instead
+                 * of making the match itself an error. */
+                m->re = pcre2_compile((PCRE2_SPTR) m->text, m->len, PCRE2_UTF | PCRE2_MATCH_INVALID_UTF,
+                                      &code, &off, NULL);
+                if (!m->re) {
+                        PCRE2_UCHAR msg[256];
+
+                        if (pcre2_get_error_message(code, msg, sizeof msg) < 0)
+                                snprintf((char *) msg, sizeof msg, "error %d", code);
+                        return fail_at(e, vpath, "bad regex at offset %zu: %s", (size_t) off, (char *) msg);
+                }
+        }
+        return 0;
+}
+
+static int parse_expect(const json_t *obj, const char *path, struct judge_expect *x, struct nsb_error *e)
+{
+        const json_t *v;
+        char sub[PATH_MAX_LEN];
+        int r;
+
+        if (!json_is_object(obj))
+                return fail_at(e, path, "expected an object");
+        r = check_keys(obj, path, expect_keys, e);
+        if (r < 0)
+                return r;
+        if ((v = json_object_get(obj, "exit_code"))) {
+                snprintf(sub, sizeof sub, "%s.exit_code", path);
+                if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 255)
+                        return fail_at(e, sub, "expected an integer from 0 to 255");
+                x->exit_code = (int) json_integer_value(v);
+        }
+        if ((v = json_object_get(obj, "stdout"))) {
+                snprintf(sub, sizeof sub, "%s.stdout", path);
+                r = parse_matcher(v, sub, &x->out, e);
+                if (r < 0)
+                        return r;
+        }
+        if ((v = json_object_get(obj, "stderr"))) {
+                snprintf(sub, sizeof sub, "%s.stderr", path);
+                r = parse_matcher(v, sub, &x->err, e);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int parse_case(const json_t *obj, size_t idx, struct judge_case *c, struct nsb_error *e)
+{
+        char path[PATH_MAX_LEN], sub[PATH_MAX_LEN];
+        const json_t *v;
+        int r;
+
+        snprintf(path, sizeof path, "cases[%zu]", idx);
+        if (!json_is_object(obj))
+                return fail_at(e, path, "expected an object");
+        r = check_keys(obj, path, case_keys, e);
+        if (r < 0)
+                return r;
+
+        snprintf(sub, sizeof sub, "%s.name", path);
+        if (!(v = json_object_get(obj, "name")))
+                return fail_at(e, path, "missing \"name\"");
+        r = take_string(v, sub, false, false, &c->name, NULL, e);
+        if (r < 0)
+                return r;
+
+        if ((v = json_object_get(obj, "args"))) {
+                snprintf(sub, sizeof sub, "%s.args", path);
+                if (!json_is_array(v))
+                        return fail_at(e, sub, "expected an array of strings");
+                c->stimulus.args = calloc(json_array_size(v) + 1, sizeof *c->stimulus.args);
+                if (!c->stimulus.args)
+                        return fail_oom(e);
+                for (size_t i = 0; i < json_array_size(v); i++) {
+                        snprintf(sub, sizeof sub, "%s.args[%zu]", path, i);
+                        r = take_string(json_array_get(v, i), sub, false, true, &c->stimulus.args[i], NULL, e);
+                        if (r < 0)
+                                return r;
+                        c->stimulus.n_args++;
+                }
+        }
+        if ((v = json_object_get(obj, "stdin"))) {
+                snprintf(sub, sizeof sub, "%s.stdin", path);
+                r = take_string(v, sub, true, true, &c->stimulus.stdin_data, &c->stimulus.stdin_len, e);
+                if (r < 0)
+                        return r;
+        }
+        if ((v = json_object_get(obj, "expect"))) {
+                snprintf(sub, sizeof sub, "%s.expect", path);
+                r = parse_expect(v, sub, &c->expect, e);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int parse_spec(const json_t *root, const char *spec_path, struct judge_spec *spec, struct nsb_error *e)
+{
+        const json_t *v, *cases;
+        int r;
+
+        if (!json_is_object(root))
+                return fail_at(e, "spec", "expected a JSON object");
+        r = check_keys(root, "spec", top_keys, e);
+        if (r < 0)
+                return r;
+
+        if (!(v = json_object_get(root, "program")))
+                return fail_at(e, "spec", "missing \"program\"");
+        r = parse_program(v, spec_path, &spec->program, e);
+        if (r < 0)
+                return r;
+
+        if ((v = json_object_get(root, "profile"))) {
+                r = take_string(v, "profile", false, false, &spec->profile, NULL, e);
+                if (r < 0)
+                        return r;
+        }
+        if ((v = json_object_get(root, "limits"))) {
+                r = parse_limits(v, spec, e);
+                if (r < 0)
+                        return r;
+        }
+
+        if (!(cases = json_object_get(root, "cases")))
+                return fail_at(e, "spec", "missing \"cases\"");
+        if (!json_is_array(cases) || json_array_size(cases) == 0)
+                return fail_at(e, "cases", "expected a non-empty array of cases");
+        spec->cases = calloc(json_array_size(cases), sizeof *spec->cases);
+        if (!spec->cases)
+                return fail_oom(e);
+        for (size_t i = 0; i < json_array_size(cases); i++) {
+                r = parse_case(json_array_get(cases, i), i, &spec->cases[i], e);
+                spec->n_cases++;     /* counted even when half-filled, so free sees it */
+                if (r < 0)
+                        return r;
+                for (size_t j = 0; j < i; j++)
+                        if (strcmp(spec->cases[j].name, spec->cases[i].name) == 0) {
+                                char path[PATH_MAX_LEN], n[64];
+                                snprintf(path, sizeof path, "cases[%zu].name", i);
+                                return fail_at(e, path, "duplicate case name \"%s\" (also cases[%zu])",
+                                               shown(n, sizeof n, spec->cases[i].name), j);
+                        }
+        }
+        return 0;
+}
+
+int judge_spec_parse(const char *text, size_t len, const char *spec_path, struct judge_spec *ret,
+                     struct nsb_error *e)
+{
+        AUTO(json_decref) json_t *root = NULL;
+        json_error_t jerr;
+        int r;
+
+        memset(ret, 0, sizeof *ret);
+        cfg_defaults(&ret->limits, NSB_CMD_JUDGE);
+        /* REJECT_DUPLICATES: a key given twice is ambiguous, never "last wins".
+         * ALLOW_NUL: stdin and expected output are bytes and may hold \u0000;
+         * the fields that must not (names, paths, argv) check it themselves. */
+        root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+        if (!root)
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "invalid JSON at line %d, column %d: %s",
+                                jerr.line, jerr.column, jerr.text);
+        r = parse_spec(root, spec_path, ret, e);
+        if (r < 0)
+                judge_spec_free(ret);
+        return r;
+}
+
+static void matcher_free(struct judge_matcher *m)
+{
+        free(m->text);
+        pcre2_code_free(m->re);     /* accepts NULL */
+}
+
+void judge_spec_free(struct judge_spec *spec)
+{
+        if (!spec)
+                return;
+        free(spec->program.path);
+        free(spec->program.source);
+        free(spec->program.name);
+        free(spec->program.sandbox_path);
+        free(spec->profile);
+        for (size_t i = 0; i < spec->n_cases; i++) {
+                struct judge_case *c = &spec->cases[i];
+
+                free(c->name);
+                for (size_t j = 0; j < c->stimulus.n_args; j++)
+                        free(c->stimulus.args[j]);
+                free(c->stimulus.args);
+                free(c->stimulus.stdin_data);
+                matcher_free(&c->expect.out);
+                matcher_free(&c->expect.err);
+        }
+        free(spec->cases);
+        memset(spec, 0, sizeof *spec);
+}

@@ -1,0 +1,356 @@
+/* seccomp/filter_plan.c — the policy table and its pure expansion. See filter_internal.h.
+ *
+ * Pure: this file allocates memory and makes no syscalls. Each rule names the
+ * threat it closes; docs/seccomp.md is the prose version of this table.
+ *
+ * The filter is a deny list on top of the other layers: capabilities are
+ * already empty and Landlock is already on when it loads, so many of these
+ * doors are closed twice. The filter matters for the doors that need no
+ * privilege (ptrace of a sibling, unshare(CLONE_NEWUSER), io_uring, bpf,
+ * TIOCSTI, socket families) and as the layer that still holds if a kernel bug
+ * makes a capability check pass.
+ */
+#include "seccomp/filter_internal.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/socket.h>
+#include <linux/seccomp.h>
+
+#include "util/cleanup.h"
+
+#define ALWAYS(name, act, threat) \
+        { name, act, FILTER_ALWAYS, { FILTER_COND_NONE, 0, 0, NULL, 0 }, threat }
+#define IF_FLAG(name, act, argno, flag, threat) \
+        { name, act, FILTER_ALWAYS, { FILTER_COND_FLAG, argno, flag, NULL, 0 }, threat }
+#define IF_EQ32(name, act, argno, v, threat) \
+        { name, act, FILTER_ALWAYS, { FILTER_COND_EQ32, argno, v, NULL, 0 }, threat }
+#define UNLESS_IN(name, act, when, argno, set, threat) \
+        { name, act, when, { FILTER_COND_NOT_IN32, argno, 0, set, ARRAY_SIZE(set) }, threat }
+
+/* Sorted and unique: filter_not_in32() walks the gaps between them. */
+static const uint32_t families_unix[] = { AF_UNIX };
+static const uint32_t families_unix_inet[] = { AF_UNIX, AF_INET, AF_INET6 };
+static const uint32_t personalities_ok[] = { PER_LINUX, 0xffffffffu /* query */ };
+
+static const struct filter_rule rules[] = {
+        /* --- other processes' memory ------------------------------------------------ */
+        ALWAYS("ptrace", FILTER_EPERM,
+               "attaches to a sibling or the init: reads its memory, hijacks its execution"),
+        ALWAYS("process_vm_readv", FILTER_EPERM,
+               "reads another process's memory without ptrace-attaching"),
+        ALWAYS("process_vm_writev", FILTER_EPERM,
+               "writes another process's memory without ptrace-attaching"),
+        ALWAYS("pidfd_getfd", FILTER_EPERM,
+               "steals a file descriptor from another process (ptrace-mode access)"),
+
+        /* --- the mount table ----------------------------------------------------------- */
+        ALWAYS("mount", FILTER_EPERM, "remounts the read-only root writable, or mounts over our binds"),
+        ALWAYS("umount2", FILTER_EPERM, "uncovers what a mount hides (the old root, masked paths)"),
+        ALWAYS("move_mount", FILTER_EPERM, "attaches a detached mount tree (new mount API)"),
+        ALWAYS("open_tree", FILTER_EPERM, "clones a mount tree into a detached fd (new mount API)"),
+        ALWAYS("fsopen", FILTER_EPERM, "creates a filesystem context (new mount API)"),
+        ALWAYS("fsconfig", FILTER_EPERM, "configures a filesystem context (new mount API)"),
+        ALWAYS("fsmount", FILTER_EPERM, "turns a filesystem context into a mount (new mount API)"),
+        ALWAYS("fspick", FILTER_EPERM, "reopens an existing mount for reconfiguration (new mount API)"),
+        ALWAYS("mount_setattr", FILTER_EPERM, "clears MNT_READONLY/nosuid/nodev on a mount tree"),
+        ALWAYS("pivot_root", FILTER_EPERM, "swaps the root mount again"),
+        ALWAYS("chroot", FILTER_EPERM, "classic chroot escapes with a held directory fd"),
+
+        /* --- namespaces: new ones are a fresh full capability set ---------------------- */
+        ALWAYS("unshare", FILTER_EPERM,
+               "a new user namespace hands back every capability and the kernel attack surface behind them"),
+        ALWAYS("setns", FILTER_EPERM, "joins another namespace through an inherited or /proc fd"),
+        IF_FLAG("clone", FILTER_EPERM, 0, CLONE_NEWUSER, "clone(CLONE_NEWUSER): the unshare threat by another name"),
+        IF_FLAG("clone", FILTER_EPERM, 0, CLONE_NEWNS, "clone(CLONE_NEWNS): a private mount table to rearrange"),
+        IF_FLAG("clone", FILTER_EPERM, 0, CLONE_NEWPID, "clone(CLONE_NEWPID): hides processes from the supervisor's view"),
+        IF_FLAG("clone", FILTER_EPERM, 0, CLONE_NEWNET, "clone(CLONE_NEWNET): a network stack to configure"),
+        IF_FLAG("clone", FILTER_EPERM, 0, CLONE_NEWUTS, "clone(CLONE_NEWUTS): namespace creation surface"),
+        IF_FLAG("clone", FILTER_EPERM, 0, CLONE_NEWIPC, "clone(CLONE_NEWIPC): namespace creation surface"),
+        IF_FLAG("clone", FILTER_EPERM, 0, CLONE_NEWCGROUP, "clone(CLONE_NEWCGROUP): namespace creation surface"),
+        ALWAYS("clone3", FILTER_ENOSYS,
+               "clone3 takes its flags in memory, which seccomp cannot read; ENOSYS makes libc fall back to clone"),
+
+        /* --- kernel keyrings: not namespaced ------------------------------------------ */
+        ALWAYS("keyctl", FILTER_EPERM, "reads or links keys of the host user's keyrings"),
+        ALWAYS("add_key", FILTER_EPERM, "adds keys to kernel keyrings shared with the host"),
+        ALWAYS("request_key", FILTER_EPERM, "asks the host's key upcall to run"),
+
+        /* --- large, bug-prone kernel surfaces (ENOSYS: programs treat them as absent) --- */
+        ALWAYS("bpf", FILTER_ENOSYS, "loads programs into the kernel's BPF verifier and JIT"),
+        ALWAYS("perf_event_open", FILTER_ENOSYS, "perf events: side channels and a long CVE history"),
+        ALWAYS("userfaultfd", FILTER_ENOSYS, "stalls kernel copies at will, the usual race-widening exploit tool"),
+        ALWAYS("io_uring_setup", FILTER_ENOSYS, "io_uring runs syscalls outside this filter's view"),
+        ALWAYS("io_uring_enter", FILTER_ENOSYS, "io_uring runs syscalls outside this filter's view"),
+        ALWAYS("io_uring_register", FILTER_ENOSYS, "io_uring runs syscalls outside this filter's view"),
+
+        /* --- the machine itself ------------------------------------------------------- */
+        ALWAYS("kexec_load", FILTER_EPERM, "replaces the running kernel"),
+        ALWAYS("kexec_file_load", FILTER_EPERM, "replaces the running kernel"),
+        ALWAYS("init_module", FILTER_EPERM, "loads kernel code"),
+        ALWAYS("finit_module", FILTER_EPERM, "loads kernel code"),
+        ALWAYS("delete_module", FILTER_EPERM, "unloads kernel code"),
+        ALWAYS("reboot", FILTER_EPERM, "reboots the host (or the pid namespace)"),
+        ALWAYS("swapon", FILTER_EPERM, "changes host swap"),
+        ALWAYS("swapoff", FILTER_EPERM, "changes host swap"),
+        ALWAYS("acct", FILTER_EPERM, "switches host process accounting"),
+        ALWAYS("quotactl", FILTER_EPERM, "changes or reads host disk quotas"),
+        ALWAYS("quotactl_fd", FILTER_EPERM, "changes or reads host disk quotas"),
+        ALWAYS("syslog", FILTER_EPERM, "reads the host kernel log (addresses, other tenants' messages)"),
+
+        /* --- file handles bypass the mount tree ---------------------------------------- */
+        ALWAYS("open_by_handle_at", FILTER_EPERM,
+               "opens any inode of a filesystem by handle, outside our mounts (the 'shocker' escape)"),
+        ALWAYS("name_to_handle_at", FILTER_EPERM, "mints the handles open_by_handle_at consumes"),
+
+        /* --- execution domain --------------------------------------------------------- */
+        UNLESS_IN("personality", FILTER_EPERM, FILTER_ALWAYS, 0, personalities_ok,
+                  "READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE, MMAP_PAGE_ZERO weaken the next exec"),
+
+        /* --- the host clock ------------------------------------------------------------ */
+        ALWAYS("settimeofday", FILTER_EPERM, "sets the host clock"),
+        ALWAYS("clock_settime", FILTER_EPERM, "sets the host clock"),
+        ALWAYS("clock_adjtime", FILTER_EPERM, "slews the host clock"),
+        ALWAYS("adjtimex", FILTER_EPERM, "slews the host clock"),
+
+        /* --- terminals (the kernel reads the request as unsigned int: match 32 bits) ---- */
+        IF_EQ32("ioctl", FILTER_EPERM, 1, TIOCSTI,
+                "TIOCSTI pushes keystrokes into an inherited terminal: commands run outside the sandbox"),
+        IF_EQ32("ioctl", FILTER_EPERM, 1, TIOCLINUX,
+                "TIOCLINUX pastes the console selection: the same injection on a virtual console"),
+
+        /* --- socket families (the kernel reads the family as int: higher bits denied) --- */
+        UNLESS_IN("socket", FILTER_EAFNOSUPPORT, FILTER_NO_INET, 0, families_unix,
+                  "netlink, packet, vsock, ... reach kernel subsystems; no IP without --network loopback"),
+        UNLESS_IN("socket", FILTER_EAFNOSUPPORT, FILTER_INET, 0, families_unix_inet,
+                  "netlink, packet, vsock, ... reach kernel subsystems; IP only for --network loopback"),
+        UNLESS_IN("socketpair", FILTER_EAFNOSUPPORT, FILTER_ALWAYS, 0, families_unix,
+                  "socketpair is only meaningful for AF_UNIX; other families are kernel surface"),
+};
+
+const struct filter_rule *filter_rules(size_t *ret_n)
+{
+        *ret_n = ARRAY_SIZE(rules);
+        return rules;
+}
+
+int filter_action_errno(enum filter_action a)
+{
+        switch (a) {
+        case FILTER_EPERM:
+                return EPERM;
+        case FILTER_ENOSYS:
+                return ENOSYS;
+        case FILTER_EAFNOSUPPORT:
+                return EAFNOSUPPORT;
+        case FILTER_KILL:
+                break;
+        }
+        return 0;
+}
+
+/* Cover [lo, hi] (inclusive, 32-bit) with aligned power-of-two blocks, each a
+ * single masked-equality test — the way a CIDR range splits into prefixes. */
+static size_t cover_range(unsigned arg, uint64_t lo, uint64_t hi, struct filter_cmp *out, size_t cap, size_t n)
+{
+        while (lo <= hi) {
+                uint64_t size = 1;
+
+                while (lo % (size * 2) == 0 && lo + size * 2 - 1 <= hi)
+                        size *= 2;
+                if (n < cap)
+                        out[n] = (struct filter_cmp) { .arg = arg, .op = FILTER_CMP_MASKED_EQ,
+                                                       .mask = ~(size - 1) & 0xffffffffu, .datum = lo };
+                n++;
+                lo += size;
+        }
+        return n;
+}
+
+size_t filter_not_in32(unsigned arg, const uint32_t *set, size_t n_set, struct filter_cmp *out, size_t cap)
+{
+        uint64_t next = 0;      /* the lowest value not yet covered or allowed */
+        size_t n = 0;
+
+        for (size_t i = 0; i < n_set; i++) {
+                if (set[i] > next)
+                        n = cover_range(arg, next, (uint64_t) set[i] - 1, out, cap, n);
+                next = (uint64_t) set[i] + 1;
+        }
+        /* The tail, and every value with any of the upper 32 bits set. The
+         * kernel truncates those to int (socket family) or unsigned int
+         * (personality), so 0x100000002 would reach it as AF_INET: deny them
+         * all, which is stricter than the kernel and never legitimate. */
+        if (n < cap)
+                out[n] = (struct filter_cmp) { .arg = arg, .op = FILTER_CMP_GT, .datum = next - 1 };
+        return n + 1;
+}
+
+static bool rule_applies(const struct filter_rule *r, const struct filter_spec *spec)
+{
+        switch (r->when) {
+        case FILTER_ALWAYS:
+                return true;
+        case FILTER_NO_INET:
+                return !spec->allow_inet;
+        case FILTER_INET:
+                return spec->allow_inet;
+        }
+        return true;    /* an unknown selector errs towards denying */
+}
+
+static int check_rule(const struct filter_rule *r, struct nsb_error *e)
+{
+        if (!r->syscall || !r->syscall[0])
+                return nsb_fail(e, NSB_STAGE_SECCOMP, EINVAL, "rule without a syscall name");
+        if (!r->threat || !r->threat[0])
+                return nsb_fail(e, NSB_STAGE_SECCOMP, EINVAL, "rule '%s' names no threat", r->syscall);
+        if (r->cond.arg > 5)
+                return nsb_fail(e, NSB_STAGE_SECCOMP, EINVAL, "rule '%s': argument %u out of range",
+                                r->syscall, r->cond.arg);
+        if (r->cond.kind == FILTER_COND_FLAG && r->cond.value == 0)
+                return nsb_fail(e, NSB_STAGE_SECCOMP, EINVAL, "rule '%s': empty flag", r->syscall);
+        if (r->cond.kind == FILTER_COND_NOT_IN32) {
+                if (r->cond.n_set == 0)
+                        return nsb_fail(e, NSB_STAGE_SECCOMP, EINVAL, "rule '%s': empty allowed set",
+                                        r->syscall);
+                for (size_t i = 1; i < r->cond.n_set; i++)
+                        if (r->cond.set[i] <= r->cond.set[i - 1])
+                                return nsb_fail(e, NSB_STAGE_SECCOMP, EINVAL,
+                                                "rule '%s': allowed set not sorted and unique", r->syscall);
+        }
+        return 0;
+}
+
+static size_t rule_entries(const struct filter_rule *r, struct filter_entry *out, size_t cap)
+{
+        struct filter_entry base = { .syscall = r->syscall, .action = r->action };
+        const unsigned a = r->cond.arg;
+
+        switch (r->cond.kind) {
+        case FILTER_COND_NONE:
+                if (cap > 0)
+                        out[0] = base;
+                return 1;
+        case FILTER_COND_FLAG:
+                /* Mask only low bits: the kernel ignores clone's upper 32 bits. */
+                base.has_cmp = true;
+                base.cmp = (struct filter_cmp) { a, FILTER_CMP_MASKED_EQ, r->cond.value, r->cond.value };
+                if (cap > 0)
+                        out[0] = base;
+                return 1;
+        case FILTER_COND_EQ32:
+                base.has_cmp = true;
+                base.cmp = (struct filter_cmp) { a, FILTER_CMP_MASKED_EQ, 0xffffffffu, r->cond.value };
+                if (cap > 0)
+                        out[0] = base;
+                return 1;
+        case FILTER_COND_NOT_IN32: {
+                /* Personality's allowed set {0, 0xffffffff} needs 63 entries. */
+                struct filter_cmp cmps[80];
+                size_t n = filter_not_in32(a, r->cond.set, r->cond.n_set, cmps, ARRAY_SIZE(cmps));
+
+                if (n > ARRAY_SIZE(cmps))
+                        return SIZE_MAX;
+                for (size_t i = 0; i < n && i < cap; i++) {
+                        out[i] = base;
+                        out[i].has_cmp = true;
+                        out[i].cmp = cmps[i];
+                }
+                return n;
+        }
+        }
+        return SIZE_MAX;
+}
+
+int filter_plan_build(const struct filter_rule *rules_in, size_t n_rules, const struct filter_spec *spec,
+                      struct filter_plan *ret, struct nsb_error *e)
+{
+        AUTOFREE struct filter_entry *entries = NULL;
+        size_t total = 0, n = 0;
+
+        *ret = (struct filter_plan) { 0 };
+        for (size_t i = 0; i < n_rules; i++) {
+                int r = check_rule(&rules_in[i], e);
+                size_t k;
+
+                if (r < 0)
+                        return nsb_error_prefix(e, "seccomp rule %zu", i);
+                if (!rule_applies(&rules_in[i], spec))
+                        continue;
+                k = rule_entries(&rules_in[i], NULL, 0);
+                if (k == SIZE_MAX)
+                        return nsb_fail(e, NSB_STAGE_SECCOMP, EINVAL, "seccomp rule %zu (%s): condition too large",
+                                        i, rules_in[i].syscall);
+                total += k;
+        }
+        entries = calloc(total ? total : 1, sizeof *entries);
+        if (!entries)
+                return nsb_fail(e, NSB_STAGE_SECCOMP, ENOMEM, "seccomp plan of %zu entries", total);
+        for (size_t i = 0; i < n_rules; i++)
+                if (rule_applies(&rules_in[i], spec))
+                        n += rule_entries(&rules_in[i], entries + n, total - n);
+        ret->entries = move_ptr(&entries);
+        ret->n_entries = n;
+        return 0;
+}
+
+void filter_plan_free(struct filter_plan *p)
+{
+        if (!p)
+                return;
+        free(p->entries);
+        p->entries = NULL;
+        p->n_entries = 0;
+}
+
+size_t filter_prologue(uint32_t native_audit_arch, struct sock_filter *out, size_t cap)
+{
+#if defined(__x86_64__)
+        const size_t n = 8;
+#else
+        const size_t n = 7;
+#endif
+        /* Jump targets, by index; classic BPF jumps only forward, so the two
+         * returns sit at the end and "pass" is the first instruction after us. */
+        const size_t at_enosys = n - 2, at_kill = n - 1, at_pass = n;
+        struct sock_filter p[FILTER_PROLOGUE_MAX];
+        size_t i = 0;
+
+#define OFF(target) ((unsigned char) ((target) - i - 1))
+        p[i] = (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+        i++;
+        /* A foreign ABI (i386 through int 0x80 on x86_64) has its own syscall
+         * numbers, so a deny list written for ours means nothing there: kill. */
+        p[i] = (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, native_audit_arch, 0, OFF(at_kill));
+        i++;
+        p[i] = (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+        i++;
+        /* nr == -1 is how a tracer skips a syscall; the kernel answers ENOSYS
+         * itself. Let it through untouched, as libseccomp does. */
+        p[i] = (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffffu, OFF(at_pass), 0);
+        i++;
+#if defined(__x86_64__)
+        /* x32 shares AUDIT_ARCH_X86_64 and marks its syscalls with bit 30;
+         * the arch check above cannot see it. Kill, whether or not this kernel
+         * has CONFIG_X86_X32_ABI. */
+        p[i] = (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u /* __X32_SYSCALL_BIT */,
+                                             OFF(at_kill), 0);
+        i++;
+#endif
+        /* Newer than this policy: a deny list cannot know what those doors do. */
+        p[i] = (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, FILTER_NEWEST_REVIEWED_NR,
+                                             OFF(at_enosys), OFF(at_pass));
+        i++;
+#undef OFF
+        p[i++] = (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA));
+        p[i++] = (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+
+        if (out && cap >= n)
+                memcpy(out, p, n * sizeof *p);
+        return n;
+}

@@ -1,0 +1,300 @@
+/* supervisor/child.c — the sandbox init and the program's last steps.
+ * Runs in the cloned child (separate memory, single thread). Only
+ * async-signal-safe-in-spirit work: no locks held by another thread can exist
+ * since the supervisor is single-threaded. */
+#include "supervisor/child.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "caps/caps.h"
+#include "cgroup/cgroup.h"
+#include "landlock/landlock.h"
+#include "net/net.h"
+#include "ns/ns.h"
+#include "seccomp/filter.h"
+#include "supervisor/wire.h"
+#include "util/sys.h"
+
+static void send_msg(int sock, enum wire_kind kind, const struct nsb_error *err, const struct nsb_ledger *l,
+                     int wait_status)
+{
+        struct wire_msg m;
+
+        memset(&m, 0, sizeof m);
+        m.version = WIRE_VERSION;
+        m.kind = kind;
+        m.wait_status = wait_status;
+        if (err)
+                m.error = *err;
+        if (l)
+                m.ledger = *l;
+        while (send(sock, &m, sizeof m, MSG_NOSIGNAL) < 0 && errno == EINTR)
+                ;
+}
+
+__attribute__((noreturn)) static void fail_exit(struct child_ctx *c, struct nsb_error *e)
+{
+        send_msg(c->sock, WIRE_ERROR, e, &c->ledger, 0);
+        _exit(127);
+}
+
+static int test_hook(struct child_ctx *c, enum nsb_stage stage, struct nsb_error *e)
+{
+        if (c->fail_stage == (int) stage)
+                return nsb_fail(e, stage, EPERM, "forced failure of the %s step (NSBOX_TEST_FAIL_STEP)",
+                                nsb_stage_name(stage));
+        return 0;
+}
+
+/* ---- the program's steps, in order -------------------------------------- */
+
+static int step_rlimits(struct child_ctx *c, struct nsb_error *e)
+{
+        struct rlimit fsize = { c->cfg->file_size_bytes, c->cfg->file_size_bytes };
+        struct rlimit core = { 0, 0 };
+        int r = test_hook(c, NSB_STAGE_RLIMIT, e);
+
+        if (r < 0)
+                return r;
+        /* Files larger than the limit get SIGXFSZ (or EFBIG when ignored). */
+        if (setrlimit(RLIMIT_FSIZE, &fsize) < 0)
+                return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "RLIMIT_FSIZE");
+        ledger_set(&c->ledger, PROT_FILE_SIZE, "rlimit");
+        if (setrlimit(RLIMIT_CORE, &core) < 0)
+                return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "RLIMIT_CORE");
+        if (c->rlimit_cpu) {
+                /* Without cgroup CPU accounting each process gets the whole
+                 * budget (soft: SIGXCPU, hard a second later: SIGKILL). */
+                rlim_t s = (rlim_t) ((cfg_cpu_time_ms(c->cfg) + 999) / 1000);
+                struct rlimit cpu = { s, s + 1 };
+                if (setrlimit(RLIMIT_CPU, &cpu) < 0)
+                        return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "RLIMIT_CPU");
+        }
+        return 0;
+}
+
+static int step_caps(struct child_ctx *c, struct nsb_error *e)
+{
+        int r = test_hook(c, NSB_STAGE_CAPS, e);
+        return r < 0 ? r : caps_drop_all(&c->ledger, e);
+}
+
+static int step_nnp(struct child_ctx *c, struct nsb_error *e)
+{
+        int r = test_hook(c, NSB_STAGE_NNP, e);
+
+        if (r < 0)
+                return r;
+        /* Required by landlock_restrict_self and seccomp without
+         * CAP_SYS_ADMIN, and closes setuid/file-capability gains on exec. */
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return nsb_fail(e, NSB_STAGE_NNP, errno, "PR_SET_NO_NEW_PRIVS");
+        if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+                return nsb_fail(e, NSB_STAGE_NNP, EPERM, "no_new_privs did not stick");
+        ledger_set(&c->ledger, PROT_NO_NEW_PRIVS, "enforced");
+        return 0;
+}
+
+static int step_landlock(struct child_ctx *c, struct nsb_error *e)
+{
+        int r = test_hook(c, NSB_STAGE_LANDLOCK, e);
+        return r < 0 ? r : ll_apply(c->landlock, &c->ledger, e);
+}
+
+static int step_seccomp(struct child_ctx *c, struct nsb_error *e)
+{
+        int r = test_hook(c, NSB_STAGE_SECCOMP, e);
+        return r < 0 ? r : filter_load(c->filter, &c->ledger, e);
+}
+
+const struct child_step child_program_steps[] = {
+        { NSB_STAGE_RLIMIT, step_rlimits },     /* needs nothing; inherited by every child */
+        { NSB_STAGE_CAPS, step_caps },          /* bounding, ambient, permitted, effective; securebits locked */
+        { NSB_STAGE_NNP, step_nnp },            /* before landlock_restrict_self and seccomp */
+        { NSB_STAGE_LANDLOCK, step_landlock },  /* after the mount tree is final: rules name its paths */
+        { NSB_STAGE_SECCOMP, step_seccomp },    /* last: the filter need not allow any setup syscall */
+};
+const unsigned child_program_n_steps = sizeof child_program_steps / sizeof child_program_steps[0];
+
+/* execve through the sandbox PATH when the path has no slash. */
+static int exec_program(struct child_ctx *c, struct nsb_error *e)
+{
+        const char *path = c->exec_path;
+        int err = ENOENT;
+
+        if (strchr(path, '/')) {
+                execve(path, c->argv, c->envp);
+                return nsb_fail(e, NSB_STAGE_EXEC, errno, "execve '%s'", path);
+        }
+        for (const char *dir = "/usr/local/bin:/usr/bin:/bin"; dir && *dir;) {
+                const char *colon = strchr(dir, ':');
+                char full[4096];
+                snprintf(full, sizeof full, "%.*s/%s", (int) (colon ? colon - dir : (long) strlen(dir)), dir, path);
+                execve(full, c->argv, c->envp);
+                if (errno != ENOENT && errno != ENOTDIR)
+                        err = errno;
+                dir = colon ? colon + 1 : NULL;
+        }
+        return nsb_fail(e, NSB_STAGE_EXEC, err, "execve '%s' (searched the sandbox PATH)", path);
+}
+
+__attribute__((noreturn)) static void program_main(struct child_ctx *c)
+{
+        struct nsb_error e;
+
+        nsb_error_clear(&e);
+        /* The supervisor blocks SIGINT/SIGTERM (for its signalfd); a blocked
+         * mask and ignored signals survive execve, so reset both. */
+        {
+                sigset_t none;
+                sigemptyset(&none);
+                sigprocmask(SIG_SETMASK, &none, NULL);
+                for (int sig = 1; sig < NSIG; sig++)
+                        if (sig != SIGKILL && sig != SIGSTOP)
+                                signal(sig, SIG_DFL);
+        }
+        /* Its own session and process group: no controlling terminal can be
+         * reached (TIOCSTI needs one too) and the group can be killed whole. */
+        if (setsid() < 0) {
+                nsb_fail(&e, NSB_STAGE_EXEC, errno, "setsid");
+                fail_exit(c, &e);
+        }
+        ledger_set(&c->ledger, PROT_SESSION, "setsid");
+        for (int i = 0; i < 3; i++)
+                if (dup2(c->stdio[i], i) < 0) {
+                        nsb_fail(&e, NSB_STAGE_EXEC, errno, "dup2 fd %d", i);
+                        fail_exit(c, &e);
+                }
+        if (c->channel_fd >= 0 && dup2(c->channel_fd, 3) < 0) {
+                nsb_fail(&e, NSB_STAGE_EXEC, errno, "dup2 the results channel to fd 3");
+                fail_exit(c, &e);
+        }
+        /* Everything but 0-2 (and 3 when it is the results channel) goes at
+         * exec; the socket is CLOEXEC already. */
+        if (sys_close_range(c->channel_fd >= 0 ? 4 : 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
+                nsb_fail(&e, NSB_STAGE_EXEC, errno, "close_range");
+                fail_exit(c, &e);
+        }
+        ledger_set(&c->ledger, PROT_FDS, "closed");
+        ledger_set(&c->ledger, PROT_ENV, "scrubbed");
+        for (unsigned i = 0; i < child_program_n_steps; i++) {
+                if (child_program_steps[i].fn(c, &e) < 0) {
+                        if (e.stage == NSB_STAGE_NONE)
+                                e.stage = child_program_steps[i].stage;
+                        fail_exit(c, &e);
+                }
+        }
+        send_msg(c->sock, WIRE_READY, NULL, &c->ledger, 0);
+        exec_program(c, &e);
+        fail_exit(c, &e);
+}
+
+__attribute__((noreturn)) void child_init_main(struct child_ctx *c)
+{
+        struct nsb_error e;
+        struct wire_msg go;
+        pid_t prog;
+        ssize_t n;
+        int r;
+
+        nsb_error_clear(&e);
+        if (c->cg_ops && c->cg_ops->child_join) {
+                r = c->cg_ops->child_join(c->cg_run, c->cg_spec, &e);
+                if (r < 0)
+                        fail_exit(c, &e);
+                ledger_set(&c->ledger, PROT_MEMORY, c->cg_ops->label);
+                ledger_set(&c->ledger, PROT_PIDS, c->cg_ops->label);
+        }
+        /* Wait for the id maps. EOF means the supervisor is gone. */
+        do
+                n = recv(c->sock, &go, sizeof go, 0);
+        while (n < 0 && errno == EINTR);
+        if (n != (ssize_t) sizeof go)
+                _exit(127);
+        /* Take the in-sandbox identity. The credentials a process had when
+         * it entered the namespace stay what they were (for a root caller:
+         * host uid 0, unmapped here); only now are they the mapped ids. The
+         * caps of this namespace survive: the namespace has no uid 0, so the
+         * setuid rules of capabilities(7) clear nothing. */
+        if (setresgid(NS_SANDBOX_GID, NS_SANDBOX_GID, NS_SANDBOX_GID) < 0 ||
+            setresuid(NS_SANDBOX_UID, NS_SANDBOX_UID, NS_SANDBOX_UID) < 0) {
+                nsb_fail(&e, NSB_STAGE_USERNS, errno, "take the sandbox uid/gid %u/%u", NS_SANDBOX_UID, NS_SANDBOX_GID);
+                fail_exit(c, &e);
+        }
+        /* The sandbox dies with nsbox: if the supervisor goes, so does the
+         * init, and with it the whole pid namespace. Set after the uid change,
+         * which clears it (prctl(2)); a supervisor that died before this
+         * point has closed its socket end, which the poll below sees. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) {
+                nsb_fail(&e, NSB_STAGE_CLONE, errno, "PR_SET_PDEATHSIG");
+                fail_exit(c, &e);
+        }
+        {
+                struct pollfd pf = { c->sock, POLLRDHUP, 0 };
+                if (poll(&pf, 1, 0) != 0 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+                        _exit(127);
+        }
+        /* Not dumpable from here on: the program, which shares our uid, can
+         * neither ptrace the init nor open its /proc/1/{mem,fd,environ}. Set
+         * only now, because it makes /proc/<pid>/uid_map root-owned. */
+        if (prctl(PR_SET_DUMPABLE, 0) < 0) {
+                nsb_fail(&e, NSB_STAGE_CLONE, errno, "PR_SET_DUMPABLE");
+                fail_exit(c, &e);
+        }
+        if (setsid() < 0) {
+                nsb_fail(&e, NSB_STAGE_CLONE, errno, "setsid");
+                fail_exit(c, &e);
+        }
+        if (sethostname("nsbox", 5) < 0) {
+                nsb_fail(&e, NSB_STAGE_CLONE, errno, "sethostname");
+                fail_exit(c, &e);
+        }
+        if (c->cfg->network == NSB_NETWORK_LOOPBACK) {
+                r = test_hook(c, NSB_STAGE_NET, &e);
+                if (r < 0 || net_loopback_up(&c->ledger, &e) < 0)
+                        fail_exit(c, &e);
+        } else {
+                ledger_set(&c->ledger, PROT_NET, "empty-netns");
+        }
+        r = test_hook(c, NSB_STAGE_MOUNT, &e);
+        if (r < 0 || mnt_plan_apply(c->mounts, c->slot_fds, &c->ledger, &e) < 0)
+                fail_exit(c, &e);
+
+        prog = fork();
+        if (prog < 0) {
+                nsb_fail(&e, NSB_STAGE_EXEC, errno, "fork the program");
+                fail_exit(c, &e);
+        }
+        if (prog == 0)
+                program_main(c);
+
+        /* The init keeps nothing the program could use: its stdio ends go. */
+        for (int i = 0; i < 3; i++)
+                close(c->stdio[i]);
+        if (c->channel_fd >= 0)
+                close(c->channel_fd);
+        for (;;) {
+                int status;
+                pid_t w = waitpid(-1, &status, __WALL);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w < 0)
+                        _exit(127);
+                if (w == prog) {
+                        send_msg(c->sock, WIRE_EXIT, NULL, NULL, status);
+                        /* Exiting as PID 1 makes the kernel SIGKILL every
+                         * process left in the namespace: no daemon survives. */
+                        _exit(0);
+                }
+        }
+}

@@ -1,0 +1,57 @@
+/* supervisor/env_plan.c — the program's environment. Pure.
+ * Nothing of the caller's environment passes: a fixed base set, then the
+ * user's --env additions (which may override the base). */
+#include "supervisor/env_plan.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const base_env[] = {
+        "PATH=/usr/local/bin:/usr/bin:/bin",
+        "HOME=/tmp",
+        "LANG=C.UTF-8",
+        "LC_ALL=C.UTF-8",
+        "TMPDIR=/tmp",
+        "PYTHONDONTWRITEBYTECODE=1",
+        "PYTHONUNBUFFERED=1",
+};
+
+void env_free(char **envp)
+{
+        for (size_t i = 0; envp && envp[i]; i++)
+                free(envp[i]);
+        free(envp);
+}
+
+int env_build(const struct nsb_config *cfg, char ***ret, struct nsb_error *e)
+{
+        size_t n_base = sizeof base_env / sizeof base_env[0], n = 0;
+        char **envp = calloc(n_base + cfg->n_env_add + 1, sizeof *envp);
+
+        if (!envp)
+                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        for (size_t i = 0; i < n_base; i++)
+                if (!(envp[n++] = strdup(base_env[i])))
+                        goto oom;
+        for (size_t i = 0; i < cfg->n_env_add; i++) {
+                const char *add = cfg->env_add[i];
+                size_t klen = strcspn(add, "=");
+                size_t k;
+                for (k = 0; k < n; k++)
+                        if (strncmp(envp[k], add, klen + 1) == 0)
+                                break;
+                if (k < n)
+                        free(envp[k]);
+                if (!(envp[k] = strdup(add)))
+                        goto oom;
+                if (k == n)
+                        n++;
+        }
+        envp[n] = NULL;
+        *ret = envp;
+        return 0;
+oom:
+        env_free(envp);
+        return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+}

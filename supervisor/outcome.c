@@ -1,0 +1,92 @@
+/* supervisor/outcome.c — see outcome.h. Pure. */
+#include "supervisor/outcome.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+static void hit(struct run_result *r, enum run_limit l)
+{
+        r->limits_hit |= 1u << l;
+}
+
+static void end_by_limit(struct run_result *r, enum run_limit l, int sig)
+{
+        r->status = RUN_LIMIT;
+        r->limit = l;
+        r->signal = sig;
+        hit(r, l);
+}
+
+void outcome_decide(const struct observed *o, struct run_result *r)
+{
+        r->limit = LIMIT_NONE;
+        r->exit_code = 0;
+        r->signal = 0;
+        if (o->pids_limit_hit)
+                hit(r, LIMIT_PIDS);
+        if (o->memory_limit_hit || o->oom_killed)
+                hit(r, LIMIT_MEMORY);
+
+        /* A sandbox failure outranks everything: the program's behaviour is
+         * unknown, never "wrong". */
+        if (o->setup_error) {
+                r->status = RUN_ERROR;
+                return;
+        }
+        if (o->killed == KILL_CANCEL) {
+                r->status = RUN_CANCELLED;
+                return;
+        }
+        switch (o->killed) {
+        case KILL_WALL_TIME:
+                end_by_limit(r, LIMIT_WALL_TIME, SIGKILL);
+                return;
+        case KILL_CPU_TIME:
+                end_by_limit(r, LIMIT_CPU_TIME, SIGKILL);
+                return;
+        case KILL_OUTPUT:
+                end_by_limit(r, LIMIT_OUTPUT, SIGKILL);
+                return;
+        default:
+                break;
+        }
+        if (!o->got_exit) {
+                if (o->oom_killed) {
+                        end_by_limit(r, LIMIT_MEMORY, SIGKILL);
+                        return;
+                }
+                r->status = RUN_ERROR;
+                nsb_fail(&r->error, NSB_STAGE_SUPERVISE, 0,
+                         o->program_started ? "the sandbox init ended before reporting the program's status (%s %d)"
+                                            : "the sandbox ended before the program started (%s %d)",
+                         WIFSIGNALED(o->init_status) ? "signal" : "exit code",
+                         WIFSIGNALED(o->init_status) ? WTERMSIG(o->init_status) : WEXITSTATUS(o->init_status));
+                return;
+        }
+        if (WIFEXITED(o->wait_status)) {
+                r->status = RUN_EXITED;
+                r->exit_code = WEXITSTATUS(o->wait_status);
+                return;
+        }
+        if (WIFSIGNALED(o->wait_status)) {
+                int sig = WTERMSIG(o->wait_status);
+                if (sig == SIGKILL && o->oom_killed) {
+                        end_by_limit(r, LIMIT_MEMORY, sig);
+                        return;
+                }
+                if (sig == SIGXFSZ) {
+                        end_by_limit(r, LIMIT_FILE_SIZE, sig);
+                        return;
+                }
+                if ((sig == SIGXCPU || sig == SIGKILL) && o->cpu_over) {
+                        end_by_limit(r, LIMIT_CPU_TIME, sig);
+                        return;
+                }
+                r->status = RUN_SIGNALED;
+                r->signal = sig;
+                return;
+        }
+        r->status = RUN_ERROR;
+        nsb_fail(&r->error, NSB_STAGE_SUPERVISE, 0, "unexpected wait status 0x%x", (unsigned) o->wait_status);
+}

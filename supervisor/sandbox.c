@@ -1,0 +1,701 @@
+/* supervisor/sandbox.c — one run, from plans to result.
+ *
+ * Order (why, at each step below):
+ *   plans (pure) -> cgroup (limits exist before the child does) -> fds ->
+ *   clone3 into new namespaces [-> CLONE_INTO_CGROUP on v2] -> id maps ->
+ *   "go" -> supervise (poll: socket, pidfd, pipes, timers, cancel) ->
+ *   kill what is left -> accounting -> remove the cgroup -> result.
+ * The supervisor is single-threaded: no thread may exist next to clone().
+ */
+#include "supervisor/sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup/cgroup.h"
+#include "landlock/landlock.h"
+#include "mount/mnt.h"
+#include "ns/ns.h"
+#include "profile/profile.h"
+#include "seccomp/filter.h"
+#include "supervisor/capture.h"
+#include "supervisor/child.h"
+#include "supervisor/env_plan.h"
+#include "supervisor/outcome.h"
+#include "supervisor/wire.h"
+#include "util/cleanup.h"
+#include "util/sys.h"
+
+#include "nsbox-config.h"
+
+#define DEFAULT_INTERPRETER "/usr/bin/python3"
+#define DRAIN_AFTER_EXIT_MS 2000
+
+struct sbx {
+        const struct sbx_request *req;
+        const struct nsb_config *cfg;
+        struct run_result *res;
+
+        struct host_set host;
+        struct mnt_plan mounts;
+        struct ns_idmap idmap;
+        char **envp;
+        char *exec_path;
+        struct filter_prog filter;
+        struct ll_path_rule ll_rules[8 + 64];
+        struct ll_spec landlock;
+
+        struct cg_env cg_env;
+        struct cg_facts cg_facts;
+        const struct cg_ops *cg_ops;
+        struct cg_run cg_run;
+        struct cg_spec cg_spec;
+        bool cg_created;
+
+        int *slot_fds;
+        int sock[2];
+        int out[2], err[2];
+        int stdin_fd;
+        int pidfd;
+        pid_t pid;
+        int wall_tfd, cpu_tfd;
+
+        struct observed obs;
+        struct timespec start;
+};
+
+static double elapsed_ms(const struct timespec *start)
+{
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        return (double) (now.tv_sec - start->tv_sec) * 1e3 + (double) (now.tv_nsec - start->tv_nsec) / 1e6;
+}
+
+static void close_fd(int *fd)
+{
+        if (*fd >= 0)
+                close(*fd);
+        *fd = -1;
+}
+
+static int copy_command(struct run_result *r, char *const *argv, size_t argc)
+{
+        r->command = calloc(argc + 1, sizeof *r->command);
+        if (!r->command)
+                return -ENOMEM;
+        for (size_t i = 0; i < argc; i++) {
+                if (!(r->command[i] = strdup(argv[i])))
+                        return -ENOMEM;
+                r->command_len = i + 1;
+        }
+        return 0;
+}
+
+/* ---- plans --------------------------------------------------------------- */
+
+static int plan_landlock(struct sbx *s)
+{
+        const struct nsb_config *cfg = s->cfg;
+        size_t n = 0;
+
+        /* Mirrors the mount plan: everything readable, writable only where a
+         * writable mount is. Landlock holds even if a mount step were wrong. */
+        s->ll_rules[n++] = (struct ll_path_rule){ "/", false };
+        s->ll_rules[n++] = (struct ll_path_rule){ "/workspace", true };
+        s->ll_rules[n++] = (struct ll_path_rule){ "/tmp", true };
+        s->ll_rules[n++] = (struct ll_path_rule){ "/dev/null", true };
+        s->ll_rules[n++] = (struct ll_path_rule){ "/dev/zero", true };
+        s->ll_rules[n++] = (struct ll_path_rule){ "/dev/full", true };
+        for (size_t i = 0; i < cfg->n_binds && n < sizeof s->ll_rules / sizeof s->ll_rules[0]; i++)
+                if (!cfg->binds[i].read_only)
+                        s->ll_rules[n++] = (struct ll_path_rule){ cfg->binds[i].dst, true };
+        s->landlock.rules = s->ll_rules;
+        s->landlock.n_rules = n;
+        s->landlock.allow_tcp = cfg->network == NSB_NETWORK_LOOPBACK;
+        return 0;
+}
+
+static int plan_all(struct sbx *s, struct nsb_error *e)
+{
+        const struct sbx_request *req = s->req;
+        const struct nsb_config *cfg = s->cfg;
+        struct filter_spec fspec = { .allow_inet = cfg->network == NSB_NETWORK_LOOPBACK };
+        struct mnt_input in;
+        int r;
+
+        if (req->argc == 0)
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "empty command");
+        if (req->python) {
+                const char *interp = cfg->interpreter ? cfg->interpreter : DEFAULT_INTERPRETER;
+                r = profile_add_python(&s->host, interp, NULL, e);
+                if (r < 0)
+                        return r;
+                /* The host path of the interpreter exists inside too (its
+                 * symlinks are mirrored), so CPython finds its prefix. */
+                if (!(s->exec_path = strdup(interp)))
+                        return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+        } else {
+                const char *path = getenv("PATH");
+                r = profile_which(req->argv[0], path ? path : "/usr/local/bin:/usr/bin:/bin", &s->exec_path, e);
+                if (r < 0)
+                        return r;
+                r = profile_add_executable(&s->host, s->exec_path, e);
+                if (r < 0)
+                        return r;
+        }
+        ns_idmap_plan(geteuid(), getegid(), &s->idmap);
+        in = (struct mnt_input){
+                .cfg = cfg,
+                .host = &s->host,
+                .program_name = req->program_name,
+                .program_data = req->program_data,
+                .program_len = req->program_len,
+                .sandbox_uid = NS_SANDBOX_UID,
+                .sandbox_gid = NS_SANDBOX_GID,
+                .runner_dir = req->runner_dir,
+                .preopen_user_sources = s->idmap.idmap_user_sources,
+        };
+        r = mnt_plan_build(&in, &s->mounts, e);
+        if (r < 0)
+                return r;
+        r = env_build(cfg, &s->envp, e);
+        if (r < 0)
+                return r;
+        r = filter_compile(&fspec, &s->filter, e);
+        if (r < 0)
+                return r;
+        return plan_landlock(s);
+}
+
+/* ---- cgroup -------------------------------------------------------------- */
+
+static int setup_cgroup(struct sbx *s, struct nsb_error *e)
+{
+        enum cg_backend b;
+        int r;
+
+        s->cg_env.proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        s->cg_env.sys_cgroup_fd = open("/sys/fs/cgroup", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (s->cg_env.proc_fd < 0)
+                return nsb_fail(e, NSB_STAGE_CGROUP, errno, "open /proc");
+        r = cg_detect(&s->cg_env, &s->cg_facts, e);
+        if (r < 0)
+                return r;
+        b = cg_choose(&s->cg_facts, NULL);
+        s->cg_ops = cg_ops_for(b);
+        if (!s->cg_ops)
+                return nsb_fail(e, NSB_STAGE_CGROUP, ENOTSUP, "no mechanism can enforce the memory and pids limits: %s",
+                                s->cg_facts.reason);
+        (void) cg_reap_stale(&s->cg_env, &s->cg_facts);
+        s->cg_spec.memory_bytes = s->cfg->memory_bytes;
+        s->cg_spec.pids_max = s->cfg->pids_max;
+        s->cg_spec.serial = s->req->serial;
+        cg_run_init(&s->cg_run);
+        r = s->cg_ops->create(&s->cg_env, &s->cg_facts, &s->cg_spec, &s->cg_run, e);
+        if (r < 0)
+                return r;
+        s->cg_created = true;
+        return 0;
+}
+
+/* ---- fds ----------------------------------------------------------------- */
+
+static int open_stdin(struct sbx *s, struct nsb_error *e)
+{
+        const struct sbx_request *req = s->req;
+
+        if (req->stdin_data) {
+                /* A sealed memfd: the program reads exactly these bytes. */
+                int fd = memfd_create("nsbox-stdin", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+                size_t off = 0;
+                if (fd < 0)
+                        return nsb_fail(e, NSB_STAGE_PREPARE, errno, "memfd for stdin");
+                s->stdin_fd = fd;
+                while (off < req->stdin_len) {
+                        ssize_t n = write(fd, req->stdin_data + off, req->stdin_len - off);
+                        if (n < 0 && errno == EINTR)
+                                continue;
+                        if (n < 0)
+                                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "write stdin");
+                        off += (size_t) n;
+                }
+                if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+                        return nsb_fail(e, NSB_STAGE_PREPARE, errno, "seal stdin");
+                if (lseek(fd, 0, SEEK_SET) < 0)
+                        return nsb_fail(e, NSB_STAGE_PREPARE, errno, "rewind stdin");
+                /* reopen read-only so the program cannot even try to write */
+                {
+                        char p[64];
+                        int ro;
+                        snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+                        ro = open(p, O_RDONLY | O_CLOEXEC);
+                        if (ro < 0)
+                                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "reopen stdin");
+                        close(fd);
+                        s->stdin_fd = ro;
+                }
+                return 0;
+        }
+        s->stdin_fd = open(s->cfg->stdin_path ? s->cfg->stdin_path : "/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (s->stdin_fd < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "--stdin '%s'", s->cfg->stdin_path);
+        return 0;
+}
+
+static int open_fds(struct sbx *s, struct nsb_error *e)
+{
+        int r;
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, s->sock) < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "socketpair");
+        if (pipe2(s->out, O_CLOEXEC) < 0 || pipe2(s->err, O_CLOEXEC) < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "pipe");
+        r = open_stdin(s, e);
+        if (r < 0)
+                return r;
+        s->slot_fds = malloc((s->mounts.n_slots + 1) * sizeof *s->slot_fds);
+        if (!s->slot_fds)
+                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+        for (unsigned i = 0; i < s->mounts.n_slots; i++)
+                s->slot_fds[i] = -1;
+        /* Root callers: open the user's sources here, with the caller's own
+         * rights (the sandbox's host uid may not read them), idmapped so that
+         * the sandbox user writes as the owner of each source. */
+        for (size_t i = 0; i < s->mounts.n_ops; i++) {
+                const struct mnt_op *op = &s->mounts.ops[i];
+                if (op->kind != MNT_OPEN_TREE || !s->mounts.slot_preopened[op->slot])
+                        continue;
+                r = ns_open_idmapped(op->src, &s->idmap, true, &s->slot_fds[op->slot], e);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* ---- clone --------------------------------------------------------------- */
+
+static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
+{
+        struct clone_args args;
+        struct wire_msg go;
+        int r;
+
+        memset(&args, 0, sizeof args);
+        /* Every namespace at once: the child is never visible outside them. */
+        args.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+                     CLONE_NEWCGROUP | CLONE_PIDFD;
+        args.pidfd = (uint64_t) (uintptr_t) &s->pidfd;
+        args.exit_signal = SIGCHLD;
+        if (s->cg_run.clone_fd >= 0) {
+                /* cgroup v2: born inside its cgroup, never runs outside it. */
+                args.flags |= CLONE_INTO_CGROUP;
+                args.cgroup = (uint64_t) s->cg_run.clone_fd;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &s->start);
+        s->pid = sys_clone3(&args);
+        if (s->pid < 0)
+                return nsb_fail(e, NSB_STAGE_CLONE, errno,
+                                "clone3 with new user, mount, pid, net, ipc, uts and cgroup namespaces");
+        if (s->pid == 0)
+                child_init_main(c);   /* never returns */
+
+        ledger_set(&s->res->ledger, PROT_USER_NS, "enforced");
+        ledger_set(&s->res->ledger, PROT_MOUNT_NS, "enforced");
+        ledger_set(&s->res->ledger, PROT_PID_NS, "enforced");
+        ledger_set(&s->res->ledger, PROT_IPC_NS, "enforced");
+        ledger_set(&s->res->ledger, PROT_UTS_NS, "enforced");
+        ledger_set(&s->res->ledger, PROT_CGROUP_NS, "enforced");
+
+        close_fd(&s->sock[1]);
+        close_fd(&s->out[1]);
+        close_fd(&s->err[1]);
+        close_fd(&s->stdin_fd);
+        for (unsigned i = 0; i < s->mounts.n_slots; i++)
+                close_fd(&s->slot_fds[i]);
+
+        r = ns_idmap_apply(s->pid, &s->idmap, e);
+        if (r < 0)
+                return r;
+        memset(&go, 0, sizeof go);
+        go.version = WIRE_VERSION;
+        if (send(s->sock[0], &go, sizeof go, MSG_NOSIGNAL) < 0)
+                return nsb_fail(e, NSB_STAGE_CLONE, errno, "release the sandbox init");
+        return 0;
+}
+
+/* ---- supervision --------------------------------------------------------- */
+
+static void arm_timer(int tfd, uint64_t ms)
+{
+        struct itimerspec its = { 0 };
+        if (ms == 0)
+                ms = 1;
+        its.it_value.tv_sec = (time_t) (ms / 1000);
+        its.it_value.tv_nsec = (long) (ms % 1000) * 1000000L;
+        (void) timerfd_settime(tfd, 0, &its, NULL);
+}
+
+static void kill_tree(struct sbx *s, enum kill_reason why)
+{
+        struct nsb_error ignored;
+
+        if (s->obs.killed == KILL_NONE)
+                s->obs.killed = why;
+        /* SIGKILL to the init ends the pid namespace: the kernel kills every
+         * process in it. The cgroup kill catches anything that raced. */
+        if (s->pidfd >= 0)
+                (void) sys_pidfd_send_signal(s->pidfd, SIGKILL);
+        if (s->cg_created && s->cg_ops->kill_all)
+                (void) s->cg_ops->kill_all(&s->cg_run, &ignored);
+}
+
+static void relay(int fd, const char *buf, size_t n)
+{
+        while (n > 0) {
+                ssize_t w = write(fd, buf, n);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w <= 0)
+                        return;   /* our own reader went away: keep capturing */
+                buf += w;
+                n -= (size_t) w;
+        }
+}
+
+static int read_stream(struct sbx *s, int *fd, struct run_stream *st, int relay_fd)
+{
+        char buf[65536];
+        ssize_t n = read(*fd, buf, sizeof buf);
+        long kept;
+
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                return 0;
+        if (n <= 0) {
+                close_fd(fd);
+                return 0;
+        }
+        kept = capture_feed(st, s->cfg->output_limit_bytes, buf, (size_t) n);
+        if (kept < 0)
+                return -ENOMEM;
+        if (s->req->relay && kept > 0)
+                relay(relay_fd, buf, (size_t) kept);
+        if (s->res->out.bytes + s->res->err.bytes > 4 * s->cfg->output_limit_bytes)
+                kill_tree(s, KILL_OUTPUT);
+        return 0;
+}
+
+static void check_cpu(struct sbx *s)
+{
+        struct cg_usage u;
+        struct nsb_error ignored;
+        uint64_t limit_us = cfg_cpu_time_ms(s->cfg) * 1000;
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+        if (!s->cg_created || s->cg_ops->read_usage(&s->cg_run, &u, &ignored) < 0 || !u.cpu_known)
+                return;
+        if (u.cpu_usec >= limit_us) {
+                s->obs.cpu_over = true;
+                kill_tree(s, KILL_CPU_TIME);
+                return;
+        }
+        /* The soonest the limit can be reached is when every CPU runs the
+         * tree; check again then (at least every 5 ms, at most 250 ms). */
+        {
+                uint64_t ms = (limit_us - u.cpu_usec) / 1000 / (uint64_t) (ncpu > 0 ? ncpu : 1);
+                arm_timer(s->cpu_tfd, ms < 5 ? 5 : ms > 250 ? 250 : ms);
+        }
+}
+
+static void handle_msg(struct sbx *s, const struct wire_msg *m, ssize_t n)
+{
+        if (n != (ssize_t) sizeof *m || m->version != WIRE_VERSION) {
+                if (!s->obs.setup_error) {
+                        s->obs.setup_error = true;
+                        nsb_fail(&s->res->error, NSB_STAGE_SUPERVISE, EPROTO, "malformed record from the sandbox");
+                }
+                return;
+        }
+        switch (m->kind) {
+        case WIRE_READY:
+                s->obs.program_started = true;
+                for (int p = 0; p < PROT__MAX; p++)
+                        if (m->ledger.val[p][0])
+                                ledger_set(&s->res->ledger, (enum nsb_prot) p, m->ledger.val[p]);
+                break;
+        case WIRE_ERROR:
+                if (!s->obs.setup_error) {
+                        s->obs.setup_error = true;
+                        s->res->error = m->error;
+                        s->res->error.msg[NSB_ERROR_MSG_MAX - 1] = '\0';
+                }
+                break;
+        case WIRE_EXIT:
+                s->obs.got_exit = true;
+                s->obs.wait_status = m->wait_status;
+                break;
+        default:
+                break;
+        }
+}
+
+static int supervise(struct sbx *s, struct nsb_error *e)
+{
+        bool init_alive = true;
+        double drain_deadline = 0;
+        int r;
+
+        s->wall_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+        s->cpu_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+        if (s->wall_tfd < 0 || s->cpu_tfd < 0)
+                return nsb_fail(e, NSB_STAGE_SUPERVISE, errno, "timerfd");
+        arm_timer(s->wall_tfd, s->cfg->wall_time_ms);
+        arm_timer(s->cpu_tfd, 5);
+        ledger_set(&s->res->ledger, PROT_WALL_TIME, "supervisor");
+        ledger_set(&s->res->ledger, PROT_OUTPUT, "supervisor");
+
+        while (init_alive || s->out[0] >= 0 || s->err[0] >= 0) {
+                struct pollfd p[7];
+                int n = 0, i_sock = -1, i_pid = -1, i_out = -1, i_err = -1, i_wall = -1, i_cpu = -1, i_cancel = -1;
+                int timeout = -1;
+
+                if (s->sock[0] >= 0)
+                        p[i_sock = n++] = (struct pollfd){ s->sock[0], POLLIN, 0 };
+                if (init_alive)
+                        p[i_pid = n++] = (struct pollfd){ s->pidfd, POLLIN, 0 };
+                if (s->out[0] >= 0)
+                        p[i_out = n++] = (struct pollfd){ s->out[0], POLLIN, 0 };
+                if (s->err[0] >= 0)
+                        p[i_err = n++] = (struct pollfd){ s->err[0], POLLIN, 0 };
+                if (init_alive) {
+                        p[i_wall = n++] = (struct pollfd){ s->wall_tfd, POLLIN, 0 };
+                        p[i_cpu = n++] = (struct pollfd){ s->cpu_tfd, POLLIN, 0 };
+                        if (s->req->cancel_fd >= 0)
+                                p[i_cancel = n++] = (struct pollfd){ s->req->cancel_fd, POLLIN, 0 };
+                } else {
+                        double left = drain_deadline - elapsed_ms(&s->start);
+                        if (left <= 0)
+                                break;   /* a writer outlived the namespace: stop waiting */
+                        timeout = (int) left + 1;
+                }
+                r = poll(p, (nfds_t) n, timeout);
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r < 0)
+                        return nsb_fail(e, NSB_STAGE_SUPERVISE, errno, "poll");
+
+                if (i_sock >= 0 && p[i_sock].revents) {
+                        struct wire_msg m;
+                        ssize_t k = recv(s->sock[0], &m, sizeof m, MSG_DONTWAIT);
+                        if (k > 0)
+                                handle_msg(s, &m, k);
+                        else if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
+                                close_fd(&s->sock[0]);
+                }
+                if (i_out >= 0 && p[i_out].revents && read_stream(s, &s->out[0], &s->res->out, STDOUT_FILENO) < 0)
+                        return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "capturing stdout");
+                if (i_err >= 0 && p[i_err].revents && read_stream(s, &s->err[0], &s->res->err, STDERR_FILENO) < 0)
+                        return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "capturing stderr");
+                if (i_wall >= 0 && p[i_wall].revents) {
+                        uint64_t x;
+                        (void) !read(s->wall_tfd, &x, sizeof x);
+                        kill_tree(s, KILL_WALL_TIME);
+                }
+                if (i_cpu >= 0 && p[i_cpu].revents) {
+                        uint64_t x;
+                        (void) !read(s->cpu_tfd, &x, sizeof x);
+                        check_cpu(s);
+                }
+                if (i_cancel >= 0 && p[i_cancel].revents)
+                        kill_tree(s, KILL_CANCEL);
+                if (i_pid >= 0 && p[i_pid].revents) {
+                        struct rusage ru;
+                        int status = 0;
+                        pid_t w;
+                        do
+                                w = wait4(s->pid, &status, 0, &ru);
+                        while (w < 0 && errno == EINTR);
+                        init_alive = false;
+                        s->obs.init_status = status;
+                        s->res->wall_ms = elapsed_ms(&s->start);
+                        s->res->cpu_ms = (double) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+                                         (double) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+                        s->res->peak_memory_bytes = (uint64_t) ru.ru_maxrss * 1024;
+                        s->res->peak_memory_known = true;
+                        drain_deadline = elapsed_ms(&s->start) + DRAIN_AFTER_EXIT_MS;
+                        /* Records sent just before the exit are still queued. */
+                        while (s->sock[0] >= 0) {
+                                struct wire_msg m;
+                                ssize_t k = recv(s->sock[0], &m, sizeof m, MSG_DONTWAIT);
+                                if (k <= 0) {
+                                        close_fd(&s->sock[0]);
+                                        break;
+                                }
+                                handle_msg(s, &m, k);
+                        }
+                }
+        }
+        return 0;
+}
+
+static void account(struct sbx *s)
+{
+        struct cg_usage u;
+        struct nsb_error ignored;
+
+        if (!s->cg_created || s->cg_ops->read_usage(&s->cg_run, &u, &ignored) < 0)
+                return;
+        if (u.cpu_known) {
+                s->res->cpu_ms = (double) u.cpu_usec / 1e3;
+                if (u.cpu_usec >= cfg_cpu_time_ms(s->cfg) * 1000)
+                        s->obs.cpu_over = true;
+        }
+        if (u.peak_known) {
+                s->res->peak_memory_bytes = u.peak_memory_bytes;
+                s->res->peak_memory_known = true;
+        }
+        s->obs.oom_killed = u.oom_killed;
+        s->obs.memory_limit_hit = u.memory_limit_hit;
+        s->obs.pids_limit_hit = u.pids_limit_hit;
+}
+
+static void cleanup(struct sbx *s)
+{
+        if (s->pid > 0 && s->pidfd >= 0) {
+                /* Never leave a sandbox behind, whatever happened above. */
+                (void) sys_pidfd_send_signal(s->pidfd, SIGKILL);
+                while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        }
+        if (s->cg_created) {
+                struct nsb_error ignored;
+                if (s->cg_ops->kill_all)
+                        (void) s->cg_ops->kill_all(&s->cg_run, &ignored);
+                s->cg_ops->destroy(&s->cg_run);
+        }
+        close_fd(&s->cg_env.proc_fd);
+        close_fd(&s->cg_env.sys_cgroup_fd);
+        close_fd(&s->sock[0]);
+        close_fd(&s->sock[1]);
+        close_fd(&s->out[0]);
+        close_fd(&s->out[1]);
+        close_fd(&s->err[0]);
+        close_fd(&s->err[1]);
+        close_fd(&s->stdin_fd);
+        close_fd(&s->pidfd);
+        close_fd(&s->wall_tfd);
+        close_fd(&s->cpu_tfd);
+        if (s->slot_fds)
+                for (unsigned i = 0; i < s->mounts.n_slots; i++)
+                        close_fd(&s->slot_fds[i]);
+        free(s->slot_fds);
+        host_set_free(&s->host);
+        mnt_plan_free(&s->mounts);
+        env_free(s->envp);
+        free(s->exec_path);
+        filter_prog_free(&s->filter);
+}
+
+static int test_fail_stage(void)
+{
+#if NSBOX_TEST_HOOKS
+        const char *v = getenv("NSBOX_TEST_FAIL_STEP");
+        for (int st = 1; v && st < NSB_STAGE__MAX; st++)
+                if (strcmp(v, nsb_stage_name((enum nsb_stage) st)) == 0)
+                        return st;
+#endif
+        return 0;
+}
+
+int sbx_run(const struct sbx_request *req, struct run_result *ret)
+{
+        struct sbx s = {
+                .req = req, .cfg = req->cfg, .res = ret,
+                .sock = { -1, -1 }, .out = { -1, -1 }, .err = { -1, -1 },
+                .stdin_fd = -1, .pidfd = -1, .wall_tfd = -1, .cpu_tfd = -1,
+        };
+        struct child_ctx c;
+        struct nsb_error *e = &ret->error;
+        int fail_stage = test_fail_stage();
+        int r;
+
+        memset(ret, 0, sizeof *ret);
+        ret->isolation = req->cfg->isolation;
+        ledger_init(&ret->ledger);
+        cg_run_init(&s.cg_run);
+        s.cg_env.proc_fd = s.cg_env.sys_cgroup_fd = -1;
+        clock_gettime(CLOCK_MONOTONIC, &s.start);
+        if (copy_command(ret, req->argv, req->argc) < 0) {
+                nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+                goto fail;
+        }
+        if (fail_stage == NSB_STAGE_CGROUP) {
+                nsb_fail(e, NSB_STAGE_CGROUP, EPERM, "forced failure of the cgroup step (NSBOX_TEST_FAIL_STEP)");
+                goto fail;
+        }
+        r = plan_all(&s, e);
+        if (r < 0)
+                goto fail;
+        r = setup_cgroup(&s, e);
+        if (r < 0)
+                goto fail;
+        r = open_fds(&s, e);
+        if (r < 0)
+                goto fail;
+
+        c = (struct child_ctx){
+                .sock = s.sock[1],
+                .stdio = { s.stdin_fd, s.out[1], s.err[1] },
+                .channel_fd = req->channel_fd > 2 ? req->channel_fd : -1,
+                .cfg = s.cfg,
+                .mounts = &s.mounts,
+                .slot_fds = s.slot_fds,
+                .exec_path = s.exec_path,
+                .argv = req->argv,
+                .envp = s.envp,
+                .filter = &s.filter,
+                .landlock = &s.landlock,
+                .cg_ops = s.cg_ops,
+                .cg_run = &s.cg_run,
+                .cg_spec = &s.cg_spec,
+                .rlimit_cpu = s.cg_run.backend == CG_BACKEND_RLIMIT,
+                .fail_stage = fail_stage,
+        };
+        ledger_init(&c.ledger);
+        r = spawn(&s, &c, e);
+        if (r < 0)
+                goto fail;
+        r = supervise(&s, e);
+        if (r < 0)
+                goto fail;
+        if (s.cg_run.backend == CG_BACKEND_RLIMIT)
+                ledger_set(&ret->ledger, PROT_CPU_TIME, "rlimit");
+        else
+                ledger_set(&ret->ledger, PROT_CPU_TIME, s.cg_ops->label);
+        account(&s);
+        cleanup(&s);
+        outcome_decide(&s.obs, ret);
+        return 0;
+fail:
+        if (s.pidfd >= 0)
+                kill_tree(&s, KILL_NONE);
+        if (ret->wall_ms == 0)
+                ret->wall_ms = elapsed_ms(&s.start);
+        cleanup(&s);
+        ret->status = RUN_ERROR;
+        if (ret->error.stage == NSB_STAGE_NONE)
+                ret->error.stage = NSB_STAGE_SUPERVISE;
+        return 0;
+}

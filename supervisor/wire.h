@@ -1,0 +1,33 @@
+/* supervisor/wire.h — the records the sandbox sends to the supervisor.
+ *
+ * One SOCK_SEQPACKET socketpair, CLOEXEC on both ends, so every record arrives
+ * whole and a successful execve closes the program's copy. Fixed layout with
+ * a version, no pointers; the sizes are checked at compile time.
+ *   READY  the program process applied every protection and is about to
+ *          execve; carries the ledger (init's steps + the program's own).
+ *   ERROR  a setup step failed: the whole struct nsb_error, stage included.
+ *   EXIT   the init saw the program end: its wait status.
+ */
+#pragma once
+
+#include <stdint.h>
+
+#include "util/error.h"
+#include "util/ledger.h"
+
+#define WIRE_VERSION 1u
+
+enum wire_kind { WIRE_READY = 1, WIRE_ERROR = 2, WIRE_EXIT = 3 };
+
+struct wire_msg {
+        uint32_t version;
+        uint32_t kind;
+        int32_t wait_status;
+        uint32_t reserved;
+        struct nsb_error error;
+        struct nsb_ledger ledger;
+};
+
+_Static_assert(sizeof(struct nsb_error) == 8 + NSB_ERROR_MSG_MAX, "nsb_error must stay pointer-free and packed");
+_Static_assert(sizeof(struct wire_msg) == 16 + sizeof(struct nsb_error) + sizeof(struct nsb_ledger),
+               "wire_msg layout changed: bump WIRE_VERSION");

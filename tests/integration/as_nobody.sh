@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs the integration suite as uid/gid 65534 with no supplementary groups.
+# As a non-root user this is the same as the plain run: skip (77), honestly.
+set -euo pipefail
+python3=$1 src=$2
+if [ "$(id -u)" -ne 0 ]; then
+  echo "already unprivileged: the plain integration run covers this" >&2
+  [ "${NSBOX_TESTS_MUST_RUN:-}" = 1 ] && exit 0
+  exit 77
+fi
+tmp=$(mktemp -d /tmp/nsbox-nobody.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/fixtures" "$tmp/fixtures-build" "$tmp/tests" "$tmp/src"
+cp "$NSBOX" "$tmp/nsbox"
+cp -r "$FIXTURES/." "$tmp/fixtures/"
+[ -d "$FIXTURES_BUILD" ] && cp -r "$FIXTURES_BUILD/." "$tmp/fixtures-build/"
+cp -r "$src/." "$tmp/tests/"
+for d in harness examples; do [ -d "$NSBOX_SOURCE/$d" ] && cp -r "$NSBOX_SOURCE/$d" "$tmp/src/"; done
+chmod -R a+rX "$tmp"
+cd "$tmp"
+exec setpriv --reuid=65534 --regid=65534 --clear-groups \
+  env NSBOX="$tmp/nsbox" FIXTURES="$tmp/fixtures" FIXTURES_BUILD="$tmp/fixtures-build" NSBOX_SOURCE="$tmp/src" \
+  NSBOX_TESTS_MUST_RUN="${NSBOX_TESTS_MUST_RUN:-}" HOME=/tmp \
+  "$python3" -m unittest discover -s "$tmp/tests" -p 'test_*.py'

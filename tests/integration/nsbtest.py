@@ -1,0 +1,73 @@
+"""Shared helpers for nsbox's integration tests (stdlib only).
+
+NSBOX    the built binary (meson passes it)
+FIXTURES the fixtures directory
+NSBOX_TESTS_MUST_RUN=1 turns every honest skip into a failure (CI sets it).
+"""
+import json
+import os
+import subprocess
+import unittest
+
+NSBOX = os.environ.get("NSBOX", os.path.join(os.path.dirname(__file__), "..", "..", "build", "nsbox"))
+FIXTURES = os.environ.get("FIXTURES", os.path.join(os.path.dirname(__file__), "..", "..", "fixtures"))
+PY = os.path.join(FIXTURES, "py")
+MUST_RUN = os.environ.get("NSBOX_TESTS_MUST_RUN") == "1"
+
+
+def userns_available():
+    """Probe: can this user create a user namespace and map itself?"""
+    try:
+        r = subprocess.run(["unshare", "--user", "--map-current-user", "true"],
+                           capture_output=True, timeout=10)
+        return r.returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def skip_or_fail(test, why):
+    if MUST_RUN:
+        test.fail("required capability missing (NSBOX_TESTS_MUST_RUN=1): " + why)
+    raise unittest.SkipTest(why)
+
+
+class SandboxTest(unittest.TestCase):
+    def setUp(self):
+        if not userns_available():
+            skip_or_fail(self, "unprivileged user namespaces are unavailable")
+
+    def nsbox(self, *args, timeout=60, **kw):
+        return subprocess.run([NSBOX, *args], capture_output=True, timeout=timeout, **kw)
+
+    def run_json(self, *args, timeout=60, **kw):
+        """Runs nsbox with --json inserted after the command; returns (proc, result)."""
+        args = list(args)
+        args.insert(1, "--json")
+        p = self.nsbox(*args, timeout=timeout, **kw)
+        try:
+            res = json.loads(p.stdout)
+        except ValueError:
+            self.fail("no JSON result (exit %d): stdout=%r stderr=%r" % (p.returncode, p.stdout[:500], p.stderr[:2000]))
+        return p, res
+
+    def py(self, script, *args, opts=(), **kw):
+        return self.run_json("python", *opts, os.path.join(PY, script), *args, **kw)
+
+    def observed(self, res):
+        self.assertEqual(res["status"], "exited", res.get("error") or res["stderr"]["text"][-2000:])
+        return json.loads(res["stdout"]["text"])
+
+
+def processes_with(marker):
+    """Host processes whose command line contains marker."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                if marker.encode() in f.read():
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found

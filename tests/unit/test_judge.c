@@ -1,0 +1,697 @@
+/* Unit tests for judge/: the spec parser, the matchers, case and suite
+ * verdicts, the request for a case and the rendering. Pure code only. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "judge/judge_internal.h"
+#include "util/cleanup.h"
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static void parse_ok(const char *json, const char *spec_path, struct judge_spec *spec)
+{
+        struct nsb_error e;
+
+        nsb_error_clear(&e);
+        if (judge_spec_parse(json, strlen(json), spec_path, spec, &e) < 0)
+                fail_msg("spec should parse: %s\n%s", e.msg, json);
+}
+
+/* A spec with one case whose stdout matcher is {kind: pattern}. */
+static void matcher_spec(const char *kind, const char *pattern, size_t len, struct judge_spec *spec)
+{
+        json_t *root = json_pack("{s:{s:s}, s:[{s:s, s:{s:{s:s%}}}]}", "program", "source", "x",
+                                 "cases", "name", "c", "expect", "stdout", kind, pattern, len);
+        char *text;
+
+        assert_non_null(root);
+        text = json_dumps(root, 0);
+        assert_non_null(text);
+        parse_ok(text, "spec.json", spec);
+        free(text);
+        json_decref(root);
+}
+
+static struct run_stream stream(const char *kept, size_t kept_len, uint64_t bytes, const char *tail)
+{
+        struct run_stream s;
+
+        memset(&s, 0, sizeof s);
+        s.text = (char *) kept;
+        s.kept = kept_len;
+        s.bytes = bytes;
+        s.truncated = bytes > kept_len;
+        if (tail) {
+                s.tail_len = strlen(tail);
+                memcpy(s.tail, tail, s.tail_len);
+        }
+        return s;
+}
+
+static struct run_result *exited(int code, const char *out, const char *err)
+{
+        struct run_result *r = calloc(1, sizeof *r);
+
+        assert_non_null(r);
+        r->status = RUN_EXITED;
+        r->exit_code = code;
+        r->out = stream(out, strlen(out), strlen(out), NULL);
+        r->err = stream(err, strlen(err), strlen(err), NULL);
+        return r;
+}
+
+/* ---- spec parsing ------------------------------------------------------- */
+
+static void test_parse_good(void **state)
+{
+        static const char json[] =
+                "{\"program\": {\"path\": \"solution.py\"}, \"profile\": \"python\",\n"
+                " \"limits\": {\"wall_time\": \"2s\", \"memory\": \"128M\", \"pids\": 32, \"cpu_time\": 1.5,\n"
+                "            \"output_limit\": \"64K\", \"file_size\": \"1M\", \"tmp_size\": \"8M\"},\n"
+                " \"cases\": [\n"
+                "  {\"name\": \"adds\", \"args\": [\"2\", \"3\"], \"stdin\": \"a\\u0000b\",\n"
+                "   \"expect\": {\"exit_code\": 0, \"stdout\": {\"equals\": \"5\\n\"}, \"stderr\": {\"contains\": \"\"}}},\n"
+                "  {\"name\": \"fails\", \"expect\": {\"exit_code\": 3, \"stdout\": {\"regex\": \"^\\\\d+$\"}}},\n"
+                "  {\"name\": \"bare\"}\n"
+                " ]}";
+        struct judge_spec spec;
+
+        (void) state;
+        parse_ok(json, "/srv/specs/spec.json", &spec);
+        assert_string_equal(spec.program.path, "/srv/specs/solution.py");
+        assert_null(spec.program.source);
+        assert_string_equal(spec.program.name, "solution.py");
+        assert_string_equal(spec.program.sandbox_path, "/program/solution.py");
+        assert_string_equal(spec.profile, "python");
+        assert_int_equal(spec.limits.wall_time_ms, 2000);
+        assert_int_equal(spec.limits.cpu_time_ms, 1500);
+        assert_int_equal(spec.limits.memory_bytes, 128ULL << 20);
+        assert_int_equal(spec.limits.pids_max, 32);
+        assert_int_equal(spec.limits.output_limit_bytes, 64ULL << 10);
+        assert_int_equal(spec.limits.file_size_bytes, 1ULL << 20);
+        assert_int_equal(spec.limits.tmp_size_bytes, 8ULL << 20);
+        assert_int_equal(spec.limits_set, JUDGE_LIM_WALL_TIME | JUDGE_LIM_CPU_TIME | JUDGE_LIM_MEMORY |
+                                                  JUDGE_LIM_PIDS | JUDGE_LIM_OUTPUT | JUDGE_LIM_FILE_SIZE |
+                                                  JUDGE_LIM_TMP_SIZE);
+        assert_int_equal(spec.n_cases, 3);
+
+        assert_string_equal(spec.cases[0].name, "adds");
+        assert_int_equal(spec.cases[0].stimulus.n_args, 2);
+        assert_string_equal(spec.cases[0].stimulus.args[1], "3");
+        assert_int_equal(spec.cases[0].stimulus.stdin_len, 3);
+        assert_memory_equal(spec.cases[0].stimulus.stdin_data, "a\0b", 3);
+        assert_int_equal(spec.cases[0].expect.out.kind, JUDGE_MATCH_EQUALS);
+        assert_int_equal(spec.cases[0].expect.out.len, 2);
+        assert_int_equal(spec.cases[0].expect.err.kind, JUDGE_MATCH_CONTAINS);
+        assert_int_equal(spec.cases[0].expect.err.len, 0);
+
+        assert_int_equal(spec.cases[1].expect.exit_code, 3);
+        assert_int_equal(spec.cases[1].expect.out.kind, JUDGE_MATCH_REGEX);
+        assert_non_null(spec.cases[1].expect.out.re);
+
+        assert_int_equal(spec.cases[2].expect.exit_code, 0);   /* no exit_code: 0 is expected */
+        assert_int_equal(spec.cases[2].expect.out.kind, JUDGE_MATCH_NONE);
+        assert_int_equal(spec.cases[2].stimulus.n_args, 0);
+        assert_null(spec.cases[2].stimulus.stdin_data);
+        judge_spec_free(&spec);
+}
+
+static void test_parse_program_forms(void **state)
+{
+        static const struct { const char *json, *spec_path, *path, *name; } rows[] = {
+                { "{\"program\": {\"path\": \"sol.py\"}, \"cases\": [{\"name\": \"a\"}]}", "spec.json", "sol.py", "sol.py" },
+                { "{\"program\": {\"path\": \"sol.py\"}, \"cases\": [{\"name\": \"a\"}]}", "/spec.json", "/sol.py", "sol.py" },
+                { "{\"program\": {\"path\": \"d/sol.py\"}, \"cases\": [{\"name\": \"a\"}]}", "x/y/s.json", "x/y/d/sol.py", "sol.py" },
+                { "{\"program\": {\"path\": \"/abs/p.py\"}, \"cases\": [{\"name\": \"a\"}]}", "x/s.json", "/abs/p.py", "p.py" },
+                { "{\"program\": {\"source\": \"print(1)\"}, \"cases\": [{\"name\": \"a\"}]}", "x/s.json", NULL, "main.py" },
+                { "{\"program\": {\"path\": \"p.py\"}, \"limits\": {\"wall_time\": 3, \"pids\": \"8\"}, \"cases\": [{\"name\": \"a\"}]}",
+                  NULL, "p.py", "p.py" },
+        };
+        (void) state;
+        for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+                struct judge_spec spec;
+
+                parse_ok(rows[i].json, rows[i].spec_path, &spec);
+                if (rows[i].path)
+                        assert_string_equal(spec.program.path, rows[i].path);
+                else
+                        assert_string_equal(spec.program.source, "print(1)");
+                assert_string_equal(spec.program.name, rows[i].name);
+                judge_spec_free(&spec);
+        }
+        {
+                struct judge_spec spec;
+                parse_ok(rows[5].json, NULL, &spec);
+                assert_int_equal(spec.limits.wall_time_ms, 3000);
+                assert_int_equal(spec.limits.pids_max, 8);
+                judge_spec_free(&spec);
+        }
+}
+
+#define P "\"program\": {\"source\": \"x\"}, "
+#define ONE_CASE "\"cases\": [{\"name\": \"a\"}]"
+
+static void test_parse_bad(void **state)
+{
+        /* @msg: the exact message, or (when @exact is false) a prefix of it
+         * followed somewhere by @needle. */
+        static const struct { const char *json; bool exact; const char *msg, *needle; } rows[] = {
+                { "{" P ONE_CASE ", \"extra\": 1}", true,
+                  "spec: unknown key \"extra\" (expected one of: program, profile, limits, cases)", NULL },
+                { "{" P "\"cases\": [{\"name\": \"a\"}, {\"name\": \"b\"}, {\"name\": \"c\", \"expect\": "
+                  "{\"stdout\": {\"equal\": \"5\"}}}]}", true,
+                  "cases[2].expect.stdout: unknown matcher \"equal\" (expected equals, contains or regex)", NULL },
+                { "{" P "\"cases\": [{\"name\": \"a\", \"expect\": {\"stderr\": {\"equals\": \"\", \"contains\": \"x\"}}}]}",
+                  false, "cases[0].expect.stderr: a matcher takes exactly one key", "got 2" },
+                { "{" P "\"cases\": [{\"name\": \"a\", \"expect\": {\"stdout\": {}}}]}",
+                  false, "cases[0].expect.stdout: a matcher takes exactly one key", "got 0" },
+                { "{" P "\"cases\": [{\"name\": \"a\", \"expect\": {\"stdout\": {\"regex\": \"(ab\"}}}]}",
+                  false, "cases[0].expect.stdout.regex: bad regex at offset 3: ", "missing closing parenthesis" },
+                { "{" P "\"cases\": [{\"name\": \"a\", \"expect\": {\"stdout\": \"5\"}}]}",
+                  false, "cases[0].expect.stdout: expected a matcher", NULL },
+                { "{" P "\"profile\": \"python\"}", true, "spec: missing \"cases\"", NULL },
+                { "{" P "\"cases\": []}", true, "cases: expected a non-empty array of cases", NULL },
+                { "{" P "\"cases\": {\"name\": \"a\"}}", true, "cases: expected a non-empty array of cases", NULL },
+                { "{" P "\"cases\": [{\"name\": \"a\"}, {\"name\": \"b\"}, {\"name\": \"a\"}]}", true,
+                  "cases[2].name: duplicate case name \"a\" (also cases[0])", NULL },
+                { "{" P "\"cases\": [{\"name\": \"a\", \"args\": \"2 3\"}]}", true,
+                  "cases[0].args: expected an array of strings", NULL },
+                { "{" P "\"cases\": [{\"name\": \"a\", \"args\": [\"2\", 3]}]}", true,
+                  "cases[0].args[1]: expected a string", NULL },
+                { "{" P "\"limits\": {\"memory\": \"lots\"}, " ONE_CASE "}", false, "limits.memory: ", "'lots'" },
+                { "{" P "\"limits\": {\"memory\": 1024}, " ONE_CASE "}", true,
+                  "limits.memory: expected a size string like \"256M\"", NULL },
+                { "{\"program\": {\"path\": \"a.py\", \"source\": \"x\"}, " ONE_CASE "}", true,
+                  "program: give either \"path\" or \"source\", not both", NULL },
+                { "{\"program\": {}, " ONE_CASE "}", true, "program: expected {\"path\": FILE} or {\"source\": TEXT}", NULL },
+                { "{\"program\": {\"path\": \"dir/\"}, " ONE_CASE "}", true, "program.path: must name a file, not a directory", NULL },
+                { "{" ONE_CASE "}", true, "spec: missing \"program\"", NULL },
+                { "{" P "\"limits\": {\"wall\": \"2s\"}, " ONE_CASE "}", true,
+                  "limits: unknown key \"wall\" (expected one of: wall_time, cpu_time, memory, pids, output_limit, "
+                  "file_size, tmp_size)", NULL },
+                { "{" P "\"limits\": {\"wall_time\": -1}, " ONE_CASE "}", false, "limits.wall_time: ", "'-1'" },
+                { "{" P "\"limits\": {\"wall_time\": \"0s\"}, " ONE_CASE "}", false, "limits.wall_time: ", NULL },
+                { "{" P "\"limits\": {\"pids\": 0}, " ONE_CASE "}", false, "limits.pids: ", "out of range" },
+                { "{" P "\"limits\": {\"pids\": 1.5}, " ONE_CASE "}", true, "limits.pids: expected an integer", NULL },
+                { "{" P "\"cases\": [{\"name\": \"a\", \"expected\": {}}]}", false,
+                  "cases[0]: unknown key \"expected\"", NULL },
+                { "{" P "\"cases\": [{\"args\": []}]}", true, "cases[0]: missing \"name\"", NULL },
+                { "{" P "\"cases\": [{\"name\": \"\"}]}", true, "cases[0].name: must not be empty", NULL },
+                { "{" P "\"cases\": [{\"name\": \"a\", \"expect\": {\"exit_code\": 256}}]}", true,
+                  "cases[0].expect.exit_code: expected an integer from 0 to 255", NULL },
+                { "{" P "\"cases\": [{\"name\": \"a\", \"expect\": {\"exit_code\": \"0\"}}]}", true,
+                  "cases[0].expect.exit_code: expected an integer from 0 to 255", NULL },
+                { "{" P "\"cases\": [{\"name\": \"a\", \"expect\": {\"stdout\": {\"equals\": 5}}}]}", true,
+                  "cases[0].expect.stdout.equals: expected a string", NULL },
+                { "{" P "\"cases\": [{\"name\": \"a\", \"args\": [\"a\\u0000b\"]}]}", true,
+                  "cases[0].args[0]: must not contain a NUL character", NULL },
+                { "{" P "\"profile\": 3, " ONE_CASE "}", true, "profile: expected a string", NULL },
+                { "{" P ONE_CASE ", \"cases\": []}", false, "invalid JSON at line 1, column ", "duplicate" },
+                { "{" P ONE_CASE, false, "invalid JSON at line 1, column ", NULL },
+                { "[1, 2]", true, "spec: expected a JSON object", NULL },
+        };
+        (void) state;
+        for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+                struct judge_spec spec;
+                struct nsb_error e;
+
+                nsb_error_clear(&e);
+                if (judge_spec_parse(rows[i].json, strlen(rows[i].json), "s.json", &spec, &e) >= 0)
+                        fail_msg("row %zu parsed: %s", i, rows[i].json);
+                assert_int_equal(e.stage, NSB_STAGE_CONFIG);
+                if (rows[i].exact ? strcmp(e.msg, rows[i].msg) != 0
+                                  : strncmp(e.msg, rows[i].msg, strlen(rows[i].msg)) != 0)
+                        fail_msg("row %zu: got '%s', want '%s'", i, e.msg, rows[i].msg);
+                if (rows[i].needle && !strstr(e.msg, rows[i].needle))
+                        fail_msg("row %zu: '%s' lacks '%s'", i, e.msg, rows[i].needle);
+                /* a failed parse leaves nothing to free, and freeing is safe */
+                assert_null(spec.cases);
+                judge_spec_free(&spec);
+        }
+}
+
+/* ---- matchers ----------------------------------------------------------- */
+
+static void test_matcher_table(void **state)
+{
+        static const struct {
+                const char *kind, *pattern;
+                const char *kept;           /* what was kept */
+                uint64_t bytes;             /* what was written (> strlen(kept): cut) */
+                const char *tail;           /* tail when cut */
+                enum judge_verdict want;
+        } rows[] = {
+                /* equals */
+                { "equals", "hello\n", "hello\n", 6, NULL, JUDGE_PASS },                  /* match, uncut */
+                { "equals", "hello\n", "hellO\n", 6, NULL, JUDGE_FAIL },                  /* no match, uncut */
+                { "equals", "abcdefghijkl", "abcd", 12, "jkl", JUDGE_UNDETERMINED },      /* match, cut */
+                { "equals", "abcdefghijkl", "abXd", 12, "jkl", JUDGE_FAIL },              /* no match, cut: prefix differs */
+                { "equals", "abcdefghijkl", "abcd", 12, NULL, JUDGE_UNDETERMINED },       /* match, cut, no tail */
+                { "equals", "abcdefghijkl", "abcd", 5000, "zzz", JUDGE_FAIL },            /* cut, wrong length */
+                { "equals", "abcdefghijkl", "abcd", 12, "XYZ", JUDGE_FAIL },              /* cut, tail differs */
+                { "equals", "abcdefgh", "abcd", 8, "efgh", JUDGE_PASS },                  /* cut, kept + tail = all */
+                { "equals", "ab", "abcd", 10, "hij", JUDGE_FAIL },                        /* cut, more than expected */
+                { "equals", "", "", 0, NULL, JUDGE_PASS },
+                /* contains */
+                { "contains", "err", "an err here", 11, NULL, JUDGE_PASS },              /* match, uncut */
+                { "contains", "err", "all fine", 8, NULL, JUDGE_FAIL },                  /* no match, uncut */
+                { "contains", "err", "an err", 100, "zzz", JUDGE_PASS },                 /* match, cut */
+                { "contains", "err", "all fine", 100, "zzz", JUDGE_UNDETERMINED },       /* no match, cut */
+                { "contains", "Trace", "xxxx", 100, "Traceback", JUDGE_PASS },           /* found in the tail */
+                { "contains", "", "", 0, NULL, JUDGE_PASS },
+                /* regex: PCRE2 search, not anchored, multiline off */
+                { "regex", "\\d{3}", "id x123!", 8, NULL, JUDGE_PASS },                   /* match, uncut */
+                { "regex", "\\d{3}", "id x12!", 7, NULL, JUDGE_FAIL },                    /* no match, uncut */
+                { "regex", "\\d{3}", "id x123", 100, "zzz", JUDGE_UNDETERMINED },         /* match, cut */
+                { "regex", "\\d{3}", "id x", 100, "zzz", JUDGE_UNDETERMINED },            /* no match, cut */
+                { "regex", "^b$", "a\nb\n", 4, NULL, JUDGE_FAIL },
+                { "regex", "(?m)^b$", "a\nb\n", 4, NULL, JUDGE_PASS },
+                { "regex", "\\Ahello\\z", "hello\n", 6, NULL, JUDGE_FAIL },
+                { "regex", "^hello$", "hello\n", 6, NULL, JUDGE_PASS },                   /* $ before a final \n */
+                { "regex", "ok", "\xff\xfe ok", 5, NULL, JUDGE_PASS },                    /* invalid UTF-8 subject */
+                { "regex", "^.$", "\xc3\xa9", 2, NULL, JUDGE_PASS },                      /* UTF mode: é is one char */
+        };
+        (void) state;
+        for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+                struct judge_spec spec;
+                struct run_stream s = stream(rows[i].kept, strlen(rows[i].kept), rows[i].bytes, rows[i].tail);
+                char reason[JUDGE_REASON_MAX];
+                enum judge_verdict v;
+
+                matcher_spec(rows[i].kind, rows[i].pattern, strlen(rows[i].pattern), &spec);
+                v = judge_match_stream(&spec.cases[0].expect.out, "stdout", &s, reason, sizeof reason);
+                if (v != rows[i].want)
+                        fail_msg("row %zu (%s %s): got %s, want %s: %s", i, rows[i].kind, rows[i].pattern,
+                                 judge_verdict_name(v), judge_verdict_name(rows[i].want), reason);
+                assert_true(strlen(reason) > 0);
+                assert_true(strncmp(reason, "stdout", 6) == 0);
+                judge_spec_free(&spec);
+        }
+}
+
+static void test_matcher_raw_bytes(void **state)
+{
+        /* Matching uses the raw bytes: a NUL in the output is compared, not
+         * an end of string; invalid UTF-8 is compared as is. */
+        struct judge_spec spec;
+        struct run_stream s = stream("a\0b", 3, 3, NULL);
+        char reason[JUDGE_REASON_MAX];
+
+        (void) state;
+        matcher_spec("equals", "a\0b", 3, &spec);
+        assert_int_equal(judge_match_stream(&spec.cases[0].expect.out, "stdout", &s, reason, sizeof reason),
+                         JUDGE_PASS);
+        s.text = "a\0c";
+        assert_int_equal(judge_match_stream(&spec.cases[0].expect.out, "stdout", &s, reason, sizeof reason),
+                         JUDGE_FAIL);
+        assert_string_equal(reason, "stdout differs at line 1: expected 'a\\x00b', got 'a\\x00c'");
+        judge_spec_free(&spec);
+}
+
+static void check_equals_reason(const char *exp, const char *got, const char *want)
+{
+        struct judge_spec spec;
+        struct run_stream s = stream(got, strlen(got), strlen(got), NULL);
+        char reason[JUDGE_REASON_MAX];
+
+        matcher_spec("equals", exp, strlen(exp), &spec);
+        assert_int_equal(judge_match_stream(&spec.cases[0].expect.out, "stdout", &s, reason, sizeof reason),
+                         JUDGE_FAIL);
+        if (strcmp(reason, want) != 0)
+                fail_msg("got  \"%s\"\nwant \"%s\"", reason, want);
+        judge_spec_free(&spec);
+}
+
+static void test_equals_reason(void **state)
+{
+        char exp[300], got[300];
+
+        (void) state;
+        check_equals_reason("1\n2\n5\n", "1\n2\n6\n", "stdout differs at line 3: expected '5', got '6'");
+        check_equals_reason("1\n2\n3\n", "1\n2\n",
+                            "stdout differs at line 3: expected '3', got end of output (expected 3 lines, got 2)");
+        check_equals_reason("a\n", "a\nb\n",
+                            "stdout differs at line 2: expected end of output, got 'b' (expected 1 line, got 2)");
+        check_equals_reason("5\n", "5", "stdout differs at line 1: expected '5\\n', got '5'");
+        check_equals_reason("it's\n", "it\tis\n", "stdout differs at line 1: expected 'it\\'s', got 'it\\tis'");
+        check_equals_reason("caf\xc3\xa9\n", "cafe\n", "stdout differs at line 1: expected 'caf\xc3\xa9', got 'cafe'");
+
+        /* A long line is shown around the difference and clipped. */
+        memset(exp, 'x', 200);
+        memcpy(got, exp, 200);
+        exp[150] = 'A';
+        got[150] = 'B';
+        exp[200] = got[200] = '\0';
+        {
+                struct judge_spec spec;
+                struct run_stream s = stream(got, 200, 200, NULL);
+                char reason[JUDGE_REASON_MAX];
+
+                matcher_spec("equals", exp, 200, &spec);
+                assert_int_equal(judge_match_stream(&spec.cases[0].expect.out, "stdout", &s, reason, sizeof reason),
+                                 JUDGE_FAIL);
+                assert_non_null(strstr(reason, "stdout differs at line 1: expected '..."));
+                assert_non_null(strstr(reason, "xA"));
+                assert_non_null(strstr(reason, "xB"));
+                assert_true(strlen(reason) < 220);
+                judge_spec_free(&spec);
+        }
+}
+
+/* ---- case verdicts ------------------------------------------------------ */
+
+static void test_case_verdicts(void **state)
+{
+        static const char json[] =
+                "{\"program\": {\"source\": \"x\"}, \"cases\": ["
+                " {\"name\": \"plain\"},"
+                " {\"name\": \"out\", \"expect\": {\"stdout\": {\"equals\": \"5\\n\"}}},"
+                " {\"name\": \"code2\", \"expect\": {\"exit_code\": 2, \"stderr\": {\"contains\": \"usage\"}}},"
+                " {\"name\": \"both\", \"expect\": {\"stdout\": {\"equals\": \"5\\n\"}, \"stderr\": {\"regex\": \"x\"}}}"
+                "]}";
+        struct judge_spec spec;
+        struct judge_case_report c;
+        struct run_result *r;
+
+        (void) state;
+        parse_ok(json, "s.json", &spec);
+
+        /* sandbox error: never a failure */
+        r = exited(0, "", "");
+        r->status = RUN_ERROR;
+        nsb_fail(&r->error, NSB_STAGE_MOUNT, 0, "pivot_root failed");
+        assert_int_equal(judge_case_verdict(&spec.cases[0].expect, r, &c), 0);
+        assert_int_equal(c.verdict, JUDGE_UNDETERMINED);
+        assert_string_equal(c.reason, "sandbox error at stage mount: pivot_root failed");
+        free(r);
+
+        /* cancelled */
+        r = exited(0, "", "");
+        r->status = RUN_CANCELLED;
+        judge_case_verdict(&spec.cases[0].expect, r, &c);
+        assert_int_equal(c.verdict, JUDGE_UNDETERMINED);
+        free(r);
+
+        /* a limit is evidence */
+        r = exited(0, "", "");
+        r->status = RUN_LIMIT;
+        r->limit = LIMIT_WALL_TIME;
+        judge_case_verdict(&spec.cases[1].expect, r, &c);
+        assert_int_equal(c.verdict, JUDGE_FAIL);
+        assert_string_equal(c.reason, "stopped by the wall_time limit");
+        free(r);
+
+        /* so is a crash, with the exception line from stderr */
+        r = exited(0, "", "Traceback...\n  boom\nMemoryError\n");
+        r->status = RUN_SIGNALED;
+        r->signal = 11;
+        judge_case_verdict(&spec.cases[0].expect, r, &c);
+        assert_int_equal(c.verdict, JUDGE_FAIL);
+        assert_string_equal(c.reason, "killed by SIGSEGV (stderr: 'MemoryError')");
+        free(r);
+
+        /* nonzero exit without an explicit exit_code: 0 was expected */
+        r = exited(1, "", "Traceback (most recent call last):\nZeroDivisionError: division by zero\n");
+        judge_case_verdict(&spec.cases[0].expect, r, &c);
+        assert_int_equal(c.verdict, JUDGE_FAIL);
+        assert_string_equal(c.reason, "exit code 1, expected 0 (stderr: 'ZeroDivisionError: division by zero')");
+        free(r);
+
+        r = exited(0, "", "");
+        judge_case_verdict(&spec.cases[0].expect, r, &c);
+        assert_int_equal(c.verdict, JUDGE_PASS);
+        assert_string_equal(c.reason, "exit code 0");
+        free(r);
+
+        r = exited(0, "5\n", "");
+        judge_case_verdict(&spec.cases[1].expect, r, &c);
+        assert_int_equal(c.verdict, JUDGE_PASS);
+        assert_string_equal(c.reason, "exit code 0, stdout equals expected");
+        free(r);
+
+        /* exit code and output both wrong: both named */
+        r = exited(3, "6\n", "");
+        judge_case_verdict(&spec.cases[1].expect, r, &c);
+        assert_int_equal(c.verdict, JUDGE_FAIL);
+        assert_string_equal(c.reason, "exit code 3, expected 0; stdout differs at line 1: expected '5', got '6'");
+        free(r);
+
+        /* an expected nonzero exit */
+        r = exited(2, "", "usage: prog N\n");
+        judge_case_verdict(&spec.cases[2].expect, r, &c);
+        assert_int_equal(c.verdict, JUDGE_PASS);
+        assert_string_equal(c.reason, "exit code 2, stderr contains 'usage'");
+        free(r);
+        r = exited(0, "", "usage: prog N\n");
+        judge_case_verdict(&spec.cases[2].expect, r, &c);
+        assert_int_equal(c.verdict, JUDGE_FAIL);
+        assert_string_equal(c.reason, "exit code 0, expected 2");
+        free(r);
+
+        /* cut stdout that cannot settle equals, stderr fine: undetermined */
+        r = exited(0, "", "x");
+        r->out = stream("5", 1, 2, "\n");   /* kept 1 of 2 bytes, no tail cover of the middle... */
+        r->out.tail_len = 0;
+        judge_case_verdict(&spec.cases[3].expect, r, &c);
+        assert_int_equal(c.verdict, JUDGE_UNDETERMINED);
+        assert_non_null(strstr(c.reason, "stdout was cut at 1 of 2 bytes"));
+        /* ...but a failing stderr is evidence, whatever stdout says */
+        r->err = stream("y", 1, 1, NULL);
+        judge_case_verdict(&spec.cases[3].expect, r, &c);
+        assert_int_equal(c.verdict, JUDGE_FAIL);
+        assert_string_equal(c.reason, "stderr does not match /x/");
+        free(r);
+
+        judge_spec_free(&spec);
+}
+
+/* ---- suite verdict ------------------------------------------------------ */
+
+static void test_suite_verdict(void **state)
+{
+        static const struct { enum judge_verdict v[3]; size_t n; enum judge_verdict want; } rows[] = {
+                { { JUDGE_PASS, JUDGE_PASS, JUDGE_PASS }, 3, JUDGE_PASS },
+                { { JUDGE_PASS, JUDGE_FAIL, JUDGE_PASS }, 3, JUDGE_FAIL },
+                { { JUDGE_PASS, JUDGE_UNDETERMINED, JUDGE_PASS }, 3, JUDGE_UNDETERMINED },
+                { { JUDGE_UNDETERMINED, JUDGE_FAIL, JUDGE_PASS }, 3, JUDGE_FAIL },
+                { { JUDGE_PASS, JUDGE_FAIL, JUDGE_NOT_RUN }, 3, JUDGE_FAIL },             /* fail-fast */
+                { { JUDGE_PASS, JUDGE_UNDETERMINED, JUDGE_NOT_RUN }, 3, JUDGE_UNDETERMINED }, /* cancelled */
+                { { JUDGE_PASS, JUDGE_NOT_RUN, JUDGE_NOT_RUN }, 3, JUDGE_UNDETERMINED },
+                { { JUDGE_PASS }, 1, JUDGE_PASS },
+                { { JUDGE_PASS }, 0, JUDGE_UNDETERMINED },   /* nothing ran proves nothing */
+        };
+        struct judge_case_report *c = calloc(3, sizeof *c);
+
+        (void) state;
+        assert_non_null(c);
+        for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+                for (size_t k = 0; k < rows[i].n; k++)
+                        c[k].verdict = rows[i].v[k];
+                if (judge_suite_verdict(c, rows[i].n) != rows[i].want)
+                        fail_msg("row %zu", i);
+        }
+        assert_int_equal(judge_exit_code(JUDGE_PASS), 0);
+        assert_int_equal(judge_exit_code(JUDGE_FAIL), 1);
+        assert_int_equal(judge_exit_code(JUDGE_UNDETERMINED), 3);
+        assert_int_equal(JUDGE_EXIT_BAD_SPEC, 125);
+
+        /* fail-fast: stop after a failure; without it, go on */
+        memset(c, 0, 3 * sizeof *c);
+        c[0].ran = true;
+        c[0].verdict = JUDGE_FAIL;
+        assert_true(judge_should_stop(&c[0], true));
+        assert_false(judge_should_stop(&c[0], false));
+        c[0].verdict = JUDGE_UNDETERMINED;
+        assert_false(judge_should_stop(&c[0], true));
+        /* a cancel always stops */
+        c[0].result.status = RUN_CANCELLED;
+        assert_true(judge_should_stop(&c[0], false));
+
+        c[0].verdict = JUDGE_FAIL;
+        judge_mark_not_run(c, 1, 3, "not run: --fail-fast");
+        assert_int_equal(c[1].verdict, JUDGE_NOT_RUN);
+        assert_int_equal(c[2].verdict, JUDGE_NOT_RUN);
+        assert_false(c[2].ran);
+        assert_string_equal(c[2].reason, "not run: --fail-fast");
+        assert_int_equal(judge_suite_verdict(c, 3), JUDGE_FAIL);
+        free(c);
+}
+
+/* ---- configuration and request ----------------------------------------- */
+
+static void test_config_merge(void **state)
+{
+        static const char json[] =
+                "{\"program\": {\"source\": \"x\"}, \"profile\": \"minimal\","
+                " \"limits\": {\"wall_time\": \"2s\", \"memory\": \"128M\"}, \"cases\": [{\"name\": \"a\"}]}";
+        struct nsb_config cli, cfg;
+        struct judge_spec spec;
+
+        (void) state;
+        parse_ok(json, "s.json", &spec);
+        cfg_defaults(&cli, NSB_CMD_JUDGE);
+        assert_int_equal(judge_cli_explicit(&cli), 0);
+        cli.memory_bytes = 1ULL << 30;                   /* --memory 1G */
+        assert_int_equal(judge_cli_explicit(&cli), JUDGE_LIM_MEMORY);
+        judge_config_merge(&cli, judge_cli_explicit(&cli), &spec, &cfg);
+        assert_int_equal(cfg.wall_time_ms, 2000);          /* spec over default */
+        assert_int_equal(cfg.memory_bytes, 1ULL << 30);    /* flag over spec */
+        assert_int_equal(cfg_cpu_time_ms(&cfg), 2000);     /* follows the wall time */
+        assert_int_equal(cfg.pids_max, 64);                /* default */
+        assert_string_equal(cfg.profile, "minimal");
+        cli.profile = "python";                            /* --profile wins too */
+        judge_config_merge(&cli, 0, &spec, &cfg);
+        assert_string_equal(cfg.profile, "python");
+        judge_spec_free(&spec);
+}
+
+static void test_request_has_no_expectation(void **state)
+{
+        static const char json[] =
+                "{\"program\": {\"path\": \"sol.py\"}, \"cases\": [{\"name\": \"a\", \"args\": [\"2\", \"3\"],"
+                " \"stdin\": \"in\\n\", \"expect\": {\"stdout\": {\"equals\": \"SECRET-EXPECTED\"},"
+                " \"stderr\": {\"contains\": \"SECRET-ERR\"}}}, {\"name\": \"b\"}]}";
+        static const char program[] = "print(int(input()))\n";
+        struct judge_spec spec;
+        struct nsb_config cfg;
+        struct sbx_request req;
+        struct nsb_error e;
+        char **argv = NULL;
+
+        (void) state;
+        parse_ok(json, "d/s.json", &spec);
+        cfg_defaults(&cfg, NSB_CMD_JUDGE);
+        assert_int_equal(judge_request_build(&cfg, &spec.program, program, strlen(program),
+                                             &spec.cases[0].stimulus, 7, &argv, &req, &e), 0);
+        assert_int_equal(req.argc, 6);
+        assert_string_equal(req.argv[0], "python3");
+        assert_string_equal(req.argv[1], "-I");
+        assert_string_equal(req.argv[2], "-B");
+        assert_string_equal(req.argv[3], "/program/sol.py");
+        assert_string_equal(req.argv[4], "2");
+        assert_string_equal(req.argv[5], "3");
+        assert_null(req.argv[6]);
+        assert_true(req.python);
+        assert_false(req.relay);
+        assert_int_equal(req.cancel_fd, 7);
+        assert_ptr_equal(req.cfg, &cfg);
+        assert_string_equal(req.program_name, "sol.py");
+        assert_int_equal(req.program_len, strlen(program));
+        assert_int_equal(req.stdin_len, 3);
+        assert_memory_equal(req.stdin_data, "in\n", 3);
+        /* Nothing the sandbox receives holds an expected value. */
+        for (size_t i = 0; i < req.argc; i++) {
+                assert_null(strstr(req.argv[i], "SECRET"));
+        }
+        assert_null(memmem(req.stdin_data, req.stdin_len, "SECRET", 6));
+        assert_null(memmem(req.program_data, req.program_len, "SECRET", 6));
+        free(argv);
+
+        /* no stdin given: an empty one, never the caller's */
+        assert_int_equal(judge_request_build(&cfg, &spec.program, program, strlen(program),
+                                             &spec.cases[1].stimulus, -1, &argv, &req, &e), 0);
+        assert_int_equal(req.argc, 4);
+        assert_non_null(req.stdin_data);
+        assert_int_equal(req.stdin_len, 0);
+        free(argv);
+        judge_spec_free(&spec);
+}
+
+/* ---- rendering ---------------------------------------------------------- */
+
+static json_t *stub_result(const struct run_result *r, uint64_t output_limit)
+{
+        return json_pack("{s:s, s:I}", "stub", run_status_name(r->status), "limit", (json_int_t) output_limit);
+}
+
+static void test_render(void **state)
+{
+        struct judge_report rep;
+        struct judge_case_report *c = calloc(3, sizeof *c);
+        json_t *root, *cases;
+        char *text;
+
+        (void) state;
+        assert_non_null(c);
+        memset(&rep, 0, sizeof rep);
+        c[0] = (struct judge_case_report) { .name = "adds", .verdict = JUDGE_PASS, .ran = true };
+        strcpy(c[0].reason, "exit code 0, stdout equals expected");
+        c[1] = (struct judge_case_report) { .name = "subs", .verdict = JUDGE_FAIL, .ran = true };
+        strcpy(c[1].reason, "stdout differs at line 1: expected '1', got '5'");
+        c[1].result.status = RUN_EXITED;
+        c[2] = (struct judge_case_report) { .name = "line\nbreak" };
+        judge_mark_not_run(c, 2, 3, "not run: --fail-fast stopped after cases[1] failed");
+        rep.cases = c;
+        rep.n_cases = 3;
+        rep.output_limit = 1024;
+        rep.verdict = judge_suite_verdict(c, 3);
+        memset(rep.program_sha256, 'a', 64);
+
+        root = judge_report_to_json(&rep, stub_result);
+        assert_non_null(root);
+        assert_string_equal(json_string_value(json_object_get(root, "schema")), "nsbox.verdict/1");
+        assert_string_equal(json_string_value(json_object_get(root, "verdict")), "fail");
+        assert_int_equal(json_string_length(json_object_get(root, "program_sha256")), 64);
+        cases = json_object_get(root, "cases");
+        assert_int_equal(json_array_size(cases), 3);
+        assert_string_equal(json_string_value(json_object_get(json_array_get(cases, 0), "name")), "adds");
+        assert_string_equal(json_string_value(json_object_get(json_array_get(cases, 1), "reason")),
+                            "stdout differs at line 1: expected '1', got '5'");
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(json_array_get(cases, 1), "result"),
+                                                            "limit")), 1024);
+        assert_string_equal(json_string_value(json_object_get(json_object_get(json_array_get(cases, 1), "result"),
+                                                              "stub")), "exited");
+        assert_string_equal(json_string_value(json_object_get(json_array_get(cases, 2), "verdict")), "not_run");
+        assert_true(json_is_null(json_object_get(json_array_get(cases, 2), "result")));
+        json_decref(root);
+
+        text = judge_summary_text(&rep);
+        assert_non_null(text);
+        assert_non_null(strstr(text, "\u2713 adds \u2014 exit code 0, stdout equals expected\n"));
+        assert_non_null(strstr(text, "\u2717 subs \u2014 stdout differs at line 1"));
+        assert_non_null(strstr(text, "- line\\nbreak \u2014 not run"));
+        assert_non_null(strstr(text, "verdict: fail (1 passed, 1 failed, 0 undetermined, 1 not run)\n"));
+        free(text);
+        free(c);
+}
+
+static void test_escape(void **state)
+{
+        char buf[64];
+
+        (void) state;
+        buf[0] = '\0';
+        judge_escape_append(buf, sizeof buf, "a\xff\xc3\xa9\x01\\", 6, 80);
+        assert_string_equal(buf, "a\\xff\xc3\xa9\\x01\\\\");
+        buf[0] = '\0';
+        judge_escape_append(buf, sizeof buf, "0123456789", 10, 5);
+        assert_string_equal(buf, "01234...");
+        /* never overflows, always terminated */
+        buf[0] = '\0';
+        judge_escape_append(buf, 8, "0123456789", 10, 80);
+        assert_true(strlen(buf) < 8);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_parse_good),
+                cmocka_unit_test(test_parse_program_forms),
+                cmocka_unit_test(test_parse_bad),
+                cmocka_unit_test(test_matcher_table),
+                cmocka_unit_test(test_matcher_raw_bytes),
+                cmocka_unit_test(test_equals_reason),
+                cmocka_unit_test(test_case_verdicts),
+                cmocka_unit_test(test_suite_verdict),
+                cmocka_unit_test(test_config_merge),
+                cmocka_unit_test(test_request_has_no_expectation),
+                cmocka_unit_test(test_render),
+                cmocka_unit_test(test_escape),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,192 @@
+/* Unit tests for the supervisor's pure parts: the outcome mapping, the exit
+ * codes, bounded capture, the environment and the order of the child steps. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "supervisor/capture.h"
+#include "supervisor/child.h"
+#include "supervisor/env_plan.h"
+#include "supervisor/outcome.h"
+
+#define EXITED(code) ((code) << 8)
+#define KILLED(sig) (sig)
+
+static void decide(const struct observed *o, struct run_result *r)
+{
+        memset(r, 0, sizeof *r);
+        outcome_decide(o, r);
+}
+
+static void test_outcomes(void **state)
+{
+        static const struct {
+                struct observed o;
+                enum run_status status;
+                enum run_limit limit;
+                unsigned hits;
+                int exit_code;   /* nsbox's process exit code */
+        } cases[] = {
+                { { .got_exit = true, .program_started = true, .wait_status = EXITED(0) }, RUN_EXITED, LIMIT_NONE, 0, 0 },
+                { { .got_exit = true, .program_started = true, .wait_status = EXITED(3) }, RUN_EXITED, LIMIT_NONE, 0, 3 },
+                { { .got_exit = true, .program_started = true, .wait_status = KILLED(SIGSEGV) }, RUN_SIGNALED, LIMIT_NONE, 0, 128 + SIGSEGV },
+                { { .got_exit = true, .wait_status = KILLED(SIGKILL), .oom_killed = true }, RUN_LIMIT, LIMIT_MEMORY, 1u << LIMIT_MEMORY, 124 },
+                { { .got_exit = true, .wait_status = KILLED(SIGXFSZ) }, RUN_LIMIT, LIMIT_FILE_SIZE, 1u << LIMIT_FILE_SIZE, 124 },
+                { { .got_exit = true, .wait_status = KILLED(SIGXCPU), .cpu_over = true }, RUN_LIMIT, LIMIT_CPU_TIME, 1u << LIMIT_CPU_TIME, 124 },
+                /* a SIGXCPU the program raised itself, under the limit, is just a signal */
+                { { .got_exit = true, .wait_status = KILLED(SIGXCPU) }, RUN_SIGNALED, LIMIT_NONE, 0, 128 + SIGXCPU },
+                /* SIGKILL without OOM and without nsbox killing: the program's own doing */
+                { { .got_exit = true, .wait_status = KILLED(SIGKILL) }, RUN_SIGNALED, LIMIT_NONE, 0, 128 + SIGKILL },
+                { { .killed = KILL_WALL_TIME }, RUN_LIMIT, LIMIT_WALL_TIME, 1u << LIMIT_WALL_TIME, 124 },
+                { { .killed = KILL_CPU_TIME, .cpu_over = true }, RUN_LIMIT, LIMIT_CPU_TIME, 1u << LIMIT_CPU_TIME, 124 },
+                { { .killed = KILL_OUTPUT }, RUN_LIMIT, LIMIT_OUTPUT, 1u << LIMIT_OUTPUT, 124 },
+                { { .killed = KILL_CANCEL, .got_exit = true, .wait_status = EXITED(0) }, RUN_CANCELLED, LIMIT_NONE, 0, 130 },
+                /* a sandbox failure outranks a kill and an exit */
+                { { .setup_error = true, .killed = KILL_WALL_TIME }, RUN_ERROR, LIMIT_NONE, 0, 125 },
+                /* a refused fork is recorded even when the program exits normally */
+                { { .got_exit = true, .wait_status = EXITED(1), .pids_limit_hit = true }, RUN_EXITED, LIMIT_NONE, 1u << LIMIT_PIDS, 1 },
+                { { .got_exit = true, .wait_status = EXITED(0), .memory_limit_hit = true }, RUN_EXITED, LIMIT_NONE, 1u << LIMIT_MEMORY, 0 },
+                /* the init vanished without a report: a sandbox error, never an exit code */
+                { { .program_started = true, .init_status = KILLED(SIGKILL) }, RUN_ERROR, LIMIT_NONE, 0, 125 },
+                { { .oom_killed = true }, RUN_LIMIT, LIMIT_MEMORY, 1u << LIMIT_MEMORY, 124 },
+        };
+        (void) state;
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                struct run_result r;
+                decide(&cases[i].o, &r);
+                if (r.status != cases[i].status || r.limit != cases[i].limit || r.limits_hit != cases[i].hits ||
+                    result_exit_code(&r) != cases[i].exit_code)
+                        fail_msg("case %zu: status %d limit %d hits %x exit %d", i, r.status, r.limit, r.limits_hit,
+                                 result_exit_code(&r));
+                if (r.status == RUN_ERROR && !cases[i].o.setup_error)
+                        assert_true(strlen(r.error.msg) > 0);
+        }
+}
+
+static void test_capture_bounds(void **state)
+{
+        struct run_stream st;
+        char chunk[3000];
+        long kept;
+
+        (void) state;
+        memset(&st, 0, sizeof st);
+        memset(chunk, 'a', sizeof chunk);
+        chunk[sizeof chunk - 1] = 'Z';
+        kept = capture_feed(&st, 5000, chunk, sizeof chunk);
+        assert_int_equal(kept, 3000);
+        assert_false(st.truncated);
+        kept = capture_feed(&st, 5000, chunk, sizeof chunk);
+        assert_int_equal(kept, 2000);
+        assert_true(st.truncated);
+        assert_int_equal(st.kept, 5000);
+        assert_int_equal(st.bytes, 6000);
+        for (int i = 0; i < 100; i++)
+                capture_feed(&st, 5000, chunk, sizeof chunk);
+        assert_int_equal(st.kept, 5000);             /* memory stays bounded */
+        assert_int_equal(st.tail_len, RUN_TAIL_MAX);
+        assert_int_equal(st.tail[RUN_TAIL_MAX - 1], 'Z'); /* the tail is the last bytes */
+        capture_feed(&st, 5000, "end\n", 4);
+        assert_memory_equal(st.tail + RUN_TAIL_MAX - 4, "end\n", 4);
+        free(st.text);
+}
+
+static void test_result_json(void **state)
+{
+        struct run_result r;
+        json_t *j;
+        char bad[] = { 'o', 'k', (char) 0xff, '\n' };
+
+        (void) state;
+        memset(&r, 0, sizeof r);
+        ledger_init(&r.ledger);
+        ledger_set(&r.ledger, PROT_NET, "empty-netns");
+        r.status = RUN_LIMIT;
+        r.limit = LIMIT_WALL_TIME;
+        r.limits_hit = 1u << LIMIT_WALL_TIME;
+        r.signal = SIGKILL;
+        r.out.text = bad;
+        r.out.kept = sizeof bad;
+        r.out.bytes = 100;
+        r.out.truncated = true;
+        memcpy(r.out.tail, "tail", 4);
+        r.out.tail_len = 4;
+        j = result_to_json(&r, 1024);
+        assert_string_equal(json_string_value(json_object_get(j, "status")), "limit");
+        assert_string_equal(json_string_value(json_object_get(j, "limit")), "wall_time");
+        assert_true(json_is_null(json_object_get(j, "exit_code")));
+        assert_string_equal(json_string_value(json_object_get(json_object_get(j, "stdout"), "text")), "ok\xef\xbf\xbd\n");
+        assert_string_equal(json_string_value(json_object_get(json_object_get(j, "stdout"), "tail")), "tail");
+        assert_string_equal(json_string_value(json_object_get(json_object_get(j, "protections"), "net")), "empty-netns");
+        /* a protection never recorded is never claimed */
+        assert_string_equal(json_string_value(json_object_get(json_object_get(j, "protections"), "seccomp")), "unavailable");
+        assert_string_equal(json_string_value(json_array_get(json_object_get(j, "limits_hit"), 0)), "wall_time");
+        json_decref(j);
+        r.out.text = NULL;
+}
+
+static void test_env_scrubbed(void **state)
+{
+        struct nsb_config cfg;
+        struct nsb_error e;
+        char **envp, *adds[] = { "FOO=bar", "HOME=/workspace" };
+        bool foo = false, home = false;
+
+        (void) state;
+        cfg_defaults(&cfg, NSB_CMD_RUN);
+        cfg.env_add = adds;
+        cfg.n_env_add = 2;
+        setenv("NSBOX_SECRET_TEST", "leak", 1);
+        assert_int_equal(env_build(&cfg, &envp, &e), 0);
+        for (size_t i = 0; envp[i]; i++) {
+                assert_null(strstr(envp[i], "NSBOX_SECRET_TEST"));
+                foo = foo || strcmp(envp[i], "FOO=bar") == 0;
+                if (strncmp(envp[i], "HOME=", 5) == 0) {
+                        assert_string_equal(envp[i], "HOME=/workspace");   /* override, not a duplicate */
+                        assert_false(home);
+                        home = true;
+                }
+        }
+        assert_true(foo && home);
+        env_free(envp);
+}
+
+static int step_index(int stage)
+{
+        for (unsigned i = 0; i < child_program_n_steps; i++)
+                if (child_program_steps[i].stage == stage)
+                        return (int) i;
+        return -1;
+}
+
+static void test_step_order(void **state)
+{
+        (void) state;
+        /* seccomp is the very last step before execve */
+        assert_int_equal(step_index(NSB_STAGE_SECCOMP), (int) child_program_n_steps - 1);
+        /* no_new_privs before landlock_restrict_self and the filter */
+        assert_true(step_index(NSB_STAGE_NNP) >= 0);
+        assert_true(step_index(NSB_STAGE_NNP) < step_index(NSB_STAGE_LANDLOCK));
+        assert_true(step_index(NSB_STAGE_NNP) < step_index(NSB_STAGE_SECCOMP));
+        /* capabilities go before the kernel-surface filters */
+        assert_true(step_index(NSB_STAGE_CAPS) < step_index(NSB_STAGE_LANDLOCK));
+        for (unsigned i = 0; i < child_program_n_steps; i++)
+                assert_non_null(child_program_steps[i].fn);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_outcomes),   cmocka_unit_test(test_capture_bounds),
+                cmocka_unit_test(test_result_json), cmocka_unit_test(test_env_scrubbed),
+                cmocka_unit_test(test_step_order),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,51 @@
+/* util/readfile.c — see readfile.h. */
+#include "util/readfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+
+int read_file(const char *path, size_t max, char **ret, size_t *ret_len, struct nsb_error *e)
+{
+        AUTOCLOSE int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        AUTOFREE char *buf = NULL;
+        size_t len = 0, cap = 0;
+        struct stat st;
+
+        if (fd < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "'%s'", path);
+        if (fstat(fd, &st) < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "'%s'", path);
+        if (S_ISDIR(st.st_mode))
+                return nsb_fail(e, NSB_STAGE_PREPARE, EISDIR, "'%s'", path);
+        for (;;) {
+                ssize_t n;
+                if (len == cap) {
+                        char *nb;
+                        cap = cap ? cap * 2 : 65536;
+                        if (cap > max + 1)
+                                cap = max + 1;
+                        if (!(nb = realloc(buf, cap + 1)))
+                                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "'%s': out of memory", path);
+                        buf = nb;
+                }
+                n = read(fd, buf + len, cap - len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return nsb_fail(e, NSB_STAGE_PREPARE, errno, "read '%s'", path);
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+                if (len > max)
+                        return nsb_fail(e, NSB_STAGE_PREPARE, EFBIG, "'%s' is larger than %zu bytes", path, max);
+        }
+        buf[len] = '\0';
+        *ret_len = len;
+        *ret = move_ptr(&buf);
+        return 0;
+}
