@@ -57,7 +57,7 @@ static int rl_child_join(struct cg_run *run, const struct cg_spec *spec, struct 
         return lower_limit(RLIMIT_NPROC, "RLIMIT_NPROC", spec->pids_max, e);
 }
 
-static int rl_read_usage(const struct cg_run *run, struct cg_usage *ret, struct nsb_error *e)
+static int rl_read_usage(struct cg_run *run, struct cg_usage *ret, struct nsb_error *e)
 {
         /* Nothing to read: CPU comes from wait4() rusage (ru_maxrss gives a
          * peak for the main process only), limits are seen as failed calls. */

@@ -177,7 +177,7 @@ static int read_slot(const struct cg_run *run, enum cg_usage_file slot, char *bu
         return (int) n;
 }
 
-static int v1_read_usage(const struct cg_run *run, struct cg_usage *ret, struct nsb_error *e)
+static int v1_read_usage(struct cg_run *run, struct cg_usage *ret, struct nsb_error *e)
 {
         char buf[1024];
         uint64_t v;

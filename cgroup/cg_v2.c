@@ -195,10 +195,10 @@ static int read_slot(const struct cg_run *run, enum cg_usage_file slot, char *bu
         return (int) n;
 }
 
-static int v2_read_usage(const struct cg_run *run, struct cg_usage *ret, struct nsb_error *e)
+static int v2_read_usage(struct cg_run *run, struct cg_usage *ret, struct nsb_error *e)
 {
         char buf[2048];
-        uint64_t v, prev_peak = ret->peak_known ? ret->peak_memory_bytes : 0;
+        uint64_t v;
         int n;
 
         memset(ret, 0, sizeof *ret);
@@ -231,15 +231,15 @@ static int v2_read_usage(const struct cg_run *run, struct cg_usage *ret, struct 
                         return n;
                 ret->peak_known = cg_parse_u64(buf, (size_t) n, &ret->peak_memory_bytes) == 0;
         } else if (run->usage_fds[CG_U_MEM_CURRENT] >= 0) {
-                /* Before 5.19 there is no memory.peak: keep the largest value
-                 * seen across polls (the caller passes the same struct back). */
+                /* Before 5.19 there is no memory.peak: the largest value seen
+                 * by any poll (a spike between polls is missed). */
                 n = read_slot(run, CG_U_MEM_CURRENT, buf, sizeof buf, e);
                 if (n < 0)
                         return n;
-                if (cg_parse_u64(buf, (size_t) n, &v) == 0) {
-                        ret->peak_memory_bytes = v > prev_peak ? v : prev_peak;
-                        ret->peak_known = true;
-                }
+                if (cg_parse_u64(buf, (size_t) n, &v) == 0 && v > run->peak_seen)
+                        run->peak_seen = v;
+                ret->peak_memory_bytes = run->peak_seen;
+                ret->peak_known = true;
         }
         return 0;
 }

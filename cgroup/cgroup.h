@@ -123,6 +123,7 @@ struct cg_run {
         int dir_fds[CG_RUN_DIRS];       /* O_PATH: each run cgroup (v1: one per hierarchy) */
         int ctrl_dir[CG_V1__MAX];       /* v1: index into dir_fds per controller, -1 = none */
         int usage_fds[CG_U__MAX];       /* opened by create, read with pread */
+        uint64_t peak_seen;             /* v2 < 5.19: largest memory.current read so far */
         char name[40];                  /* nsbox-<pid>-<serial>; "" = nothing to remove */
         const char *const *fake_files;  /* copied from cg_env */
 };
@@ -131,7 +132,7 @@ struct cg_usage {
         uint64_t cpu_usec;
         bool cpu_known;
         uint64_t peak_memory_bytes;     /* without memory.peak (v2 < 5.19): the largest
-                                           memory.current seen by polls that reuse this struct */
+                                           memory.current seen by read_usage so far */
         bool peak_known;
         bool oom_killed;                /* the kernel OOM-killed a task of the run */
         bool memory_limit_hit;          /* usage reached the limit at least once */
@@ -145,8 +146,9 @@ struct cg_ops {
                       struct cg_run *ret, struct nsb_error *e);
         /* the cloned child, first thing; closes every cgroup fd it holds */
         int (*child_join)(struct cg_run *run, const struct cg_spec *spec, struct nsb_error *e);
-        /* parent, any time; cheap */
-        int (*read_usage)(const struct cg_run *run, struct cg_usage *ret, struct nsb_error *e);
+        /* parent, any time; cheap. Not const: on kernels without memory.peak
+         * the run remembers the largest memory.current seen. */
+        int (*read_usage)(struct cg_run *run, struct cg_usage *ret, struct nsb_error *e);
         /* v2: cgroup.kill; v1: pids.max=0 then SIGKILL cgroup.procs until empty; rlimit: no-op */
         int (*kill_all)(struct cg_run *run, struct nsb_error *e);
         /* rmdir (retrying briefly on EBUSY), close fds; idempotent */

@@ -152,6 +152,11 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
                 r = profile_which(req->argv[0], path ? path : "/usr/local/bin:/usr/bin:/bin", &s->exec_path, e);
                 if (r < 0)
                         return r;
+                if (mnt_path_is_reserved(s->exec_path))
+                        return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
+                                        "command '%s' lies under a path the sandbox owns (/tmp, /workspace, "
+                                        "/proc, /dev, ...); run it from another directory",
+                                        s->exec_path);
                 r = profile_add_executable(&s->host, s->exec_path, e);
                 if (r < 0)
                         return r;
@@ -641,8 +646,11 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
                 nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
                 goto fail;
         }
-        if (fail_stage == NSB_STAGE_CGROUP) {
-                nsb_fail(e, NSB_STAGE_CGROUP, EPERM, "forced failure of the cgroup step (NSBOX_TEST_FAIL_STEP)");
+        if (fail_stage == NSB_STAGE_CGROUP || fail_stage == NSB_STAGE_CLONE) {
+                /* Test hook: as if the host had no usable cgroup, or no user
+                 * namespaces (clone3 refused). */
+                nsb_fail(e, (enum nsb_stage) fail_stage, EPERM, "forced failure of the %s step (NSBOX_TEST_FAIL_STEP)",
+                         nsb_stage_name((enum nsb_stage) fail_stage));
                 goto fail;
         }
         r = plan_all(&s, e);
@@ -685,6 +693,10 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
         else
                 ledger_set(&ret->ledger, PROT_CPU_TIME, s.cg_ops->label);
         account(&s);
+        /* Whatever measured it (cgroup or rusage), CPU use at the limit makes
+         * a SIGXCPU/SIGKILL death a cpu_time stop. */
+        if (ret->cpu_ms >= (double) cfg_cpu_time_ms(s.cfg))
+                s.obs.cpu_over = true;
         cleanup(&s);
         outcome_decide(&s.obs, ret);
         return 0;

@@ -8,7 +8,8 @@ if [ "$(id -u)" -ne 0 ]; then
   [ "${NSBOX_TESTS_MUST_RUN:-}" = 1 ] && exit 0
   exit 77
 fi
-tmp=$(mktemp -d /tmp/nsbox-nobody.XXXXXX)
+# not under /tmp: the sandbox owns /tmp, so a command there cannot be mirrored
+tmp=$(mktemp -d /var/tmp/nsbox-nobody.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/fixtures" "$tmp/fixtures-build" "$tmp/tests" "$tmp/src"
 cp "$NSBOX" "$tmp/nsbox"

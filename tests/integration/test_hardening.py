@@ -1,0 +1,117 @@
+"""Kernel-surface narrowing: each door a hostile program tries is refused,
+and strict isolation fails closed when a protection cannot be applied."""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import unittest
+
+from nsbtest import NSBOX, SandboxTest
+
+FIXTURES_BUILD = os.environ.get("FIXTURES_BUILD", "")
+TRY = os.path.join(FIXTURES_BUILD, "nsbox-try-syscall")
+
+DENIED = ["ptrace", "process_vm_readv", "mount", "umount2", "move_mount", "open_tree", "fsopen",
+          "pivot_root", "chroot", "unshare_user", "unshare_net", "setns", "clone_newuser", "clone3",
+          "keyctl", "add_key", "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "kexec_load",
+          "init_module", "reboot", "swapon", "acct", "syslog", "open_by_handle_at", "personality",
+          "settimeofday", "clock_settime", "tiocsti", "socket_inet", "socket_inet6", "socket_netlink",
+          "socket_packet"]
+
+
+class Doors(SandboxTest):
+    def setUp(self):
+        super().setUp()
+        if not os.access(TRY, os.X_OK):
+            self.fail("fixture nsbox-try-syscall not built at %r" % TRY)
+
+    def attempts(self, names, *opts):
+        p, res = self.run_json("run", *opts, "--", TRY, *names)
+        self.assertEqual(res["status"], "exited", res)
+        out = {}
+        for line in res["stdout"]["text"].splitlines():
+            o = json.loads(line)
+            out[o["try"]] = o
+        return out, res
+
+    def test_every_door_is_refused(self):
+        out, res = self.attempts(DENIED)
+        for name in DENIED:
+            o = out[name]
+            refused = o.get("ret", 0) == -1 or "signal" in o
+            self.assertTrue(refused, (name, o))
+        for prot in ("seccomp", "landlock", "caps", "no_new_privs"):
+            self.assertNotIn(res["protections"][prot], ("unavailable", "disabled"), prot)
+
+    def test_foreign_abi_is_killed(self):
+        out, _ = self.attempts(["x32", "i386"])
+        for name in ("x32", "i386"):
+            self.assertEqual(out[name].get("signal_name"), "SIGSYS", out[name])
+
+    def test_unix_sockets_and_fork_still_work(self):
+        out, _ = self.attempts(["socket_unix", "fork"])
+        self.assertNotEqual(out["socket_unix"].get("ret"), -1, out["socket_unix"])
+
+    def test_setuid_gains_nothing(self):
+        out, _ = self.attempts(["setuid0"])
+        self.assertEqual(out["setuid0"].get("ret"), -1, out["setuid0"])
+
+
+class Loopback(SandboxTest):
+    def test_server_and_client_inside(self):
+        code = ("import socket, threading\n"
+                "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(1)\n"
+                "port = s.getsockname()[1]\n"
+                "def serve():\n c, _ = s.accept(); c.sendall(b'pong'); c.close()\n"
+                "threading.Thread(target=serve).start()\n"
+                "c = socket.create_connection(('127.0.0.1', port)); print(c.recv(4).decode())\n")
+        _, res = self.run_json("python", "--network", "loopback", "-c", code)
+        self.assertEqual(res["status"], "exited", res)
+        self.assertEqual(res["stdout"]["text"], "pong\n")
+        self.assertEqual(res["protections"]["net"], "loopback")
+
+    def test_loopback_still_cannot_reach_the_host(self):
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        port = srv.getsockname()[1]
+        try:
+            code = ("import socket\ntry:\n socket.create_connection(('127.0.0.1', %d), timeout=2); print('connected')\n"
+                    "except OSError as e:\n print('refused')\n" % port)
+            _, res = self.run_json("python", "--network", "loopback", "-c", code)
+            self.assertEqual(res["stdout"]["text"], "refused\n")
+        finally:
+            srv.close()
+
+
+class FailClosed(SandboxTest):
+    STEPS = ["clone", "cgroup", "mount", "rlimit", "caps", "no_new_privs", "landlock", "seccomp"]
+
+    def test_each_forced_failure_runs_nothing(self):
+        for step in self.STEPS + ["net"]:
+            with self.subTest(step=step):
+                ws = tempfile.mkdtemp()
+                os.chmod(ws, 0o777)
+                try:
+                    env = dict(os.environ, NSBOX_TEST_FAIL_STEP=step)
+                    args = ["python", "--workspace", ws]
+                    if step == "net":
+                        args += ["--network", "loopback"]
+                    p, res = self.run_json(*args, "-c", "open('/workspace/ran', 'w').write('yes')", env=env)
+                    self.assertEqual(res["status"], "error", res)
+                    self.assertEqual(res["error"]["stage"], step)
+                    self.assertEqual(p.returncode, 125)
+                    self.assertIsNone(res["exit_code"])
+                    self.assertFalse(os.path.exists(os.path.join(ws, "ran")), "the program ran")
+                    # what failed is not claimed
+                    claimed = {k: v for k, v in res["protections"].items() if v not in ("unavailable",)}
+                    if step in ("seccomp", "landlock"):
+                        self.assertNotIn(step, claimed)
+                finally:
+                    shutil.rmtree(ws)
+
+
+if __name__ == "__main__":
+    unittest.main()
