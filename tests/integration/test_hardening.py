@@ -12,6 +12,26 @@ from nsbtest import NSBOX, SandboxTest
 
 FIXTURES_BUILD = os.environ.get("FIXTURES_BUILD", "")
 TRY = os.path.join(FIXTURES_BUILD, "nsbox-try-syscall")
+_try_copy = None
+
+
+def try_binary():
+    """The fixture at a path the sandbox can mirror: a build tree under /tmp
+    would be hidden by the sandbox's own /tmp, so copy it to /var/tmp."""
+    global _try_copy
+    if not TRY.startswith("/tmp/"):
+        return TRY
+    if _try_copy is None:
+        d = tempfile.mkdtemp(prefix="nsbox-fixture.", dir="/var/tmp")
+        os.chmod(d, 0o755)
+        _try_copy = os.path.join(d, "nsbox-try-syscall")
+        shutil.copy2(TRY, _try_copy)
+    return _try_copy
+
+
+def tearDownModule():
+    if _try_copy:
+        shutil.rmtree(os.path.dirname(_try_copy), ignore_errors=True)
 
 DENIED = ["ptrace", "process_vm_readv", "mount", "umount2", "move_mount", "open_tree", "fsopen",
           "pivot_root", "chroot", "unshare_user", "unshare_net", "setns", "clone_newuser", "clone3",
@@ -28,7 +48,7 @@ class Doors(SandboxTest):
             self.fail("fixture nsbox-try-syscall not built at %r" % TRY)
 
     def attempts(self, names, *opts):
-        p, res = self.run_json("run", *opts, "--", TRY, *names)
+        p, res = self.run_json("run", *opts, "--", try_binary(), *names)
         self.assertEqual(res["status"], "exited", res)
         out = {}
         for line in res["stdout"]["text"].splitlines():
