@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "doctor/doctor.h"
 #include "judge/judge.h"
 #include "result/result.h"
 #include "supervisor/sandbox.h"
+#include "testcmd/testcmd.h"
 #include "util/cleanup.h"
 #include "util/readfile.h"
 #include "util/sha256.h"
@@ -99,6 +101,12 @@ static int run_or_die(struct nsb_config *cfg, int cancel_fd)
         int code;
 
         nsb_error_clear(&e);
+        if (cfg->isolation == NSB_ISOLATION_REDUCED) {
+                /* Never pretend: a reduced run would need its own set of
+                 * steps, and this version has none. */
+                nsb_fail(&e, NSB_STAGE_USAGE, ENOTSUP, "--isolation reduced is not available in this version");
+                return usage_error_or_die(&e);
+        }
         argv = calloc(cfg->argc + 8, sizeof *argv);
         if (!argv)
                 return EXIT_NSBOX_FAILURE;
@@ -172,6 +180,16 @@ int main(int argc, char **argv)
                 code = judge_main(&cfg, cancel_fd, stdout, &e);
                 if (code == JUDGE_EXIT_BAD_SPEC)
                         fprintf(stderr, "nsbox: judge: %s\n", e.msg);
+                break;
+        case NSB_CMD_TEST:
+                code = test_main(&cfg, cancel_fd, stdout, &e);
+                if (code == TESTCMD_EXIT_SETUP)
+                        fprintf(stderr, "nsbox: test: %s\n", e.msg);
+                break;
+        case NSB_CMD_DOCTOR:
+                code = doctor_main(&cfg, stdout, &e);
+                if (e.stage != NSB_STAGE_NONE)
+                        usage_error_or_die(&e);
                 break;
         default:
                 nsb_fail(&e, NSB_STAGE_USAGE, ENOSYS, "this command is not available yet");

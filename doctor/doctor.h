@@ -1,0 +1,113 @@
+/* doctor/doctor.h — `nsbox doctor`: what this host can enforce, and how to fix
+ * what it cannot.
+ *
+ * Owns: the preflight checks (user_ns, cgroup, seccomp, no_new_privs,
+ * landlock, interpreter), their status/detail/fix, and the `ready` verdict
+ * for the requested isolation.
+ *
+ * Split:
+ *   - doctor_plan.c is pure: a struct doc_facts (fabricated by the unit
+ *     tests) in, a struct doc_report out, plus its JSON and human renderings;
+ *   - doctor_probe.c gathers the facts: /proc/sys files (through an
+ *     injectable root), a forked child that tries unshare(CLONE_NEWUSER) and
+ *     writes its uid_map, prctl, cg_detect, ll_abi_version and
+ *     profile_add_python. It changes nothing on the host: the probe child's
+ *     namespaces die with it, and no cgroup, file or sysctl is written.
+ *
+ * Test hooks (only when the build has NSBOX_TEST_HOOKS=1):
+ *   NSBOX_DOCTOR_PROC_SYS=DIR   read sysctls from DIR instead of /proc/sys
+ *   NSBOX_DOCTOR_FAKE_USERNS=0|1  skip the probe child, pretend it failed/worked
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "cgroup/cgroup.h"
+#include "config/config.h"
+#include "util/error.h"
+
+#define DOCTOR_SCHEMA "nsbox.doctor/1"
+
+enum doc_status { DOC_OK = 0, DOC_DEGRADED, DOC_UNAVAILABLE };
+enum doc_probe { DOC_PROBE_UNKNOWN = 0, DOC_PROBE_OK, DOC_PROBE_FAILED };
+
+#define DOC_SYSCTL_MAX 64
+#define DOC_PATH_MAX 1024
+
+/* Everything doctor_plan() needs. Plain data; "" = the file was absent. */
+struct doc_facts {
+        bool root;                                      /* euid 0 */
+
+        /* user namespaces */
+        char userns_clone[DOC_SYSCTL_MAX];              /* kernel/unprivileged_userns_clone (Debian/Ubuntu) */
+        char max_user_ns[DOC_SYSCTL_MAX];               /* user/max_user_namespaces */
+        char apparmor_restrict[DOC_SYSCTL_MAX];         /* kernel/apparmor_restrict_unprivileged_userns */
+        enum doc_probe userns_probe;
+        char userns_step[32];                           /* failed step: "unshare", "uid_map", ... */
+        int userns_errno;
+
+        /* cgroup: cg_detect + cg_choose */
+        bool cg_detected;                               /* false: cg_detect failed (cg_errno) */
+        int cg_errno;
+        enum cg_backend cg_backend;
+        char cg_reason[CG_REASON_MAX];
+        bool cg_v2_mounted;
+        bool cg_v1_mounted;                             /* memory and pids v1 hierarchies */
+
+        /* seccomp / no_new_privs */
+        int seccomp_mode;                               /* prctl(PR_GET_SECCOMP), or -errno */
+        char seccomp_actions[256];                      /* kernel/seccomp/actions_avail */
+        int nnp;                                        /* prctl(PR_GET_NO_NEW_PRIVS), or -errno */
+
+        int landlock_abi;                               /* ll_abi_version(): >= 1, or -errno */
+
+        /* interpreter */
+        char interpreter[DOC_PATH_MAX];                 /* as asked */
+        bool interpreter_default;                       /* not given with --interpreter */
+        bool interpreter_ok;
+        char interpreter_real[DOC_PATH_MAX];            /* resolved binary */
+        char interpreter_error[NSB_ERROR_MSG_MAX + 64]; /* why it did not resolve */
+};
+
+#define DOC_DETAIL_MAX 768
+#define DOC_FIX_MAX 512
+#define DOC_MAX_CHECKS 8
+
+struct doc_check {
+        const char *name;               /* "user_ns", "cgroup", ... (static) */
+        enum doc_status status;
+        char detail[DOC_DETAIL_MAX];
+        char fix[DOC_FIX_MAX];          /* "" when there is nothing to fix */
+};
+
+struct doc_report {
+        enum nsb_isolation isolation;
+        bool ready;                     /* the requested isolation can be provided */
+        struct doc_check checks[DOC_MAX_CHECKS];
+        size_t n_checks;
+};
+
+/* Pure: the checks and the verdict. Strict is ready when user_ns, seccomp,
+ * no_new_privs, landlock and interpreter are ok and cgroup is ok or degraded
+ * (rlimit is a labelled mechanism). Reduced also accepts a missing Landlock
+ * (reported as degraded). */
+void doctor_plan(const struct doc_facts *f, enum nsb_isolation iso, struct doc_report *ret);
+
+/* Pure: the contract's JSON object (NULL on allocation failure), and the human
+ * text (malloc'd, NULL on allocation failure). */
+json_t *doctor_to_json(const struct doc_report *r);
+char *doctor_to_text(const struct doc_report *r);
+
+const char *doctor_status_name(enum doc_status s);
+
+/* Syscalls: gather the facts. @proc_sys: normally "/proc/sys". Fails only on
+ * allocation failure; everything the host lacks is a fact. */
+int doctor_gather(const char *proc_sys, int fake_userns, const char *interpreter, struct doc_facts *ret,
+                  struct nsb_error *e);
+
+/* `nsbox doctor`: gather, plan, print (JSON when cfg->doctor_json).
+ * Returns 0 when the requested isolation can be provided, 1 when not. */
+int doctor_main(const struct nsb_config *cfg, FILE *out, struct nsb_error *e);

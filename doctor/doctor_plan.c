@@ -1,0 +1,332 @@
+/* doctor/doctor_plan.c — see doctor.h. Pure: facts in, checks out; it only
+ * formats into the report's fixed buffers and allocates for the renderings. */
+#include "doctor/doctor.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const status_names[] = {
+        [DOC_OK] = "ok", [DOC_DEGRADED] = "degraded", [DOC_UNAVAILABLE] = "unavailable",
+};
+
+const char *doctor_status_name(enum doc_status s)
+{
+        return (unsigned) s < sizeof status_names / sizeof status_names[0] ? status_names[s] : "unknown";
+}
+
+/* Append printf output to a fixed buffer, truncating silently (these are
+ * human-readable texts; the buffers are sized for the longest we write). */
+__attribute__((format(printf, 3, 4))) static void append(char *buf, size_t size, const char *fmt, ...)
+{
+        size_t len = strnlen(buf, size);
+        va_list ap;
+
+        if (len + 1 >= size)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(buf + len, size - len, fmt, ap);
+        va_end(ap);
+}
+
+static struct doc_check *add_check(struct doc_report *r, const char *name)
+{
+        struct doc_check *c = &r->checks[r->n_checks++];
+
+        c->name = name;
+        c->status = DOC_OK;
+        c->detail[0] = c->fix[0] = '\0';
+        return c;
+}
+
+#define DETAIL(c, ...) append((c)->detail, sizeof (c)->detail, __VA_ARGS__)
+#define FIX(c, ...) append((c)->fix, sizeof (c)->fix, __VA_ARGS__)
+
+static void fix_sep(struct doc_check *c)
+{
+        if (c->fix[0])
+                FIX(c, "; ");
+}
+
+/* ---- user namespaces ------------------------------------------------------- */
+
+#define FIX_USERNS_CLONE "sudo sysctl -w kernel.unprivileged_userns_clone=1"
+#define FIX_MAX_USERNS "sudo sysctl -w user.max_user_namespaces=15000"
+#define FIX_APPARMOR                                                                                   \
+        "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 (or keep the restriction and " \
+        "install an AppArmor profile for nsbox that allows `userns,`, e.g. /etc/apparmor.d/nsbox: "   \
+        "`abi <abi/4.0>, profile nsbox /usr/local/bin/nsbox flags=(unconfined) { userns, }` then "     \
+        "sudo apparmor_parser -r /etc/apparmor.d/nsbox)"
+
+static void plan_userns(const struct doc_facts *f, struct doc_report *r)
+{
+        struct doc_check *c = add_check(r, "user_ns");
+        /* The two "unprivileged" switches do not apply to a process holding
+         * CAP_SYS_ADMIN (root); a limit of 0 namespaces applies to everyone. */
+        bool clone_off = !f->root && strcmp(f->userns_clone, "0") == 0;
+        bool max_zero = strcmp(f->max_user_ns, "0") == 0;
+        bool aa_on = !f->root && f->apparmor_restrict[0] && strcmp(f->apparmor_restrict, "0") != 0;
+        bool blocked = clone_off || max_zero || aa_on;
+
+        if (f->userns_probe == DOC_PROBE_OK) {
+                DETAIL(c, "unprivileged user namespaces work (probe: unshare(CLONE_NEWUSER), uid_map, namespaces)");
+        } else if (f->userns_probe == DOC_PROBE_FAILED) {
+                c->status = DOC_UNAVAILABLE;
+                DETAIL(c, "cannot create a user namespace: the probe failed at %s", f->userns_step[0] ? f->userns_step : "?");
+                if (f->userns_errno > 0)
+                        DETAIL(c, " (%s)", strerror(f->userns_errno));
+        } else {
+                c->status = blocked ? DOC_UNAVAILABLE : DOC_OK;
+                DETAIL(c, "not probed; judged from the sysctls alone");
+        }
+
+        if (f->userns_clone[0])
+                DETAIL(c, "; kernel.unprivileged_userns_clone=%s%s", f->userns_clone,
+                       clone_off ? " (disables them for non-root users)" : "");
+        if (f->max_user_ns[0])
+                DETAIL(c, "; user.max_user_namespaces=%s%s", f->max_user_ns, max_zero ? " (none may be created)" : "");
+        if (f->apparmor_restrict[0])
+                DETAIL(c, "; kernel.apparmor_restrict_unprivileged_userns=%s%s", f->apparmor_restrict,
+                       aa_on ? " (AppArmor denies them to unconfined programs)" : "");
+
+        if (c->status == DOC_OK)
+                return;
+        if (clone_off) {
+                fix_sep(c);
+                FIX(c, FIX_USERNS_CLONE);
+        }
+        if (max_zero) {
+                fix_sep(c);
+                FIX(c, FIX_MAX_USERNS);
+        }
+        if (aa_on) {
+                fix_sep(c);
+                FIX(c, FIX_APPARMOR);
+        }
+        if (blocked) {
+                FIX(c, " (persist it in /etc/sysctl.d/99-nsbox.conf)");
+                return;
+        }
+        /* No sysctl explains it. */
+        if (f->userns_errno == ENOSPC)
+                FIX(c, "the user namespace limit is exhausted: " FIX_MAX_USERNS);
+        else if (f->userns_errno == EINVAL || f->userns_errno == ENOSYS)
+                FIX(c, "use a kernel built with CONFIG_USER_NS=y");
+        else
+                FIX(c, "if nsbox runs in a container, its seccomp or LSM policy forbids unshare(CLONE_NEWUSER): "
+                       "run nsbox on the host, or allow user namespaces in the container (e.g. podman, or "
+                       "docker --security-opt seccomp=unconfined --security-opt apparmor=unconfined); "
+                       "otherwise check `sysctl user.max_user_namespaces` (" FIX_MAX_USERNS ")");
+}
+
+/* ---- cgroup ------------------------------------------------------------------ */
+
+static void plan_cgroup(const struct doc_facts *f, struct doc_report *r)
+{
+        struct doc_check *c = add_check(r, "cgroup");
+
+        if (!f->cg_detected) {
+                c->status = DOC_UNAVAILABLE;
+                DETAIL(c, "cannot inspect cgroups: /proc unreadable (%s)", strerror(f->cg_errno > 0 ? f->cg_errno : EIO));
+                FIX(c, "mount procfs at /proc (mount -t proc proc /proc)");
+                return;
+        }
+        switch (f->cg_backend) {
+        case CG_BACKEND_V2:
+                DETAIL(c, "cgroup v2, delegated to this user (memory, pids, cpu accounting): %s", f->cg_reason);
+                return;
+        case CG_BACKEND_V1:
+                DETAIL(c, "cgroup v1, own cgroups writable (memory, pids): %s", f->cg_reason);
+                return;
+        case CG_BACKEND_RLIMIT:
+                c->status = DOC_DEGRADED;
+                DETAIL(c, "no usable cgroup, not delegated: memory and tasks bounded by the rlimit fallback "
+                          "(RLIMIT_AS per process, RLIMIT_NPROC per user; weaker, labelled `rlimit` in results): %s",
+                       f->cg_reason);
+                if (f->cg_v1_mounted && !f->root)      /* hybrid: memory and pids live on v1 */
+                        FIX(c, "run nsbox as root (cgroup v1 directories belong to root), or use a pure cgroup v2 "
+                               "host with systemd-run --user --scope -p Delegate=yes nsbox …");
+                else if (f->cg_v2_mounted)
+                        FIX(c, f->root ? "sudo systemd-run --scope -p Delegate=yes nsbox … (nsbox in its own delegated cgroup)"
+                                       : "systemd-run --user --scope -p Delegate=yes nsbox … (nsbox in its own delegated cgroup)");
+                else
+                        FIX(c, "mount a writable cgroup2 at /sys/fs/cgroup (containers: a private, delegated cgroup "
+                               "namespace, e.g. docker run --cgroupns=private), then "
+                               "systemd-run --user --scope -p Delegate=yes nsbox …");
+                return;
+        default:
+                c->status = DOC_UNAVAILABLE;
+                DETAIL(c, "no mechanism can bound memory and tasks: %s", f->cg_reason);
+                FIX(c, "systemd-run --user --scope -p Delegate=yes nsbox …, or run nsbox as root");
+                return;
+        }
+}
+
+/* ---- seccomp, no_new_privs ------------------------------------------------------- */
+
+static bool has_word(const char *list, const char *word)
+{
+        size_t n = strlen(word);
+
+        for (const char *p = strstr(list, word); p; p = strstr(p + 1, word))
+                if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' ' || p[n] == '\n'))
+                        return true;
+        return false;
+}
+
+static void plan_seccomp(const struct doc_facts *f, struct doc_report *r)
+{
+        struct doc_check *c = add_check(r, "seccomp");
+
+        if (f->seccomp_mode < 0) {
+                c->status = DOC_UNAVAILABLE;
+                DETAIL(c, "prctl(PR_GET_SECCOMP) failed (%s): the kernel has no seccomp", strerror(-f->seccomp_mode));
+                FIX(c, "use a kernel built with CONFIG_SECCOMP=y and CONFIG_SECCOMP_FILTER=y");
+                return;
+        }
+        if (f->seccomp_actions[0] &&
+            (!has_word(f->seccomp_actions, "kill_process") || !has_word(f->seccomp_actions, "errno"))) {
+                c->status = DOC_UNAVAILABLE;
+                DETAIL(c, "the filter needs the kill_process and errno actions; kernel.seccomp.actions_avail = %s",
+                       f->seccomp_actions);
+                FIX(c, "use Linux >= 4.14 built with CONFIG_SECCOMP_FILTER=y");
+                return;
+        }
+        DETAIL(c, "seccomp filters available");
+        if (f->seccomp_actions[0])
+                DETAIL(c, " (actions: %s)", f->seccomp_actions);
+        if (f->seccomp_mode == 2)
+                DETAIL(c, "; nsbox already runs under a filter (a container's?): nsbox's filter stacks on it");
+}
+
+static void plan_nnp(const struct doc_facts *f, struct doc_report *r)
+{
+        struct doc_check *c = add_check(r, "no_new_privs");
+
+        if (f->nnp < 0) {
+                c->status = DOC_UNAVAILABLE;
+                DETAIL(c, "prctl(PR_GET_NO_NEW_PRIVS) failed (%s)", strerror(-f->nnp));
+                FIX(c, "use Linux >= 3.5");
+                return;
+        }
+        DETAIL(c, "PR_SET_NO_NEW_PRIVS available%s", f->nnp == 1 ? " (already set on nsbox, inherited)" : "");
+}
+
+/* ---- landlock ---------------------------------------------------------------- */
+
+static void plan_landlock(const struct doc_facts *f, enum nsb_isolation iso, struct doc_report *r)
+{
+        struct doc_check *c = add_check(r, "landlock");
+
+        if (f->landlock_abi >= 1) {
+                DETAIL(c, "Landlock ABI %d", f->landlock_abi);
+                if (f->landlock_abi < 4)
+                        DETAIL(c, "; TCP bind/connect not restricted by Landlock (ABI >= 4; the empty network namespace still applies)");
+                if (f->landlock_abi < 6)
+                        DETAIL(c, "; no abstract-unix-socket/signal scoping (ABI >= 6)");
+                return;
+        }
+        c->status = iso == NSB_ISOLATION_REDUCED ? DOC_DEGRADED : DOC_UNAVAILABLE;
+        if (f->landlock_abi == -EOPNOTSUPP) {
+                DETAIL(c, "Landlock is built into the kernel but not enabled");
+                FIX(c, "boot with landlock in the LSM list: add lsm=landlock,lockdown,yama,integrity,apparmor,bpf "
+                       "to GRUB_CMDLINE_LINUX in /etc/default/grub, sudo update-grub, reboot");
+        } else {
+                DETAIL(c, "the kernel has no Landlock (%s)", strerror(f->landlock_abi < 0 ? -f->landlock_abi : ENOSYS));
+                FIX(c, "use Linux >= 5.13 built with CONFIG_SECURITY_LANDLOCK=y and boot with lsm=landlock,…");
+        }
+        if (iso == NSB_ISOLATION_STRICT)
+                FIX(c, " (or accept weaker filesystem isolation with --isolation reduced)");
+        else
+                DETAIL(c, "; reduced isolation runs without it (labelled in results)");
+}
+
+/* ---- interpreter --------------------------------------------------------------- */
+
+static void plan_interpreter(const struct doc_facts *f, struct doc_report *r)
+{
+        struct doc_check *c = add_check(r, "interpreter");
+
+        if (f->interpreter_ok) {
+                DETAIL(c, "%s", f->interpreter);
+                if (f->interpreter_real[0] && strcmp(f->interpreter_real, f->interpreter) != 0)
+                        DETAIL(c, " -> %s", f->interpreter_real);
+                DETAIL(c, " (binary, libraries and standard library resolved)");
+                return;
+        }
+        c->status = DOC_UNAVAILABLE;
+        DETAIL(c, "%s does not resolve: %s", f->interpreter, f->interpreter_error[0] ? f->interpreter_error : "unknown error");
+        if (f->interpreter_default)
+                FIX(c, "sudo apt-get install python3");
+        else
+                FIX(c, "pass an existing interpreter with --interpreter PATH, or sudo apt-get install python3");
+}
+
+void doctor_plan(const struct doc_facts *f, enum nsb_isolation iso, struct doc_report *ret)
+{
+        memset(ret, 0, sizeof *ret);
+        ret->isolation = iso;
+        plan_userns(f, ret);
+        plan_cgroup(f, ret);
+        plan_seccomp(f, ret);
+        plan_nnp(f, ret);
+        plan_landlock(f, iso, ret);
+        plan_interpreter(f, ret);
+
+        /* cgroup "degraded" (rlimit) is a labelled mechanism, so it does not
+         * block; landlock "degraded" only occurs under reduced isolation. */
+        ret->ready = true;
+        for (size_t i = 0; i < ret->n_checks; i++)
+                if (ret->checks[i].status == DOC_UNAVAILABLE)
+                        ret->ready = false;
+}
+
+/* ---- renderings ------------------------------------------------------------------ */
+
+json_t *doctor_to_json(const struct doc_report *r)
+{
+        json_t *checks = json_array();
+        json_t *o;
+
+        if (!checks)
+                return NULL;
+        for (size_t i = 0; i < r->n_checks; i++) {
+                const struct doc_check *c = &r->checks[i];
+                if (json_array_append_new(checks, json_pack("{s:s, s:s, s:s, s:s}", "name", c->name, "status",
+                                                            doctor_status_name(c->status), "detail", c->detail,
+                                                            "fix", c->fix)) < 0) {
+                        json_decref(checks);
+                        return NULL;
+                }
+        }
+        o = json_pack("{s:s, s:s, s:b, s:o}", "schema", DOCTOR_SCHEMA, "isolation",
+                      r->isolation == NSB_ISOLATION_REDUCED ? "reduced" : "strict", "ready", r->ready, "checks", checks);
+        return o;
+}
+
+char *doctor_to_text(const struct doc_report *r)
+{
+        static const char *const marks[] = { [DOC_OK] = "✓", [DOC_DEGRADED] = "!", [DOC_UNAVAILABLE] = "✗" };
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+
+        if (!m)
+                return NULL;
+        for (size_t i = 0; i < r->n_checks; i++) {
+                const struct doc_check *c = &r->checks[i];
+                fprintf(m, "%s %-13s %s%s%s\n", marks[c->status], c->name,
+                        c->status == DOC_OK ? "" : doctor_status_name(c->status), c->status == DOC_OK ? "" : ": ",
+                        c->detail);
+                if (c->fix[0])
+                        fprintf(m, "  %-13s fix: %s\n", "", c->fix);
+        }
+        fprintf(m, "ready for %s isolation: %s\n", r->isolation == NSB_ISOLATION_REDUCED ? "reduced" : "strict",
+                r->ready ? "yes" : "no");
+        if (fclose(m) != 0) {
+                free(buf);
+                return NULL;
+        }
+        return buf;
+}

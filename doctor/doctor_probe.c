@@ -1,0 +1,299 @@
+/* doctor/doctor_probe.c — gather the facts doctor_plan() judges, and
+ * `nsbox doctor` itself. Reads only; the one process it starts (the user
+ * namespace probe) changes nothing outside its own namespaces, which die
+ * with it. */
+#include "doctor/doctor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "landlock/landlock.h"
+#include "profile/profile.h"
+#include "util/cleanup.h"
+
+#include "nsbox-config.h"
+
+#define DEFAULT_INTERPRETER "/usr/bin/python3"
+
+/* A sysctl's text, trailing whitespace stripped; "" when absent/unreadable. */
+static void read_sysctl(const char *proc_sys, const char *rel, char *buf, size_t size)
+{
+        char path[DOC_PATH_MAX];
+        AUTOCLOSE int fd = -1;
+        ssize_t n;
+
+        buf[0] = '\0';
+        snprintf(path, sizeof path, "%s/%s", proc_sys, rel);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return;
+        n = read(fd, buf, size - 1);
+        if (n < 0)
+                n = 0;
+        buf[n] = '\0';
+        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
+                buf[--n] = '\0';
+        for (char *p = buf; *p; p++)
+                if (*p == '\t' || *p == '\n')
+                        *p = ' ';
+}
+
+/* ---- the user namespace probe -------------------------------------------------- */
+
+struct probe_msg {
+        char step[32];
+        int err;
+};
+
+static int write_proc_self(const char *file, const char *text)
+{
+        char path[64];
+        int fd, r = 0;
+        size_t len = strlen(text);
+
+        snprintf(path, sizeof path, "/proc/self/%s", file);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, text, len) != (ssize_t) len)
+                r = -errno ? -errno : -EIO;
+        close(fd);
+        return r;
+}
+
+/* In the forked child: the same steps the sandbox needs, minus mounting. */
+static __attribute__((noreturn)) void probe_child(int wfd, uid_t uid, gid_t gid)
+{
+        struct probe_msg m = { .step = "", .err = 0 };
+        char map[64];
+        int r;
+
+        if (unshare(CLONE_NEWUSER) < 0) {
+                snprintf(m.step, sizeof m.step, "unshare(CLONE_NEWUSER)");
+                m.err = errno;
+                goto out;
+        }
+        r = write_proc_self("setgroups", "deny");
+        if (r < 0 && r != -ENOENT) {
+                snprintf(m.step, sizeof m.step, "setgroups");
+                m.err = -r;
+                goto out;
+        }
+        snprintf(map, sizeof map, "%u %u 1\n", (unsigned) uid, (unsigned) uid);
+        r = write_proc_self("uid_map", map);
+        if (r < 0) {
+                snprintf(m.step, sizeof m.step, "uid_map");
+                m.err = -r;
+                goto out;
+        }
+        snprintf(map, sizeof map, "%u %u 1\n", (unsigned) gid, (unsigned) gid);
+        r = write_proc_self("gid_map", map);
+        if (r < 0) {
+                snprintf(m.step, sizeof m.step, "gid_map");
+                m.err = -r;
+                goto out;
+        }
+        /* Capabilities inside the new namespace (AppArmor's restriction
+         * lets the unshare succeed and takes them away). No network
+         * namespace: creating one is the slow part and adds nothing here. */
+        if (unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS) < 0) {
+                snprintf(m.step, sizeof m.step, "unshare(namespaces)");
+                m.err = errno;
+                goto out;
+        }
+out:
+        (void) !write(wfd, &m, sizeof m);
+        _exit(0);
+}
+
+static void probe_userns(struct doc_facts *f)
+{
+        struct probe_msg m;
+        int p[2];
+        pid_t pid;
+        ssize_t n;
+
+        f->userns_probe = DOC_PROBE_FAILED;
+        if (pipe2(p, O_CLOEXEC) < 0) {
+                snprintf(f->userns_step, sizeof f->userns_step, "pipe");
+                f->userns_errno = errno;
+                return;
+        }
+        pid = fork();
+        if (pid < 0) {
+                snprintf(f->userns_step, sizeof f->userns_step, "fork");
+                f->userns_errno = errno;
+                close(p[0]);
+                close(p[1]);
+                return;
+        }
+        if (pid == 0) {
+                close(p[0]);
+                probe_child(p[1], getuid(), getgid());
+        }
+        close(p[1]);
+        do
+                n = read(p[0], &m, sizeof m);
+        while (n < 0 && errno == EINTR);
+        close(p[0]);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        if (n != (ssize_t) sizeof m) {
+                snprintf(f->userns_step, sizeof f->userns_step, "probe child (died)");
+                return;
+        }
+        m.step[sizeof m.step - 1] = '\0';
+        if (m.step[0] == '\0') {
+                f->userns_probe = DOC_PROBE_OK;
+                return;
+        }
+        snprintf(f->userns_step, sizeof f->userns_step, "%s", m.step);
+        f->userns_errno = m.err;
+}
+
+/* ---- cgroup ------------------------------------------------------------------------ */
+
+static void gather_cgroup(struct doc_facts *f)
+{
+        struct cg_env env = { .proc_fd = -1, .sys_cgroup_fd = -1 };
+        struct cg_facts *cf = calloc(1, sizeof *cf);
+        const char *reason = NULL;
+        struct nsb_error e;
+
+        if (!cf) {
+                f->cg_errno = ENOMEM;
+                return;
+        }
+        nsb_error_clear(&e);
+        env.proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        env.sys_cgroup_fd = open("/sys/fs/cgroup", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (env.proc_fd < 0) {
+                f->cg_errno = errno;
+        } else if (cg_detect(&env, cf, &e) < 0) {
+                f->cg_errno = e.errnum ? e.errnum : EIO;
+        } else {
+                f->cg_detected = true;
+                f->cg_backend = cg_choose(cf, &reason);
+                snprintf(f->cg_reason, sizeof f->cg_reason, "%s", reason ? reason : cf->reason);
+                f->cg_v2_mounted = cf->v2_mounted;
+                f->cg_v1_mounted = cf->v1[CG_V1_MEMORY].mounted && cf->v1[CG_V1_PIDS].mounted;
+        }
+        if (env.proc_fd >= 0)
+                close(env.proc_fd);
+        if (env.sys_cgroup_fd >= 0)
+                close(env.sys_cgroup_fd);
+        free(cf);
+}
+
+static void gather_interpreter(const char *interpreter, struct doc_facts *f)
+{
+        struct host_set set = { 0 };
+        AUTOFREE char *real = NULL;
+        struct nsb_error e;
+        char buf[NSB_ERROR_MSG_MAX + 128];
+
+        nsb_error_clear(&e);
+        f->interpreter_default = !interpreter;
+        snprintf(f->interpreter, sizeof f->interpreter, "%s", interpreter ? interpreter : DEFAULT_INTERPRETER);
+        if (profile_add_python(&set, f->interpreter, &real, &e) < 0) {
+                snprintf(f->interpreter_error, sizeof f->interpreter_error, "%s",
+                         nsb_error_describe(&e, buf, sizeof buf));
+        } else {
+                f->interpreter_ok = true;
+                snprintf(f->interpreter_real, sizeof f->interpreter_real, "%s", real ? real : "");
+        }
+        host_set_free(&set);
+}
+
+int doctor_gather(const char *proc_sys, int fake_userns, const char *interpreter, struct doc_facts *ret,
+                  struct nsb_error *e)
+{
+        int r;
+
+        memset(ret, 0, sizeof *ret);
+        ret->root = geteuid() == 0;
+
+        read_sysctl(proc_sys, "kernel/unprivileged_userns_clone", ret->userns_clone, sizeof ret->userns_clone);
+        read_sysctl(proc_sys, "user/max_user_namespaces", ret->max_user_ns, sizeof ret->max_user_ns);
+        read_sysctl(proc_sys, "kernel/apparmor_restrict_unprivileged_userns", ret->apparmor_restrict,
+                    sizeof ret->apparmor_restrict);
+        if (fake_userns == 0) {
+                ret->userns_probe = DOC_PROBE_FAILED;
+                snprintf(ret->userns_step, sizeof ret->userns_step, "unshare(CLONE_NEWUSER)");
+                ret->userns_errno = EPERM;
+        } else if (fake_userns == 1) {
+                ret->userns_probe = DOC_PROBE_OK;
+        } else {
+                probe_userns(ret);
+        }
+
+        gather_cgroup(ret);
+        if (ret->cg_errno == ENOMEM)
+                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "doctor: out of memory");
+
+        r = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
+        ret->seccomp_mode = r < 0 ? -errno : r;
+        read_sysctl(proc_sys, "kernel/seccomp/actions_avail", ret->seccomp_actions, sizeof ret->seccomp_actions);
+        r = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+        ret->nnp = r < 0 ? -errno : r;
+
+        ret->landlock_abi = ll_abi_version();
+        gather_interpreter(interpreter, ret);
+        return 0;
+}
+
+int doctor_main(const struct nsb_config *cfg, FILE *out, struct nsb_error *e)
+{
+        const char *proc_sys = "/proc/sys";
+        int fake_userns = -1;
+        struct doc_facts *f = calloc(1, sizeof *f);
+        struct doc_report *rep = calloc(1, sizeof *rep);
+        int code = 1;
+
+#if NSBOX_TEST_HOOKS
+        {
+                const char *v = getenv("NSBOX_DOCTOR_PROC_SYS");
+                if (v && *v)
+                        proc_sys = v;
+                v = getenv("NSBOX_DOCTOR_FAKE_USERNS");
+                if (v && (strcmp(v, "0") == 0 || strcmp(v, "1") == 0))
+                        fake_userns = v[0] - '0';
+        }
+#endif
+        if (!f || !rep) {
+                nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "doctor: out of memory");
+                goto out;
+        }
+        if (doctor_gather(proc_sys, fake_userns, cfg->interpreter, f, e) < 0)
+                goto out;
+        doctor_plan(f, cfg->isolation, rep);
+        if (cfg->doctor_json) {
+                json_t *j = doctor_to_json(rep);
+                if (!j) {
+                        nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "doctor: out of memory");
+                        goto out;
+                }
+                json_dumpf(j, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+                fputc('\n', out);
+                json_decref(j);
+        } else {
+                AUTOFREE char *text = doctor_to_text(rep);
+                if (!text) {
+                        nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "doctor: out of memory");
+                        goto out;
+                }
+                fputs(text, out);
+        }
+        fflush(out);
+        code = rep->ready ? 0 : 1;
+out:
+        free(f);
+        free(rep);
+        return code;
+}

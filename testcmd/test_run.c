@@ -1,0 +1,308 @@
+/* testcmd/test_run.c — `nsbox test`: the driver. Syscall layer.
+ *
+ * Finds the runner (harness/nsbox_test_runner.py), makes the results channel
+ * (a pipe; the write end becomes the runner's fd 3), runs the runner in one
+ * sandbox through sbx_run() and hands the channel's bytes and the result to
+ * the pure functions of test_plan.c.
+ *
+ * The channel is drained while the sandbox runs by a forked helper process
+ * that copies it into a memfd (capped at CHANNEL_MAX; the rest is read and
+ * dropped), so a runner with many long messages never blocks on a full pipe
+ * and so never turns into a false wall-time limit. A helper process rather
+ * than a thread: sbx_run() clones, and a clone taken while another thread
+ * holds the malloc lock would inherit it held.
+ */
+#include "testcmd/testcmd_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nsbox-config.h"
+#include "supervisor/sandbox.h"
+#include "testcmd/testcmd-paths.h"
+#include "util/cleanup.h"
+
+DEFINE_AUTO_CLEANUP(json_t, json_decref)
+
+#define RUNNER_FILE "nsbox_test_runner.py"
+#define CHANNEL_MAX (4u << 20)        /* bytes of channel kept; the runner clips its messages */
+#define CHANNEL_PIPE_SIZE (1 << 20)   /* a big pipe: fewer wake-ups of the helper */
+
+static bool has_runner(const char *dir)
+{
+        char path[PATH_MAX];
+
+        if (snprintf(path, sizeof path, "%s/" RUNNER_FILE, dir) >= (int) sizeof path)
+                return false;
+        return access(path, R_OK) == 0;
+}
+
+/* NSBOX_RUNNER_DIR; else <dir of the binary>/../harness (the build tree and a
+ * relocatable install); else the installed data dir; else the source tree. */
+static int find_runner_dir(char *ret, size_t size, struct nsb_error *e)
+{
+        const char *env = getenv("NSBOX_RUNNER_DIR");
+        char exe[PATH_MAX];
+        ssize_t n;
+
+        if (env && env[0]) {
+                if (!has_runner(env))
+                        return nsb_fail(e, NSB_STAGE_PREPARE, ENOENT, "NSBOX_RUNNER_DIR '%s' has no readable %s",
+                                        env, RUNNER_FILE);
+                if (!realpath(env, ret))
+                        return nsb_fail(e, NSB_STAGE_PREPARE, errno, "NSBOX_RUNNER_DIR '%s'", env);
+                return 0;
+        }
+        n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n > 0) {
+                char *slash, cand[PATH_MAX + 16];
+
+                exe[n] = '\0';
+                slash = strrchr(exe, '/');
+                if (slash) {
+                        *slash = '\0';
+                        snprintf(cand, sizeof cand, "%s/../harness", exe);
+                        if (has_runner(cand) && realpath(cand, ret))
+                                return 0;
+                }
+        }
+        if (has_runner(NSBOX_DATADIR "/harness") && realpath(NSBOX_DATADIR "/harness", ret))
+                return 0;
+        if (has_runner(NSBOX_RUNNER_SOURCE_DIR) && realpath(NSBOX_RUNNER_SOURCE_DIR, ret))
+                return 0;
+        (void) size;
+        return nsb_fail(e, NSB_STAGE_PREPARE, ENOENT,
+                        "cannot find %s (set NSBOX_RUNNER_DIR to the directory that holds it)", RUNNER_FILE);
+}
+
+/* The harness must be a directory outside the workspace: the learner's code
+ * sees /workspace, and hidden tests must not appear there. */
+static int check_dirs(const struct nsb_config *cfg, struct nsb_error *e)
+{
+        char h[PATH_MAX], w[PATH_MAX];
+        struct stat st;
+        size_t wl;
+
+        if (!cfg->harness)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--harness DIR is required");
+        if (!realpath(cfg->harness, h) || stat(h, &st) < 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, errno, "--harness '%s'", cfg->harness);
+        if (!S_ISDIR(st.st_mode))
+                return nsb_fail(e, NSB_STAGE_USAGE, ENOTDIR, "--harness '%s' is not a directory", cfg->harness);
+        if (!cfg->workspace)
+                return 0;
+        if (!realpath(cfg->workspace, w) || stat(w, &st) < 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, errno, "--workspace '%s'", cfg->workspace);
+        if (!S_ISDIR(st.st_mode))
+                return nsb_fail(e, NSB_STAGE_USAGE, ENOTDIR, "--workspace '%s' is not a directory",
+                                cfg->workspace);
+        wl = strlen(w);
+        if (strncmp(h, w, wl) == 0 && (h[wl] == '\0' || h[wl] == '/' || wl == 1))
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                "the harness '%s' is inside the workspace '%s': the code under test would see it",
+                                cfg->harness, cfg->workspace);
+        return 0;
+}
+
+/* The helper: copy @rfd into @sink until EOF, keeping at most CHANNEL_MAX
+ * bytes. Runs in a forked child and _exit()s. */
+static void __attribute__((noreturn)) drain_main(int rfd, int sink)
+{
+        static char buf[65536];
+        size_t kept = 0;
+
+        for (;;) {
+                ssize_t n = read(rfd, buf, sizeof buf);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break;
+                if (kept < CHANNEL_MAX) {
+                        size_t take = (size_t) n < CHANNEL_MAX - kept ? (size_t) n : CHANNEL_MAX - kept;
+                        size_t off = 0;
+
+                        while (off < take) {
+                                ssize_t w = write(sink, buf + off, take - off);
+
+                                if (w < 0 && errno == EINTR)
+                                        continue;
+                                if (w <= 0)
+                                        _exit(1);
+                                off += (size_t) w;
+                        }
+                        kept += take;
+                }
+        }
+        _exit(0);
+}
+
+/* Wait for the helper; it ends at EOF, once the sandbox is gone. A process
+ * of the sandbox that somehow kept the write end open cannot hold us: after
+ * a grace period the helper is killed and what it copied is used. */
+static void drain_wait(pid_t pid)
+{
+        for (int i = 0; i < 200; i++) {
+                pid_t w = waitpid(pid, NULL, WNOHANG);
+
+                if (w == pid || (w < 0 && errno != EINTR))
+                        return;
+                poll(NULL, 0, 10);
+        }
+        kill(pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+}
+
+static char *read_sink(int sink, size_t *ret_len)
+{
+        struct stat st;
+        char *buf;
+        size_t len, off = 0;
+
+        *ret_len = 0;
+        if (fstat(sink, &st) < 0)
+                return NULL;
+        len = (size_t) st.st_size > CHANNEL_MAX ? CHANNEL_MAX : (size_t) st.st_size;
+        buf = malloc(len + 1);
+        if (!buf)
+                return NULL;
+        while (off < len) {
+                ssize_t n = pread(sink, buf + off, len - off, (off_t) off);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break;
+                off += (size_t) n;
+        }
+        buf[off] = '\0';
+        *ret_len = off;
+        return buf;
+}
+
+/* Run the runner; fill @res and the channel's bytes. Returns 0, or -errno
+ * with @e filled when nsbox itself could not set up (exit 125). */
+static int run_runner(const struct nsb_config *cfg, const char *runner_dir, int cancel_fd, struct run_result *res,
+                      char **ret_chan, size_t *ret_chan_len, struct nsb_error *e)
+{
+        AUTOCLOSE int rfd = -1, wfd = -1, sink = -1;
+        int p[2];
+        double wall_s = (double) cfg->wall_time_ms / 1000.0, margin = wall_s / 10 < 1.0 ? wall_s / 10 : 1.0;
+        char budget[32];
+        char *argv[] = { "python3", "-I", "-B", "/nsbox/" RUNNER_FILE, "--harness", "/harness",
+                         "--workspace", "/workspace", "--budget", budget, "--channel-fd", "3", NULL };
+        struct sbx_request req = {
+                .cfg = cfg,
+                .argv = argv,
+                .argc = ARRAY_SIZE(argv) - 1,
+                .python = true,
+                .relay = false,
+                .runner_dir = runner_dir,
+                .cancel_fd = cancel_fd,
+        };
+        pid_t helper;
+        int r;
+
+        /* The runner reports timeouts itself before nsbox's wall limit. */
+        snprintf(budget, sizeof budget, "%.3f", wall_s - margin > 0.05 ? wall_s - margin : 0.05);
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "results channel: pipe");
+        rfd = p[0];
+        wfd = p[1];
+        (void) fcntl(wfd, F_SETPIPE_SZ, CHANNEL_PIPE_SIZE); /* best effort: pipe-max-size may be lower */
+        sink = memfd_create("nsbox-test-channel", MFD_CLOEXEC);
+        if (sink < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "results channel: memfd_create");
+        helper = fork();
+        if (helper < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "results channel: fork");
+        if (helper == 0) {
+                close(wfd);
+                drain_main(rfd, sink);
+        }
+        close(move_fd(&rfd));
+        req.channel_fd = wfd;
+        r = sbx_run(&req, res);
+        /* Our write end is the last one outside the (now ended) sandbox. */
+        close(move_fd(&wfd));
+        drain_wait(helper);
+        if (r < 0) {
+                run_result_free(res);
+                memset(res, 0, sizeof *res);
+                res->status = RUN_ERROR;
+                nsb_fail(&res->error, NSB_STAGE_SUPERVISE, -r, "sbx_run");
+        }
+        *ret_chan = read_sink(sink, ret_chan_len);
+        if (!*ret_chan)
+                return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "cannot read the results channel");
+        return 0;
+}
+
+static int write_result_file(const char *path, const json_t *root, struct nsb_error *e)
+{
+        if (json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) < 0)
+                return nsb_fail(e, NSB_STAGE_OUTPUT, errno ? errno : EIO, "--result: cannot write '%s'", path);
+        return 0;
+}
+
+int test_main(const struct nsb_config *cfg, int cancel_fd, FILE *out, struct nsb_error *e)
+{
+        __attribute__((cleanup(tc_report_free))) struct tc_report rep = { 0 };
+        AUTO(json_decref) json_t *root = NULL;
+        AUTOFREE char *chan = NULL;
+        char runner_dir[PATH_MAX];
+        struct run_result res;
+        size_t chan_len = 0;
+        int r;
+
+        memset(&res, 0, sizeof res);
+        if (check_dirs(cfg, e) < 0 || find_runner_dir(runner_dir, sizeof runner_dir, e) < 0)
+                return TESTCMD_EXIT_SETUP;
+        r = run_runner(cfg, runner_dir, cancel_fd, &res, &chan, &chan_len, e);
+        if (r < 0) {
+                run_result_free(&res);
+                return TESTCMD_EXIT_SETUP;
+        }
+        if (tc_channel_parse(chan, chan_len, &rep) < 0) {
+                run_result_free(&res);
+                nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "out of memory reading the results channel");
+                return TESTCMD_EXIT_SETUP;
+        }
+        tc_decide(&rep, &res);
+
+        root = tc_report_to_json(&rep, result_to_json(&res, cfg->output_limit_bytes));
+        if (!root) {
+                run_result_free(&res);
+                nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "cannot render the report");
+                return TESTCMD_EXIT_SETUP;
+        }
+        if (cfg->json) {
+                if (json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) < 0 || fputc('\n', out) == EOF)
+                        r = nsb_fail(e, NSB_STAGE_OUTPUT, EIO, "cannot write the report");
+        } else {
+                AUTOFREE char *summary = tc_summary_text(&rep, &res);
+
+                if (!summary || fputs(summary, out) == EOF)
+                        r = nsb_fail(e, NSB_STAGE_OUTPUT, summary ? EIO : ENOMEM, "cannot write the report");
+        }
+        run_result_free(&res);
+        if (r < 0 || fflush(out) != 0) {
+                if (r >= 0)
+                        nsb_fail(e, NSB_STAGE_OUTPUT, errno, "cannot write the report");
+                return TESTCMD_EXIT_SETUP;
+        }
+        if (cfg->result_path && write_result_file(cfg->result_path, root, e) < 0)
+                return TESTCMD_EXIT_SETUP;
+        return tc_exit_code(rep.verdict);
+}

@@ -1,0 +1,140 @@
+/* Unit tests for testcmd/: the results channel, the verdict rules and the
+ * rendering. Pure code only. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "testcmd/testcmd_internal.h"
+#include "util/cleanup.h"
+
+#define START "{\"event\":\"start\",\"protocol\":1,\"tests\":[\"t.py::a\",\"t.py::b\"]}\n"
+#define PASS_A "{\"event\":\"test\",\"name\":\"t.py::a\",\"outcome\":\"passed\",\"message\":null}\n"
+#define PASS_B "{\"event\":\"test\",\"name\":\"t.py::b\",\"outcome\":\"passed\",\"message\":null}\n"
+#define FAIL_B "{\"event\":\"test\",\"name\":\"t.py::b\",\"outcome\":\"failed\",\"message\":\"assert 1 == 2\"}\n"
+#define DONE2 "{\"event\":\"done\",\"collected\":2,\"duration_ms\":5.0}\n"
+
+static struct run_result exited(int code)
+{
+        struct run_result r;
+
+        memset(&r, 0, sizeof r);
+        r.status = RUN_EXITED;
+        r.exit_code = code;
+        r.wall_ms = 10;
+        return r;
+}
+
+static enum tc_verdict decide(const char *chan, struct run_result r, struct tc_report *rep)
+{
+        assert_int_equal(tc_channel_parse(chan, strlen(chan), rep), 0);
+        tc_decide(rep, &r);
+        return rep->verdict;
+}
+
+static void test_complete_channel(void **state)
+{
+        struct tc_report rep;
+
+        assert_int_equal(decide(START PASS_A PASS_B DONE2, exited(0), &rep), TC_PASS);
+        assert_true(rep.trusted);
+        tc_report_free(&rep);
+        assert_int_equal(decide(START PASS_A FAIL_B DONE2, exited(1), &rep), TC_FAIL);
+        assert_string_equal(rep.tests[1].message, "assert 1 == 2");
+        tc_report_free(&rep);
+        /* unknown events and fields are ignored */
+        assert_int_equal(decide(START "{\"event\":\"later\",\"x\":1}\n" PASS_A PASS_B DONE2, exited(0), &rep), TC_PASS);
+        tc_report_free(&rep);
+}
+
+static void test_untrusted_channel(void **state)
+{
+        struct tc_report rep;
+
+        /* no done: the runner died */
+        assert_int_equal(decide(START PASS_A, exited(0), &rep), TC_UNDETERMINED);
+        assert_int_equal(rep.tests[1].outcome, TC_ERROR);
+        tc_report_free(&rep);
+        /* an unterminated line, a count mismatch, an unannounced name, junk */
+        assert_int_equal(decide(START PASS_A PASS_B "{\"event\":\"done\",\"collected\":2}", exited(0), &rep),
+                         TC_UNDETERMINED);
+        tc_report_free(&rep);
+        assert_int_equal(decide(START PASS_A PASS_B "{\"event\":\"done\",\"collected\":3}\n", exited(0), &rep),
+                         TC_UNDETERMINED);
+        tc_report_free(&rep);
+        assert_int_equal(decide(START PASS_B PASS_A DONE2, exited(0), &rep), TC_UNDETERMINED);
+        tc_report_free(&rep);
+        assert_int_equal(decide(START "garbage\n" PASS_A PASS_B DONE2, exited(0), &rep), TC_UNDETERMINED);
+        tc_report_free(&rep);
+        assert_int_equal(decide(PASS_A, exited(0), &rep), TC_UNDETERMINED);
+        tc_report_free(&rep);
+        /* a failure already received is evidence */
+        assert_int_equal(decide(START "{\"event\":\"test\",\"name\":\"t.py::a\",\"outcome\":\"error\"}\n",
+                                exited(4), &rep), TC_FAIL);
+        tc_report_free(&rep);
+}
+
+static void test_sandbox_outcomes(void **state)
+{
+        struct tc_report rep;
+        struct run_result r = exited(0);
+
+        r.status = RUN_ERROR;
+        assert_int_equal(decide("", r, &rep), TC_UNDETERMINED);
+        tc_report_free(&rep);
+        r.status = RUN_LIMIT;
+        r.limit = LIMIT_WALL_TIME;
+        assert_int_equal(decide(START PASS_A, r, &rep), TC_FAIL);
+        assert_int_equal(rep.tests[1].outcome, TC_ERROR);
+        assert_non_null(strstr(rep.tests[1].message, "not run"));
+        tc_report_free(&rep);
+        r.status = RUN_CANCELLED;
+        assert_int_equal(decide(START PASS_A, r, &rep), TC_UNDETERMINED);
+        tc_report_free(&rep);
+        /* a broken harness */
+        assert_int_equal(decide("{\"event\":\"start\",\"protocol\":1,\"tests\":[]}\n"
+                                "{\"event\":\"collect_error\",\"file\":\"t.py\",\"message\":\"SyntaxError\"}\n"
+                                "{\"event\":\"done\",\"collected\":0}\n", exited(3), &rep), TC_UNDETERMINED);
+        assert_int_equal(rep.n_collect_errors, 1);
+        tc_report_free(&rep);
+}
+
+static void test_render(void **state)
+{
+        struct tc_report rep;
+        struct run_result r = exited(1);
+        AUTOFREE char *text = NULL;
+        json_t *root;
+
+        decide(START PASS_A FAIL_B DONE2, r, &rep);
+        text = tc_summary_text(&rep, &r);
+        assert_non_null(strstr(text, "\u2713 t.py::a\n"));
+        assert_non_null(strstr(text, "\u2717 t.py::b\n"));
+        assert_non_null(strstr(text, "    assert 1 == 2\n"));
+        assert_non_null(strstr(text, "== 1 passed, 1 failed in 0.01s ==\n"));
+        root = tc_report_to_json(&rep, NULL);
+        assert_non_null(root);
+        assert_string_equal(json_string_value(json_object_get(root, "schema")), "nsbox.tests/1");
+        assert_string_equal(json_string_value(json_object_get(root, "verdict")), "fail");
+        assert_int_equal(json_array_size(json_object_get(root, "tests")), 2);
+        assert_true(json_is_null(json_object_get(root, "result")));
+        json_decref(root);
+        tc_report_free(&rep);
+        assert_int_equal(tc_exit_code(TC_PASS), 0);
+        assert_int_equal(tc_exit_code(TC_FAIL), 1);
+        assert_int_equal(tc_exit_code(TC_UNDETERMINED), 3);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_complete_channel),
+                cmocka_unit_test(test_untrusted_channel),
+                cmocka_unit_test(test_sandbox_outcomes),
+                cmocka_unit_test(test_render),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,74 @@
+"""nsbox judge end to end: verdicts on evidence, undetermined on a broken
+sandbox, and expectations that never reach the program."""
+import json
+import os
+import shutil
+import tempfile
+import unittest
+import uuid
+
+from nsbtest import SandboxTest
+
+SUM = "import sys\na, b = map(int, sys.argv[1:3])\nprint(a + b)\n"
+
+
+class Judge(SandboxTest):
+    def judge(self, program, cases, env=None, limits=None):
+        d = tempfile.mkdtemp()
+        try:
+            spec = {"program": {"source": program}, "limits": limits or {"wall_time": "2s"}, "cases": cases}
+            path = os.path.join(d, "spec.json")
+            with open(path, "w") as f:
+                json.dump(spec, f)
+            os.chmod(d, 0o755)
+            os.chmod(path, 0o644)
+            p = self.nsbox("judge", "--json", path, env=env)
+            return p, json.loads(p.stdout)
+        finally:
+            shutil.rmtree(d)
+
+    def test_correct_program_passes(self):
+        p, v = self.judge(SUM, [{"name": "adds", "args": ["2", "3"], "expect": {"stdout": {"equals": "5\n"}}}])
+        self.assertEqual((v["verdict"], p.returncode), ("pass", 0))
+        self.assertEqual(v["cases"][0]["result"]["status"], "exited")
+
+    def test_wrong_program_fails_with_reason(self):
+        p, v = self.judge(SUM.replace("a + b", "a * b"),
+                          [{"name": "adds", "args": ["2", "3"], "expect": {"stdout": {"equals": "5\n"}}}])
+        self.assertEqual((v["verdict"], p.returncode), ("fail", 1))
+        self.assertIn("expected '5'", v["cases"][0]["reason"])
+
+    def test_syntax_error_fails(self):
+        p, v = self.judge("print(", [{"name": "x", "expect": {"stdout": {"contains": ""}}}])
+        self.assertEqual(v["verdict"], "fail")
+
+    def test_infinite_loop_fails_on_wall_time(self):
+        p, v = self.judge("while True: pass", [{"name": "x", "expect": {"stdout": {"equals": ""}}}],
+                          limits={"wall_time": "500ms"})
+        self.assertEqual(v["verdict"], "fail")
+        self.assertEqual(v["cases"][0]["result"]["limit"], "wall_time")
+
+    def test_broken_sandbox_is_undetermined(self):
+        env = dict(os.environ, NSBOX_TEST_FAIL_STEP="seccomp")
+        p, v = self.judge(SUM, [{"name": "adds", "args": ["2", "3"], "expect": {"stdout": {"equals": "5\n"}}}],
+                          env=env)
+        self.assertEqual((v["verdict"], p.returncode), ("undetermined", 3))
+        self.assertEqual(v["cases"][0]["result"]["status"], "error")
+
+    def test_expected_value_never_enters_the_sandbox(self):
+        secret = "expected-" + uuid.uuid4().hex
+        snoop = ("import os, sys, json\n"
+                 "seen = json.dumps([sys.argv, dict(os.environ), sys.stdin.read()])\n"
+                 "for top in ('/workspace', '/tmp', '/program', '/'):\n  for root, dirs, files in (os.walk(top) if top != '/' else [('/', [], os.listdir('/'))]):\n"
+                 "    for f in files:\n"
+                 "        try:\n            seen += open(os.path.join(root, f), errors='replace').read(1 << 16)\n"
+                 "        except OSError:\n            pass\n"
+                 "print('FOUND' if %r in seen else 'absent')\n" % ("expected-" + "%s"))
+        # the program searches for the secret's prefix+suffix assembled at run time
+        snoop = snoop.replace("'expected-%s'", "'expected-' + %r" % secret[len("expected-"):])
+        p, v = self.judge(snoop, [{"name": "snoop", "stdin": "input", "expect": {"stdout": {"equals": secret}}}])
+        self.assertEqual(v["cases"][0]["result"]["stdout"]["text"], "absent\n")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,256 @@
+"""`nsbox test`: hidden tests from --harness against a learner's --workspace.
+
+Needs NSBOX_SOURCE (the source tree, or the world-readable copy made by
+as_nobody.sh) for examples/course and harness/ (the runner)."""
+import json
+import os
+import shutil
+import tempfile
+import time
+import unittest
+
+from nsbtest import SandboxTest
+
+SOURCE = os.environ.get("NSBOX_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
+COURSE = os.path.join(SOURCE, "examples", "course")
+RUNNER_DIR = os.path.join(SOURCE, "harness")
+ENV = dict(os.environ, NSBOX_RUNNER_DIR=RUNNER_DIR)
+
+EXPECTED_TESTS = [
+    "test_solution.py::test_empty_text",
+    "test_solution.py::test_counts_repeated_words",
+    "test_solution.py::test_ignores_case",
+    "test_solution.py::TestPunctuation::test_strips_punctuation",
+    "test_solution.py::TestPunctuation::test_keeps_apostrophes_inside_words",
+]
+
+
+class TestCommand(SandboxTest):
+    def setUp(self):
+        super().setUp()
+        self.tmp = tempfile.mkdtemp(prefix="nsbox-testcmd-")
+        os.chmod(self.tmp, 0o755)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def make_dir(self, name, files):
+        d = os.path.join(self.tmp, name)
+        os.mkdir(d)
+        os.chmod(d, 0o755)
+        for fname, text in files.items():
+            with open(os.path.join(d, fname), "w") as f:
+                f.write(text)
+            os.chmod(os.path.join(d, fname), 0o644)
+        return d
+
+    def snapshot(self, d):
+        out = {}
+        for root, dirs, files in os.walk(d):
+            for fname in dirs + files:
+                p = os.path.join(root, fname)
+                st = os.lstat(p)
+                out[os.path.relpath(p, d)] = (st.st_mode, st.st_size, st.st_mtime_ns)
+        return out
+
+    def run_tests(self, workspace, harness, *opts, timeout=60):
+        args = ["test", "--json", *opts, "--harness", harness]
+        if workspace is not None:
+            args += ["--workspace", workspace]
+        p = self.nsbox(*args, timeout=timeout, env=ENV)
+        try:
+            rep = json.loads(p.stdout)
+        except ValueError:
+            self.fail("no JSON report (exit %d): stdout=%r stderr=%r" % (p.returncode, p.stdout[:500], p.stderr[:2000]))
+        self.assertEqual(rep["schema"], "nsbox.tests/1")
+        self.assertEqual(rep["result"]["schema"], "nsbox.result/1")
+        return p, rep
+
+    def outcomes(self, rep):
+        return {t["name"]: t["outcome"] for t in rep["tests"]}
+
+    def by_name(self, rep):
+        return {t["name"]: t for t in rep["tests"]}
+
+    # -- the example course ---------------------------------------------
+
+    def test_correct_solution_passes(self):
+        ws = os.path.join(COURSE, "workspace")
+        before = self.snapshot(ws)
+        p, rep = self.run_tests(ws, os.path.join(COURSE, "harness"))
+        self.assertEqual(p.returncode, 0, rep)
+        self.assertEqual(rep["verdict"], "pass")
+        self.assertEqual([t["name"] for t in rep["tests"]], EXPECTED_TESTS)
+        self.assertEqual(set(self.outcomes(rep).values()), {"passed"})
+        self.assertEqual(self.snapshot(ws), before, "the workspace was modified")
+
+    def test_wrong_solution_fails_the_right_tests(self):
+        p, rep = self.run_tests(os.path.join(COURSE, "workspace-wrong"), os.path.join(COURSE, "harness"))
+        self.assertEqual(p.returncode, 1, rep)
+        self.assertEqual(rep["verdict"], "fail")
+        failed = sorted(n for n, o in self.outcomes(rep).items() if o != "passed")
+        self.assertEqual(failed, ["test_solution.py::TestPunctuation::test_strips_punctuation",
+                                  "test_solution.py::test_ignores_case"])
+        tests = self.by_name(rep)
+        for name in failed:
+            self.assertEqual(tests[name]["outcome"], "failed")
+        msg = tests["test_solution.py::test_ignores_case"]["message"]
+        self.assertIn("{'Go': 1, 'go': 1, 'GO': 1}", msg)
+        self.assertIn("{'go': 3}", msg)
+        msg = tests["test_solution.py::TestPunctuation::test_strips_punctuation"]["message"]
+        self.assertIn("{'Hello,': 1, 'world!': 1, 'Hello.': 1}", msg)
+        self.assertIn("{'hello': 2, 'world': 1}", msg)
+
+    def test_human_summary(self):
+        p = self.nsbox("test", "--workspace", os.path.join(COURSE, "workspace-wrong"),
+                       "--harness", os.path.join(COURSE, "harness"), env=ENV)
+        out = p.stdout.decode()
+        self.assertEqual(p.returncode, 1, out + p.stderr.decode())
+        self.assertIn("\u2713 test_solution.py::test_empty_text", out)
+        self.assertIn("\u2717 test_solution.py::test_ignores_case", out)
+        self.assertIn("assert {'Go': 1, 'go': 1, 'GO': 1} == {'go': 3}", out)
+        self.assertRegex(out, r"== 3 passed, 2 failed in \d+\.\d\ds ==")
+        self.assertIn("verdict: fail", out)
+
+    def test_result_file(self):
+        path = os.path.join(self.tmp, "report.json")
+        p, rep = self.run_tests(os.path.join(COURSE, "workspace"), os.path.join(COURSE, "harness"),
+                                "--result", path)
+        with open(path) as f:
+            self.assertEqual(json.load(f)["verdict"], "pass")
+
+    # -- set-up errors ---------------------------------------------------
+
+    def test_harness_is_required(self):
+        p = self.nsbox("test", "--workspace", os.path.join(COURSE, "workspace"), env=ENV)
+        self.assertEqual(p.returncode, 125)
+        self.assertIn(b"--harness", p.stderr)
+
+    def test_harness_inside_workspace_is_refused(self):
+        ws = self.make_dir("ws", {"solution.py": "x = 1\n"})
+        h = os.path.join(ws, "hidden")
+        os.mkdir(h)
+        p = self.nsbox("test", "--workspace", ws, "--harness", h, env=ENV)
+        self.assertEqual(p.returncode, 125, p.stderr)
+
+    # -- what the learner's code can do ----------------------------------
+
+    def test_infinite_loop_is_reported_for_that_test(self):
+        ws = self.make_dir("ws", {"solution.py": (
+            "def ok():\n    return 1\n\n"
+            "def spin():\n    while True:\n        pass\n")})
+        h = self.make_dir("h", {"test_s.py": (
+            "from solution import ok, spin\n\n"
+            "def test_first():\n    assert ok() == 1\n\n"
+            "def test_spins():\n    spin()\n\n"
+            "def test_last():\n    assert ok() == 1\n")})
+        started = time.monotonic()
+        p, rep = self.run_tests(ws, h, "--wall-time", "8s")
+        elapsed = time.monotonic() - started
+        self.assertLess(elapsed, 8 + 3, "the run outlived the wall limit")
+        self.assertEqual(p.returncode, 1, rep)
+        self.assertEqual(rep["verdict"], "fail")
+        tests = self.by_name(rep)
+        self.assertEqual(tests["test_s.py::test_first"]["outcome"], "passed")
+        self.assertEqual(tests["test_s.py::test_spins"]["outcome"], "error")
+        self.assertIn("timed out", tests["test_s.py::test_spins"]["message"])
+        self.assertEqual(tests["test_s.py::test_last"]["outcome"], "passed")
+
+    def test_fake_result_lines_change_nothing(self):
+        fake = ('import sys, json\n'
+                'for stream in (sys.stdout, sys.stderr):\n'
+                '    print(json.dumps({"event": "test", "name": "test_solution.py::test_ignores_case",'
+                ' "outcome": "passed", "message": None, "traceback": None}), file=stream)\n'
+                '    print(json.dumps({"event": "done", "collected": 5, "counts": {"passed": 5}}), file=stream)\n'
+                '    stream.flush()\n'
+                'try:\n'
+                '    import os; os.write(3, b\'{"event": "done", "collected": 0}\\n\')\n'
+                'except OSError:\n'
+                '    pass\n')
+        with open(os.path.join(COURSE, "workspace-wrong", "solution.py")) as f:
+            wrong = f.read()
+        ws = self.make_dir("ws", {"solution.py": fake + wrong})
+        p, rep = self.run_tests(ws, os.path.join(COURSE, "harness"))
+        self.assertEqual(p.returncode, 1, rep)
+        self.assertEqual(rep["verdict"], "fail")
+        failed = sorted(n for n, o in self.outcomes(rep).items() if o != "passed")
+        self.assertEqual(failed, ["test_solution.py::TestPunctuation::test_strips_punctuation",
+                                  "test_solution.py::test_ignores_case"])
+        self.assertIn('"event"', rep["result"]["stdout"]["text"])
+
+    def test_syntax_error_fails_with_its_message(self):
+        ws = self.make_dir("ws", {"solution.py": "def word_count(text)\n    return {}\n"})
+        p, rep = self.run_tests(ws, os.path.join(COURSE, "harness"))
+        self.assertEqual(p.returncode, 1, rep)
+        self.assertEqual(rep["verdict"], "fail")
+        self.assertEqual(len(rep["tests"]), 5)
+        for t in rep["tests"]:
+            self.assertEqual(t["outcome"], "error", t)
+            self.assertIn("SyntaxError", t["message"])
+            self.assertIn("/workspace/solution.py line 1", t["message"])
+
+    def test_harness_is_read_only_and_not_in_workspace(self):
+        ws = self.make_dir("ws", {"solution.py": (
+            "import os\n\n"
+            "def try_write():\n"
+            "    try:\n"
+            "        with open('/harness/test_h.py', 'a') as f:\n"
+            "            f.write('# tampered\\n')\n"
+            "    except OSError as exc:\n"
+            "        return exc.strerror\n"
+            "    return 'written'\n\n"
+            "def listing():\n"
+            "    out = []\n"
+            "    for root, dirs, files in os.walk('/workspace'):\n"
+            "        out += [os.path.join(root, n) for n in dirs + files]\n"
+            "    return sorted(out)\n")})
+        h = self.make_dir("h", {"test_h.py": (
+            "from solution import try_write, listing\n\n"
+            "def test_write():\n    assert try_write() == 'Read-only file system'\n\n"
+            "def test_listing():\n    assert listing() == ['/workspace/solution.py']\n")})
+        with open(os.path.join(h, "test_h.py")) as f:
+            original = f.read()
+        p, rep = self.run_tests(ws, h)
+        self.assertEqual(p.returncode, 0, rep)
+        self.assertEqual(set(self.outcomes(rep).values()), {"passed"}, rep["tests"])
+        with open(os.path.join(h, "test_h.py")) as f:
+            self.assertEqual(f.read(), original)
+        self.assertEqual(os.listdir(ws), ["solution.py"])
+
+    def test_broken_harness_is_undetermined(self):
+        ws = self.make_dir("ws", {"solution.py": "x = 1\n"})
+        h = self.make_dir("h", {"test_b.py": "def test_x(:\n    pass\n"})
+        p, rep = self.run_tests(ws, h)
+        self.assertEqual(p.returncode, 3, rep)
+        self.assertEqual(rep["verdict"], "undetermined")
+        self.assertEqual(len(rep["collect_errors"]), 1)
+
+    def test_killed_runner_is_not_a_pass(self):
+        ws = self.make_dir("ws", {"solution.py": (
+            "import os, signal\n\n"
+            "def kill_runner():\n    os.kill(os.getppid(), signal.SIGKILL)\n")})
+        h = self.make_dir("h", {"test_k.py": (
+            "from solution import kill_runner\n\n"
+            "def test_a():\n    pass\n\n"
+            "def test_kill():\n    kill_runner()\n\n"
+            "def test_z():\n    pass\n")})
+        p, rep = self.run_tests(ws, h)
+        self.assertNotEqual(rep["verdict"], "pass", rep)
+        self.assertEqual(p.returncode, 3, rep)
+        self.assertEqual(self.by_name(rep)["test_k.py::test_z"]["outcome"], "error")
+
+    def test_output_flood_is_a_fail(self):
+        ws = self.make_dir("ws", {"solution.py": (
+            "import sys\n\n"
+            "def flood():\n    while True:\n        sys.stdout.write('x' * 65536)\n")})
+        h = self.make_dir("h", {"test_f.py": (
+            "from solution import flood\n\n"
+            "def test_flood():\n    flood()\n")})
+        p, rep = self.run_tests(ws, h, "--output-limit", "64K")
+        self.assertEqual(p.returncode, 1, rep)
+        self.assertEqual(rep["verdict"], "fail")
+        self.assertEqual(rep["result"]["status"], "limit")
+
+
+if __name__ == "__main__":
+    unittest.main()

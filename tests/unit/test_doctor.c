@@ -1,0 +1,358 @@
+/* Unit tests for doctor/: the checks and the verdict from fabricated facts,
+ * and the renderings. Pure code only. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <errno.h>
+
+#include "doctor/doctor.h"
+
+/* A host where everything works: what a good CI runner looks like. */
+static void good_host(struct doc_facts *f)
+{
+        memset(f, 0, sizeof *f);
+        strcpy(f->userns_clone, "1");
+        strcpy(f->max_user_ns, "63414");
+        strcpy(f->apparmor_restrict, "0");
+        f->userns_probe = DOC_PROBE_OK;
+        f->cg_detected = true;
+        f->cg_backend = CG_BACKEND_V2;
+        f->cg_v2_mounted = true;
+        strcpy(f->cg_reason, "cgroup v2: usable");
+        f->seccomp_mode = 0;
+        strcpy(f->seccomp_actions, "kill_process kill_thread trap errno user_notif trace log allow");
+        f->nnp = 0;
+        f->landlock_abi = 4;
+        strcpy(f->interpreter, "/usr/bin/python3");
+        f->interpreter_default = true;
+        f->interpreter_ok = true;
+        strcpy(f->interpreter_real, "/usr/bin/python3.11");
+}
+
+static const struct doc_check *find(const struct doc_report *r, const char *name)
+{
+        for (size_t i = 0; i < r->n_checks; i++)
+                if (strcmp(r->checks[i].name, name) == 0)
+                        return &r->checks[i];
+        fail_msg("no check %s", name);
+        return NULL;
+}
+
+static void plan(const struct doc_facts *f, struct doc_report *r)
+{
+        doctor_plan(f, NSB_ISOLATION_STRICT, r);
+}
+
+static void test_good_host_ready(void **state)
+{
+        struct doc_facts f;
+        struct doc_report r;
+        static const char *const names[] = { "user_ns", "cgroup", "seccomp", "no_new_privs", "landlock", "interpreter" };
+
+        (void) state;
+        good_host(&f);
+        plan(&f, &r);
+        assert_true(r.ready);
+        assert_int_equal(r.n_checks, 6);
+        for (size_t i = 0; i < 6; i++) {
+                assert_string_equal(r.checks[i].name, names[i]);
+                assert_int_equal(r.checks[i].status, DOC_OK);
+                assert_string_equal(r.checks[i].fix, "");
+                assert_true(r.checks[i].detail[0] != '\0');
+        }
+        assert_non_null(strstr(find(&r, "landlock")->detail, "ABI 4"));
+        assert_non_null(strstr(find(&r, "interpreter")->detail, "/usr/bin/python3.11"));
+}
+
+static void test_userns_clone_sysctl(void **state)
+{
+        struct doc_facts f;
+        struct doc_report r;
+        const struct doc_check *c;
+
+        (void) state;
+        good_host(&f);
+        f.userns_probe = DOC_PROBE_FAILED;
+        f.userns_errno = EPERM;
+        strcpy(f.userns_step, "unshare(CLONE_NEWUSER)");
+        strcpy(f.userns_clone, "0");
+        plan(&f, &r);
+        c = find(&r, "user_ns");
+        assert_int_equal(c->status, DOC_UNAVAILABLE);
+        assert_non_null(strstr(c->fix, "sudo sysctl -w kernel.unprivileged_userns_clone=1"));
+        assert_null(strstr(c->fix, "max_user_namespaces"));
+        assert_null(strstr(c->fix, "apparmor"));
+        assert_non_null(strstr(c->detail, "kernel.unprivileged_userns_clone=0"));
+        assert_false(r.ready);
+}
+
+static void test_max_user_namespaces_sysctl(void **state)
+{
+        struct doc_facts f;
+        struct doc_report r;
+        const struct doc_check *c;
+
+        (void) state;
+        good_host(&f);
+        f.userns_probe = DOC_PROBE_FAILED;
+        f.userns_errno = ENOSPC;
+        strcpy(f.userns_step, "unshare(CLONE_NEWUSER)");
+        strcpy(f.max_user_ns, "0");
+        f.root = true;  /* the limit applies to root too */
+        plan(&f, &r);
+        c = find(&r, "user_ns");
+        assert_int_equal(c->status, DOC_UNAVAILABLE);
+        assert_non_null(strstr(c->fix, "sudo sysctl -w user.max_user_namespaces=15000"));
+        assert_null(strstr(c->fix, "unprivileged_userns_clone"));
+        assert_false(r.ready);
+}
+
+static void test_apparmor_sysctl(void **state)
+{
+        struct doc_facts f;
+        struct doc_report r;
+        const struct doc_check *c;
+
+        (void) state;
+        good_host(&f);
+        f.userns_probe = DOC_PROBE_FAILED;
+        f.userns_errno = EPERM;
+        strcpy(f.userns_step, "uid_map");
+        strcpy(f.apparmor_restrict, "1");
+        plan(&f, &r);
+        c = find(&r, "user_ns");
+        assert_int_equal(c->status, DOC_UNAVAILABLE);
+        assert_non_null(strstr(c->fix, "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"));
+        assert_non_null(strstr(c->fix, "AppArmor profile"));
+        assert_non_null(strstr(c->detail, "uid_map"));
+        assert_false(r.ready);
+}
+
+static void test_userns_all_three_and_unexplained(void **state)
+{
+        struct doc_facts f;
+        struct doc_report r;
+        const struct doc_check *c;
+
+        (void) state;
+        good_host(&f);
+        f.userns_probe = DOC_PROBE_FAILED;
+        f.userns_errno = EPERM;
+        strcpy(f.userns_clone, "0");
+        strcpy(f.max_user_ns, "0");
+        strcpy(f.apparmor_restrict, "1");
+        plan(&f, &r);
+        c = find(&r, "user_ns");
+        assert_non_null(strstr(c->fix, "unprivileged_userns_clone=1"));
+        assert_non_null(strstr(c->fix, "max_user_namespaces=15000"));
+        assert_non_null(strstr(c->fix, "apparmor_restrict_unprivileged_userns=0"));
+
+        /* no sysctl explains it: a container's policy */
+        good_host(&f);
+        f.userns_probe = DOC_PROBE_FAILED;
+        f.userns_errno = EPERM;
+        plan(&f, &r);
+        c = find(&r, "user_ns");
+        assert_int_equal(c->status, DOC_UNAVAILABLE);
+        assert_non_null(strstr(c->fix, "container"));
+
+        /* the probe is the truth: the switch does not bind root */
+        good_host(&f);
+        f.root = true;
+        strcpy(f.userns_clone, "0");
+        plan(&f, &r);
+        assert_int_equal(find(&r, "user_ns")->status, DOC_OK);
+
+        /* not probed: the sysctls decide */
+        good_host(&f);
+        f.userns_probe = DOC_PROBE_UNKNOWN;
+        strcpy(f.userns_clone, "0");
+        plan(&f, &r);
+        assert_int_equal(find(&r, "user_ns")->status, DOC_UNAVAILABLE);
+}
+
+static void test_cgroup_backends(void **state)
+{
+        struct doc_facts f;
+        struct doc_report r;
+        const struct doc_check *c;
+
+        (void) state;
+        good_host(&f);
+        f.cg_backend = CG_BACKEND_V1;
+        f.cg_v2_mounted = false;
+        f.cg_v1_mounted = true;
+        plan(&f, &r);
+        assert_int_equal(find(&r, "cgroup")->status, DOC_OK);
+        assert_non_null(strstr(find(&r, "cgroup")->detail, "cgroup v1"));
+
+        /* v2 host, shell shares the scope: rlimit, degraded, still ready */
+        good_host(&f);
+        f.cg_backend = CG_BACKEND_RLIMIT;
+        strcpy(f.cg_reason, "cgroup v2: other processes share our cgroup; cgroup v1: not mounted");
+        plan(&f, &r);
+        c = find(&r, "cgroup");
+        assert_int_equal(c->status, DOC_DEGRADED);
+        assert_non_null(strstr(c->fix, "systemd-run --user --scope -p Delegate=yes nsbox"));
+        assert_non_null(strstr(c->detail, "other processes share our cgroup"));
+        assert_true(r.ready);
+
+        /* root on v2: same fix without --user */
+        f.root = true;
+        plan(&f, &r);
+        c = find(&r, "cgroup");
+        assert_non_null(strstr(c->fix, "systemd-run --scope -p Delegate=yes"));
+        assert_null(strstr(c->fix, "--user"));
+
+        /* hybrid host, unprivileged user: run as root */
+        good_host(&f);
+        f.cg_backend = CG_BACKEND_RLIMIT;
+        f.cg_v2_mounted = false;
+        f.cg_v1_mounted = true;
+        plan(&f, &r);
+        c = find(&r, "cgroup");
+        assert_int_equal(c->status, DOC_DEGRADED);
+        assert_non_null(strstr(c->fix, "as root"));
+        assert_true(r.ready);
+
+        /* cg_detect failed: the sandbox cannot start */
+        good_host(&f);
+        f.cg_detected = false;
+        f.cg_errno = ENOENT;
+        plan(&f, &r);
+        assert_int_equal(find(&r, "cgroup")->status, DOC_UNAVAILABLE);
+        assert_false(r.ready);
+}
+
+static void test_landlock(void **state)
+{
+        struct doc_facts f;
+        struct doc_report r;
+        const struct doc_check *c;
+
+        (void) state;
+        good_host(&f);
+        f.landlock_abi = -EOPNOTSUPP;
+        plan(&f, &r);
+        c = find(&r, "landlock");
+        assert_int_equal(c->status, DOC_UNAVAILABLE);
+        assert_non_null(strstr(c->fix, "lsm=landlock"));
+        assert_false(r.ready);
+
+        f.landlock_abi = -ENOSYS;
+        plan(&f, &r);
+        c = find(&r, "landlock");
+        assert_int_equal(c->status, DOC_UNAVAILABLE);
+        assert_non_null(strstr(c->fix, "lsm=landlock"));
+        assert_false(r.ready);
+
+        /* reduced isolation runs without it */
+        doctor_plan(&f, NSB_ISOLATION_REDUCED, &r);
+        assert_int_equal(find(&r, "landlock")->status, DOC_DEGRADED);
+        assert_true(r.ready);
+
+        f.landlock_abi = 1;
+        plan(&f, &r);
+        assert_int_equal(find(&r, "landlock")->status, DOC_OK);
+        assert_non_null(strstr(find(&r, "landlock")->detail, "ABI 1"));
+        assert_true(r.ready);
+}
+
+static void test_seccomp_nnp_interpreter(void **state)
+{
+        struct doc_facts f;
+        struct doc_report r;
+        const struct doc_check *c;
+
+        (void) state;
+        good_host(&f);
+        f.seccomp_mode = -EINVAL;
+        plan(&f, &r);
+        assert_int_equal(find(&r, "seccomp")->status, DOC_UNAVAILABLE);
+        assert_false(r.ready);
+
+        good_host(&f);
+        strcpy(f.seccomp_actions, "kill trap errno trace allow");  /* no kill_process: < 4.14 */
+        plan(&f, &r);
+        assert_int_equal(find(&r, "seccomp")->status, DOC_UNAVAILABLE);
+
+        good_host(&f);
+        f.seccomp_actions[0] = '\0';    /* file absent: the prctl decides */
+        f.seccomp_mode = 2;             /* already filtered (a container) */
+        plan(&f, &r);
+        assert_int_equal(find(&r, "seccomp")->status, DOC_OK);
+        assert_true(r.ready);
+
+        good_host(&f);
+        f.nnp = -EINVAL;
+        plan(&f, &r);
+        assert_int_equal(find(&r, "no_new_privs")->status, DOC_UNAVAILABLE);
+        assert_false(r.ready);
+
+        good_host(&f);
+        f.interpreter_ok = false;
+        strcpy(f.interpreter_error, "/usr/bin/python3: No such file or directory");
+        plan(&f, &r);
+        c = find(&r, "interpreter");
+        assert_int_equal(c->status, DOC_UNAVAILABLE);
+        assert_string_equal(c->fix, "sudo apt-get install python3");
+        assert_false(r.ready);
+        doctor_plan(&f, NSB_ISOLATION_REDUCED, &r);
+        assert_false(r.ready);
+}
+
+static void test_renderings(void **state)
+{
+        struct doc_facts f;
+        struct doc_report r;
+        json_t *j, *checks;
+        char *text;
+
+        (void) state;
+        good_host(&f);
+        f.cg_backend = CG_BACKEND_RLIMIT;
+        f.landlock_abi = -EOPNOTSUPP;
+        plan(&f, &r);
+
+        j = doctor_to_json(&r);
+        assert_non_null(j);
+        assert_string_equal(json_string_value(json_object_get(j, "schema")), "nsbox.doctor/1");
+        assert_string_equal(json_string_value(json_object_get(j, "isolation")), "strict");
+        assert_true(json_is_false(json_object_get(j, "ready")));
+        checks = json_object_get(j, "checks");
+        assert_int_equal(json_array_size(checks), r.n_checks);
+        assert_string_equal(json_string_value(json_object_get(json_array_get(checks, 0), "name")), "user_ns");
+        assert_string_equal(json_string_value(json_object_get(json_array_get(checks, 1), "status")), "degraded");
+        assert_non_null(json_object_get(json_array_get(checks, 0), "fix"));
+        json_decref(j);
+
+        text = doctor_to_text(&r);
+        assert_non_null(text);
+        assert_non_null(strstr(text, "✓ user_ns"));
+        assert_non_null(strstr(text, "! cgroup"));
+        assert_non_null(strstr(text, "✗ landlock"));
+        assert_non_null(strstr(text, "fix: systemd-run --user --scope -p Delegate=yes nsbox"));
+        assert_non_null(strstr(text, "ready for strict isolation: no\n"));
+        free(text);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_good_host_ready),
+                cmocka_unit_test(test_userns_clone_sysctl),
+                cmocka_unit_test(test_max_user_namespaces_sysctl),
+                cmocka_unit_test(test_apparmor_sysctl),
+                cmocka_unit_test(test_userns_all_three_and_unexplained),
+                cmocka_unit_test(test_cgroup_backends),
+                cmocka_unit_test(test_landlock),
+                cmocka_unit_test(test_seccomp_nnp_interpreter),
+                cmocka_unit_test(test_renderings),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
