@@ -140,9 +140,6 @@ static int run_or_die(struct nsb_config *cfg, int cancel_fd)
         if (cfg->cmd == NSB_CMD_PYTHON)
                 sha256_hex(cfg->inline_code ? cfg->inline_code : program,
                            cfg->inline_code ? strlen(cfg->inline_code) : program_len, r.program_sha256);
-        if (r.status == RUN_ERROR && (r.error.stage == NSB_STAGE_PREPARE || r.error.stage == NSB_STAGE_CONFIG) &&
-            !cfg->json)
-                r.error.stage = r.error.stage;  /* reported like any sandbox error, exit 125 */
         code = emit(cfg, &r);
         run_result_free(&r);
         return code;
