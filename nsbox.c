@@ -62,6 +62,16 @@ static void explain(const struct run_result *r)
                 fprintf(stderr, "nsbox: warning: this run used REDUCED isolation\n");
 }
 
+/* Before anything runs, and whatever the output format: reduced isolation is
+ * never silent. */
+static void warn_reduced(const struct nsb_config *cfg)
+{
+        if (cfg->isolation == NSB_ISOLATION_REDUCED && cfg->cmd != NSB_CMD_DOCTOR)
+                fprintf(stderr, "nsbox: warning: --isolation reduced: no namespaces; the program shares this "
+                                "host's file tree, network and process table, narrowed by Landlock, seccomp and "
+                                "limits only (docs/security.md)\n");
+}
+
 static int emit(const struct nsb_config *cfg, const struct run_result *r)
 {
         json_t *j = result_to_json(r, cfg->output_limit_bytes);
@@ -101,12 +111,6 @@ static int run_or_die(struct nsb_config *cfg, int cancel_fd)
         int code;
 
         nsb_error_clear(&e);
-        if (cfg->isolation == NSB_ISOLATION_REDUCED) {
-                /* Never pretend: a reduced run would need its own set of
-                 * steps, and this version has none. */
-                nsb_fail(&e, NSB_STAGE_USAGE, ENOTSUP, "--isolation reduced is not available in this version");
-                return usage_error_or_die(&e);
-        }
         argv = calloc(cfg->argc + 8, sizeof *argv);
         if (!argv)
                 return EXIT_NSBOX_FAILURE;
@@ -167,6 +171,7 @@ int main(int argc, char **argv)
                 cfg_free(&cfg);
                 return 0;
         }
+        warn_reduced(&cfg);
         cancel_fd = cancel_fd_or_die();
         switch (cfg.cmd) {
         case NSB_CMD_RUN:

@@ -30,3 +30,11 @@
                          SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)
 
 int caps_drop_all(struct nsb_ledger *ledger, struct nsb_error *e);
+
+/* Reduced isolation (no user namespace): an unprivileged process holds no
+ * capability but cannot empty its bounding set or lock securebits (both need
+ * CAP_SETPCAP in the init namespace). Clears the ambient set, then checks that
+ * the effective, permitted, inheritable and ambient sets are empty; with
+ * no_new_privs no execve can add to them. Records PROT_CAPS "none-held" (not
+ * "dropped": the bounding set is the host's). */
+int caps_verify_none_held(struct nsb_ledger *ledger, struct nsb_error *e);

@@ -41,9 +41,23 @@ static int drop_bounding_and_ambient(struct nsb_error *e)
         return 0;
 }
 
+static int check_ambient_empty(struct nsb_error *e)
+{
+        for (int cap = 0; cap < CAPS_SCAN_MAX; cap++) {
+                int in = prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0);
+                if (in < 0 && errno == EINVAL)
+                        break;  /* past the kernel's last capability */
+                if (in < 0)
+                        return nsb_fail(e, NSB_STAGE_CAPS, errno, "prctl(PR_CAP_AMBIENT_IS_SET, %d)", cap);
+                if (in)
+                        return nsb_fail(e, NSB_STAGE_CAPS, EPERM, "capability %d still in the ambient set", cap);
+        }
+        return 0;
+}
+
 static int verify_empty(struct nsb_error *e)
 {
-        int secbits;
+        int secbits, r;
 
         /* Read back from the kernel, not from libcap-ng's idea of the state. */
         if (capng_get_caps_process() < 0)
@@ -60,15 +74,9 @@ static int verify_empty(struct nsb_error *e)
                 if (in)
                         return nsb_fail(e, NSB_STAGE_CAPS, EPERM, "capability %d still in the bounding set", cap);
         }
-        for (int cap = 0; cap < CAPS_SCAN_MAX; cap++) {
-                int in = prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0);
-                if (in < 0 && errno == EINVAL)
-                        break;
-                if (in < 0)
-                        return nsb_fail(e, NSB_STAGE_CAPS, errno, "prctl(PR_CAP_AMBIENT_IS_SET, %d)", cap);
-                if (in)
-                        return nsb_fail(e, NSB_STAGE_CAPS, EPERM, "capability %d still in the ambient set", cap);
-        }
+        r = check_ambient_empty(e);
+        if (r < 0)
+                return r;
         secbits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
         if (secbits < 0)
                 return nsb_fail(e, NSB_STAGE_CAPS, errno, "prctl(PR_GET_SECUREBITS)");
@@ -111,5 +119,23 @@ int caps_drop_all(struct nsb_ledger *ledger, struct nsb_error *e)
         if (r < 0)
                 return nsb_error_prefix(e, "verify dropped capabilities");
         ledger_set(ledger, PROT_CAPS, "dropped");
+        return 0;
+}
+
+int caps_verify_none_held(struct nsb_ledger *ledger, struct nsb_error *e)
+{
+        int r;
+
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+                return nsb_fail(e, NSB_STAGE_CAPS, errno, "prctl(PR_CAP_AMBIENT_CLEAR_ALL)");
+        if (capng_get_caps_process() < 0)
+                return nsb_fail(e, NSB_STAGE_CAPS, capng_errno(errno), "capng_get_caps_process");
+        if (capng_have_capabilities(CAPNG_SELECT_CAPS) != CAPNG_NONE)
+                return nsb_fail(e, NSB_STAGE_CAPS, EPERM,
+                                "the program would hold capabilities (effective/permitted/inheritable not empty)");
+        r = check_ambient_empty(e);
+        if (r < 0)
+                return r;
+        ledger_set(ledger, PROT_CAPS, "none-held");
         return 0;
 }

@@ -59,7 +59,7 @@ static void fix_sep(struct doc_check *c)
         "`abi <abi/4.0>, profile nsbox /usr/local/bin/nsbox flags=(unconfined) { userns, }` then "     \
         "sudo apparmor_parser -r /etc/apparmor.d/nsbox)"
 
-static void plan_userns(const struct doc_facts *f, struct doc_report *r)
+static void plan_userns(const struct doc_facts *f, enum nsb_isolation iso, struct doc_report *r)
 {
         struct doc_check *c = add_check(r, "user_ns");
         /* The two "unprivileged" switches do not apply to a process holding
@@ -92,6 +92,12 @@ static void plan_userns(const struct doc_facts *f, struct doc_report *r)
 
         if (c->status == DOC_OK)
                 return;
+        if (iso == NSB_ISOLATION_REDUCED) {
+                /* Reduced isolation uses no namespace: say what is missing, but
+                 * it does not block (the results label every wall "disabled"). */
+                c->status = DOC_DEGRADED;
+                DETAIL(c, "; reduced isolation runs without namespaces (labelled in results)");
+        }
         if (clone_off) {
                 fix_sep(c);
                 FIX(c, FIX_USERNS_CLONE);
@@ -267,7 +273,7 @@ void doctor_plan(const struct doc_facts *f, enum nsb_isolation iso, struct doc_r
 {
         memset(ret, 0, sizeof *ret);
         ret->isolation = iso;
-        plan_userns(f, ret);
+        plan_userns(f, iso, ret);
         plan_cgroup(f, ret);
         plan_seccomp(f, ret);
         plan_nnp(f, ret);

@@ -30,6 +30,8 @@
 
 struct filter_spec {
         bool allow_inet;        /* --network loopback: AF_INET/AF_INET6 sockets allowed */
+        bool reduced;           /* --isolation reduced: no namespaces, so also no socket() at all,
+                                   no leaving the process group, no host IPC objects */
 };
 
 struct filter_prog {

@@ -40,6 +40,7 @@ enum filter_when {
         FILTER_ALWAYS,
         FILTER_NO_INET,         /* only when !spec->allow_inet */
         FILTER_INET,            /* only when spec->allow_inet */
+        FILTER_REDUCED,         /* only when spec->reduced: no namespaces stand behind the filter */
 };
 
 enum filter_cond_kind {
@@ -47,6 +48,7 @@ enum filter_cond_kind {
         FILTER_COND_FLAG,       /* (arg & value) == value on the low 32 bits (clone flags) */
         FILTER_COND_EQ32,       /* (arg & 0xffffffff) == value (ioctl requests are unsigned int) */
         FILTER_COND_NOT_IN32,   /* arg > 0xffffffff, or arg is none of set[] (sorted, unique) */
+        FILTER_COND_GT,         /* arg > value, all 64 bits (prlimit64 on another pid) */
 };
 
 struct filter_cond {

@@ -23,12 +23,14 @@
 
 #include "util/cleanup.h"
 
-#define ALWAYS(name, act, threat) \
-        { name, act, FILTER_ALWAYS, { FILTER_COND_NONE, 0, 0, NULL, 0 }, threat }
-#define IF_FLAG(name, act, argno, flag, threat) \
-        { name, act, FILTER_ALWAYS, { FILTER_COND_FLAG, argno, flag, NULL, 0 }, threat }
-#define IF_EQ32(name, act, argno, v, threat) \
-        { name, act, FILTER_ALWAYS, { FILTER_COND_EQ32, argno, v, NULL, 0 }, threat }
+/* One rule: WHEN selects the isolation it belongs to, KIND/ARGNO/V its argument test. */
+#define RULE(name, act, when, kind, argno, v, threat) { name, act, when, { kind, argno, v, NULL, 0 }, threat }
+#define ALWAYS(name, act, threat) RULE(name, act, FILTER_ALWAYS, FILTER_COND_NONE, 0, 0, threat)
+#define IF_FLAG(name, act, argno, flag, threat) RULE(name, act, FILTER_ALWAYS, FILTER_COND_FLAG, argno, flag, threat)
+#define IF_EQ32(name, act, argno, v, threat) RULE(name, act, FILTER_ALWAYS, FILTER_COND_EQ32, argno, v, threat)
+#define REDUCED(name, act, threat) RULE(name, act, FILTER_REDUCED, FILTER_COND_NONE, 0, 0, threat)
+#define REDUCED_EQ32(name, act, argno, v, threat) RULE(name, act, FILTER_REDUCED, FILTER_COND_EQ32, argno, v, threat)
+#define REDUCED_GT(name, act, argno, v, threat) RULE(name, act, FILTER_REDUCED, FILTER_COND_GT, argno, v, threat)
 #define UNLESS_IN(name, act, when, argno, set, threat) \
         { name, act, when, { FILTER_COND_NOT_IN32, argno, 0, set, ARRAY_SIZE(set) }, threat }
 
@@ -130,6 +132,30 @@ static const struct filter_rule rules[] = {
                   "netlink, packet, vsock, ... reach kernel subsystems; IP only for --network loopback"),
         UNLESS_IN("socketpair", FILTER_EAFNOSUPPORT, FILTER_ALWAYS, 0, families_unix,
                   "socketpair is only meaningful for AF_UNIX; other families are kernel surface"),
+
+        /* --- reduced isolation only: the program shares the host's namespaces ----------- */
+        REDUCED_EQ32("socket", FILTER_EAFNOSUPPORT, 0, AF_UNIX,
+                     "no network namespace: a unix socket reaches the host's (D-Bus, container runtimes); "
+                     "socketpair stays"),
+        REDUCED("setsid", FILTER_EPERM,
+                "no pid namespace: the process group is what nsbox kills, so nobody may leave it"),
+        REDUCED("setpgid", FILTER_EPERM,
+                "no pid namespace: the process group is what nsbox kills, so nobody may leave it"),
+        REDUCED_GT("prlimit64", FILTER_EPERM, 0, 0,
+                   "no pid namespace: lowering another process's limits (the supervisor's) by pid"),
+        REDUCED("shmget", FILTER_EPERM, "no IPC namespace: the host user's System V shared memory"),
+        REDUCED("shmat", FILTER_EPERM, "no IPC namespace: the host user's System V shared memory"),
+        REDUCED("shmctl", FILTER_EPERM, "no IPC namespace: the host user's System V shared memory"),
+        REDUCED("semget", FILTER_EPERM, "no IPC namespace: the host user's System V semaphores"),
+        REDUCED("semctl", FILTER_EPERM, "no IPC namespace: the host user's System V semaphores"),
+        REDUCED("semop", FILTER_EPERM, "no IPC namespace: the host user's System V semaphores"),
+        REDUCED("semtimedop", FILTER_EPERM, "no IPC namespace: the host user's System V semaphores"),
+        REDUCED("msgget", FILTER_EPERM, "no IPC namespace: the host user's System V message queues"),
+        REDUCED("msgsnd", FILTER_EPERM, "no IPC namespace: the host user's System V message queues"),
+        REDUCED("msgrcv", FILTER_EPERM, "no IPC namespace: the host user's System V message queues"),
+        REDUCED("msgctl", FILTER_EPERM, "no IPC namespace: the host user's System V message queues"),
+        REDUCED("mq_open", FILTER_EPERM, "no IPC namespace: the host user's POSIX message queues"),
+        REDUCED("mq_unlink", FILTER_EPERM, "no IPC namespace: the host user's POSIX message queues"),
 };
 
 const struct filter_rule *filter_rules(size_t *ret_n)
@@ -199,6 +225,8 @@ static bool rule_applies(const struct filter_rule *r, const struct filter_spec *
                 return !spec->allow_inet;
         case FILTER_INET:
                 return spec->allow_inet;
+        case FILTER_REDUCED:
+                return spec->reduced;
         }
         return true;    /* an unknown selector errs towards denying */
 }
@@ -246,6 +274,12 @@ static size_t rule_entries(const struct filter_rule *r, struct filter_entry *out
         case FILTER_COND_EQ32:
                 base.has_cmp = true;
                 base.cmp = (struct filter_cmp) { a, FILTER_CMP_MASKED_EQ, 0xffffffffu, r->cond.value };
+                if (cap > 0)
+                        out[0] = base;
+                return 1;
+        case FILTER_COND_GT:
+                base.has_cmp = true;
+                base.cmp = (struct filter_cmp) { .arg = a, .op = FILTER_CMP_GT, .datum = r->cond.value };
                 if (cap > 0)
                         out[0] = base;
                 return 1;

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -22,6 +23,7 @@
 #include "net/net.h"
 #include "ns/ns.h"
 #include "seccomp/filter.h"
+#include "supervisor/reduced.h"
 #include "supervisor/wire.h"
 #include "util/sys.h"
 
@@ -33,6 +35,7 @@ static void send_msg(int sock, enum wire_kind kind, const struct nsb_error *err,
         memset(&m, 0, sizeof m);
         m.version = WIRE_VERSION;
         m.kind = kind;
+        m.pid = (int32_t) getpid();
         m.wait_status = wait_status;
         if (err)
                 m.error = *err;
@@ -86,7 +89,12 @@ static int step_rlimits(struct child_ctx *c, struct nsb_error *e)
 static int step_caps(struct child_ctx *c, struct nsb_error *e)
 {
         int r = test_hook(c, NSB_STAGE_CAPS, e);
-        return r < 0 ? r : caps_drop_all(&c->ledger, e);
+
+        if (r < 0)
+                return r;
+        /* Without a user namespace there is nothing of ours to drop: check
+         * that nothing is held (the bounding set stays the host's). */
+        return c->reduced ? caps_verify_none_held(&c->ledger, e) : caps_drop_all(&c->ledger, e);
 }
 
 static int step_nnp(struct child_ctx *c, struct nsb_error *e)
@@ -108,7 +116,18 @@ static int step_nnp(struct child_ctx *c, struct nsb_error *e)
 static int step_landlock(struct child_ctx *c, struct nsb_error *e)
 {
         int r = test_hook(c, NSB_STAGE_LANDLOCK, e);
-        return r < 0 ? r : ll_apply(c->landlock, &c->ledger, e);
+
+        if (r < 0)
+                return r;
+        /* Reduced isolation runs on kernels without Landlock too (doctor says
+         * so); the ledger then says "unavailable" for it and for the file tree.
+         * A Landlock that exists but fails is an error in every mode. */
+        if (c->reduced && ll_abi_version() < 0)
+                return 0;
+        r = ll_apply(c->landlock, &c->ledger, e);
+        if (r == 0 && c->reduced)
+                ledger_set(&c->ledger, PROT_ROOTFS, "landlock");
+        return r;
 }
 
 static int step_seccomp(struct child_ctx *c, struct nsb_error *e)
@@ -170,6 +189,17 @@ __attribute__((noreturn)) static void program_main(struct child_ctx *c)
                 fail_exit(c, &e);
         }
         ledger_set(&c->ledger, PROT_SESSION, "setsid");
+        if (c->reduced) {
+                /* Dies with its reduced init, even after execve. */
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1) {
+                        nsb_fail(&e, NSB_STAGE_EXEC, errno, "PR_SET_PDEATHSIG");
+                        fail_exit(c, &e);
+                }
+                if (chdir(c->workdir) < 0) {
+                        nsb_fail(&e, NSB_STAGE_EXEC, errno, "chdir '%s'", c->workdir);
+                        fail_exit(c, &e);
+                }
+        }
         for (int i = 0; i < 3; i++)
                 if (dup2(c->stdio[i], i) < 0) {
                         nsb_fail(&e, NSB_STAGE_EXEC, errno, "dup2 fd %d", i);
@@ -199,6 +229,53 @@ __attribute__((noreturn)) static void program_main(struct child_ctx *c)
         fail_exit(c, &e);
 }
 
+/* ---- shared by both inits ------------------------------------------------ */
+
+static void init_join_cgroup(struct child_ctx *c, struct nsb_error *e)
+{
+        if (!c->cg_ops || !c->cg_ops->child_join)
+                return;
+        if (c->cg_ops->child_join(c->cg_run, c->cg_spec, e) < 0)
+                fail_exit(c, e);
+        ledger_set(&c->ledger, PROT_MEMORY, c->cg_ops->label);
+        ledger_set(&c->ledger, PROT_PIDS, c->cg_ops->label);
+}
+
+/* Forks the program; in the init, keeps nothing the program could use. */
+static pid_t init_fork_program(struct child_ctx *c, struct nsb_error *e)
+{
+        pid_t prog = fork();
+
+        if (prog < 0) {
+                nsb_fail(e, NSB_STAGE_EXEC, errno, "fork the program");
+                fail_exit(c, e);
+        }
+        if (prog == 0)
+                program_main(c);
+        for (int i = 0; i < 3; i++)
+                close(c->stdio[i]);
+        if (c->channel_fd >= 0)
+                close(c->channel_fd);
+        return prog;
+}
+
+/* Reaps whatever ends until the program does, then reports its status. */
+static void init_wait_program(struct child_ctx *c, pid_t prog)
+{
+        for (;;) {
+                int status;
+                pid_t w = waitpid(-1, &status, __WALL);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w < 0)
+                        _exit(127);
+                if (w == prog) {
+                        send_msg(c->sock, WIRE_EXIT, NULL, NULL, status);
+                        return;
+                }
+        }
+}
+
 __attribute__((noreturn)) void child_init_main(struct child_ctx *c)
 {
         struct nsb_error e;
@@ -208,13 +285,7 @@ __attribute__((noreturn)) void child_init_main(struct child_ctx *c)
         int r;
 
         nsb_error_clear(&e);
-        if (c->cg_ops && c->cg_ops->child_join) {
-                r = c->cg_ops->child_join(c->cg_run, c->cg_spec, &e);
-                if (r < 0)
-                        fail_exit(c, &e);
-                ledger_set(&c->ledger, PROT_MEMORY, c->cg_ops->label);
-                ledger_set(&c->ledger, PROT_PIDS, c->cg_ops->label);
-        }
+        init_join_cgroup(c, &e);
         /* Wait for the id maps. EOF means the supervisor is gone. */
         do
                 n = recv(c->sock, &go, sizeof go, 0);
@@ -270,31 +341,83 @@ __attribute__((noreturn)) void child_init_main(struct child_ctx *c)
         if (r < 0 || mnt_plan_apply(c->mounts, c->slot_fds, &c->ledger, &e) < 0)
                 fail_exit(c, &e);
 
-        prog = fork();
-        if (prog < 0) {
-                nsb_fail(&e, NSB_STAGE_EXEC, errno, "fork the program");
+        prog = init_fork_program(c, &e);
+        init_wait_program(c, prog);
+        /* Exiting as PID 1 makes the kernel SIGKILL every process left in
+         * the namespace: no daemon survives. */
+        _exit(0);
+}
+
+/* ---- reduced isolation --------------------------------------------------- */
+
+static volatile pid_t reduced_group;   /* the program's pid = its process group */
+
+static void reduced_on_parent_death(int sig)
+{
+        (void) sig;
+        if (reduced_group > 0)
+                (void) kill(-reduced_group, SIGKILL);
+        _exit(127);
+}
+
+static void reduced_take_identity(struct child_ctx *c, struct nsb_error *e)
+{
+        const gid_t g = REDUCED_NOBODY_GID;
+
+        if (!c->drop_to_nobody)
+                return;
+        if (setgroups(1, &g) < 0 || setresgid(g, g, g) < 0 ||
+            setresuid(REDUCED_NOBODY_UID, REDUCED_NOBODY_UID, REDUCED_NOBODY_UID) < 0) {
+                nsb_fail(e, NSB_STAGE_USERNS, errno, "take the uid/gid %u/%u of nobody", REDUCED_NOBODY_UID,
+                         REDUCED_NOBODY_GID);
+                fail_exit(c, e);
+        }
+}
+
+__attribute__((noreturn)) void child_reduced_main(struct child_ctx *c)
+{
+        struct sigaction sa;
+        sigset_t term;
+        struct nsb_error e;
+        pid_t prog;
+
+        nsb_error_clear(&e);
+        init_join_cgroup(c, &e);
+        reduced_take_identity(c, &e);
+        /* Out of nsbox's session: a terminal's Ctrl-C reaches nsbox, which
+         * decides; orphans of the program's group come back to us. */
+        if (setsid() < 0 || prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+                nsb_fail(&e, NSB_STAGE_CLONE, errno, "setsid / PR_SET_CHILD_SUBREAPER");
                 fail_exit(c, &e);
         }
-        if (prog == 0)
-                program_main(c);
-
-        /* The init keeps nothing the program could use: its stdio ends go. */
-        for (int i = 0; i < 3; i++)
-                close(c->stdio[i]);
-        if (c->channel_fd >= 0)
-                close(c->channel_fd);
-        for (;;) {
-                int status;
-                pid_t w = waitpid(-1, &status, __WALL);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w < 0)
-                        _exit(127);
-                if (w == prog) {
-                        send_msg(c->sock, WIRE_EXIT, NULL, NULL, status);
-                        /* Exiting as PID 1 makes the kernel SIGKILL every
-                         * process left in the namespace: no daemon survives. */
-                        _exit(0);
-                }
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = reduced_on_parent_death;
+        sigfillset(&sa.sa_mask);
+        sigemptyset(&term);
+        sigaddset(&term, SIGTERM);
+        if (sigaction(SIGTERM, &sa, NULL) < 0 || sigprocmask(SIG_UNBLOCK, &term, NULL) < 0 ||
+            prctl(PR_SET_PDEATHSIG, SIGTERM) < 0) {
+                nsb_fail(&e, NSB_STAGE_CLONE, errno, "parent-death signal");
+                fail_exit(c, &e);
         }
+        {
+                struct pollfd pf = { c->sock, POLLRDHUP, 0 };
+                if (poll(&pf, 1, 0) != 0 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+                        _exit(127);
+        }
+        ledger_set(&c->ledger, PROT_NET, "seccomp");
+        /* The handler must not run in the program before program_main resets
+         * it, nor here before we know the group: held until both are true. */
+        sigprocmask(SIG_BLOCK, &term, NULL);
+        prog = init_fork_program(c, &e);
+        reduced_group = prog;
+        sigprocmask(SIG_UNBLOCK, &term, NULL);
+        init_wait_program(c, prog);
+        /* What strict isolation gets from the pid namespace: nobody of the
+         * group outlives the program. Killed, then reaped (they are ours,
+         * as the subreaper), so none is left even as a zombie. */
+        (void) kill(-prog, SIGKILL);
+        while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
+                ;
+        _exit(0);
 }

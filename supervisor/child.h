@@ -40,11 +40,21 @@ struct child_ctx {
         const struct cg_spec *cg_spec;
         bool rlimit_cpu;               /* no cgroup CPU accounting: RLIMIT_CPU per process */
         int fail_stage;                /* test hook: force this stage to fail (0 = none) */
+        bool reduced;                  /* --isolation reduced: no namespaces (reduced.h) */
+        bool drop_to_nobody;           /* reduced, root caller: the program runs as 65534:65534 */
+        const char *workdir;           /* reduced: the program's working directory */
         struct nsb_ledger ledger;      /* what the supervisor already enforced */
 };
 
 /* The init's main. Never returns. */
 __attribute__((noreturn)) void child_init_main(struct child_ctx *c);
+
+/* Reduced isolation: the same shape without namespaces. This child (not a
+ * PID 1) joins the cgroup, takes the program's identity, becomes the
+ * subreaper of the program's process group, forks the program, reports its
+ * wait status, then kills and reaps the whole group. If nsbox dies first, its
+ * parent-death signal makes it kill the group before it exits. Never returns. */
+__attribute__((noreturn)) void child_reduced_main(struct child_ctx *c);
 
 /* Exposed for the step-order test. */
 struct child_step {

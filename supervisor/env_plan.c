@@ -9,13 +9,28 @@
 
 static const char *const base_env[] = {
         "PATH=/usr/local/bin:/usr/bin:/bin",
-        "HOME=/tmp",
+        "HOME=",                /* + the temporary directory */
         "LANG=C.UTF-8",
         "LC_ALL=C.UTF-8",
-        "TMPDIR=/tmp",
+        "TMPDIR=",              /* + the temporary directory */
         "PYTHONDONTWRITEBYTECODE=1",
         "PYTHONUNBUFFERED=1",
 };
+
+static char *base_entry(const char *entry, const char *tmp_dir)
+{
+        size_t n = strlen(entry);
+        char *s;
+
+        if (entry[n - 1] != '=')
+                return strdup(entry);
+        s = malloc(n + strlen(tmp_dir) + 1);
+        if (s) {
+                memcpy(s, entry, n);
+                strcpy(s + n, tmp_dir);
+        }
+        return s;
+}
 
 void env_free(char **envp)
 {
@@ -24,7 +39,7 @@ void env_free(char **envp)
         free(envp);
 }
 
-int env_build(const struct nsb_config *cfg, char ***ret, struct nsb_error *e)
+int env_build(const struct nsb_config *cfg, const char *tmp_dir, char ***ret, struct nsb_error *e)
 {
         size_t n_base = sizeof base_env / sizeof base_env[0], n = 0;
         char **envp = calloc(n_base + cfg->n_env_add + 1, sizeof *envp);
@@ -32,7 +47,7 @@ int env_build(const struct nsb_config *cfg, char ***ret, struct nsb_error *e)
         if (!envp)
                 return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
         for (size_t i = 0; i < n_base; i++)
-                if (!(envp[n++] = strdup(base_env[i])))
+                if (!(envp[n++] = base_entry(base_env[i], tmp_dir ? tmp_dir : "/tmp")))
                         goto oom;
         for (size_t i = 0; i < cfg->n_env_add; i++) {
                 const char *add = cfg->env_add[i];

@@ -3,6 +3,7 @@
 
 #include "config/config.h"
 
-/* A NULL-terminated, malloc'd envp: the base set plus cfg->env_add. */
-int env_build(const struct nsb_config *cfg, char ***ret, struct nsb_error *e);
+/* A NULL-terminated, malloc'd envp: the base set plus cfg->env_add. HOME and
+ * TMPDIR name @tmp_dir (NULL: "/tmp", the sandbox's private one). */
+int env_build(const struct nsb_config *cfg, const char *tmp_dir, char ***ret, struct nsb_error *e);
 void env_free(char **envp);

@@ -4,7 +4,9 @@
  * whole and a successful execve closes the program's copy. Fixed layout with
  * a version, no pointers; the sizes are checked at compile time.
  *   READY  the program process applied every protection and is about to
- *          execve; carries the ledger (init's steps + the program's own).
+ *          execve; carries the ledger (init's steps + the program's own) and
+ *          its pid as the sender sees it (the host pid under reduced
+ *          isolation, where it also names the process group to kill).
  *   ERROR  a setup step failed: the whole struct nsb_error, stage included.
  *   EXIT   the init saw the program end: its wait status.
  */
@@ -23,7 +25,7 @@ struct wire_msg {
         uint32_t version;
         uint32_t kind;
         int32_t wait_status;
-        uint32_t reserved;
+        int32_t pid;
         struct nsb_error error;
         struct nsb_ledger ledger;
 };

@@ -93,6 +93,10 @@ static int check_dirs(const struct nsb_config *cfg, struct nsb_error *e)
         struct stat st;
         size_t wl;
 
+        if (cfg->isolation == NSB_ISOLATION_REDUCED)
+                return nsb_fail(e, NSB_STAGE_USAGE, ENOTSUP,
+                                "nsbox test needs strict isolation: its runner and harness are mounted at /nsbox "
+                                "and /harness, which needs a mount namespace");
         if (!cfg->harness)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--harness DIR is required");
         if (!realpath(cfg->harness, h) || stat(h, &st) < 0)

@@ -89,6 +89,14 @@ static void test_userns_clone_sysctl(void **state)
         assert_null(strstr(c->fix, "apparmor"));
         assert_non_null(strstr(c->detail, "kernel.unprivileged_userns_clone=0"));
         assert_false(r.ready);
+
+        /* Reduced isolation needs no namespace: still told, with the fix, but ready. */
+        doctor_plan(&f, NSB_ISOLATION_REDUCED, &r);
+        c = find(&r, "user_ns");
+        assert_int_equal(c->status, DOC_DEGRADED);
+        assert_non_null(strstr(c->detail, "reduced isolation runs without namespaces"));
+        assert_non_null(strstr(c->fix, "sudo sysctl -w kernel.unprivileged_userns_clone=1"));
+        assert_true(r.ready);
 }
 
 static void test_max_user_namespaces_sysctl(void **state)

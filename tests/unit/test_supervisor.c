@@ -15,6 +15,7 @@
 #include "supervisor/child.h"
 #include "supervisor/env_plan.h"
 #include "supervisor/outcome.h"
+#include "supervisor/reduced.h"
 
 #define EXITED(code) ((code) << 8)
 #define KILLED(sig) (sig)
@@ -144,7 +145,7 @@ static void test_env_scrubbed(void **state)
         cfg.env_add = adds;
         cfg.n_env_add = 2;
         setenv("NSBOX_SECRET_TEST", "leak", 1);
-        assert_int_equal(env_build(&cfg, &envp, &e), 0);
+        assert_int_equal(env_build(&cfg, NULL, &envp, &e), 0);
         for (size_t i = 0; envp[i]; i++) {
                 assert_null(strstr(envp[i], "NSBOX_SECRET_TEST"));
                 foo = foo || strcmp(envp[i], "FOO=bar") == 0;
@@ -181,12 +182,109 @@ static void test_step_order(void **state)
                 assert_non_null(child_program_steps[i].fn);
 }
 
+/* ---- reduced isolation: the pure plan ------------------------------------ */
+
+static void test_reduced_check(void **state)
+{
+        struct nsb_config cfg;
+        struct nsb_error e;
+        struct nsb_bind same = { "/srv/data", "/srv/data", true }, moved = { "/srv/data", "/data", true };
+
+        (void) state;
+        cfg_defaults(&cfg, NSB_CMD_PYTHON);
+        assert_int_equal(reduced_check(&cfg, NULL, &e), 0);
+        cfg.binds = &same;
+        cfg.n_binds = 1;
+        assert_int_equal(reduced_check(&cfg, NULL, &e), 0);
+        cfg.binds = &moved;
+        assert_true(reduced_check(&cfg, NULL, &e) < 0);
+        assert_non_null(strstr(e.msg, "/srv/data:/data"));
+        cfg.n_binds = 0;
+        assert_true(reduced_check(&cfg, "/usr/share/nsbox", &e) < 0);
+        assert_non_null(strstr(e.msg, "strict isolation"));
+        cfg.network = NSB_NETWORK_LOOPBACK;
+        assert_true(reduced_check(&cfg, NULL, &e) < 0);
+        assert_non_null(strstr(e.msg, "loopback"));
+        cfg.network = NSB_NETWORK_NONE;
+        cfg.harness = "/h";
+        assert_true(reduced_check(&cfg, NULL, &e) < 0);
+        assert_non_null(strstr(e.msg, "--harness"));
+}
+
+static const struct ll_path_rule *rule_for(const struct reduced_plan *p, const char *path)
+{
+        for (size_t i = 0; i < p->n_rules; i++)
+                if (strcmp(p->rules[i].path, path) == 0)
+                        return &p->rules[i];
+        return NULL;
+}
+
+static void test_reduced_rules(void **state)
+{
+        struct nsb_config cfg;
+        struct nsb_error e;
+        struct host_entry v[] = {
+                { "/usr/bin/python3", HOST_SYMLINK, "python3.11" },
+                { "/usr/bin/python3.11", HOST_FILE, NULL },
+                { "/usr/lib/python3.11", HOST_DIR, NULL },
+        };
+        struct host_set host = { v, 3 };
+        struct nsb_bind binds[] = { { "/srv/ro", "/srv/ro", true }, { "/srv/rw", "/srv/rw", false } };
+        struct reduced_plan p = { .workdir = "/t/ws", .tmpdir = "/t/tmp", .program_dir = "/t/program" };
+        const char *extra[] = { "/etc/ld.so.cache" };
+        size_t writable = 0;
+
+        (void) state;
+        cfg_defaults(&cfg, NSB_CMD_PYTHON);
+        cfg.binds = binds;
+        cfg.n_binds = 2;
+        assert_int_equal(reduced_rules(&p, &cfg, &host, extra, 1, &e), 0);
+        /* Nothing as wide as "/": only what was named. */
+        assert_null(rule_for(&p, "/"));
+        assert_null(rule_for(&p, "/usr/bin/python3"));   /* a symlink: its target has the rule */
+        assert_false(rule_for(&p, "/usr/bin/python3.11")->writable);
+        assert_false(rule_for(&p, "/usr/lib/python3.11")->writable);
+        assert_false(rule_for(&p, "/etc/ld.so.cache")->writable);
+        assert_false(rule_for(&p, "/t/program")->writable);
+        assert_false(rule_for(&p, "/srv/ro")->writable);
+        assert_true(rule_for(&p, "/srv/rw")->writable);
+        assert_true(rule_for(&p, "/t/ws")->writable);
+        assert_true(rule_for(&p, "/t/tmp")->writable);
+        assert_true(rule_for(&p, "/dev/null")->writable);
+        assert_false(rule_for(&p, "/dev/urandom")->writable);
+        for (size_t i = 0; i < p.n_rules; i++)
+                writable += p.rules[i].writable;
+        assert_int_equal(writable, 3 + 3);   /* rw bind, workdir, tmpdir + null, zero, full */
+        free(p.rules);
+}
+
+static void test_reduced_argv(void **state)
+{
+        struct reduced_plan p = { .program_dir = "/t/program" };
+        char *argv[] = { "python3", "-I", "-B", "/program/main.py", "/program/main.py.bak", NULL };
+        char **out;
+        struct nsb_error e;
+
+        (void) state;
+        assert_int_equal(reduced_argv(&p, "main.py", argv, 5, &out, &e), 0);
+        assert_string_equal(out[3], "/t/program/main.py");
+        assert_string_equal(out[4], "/program/main.py.bak");   /* only the exact path */
+        assert_string_equal(out[0], "python3");
+        assert_null(out[5]);
+        reduced_argv_free(out);
+        assert_int_equal(reduced_argv(&p, NULL, argv, 5, &out, &e), 0);
+        assert_string_equal(out[3], "/program/main.py");
+        reduced_argv_free(out);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_outcomes),   cmocka_unit_test(test_capture_bounds),
                 cmocka_unit_test(test_result_json), cmocka_unit_test(test_env_scrubbed),
                 cmocka_unit_test(test_step_order),
+                cmocka_unit_test(test_reduced_check), cmocka_unit_test(test_reduced_rules),
+                cmocka_unit_test(test_reduced_argv),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

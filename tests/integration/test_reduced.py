@@ -1,0 +1,277 @@
+"""--isolation reduced: no namespaces, only when asked, labelled everywhere;
+Landlock, seccomp, rlimits/cgroups and the process group stand in for the
+walls, and each door they close is knocked on here."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+from nsbtest import NSBOX, PY, processes_with, skip_or_fail
+
+FIXTURES_BUILD = os.environ.get("FIXTURES_BUILD", "")
+TRY = os.path.join(FIXTURES_BUILD, "nsbox-try-syscall")
+
+
+def landlock_abi():
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.syscall(444, None, 0, 1)   # landlock_create_ruleset(NULL, 0, VERSION)
+
+
+class Reduced(unittest.TestCase):
+    def setUp(self):
+        if landlock_abi() < 6:
+            skip_or_fail(self, "Landlock ABI 6+ (signal and socket scopes) is needed for these checks")
+        # nsbox's private directories go here, so leftovers are seen exactly.
+        self.base = tempfile.mkdtemp(prefix="nsbox-reduced-test.", dir="/var/tmp")
+        os.chmod(self.base, 0o755)
+        self.env = dict(os.environ, TMPDIR=self.base)
+
+    def tearDown(self):
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def leftovers(self):
+        return [n for n in os.listdir(self.base) if n.startswith("nsbox-reduced-")]
+
+    def nsbox(self, *args, timeout=60):
+        return subprocess.run([NSBOX, *args], capture_output=True, timeout=timeout, env=self.env)
+
+    def run_json(self, cmd, *args, timeout=60):
+        p = self.nsbox(cmd, "--json", "--isolation", "reduced", *args, timeout=timeout)
+        try:
+            return p, json.loads(p.stdout)
+        except ValueError:
+            self.fail("no JSON result (exit %d): %r %r" % (p.returncode, p.stdout[:300], p.stderr[:1000]))
+
+    def test_labelled_in_the_result_and_on_stderr(self):
+        p = self.nsbox("python", "--isolation", "reduced", "-c", "print('hi')")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, b"hi\n")
+        self.assertIn(b"warning: --isolation reduced", p.stderr)
+        self.assertIn(b"REDUCED isolation", p.stderr)
+        p, res = self.run_json("python", "-c", "print('hi')")
+        self.assertEqual(res["isolation"], "reduced")
+        prot = res["protections"]
+        for ns in ("user_ns", "mount_ns", "pid_ns", "ipc_ns", "uts_ns", "cgroup_ns"):
+            self.assertEqual(prot[ns], "disabled", ns)
+        self.assertEqual(prot["tmp_size"], "unavailable")
+        self.assertEqual(prot["landlock"], "landlock")
+        self.assertEqual(prot["rootfs"], "landlock")
+        self.assertEqual(prot["seccomp"], "seccomp")
+        self.assertEqual(prot["net"], "seccomp")
+        self.assertEqual(prot["no_new_privs"], "enforced")
+        self.assertEqual(prot["caps"], "none-held")
+        self.assertIn(prot["memory"], ("cgroup1", "cgroup2", "rlimit"))
+        self.assertEqual(self.leftovers(), [])
+
+    def test_strict_is_the_default_and_never_falls_back(self):
+        p = subprocess.run([NSBOX, "python", "--json", "-c", "pass"], capture_output=True, timeout=60)
+        self.assertEqual(json.loads(p.stdout)["isolation"], "strict")
+
+    def test_doors(self):
+        secrets = tempfile.mkdtemp(prefix="nsbox-secret.", dir="/var/tmp")
+        outside = tempfile.mkdtemp(prefix="nsbox-outside.", dir="/var/tmp")
+        try:
+            # Readable and writable by anyone as far as file modes go: only
+            # Landlock can be what refuses.
+            os.chmod(secrets, 0o755)
+            os.chmod(outside, 0o777)
+            secret = os.path.join(secrets, "secret")
+            with open(secret, "w") as f:
+                f.write("TOP-SECRET-REDUCED")
+            os.chmod(secret, 0o644)
+            marker = "nsbox-reduced-daemon-%d" % os.getpid()
+            # A process of the program's own uid, outside the sandbox: kill(-1)
+            # must not reach it (Landlock's signal scope).
+            hit = os.path.join(outside, "victim-was-signalled")
+            victim = subprocess.Popen(
+                ["/usr/bin/python3", "-c",
+                 "import signal, sys, time\n"
+                 "signal.signal(signal.SIGUSR1, lambda *a: open(sys.argv[1], 'w').close())\n"
+                 "print('ready', flush=True)\n"
+                 "time.sleep(30)\n", hit],
+                stdout=subprocess.PIPE, user=65534 if os.getuid() == 0 else None,
+                group=65534 if os.getuid() == 0 else None, extra_groups=[] if os.getuid() == 0 else None)
+            self.addCleanup(victim.stdout.close)
+            self.addCleanup(victim.wait)
+            self.addCleanup(victim.kill)
+            self.assertEqual(victim.stdout.readline(), b"ready\n")
+            p, res = self.run_json("python", os.path.join(PY, "reduced_probe.py"), secret, outside,
+                                   str(os.getpid()), marker)
+            self.assertEqual(res["status"], "exited", res)
+            self.assertNotIn("TOP-SECRET-REDUCED", res["stdout"]["text"] + res["stderr"]["text"])
+            obs = json.loads(res["stdout"]["text"])
+            want = {
+                "read_secret": "EACCES", "read_etc_hostname": "EACCES", "write_outside": "EACCES",
+                "write_workspace": "ok", "write_tmpdir": "ok", "write_dev_shm": "EACCES",
+                "list_proc": "EACCES", "nsbox_environ": "EACCES",
+                "socket_inet": "EAFNOSUPPORT", "socket_unix": "EAFNOSUPPORT", "socket_netlink": "EAFNOSUPPORT",
+                "socketpair": "ok", "kill_nsbox": "EPERM", "kill_parent": "EPERM",
+                "setsid": "EPERM", "setpgid": "EPERM", "prlimit_nsbox": "EPERM",
+            }
+            for k, v in want.items():
+                self.assertEqual(obs[k], v, "%s: %s" % (k, obs))
+            time.sleep(0.1)
+            self.assertEqual(os.listdir(outside), [])   # nothing written, victim not signalled
+            self.assertIsNone(victim.poll())
+            self.assertTrue(obs["cwd"].startswith(self.base), obs["cwd"])
+            self.assertTrue(obs["home"].startswith(self.base), obs["home"])
+            self.assertNotEqual(obs["uid"], 0)
+            # The daemon did not outlive the run, and nothing is left on disk.
+            time.sleep(0.2)
+            self.assertEqual(processes_with(marker), [])
+            self.assertEqual(self.leftovers(), [])
+        finally:
+            shutil.rmtree(secrets, ignore_errors=True)
+            shutil.rmtree(outside, ignore_errors=True)
+
+    def test_command_shows_where_the_program_really_is(self):
+        p, res = self.run_json("python", os.path.join(PY, "writes.py"))
+        self.assertEqual(res["status"], "exited", res)
+        prog = res["command"][3]
+        self.assertTrue(prog.startswith(self.base) and prog.endswith("/program/writes.py"), res["command"])
+        self.assertEqual(res["command"][:3], ["python3", "-I", "-B"])
+
+    def test_workspace_is_written_on_the_host(self):
+        ws = tempfile.mkdtemp(prefix="nsbox-ws.", dir="/var/tmp")
+        try:
+            os.chmod(ws, 0o777)
+            p, res = self.run_json("python", "--workspace", ws, "-c", "open('out.txt','w').write('42')")
+            self.assertEqual(res["status"], "exited", res)
+            with open(os.path.join(ws, "out.txt")) as f:
+                self.assertEqual(f.read(), "42")
+        finally:
+            shutil.rmtree(ws, ignore_errors=True)
+
+    def test_wall_time_kills_the_whole_group(self):
+        marker = "nsbox-reduced-wall-%d" % os.getpid()
+        code = ("import os, time, sys\n"
+                "for i in range(3):\n"
+                "    if os.fork() == 0:\n"
+                "        os.execv('/usr/bin/python3', ['python3', '-c', 'import time; time.sleep(60)', %r])\n"
+                "time.sleep(60)\n" % marker)
+        p, res = self.run_json("python", "--wall-time", "1s", "-c", code)
+        self.assertEqual((res["status"], res["limit"]), ("limit", "wall_time"), res)
+        time.sleep(0.2)
+        self.assertEqual(processes_with(marker), [])
+        self.assertEqual(self.leftovers(), [])
+
+    def test_fork_bomb_stops_at_pids(self):
+        p, res = self.run_json("python", "--pids", "16", "--wall-time", "20s", os.path.join(PY, "forkbomb.py"))
+        self.assertEqual(res["status"], "exited", res)
+        obs = json.loads(res["stdout"]["text"])
+        self.assertLess(obs["forked"], 16)
+        self.assertGreater(obs["refused"], 0)
+
+    def test_memory_is_bounded(self):
+        p, res = self.run_json("python", "--memory", "96M", "--wall-time", "20s", os.path.join(PY, "memory.py"))
+        if res["protections"]["memory"] == "rlimit":
+            self.assertEqual((res["status"], res["exit_code"]), ("exited", 3), res)
+            self.assertIn("MemoryError", res["stdout"]["text"])
+        else:
+            self.assertEqual((res["status"], res["limit"]), ("limit", "memory"), res)
+
+    def test_killed_nsbox_takes_its_group_along_and_the_next_run_cleans_up(self):
+        marker = "nsbox-reduced-orphan-%d" % os.getpid()
+        code = ("import os, time\n"
+                "if os.fork() == 0:\n"
+                "    os.execv('/usr/bin/python3', ['python3', '-c', 'import time; time.sleep(60)', %r])\n"
+                "print('started', flush=True)\n"
+                "time.sleep(60)\n" % marker)
+        proc = subprocess.Popen([NSBOX, "python", "--isolation", "reduced", "-c", code], env=self.env,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        try:
+            self.assertEqual(proc.stdout.readline(), b"started\n")
+            self.assertTrue(processes_with(marker))
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+            for _ in range(50):
+                if not processes_with(marker):
+                    break
+                time.sleep(0.1)
+            self.assertEqual(processes_with(marker), [])
+            self.assertEqual(len(self.leftovers()), 1)   # SIGKILL gave nsbox no chance
+            p = self.nsbox("python", "--isolation", "reduced", "-c", "pass")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(self.leftovers(), [])
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.stdout.close()
+
+    def test_what_needs_a_namespace_is_refused(self):
+        for args, word in ((["python", "--network", "loopback", "-c", "pass"], b"loopback"),
+                           (["python", "--harness", "/usr", "-c", "pass"], b"--harness"),
+                           (["python", "--ro-bind", "/usr/share:/data", "-c", "pass"], b"SRC and DST"),
+                           (["test", "--harness", os.path.join(PY)], b"strict isolation")):
+            cmd, rest = args[0], args[1:]
+            p = self.nsbox(cmd, "--isolation", "reduced", *rest)
+            self.assertEqual(p.returncode, 125, (args, p.stdout, p.stderr))
+            self.assertIn(word, p.stderr, args)
+            self.assertEqual(self.leftovers(), [])
+
+    def test_kernel_doors(self):
+        if not os.access(TRY, os.X_OK):
+            self.fail("fixture nsbox-try-syscall not built at %r" % TRY)
+        names = ["setsid", "setpgid", "socket_unix", "socket_inet", "shmget", "semget", "msgget", "mq_open",
+                 "prlimit_other", "ptrace", "unshare_user", "mount", "keyctl", "bpf", "io_uring_setup", "tiocsti"]
+        p, res = self.run_json("run", "--", TRY, *names, "x32")
+        self.assertEqual(res["status"], "exited", res)
+        out = {}
+        for line in res["stdout"]["text"].splitlines():
+            o = json.loads(line)
+            out[o["try"]] = o
+        want = {"setsid": "EPERM", "setpgid": "EPERM", "socket_unix": "EAFNOSUPPORT", "socket_inet": "EAFNOSUPPORT",
+                "shmget": "EPERM", "semget": "EPERM", "msgget": "EPERM", "mq_open": "EPERM",
+                "prlimit_other": "EPERM", "ptrace": "EPERM", "unshare_user": "EPERM", "mount": "EPERM",
+                "keyctl": "EPERM", "bpf": "ENOSYS", "io_uring_setup": "ENOSYS", "tiocsti": "EPERM"}
+        for k, v in want.items():
+            self.assertEqual(out[k].get("errno_name"), v, out[k])
+        self.assertEqual(out["x32"].get("signal_name"), "SIGSYS", out["x32"])
+
+
+    def test_journey_on_a_host_without_user_namespaces(self):
+        """Doctor says strict cannot run and reduced can; strict fails closed;
+        reduced, asked for, runs and says so."""
+        env = dict(self.env, NSBOX_DOCTOR_FAKE_USERNS="0", NSBOX_TEST_FAIL_STEP="clone")
+        strict = subprocess.run([NSBOX, "doctor", "--json"], capture_output=True, env=env, timeout=30)
+        reduced = subprocess.run([NSBOX, "doctor", "--json", "--isolation", "reduced"], capture_output=True,
+                                 env=env, timeout=30)
+        self.assertEqual((strict.returncode, json.loads(strict.stdout)["ready"]), (1, False))
+        rep = json.loads(reduced.stdout)
+        self.assertEqual((reduced.returncode, rep["ready"], rep["isolation"]), (0, True, "reduced"), rep)
+        self.assertEqual(next(c for c in rep["checks"] if c["name"] == "user_ns")["status"], "degraded")
+        p = subprocess.run([NSBOX, "python", "--json", "-c", "print('ran')"], capture_output=True, env=env,
+                           timeout=60)
+        self.assertEqual((p.returncode, json.loads(p.stdout)["status"]), (125, "error"))
+        self.assertNotIn("ran", json.loads(p.stdout)["stdout"]["text"])
+        p = subprocess.run([NSBOX, "python", "--json", "--isolation", "reduced", "-c", "print('ran')"],
+                           capture_output=True, env=env, timeout=60)
+        res = json.loads(p.stdout)
+        self.assertEqual((p.returncode, res["status"], res["isolation"]), (0, "exited", "reduced"), res)
+        self.assertIn(b"warning: --isolation reduced", p.stderr)
+
+    def test_each_forced_failure_runs_nothing(self):
+        for step in ("cgroup", "rlimit", "caps", "no_new_privs", "landlock", "seccomp"):
+            with self.subTest(step=step):
+                ws = tempfile.mkdtemp(prefix="nsbox-ws.", dir="/var/tmp")
+                os.chmod(ws, 0o777)
+                try:
+                    self.env["NSBOX_TEST_FAIL_STEP"] = step
+                    p, res = self.run_json("python", "--workspace", ws, "-c", "open('ran', 'w').write('yes')")
+                    self.assertEqual((res["status"], res["error"]["stage"], p.returncode), ("error", step, 125), res)
+                    self.assertFalse(os.path.exists(os.path.join(ws, "ran")), "the program ran")
+                    self.assertEqual(res["protections"][step if step in ("seccomp", "landlock") else "env"],
+                                     "unavailable" if step in ("seccomp", "landlock") else res["protections"]["env"])
+                    self.assertEqual(self.leftovers(), [])
+                finally:
+                    del self.env["NSBOX_TEST_FAIL_STEP"]
+                    shutil.rmtree(ws)
+
+
+if __name__ == "__main__":
+    unittest.main()
