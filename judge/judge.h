@@ -140,7 +140,8 @@ json_t *judge_report_to_json(const struct judge_report *rep,
 
 /* The whole command (judge_run.c): read cli->input_path, run every case,
  * print the verdict to @out (JSON when cli->json, else a summary), write it
- * to cli->result_path if set. Returns the process exit status: 0, 1, 3, or
+ * to cli->result_path if set. Resolves the profile into @cli first (the
+ * spec's "profile" unless --profile). Returns the process exit status: 0, 1, 3, or
  * 125 with @e filled when the spec (or its program file) is bad or nsbox
  * itself failed; the caller prints @e. */
-int judge_main(const struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_error *e);
+int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_error *e);

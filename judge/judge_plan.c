@@ -7,6 +7,7 @@
  * decides). Broken infrastructure must never look like a wrong program.
  */
 #include "judge/judge_internal.h"
+#include "config/policy.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -547,24 +548,19 @@ void judge_mark_not_run(struct judge_case_report *cases, size_t from, size_t n, 
 
 unsigned judge_cli_explicit(const struct nsb_config *cli)
 {
-        struct nsb_config d;
+        /* From the flags the command line marked, so a flag that repeats
+         * the default still wins over the spec. */
+        static const struct { uint32_t field; unsigned bit; } map[] = {
+                { CFG_F_WALL_TIME, JUDGE_LIM_WALL_TIME }, { CFG_F_CPU_TIME, JUDGE_LIM_CPU_TIME },
+                { CFG_F_MEMORY, JUDGE_LIM_MEMORY }, { CFG_F_PIDS, JUDGE_LIM_PIDS },
+                { CFG_F_OUTPUT, JUDGE_LIM_OUTPUT }, { CFG_F_FILE_SIZE, JUDGE_LIM_FILE_SIZE },
+                { CFG_F_TMP_SIZE, JUDGE_LIM_TMP_SIZE },
+        };
         unsigned m = 0;
 
-        cfg_defaults(&d, NSB_CMD_JUDGE);
-        if (cli->wall_time_ms != d.wall_time_ms)
-                m |= JUDGE_LIM_WALL_TIME;
-        if (cli->cpu_time_ms != d.cpu_time_ms)
-                m |= JUDGE_LIM_CPU_TIME;
-        if (cli->memory_bytes != d.memory_bytes)
-                m |= JUDGE_LIM_MEMORY;
-        if (cli->pids_max != d.pids_max)
-                m |= JUDGE_LIM_PIDS;
-        if (cli->output_limit_bytes != d.output_limit_bytes)
-                m |= JUDGE_LIM_OUTPUT;
-        if (cli->file_size_bytes != d.file_size_bytes)
-                m |= JUDGE_LIM_FILE_SIZE;
-        if (cli->tmp_size_bytes != d.tmp_size_bytes)
-                m |= JUDGE_LIM_TMP_SIZE;
+        for (size_t i = 0; i < ARRAY_SIZE(map); i++)
+                if (cli->set & map[i].field)
+                        m |= map[i].bit;
         return m;
 }
 
@@ -596,19 +592,18 @@ int judge_request_build(const struct nsb_config *cfg, const struct judge_program
                         const char *program_data, size_t program_len, const struct judge_stimulus *st,
                         int cancel_fd, char ***ret_argv, struct sbx_request *ret, struct nsb_error *e)
 {
-        static const char *const head[] = { "python3", "-I", "-B" };
-        size_t argc = ARRAY_SIZE(head) + 1 + st->n_args, i = 0;
+        AUTOFREE char **tail = calloc(1 + st->n_args, sizeof *tail);
         char **argv;
+        size_t argc;
 
-        argv = calloc(argc + 1, sizeof *argv);
-        if (!argv)
+        if (!tail)
                 return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
-        for (; i < ARRAY_SIZE(head); i++)
-                argv[i] = (char *) head[i];
-        argv[i++] = prog->sandbox_path;
+        tail[0] = prog->sandbox_path;
         for (size_t k = 0; k < st->n_args; k++)
-                argv[i++] = st->args[k];
-        argv[argc] = NULL;
+                tail[1 + k] = st->args[k];
+        /* The profile's interpreter and its args, then /program/NAME ARGS. */
+        if (cfg_python_argv(cfg, tail, 1 + st->n_args, &argv, &argc) < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
 
         *ret = (struct sbx_request) {
                 .cfg = cfg,

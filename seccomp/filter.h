@@ -30,6 +30,8 @@
 
 struct filter_spec {
         bool allow_inet;        /* --network loopback: AF_INET/AF_INET6 sockets allowed */
+        char *const *extra_deny;        /* profile's seccomp_deny: more syscalls, each EPERM */
+        size_t n_extra_deny;
 };
 
 struct filter_prog {

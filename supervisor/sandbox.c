@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cgroup/cgroup.h"
+#include "config/policy.h"
 #include "landlock/landlock.h"
 #include "mount/mnt.h"
 #include "ns/ns.h"
@@ -132,7 +133,8 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
 {
         const struct sbx_request *req = s->req;
         const struct nsb_config *cfg = s->cfg;
-        struct filter_spec fspec = { .allow_inet = cfg->network == NSB_NETWORK_LOOPBACK };
+        struct filter_spec fspec = { .allow_inet = cfg->network == NSB_NETWORK_LOOPBACK,
+                                     .extra_deny = cfg->seccomp_deny, .n_extra_deny = cfg->n_seccomp_deny };
         struct mnt_input in;
         int r;
 
@@ -141,6 +143,11 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
         if (req->python) {
                 const char *interp = cfg->interpreter ? cfg->interpreter : DEFAULT_INTERPRETER;
                 r = profile_add_python(&s->host, interp, NULL, e);
+                if (r < 0)
+                        return r;
+                /* A venv's pyvenv.cfg, and the package dirs the profile names:
+                 * nothing else of site-packages is visible. */
+                r = profile_add_python_extras(&s->host, interp, cfg->packages, cfg->n_packages, e);
                 if (r < 0)
                         return r;
                 /* The host path of the interpreter exists inside too (its
@@ -638,6 +645,7 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
 
         memset(ret, 0, sizeof *ret);
         ret->isolation = req->cfg->isolation;
+        cfg_policy_sha256(req->cfg, ret->policy_sha256);
         ledger_init(&ret->ledger);
         cg_run_init(&s.cg_run);
         s.cg_env.proc_fd = s.cg_env.sys_cgroup_fd = -1;

@@ -537,7 +537,13 @@ static void test_config_merge(void **state)
         cfg_defaults(&cli, NSB_CMD_JUDGE);
         assert_int_equal(judge_cli_explicit(&cli), 0);
         cli.memory_bytes = 1ULL << 30;                   /* --memory 1G */
+        cli.set |= CFG_F_MEMORY;
         assert_int_equal(judge_cli_explicit(&cli), JUDGE_LIM_MEMORY);
+        cli.wall_time_ms = 10000;                        /* --wall-time 10s: the default, */
+        cli.set |= CFG_F_WALL_TIME;                      /* but explicit: it wins over the spec */
+        judge_config_merge(&cli, judge_cli_explicit(&cli), &spec, &cfg);
+        assert_int_equal(cfg.wall_time_ms, 10000);
+        cli.set &= ~(uint32_t) CFG_F_WALL_TIME;
         judge_config_merge(&cli, judge_cli_explicit(&cli), &spec, &cfg);
         assert_int_equal(cfg.wall_time_ms, 2000);          /* spec over default */
         assert_int_equal(cfg.memory_bytes, 1ULL << 30);    /* flag over spec */
