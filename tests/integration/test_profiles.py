@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 import unittest
 
-from nsbtest import NSBOX, SandboxTest
+from nsbtest import SandboxTest, skip_or_fail
 
 PYTHON = "/usr/bin/python3"
 
@@ -237,6 +237,18 @@ class Profiles(SandboxTest):
         code = "import sys; sys.path.insert(0, %r)\n" % site + self.IMPORTS
         p, res = self.run_json("python", "--profile", prof, "-c", code)
         self.assertEqual(res["stdout"]["text"], "/usr 42\nother hidden\n", res)
+
+    def test_dist_packages_package(self):
+        # meson (a build dependency) is Debian's mesonbuild package in
+        # dist-packages, which is on the default sys.path even under -I
+        pkg = "/usr/lib/python3/dist-packages/mesonbuild"
+        if not os.path.isdir(pkg):
+            skip_or_fail(self, "no %s" % pkg)
+        code = "import mesonbuild; print(mesonbuild.__path__[0])"
+        p, res = self.run_json("python", "--package", pkg, "-c", code)
+        self.assertEqual(res["stdout"]["text"], pkg + "\n", res)
+        p, res = self.run_json("python", "-c", code)
+        self.assertIn("No module named 'mesonbuild'", res["stderr"]["text"], res)
 
     def test_venv_with_one_allowed_package(self):
         venv = os.path.join(self.dir, "venv")

@@ -123,6 +123,7 @@ static void test_errors(void **state)
                 { "[python]\npackages = /tmp/pkg\n", "f.ini:2: [python] packages: '/tmp/pkg' lies under a path the sandbox owns" },
                 { "[python]\npackages = /opt/a\npackages = /opt/a\n", "f.ini:3: [python] packages: '/opt/a' is named twice" },
                 { "[limits]\nthis line has no equals sign\n", "f.ini:2: syntax error" },
+                { "[env]\nA =;x\n", "f.ini:2: [env] A: a value may not begin with ';'" },
                 { "[limits\nmemory = 1M\n", "f.ini:1: syntax error" },
                 { "[limits]\nmemory = 1M\n[bogus]\n[limits\n", "f.ini:3: unknown section [bogus]" },
                 { "[limits]\nmemory = 1M\n[limits\n[bogus]\n", "f.ini:3: syntax error" },
