@@ -548,20 +548,10 @@ void judge_mark_not_run(struct judge_case_report *cases, size_t from, size_t n, 
 
 unsigned judge_cli_explicit(const struct nsb_config *cli)
 {
-        /* From the flags the command line marked, so a flag that repeats
-         * the default still wins over the spec. */
-        static const struct { uint32_t field; unsigned bit; } map[] = {
-                { CFG_F_WALL_TIME, JUDGE_LIM_WALL_TIME }, { CFG_F_CPU_TIME, JUDGE_LIM_CPU_TIME },
-                { CFG_F_MEMORY, JUDGE_LIM_MEMORY }, { CFG_F_PIDS, JUDGE_LIM_PIDS },
-                { CFG_F_OUTPUT, JUDGE_LIM_OUTPUT }, { CFG_F_FILE_SIZE, JUDGE_LIM_FILE_SIZE },
-                { CFG_F_TMP_SIZE, JUDGE_LIM_TMP_SIZE },
-        };
-        unsigned m = 0;
-
-        for (size_t i = 0; i < ARRAY_SIZE(map); i++)
-                if (cli->set & map[i].field)
-                        m |= map[i].bit;
-        return m;
+        /* The limits the command line marked, so a flag that repeats the
+         * default still wins over the spec. */
+        return cli->set & (CFG_F_WALL_TIME | CFG_F_CPU_TIME | CFG_F_MEMORY | CFG_F_PIDS | CFG_F_OUTPUT |
+                           CFG_F_FILE_SIZE | CFG_F_TMP_SIZE);
 }
 
 void judge_config_merge(const struct nsb_config *cli, unsigned cli_explicit, const struct judge_spec *spec,
@@ -570,19 +560,19 @@ void judge_config_merge(const struct nsb_config *cli, unsigned cli_explicit, con
         unsigned take = spec->limits_set & ~cli_explicit;   /* precedence: flag > spec > default */
 
         *ret = *cli;
-        if (take & JUDGE_LIM_WALL_TIME)
+        if (take & CFG_F_WALL_TIME)
                 ret->wall_time_ms = spec->limits.wall_time_ms;
-        if (take & JUDGE_LIM_CPU_TIME)
+        if (take & CFG_F_CPU_TIME)
                 ret->cpu_time_ms = spec->limits.cpu_time_ms;
-        if (take & JUDGE_LIM_MEMORY)
+        if (take & CFG_F_MEMORY)
                 ret->memory_bytes = spec->limits.memory_bytes;
-        if (take & JUDGE_LIM_PIDS)
+        if (take & CFG_F_PIDS)
                 ret->pids_max = spec->limits.pids_max;
-        if (take & JUDGE_LIM_OUTPUT)
+        if (take & CFG_F_OUTPUT)
                 ret->output_limit_bytes = spec->limits.output_limit_bytes;
-        if (take & JUDGE_LIM_FILE_SIZE)
+        if (take & CFG_F_FILE_SIZE)
                 ret->file_size_bytes = spec->limits.file_size_bytes;
-        if (take & JUDGE_LIM_TMP_SIZE)
+        if (take & CFG_F_TMP_SIZE)
                 ret->tmp_size_bytes = spec->limits.tmp_size_bytes;
         if (!cli->profile && spec->profile)
                 ret->profile = spec->profile;
