@@ -182,6 +182,19 @@ class Profiles(SandboxTest):
         self.assertNotEqual(hashes[0], hashes[4])
         self.assertNotEqual(hashes[3], hashes[4])
 
+    def test_test_command_carries_the_policy_hash(self):
+        src = os.environ.get("NSBOX_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
+        course = os.path.join(src, "examples", "course")
+        p, res = self.run_json("python", "-c", "pass")
+        p = self.nsbox("test", "--json", "--harness", os.path.join(course, "harness"),
+                       "--workspace", os.path.join(course, "workspace"))
+        report = json.loads(p.stdout)
+        self.assertEqual(report["result"]["policy_sha256"], res["policy_sha256"])
+        prof = self.write("t.ini", "[limits]\npids = 40\n")
+        p = self.nsbox("test", "--json", "--profile", prof, "--harness", os.path.join(course, "harness"),
+                       "--workspace", os.path.join(course, "workspace"))
+        self.assertNotEqual(json.loads(p.stdout)["result"]["policy_sha256"], res["policy_sha256"])
+
     # ---- judge: default < profile < spec limits < flags --------------------
 
     def test_judge_precedence_and_hash(self):
