@@ -58,6 +58,9 @@ void cfg_free(struct nsb_config *cfg)
                 free(cfg->binds[i].dst);
         }
         free(cfg->binds);
+        for (size_t i = 0; i < cfg->n_tmpfs; i++)
+                free(cfg->tmpfs[i].dst);
+        free(cfg->tmpfs);
         free(cfg->stdin_path);
         free_strv(cfg->env_add, cfg->n_env_add);
         free(cfg->result_path);
@@ -204,6 +207,30 @@ static int opt_seccomp_deny(struct nsb_config *c, const char *v, struct nsb_erro
         return push_str(&c->seccomp_deny, &c->n_seccomp_deny, v, e);
 }
 
+static int opt_tmpfs(struct nsb_config *c, const char *v, struct nsb_error *e)
+{
+        const char *colon = strchr(v, ':');
+        struct nsb_tmpfs t = { 0 };
+        struct nsb_tmpfs *nt;
+
+        if (colon && cfg_parse_size(colon + 1, &t.size_bytes, e) < 0)
+                return nsb_error_prefix(e, "tmpfs '%s'", v);
+        if (colon && t.size_bytes == 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "tmpfs '%s': size must be positive", v);
+        if (v[0] != '/')
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "tmpfs '%s': expected an absolute DST[:SIZE]", v);
+        if (!(t.dst = colon ? strndup(v, (size_t) (colon - v)) : strdup(v)))
+                return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory");
+        nt = realloc(c->tmpfs, (c->n_tmpfs + 1) * sizeof *nt);
+        if (!nt) {
+                free(t.dst);
+                return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory");
+        }
+        c->tmpfs = nt;
+        c->tmpfs[c->n_tmpfs++] = t;
+        return 0;
+}
+
 static int opt_ro_bind(struct nsb_config *c, const char *v, struct nsb_error *e) { return add_bind(c, v, true, e); }
 static int opt_bind(struct nsb_config *c, const char *v, struct nsb_error *e) { return add_bind(c, v, false, e); }
 
@@ -232,6 +259,7 @@ static const struct cli_opt options[] = {
         { "harness", "DIR", C_SANDBOX, opt_harness, "bound read-only at /harness" },
         { "ro-bind", "SRC[:DST]", C_SANDBOX, opt_ro_bind, "extra read-only mount (repeatable)" },
         { "bind", "SRC[:DST]", C_SANDBOX, opt_bind, "extra read-write mount (repeatable)" },
+        { "tmpfs", "DST[:SIZE]", C_SANDBOX, opt_tmpfs, "extra private writable tmpfs (default size: --tmp-size; repeatable)" },
         { "wall-time", "DUR", C_SANDBOX, opt_wall, "wall-clock limit, e.g. 500ms, 10s, 2m (default 10s)" },
         { "cpu-time", "DUR", C_SANDBOX, opt_cpu, "CPU-time limit of the whole tree (default: = wall time)" },
         { "memory", "SIZE", C_SANDBOX, opt_memory, "memory limit, e.g. 256M, 1G (default 256M)" },

@@ -39,7 +39,7 @@ struct nsb_bind {
 /* Bits of nsb_config.set: the policy fields the command line gave
  * explicitly. A profile fills only the fields whose bit is clear, so a flag
  * always wins, even one that repeats the default (cfg_profile_overlay). List
- * fields (binds, env, packages, seccomp_deny) have no bit: the profile's
+ * fields (binds, tmpfs, env, packages, seccomp_deny) have no bit: the profile's
  * entries come first, the command line's are appended. */
 enum cfg_field {
         CFG_F_WALL_TIME = 1u << 0,
@@ -55,6 +55,11 @@ enum cfg_field {
         CFG_F_INTERP_ARGS = 1u << 10,
 };
 
+struct nsb_tmpfs {
+        char *dst;              /* sandbox path, absolute, no ".." */
+        uint64_t size_bytes;    /* 0 = the tmp size */
+};
+
 struct nsb_config {
         enum nsb_cmd cmd;
         bool help;                      /* COMMAND --help */
@@ -65,6 +70,8 @@ struct nsb_config {
         char *harness;                  /* host dir bound ro at /harness; NULL = none */
         struct nsb_bind *binds;         /* --ro-bind / --bind, in order */
         size_t n_binds;
+        struct nsb_tmpfs *tmpfs;        /* --tmpfs DST[:SIZE]: private, writable, empty */
+        size_t n_tmpfs;
 
         uint64_t wall_time_ms;          /* default 10 s */
         uint64_t cpu_time_ms;           /* 0 = same as wall time */

@@ -21,7 +21,7 @@
 #include "mount/mnt.h"
 #include "util/cleanup.h"
 
-enum key_check { CHECK_NONE = 0, CHECK_BIND, CHECK_PATH };
+enum key_check { CHECK_NONE = 0, CHECK_BIND, CHECK_TMPFS, CHECK_PATH };
 
 struct ini_key {
         const char *section, *key;
@@ -45,6 +45,7 @@ static const struct ini_key keys[] = {
         { "sandbox", "seccomp_deny", "seccomp-deny", true, CHECK_NONE },
         { "mounts", "ro_bind", "ro-bind", true, CHECK_BIND },
         { "mounts", "bind", "bind", true, CHECK_BIND },
+        { "mounts", "tmpfs", "tmpfs", true, CHECK_TMPFS },
         { "python", "interpreter", "interpreter", false, CHECK_PATH },
         { "python", "args", "interpreter-args", false, CHECK_NONE },
         { "python", "packages", "package", true, CHECK_PATH },
@@ -146,20 +147,32 @@ static void check_source(struct ini_ctx *c, const char *what, const char *src)
                 fail_at(c, ENOENT, "%s: source '%s' does not exist", what, src);
 }
 
-static void check_bind(struct ini_ctx *c, const char *what)
+/* A mount destination: absolute, no "..", not the sandbox's own, and not
+ * given to another mount (binds and tmpfs share one namespace of dsts). */
+static void check_dst(struct ini_ctx *c, const char *what, const char *dst, bool is_tmpfs)
 {
         const struct nsb_config *cfg = c->cfg;
-        const struct nsb_bind *b = &cfg->binds[cfg->n_binds - 1];
+        size_t n_binds = cfg->n_binds - (is_tmpfs ? 0 : 1), n_tmpfs = cfg->n_tmpfs - (is_tmpfs ? 1 : 0);
+
+        if (dst[0] != '/' || path_has_dotdot(dst))
+                fail_at(c, EINVAL, "%s: destination '%s' must be absolute, without '..'", what, dst);
+        else if (mnt_path_is_reserved(dst))
+                fail_at(c, EINVAL, "%s: destination '%s' is a path the sandbox owns "
+                        "(/tmp, /workspace, /program, /harness, /proc, /dev, /nsbox)", what, dst);
+        for (size_t i = 0; i < n_binds; i++)
+                if (strcmp(cfg->binds[i].dst, dst) == 0)
+                        fail_at(c, EINVAL, "%s: destination '%s' is mounted twice", what, dst);
+        for (size_t i = 0; i < n_tmpfs; i++)
+                if (strcmp(cfg->tmpfs[i].dst, dst) == 0)
+                        fail_at(c, EINVAL, "%s: destination '%s' is mounted twice", what, dst);
+}
+
+static void check_bind(struct ini_ctx *c, const char *what)
+{
+        const struct nsb_bind *b = &c->cfg->binds[c->cfg->n_binds - 1];
 
         check_source(c, what, b->src);
-        if (b->dst[0] != '/' || path_has_dotdot(b->dst))
-                fail_at(c, EINVAL, "%s: destination '%s' must be absolute, without '..'", what, b->dst);
-        else if (mnt_path_is_reserved(b->dst))
-                fail_at(c, EINVAL, "%s: destination '%s' is a path the sandbox owns "
-                        "(/tmp, /workspace, /program, /harness, /proc, /dev, /nsbox)", what, b->dst);
-        for (size_t i = 0; i + 1 < cfg->n_binds; i++)
-                if (strcmp(cfg->binds[i].dst, b->dst) == 0)
-                        fail_at(c, EINVAL, "%s: destination '%s' is mounted twice", what, b->dst);
+        check_dst(c, what, b->dst, false);
 }
 
 /* The interpreter or a package: mounted at its own path. */
@@ -244,6 +257,8 @@ static int on_key(void *user, const char *section, const char *name, const char 
         }
         if (k->check == CHECK_BIND)
                 check_bind(c, what);
+        else if (k->check == CHECK_TMPFS)
+                check_dst(c, what, c->cfg->tmpfs[c->cfg->n_tmpfs - 1].dst, true);
         else if (k->check == CHECK_PATH)
                 check_path(c, what, k->list);
         return c->err_line ? 0 : 1;

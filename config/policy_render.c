@@ -19,16 +19,24 @@
 
 #define DEFAULT_INTERP_ARGS "-I -B"
 
-static void put_size(FILE *f, const char *key, uint64_t v)
+/* A size in its largest exact binary unit: 268435456 -> 256M. */
+static void put_size_value(FILE *f, uint64_t v)
 {
         static const struct { char unit; unsigned shift; } units[] = { { 'T', 40 }, { 'G', 30 }, { 'M', 20 }, { 'K', 10 } };
 
         for (size_t i = 0; i < ARRAY_SIZE(units); i++)
                 if (v && v % (1ULL << units[i].shift) == 0) {
-                        fprintf(f, "%s = %llu%c\n", key, (unsigned long long) (v >> units[i].shift), units[i].unit);
+                        fprintf(f, "%llu%c", (unsigned long long) (v >> units[i].shift), units[i].unit);
                         return;
                 }
-        fprintf(f, "%s = %llu\n", key, (unsigned long long) v);
+        fprintf(f, "%llu", (unsigned long long) v);
+}
+
+static void put_size(FILE *f, const char *key, uint64_t v)
+{
+        fprintf(f, "%s = ", key);
+        put_size_value(f, v);
+        fputc('\n', f);
 }
 
 static void put_duration(FILE *f, const char *key, uint64_t ms)
@@ -88,7 +96,7 @@ int cfg_policy_render(const struct nsb_config *cfg, char **ret, struct nsb_error
         for (size_t i = 0; i < cfg->n_seccomp_deny; i++)
                 put_kv(f, "seccomp_deny", cfg->seccomp_deny[i]);
 
-        if (cfg->n_binds)
+        if (cfg->n_binds || cfg->n_tmpfs)
                 fputs("\n[mounts]\n", f);
         for (size_t i = 0; i < cfg->n_binds; i++) {
                 const struct nsb_bind *b = &cfg->binds[i];
@@ -97,6 +105,15 @@ int cfg_policy_render(const struct nsb_config *cfg, char **ret, struct nsb_error
                 if (strcmp(b->src, b->dst) != 0) {
                         fputc(':', f);
                         put_value(f, b->dst);
+                }
+                fputc('\n', f);
+        }
+        for (size_t i = 0; i < cfg->n_tmpfs; i++) {
+                fputs("tmpfs = ", f);
+                put_value(f, cfg->tmpfs[i].dst);
+                if (cfg->tmpfs[i].size_bytes) {
+                        fputc(':', f);
+                        put_size_value(f, cfg->tmpfs[i].size_bytes);
                 }
                 fputc('\n', f);
         }
@@ -233,6 +250,7 @@ int cfg_profile_overlay(struct nsb_config *cfg, struct nsb_config *p, struct nsb
         if (!(set & CFG_F_INTERP_ARGS))
                 take_str(&cfg->interp_args, &p->interp_args);
         if (prepend((void **) &cfg->binds, &cfg->n_binds, (void **) &p->binds, &p->n_binds, sizeof *cfg->binds) < 0 ||
+            prepend((void **) &cfg->tmpfs, &cfg->n_tmpfs, (void **) &p->tmpfs, &p->n_tmpfs, sizeof *cfg->tmpfs) < 0 ||
             prepend((void **) &cfg->env_add, &cfg->n_env_add, (void **) &p->env_add, &p->n_env_add,
                     sizeof *cfg->env_add) < 0 ||
             prepend((void **) &cfg->packages, &cfg->n_packages, (void **) &p->packages, &p->n_packages,

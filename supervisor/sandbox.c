@@ -56,7 +56,7 @@ struct sbx {
         char **envp;
         char *exec_path;
         struct filter_prog filter;
-        struct ll_path_rule ll_rules[8 + 64];
+        struct ll_path_rule ll_rules[8 + 64 + 16];   /* fixed, binds, tmpfs (limits in mnt_plan.c) */
         struct ll_spec landlock;
 
         struct cg_env cg_env;
@@ -123,6 +123,8 @@ static int plan_landlock(struct sbx *s)
         for (size_t i = 0; i < cfg->n_binds && n < sizeof s->ll_rules / sizeof s->ll_rules[0]; i++)
                 if (!cfg->binds[i].read_only)
                         s->ll_rules[n++] = (struct ll_path_rule){ cfg->binds[i].dst, true };
+        for (size_t i = 0; i < cfg->n_tmpfs && n < sizeof s->ll_rules / sizeof s->ll_rules[0]; i++)
+                s->ll_rules[n++] = (struct ll_path_rule){ cfg->tmpfs[i].dst, true };
         s->landlock.rules = s->ll_rules;
         s->landlock.n_rules = n;
         s->landlock.allow_tcp = cfg->network == NSB_NETWORK_LOOPBACK;

@@ -76,6 +76,15 @@ class Profiles(SandboxTest):
         p, res = self.run_json("python", "--profile", prof, "--env", "COURSE=cs102", "-c", code)
         self.assertEqual(res["stdout"]["text"], "cs102 from the host\n", res)
 
+    def test_tmpfs_from_profile(self):
+        prof = self.write("t.ini", "[mounts]\ntmpfs = /scratch:4M\n")
+        code = ("import os\nopen('/scratch/a', 'w').write('x')\n"
+                "st = os.statvfs('/scratch')\nprint(st.f_blocks * st.f_frsize)\n"
+                "try:\n    open('/scratch/b', 'wb').write(b'x' * (5 << 20))\n"
+                "except OSError as e:\n    print(e.errno)\n")
+        p, res = self.run_json("python", "--profile", prof, "-c", code)
+        self.assertEqual(res["stdout"]["text"], "%d\n28\n" % (4 << 20), res)   # ENOSPC
+
     def test_seccomp_deny_from_profile(self):
         prof = self.write("s.ini", "[sandbox]\nseccomp_deny = uname\n")
         code = ("import os\ntry:\n    os.uname(); print('allowed')\n"

@@ -54,6 +54,8 @@ static const char full[] =
         "[mounts]\n"
         "ro_bind = /srv/data:/data\n"
         "bind = /srv/out\n"
+        "tmpfs = /scratch:8192K\n"
+        "tmpfs = /cache\n"
         "[env]\n"
         "LANG = C.UTF-8\n"
         "COURSE = cs101 week 3\n"
@@ -84,6 +86,10 @@ static void test_full_profile(void **state)
         assert_string_equal(c.binds[0].dst, "/data");
         assert_true(c.binds[0].read_only);
         assert_false(c.binds[1].read_only);
+        assert_int_equal(c.n_tmpfs, 2);
+        assert_string_equal(c.tmpfs[0].dst, "/scratch");
+        assert_int_equal(c.tmpfs[0].size_bytes, 8u << 20);
+        assert_int_equal(c.tmpfs[1].size_bytes, 0);
         assert_int_equal(c.n_env_add, 2);
         assert_string_equal(c.env_add[1], "COURSE=cs101 week 3");
         assert_string_equal(c.interpreter, "/opt/venv/bin/python");
@@ -112,6 +118,11 @@ static void test_errors(void **state)
                 { "[mounts]\nro_bind = /srv:data\n", "f.ini:2: [mounts] ro_bind: destination 'data' must be absolute" },
                 { "[mounts]\nro_bind = /srv:/a/../tmp\n", "f.ini:2: [mounts] ro_bind: destination '/a/../tmp' must be absolute, without '..'" },
                 { "[mounts]\nro_bind = /a:/data\nbind = /b:/data\n", "f.ini:3: [mounts] bind: destination '/data' is mounted twice" },
+                { "[mounts]\nbind = /b:/data\ntmpfs = /data\n", "f.ini:3: [mounts] tmpfs: destination '/data' is mounted twice" },
+                { "[mounts]\ntmpfs = /workspace/x\n", "f.ini:2: [mounts] tmpfs: destination '/workspace/x' is a path the sandbox owns" },
+                { "[mounts]\ntmpfs = /s:0\n", "f.ini:2: [mounts] tmpfs: tmpfs '/s:0': size must be positive" },
+                { "[mounts]\ntmpfs = /s:lots\n", "f.ini:2: [mounts] tmpfs: tmpfs '/s:lots': malformed size" },
+                { "[mounts]\ntmpfs = scratch\n", "f.ini:2: [mounts] tmpfs:" },
                 { "[sandbox]\nnetwork = internet\n", "f.ini:2: [sandbox] network: --network 'internet': expected none or loopback" },
                 { "[sandbox]\nisolation = loose\n", "f.ini:2: [sandbox] isolation:" },
                 { "[sandbox]\nseccomp_deny = Not-A-Name\n", "f.ini:2: [sandbox] seccomp_deny:" },
@@ -197,7 +208,7 @@ static void test_render_canonical(void **state)
         t = render(&c);
         assert_non_null(strstr(t, "wall_time = 2500ms\ncpu_time = 2s\nmemory = 1536K\npids = 16\n"
                                   "output_limit = 64K\nfile_size = 1000\ntmp_size = 1G\n"));
-        assert_non_null(strstr(t, "ro_bind = /srv/data:/data\nbind = /srv/out\n"));
+        assert_non_null(strstr(t, "ro_bind = /srv/data:/data\nbind = /srv/out\ntmpfs = /scratch:8M\ntmpfs = /cache\n"));
         assert_non_null(strstr(t, "[env]\nLANG = C.UTF-8\nCOURSE = cs101 week 3\n"));
         assert_non_null(strstr(t, "seccomp_deny = uname\nseccomp_deny = getcpu\n"));
         free(t);
