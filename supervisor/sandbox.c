@@ -707,6 +707,16 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
          * a SIGXCPU/SIGKILL death a cpu_time stop. */
         if (ret->cpu_ms >= (double) cfg_cpu_time_ms(s.cfg))
                 s.obs.cpu_over = true;
+        /* Under RLIMIT_CPU the kernel sends SIGXCPU from its own clock, which
+         * rusage can read a few ticks lower (seen: 980 ms at a 1 s limit with
+         * two threads). Accept that much slack for a SIGXCPU death, so a
+         * program cannot pass off an early self-sent SIGXCPU as the limit. */
+        if (s.cg_run.backend == CG_BACKEND_RLIMIT && s.obs.got_exit && WIFSIGNALED(s.obs.wait_status) &&
+            WTERMSIG(s.obs.wait_status) == SIGXCPU) {
+                double limit = (double) cfg_cpu_time_ms(s.cfg), slack = limit / 20 > 50 ? limit / 20 : 50;
+                if (ret->cpu_ms + slack >= limit)
+                        s.obs.cpu_over = true;
+        }
         cleanup(&s);
         outcome_decide(&s.obs, ret);
         return 0;

@@ -41,7 +41,10 @@ class Limits(SandboxTest):
         p, res = self.py("spin.py", "2", opts=("--cpu-time", "1s", "--wall-time", "20s"))
         self.assertEqual(res["status"], "limit", res)
         self.assertEqual(res["limit"], "cpu_time")
-        self.assertGreaterEqual(res["cpu_ms"], 1000)
+        # RLIMIT_CPU fires on the kernel's clock; rusage can read a few ticks
+        # lower (the supervisor allows the same slack, see sandbox.c)
+        slack = 50 if res["protections"]["cpu_time"] == "rlimit" else 0
+        self.assertGreaterEqual(res["cpu_ms"], 1000 - slack)
         self.assertLess(res["wall_ms"], 15000)
 
     def test_big_write_stops_at_file_size(self):
