@@ -57,7 +57,8 @@ int profile_add_python(struct host_set *set, const char *interpreter, char **ret
 int profile_add_path(struct host_set *set, const char *path, struct nsb_error *e);
 
 /* python_extras.c: the pyvenv.cfg of the venv @interpreter lives in (if
- * any), and each of @packages (package dirs or module files). */
+ * any; @interpreter may be NULL), and each of @packages (package dirs or
+ * module files). */
 int profile_add_python_extras(struct host_set *set, const char *interpreter, char *const *packages,
                               size_t n_packages, struct nsb_error *e);
 

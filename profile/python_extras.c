@@ -45,7 +45,7 @@ int profile_add_python_extras(struct host_set *set, const char *interpreter, cha
         char cfg[PATH_MAX];
         int r;
 
-        if (find_pyvenv_cfg(interpreter, cfg) == 0) {
+        if (interpreter && find_pyvenv_cfg(interpreter, cfg) == 0) {
                 r = profile_add_path(set, cfg, e);
                 if (r < 0)
                         return nsb_error_prefix(e, "virtual environment of '%s'", interpreter);

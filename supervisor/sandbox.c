@@ -169,6 +169,10 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
                 r = profile_add_executable(&s->host, s->exec_path, e);
                 if (r < 0)
                         return r;
+                /* --package / packages under run: mounted all the same */
+                r = profile_add_python_extras(&s->host, NULL, cfg->packages, cfg->n_packages, e);
+                if (r < 0)
+                        return r;
         }
         ns_idmap_plan(geteuid(), getegid(), &s->idmap);
         in = (struct mnt_input){

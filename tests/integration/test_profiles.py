@@ -169,6 +169,27 @@ class Profiles(SandboxTest):
         p = self.nsbox("profile", "show", "python", env=env)
         self.assertIn("pids = 64\n", p.stdout.decode())
 
+    def test_system_dir_before_user_dir(self):
+        if os.geteuid() != 0:
+            self.skipTest("writing /etc/nsbox/profiles needs root (the root run covers it)")
+        name = "nsbox-test-%d" % os.getpid()
+        sysdir = "/etc/nsbox/profiles"
+        made = [d for d in ("/etc/nsbox", sysdir) if not os.path.isdir(d)]
+        os.makedirs(sysdir, exist_ok=True)
+        path = os.path.join(sysdir, name + ".ini")
+        with open(path, "w") as f:
+            f.write("[limits]\npids = 21\n")
+
+        def cleanup():
+            os.unlink(path)
+            for d in reversed(made):
+                os.rmdir(d)
+        self.addCleanup(cleanup)
+        self.write("xdg/nsbox/profiles/%s.ini" % name, "[limits]\npids = 22\n")
+        env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(self.dir, "xdg"))
+        p = self.nsbox("profile", "show", name, env=env)
+        self.assertIn("pids = 21\n", p.stdout.decode(), p.stderr)
+
     def test_policy_sha256_is_the_hash_of_show(self):
         p, res = self.run_json("run", "--", "/bin/true")
         shown = self.nsbox("profile", "show", "minimal").stdout.decode()
@@ -271,6 +292,9 @@ class Profiles(SandboxTest):
         self.assertEqual(res["stdout"]["text"], pkg + "\n", res)
         p, res = self.run_json("python", "-c", code)
         self.assertIn("No module named 'mesonbuild'", res["stderr"]["text"], res)
+        # under run too: the directory is there, read-only
+        p, res = self.run_json("run", "--package", pkg, "--", "/bin/ls", pkg + "/__init__.py")
+        self.assertEqual(res["stdout"]["text"], pkg + "/__init__.py\n", res)
 
     def test_venv_with_one_allowed_package(self):
         venv = os.path.join(self.dir, "venv")
