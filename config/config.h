@@ -2,7 +2,7 @@
  *
  * Owns: every value a run can be configured with, with units in the names.
  * The command line (cli_parse.c) fills it through one option table; profile
- * files will fill it through the same table. Defaults are the secure ones:
+ * files (config/policy.h) fill it through the same table's value parsers. Defaults are the secure ones:
  * relaxing anything is explicit and shows up in the result's `isolation`.
  * Pure: nothing here makes a syscall.
  */
