@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "config/policy.h"
 #include "doctor/doctor.h"
 #include "judge/judge.h"
 #include "result/result.h"
@@ -97,12 +98,31 @@ static int emit(const struct nsb_config *cfg, const struct run_result *r)
         return result_exit_code(r);
 }
 
+/* nsbox profile show NAME|FILE: the resolved policy, as a profile. */
+static int profile_show_or_die(const struct nsb_config *cfg)
+{
+        struct nsb_config prof;
+        AUTOFREE char *text = NULL;
+        struct nsb_error e;
+        int r;
+
+        nsb_error_clear(&e);
+        r = cfg_profile_load(cfg->input_path, NSB_CMD_PROFILE, &prof, &e);
+        if (r == 0)
+                r = cfg_policy_render(&prof, &text, &e);
+        cfg_free(&prof);
+        if (r < 0)
+                return usage_error_or_die(&e);
+        printf("; nsbox profile: %s (resolved; nsbox reads this back with --profile FILE)\n%s", cfg->input_path, text);
+        return 0;
+}
+
 /* nsbox run / nsbox python */
 static int run_or_die(struct nsb_config *cfg, int cancel_fd)
 {
         AUTOFREE char *program = NULL;
-        AUTOFREE char **argv = NULL;
-        size_t program_len = 0, n = 0;
+        AUTOFREE char **argv = NULL, **tail = NULL;
+        size_t program_len = 0, n = 0, n_tail = 0;
         struct sbx_request req = { .cfg = cfg, .relay = !cfg->json, .cancel_fd = cancel_fd, .channel_fd = -1 };
         struct run_result r;
         struct nsb_error e;
@@ -116,12 +136,11 @@ static int run_or_die(struct nsb_config *cfg, int cancel_fd)
                 return EXIT_NSBOX_FAILURE;
         if (cfg->cmd == NSB_CMD_PYTHON) {
                 req.python = true;
-                argv[n++] = "python3";
-                argv[n++] = "-I";
-                argv[n++] = "-B";
+                if (!(tail = calloc(cfg->argc + 2, sizeof *tail)))
+                        return EXIT_NSBOX_FAILURE;
                 if (cfg->inline_code) {
-                        argv[n++] = "-c";
-                        argv[n++] = cfg->inline_code;
+                        tail[n_tail++] = "-c";
+                        tail[n_tail++] = cfg->inline_code;
                 } else {
                         if (read_file(cfg->argv[0], MAX_PROGRAM_BYTES, &program, &program_len, &e) < 0) {
                                 nsb_error_prefix(&e, "script");
@@ -130,14 +149,22 @@ static int run_or_die(struct nsb_config *cfg, int cancel_fd)
                         base = strrchr(cfg->argv[0], '/') ? strrchr(cfg->argv[0], '/') + 1 : cfg->argv[0];
                         if (asprintf(&prog_path, "/program/%s", base) < 0)
                                 return EXIT_NSBOX_FAILURE;
-                        argv[n++] = prog_path;
+                        tail[n_tail++] = prog_path;
                         req.program_name = base;
                         req.program_data = program;
                         req.program_len = program_len;
                 }
+                for (size_t i = cfg->inline_code ? 0 : 1; i < cfg->argc; i++)
+                        tail[n_tail++] = cfg->argv[i];
+                /* python3 (or the profile's interpreter) and its args first */
+                if (cfg_python_argv(cfg, tail, n_tail, &argv, &n) < 0)
+                        return EXIT_NSBOX_FAILURE;
+        } else {
+                if (!(argv = calloc(cfg->argc + 1, sizeof *argv)))
+                        return EXIT_NSBOX_FAILURE;
+                for (n = 0; n < cfg->argc; n++)
+                        argv[n] = cfg->argv[n];
         }
-        for (size_t i = (cfg->cmd == NSB_CMD_PYTHON && !cfg->inline_code) ? 1 : 0; i < cfg->argc; i++)
-                argv[n++] = cfg->argv[i];
         req.argv = argv;
         req.argc = n;
         sbx_run(&req, &r);
@@ -170,6 +197,17 @@ int main(int argc, char **argv)
                 fputs(u ? u : "", stdout);
                 cfg_free(&cfg);
                 return 0;
+        }
+        if (cfg.cmd == NSB_CMD_PROFILE) {
+                code = profile_show_or_die(&cfg);
+                cfg_free(&cfg);
+                return code;
+        }
+        /* The judge resolves its own: its spec may name the profile. */
+        if (cfg.cmd != NSB_CMD_JUDGE && cfg.cmd != NSB_CMD_DOCTOR && cfg_profile_resolve(&cfg, NULL, &e) < 0) {
+                code = usage_error_or_die(&e);
+                cfg_free(&cfg);
+                return code;
         }
         warn_reduced(&cfg);
         cancel_fd = cancel_fd_or_die();

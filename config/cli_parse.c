@@ -58,10 +58,16 @@ void cfg_free(struct nsb_config *cfg)
                 free(cfg->binds[i].dst);
         }
         free(cfg->binds);
+        for (size_t i = 0; i < cfg->n_tmpfs; i++)
+                free(cfg->tmpfs[i].dst);
+        free(cfg->tmpfs);
         free(cfg->stdin_path);
         free_strv(cfg->env_add, cfg->n_env_add);
         free(cfg->result_path);
         free(cfg->interpreter);
+        free(cfg->interp_args);
+        free_strv(cfg->packages, cfg->n_packages);
+        free_strv(cfg->seccomp_deny, cfg->n_seccomp_deny);
         free(cfg->inline_code);
         free_strv(cfg->argv, cfg->argc);
         free(cfg->input_path);
@@ -100,6 +106,7 @@ static int opt_harness(struct nsb_config *c, const char *v, struct nsb_error *e)
 static int opt_stdin(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->stdin_path, v, e); }
 static int opt_result(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->result_path, v, e); }
 static int opt_interpreter(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->interpreter, v, e); }
+static int opt_interp_args(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->interp_args, v, e); }
 static int opt_json(struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->json = true; c->doctor_json = true; return 0; }
 static int opt_help(struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->help = true; return 0; }
 static int opt_fail_fast(struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->fail_fast = true; return 0; }
@@ -184,6 +191,46 @@ static int add_bind(struct nsb_config *c, const char *v, bool ro, struct nsb_err
         return 0;
 }
 
+static int opt_package(struct nsb_config *c, const char *v, struct nsb_error *e)
+{
+        if (v[0] != '/')
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "package '%s': expected an absolute path", v);
+        return push_str(&c->packages, &c->n_packages, v, e);
+}
+
+static int opt_seccomp_deny(struct nsb_config *c, const char *v, struct nsb_error *e)
+{
+        /* Only the shape here; the filter compiler rejects a name the
+         * kernel does not know, before anything runs. */
+        if (!*v || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(v))
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "seccomp deny '%s': not a syscall name", v);
+        return push_str(&c->seccomp_deny, &c->n_seccomp_deny, v, e);
+}
+
+static int opt_tmpfs(struct nsb_config *c, const char *v, struct nsb_error *e)
+{
+        const char *colon = strchr(v, ':');
+        struct nsb_tmpfs t = { 0 };
+        struct nsb_tmpfs *nt;
+
+        if (colon && cfg_parse_size(colon + 1, &t.size_bytes, e) < 0)
+                return nsb_error_prefix(e, "tmpfs '%s'", v);
+        if (colon && t.size_bytes == 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "tmpfs '%s': size must be positive", v);
+        if (v[0] != '/')
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "tmpfs '%s': expected an absolute DST[:SIZE]", v);
+        if (!(t.dst = colon ? strndup(v, (size_t) (colon - v)) : strdup(v)))
+                return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory");
+        nt = realloc(c->tmpfs, (c->n_tmpfs + 1) * sizeof *nt);
+        if (!nt) {
+                free(t.dst);
+                return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory");
+        }
+        c->tmpfs = nt;
+        c->tmpfs[c->n_tmpfs++] = t;
+        return 0;
+}
+
 static int opt_ro_bind(struct nsb_config *c, const char *v, struct nsb_error *e) { return add_bind(c, v, true, e); }
 static int opt_bind(struct nsb_config *c, const char *v, struct nsb_error *e) { return add_bind(c, v, false, e); }
 
@@ -212,6 +259,7 @@ static const struct cli_opt options[] = {
         { "harness", "DIR", C_SANDBOX, opt_harness, "bound read-only at /harness" },
         { "ro-bind", "SRC[:DST]", C_SANDBOX, opt_ro_bind, "extra read-only mount (repeatable)" },
         { "bind", "SRC[:DST]", C_SANDBOX, opt_bind, "extra read-write mount (repeatable)" },
+        { "tmpfs", "DST[:SIZE]", C_SANDBOX, opt_tmpfs, "extra private writable tmpfs (default size: --tmp-size; repeatable)" },
         { "wall-time", "DUR", C_SANDBOX, opt_wall, "wall-clock limit, e.g. 500ms, 10s, 2m (default 10s)" },
         { "cpu-time", "DUR", C_SANDBOX, opt_cpu, "CPU-time limit of the whole tree (default: = wall time)" },
         { "memory", "SIZE", C_SANDBOX, opt_memory, "memory limit, e.g. 256M, 1G (default 256M)" },
@@ -224,11 +272,14 @@ static const struct cli_opt options[] = {
         { "network", "none|loopback", C_SANDBOX, opt_network, "empty network namespace; loopback brings up lo inside it" },
         { "isolation", "strict|reduced", C_ALL, opt_isolation, "reduced must be asked for explicitly (default strict)" },
         { "interpreter", "PATH", C_PY | C_JUDGE | C_TEST | C_BATCH, opt_interpreter, "host Python interpreter (default /usr/bin/python3)" },
+        { "interpreter-args", "ARGS", C_PY | C_JUDGE | C_TEST | C_BATCH, opt_interp_args, "interpreter arguments before the program, blank-separated (default \"-I -B\")" },
+        { "package", "DIR", C_SANDBOX, opt_package, "python package dir mounted read-only at the same path (repeatable)" },
+        { "seccomp-deny", "SYSCALL", C_SANDBOX, opt_seccomp_deny, "also deny this syscall with EPERM (repeatable)" },
         { "json", NULL, C_ALL, opt_json, "print the result object on stdout instead of the program's streams" },
         { "result", "FILE", C_RUN | C_PY | C_JUDGE | C_TEST, opt_result, "also write the result object to FILE" },
         { "jobs", "N", C_BATCH, opt_jobs, "parallel jobs (default: number of cores); also -j N" },
         { "fail-fast", NULL, C_JUDGE, opt_fail_fast, "stop at the first failing case" },
-        { "help", NULL, C_ALL, opt_help, "show this help" },
+        { "help", NULL, C_ALL | (1u << NSB_CMD_PROFILE), opt_help, "show this help" },
 };
 
 static const struct { const char *name; enum nsb_cmd cmd; const char *synopsis; } commands[] = {
@@ -238,6 +289,7 @@ static const struct { const char *name; enum nsb_cmd cmd; const char *synopsis; 
         { "test", NSB_CMD_TEST, "nsbox test [OPTIONS] --harness DIR" },
         { "batch", NSB_CMD_BATCH, "nsbox batch [OPTIONS] [JOBS.jsonl|-]" },
         { "doctor", NSB_CMD_DOCTOR, "nsbox doctor [--json] [--isolation MODE]" },
+        { "profile", NSB_CMD_PROFILE, "nsbox profile show NAME|FILE" },
 };
 
 static const struct cli_opt *find_opt(const char *name, size_t len)
@@ -272,6 +324,10 @@ static int take_positionals(struct nsb_config *cfg, int argc, char **argv, int i
                 if (argc - i != 1)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "judge: expected exactly one SPEC.json");
                 return set_str(&cfg->input_path, argv[i], e);
+        case NSB_CMD_PROFILE:
+                if (argc - i != 2 || strcmp(argv[i], "show") != 0)
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "profile: expected 'show NAME|FILE'");
+                return set_str(&cfg->input_path, argv[i + 1], e);
         case NSB_CMD_BATCH:
                 if (argc - i > 1)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "batch: unexpected argument '%s'", argv[i + 1]);
@@ -370,10 +426,20 @@ int cfg_parse_cli(int argc, char **argv, struct nsb_config *cfg, struct nsb_erro
                 r = o->fn(cfg, value, e);
                 if (r < 0)
                         return nsb_error_prefix(e, "--%s", o->name);
+                cfg->set |= cfg_field_of_option(o->name);
         }
         if (cfg->help)
                 return 0;
         return take_positionals(cfg, argc, argv, i, e);
+}
+
+int cfg_set_option(struct nsb_config *cfg, const char *name, const char *value, struct nsb_error *e)
+{
+        const struct cli_opt *o = find_opt(name, strlen(name));
+
+        if (!o || !o->metavar)
+                return nsb_fail(e, NSB_STAGE_CONFIG, ENOENT, "no option '%s'", name);
+        return o->fn(cfg, value, e);
 }
 
 char *cfg_usage(enum nsb_cmd cmd)

@@ -2,7 +2,7 @@
  *
  * Owns: every value a run can be configured with, with units in the names.
  * The command line (cli_parse.c) fills it through one option table; profile
- * files will fill it through the same table. Defaults are the secure ones:
+ * files (config/policy.h) fill it through the same table's value parsers. Defaults are the secure ones:
  * relaxing anything is explicit and shows up in the result's `isolation`.
  * Pure: nothing here makes a syscall.
  */
@@ -22,6 +22,7 @@ enum nsb_cmd {
         NSB_CMD_TEST,
         NSB_CMD_BATCH,
         NSB_CMD_DOCTOR,
+        NSB_CMD_PROFILE,        /* nsbox profile show NAME|FILE */
         NSB_CMD_VERSION,
         NSB_CMD_HELP,
 };
@@ -35,15 +36,42 @@ struct nsb_bind {
         bool read_only;
 };
 
+/* Bits of nsb_config.set: the policy fields the command line gave
+ * explicitly. A profile fills only the fields whose bit is clear, so a flag
+ * always wins, even one that repeats the default (cfg_profile_overlay). List
+ * fields (binds, tmpfs, env, packages, seccomp_deny) have no bit: the profile's
+ * entries come first, the command line's are appended. */
+enum cfg_field {
+        CFG_F_WALL_TIME = 1u << 0,
+        CFG_F_CPU_TIME = 1u << 1,
+        CFG_F_MEMORY = 1u << 2,
+        CFG_F_PIDS = 1u << 3,
+        CFG_F_OUTPUT = 1u << 4,
+        CFG_F_FILE_SIZE = 1u << 5,
+        CFG_F_TMP_SIZE = 1u << 6,
+        CFG_F_NETWORK = 1u << 7,
+        CFG_F_ISOLATION = 1u << 8,
+        CFG_F_INTERPRETER = 1u << 9,
+        CFG_F_INTERP_ARGS = 1u << 10,
+};
+
+struct nsb_tmpfs {
+        char *dst;              /* sandbox path, absolute, no ".." */
+        uint64_t size_bytes;    /* 0 = the tmp size */
+};
+
 struct nsb_config {
         enum nsb_cmd cmd;
         bool help;                      /* COMMAND --help */
+        uint32_t set;                   /* enum cfg_field: given on the command line */
 
         char *profile;                  /* "python", "minimal" or a file; NULL = command default */
         char *workspace;                /* host dir bound rw at /workspace; NULL = fresh private tmpfs */
         char *harness;                  /* host dir bound ro at /harness; NULL = none */
         struct nsb_bind *binds;         /* --ro-bind / --bind, in order */
         size_t n_binds;
+        struct nsb_tmpfs *tmpfs;        /* --tmpfs DST[:SIZE]: private, writable, empty */
+        size_t n_tmpfs;
 
         uint64_t wall_time_ms;          /* default 10 s */
         uint64_t cpu_time_ms;           /* 0 = same as wall time */
@@ -63,6 +91,13 @@ struct nsb_config {
         char *result_path;              /* also write the result object here */
 
         char *interpreter;              /* python profile: host interpreter; default /usr/bin/python3 */
+        char *interp_args;              /* its arguments before the program, split on blanks;
+                                           NULL = "-I -B" */
+        char **packages;                /* package dirs (or module files) mounted read-only at the
+                                           same path; the only third-party code the program sees */
+        size_t n_packages;
+        char **seccomp_deny;            /* syscalls denied (EPERM) on top of the built-in filter */
+        size_t n_seccomp_deny;
         char *inline_code;              /* nsbox python -c CODE */
         char **argv;                    /* run: COMMAND ARG...; python: SCRIPT ARG... (or ARG... with -c) */
         size_t argc;
@@ -92,6 +127,15 @@ int cfg_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *ret, st
 /* Parse argv (argv[0] is the program name). Fills @cfg; on failure returns
  * -EINVAL with stage "usage" and a message naming the bad argument. */
 int cfg_parse_cli(int argc, char **argv, struct nsb_config *cfg, struct nsb_error *e);
+
+/* Apply one command-line option by name (without "--") to @cfg, as if it had
+ * been given, without marking it in cfg->set. Profiles fill the
+ * configuration through this, so the CLI and the INI share one table of value
+ * parsers. -ENOENT: no such option. */
+int cfg_set_option(struct nsb_config *cfg, const char *name, const char *value, struct nsb_error *e);
+
+/* The cfg_field bit of command-line option @name, 0 for list options. */
+uint32_t cfg_field_of_option(const char *name);
 
 /* Usage text for @cmd (NSB_CMD_NONE: the top-level help). Generated from the
  * option table. Returns a malloc'd string. */

@@ -41,17 +41,6 @@ enum judge_verdict { JUDGE_PASS = 0, JUDGE_FAIL, JUDGE_UNDETERMINED, JUDGE_NOT_R
 
 enum judge_match_kind { JUDGE_MATCH_NONE = 0, JUDGE_MATCH_EQUALS, JUDGE_MATCH_CONTAINS, JUDGE_MATCH_REGEX };
 
-/* Bits of judge_spec.limits_set and of judge_cli_explicit(). */
-enum judge_limit_bit {
-        JUDGE_LIM_WALL_TIME = 1u << 0,
-        JUDGE_LIM_CPU_TIME = 1u << 1,
-        JUDGE_LIM_MEMORY = 1u << 2,
-        JUDGE_LIM_PIDS = 1u << 3,
-        JUDGE_LIM_OUTPUT = 1u << 4,
-        JUDGE_LIM_FILE_SIZE = 1u << 5,
-        JUDGE_LIM_TMP_SIZE = 1u << 6,
-};
-
 /* What enters the sandbox for one case, besides the program. */
 struct judge_stimulus {
         char **args;                 /* after /program/NAME */
@@ -91,7 +80,7 @@ struct judge_spec {
         struct judge_program program;
         char *profile;               /* NULL = not given */
         struct nsb_config limits;    /* overlay: only the limit fields named in limits_set */
-        unsigned limits_set;         /* enum judge_limit_bit */
+        unsigned limits_set;         /* enum cfg_field bits of the limits it names */
         struct judge_case *cases;
         size_t n_cases;
 };
@@ -140,7 +129,8 @@ json_t *judge_report_to_json(const struct judge_report *rep,
 
 /* The whole command (judge_run.c): read cli->input_path, run every case,
  * print the verdict to @out (JSON when cli->json, else a summary), write it
- * to cli->result_path if set. Returns the process exit status: 0, 1, 3, or
+ * to cli->result_path if set. Resolves the profile into @cli first (the
+ * spec's "profile" unless --profile). Returns the process exit status: 0, 1, 3, or
  * 125 with @e filled when the spec (or its program file) is bad or nsbox
  * itself failed; the caller prints @e. */
-int judge_main(const struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_error *e);
+int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_error *e);

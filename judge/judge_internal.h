@@ -12,8 +12,8 @@
 enum judge_verdict judge_match_stream(const struct judge_matcher *m, const char *stream_name,
                                       const struct run_stream *s, char *reason, size_t reason_len);
 
-/* Limit fields of @cli that differ from cfg_defaults(NSB_CMD_JUDGE): the
- * flags the user gave (a flag that repeats the default is not seen). */
+/* Limit fields the command line gave explicitly (cli->set), even a flag
+ * that repeats the default. */
 unsigned judge_cli_explicit(const struct nsb_config *cli);
 
 /* *ret = *cli (a shallow copy: do not cfg_free it), then each limit the spec

@@ -7,6 +7,7 @@
  * decides). Broken infrastructure must never look like a wrong program.
  */
 #include "judge/judge_internal.h"
+#include "config/policy.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -547,25 +548,10 @@ void judge_mark_not_run(struct judge_case_report *cases, size_t from, size_t n, 
 
 unsigned judge_cli_explicit(const struct nsb_config *cli)
 {
-        struct nsb_config d;
-        unsigned m = 0;
-
-        cfg_defaults(&d, NSB_CMD_JUDGE);
-        if (cli->wall_time_ms != d.wall_time_ms)
-                m |= JUDGE_LIM_WALL_TIME;
-        if (cli->cpu_time_ms != d.cpu_time_ms)
-                m |= JUDGE_LIM_CPU_TIME;
-        if (cli->memory_bytes != d.memory_bytes)
-                m |= JUDGE_LIM_MEMORY;
-        if (cli->pids_max != d.pids_max)
-                m |= JUDGE_LIM_PIDS;
-        if (cli->output_limit_bytes != d.output_limit_bytes)
-                m |= JUDGE_LIM_OUTPUT;
-        if (cli->file_size_bytes != d.file_size_bytes)
-                m |= JUDGE_LIM_FILE_SIZE;
-        if (cli->tmp_size_bytes != d.tmp_size_bytes)
-                m |= JUDGE_LIM_TMP_SIZE;
-        return m;
+        /* The limits the command line marked, so a flag that repeats the
+         * default still wins over the spec. */
+        return cli->set & (CFG_F_WALL_TIME | CFG_F_CPU_TIME | CFG_F_MEMORY | CFG_F_PIDS | CFG_F_OUTPUT |
+                           CFG_F_FILE_SIZE | CFG_F_TMP_SIZE);
 }
 
 void judge_config_merge(const struct nsb_config *cli, unsigned cli_explicit, const struct judge_spec *spec,
@@ -574,19 +560,19 @@ void judge_config_merge(const struct nsb_config *cli, unsigned cli_explicit, con
         unsigned take = spec->limits_set & ~cli_explicit;   /* precedence: flag > spec > default */
 
         *ret = *cli;
-        if (take & JUDGE_LIM_WALL_TIME)
+        if (take & CFG_F_WALL_TIME)
                 ret->wall_time_ms = spec->limits.wall_time_ms;
-        if (take & JUDGE_LIM_CPU_TIME)
+        if (take & CFG_F_CPU_TIME)
                 ret->cpu_time_ms = spec->limits.cpu_time_ms;
-        if (take & JUDGE_LIM_MEMORY)
+        if (take & CFG_F_MEMORY)
                 ret->memory_bytes = spec->limits.memory_bytes;
-        if (take & JUDGE_LIM_PIDS)
+        if (take & CFG_F_PIDS)
                 ret->pids_max = spec->limits.pids_max;
-        if (take & JUDGE_LIM_OUTPUT)
+        if (take & CFG_F_OUTPUT)
                 ret->output_limit_bytes = spec->limits.output_limit_bytes;
-        if (take & JUDGE_LIM_FILE_SIZE)
+        if (take & CFG_F_FILE_SIZE)
                 ret->file_size_bytes = spec->limits.file_size_bytes;
-        if (take & JUDGE_LIM_TMP_SIZE)
+        if (take & CFG_F_TMP_SIZE)
                 ret->tmp_size_bytes = spec->limits.tmp_size_bytes;
         if (!cli->profile && spec->profile)
                 ret->profile = spec->profile;
@@ -596,19 +582,18 @@ int judge_request_build(const struct nsb_config *cfg, const struct judge_program
                         const char *program_data, size_t program_len, const struct judge_stimulus *st,
                         int cancel_fd, char ***ret_argv, struct sbx_request *ret, struct nsb_error *e)
 {
-        static const char *const head[] = { "python3", "-I", "-B" };
-        size_t argc = ARRAY_SIZE(head) + 1 + st->n_args, i = 0;
+        AUTOFREE char **tail = calloc(1 + st->n_args, sizeof *tail);
         char **argv;
+        size_t argc;
 
-        argv = calloc(argc + 1, sizeof *argv);
-        if (!argv)
+        if (!tail)
                 return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
-        for (; i < ARRAY_SIZE(head); i++)
-                argv[i] = (char *) head[i];
-        argv[i++] = prog->sandbox_path;
+        tail[0] = prog->sandbox_path;
         for (size_t k = 0; k < st->n_args; k++)
-                argv[i++] = st->args[k];
-        argv[argc] = NULL;
+                tail[1 + k] = st->args[k];
+        /* The profile's interpreter and its args, then /program/NAME ARGS. */
+        if (cfg_python_argv(cfg, tail, 1 + st->n_args, &argv, &argc) < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
 
         *ret = (struct sbx_request) {
                 .cfg = cfg,

@@ -6,6 +6,7 @@
  * struct judge_stimulus only; the struct judge_expect stays in this process.
  */
 #include "judge/judge_internal.h"
+#include "config/policy.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -164,7 +165,7 @@ static int write_result_file(const char *path, const json_t *root, struct nsb_er
         return 0;
 }
 
-int judge_main(const struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_error *e)
+int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_error *e)
 {
         __attribute__((cleanup(spec_cleanup))) struct judge_spec spec = { 0 };
         __attribute__((cleanup(report_cleanup))) struct judge_report rep = { 0 };
@@ -203,7 +204,11 @@ int judge_main(const struct nsb_config *cli, int cancel_fd, FILE *out, struct ns
         }
         sha256_hex(program, program_len, rep.program_sha256);
 
-        /* Precedence: an explicit flag > the spec's limits > the defaults. */
+        /* Precedence: an explicit flag > the spec's limits > the profile
+         * (--profile, else the spec's "profile", else python) > defaults. */
+        r = cfg_profile_resolve(cli, cli->profile ? cli->profile : spec.profile, e);
+        if (r < 0)
+                return JUDGE_EXIT_BAD_SPEC;
         judge_config_merge(cli, judge_cli_explicit(cli), &spec, &cfg);
         rep.output_limit = cfg.output_limit_bytes;
         rep.cases = calloc(spec.n_cases, sizeof *rep.cases);

@@ -34,13 +34,13 @@ static const struct {
         unsigned bit;
         size_t offset;
 } limit_keys[] = {
-        { "wall_time", LIM_DURATION, JUDGE_LIM_WALL_TIME, offsetof(struct nsb_config, wall_time_ms) },
-        { "cpu_time", LIM_DURATION, JUDGE_LIM_CPU_TIME, offsetof(struct nsb_config, cpu_time_ms) },
-        { "memory", LIM_SIZE, JUDGE_LIM_MEMORY, offsetof(struct nsb_config, memory_bytes) },
-        { "pids", LIM_COUNT, JUDGE_LIM_PIDS, offsetof(struct nsb_config, pids_max) },
-        { "output_limit", LIM_SIZE, JUDGE_LIM_OUTPUT, offsetof(struct nsb_config, output_limit_bytes) },
-        { "file_size", LIM_SIZE, JUDGE_LIM_FILE_SIZE, offsetof(struct nsb_config, file_size_bytes) },
-        { "tmp_size", LIM_SIZE, JUDGE_LIM_TMP_SIZE, offsetof(struct nsb_config, tmp_size_bytes) },
+        { "wall_time", LIM_DURATION, CFG_F_WALL_TIME, offsetof(struct nsb_config, wall_time_ms) },
+        { "cpu_time", LIM_DURATION, CFG_F_CPU_TIME, offsetof(struct nsb_config, cpu_time_ms) },
+        { "memory", LIM_SIZE, CFG_F_MEMORY, offsetof(struct nsb_config, memory_bytes) },
+        { "pids", LIM_COUNT, CFG_F_PIDS, offsetof(struct nsb_config, pids_max) },
+        { "output_limit", LIM_SIZE, CFG_F_OUTPUT, offsetof(struct nsb_config, output_limit_bytes) },
+        { "file_size", LIM_SIZE, CFG_F_FILE_SIZE, offsetof(struct nsb_config, file_size_bytes) },
+        { "tmp_size", LIM_SIZE, CFG_F_TMP_SIZE, offsetof(struct nsb_config, tmp_size_bytes) },
 };
 
 /* Same range as the --pids flag. */

@@ -242,8 +242,48 @@ static int plan_user_mounts(struct builder *b, const struct mnt_input *in, struc
         return 0;
 }
 
+#define MAX_TMPFS 16
+
+/* The extra tmpfs mounts: normalised destinations into @ret. Each must be
+ * its own place: not the sandbox's, not another mount's, and neither inside
+ * nor above a bind or a profile path (one would hide the other, or the tmpfs
+ * would need a mount point inside a read-only tree). */
+static int plan_tmpfs_dsts(struct builder *b, const struct mnt_input *in, const struct user_mount *um, size_t n_um,
+                           char **ret)
+{
+        const struct nsb_config *cfg = in->cfg;
+        const struct host_set *h = in->host;
+
+        if (cfg->n_tmpfs > MAX_TMPFS)
+                return nsb_fail(b->e, NSB_STAGE_CONFIG, E2BIG, "too many tmpfs mounts (at most %d)", MAX_TMPFS);
+        for (size_t i = 0; i < cfg->n_tmpfs; i++) {
+                const char *why = NULL;
+                char *dst;
+                int r = check_dst(cfg->tmpfs[i].dst, "--tmpfs", &ret[i], b->e);
+
+                if (r < 0)
+                        return r;
+                dst = ret[i];
+                if (mnt_path_is_reserved(dst))
+                        why = "is a path the sandbox owns";
+                for (size_t k = 0; !why && k < i; k++)
+                        if (path_under(dst, ret[k]) || path_under(ret[k], dst))
+                                why = "overlaps another tmpfs";
+                for (size_t k = 0; !why && k < n_um; k++)
+                        if (path_under(dst, um[k].dst) || path_under(um[k].dst, dst))
+                                why = "overlaps a bind mount";
+                for (size_t k = 0; !why && h && k < h->n; k++)
+                        if (path_under(dst, h->v[k].path) || path_under(h->v[k].path, dst))
+                                why = "overlaps a path the profile provides";
+                if (why)
+                        return nsb_fail(b->e, NSB_STAGE_CONFIG, EINVAL, "--tmpfs: destination '%s' %s", dst, why);
+        }
+        return 0;
+}
+
 int mnt_plan_build(const struct mnt_input *in, struct mnt_plan *ret, struct nsb_error *e)
 {
+        char *tmpfs_dst[MAX_TMPFS] = { 0 };
         static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom" };
         static const struct { const char *name, *target; } dev_links[] = {
                 { "fd", "/proc/self/fd" }, { "stdin", "/proc/self/fd/0" },
@@ -285,6 +325,8 @@ int mnt_plan_build(const struct mnt_input *in, struct mnt_plan *ret, struct nsb_
                 dev_slot[i] = r;
         }
         if ((r = plan_user_mounts(&b, in, um, &n_um)) < 0)
+                goto fail;
+        if ((r = plan_tmpfs_dsts(&b, in, um, n_um, tmpfs_dst)) < 0)
                 goto fail;
 
         /* 3. the root and its skeleton */
@@ -338,6 +380,9 @@ int mnt_plan_build(const struct mnt_input *in, struct mnt_plan *ret, struct nsb_
                         goto oom;
                 op->slot = um[i].slot;
         }
+        for (size_t i = 0; i < in->cfg->n_tmpfs; i++)
+                if ((r = mkdirs(&b, tmpfs_dst[i], true, 0755)) < 0)
+                        goto fail;
         if (in->program_name) {
                 char dst[4096];
                 if (!in->program_name[0] || strchr(in->program_name, '/') || strcmp(in->program_name, ".") == 0 ||
@@ -395,6 +440,12 @@ int mnt_plan_build(const struct mnt_input *in, struct mnt_plan *ret, struct nsb_
                 op->slot = um[i].slot;
                 op->attr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
         }
+        for (size_t i = 0; i < in->cfg->n_tmpfs; i++) {
+                if (!(op = push(&b, MNT_TMPFS, tmpfs_dst[i])))
+                        goto oom;
+                op->size = in->cfg->tmpfs[i].size_bytes ? in->cfg->tmpfs[i].size_bytes : in->cfg->tmp_size_bytes;
+                op->mode = 0755;
+        }
         for (size_t i = 0; i < sizeof dev_nodes / sizeof dev_nodes[0]; i++) {
                 char dst[32];
                 snprintf(dst, sizeof dst, "/dev/%s", dev_nodes[i]);
@@ -416,6 +467,8 @@ fail:
 out:
         for (size_t i = 0; i < n_um; i++)
                 free(um[i].dst);
+        for (size_t i = 0; i < MAX_TMPFS; i++)
+                free(tmpfs_dst[i]);
         for (size_t i = 0; i < b.n_dirs; i++)
                 free(b.dirs[i]);
         free(b.dirs);

@@ -52,6 +52,16 @@ int profile_add_executable(struct host_set *set, const char *path, struct nsb_er
  * modules in lib-dynload. *ret_real gets the interpreter's real path. */
 int profile_add_python(struct host_set *set, const char *interpreter, char **ret_real, struct nsb_error *e);
 
+/* Add @path (a file or a directory, mounted whole) and every symlink on
+ * the way to it. */
+int profile_add_path(struct host_set *set, const char *path, struct nsb_error *e);
+
+/* python_extras.c: the pyvenv.cfg of the venv @interpreter lives in (if
+ * any; @interpreter may be NULL), and each of @packages (package dirs or
+ * module files). */
+int profile_add_python_extras(struct host_set *set, const char *interpreter, char *const *packages,
+                              size_t n_packages, struct nsb_error *e);
+
 /* Find @name on @search_path (colon-separated) like execvp; returns a malloc'd
  * absolute path. */
 int profile_which(const char *name, const char *search_path, char **ret, struct nsb_error *e);

@@ -403,3 +403,11 @@ int profile_add_python(struct host_set *set, const char *interpreter, char **ret
                 return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
         return 0;
 }
+
+int profile_add_path(struct host_set *set, const char *path, struct nsb_error *e)
+{
+        char real[PATH_MAX];
+        enum host_kind kind;
+
+        return mirror(set, path, real, &kind, e);
+}

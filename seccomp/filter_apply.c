@@ -132,6 +132,14 @@ int filter_compile_rules(const struct filter_rule *rules, size_t n_rules, const 
                 if (r < 0)
                         return nsb_error_prefix(e, "seccomp plan entry %zu", i);
         }
+        /* The profile's additions: unconditional EPERM. An unknown name is an
+         * error, never skipped: a deny the user asked for must exist. */
+        for (size_t i = 0; i < spec->n_extra_deny; i++) {
+                struct filter_entry extra = { .syscall = spec->extra_deny[i], .action = FILTER_EPERM };
+                r = add_entry(ctx, &extra, e);
+                if (r < 0)
+                        return nsb_error_prefix(e, "seccomp_deny '%s'", spec->extra_deny[i]);
+        }
 
         r = export_bpf(ctx, &body, &n_body, e);
         if (r < 0)

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cgroup/cgroup.h"
+#include "config/policy.h"
 #include "landlock/landlock.h"
 #include "mount/mnt.h"
 #include "ns/ns.h"
@@ -56,7 +57,7 @@ struct sbx {
         char **envp;
         char *exec_path;
         struct filter_prog filter;
-        struct ll_path_rule ll_rules[8 + 64];
+        struct ll_path_rule ll_rules[8 + 64 + 16];   /* fixed, binds, tmpfs (limits in mnt_plan.c) */
         struct ll_spec landlock;
 
         bool reduced;                   /* --isolation reduced (reduced.h) */
@@ -128,6 +129,8 @@ static int plan_landlock(struct sbx *s)
         for (size_t i = 0; i < cfg->n_binds && n < sizeof s->ll_rules / sizeof s->ll_rules[0]; i++)
                 if (!cfg->binds[i].read_only)
                         s->ll_rules[n++] = (struct ll_path_rule){ cfg->binds[i].dst, true };
+        for (size_t i = 0; i < cfg->n_tmpfs && n < sizeof s->ll_rules / sizeof s->ll_rules[0]; i++)
+                s->ll_rules[n++] = (struct ll_path_rule){ cfg->tmpfs[i].dst, true };
         s->landlock.rules = s->ll_rules;
         s->landlock.n_rules = n;
         s->landlock.allow_tcp = cfg->network == NSB_NETWORK_LOOPBACK;
@@ -163,7 +166,8 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
 {
         const struct sbx_request *req = s->req;
         const struct nsb_config *cfg = s->cfg;
-        struct filter_spec fspec = { .allow_inet = cfg->network == NSB_NETWORK_LOOPBACK, .reduced = s->reduced };
+        struct filter_spec fspec = { .allow_inet = cfg->network == NSB_NETWORK_LOOPBACK, .reduced = s->reduced,
+                                     .extra_deny = cfg->seccomp_deny, .n_extra_deny = cfg->n_seccomp_deny };
         struct mnt_input in;
         int r;
 
@@ -174,6 +178,11 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
         if (req->python) {
                 const char *interp = cfg->interpreter ? cfg->interpreter : DEFAULT_INTERPRETER;
                 r = profile_add_python(&s->host, interp, NULL, e);
+                if (r < 0)
+                        return r;
+                /* A venv's pyvenv.cfg, and the package dirs the profile names:
+                 * nothing else of site-packages is visible. */
+                r = profile_add_python_extras(&s->host, interp, cfg->packages, cfg->n_packages, e);
                 if (r < 0)
                         return r;
                 /* The host path of the interpreter exists inside too (its
@@ -191,6 +200,10 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
                                         "/proc, /dev, ...); run it from another directory",
                                         s->exec_path);
                 r = profile_add_executable(&s->host, s->exec_path, e);
+                if (r < 0)
+                        return r;
+                /* --package / packages under run: mounted all the same */
+                r = profile_add_python_extras(&s->host, NULL, cfg->packages, cfg->n_packages, e);
                 if (r < 0)
                         return r;
         }
@@ -706,6 +719,7 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
         memset(ret, 0, sizeof *ret);
         ret->isolation = req->cfg->isolation;
         s.reduced = req->cfg->isolation == NSB_ISOLATION_REDUCED;
+        cfg_policy_sha256(req->cfg, ret->policy_sha256);
         ledger_init(&ret->ledger);
         cg_run_init(&s.cg_run);
         s.cg_env.proc_fd = s.cg_env.sys_cgroup_fd = -1;

@@ -13,6 +13,7 @@
  * holds the malloc lock would inherit it held.
  */
 #include "testcmd/testcmd_internal.h"
+#include "config/policy.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -204,12 +205,12 @@ static int run_runner(const struct nsb_config *cfg, const char *runner_dir, int 
         int p[2];
         double wall_s = (double) cfg->wall_time_ms / 1000.0, margin = wall_s / 10 < 1.0 ? wall_s / 10 : 1.0;
         char budget[32];
-        char *argv[] = { "python3", "-I", "-B", "/nsbox/" RUNNER_FILE, "--harness", "/harness",
-                         "--workspace", "/workspace", "--budget", budget, "--channel-fd", "3", NULL };
+        char *tail[] = { "/nsbox/" RUNNER_FILE, "--harness", "/harness",
+                         "--workspace", "/workspace", "--budget", budget, "--channel-fd", "3" };
+        AUTOFREE char **argv = NULL;
+        size_t argc = 0;
         struct sbx_request req = {
                 .cfg = cfg,
-                .argv = argv,
-                .argc = ARRAY_SIZE(argv) - 1,
                 .python = true,
                 .relay = false,
                 .runner_dir = runner_dir,
@@ -218,6 +219,11 @@ static int run_runner(const struct nsb_config *cfg, const char *runner_dir, int 
         pid_t helper;
         int r;
 
+        /* The profile's interpreter and its args run the runner. */
+        if (cfg_python_argv(cfg, tail, ARRAY_SIZE(tail), &argv, &argc) < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+        req.argv = argv;
+        req.argc = argc;
         /* The runner reports timeouts itself before nsbox's wall limit. */
         snprintf(budget, sizeof budget, "%.3f", wall_s - margin > 0.05 ? wall_s - margin : 0.05);
         if (pipe2(p, O_CLOEXEC) < 0)

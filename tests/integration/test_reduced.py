@@ -68,6 +68,16 @@ class Reduced(unittest.TestCase):
         self.assertIn(prot["memory"], ("cgroup1", "cgroup2", "rlimit"))
         self.assertEqual(self.leftovers(), [])
 
+    def test_a_profile_may_ask_for_it_and_is_labelled_the_same(self):
+        prof = os.path.join(self.base, "reduced.ini")
+        with open(prof, "w") as f:
+            f.write("[sandbox]\nisolation = reduced\n")
+        p = self.nsbox("python", "--json", "--profile", prof, "-c", "pass")
+        self.assertEqual(json.loads(p.stdout)["isolation"], "reduced")
+        self.assertIn(b"warning: --isolation reduced", p.stderr)
+        p = self.nsbox("python", "--json", "--profile", prof, "--isolation", "strict", "-c", "pass")
+        self.assertEqual(json.loads(p.stdout)["isolation"], "strict")   # the flag wins
+
     def test_strict_is_the_default_and_never_falls_back(self):
         p = subprocess.run([NSBOX, "python", "--json", "-c", "pass"], capture_output=True, timeout=60)
         self.assertEqual(json.loads(p.stdout)["isolation"], "strict")

@@ -95,9 +95,9 @@ static void test_parse_good(void **state)
         assert_int_equal(spec.limits.output_limit_bytes, 64ULL << 10);
         assert_int_equal(spec.limits.file_size_bytes, 1ULL << 20);
         assert_int_equal(spec.limits.tmp_size_bytes, 8ULL << 20);
-        assert_int_equal(spec.limits_set, JUDGE_LIM_WALL_TIME | JUDGE_LIM_CPU_TIME | JUDGE_LIM_MEMORY |
-                                                  JUDGE_LIM_PIDS | JUDGE_LIM_OUTPUT | JUDGE_LIM_FILE_SIZE |
-                                                  JUDGE_LIM_TMP_SIZE);
+        assert_int_equal(spec.limits_set, CFG_F_WALL_TIME | CFG_F_CPU_TIME | CFG_F_MEMORY |
+                                                  CFG_F_PIDS | CFG_F_OUTPUT | CFG_F_FILE_SIZE |
+                                                  CFG_F_TMP_SIZE);
         assert_int_equal(spec.n_cases, 3);
 
         assert_string_equal(spec.cases[0].name, "adds");
@@ -537,7 +537,13 @@ static void test_config_merge(void **state)
         cfg_defaults(&cli, NSB_CMD_JUDGE);
         assert_int_equal(judge_cli_explicit(&cli), 0);
         cli.memory_bytes = 1ULL << 30;                   /* --memory 1G */
-        assert_int_equal(judge_cli_explicit(&cli), JUDGE_LIM_MEMORY);
+        cli.set |= CFG_F_MEMORY;
+        assert_int_equal(judge_cli_explicit(&cli), CFG_F_MEMORY);
+        cli.wall_time_ms = 10000;                        /* --wall-time 10s: the default, */
+        cli.set |= CFG_F_WALL_TIME;                      /* but explicit: it wins over the spec */
+        judge_config_merge(&cli, judge_cli_explicit(&cli), &spec, &cfg);
+        assert_int_equal(cfg.wall_time_ms, 10000);
+        cli.set &= ~(uint32_t) CFG_F_WALL_TIME;
         judge_config_merge(&cli, judge_cli_explicit(&cli), &spec, &cfg);
         assert_int_equal(cfg.wall_time_ms, 2000);          /* spec over default */
         assert_int_equal(cfg.memory_bytes, 1ULL << 30);    /* flag over spec */

@@ -180,6 +180,54 @@ static void test_duplicate_and_program_name(void **state)
         cfg_free(&cfg);
 }
 
+/* Extra tmpfs: its mount point exists before the root goes read-only, the
+ * tmpfs itself comes after (writable), sized by the entry or by --tmp-size;
+ * an overlap with a bind, a profile path or the sandbox's own is refused. */
+static void test_tmpfs(void **state)
+{
+        static const struct { const char *dst; const char *want; } bad[] = {
+                { "/tmp/x", "is a path the sandbox owns" },
+                { "/usr/lib/python3.11/x", "overlaps a path the profile provides" },
+                { "/usr/bin", "overlaps a path the profile provides" },
+                { "/data/sub", "overlaps a bind mount" },
+                { "/scratch/in", "overlaps another tmpfs" },
+                { "/a/../b", "has a '..' component" },
+        };
+        struct nsb_tmpfs t[2] = { { "/scratch", 8u << 20 }, { "/cache", 0 } };
+        struct nsb_config cfg;
+        struct mnt_plan p;
+        struct nsb_error e;
+        ssize_t ro, mk, tm, tm2;
+
+        (void) state;
+        base_cfg(&cfg);
+        cfg.tmpfs = t;
+        cfg.n_tmpfs = 2;
+        assert_int_equal(build(&cfg, &p, &e), 0);
+        ro = find_op(&p, MNT_READONLY_ALL, NULL);
+        mk = find_op(&p, MNT_MKDIR, "/scratch");
+        tm = find_op(&p, MNT_TMPFS, "/scratch");
+        tm2 = find_op(&p, MNT_TMPFS, "/cache");
+        assert_true(mk >= 0 && mk < ro);
+        assert_true(tm > ro && tm2 > ro);
+        assert_int_equal(p.ops[tm].size, 8u << 20);
+        assert_int_equal(p.ops[tm2].size, cfg.tmp_size_bytes);
+        mnt_plan_free(&p);
+
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                struct nsb_bind b = { "/srv/data", "/data", true };
+                struct nsb_tmpfs tt[2] = { { "/scratch", 0 }, { (char *) bad[i].dst, 0 } };
+                cfg.binds = &b;
+                cfg.n_binds = 1;
+                cfg.tmpfs = tt;
+                cfg.n_tmpfs = 2;
+                nsb_error_clear(&e);
+                assert_true(build(&cfg, &p, &e) < 0);
+                if (!strstr(e.msg, bad[i].want))
+                        fail_msg("%s: got '%s'", bad[i].dst, e.msg);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -187,6 +235,7 @@ int main(void)
                 cmocka_unit_test(test_workspace_bind_is_writable_and_late),
                 cmocka_unit_test(test_bad_binds_rejected),
                 cmocka_unit_test(test_duplicate_and_program_name),
+                cmocka_unit_test(test_tmpfs),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

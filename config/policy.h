@@ -1,0 +1,82 @@
+/* config/policy.h — profiles: the policy of a run, written down.
+ *
+ * Owns: the profile file format (INI, parsed with inih), the built-in
+ * profiles `python` and `minimal`, the named-profile search path, the
+ * precedence between a profile and the command line, and the canonical text
+ * of a resolved policy (what `nsbox profile show` prints, and what
+ * policy_sha256 hashes).
+ *
+ * Precedence, lowest first: built-in defaults (cfg_defaults) < the profile <
+ * a judge spec's "limits" (judge_config_merge) < explicit command-line flags.
+ * A flag wins because cfg_parse_cli marks it in nsb_config.set, and the
+ * overlay fills only fields whose bit is clear.
+ *
+ * Invariants:
+ *   - parsing is strict: an unknown section or key, a key given twice, a
+ *     malformed value, a relative or missing mount source, a mount over a path
+ *     the sandbox owns, or one destination mounted twice is an error
+ *     "FILE:LINE: what is wrong" (stage config), and nothing runs;
+ *   - render(parse(render(p))) == render(p): the canonical text round-trips;
+ *   - the same resolved policy always gives the same policy_sha256.
+ * Layers: policy_parse.c and policy_render.c are pure (allocation only; a
+ * caller-supplied callback checks that mount sources exist); policy_load.c
+ * reads profile files and the search path.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config/config.h"
+#include "util/error.h"
+
+#define CFG_PROFILE_MAX_BYTES (1u << 20)
+#define CFG_PROFILE_SYSTEM_DIR "/etc/nsbox/profiles"
+#define CFG_DEFAULT_INTERPRETER "/usr/bin/python3"
+
+struct cfg_profile_opts {
+        const char *file;                       /* name used in "FILE:LINE:" messages */
+        /* Does this host path exist? NULL: do not check (unit tests, fuzzing). */
+        bool (*exists)(const char *path, void *user);
+        void *user;
+};
+
+/* Parse profile @text (@len bytes; NUL bytes are an error) on top of @cfg,
+ * which the caller has set to cfg_defaults(). Pure. */
+int cfg_profile_parse(const char *text, size_t len, const struct cfg_profile_opts *opts, struct nsb_config *cfg,
+                      struct nsb_error *e);
+
+/* Text of built-in profile @name, or NULL. */
+const char *cfg_profile_builtin(const char *name);
+
+/* Fill every field of @cfg the command line did not set from @profile; list
+ * fields become the profile's entries followed by @cfg's. Moves what it takes
+ * out of @profile, which the caller still frees. */
+int cfg_profile_overlay(struct nsb_config *cfg, struct nsb_config *profile, struct nsb_error *e);
+
+/* The canonical INI text of the policy in @cfg (limits, sandbox, mounts, env,
+ * python): no comments, fixed key order, sizes and durations in their largest
+ * exact unit. malloc'd into *ret. Pure. */
+int cfg_policy_render(const struct nsb_config *cfg, char **ret, struct nsb_error *e);
+
+/* Hex SHA-256 of cfg_policy_render(@cfg); "" if that ran out of memory. */
+void cfg_policy_sha256(const struct nsb_config *cfg, char out[65]);
+
+/* The interpreter's argv: argv[0] ("python3" for the default interpreter,
+ * else its path), the profile's args split on blanks, then @tail (borrowed).
+ * One allocation, NULL-terminated: free(*ret) frees it all. -ENOMEM. */
+int cfg_python_argv(const struct nsb_config *cfg, char *const *tail, size_t n_tail, char ***ret, size_t *ret_n);
+
+/* policy_load.c (reads files). Load profile @name_or_file into *ret (from
+ * cfg_defaults(@cmd)): a built-in name, a path (contains '/' or ends in
+ * ".ini"), or a name looked up as NAME.ini in CFG_PROFILE_SYSTEM_DIR, then in
+ * $XDG_CONFIG_HOME/nsbox/profiles (default ~/.config/nsbox/profiles). */
+int cfg_profile_load(const char *name_or_file, enum nsb_cmd cmd, struct nsb_config *ret, struct nsb_error *e);
+
+/* The profile a command uses when none is named: python for python, judge,
+ * test and batch; minimal for run. */
+const char *cfg_profile_default(enum nsb_cmd cmd);
+
+/* Load @name (NULL: cfg->profile, else the command's default) and overlay it
+ * on @cfg, which holds the parsed command line. */
+int cfg_profile_resolve(struct nsb_config *cfg, const char *name, struct nsb_error *e);

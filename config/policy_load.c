@@ -1,0 +1,120 @@
+/* config/policy_load.c — find and read a profile, then resolve it under the
+ * command line. Reads files (the profile, stat of mount sources); everything
+ * else is policy_parse.c and policy_render.c.
+ *
+ * Lookup of --profile X:
+ *   1. X contains '/' or ends in ".ini": the file X;
+ *   2. X is a built-in (python, minimal): compiled in, never shadowed, so a
+ *      file on disk cannot change what `--profile python` means;
+ *   3. else X.ini in the system directory (/etc/nsbox/profiles), then in the
+ *      user's ($XDG_CONFIG_HOME or ~/.config, + /nsbox/profiles); the first
+ *      found is used, so an administrator's profile cannot be shadowed by a user.
+ */
+#include "config/policy.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/readfile.h"
+
+static bool host_path_exists(const char *path, void *user)
+{
+        struct stat st;
+        (void) user;
+        return stat(path, &st) == 0;
+}
+
+static bool looks_like_path(const char *s)
+{
+        size_t n = strlen(s);
+        return strchr(s, '/') || (n > 4 && strcmp(s + n - 4, ".ini") == 0);
+}
+
+static bool valid_name(const char *s)
+{
+        return *s && *s != '.' && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == strlen(s);
+}
+
+/* The first NAME.ini on the search path, into @ret (PATH_MAX). */
+static int search(const char *name, char *ret, size_t size, struct nsb_error *e)
+{
+        const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+        char user_dir[4096] = "";
+
+        if (xdg && xdg[0] == '/')
+                snprintf(user_dir, sizeof user_dir, "%s/nsbox/profiles", xdg);
+        else if (home && home[0] == '/')
+                snprintf(user_dir, sizeof user_dir, "%s/.config/nsbox/profiles", home);
+        snprintf(ret, size, "%s/%s.ini", CFG_PROFILE_SYSTEM_DIR, name);
+        if (access(ret, F_OK) == 0)
+                return 0;
+        if (user_dir[0]) {
+                snprintf(ret, size, "%s/%s.ini", user_dir, name);
+                if (access(ret, F_OK) == 0)
+                        return 0;
+        }
+        return nsb_fail(e, NSB_STAGE_CONFIG, ENOENT,
+                        "profile '%s' not found: not a built-in (python, minimal), and no %s.ini in %s%s%s", name,
+                        name, CFG_PROFILE_SYSTEM_DIR, user_dir[0] ? " or " : "", user_dir);
+}
+
+int cfg_profile_load(const char *name, enum nsb_cmd cmd, struct nsb_config *ret, struct nsb_error *e)
+{
+        struct cfg_profile_opts opts = { .file = name, .exists = host_path_exists };
+        const char *builtin = looks_like_path(name) ? NULL : cfg_profile_builtin(name);
+        AUTOFREE char *text = NULL;
+        size_t len = 0;
+        char path[4096 + 64];
+        int r;
+
+        cfg_defaults(ret, cmd);
+        if (builtin) {
+                /* No existence checks: a missing interpreter is reported when
+                 * a run needs it, as before profiles existed. */
+                opts = (struct cfg_profile_opts){ .file = name };
+                return cfg_profile_parse(builtin, strlen(builtin), &opts, ret, e);
+        }
+        if (looks_like_path(name)) {
+                snprintf(path, sizeof path, "%s", name);
+        } else {
+                if (!valid_name(name))
+                        return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
+                                        "profile '%s': a name is letters, digits, '.', '_' and '-' "
+                                        "(or give a path to an .ini file)", name);
+                r = search(name, path, sizeof path, e);
+                if (r < 0)
+                        return r;
+        }
+        r = read_file(path, CFG_PROFILE_MAX_BYTES, &text, &len, e);
+        if (r < 0) {
+                e->stage = NSB_STAGE_CONFIG;
+                return nsb_error_prefix(e, "profile");
+        }
+        opts.file = path;
+        return cfg_profile_parse(text, len, &opts, ret, e);
+}
+
+int cfg_profile_resolve(struct nsb_config *cfg, const char *name, struct nsb_error *e)
+{
+        struct nsb_config prof;
+        int r;
+
+        if (!name)
+                name = cfg->profile ? cfg->profile : cfg_profile_default(cfg->cmd);
+        r = cfg_profile_load(name, cfg->cmd, &prof, e);
+        if (r == 0)
+                r = cfg_profile_overlay(cfg, &prof, e);
+        cfg_free(&prof);
+        if (r < 0)
+                return r;
+        /* Commands that run Python always name their interpreter, so the
+         * policy (and its hash) says which one ran. */
+        if (cfg->cmd != NSB_CMD_RUN && !cfg->interpreter && !(cfg->interpreter = strdup(CFG_DEFAULT_INTERPRETER)))
+                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        return 0;
+}

@@ -1,0 +1,320 @@
+/* config/policy_parse.c — profile files (INI, through inih) into struct
+ * nsb_config. Pure: allocation only; whether a mount source exists is asked
+ * of the caller's callback.
+ *
+ * Every value goes through the command line's own parser for the matching
+ * option (cfg_set_option), so a profile accepts exactly what the flag does.
+ * inih gives no line numbers to the handler, so the text is fed through our
+ * own line reader, which counts lines, rejects NUL bytes and over-long lines,
+ * and checks section headers (inih only reports sections through keys, so an
+ * unknown empty section would otherwise pass unseen).
+ */
+#include "config/policy.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mount/mnt.h"
+#include "util/cleanup.h"
+
+enum key_check { CHECK_NONE = 0, CHECK_BIND, CHECK_TMPFS, CHECK_PATH };
+
+struct ini_key {
+        const char *section, *key;
+        const char *option;     /* the command-line option that parses the value */
+        bool list;              /* repeatable: each line adds an entry */
+        enum key_check check;
+};
+
+/* The one table of profile keys. docs/profiles.md lists every row (a unit
+ * test checks it). [env] takes any variable name as its key. */
+static const struct ini_key keys[] = {
+        { "limits", "wall_time", "wall-time", false, CHECK_NONE },
+        { "limits", "cpu_time", "cpu-time", false, CHECK_NONE },
+        { "limits", "memory", "memory", false, CHECK_NONE },
+        { "limits", "pids", "pids", false, CHECK_NONE },
+        { "limits", "output_limit", "output-limit", false, CHECK_NONE },
+        { "limits", "file_size", "file-size", false, CHECK_NONE },
+        { "limits", "tmp_size", "tmp-size", false, CHECK_NONE },
+        { "sandbox", "isolation", "isolation", false, CHECK_NONE },
+        { "sandbox", "network", "network", false, CHECK_NONE },
+        { "sandbox", "seccomp_deny", "seccomp-deny", true, CHECK_NONE },
+        { "mounts", "ro_bind", "ro-bind", true, CHECK_BIND },
+        { "mounts", "bind", "bind", true, CHECK_BIND },
+        { "mounts", "tmpfs", "tmpfs", true, CHECK_TMPFS },
+        { "python", "interpreter", "interpreter", false, CHECK_PATH },
+        { "python", "args", "interpreter-args", false, CHECK_NONE },
+        { "python", "packages", "package", true, CHECK_PATH },
+};
+
+static const char *const sections[] = { "limits", "sandbox", "mounts", "env", "python" };
+
+struct ini_ctx {
+        const struct cfg_profile_opts *opts;
+        struct nsb_config *cfg;
+        struct nsb_error *e;
+        const char *text;
+        size_t len, pos;
+        int line;               /* of the line last handed to inih */
+        int err_line;           /* first error we found; 0 = none */
+        uint32_t seen;          /* scalar keys (bit = index in keys[]) already given */
+};
+
+static const char *file_name(const struct ini_ctx *c)
+{
+        return c->opts && c->opts->file ? c->opts->file : "<profile>";
+}
+
+/* Record the first error only, as "FILE:LINE: message". */
+static void fail_at(struct ini_ctx *c, int errnum, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail_at(struct ini_ctx *c, int errnum, const char *fmt, ...)
+{
+        char msg[NSB_ERROR_MSG_MAX];
+        va_list ap;
+
+        if (c->err_line)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        c->err_line = c->line;
+        nsb_fail(c->e, NSB_STAGE_CONFIG, errnum, "%s:%d: %s", file_name(c), c->line, msg);
+}
+
+static void check_section_line(struct ini_ctx *c, const char *s)
+{
+        const char *end;
+        size_t n;
+
+        s += strspn(s, " \t\r");
+        if (*s != '[')
+                return;
+        end = strchr(s, ']');
+        if (!end)
+                return;         /* inih reports the syntax error */
+        n = (size_t) (end - s - 1);
+        for (size_t i = 0; i < ARRAY_SIZE(sections); i++)
+                if (strlen(sections[i]) == n && strncmp(sections[i], s + 1, n) == 0)
+                        return;
+        fail_at(c, EINVAL, "unknown section [%.*s] (expected [limits], [sandbox], [mounts], [env] or [python])",
+                (int) (n > 64 ? 64 : n), s + 1);
+}
+
+/* inih's line reader (fgets-like), over our buffer. */
+static char *read_line(char *str, int num, void *stream)
+{
+        struct ini_ctx *c = stream;
+        const char *p, *nl;
+        size_t n, room = (size_t) num - 2;      /* keep room for '\n' and NUL */
+
+        if (c->pos >= c->len || num < 3)
+                return NULL;
+        p = c->text + c->pos;
+        nl = memchr(p, '\n', c->len - c->pos);
+        n = nl ? (size_t) (nl - p) : c->len - c->pos;
+        c->pos += n + (nl ? 1 : 0);
+        c->line++;
+        if (memchr(p, '\0', n))
+                fail_at(c, EINVAL, "NUL byte in the line");
+        if (n > room) {
+                fail_at(c, E2BIG, "line longer than %zu characters", room);
+                n = room;
+        }
+        memcpy(str, p, n);
+        str[n] = '\n';
+        str[n + 1] = '\0';
+        check_section_line(c, str);
+        return str;
+}
+
+static bool path_has_dotdot(const char *p)
+{
+        for (const char *s = p; (s = strstr(s, "..")); s += 2)
+                if ((s == p || s[-1] == '/') && (s[2] == '/' || !s[2]))
+                        return true;
+        return false;
+}
+
+static void check_source(struct ini_ctx *c, const char *what, const char *src)
+{
+        if (src[0] != '/')
+                fail_at(c, EINVAL, "%s: source '%s' is not an absolute path", what, src);
+        else if (c->opts && c->opts->exists && !c->opts->exists(src, c->opts->user))
+                fail_at(c, ENOENT, "%s: source '%s' does not exist", what, src);
+}
+
+/* A mount destination: absolute, no "..", not the sandbox's own, and not
+ * given to another mount (binds and tmpfs share one namespace of dsts). */
+static void check_dst(struct ini_ctx *c, const char *what, const char *dst, bool is_tmpfs)
+{
+        const struct nsb_config *cfg = c->cfg;
+        size_t n_binds = cfg->n_binds - (is_tmpfs ? 0 : 1), n_tmpfs = cfg->n_tmpfs - (is_tmpfs ? 1 : 0);
+
+        if (dst[0] != '/' || path_has_dotdot(dst))
+                fail_at(c, EINVAL, "%s: destination '%s' must be absolute, without '..'", what, dst);
+        else if (mnt_path_is_reserved(dst))
+                fail_at(c, EINVAL, "%s: destination '%s' is a path the sandbox owns "
+                        "(/tmp, /workspace, /program, /harness, /proc, /dev, /nsbox)", what, dst);
+        for (size_t i = 0; i < n_binds; i++)
+                if (strcmp(cfg->binds[i].dst, dst) == 0)
+                        fail_at(c, EINVAL, "%s: destination '%s' is mounted twice", what, dst);
+        for (size_t i = 0; i < n_tmpfs; i++)
+                if (strcmp(cfg->tmpfs[i].dst, dst) == 0)
+                        fail_at(c, EINVAL, "%s: destination '%s' is mounted twice", what, dst);
+}
+
+static void check_bind(struct ini_ctx *c, const char *what)
+{
+        const struct nsb_bind *b = &c->cfg->binds[c->cfg->n_binds - 1];
+
+        check_source(c, what, b->src);
+        check_dst(c, what, b->dst, false);
+}
+
+/* The interpreter or a package: mounted at its own path. */
+static void check_path(struct ini_ctx *c, const char *what, bool package)
+{
+        const struct nsb_config *cfg = c->cfg;
+        const char *path = package ? cfg->packages[cfg->n_packages - 1] : cfg->interpreter;
+
+        check_source(c, what, path);
+        if (path[0] == '/' && (mnt_path_is_reserved(path) || path_has_dotdot(path)))
+                fail_at(c, EINVAL, "%s: '%s' lies under a path the sandbox owns, or has '..'", what, path);
+        for (size_t i = 0; package && i + 1 < cfg->n_packages; i++)
+                if (strcmp(cfg->packages[i], path) == 0)
+                        fail_at(c, EINVAL, "%s: '%s' is named twice", what, path);
+}
+
+static int on_env(struct ini_ctx *c, const char *name, const char *value)
+{
+        AUTOFREE char *kv = NULL;
+        struct nsb_error sub;
+        size_t n = strlen(name);
+
+        for (size_t i = 0; i < c->cfg->n_env_add; i++)
+                if (strncmp(c->cfg->env_add[i], name, n) == 0 && c->cfg->env_add[i][n] == '=') {
+                        fail_at(c, EINVAL, "[env] %s is given twice", name);
+                        return 0;
+                }
+        if (asprintf(&kv, "%s=%s", name, value) < 0) {
+                fail_at(c, ENOMEM, "out of memory");
+                return 0;
+        }
+        nsb_error_clear(&sub);
+        if (cfg_set_option(c->cfg, "env", kv, &sub) < 0) {
+                fail_at(c, sub.errnum ? sub.errnum : EINVAL, "[env] %s: %s", name, sub.msg);
+                return 0;
+        }
+        return 1;
+}
+
+static int on_key(void *user, const char *section, const char *name, const char *value)
+{
+        struct ini_ctx *c = user;
+        const struct ini_key *k = NULL;
+        struct nsb_error sub;
+        size_t idx = 0;
+        char what[128];
+
+        if (c->err_line)
+                return 1;       /* only the first error is reported */
+        /* "k =;x" keeps ";x", but "k = ;x" (how it is written back) is a
+         * comment: such a value could not round-trip, so refuse it. */
+        if (value[0] == ';') {
+                fail_at(c, EINVAL, "[%s] %s: a value may not begin with ';'", section, name);
+                return 0;
+        }
+        if (strcmp(section, "env") == 0)
+                return on_env(c, name, value);
+        for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+                if (strcmp(keys[i].section, section) == 0 && strcmp(keys[i].key, name) == 0) {
+                        k = &keys[i];
+                        idx = i;
+                }
+        if (!k) {
+                if (!section[0])
+                        fail_at(c, EINVAL, "key '%s' outside any section", name);
+                else
+                        fail_at(c, EINVAL, "unknown key '%s' in [%s]", name, section);
+                return 0;
+        }
+        snprintf(what, sizeof what, "[%s] %s", section, name);
+        if (!k->list) {
+                if (c->seen & (1u << idx)) {
+                        fail_at(c, EINVAL, "%s is given twice", what);
+                        return 0;
+                }
+                c->seen |= 1u << idx;
+        }
+        nsb_error_clear(&sub);
+        if (cfg_set_option(c->cfg, k->option, value, &sub) < 0) {
+                fail_at(c, sub.errnum ? sub.errnum : EINVAL, "%s: %s", what, sub.msg);
+                return 0;
+        }
+        if (k->check == CHECK_BIND)
+                check_bind(c, what);
+        else if (k->check == CHECK_TMPFS)
+                check_dst(c, what, c->cfg->tmpfs[c->cfg->n_tmpfs - 1].dst, true);
+        else if (k->check == CHECK_PATH)
+                check_path(c, what, k->list);
+        return c->err_line ? 0 : 1;
+}
+
+int cfg_profile_parse(const char *text, size_t len, const struct cfg_profile_opts *opts, struct nsb_config *cfg,
+                      struct nsb_error *e)
+{
+        struct ini_ctx c = { .opts = opts, .cfg = cfg, .e = e, .text = text, .len = len };
+        int r = ini_parse_stream(read_line, &c, on_key, &c);
+
+        if (r > 0 && (!c.err_line || r < c.err_line)) {
+                c.err_line = 0;
+                c.line = r;
+                fail_at(&c, EINVAL, "syntax error (expected [section], key = value, or a ; comment)");
+        } else if (r < 0 && !c.err_line) {
+                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "%s: out of memory", file_name(&c));
+        }
+        if (c.err_line)
+                return -(e->errnum ? e->errnum : EINVAL);
+        return 0;
+}
+
+const char *cfg_profile_builtin(const char *name)
+{
+        /* The limits repeat cfg_defaults() so `nsbox profile show` says them;
+         * a unit test checks the two agree. */
+#define NSB_BUILTIN_COMMON                                              \
+        "[limits]\n"                                                    \
+        "wall_time = 10s\n"                                             \
+        "memory = 256M\n"                                               \
+        "pids = 64\n"                                                   \
+        "output_limit = 1M\n"                                           \
+        "file_size = 16M\n"                                             \
+        "tmp_size = 64M\n"                                              \
+        "\n"                                                            \
+        "[sandbox]\n"                                                   \
+        "isolation = strict\n"                                          \
+        "network = none\n"
+        static const struct { const char *name, *text; } builtins[] = {
+                { "minimal", "; minimal: the default of nsbox run. No interpreter, no extra mounts.\n"
+                             NSB_BUILTIN_COMMON },
+                { "python", "; python: the default of nsbox python, judge and test.\n"
+                            NSB_BUILTIN_COMMON
+                            "\n[python]\n"
+                            "interpreter = /usr/bin/python3\n"
+                            "args = -I -B\n" },
+        };
+#undef NSB_BUILTIN_COMMON
+        for (size_t i = 0; i < ARRAY_SIZE(builtins); i++)
+                if (strcmp(builtins[i].name, name) == 0)
+                        return builtins[i].text;
+        return NULL;
+}
+
+const char *cfg_profile_default(enum nsb_cmd cmd)
+{
+        return cmd == NSB_CMD_RUN ? "minimal" : "python";
+}

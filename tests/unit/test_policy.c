@@ -1,0 +1,380 @@
+/* Unit tests for config/policy*: profile parsing (every error kind, with its
+ * FILE:LINE), built-ins, the round trip of `profile show`, precedence, the
+ * policy hash, and the interpreter's argv. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "config/policy.h"
+#include "nsbox-config.h"
+
+static bool fake_exists(const char *path, void *user)
+{
+        (void) user;
+        return strncmp(path, "/nope", 5) != 0;
+}
+
+static const struct cfg_profile_opts opts = { .file = "f.ini", .exists = fake_exists };
+
+static int parse(const char *text, struct nsb_config *cfg, struct nsb_error *e)
+{
+        cfg_defaults(cfg, NSB_CMD_PYTHON);
+        nsb_error_clear(e);
+        return cfg_profile_parse(text, strlen(text), &opts, cfg, e);
+}
+
+static char *render(const struct nsb_config *cfg)
+{
+        char *text = NULL;
+        struct nsb_error e;
+        assert_int_equal(cfg_policy_render(cfg, &text, &e), 0);
+        return text;
+}
+
+static const char full[] =
+        "; a course profile\n"
+        "[limits]\n"
+        "wall_time = 2500ms\n"
+        "cpu_time = 2s\n"
+        "memory = 1536K   ; inline comment\n"
+        "pids = 16\n"
+        "output_limit = 64K\n"
+        "file_size = 1000\n"
+        "tmp_size = 1G\n"
+        "[sandbox]\n"
+        "isolation = strict\n"
+        "network = loopback\n"
+        "seccomp_deny = uname\n"
+        "seccomp_deny = getcpu\n"
+        "[mounts]\n"
+        "ro_bind = /srv/data:/data\n"
+        "bind = /srv/out\n"
+        "tmpfs = /scratch:8192K\n"
+        "tmpfs = /cache\n"
+        "[env]\n"
+        "LANG = C.UTF-8\n"
+        "COURSE = cs101 week 3\n"
+        "[python]\n"
+        "interpreter = /opt/venv/bin/python\n"
+        "args = -I\n"
+        "packages = /opt/venv/lib/python3.11/site-packages/numpy\n";
+
+static void test_full_profile(void **state)
+{
+        struct nsb_config c;
+        struct nsb_error e;
+
+        (void) state;
+        assert_int_equal(parse(full, &c, &e), 0);
+        assert_int_equal(c.wall_time_ms, 2500);
+        assert_int_equal(c.cpu_time_ms, 2000);
+        assert_int_equal(c.memory_bytes, 1536 * 1024);
+        assert_int_equal(c.pids_max, 16);
+        assert_int_equal(c.output_limit_bytes, 64 * 1024);
+        assert_int_equal(c.file_size_bytes, 1000);
+        assert_int_equal(c.tmp_size_bytes, 1ULL << 30);
+        assert_int_equal(c.network, NSB_NETWORK_LOOPBACK);
+        assert_int_equal(c.n_seccomp_deny, 2);
+        assert_string_equal(c.seccomp_deny[1], "getcpu");
+        assert_int_equal(c.n_binds, 2);
+        assert_string_equal(c.binds[0].src, "/srv/data");
+        assert_string_equal(c.binds[0].dst, "/data");
+        assert_true(c.binds[0].read_only);
+        assert_false(c.binds[1].read_only);
+        assert_int_equal(c.n_tmpfs, 2);
+        assert_string_equal(c.tmpfs[0].dst, "/scratch");
+        assert_int_equal(c.tmpfs[0].size_bytes, 8u << 20);
+        assert_int_equal(c.tmpfs[1].size_bytes, 0);
+        assert_int_equal(c.n_env_add, 2);
+        assert_string_equal(c.env_add[1], "COURSE=cs101 week 3");
+        assert_string_equal(c.interpreter, "/opt/venv/bin/python");
+        assert_string_equal(c.interp_args, "-I");
+        assert_int_equal(c.n_packages, 1);
+        assert_int_equal(c.set, 0);     /* a profile is not the command line */
+        cfg_free(&c);
+}
+
+static void test_errors(void **state)
+{
+        static const struct { const char *text, *want; } bad[] = {
+                { "[limits]\nmemory = 1M\n[bogus]\n", "f.ini:3: unknown section [bogus]" },
+                { "[limits]\n\n[nothing]\n[sandbox]\nnetwork = none\n", "f.ini:3: unknown section [nothing]" },
+                { "[limits]\nmem = 1M\n", "f.ini:2: unknown key 'mem' in [limits]" },
+                { "memory = 1M\n", "f.ini:1: key 'memory' outside any section" },
+                { "[limits]\nmemory = 12Q\n", "f.ini:2: [limits] memory: malformed size '12Q'" },
+                { "[limits]\nwall_time = soon\n", "f.ini:2: [limits] wall_time: malformed duration 'soon'" },
+                { "[limits]\ncpu_time = 0s\n", "f.ini:2: [limits] cpu_time: duration '0s' must be positive" },
+                { "[limits]\npids = 0\n", "f.ini:2: [limits] pids: number '0' is out of range" },
+                { "[limits]\nmemory = 1M\nmemory = 2M\n", "f.ini:3: [limits] memory is given twice" },
+                { "[mounts]\nro_bind = data:/data\n", "f.ini:2: [mounts] ro_bind: source 'data' is not an absolute path" },
+                { "[mounts]\n\nbind = /nope/x:/x\n", "f.ini:3: [mounts] bind: source '/nope/x' does not exist" },
+                { "[mounts]\nro_bind = /srv:/tmp/x\n", "f.ini:2: [mounts] ro_bind: destination '/tmp/x' is a path the sandbox owns" },
+                { "[mounts]\nro_bind = /srv:/proc\n", "f.ini:2: [mounts] ro_bind: destination '/proc' is a path the sandbox owns" },
+                { "[mounts]\nro_bind = /srv:data\n", "f.ini:2: [mounts] ro_bind: destination 'data' must be absolute" },
+                { "[mounts]\nro_bind = /srv:/a/../tmp\n", "f.ini:2: [mounts] ro_bind: destination '/a/../tmp' must be absolute, without '..'" },
+                { "[mounts]\nro_bind = /a:/data\nbind = /b:/data\n", "f.ini:3: [mounts] bind: destination '/data' is mounted twice" },
+                { "[mounts]\nbind = /b:/data\ntmpfs = /data\n", "f.ini:3: [mounts] tmpfs: destination '/data' is mounted twice" },
+                { "[mounts]\ntmpfs = /workspace/x\n", "f.ini:2: [mounts] tmpfs: destination '/workspace/x' is a path the sandbox owns" },
+                { "[mounts]\ntmpfs = /s:0\n", "f.ini:2: [mounts] tmpfs: tmpfs '/s:0': size must be positive" },
+                { "[mounts]\ntmpfs = /s:lots\n", "f.ini:2: [mounts] tmpfs: tmpfs '/s:lots': malformed size" },
+                { "[mounts]\ntmpfs = scratch\n", "f.ini:2: [mounts] tmpfs:" },
+                { "[sandbox]\nnetwork = internet\n", "f.ini:2: [sandbox] network: --network 'internet': expected none or loopback" },
+                { "[sandbox]\nisolation = loose\n", "f.ini:2: [sandbox] isolation:" },
+                { "[sandbox]\nseccomp_deny = Not-A-Name\n", "f.ini:2: [sandbox] seccomp_deny:" },
+                { "[env]\n1BAD = x\n", "f.ini:2: [env] 1BAD:" },
+                { "[env]\nA = 1\nA = 2\n", "f.ini:3: [env] A is given twice" },
+                { "[python]\ninterpreter = python3\n", "f.ini:2: [python] interpreter: source 'python3' is not an absolute path" },
+                { "[python]\ninterpreter = /nope/python3\n", "f.ini:2: [python] interpreter: source '/nope/python3' does not exist" },
+                { "[python]\npackages = numpy\n", "f.ini:2: [python] packages:" },
+                { "[python]\npackages = /tmp/pkg\n", "f.ini:2: [python] packages: '/tmp/pkg' lies under a path the sandbox owns" },
+                { "[python]\npackages = /opt/a\npackages = /opt/a\n", "f.ini:3: [python] packages: '/opt/a' is named twice" },
+                { "[limits]\nthis line has no equals sign\n", "f.ini:2: syntax error" },
+                { "[env]\nA =;x\n", "f.ini:2: [env] A: a value may not begin with ';'" },
+                { "[limits\nmemory = 1M\n", "f.ini:1: syntax error" },
+                { "[limits]\nmemory = 1M\n[bogus]\n[limits\n", "f.ini:3: unknown section [bogus]" },
+                { "[limits]\nmemory = 1M\n[limits\n[bogus]\n", "f.ini:3: syntax error" },
+        };
+        struct nsb_config c;
+        struct nsb_error e;
+
+        (void) state;
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                int r = parse(bad[i].text, &c, &e);
+                if (r >= 0 || strncmp(e.msg, bad[i].want, strlen(bad[i].want)) != 0)
+                        fail_msg("case %zu: got %d '%s', want '%s'", i, r, e.msg, bad[i].want);
+                assert_int_equal(e.stage, NSB_STAGE_CONFIG);
+                cfg_free(&c);
+        }
+}
+
+static void test_nul_and_long_lines(void **state)
+{
+        static const char with_nul[] = "[limits]\nmemory = 1M\0junk\n";
+        char longline[400];
+        struct nsb_config c;
+        struct nsb_error e;
+
+        (void) state;
+        cfg_defaults(&c, NSB_CMD_RUN);
+        assert_true(cfg_profile_parse(with_nul, sizeof with_nul - 1, &opts, &c, &e) < 0);
+        assert_non_null(strstr(e.msg, "f.ini:2: NUL byte"));
+        cfg_free(&c);
+
+        snprintf(longline, sizeof longline, "[env]\nX = %0300d\nY = 1\n", 7);
+        assert_true(parse(longline, &c, &e) < 0);
+        assert_non_null(strstr(e.msg, "f.ini:2: line longer than"));
+        cfg_free(&c);
+}
+
+/* show -> parse -> show is the identity, for built-ins and a full profile. */
+static void test_round_trip(void **state)
+{
+        const char *inputs[] = { cfg_profile_builtin("python"), cfg_profile_builtin("minimal"), full };
+
+        (void) state;
+        for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
+                struct nsb_config a, b;
+                struct nsb_error e;
+                char *ta, *tb;
+
+                assert_non_null(inputs[i]);
+                assert_int_equal(parse(inputs[i], &a, &e), 0);
+                ta = render(&a);
+                if (parse(ta, &b, &e) < 0)
+                        fail_msg("re-parse of %zu failed: %s\n%s", i, e.msg, ta);
+                tb = render(&b);
+                assert_string_equal(ta, tb);
+                free(ta);
+                free(tb);
+                cfg_free(&a);
+                cfg_free(&b);
+        }
+}
+
+/* The canonical text: largest exact unit, fixed order. */
+static void test_render_canonical(void **state)
+{
+        struct nsb_config c;
+        struct nsb_error e;
+        char *t;
+
+        (void) state;
+        assert_int_equal(parse(full, &c, &e), 0);
+        t = render(&c);
+        assert_non_null(strstr(t, "wall_time = 2500ms\ncpu_time = 2s\nmemory = 1536K\npids = 16\n"
+                                  "output_limit = 64K\nfile_size = 1000\ntmp_size = 1G\n"));
+        assert_non_null(strstr(t, "ro_bind = /srv/data:/data\nbind = /srv/out\ntmpfs = /scratch:8M\ntmpfs = /cache\n"));
+        assert_non_null(strstr(t, "[env]\nLANG = C.UTF-8\nCOURSE = cs101 week 3\n"));
+        assert_non_null(strstr(t, "seccomp_deny = uname\nseccomp_deny = getcpu\n"));
+        free(t);
+        cfg_free(&c);
+}
+
+/* The built-ins say exactly cfg_defaults(); python adds the interpreter. */
+static void test_builtins_match_defaults(void **state)
+{
+        struct nsb_config d, p;
+        struct nsb_error e;
+        char *td, *tp;
+
+        (void) state;
+        assert_null(cfg_profile_builtin("nope"));
+        assert_int_equal(parse(cfg_profile_builtin("minimal"), &p, &e), 0);
+        cfg_defaults(&d, NSB_CMD_RUN);
+        td = render(&d);
+        tp = render(&p);
+        assert_string_equal(td, tp);
+        free(td);
+        free(tp);
+        cfg_free(&p);
+        assert_int_equal(parse(cfg_profile_builtin("python"), &p, &e), 0);
+        assert_string_equal(p.interpreter, "/usr/bin/python3");
+        assert_string_equal(p.interp_args, "-I -B");
+        assert_int_equal(p.memory_bytes, d.memory_bytes);
+        cfg_free(&p);
+        assert_string_equal(cfg_profile_default(NSB_CMD_RUN), "minimal");
+        assert_string_equal(cfg_profile_default(NSB_CMD_PYTHON), "python");
+        assert_string_equal(cfg_profile_default(NSB_CMD_JUDGE), "python");
+        assert_string_equal(cfg_profile_default(NSB_CMD_TEST), "python");
+}
+
+/* defaults < profile < explicit flag, even a flag equal to the default. */
+static void test_precedence(void **state)
+{
+        char *argv[] = { "nsbox", "python", "--memory", "256M", "--ro-bind", "/srv/cli:/cli",
+                         "--env", "LANG=en_US.UTF-8", "--interpreter", "/usr/bin/python3", "x.py", NULL };
+        struct nsb_config cli, prof;
+        struct nsb_error e;
+
+        (void) state;
+        nsb_error_clear(&e);
+        assert_int_equal(cfg_parse_cli(11, argv, &cli, &e), 0);
+        assert_int_equal(cli.set, CFG_F_MEMORY | CFG_F_INTERPRETER);
+        assert_int_equal(parse(full, &prof, &e), 0);
+        assert_int_equal(cfg_profile_overlay(&cli, &prof, &e), 0);
+        cfg_free(&prof);
+        assert_int_equal(cli.memory_bytes, 256ULL << 20);      /* flag (= default) over profile */
+        assert_int_equal(cli.wall_time_ms, 2500);               /* profile over default */
+        assert_int_equal(cli.pids_max, 16);
+        assert_int_equal(cli.network, NSB_NETWORK_LOOPBACK);
+        assert_string_equal(cli.interpreter, "/usr/bin/python3");
+        assert_string_equal(cli.interp_args, "-I");
+        assert_int_equal(cli.n_binds, 3);                        /* profile's, then the flag's */
+        assert_string_equal(cli.binds[0].dst, "/data");
+        assert_string_equal(cli.binds[2].dst, "/cli");
+        assert_int_equal(cli.n_env_add, 2);                      /* --env LANG replaced the profile's */
+        assert_string_equal(cli.env_add[0], "COURSE=cs101 week 3");
+        assert_string_equal(cli.env_add[1], "LANG=en_US.UTF-8");
+        cfg_free(&cli);
+}
+
+static void test_policy_hash(void **state)
+{
+        struct nsb_config a, b;
+        struct nsb_error e;
+        char ha[65], hb[65];
+
+        (void) state;
+        assert_int_equal(parse("[limits]\nmemory = 1024K\n", &a, &e), 0);
+        assert_int_equal(parse("[limits]\nmemory = 1M\n", &b, &e), 0);
+        cfg_policy_sha256(&a, ha);
+        cfg_policy_sha256(&b, hb);
+        assert_int_equal(strlen(ha), 64);
+        assert_string_equal(ha, hb);                            /* one policy, two spellings */
+        b.pids_max = 65;
+        cfg_policy_sha256(&b, hb);
+        assert_string_not_equal(ha, hb);                        /* any limit changes it */
+        cfg_free(&a);
+        cfg_free(&b);
+}
+
+static void test_python_argv(void **state)
+{
+        char *tail[] = { "/program/main.py", "arg" };
+        struct nsb_config c;
+        char **v;
+        size_t n;
+
+        (void) state;
+        cfg_defaults(&c, NSB_CMD_PYTHON);
+        assert_int_equal(cfg_python_argv(&c, tail, 2, &v, &n), 0);
+        assert_int_equal(n, 5);
+        assert_string_equal(v[0], "python3");
+        assert_string_equal(v[1], "-I");
+        assert_string_equal(v[2], "-B");
+        assert_string_equal(v[3], "/program/main.py");
+        assert_null(v[5]);
+        free(v);
+        c.interpreter = "/opt/venv/bin/python";
+        c.interp_args = "  -X  utf8 ";
+        assert_int_equal(cfg_python_argv(&c, tail, 1, &v, &n), 0);
+        assert_int_equal(n, 4);
+        assert_string_equal(v[0], "/opt/venv/bin/python");
+        assert_string_equal(v[1], "-X");
+        assert_string_equal(v[2], "utf8");
+        free(v);
+        c.interp_args = "";
+        assert_int_equal(cfg_python_argv(&c, tail, 1, &v, &n), 0);
+        assert_int_equal(n, 2);
+        free(v);
+}
+
+/* docs/profiles.md names every key the renderer writes. */
+static void test_docs_list_every_key(void **state)
+{
+        char path[4096], *docs = NULL, *t;
+        struct nsb_config c;
+        struct nsb_error e;
+        size_t len = 0;
+        FILE *f;
+
+        (void) state;
+        snprintf(path, sizeof path, "%s/docs/profiles.md", NSBOX_SOURCE_ROOT);
+        f = fopen(path, "r");
+        if (!f)
+                fail_msg("cannot open %s", path);
+        docs = malloc(1 << 20);
+        len = fread(docs, 1, (1 << 20) - 1, f);
+        docs[len] = '\0';
+        fclose(f);
+        assert_int_equal(parse(full, &c, &e), 0);
+        t = render(&c);
+        for (char *line = strtok(t, "\n"); line; line = strtok(NULL, "\n")) {
+                char key[64], want[80];
+                if (line[0] == '[') {
+                        if (!strstr(docs, line))
+                                fail_msg("docs/profiles.md does not mention section %s", line);
+                        continue;
+                }
+                if (sscanf(line, "%63[a-z_] =", key) != 1 || strcmp(key, "LANG") == 0)
+                        continue;
+                snprintf(want, sizeof want, "`%s`", key);
+                if (!strstr(docs, want))
+                        fail_msg("docs/profiles.md does not document key %s", want);
+        }
+        free(t);
+        free(docs);
+        cfg_free(&c);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_full_profile),
+                cmocka_unit_test(test_errors),
+                cmocka_unit_test(test_nul_and_long_lines),
+                cmocka_unit_test(test_round_trip),
+                cmocka_unit_test(test_render_canonical),
+                cmocka_unit_test(test_builtins_match_defaults),
+                cmocka_unit_test(test_precedence),
+                cmocka_unit_test(test_policy_hash),
+                cmocka_unit_test(test_python_argv),
+                cmocka_unit_test(test_docs_list_every_key),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
