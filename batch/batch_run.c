@@ -76,6 +76,8 @@ struct batch {
         struct reader in;
         json_t *resume;                 /* set of id keys already done */
         json_t *seen;                   /* id key -> line, this run */
+        struct host_set python_host;    /* the interpreter's closure, resolved once */
+        bool python_host_tried;
         struct batch_progress prog;
         double last_draw_ms;
         bool cancelled, out_broken;
@@ -256,7 +258,7 @@ static void emit_error(struct batch *b, const json_t *id, size_t line, const str
 
 /* *ret_outcome: for the counts; the line carries it only for python jobs. */
 static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_job *job, int cancel_fd,
-                             enum batch_outcome *ret_outcome)
+                             const struct host_set *python_host, enum batch_outcome *ret_outcome)
 {
         static char *const py_argv[] = { "python3", "-I", "-B", "/program/main.py", NULL };
         struct sbx_request req = {
@@ -268,6 +270,8 @@ static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_jo
 
         if (job->kind == BATCH_PYTHON) {
                 req.python = true;
+                /* Resolved once in the parent, inherited through fork. */
+                req.python_host = python_host && python_host->n ? python_host : NULL;
                 req.argv = py_argv;
                 req.argc = 4;
                 req.program_name = "main.py";
@@ -346,7 +350,7 @@ static __attribute__((noreturn)) void worker(const struct batch *b, const struct
         start = since_ms(&b->t0);
         judge_limits_apply(&job->limits, job->limits_set, &cfg);
         body = job->kind == BATCH_JUDGE ? run_judge(&cfg, job, b->cancel_fd, &outcome)
-                                        : run_sandboxed(&cfg, job, b->cancel_fd, &outcome);
+                                        : run_sandboxed(&cfg, job, b->cancel_fd, &b->python_host, &outcome);
         if (cancel_pending(b->cancel_fd))
                 _exit(WORKER_CANCELLED);   /* no line: --resume runs the job again */
         line = batch_line_render(job->id, job->line, body, job->kind == BATCH_PYTHON ? (int) outcome : -1, start,
@@ -364,10 +368,29 @@ static __attribute__((noreturn)) void worker(const struct batch *b, const struct
         _exit(0);
 }
 
+/* The python profile is the same for every python job of the batch: the
+ * parent resolves it once (about 1,500 stat calls) and every worker inherits
+ * it. A failure is not cached: each job then resolves it and reports the
+ * error in its own result. */
+static void resolve_python_once(struct batch *b)
+{
+        struct nsb_error ignored;
+
+        if (b->python_host_tried)
+                return;
+        b->python_host_tried = true;
+        if (profile_add_python(&b->python_host, b->cli->interpreter ? b->cli->interpreter : SBX_DEFAULT_INTERPRETER, NULL,
+                               &ignored) < 0)
+                host_set_free(&b->python_host);
+}
+
 static int start_worker(struct batch *b, struct slot *s, struct batch_job *job, struct nsb_error *e)
 {
         int p[2];
         pid_t parent = getpid(), pid;
+
+        if (job->kind == BATCH_PYTHON)
+                resolve_python_once(b);
 
         if (pipe2(p, O_CLOEXEC) < 0)
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "pipe for the worker of line %zu", job->line);
@@ -652,6 +675,7 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
         draw_progress(&b, true);
         free(b.slots);
         free(b.in.buf);
+        host_set_free(&b.python_host);
         if (b.out_broken) {
                 if (r == 0)
                         nsb_fail(e, NSB_STAGE_OUTPUT, EPIPE, "cannot write the results to stdout");

@@ -41,7 +41,6 @@
 
 #include "nsbox-config.h"
 
-#define DEFAULT_INTERPRETER "/usr/bin/python3"
 #define DRAIN_AFTER_EXIT_MS 2000
 
 struct sbx {
@@ -49,7 +48,8 @@ struct sbx {
         const struct nsb_config *cfg;
         struct run_result *res;
 
-        struct host_set host;
+        struct host_set host;           /* resolved for this run (owned) */
+        const struct host_set *hostp;   /* what the mount plan uses: &host or req->python_host */
         struct mnt_plan mounts;
         struct ns_idmap idmap;
         char **envp;
@@ -139,10 +139,12 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
         if (req->argc == 0)
                 return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "empty command");
         if (req->python) {
-                const char *interp = cfg->interpreter ? cfg->interpreter : DEFAULT_INTERPRETER;
-                r = profile_add_python(&s->host, interp, NULL, e);
-                if (r < 0)
-                        return r;
+                const char *interp = cfg->interpreter ? cfg->interpreter : SBX_DEFAULT_INTERPRETER;
+                if (!req->python_host) {
+                        r = profile_add_python(&s->host, interp, NULL, e);
+                        if (r < 0)
+                                return r;
+                }
                 /* The host path of the interpreter exists inside too (its
                  * symlinks are mirrored), so CPython finds its prefix. */
                 if (!(s->exec_path = strdup(interp)))
@@ -161,10 +163,11 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
                 if (r < 0)
                         return r;
         }
+        s->hostp = req->python && req->python_host ? req->python_host : &s->host;
         ns_idmap_plan(geteuid(), getegid(), &s->idmap);
         in = (struct mnt_input){
                 .cfg = cfg,
-                .host = &s->host,
+                .host = s->hostp,
                 .program_name = req->program_name,
                 .program_data = req->program_data,
                 .program_len = req->program_len,
