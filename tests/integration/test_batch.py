@@ -92,7 +92,7 @@ class Batch(SandboxTest):
     def test_flags_are_defaults_and_job_limits_override(self):
         sleeper = "import time; time.sleep(1); print('woke')"
         jobs = [py("default", sleeper), py("own", sleeper, timeout=5),
-                py("mem", "x = bytearray(200 << 20)", limits={"memory": "64M"})]
+                py("mem", "x = bytearray(200 << 20)", limits={"memory": "64M", "wall_time": "20s"})]
         p, lines, out = self.batch(jobs, "--wall-time", "300ms", "-j", "2")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(out["default"]["outcome"], "timeout")
