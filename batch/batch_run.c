@@ -46,6 +46,8 @@ DEFINE_AUTO_CLEANUP(json_t, json_decref)
 #define READ_CHUNK 65536
 #define PROGRESS_EVERY_MS 100.0
 #define WORKER_CANCELLED 3              /* worker exit status: cancelled, no line */
+/* One line per job; 9 significant digits, as `nsbox run --json` prints reals. */
+#define LINE_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(9))
 
 struct slot {
         pid_t pid;                      /* 0 = free */
@@ -222,7 +224,7 @@ static void emit(struct batch *b, json_t *line, enum batch_outcome outcome)
         AUTOFREE char *text = NULL;
         size_t n;
 
-        if (!owned || !(text = json_dumps(owned, JSON_COMPACT))) {
+        if (!owned || !(text = json_dumps(owned, LINE_FLAGS))) {
                 b->out_broken = true;
                 return;
         }
@@ -355,7 +357,7 @@ static __attribute__((noreturn)) void worker(const struct batch *b, const struct
                 _exit(WORKER_CANCELLED);   /* no line: --resume runs the job again */
         line = batch_line_render(job->id, job->line, body, job->kind == BATCH_PYTHON ? (int) outcome : -1, start,
                                  since_ms(&b->t0));
-        text = line ? json_dumps(line, JSON_COMPACT) : NULL;
+        text = line ? json_dumps(line, LINE_FLAGS) : NULL;
         if (!text)
                 _exit(1);
         n = strlen(text);

@@ -230,3 +230,40 @@ class Batch(SandboxTest):
             shutil.rmtree(d)
         self.assertEqual(p.returncode, 0)
         self.assertIn(b"3/3", shown)
+
+    def test_a_killed_worker_is_an_error_line_and_the_batch_goes_on(self):
+        marker = "%d.%06d" % (200 + os.getpid() % 100, int(uuid.uuid4().int % 10 ** 6))
+        jobs = [{"id": "victim", "kind": "run", "argv": ["/bin/sleep", marker]}, py("after", "print('still here')")]
+        proc = subprocess.Popen([NSBOX, "batch", "-j", "1", "-"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdin.write(jsonl(jobs))
+        proc.stdin.close()
+        proc.stdin = None
+        deadline = time.monotonic() + 30
+        while not processes_with(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        workers = [int(p) for p in os.listdir("/proc") if p.isdigit() and _ppid(int(p)) == proc.pid]
+        if len(workers) != 1:
+            proc.kill()
+            proc.communicate()
+            self.fail("expected one worker, found %r" % workers)
+        os.kill(workers[0], signal.SIGKILL)
+        out, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 0, err)
+        lines = [json.loads(l) for l in out.decode().splitlines()]
+        self.assertEqual([d["id"] for d in lines], ["victim", "after"])
+        self.assertEqual((lines[0]["status"], lines[0]["error"]["stage"]), ("error", "supervise"))
+        self.assertIn("died of signal 9", lines[0]["error"]["message"])
+        self.assertEqual(lines[1]["stdout"]["text"], "still here\n")
+        deadline = time.monotonic() + 10   # the sandbox dies with its worker
+        while processes_with(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(processes_with(marker), [])
+
+
+def _ppid(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
