@@ -4,6 +4,8 @@
 #      the same N run by bare python3 through `xargs -P J`, timed by hyperfine
 #      (--runs R, default 1: a run of 1000 jobs is long); reports the ratio
 #      (target: nsbox at most 1.25x bare);
+#      for context, the same N as separate `nsbox python -c` runs through
+#      `xargs -P J` (what batch saves over one process per run);
 #   2. nsbox's own memory per concurrent job: while a batch runs, every 50 ms
 #      sum the PSS (proportional set size: pages shared by the forked workers
 #      counted once in all) of every process running the nsbox binary (the
@@ -34,16 +36,18 @@ PY
 echo "== $n jobs, -j $j, $runs run(s) each; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 hyperfine -r "$runs" --export-json "$out/time.json" \
   -n bare "xargs -0 -n1 -P$j $py -I -B -c < $out/bare.nul > /dev/null" \
-  -n nsbox "$nsbox batch -j $j $out/jobs.jsonl > $out/results.jsonl" >/dev/null
+  -n nsbox "$nsbox batch -j $j $out/jobs.jsonl > $out/results.jsonl" \
+  -n nsbox-run-each "xargs -0 -n1 -P$j $nsbox python -c < $out/bare.nul > /dev/null" >/dev/null
 $py - "$out" "$n" <<'PY'
 import json, sys
 out, n = sys.argv[1], int(sys.argv[2])
 res = {r["command"]: r for r in json.load(open(out + "/time.json"))["results"]}
-bare, nsb = res["bare"]["mean"], res["nsbox"]["mean"]
+bare, nsb, each = res["bare"]["mean"], res["nsbox"]["mean"], res["nsbox-run-each"]["mean"]
 lines = [json.loads(l) for l in open(out + "/results.jsonl")]
 passed = sum(1 for d in lines if d.get("outcome") == "pass")
 print("time: bare %.2f s (%.1f ms/job)  nsbox %.2f s (%.1f ms/job)  ratio %.2fx (target <= 1.25x)"
       % (bare, bare * 1e3 / n, nsb, nsb * 1e3 / n, nsb / bare))
+print("      one nsbox python per job via xargs: %.2f s (%.2fx bare; batch is %.2fx of it)" % (each, each / bare, nsb / each))
 print("      nsbox lines %d, pass %d; sandbox wall mean %.1f ms, cpu mean %.1f ms"
       % (len(lines), passed, sum(d["wall_ms"] for d in lines) / max(len(lines), 1),
          sum(d["cpu_ms"] for d in lines) / max(len(lines), 1)))
