@@ -250,7 +250,7 @@ static const struct cli_opt options[] = {
         { "result", "FILE", C_RUN | C_PY | C_JUDGE | C_TEST, opt_result, "also write the result object to FILE" },
         { "jobs", "N", C_BATCH, opt_jobs, "parallel jobs (default: number of cores); also -j N" },
         { "resume", "FILE", C_BATCH, opt_resume, "skip the jobs whose id already has a line in FILE (earlier results)" },
-        { "shard", "K/N", C_BATCH, opt_shard, "take only lines K, K+N, K+2N, ... (0-based K; split a batch across machines)" },
+        { "shard", "K/N", C_BATCH, opt_shard, "take every Nth line from line K+1 (0 <= K < N): one of N machines" },
         { "fail-fast", NULL, C_JUDGE, opt_fail_fast, "stop at the first failing case" },
         { "help", NULL, C_ALL, opt_help, "show this help" },
 };
