@@ -83,6 +83,7 @@ struct batch {
         struct batch_progress prog;
         double last_draw_ms;
         bool cancelled, out_broken;
+        bool out_is_tty;                /* lines and the status line share a terminal */
 };
 
 static double since_ms(const struct timespec *t0)
@@ -217,6 +218,19 @@ static void draw_progress(struct batch *b, bool final)
         fflush(b->progress);
 }
 
+/* One result line to stdout. On a terminal shared with the status line,
+ * the status line is erased first (and redrawn after), so they never mix. */
+static void write_line(struct batch *b, const char *text, size_t len)
+{
+        if (b->progress && b->out_is_tty) {
+                fputs("\r\033[K", b->progress);
+                fflush(b->progress);
+                b->last_draw_ms = -PROGRESS_EVERY_MS;   /* redraw right after the line */
+        }
+        if (!b->out_broken && write_all(b->out_fd, text, len) < 0)
+                b->out_broken = true;
+}
+
 /* Writes @line (stolen) and counts it under @outcome. */
 static void emit(struct batch *b, json_t *line, enum batch_outcome outcome)
 {
@@ -230,8 +244,7 @@ static void emit(struct batch *b, json_t *line, enum batch_outcome outcome)
         }
         n = strlen(text);
         text[n] = '\n';   /* json_dumps' NUL becomes the line's end */
-        if (!b->out_broken && write_all(b->out_fd, text, n + 1) < 0)
-                b->out_broken = true;
+        write_line(b, text, n + 1);
         b->prog.done++;
         b->prog.count[outcome]++;
         draw_progress(b, false);
@@ -244,8 +257,7 @@ static void emit_raw(struct batch *b, const char *msg, size_t len)
         enum batch_outcome outcome = msg[0] >= '0' && msg[0] < '0' + OUTCOME__MAX ? (enum batch_outcome) (msg[0] - '0')
                                                                                    : OUTCOME_ERROR;
 
-        if (!b->out_broken && write_all(b->out_fd, msg + 1, len - 1) < 0)
-                b->out_broken = true;
+        write_line(b, msg + 1, len - 1);
         b->prog.done++;
         b->prog.count[outcome]++;
         draw_progress(b, false);
@@ -644,6 +656,7 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
         int r;
 
         clock_gettime(CLOCK_MONOTONIC, &b.t0);
+        b.out_is_tty = isatty(out_fd);
         if (cli->isolation == NSB_ISOLATION_REDUCED) {
                 nsb_fail(e, NSB_STAGE_USAGE, ENOTSUP, "--isolation reduced is not available in this version");
                 return BATCH_EXIT_SETUP;

@@ -30,6 +30,7 @@ import json
 import os
 import shutil
 import subprocess
+import textwrap
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Union
@@ -145,14 +146,15 @@ def _text(stream: Optional[dict]) -> str:
     return text
 
 
-def _job(id_: Any, code: str, test_code: Optional[str], timeout: Optional[float], limits: Optional[dict]) -> dict:
+def _job(id_: Any, code: str, test_code: Optional[str], timeout: Optional[float], limits: Optional[dict],
+         dedent: bool) -> dict:
     if not isinstance(code, str):
         raise TypeError("code must be a str")
     if test_code is not None and not isinstance(test_code, str):
         raise TypeError("test_code must be a str or None")
-    job = {"id": id_, "kind": "python", "code": code}
+    job = {"id": id_, "kind": "python", "code": textwrap.dedent(code) if dedent else code}
     if test_code is not None:
-        job["test_code"] = test_code
+        job["test_code"] = textwrap.dedent(test_code) if dedent else test_code
     if limits:
         job["limits"] = dict(limits)
     if timeout is not None and "wall_time" not in (limits or {}):
@@ -161,11 +163,17 @@ def _job(id_: Any, code: str, test_code: Optional[str], timeout: Optional[float]
 
 
 class Client:
-    """One nsbox binary and the options passed to every command."""
+    """One nsbox binary and the options passed to every command.
 
-    def __init__(self, nsbox: Optional[str] = None, extra_args: Sequence[str] = ()):
+    extra_args: flags for every batch and judge (e.g. ["--memory", "128M"]);
+    dedent: remove the common indentation of code and test_code first, as
+    the executor this client replaces did (textwrap.dedent).
+    """
+
+    def __init__(self, nsbox: Optional[str] = None, extra_args: Sequence[str] = (), dedent: bool = True):
         self.nsbox = nsbox or os.environ.get("NSBOX") or shutil.which("nsbox") or "nsbox"
         self.extra_args = list(extra_args)
+        self.dedent = dedent
 
     # -- plumbing -----------------------------------------------------------
     def _popen(self, args: Sequence[str], **kw) -> subprocess.Popen:
@@ -212,7 +220,7 @@ class Client:
             try:
                 for i, pair in enumerate(pairs):
                     code, test = (pair, None) if isinstance(pair, str) else (pair[0], pair[1] if len(pair) > 1 else None)
-                    p.stdin.write((json.dumps(_job(i, code, test, timeout, limits)) + "\n").encode())
+                    p.stdin.write((json.dumps(_job(i, code, test, timeout, limits, self.dedent)) + "\n").encode())
                 p.stdin.close()
             except BrokenPipeError:
                 pass

@@ -43,6 +43,17 @@ class RunCode(WithNsbox):
         self.assertEqual((r.status, r.label, r.return_code), ("fail", 0, 1))
         self.assertIn("AssertionError", r.stderr)
 
+    def test_indented_snippets_are_dedented(self):
+        r = self.client.run_code("    def f():\n        return 3\n", test_code="    assert f() == 3\n    print('ok')")
+        self.assertEqual((r.status, r.stdout), ("pass", "ok\n"))
+        r = nc.Client(NSBOX, dedent=False).run_code("    x = 1")
+        self.assertEqual(r.status, "fail")
+        self.assertIn("IndentationError", r.stderr)
+
+    def test_extra_args_are_batch_flags(self):
+        r = nc.Client(NSBOX, extra_args=["--wall-time", "300ms"]).run_code("import time; time.sleep(2)", timeout=None)
+        self.assertEqual(r.status, "timeout")
+
     def test_timeout(self):
         r = self.client.run_code("while True:\n    pass", timeout=0.5)
         self.assertEqual((r.status, r.label, r.return_code, r.limit), ("timeout", 0, None, "wall_time"))
