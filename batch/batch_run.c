@@ -307,7 +307,7 @@ static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_jo
 }
 
 static json_t *run_judge(const struct nsb_config *cfg, const struct batch_job *job, int cancel_fd,
-                         enum batch_outcome *ret_outcome)
+                         const struct host_set *python_host, enum batch_outcome *ret_outcome)
 {
         struct judge_report rep;
         struct nsb_error e;
@@ -315,7 +315,8 @@ static json_t *run_judge(const struct nsb_config *cfg, const struct batch_job *j
 
         nsb_error_clear(&e);
         /* cli_explicit 0: the job's spec limits win over the batch flags. */
-        if (judge_run_spec(cfg, 0, &job->spec, cancel_fd, &rep, &e) < 0) {
+        if (judge_run_spec(cfg, 0, &job->spec, cancel_fd, python_host && python_host->n ? python_host : NULL, &rep,
+                           &e) < 0) {
                 struct run_result r;
 
                 judge_report_free(&rep);
@@ -363,7 +364,7 @@ static __attribute__((noreturn)) void worker(const struct batch *b, const struct
         }
         start = since_ms(&b->t0);
         judge_limits_apply(&job->limits, job->limits_set, &cfg);
-        body = job->kind == BATCH_JUDGE ? run_judge(&cfg, job, b->cancel_fd, &outcome)
+        body = job->kind == BATCH_JUDGE ? run_judge(&cfg, job, b->cancel_fd, &b->python_host, &outcome)
                                         : run_sandboxed(&cfg, job, b->cancel_fd, &b->python_host, &outcome);
         if (cancel_pending(b->cancel_fd))
                 _exit(WORKER_CANCELLED);   /* no line: --resume runs the job again */
@@ -382,7 +383,7 @@ static __attribute__((noreturn)) void worker(const struct batch *b, const struct
         _exit(0);
 }
 
-/* The python profile is the same for every python job of the batch: the
+/* The python profile is the same for every python and judge job: the
  * parent resolves it once (about 1,500 stat calls) and every worker inherits
  * it. A failure is not cached: each job then resolves it and reports the
  * error in its own result. */
@@ -403,7 +404,7 @@ static int start_worker(struct batch *b, struct slot *s, struct batch_job *job, 
         int p[2];
         pid_t parent = getpid(), pid;
 
-        if (job->kind == BATCH_PYTHON)
+        if (job->kind != BATCH_RUN)
                 resolve_python_once(b);
 
         if (pipe2(p, O_CLOEXEC) < 0)

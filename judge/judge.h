@@ -30,6 +30,7 @@
 #include <stdio.h>
 
 #include "config/config.h"
+#include "profile/profile.h"
 #include "result/result.h"
 #include "util/error.h"
 
@@ -150,11 +151,13 @@ json_t *judge_report_to_json(const struct judge_report *rep,
 /* Run every case of a parsed @spec (judge_run.c): reads program.path, then
  * one fresh sandbox per case. Limits: @cli, then the spec's limits not named
  * in @cli_explicit (judge_cli_explicit() for `nsbox judge`: flags win; 0 for
- * a batch job: the job's spec wins over the batch flags). Fills @ret (free it
- * with judge_report_free); returns 0, or -errno with @e filled when the
- * program file cannot be read. */
+ * a batch job: the job's spec wins over the batch flags). @python_host: the
+ * python profile already resolved for cli->interpreter (see sbx_request), or
+ * NULL. Fills @ret (free it with judge_report_free); returns 0, or -errno
+ * with @e filled when the program file cannot be read. */
 int judge_run_spec(const struct nsb_config *cli, unsigned cli_explicit, const struct judge_spec *spec,
-                   int cancel_fd, struct judge_report *ret, struct nsb_error *e);
+                   int cancel_fd, const struct host_set *python_host, struct judge_report *ret,
+                   struct nsb_error *e);
 void judge_report_free(struct judge_report *rep);
 
 /* The whole command (judge_run.c): read cli->input_path, run every case,

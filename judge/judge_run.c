@@ -112,7 +112,8 @@ static bool cancel_pending(int cancel_fd)
 }
 
 static void run_case(const struct nsb_config *cfg, const struct judge_spec *spec, const char *program,
-                     size_t program_len, const char *sha, size_t idx, int cancel_fd, struct judge_case_report *c)
+                     size_t program_len, const char *sha, size_t idx, int cancel_fd,
+                     const struct host_set *python_host, struct judge_case_report *c)
 {
         const struct judge_case *jc = &spec->cases[idx];
         AUTOFREE char **argv = NULL;
@@ -126,8 +127,10 @@ static void run_case(const struct nsb_config *cfg, const struct judge_spec *spec
         /* Only the stimulus goes in: jc->expect is not an argument here. */
         r = judge_request_build(cfg, &spec->program, program, program_len, &jc->stimulus, cancel_fd, &argv,
                                 &req, &e);
-        if (r >= 0)
+        if (r >= 0) {
+                req.python_host = python_host;
                 r = sbx_run(&req, &c->result);
+        }
         if (r < 0) {
                 /* Even the error result could not be produced: the case is
                  * unknown, never failed. */
@@ -170,7 +173,7 @@ void judge_report_free(struct judge_report *rep)
 }
 
 int judge_run_spec(const struct nsb_config *cli, unsigned cli_explicit, const struct judge_spec *spec,
-                   int cancel_fd, struct judge_report *rep, struct nsb_error *e)
+                   int cancel_fd, const struct host_set *python_host, struct judge_report *rep, struct nsb_error *e)
 {
         AUTOFREE char *file_program = NULL;
         const char *program;
@@ -206,7 +209,7 @@ int judge_run_spec(const struct nsb_config *cli, unsigned cli_explicit, const st
                         judge_mark_not_run(rep->cases, i, spec->n_cases, "not run: cancelled");
                         break;
                 }
-                run_case(&cfg, spec, program, program_len, rep->program_sha256, i, cancel_fd, c);
+                run_case(&cfg, spec, program, program_len, rep->program_sha256, i, cancel_fd, python_host, c);
                 if (judge_should_stop(c, cli->fail_fast)) {
                         char why[JUDGE_REASON_MAX];
 
@@ -246,7 +249,7 @@ int judge_main(const struct nsb_config *cli, int cancel_fd, FILE *out, struct ns
                 return JUDGE_EXIT_BAD_SPEC;
         }
         /* Precedence: an explicit flag > the spec's limits > the defaults. */
-        r = judge_run_spec(cli, judge_cli_explicit(cli), &spec, cancel_fd, &rep, e);
+        r = judge_run_spec(cli, judge_cli_explicit(cli), &spec, cancel_fd, NULL, &rep, e);
         if (r < 0) {
                 nsb_error_prefix(e, "spec '%s'", cli->input_path);
                 return JUDGE_EXIT_BAD_SPEC;
