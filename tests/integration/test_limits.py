@@ -41,7 +41,10 @@ class Limits(SandboxTest):
         p, res = self.py("spin.py", "2", opts=("--cpu-time", "1s", "--wall-time", "20s"))
         self.assertEqual(res["status"], "limit", res)
         self.assertEqual(res["limit"], "cpu_time")
-        self.assertGreaterEqual(res["cpu_ms"], 1000)
+        # rusage (all the rlimit backend can read) may report a little less
+        # than the kernel's RLIMIT_CPU clock counted: 955 ms at 1 s was seen.
+        floor = 900 if res["protections"]["cpu_time"] == "rlimit" else 1000
+        self.assertGreaterEqual(res["cpu_ms"], floor)
         self.assertLess(res["wall_ms"], 15000)
 
     def test_big_write_stops_at_file_size(self):
