@@ -114,7 +114,7 @@ static int write_all(int fd, const char *p, size_t n)
 static int reader_next(struct reader *r, const char **ret_text, size_t *ret_len, bool *ret_too_long)
 {
         for (;;) {
-                char *nl = memchr(r->buf + r->start, '\n', r->len - r->start);
+                char *nl = r->len > r->start ? memchr(r->buf + r->start, '\n', r->len - r->start) : NULL;
 
                 *ret_too_long = false;
                 if (nl || (r->eof && r->len > r->start)) {

@@ -159,8 +159,12 @@ static void test_shard_blank_ids(void **state)
         assert_true(batch_line_blank(" \t\r", 3));
         assert_false(batch_line_blank(" x", 2));
 
-        k1 = batch_id_key(json_string("7"));   /* leaks one json_t; fine in a test */
-        k2 = batch_id_key(json_integer(7));
+        json_t *s7 = json_string("7"), *i7 = json_integer(7);
+
+        k1 = batch_id_key(s7);
+        k2 = batch_id_key(i7);
+        json_decref(s7);
+        json_decref(i7);
         assert_string_not_equal(k1, k2);
         batch_resume_add(set, "{\"id\":\"7\",\"status\":\"exited\"}", 28);
         batch_resume_add(set, "{\"id\":\"cut", 10);
