@@ -231,6 +231,13 @@ static void write_line(struct batch *b, const char *text, size_t len)
                 b->out_broken = true;
 }
 
+static void count_line(struct batch *b, enum batch_outcome outcome)
+{
+        b->prog.done++;
+        b->prog.count[outcome]++;
+        draw_progress(b, false);
+}
+
 /* Writes @line (stolen) and counts it under @outcome. */
 static void emit(struct batch *b, json_t *line, enum batch_outcome outcome)
 {
@@ -245,9 +252,7 @@ static void emit(struct batch *b, json_t *line, enum batch_outcome outcome)
         n = strlen(text);
         text[n] = '\n';   /* json_dumps' NUL becomes the line's end */
         write_line(b, text, n + 1);
-        b->prog.done++;
-        b->prog.count[outcome]++;
-        draw_progress(b, false);
+        count_line(b, outcome);
 }
 
 /* A worker's message: one byte, its outcome for the counts ('0' + enum
@@ -258,9 +263,7 @@ static void emit_raw(struct batch *b, const char *msg, size_t len)
                                                                                    : OUTCOME_ERROR;
 
         write_line(b, msg + 1, len - 1);
-        b->prog.done++;
-        b->prog.count[outcome]++;
-        draw_progress(b, false);
+        count_line(b, outcome);
 }
 
 static void emit_error(struct batch *b, const json_t *id, size_t line, const struct nsb_error *err)
