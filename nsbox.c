@@ -8,6 +8,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "batch/batch.h"
 #include "config/config.h"
 #include "config/policy.h"
 #include "doctor/doctor.h"
@@ -225,6 +226,11 @@ int main(int argc, char **argv)
                 code = test_main(&cfg, cancel_fd, stdout, &e);
                 if (code == TESTCMD_EXIT_SETUP)
                         fprintf(stderr, "nsbox: test: %s\n", e.msg);
+                break;
+        case NSB_CMD_BATCH:
+                code = batch_main(&cfg, cancel_fd, STDOUT_FILENO, isatty(STDERR_FILENO) ? stderr : NULL, &e);
+                if (code == BATCH_EXIT_SETUP)
+                        usage_error_or_die(&e);
                 break;
         case NSB_CMD_DOCTOR:
                 code = doctor_main(&cfg, stdout, &e);

@@ -71,6 +71,7 @@ void cfg_free(struct nsb_config *cfg)
         free(cfg->inline_code);
         free_strv(cfg->argv, cfg->argc);
         free(cfg->input_path);
+        free(cfg->resume_path);
         memset(cfg, 0, sizeof *cfg);
 }
 
@@ -125,6 +126,27 @@ static int opt_jobs(struct nsb_config *c, const char *v, struct nsb_error *e)
         if (r < 0)
                 return r;
         c->jobs = (unsigned) n;
+        return 0;
+}
+
+static int opt_resume(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->resume_path, v, e); }
+
+/* K/N with 0 <= K < N: shard K of N (0-based, like a Kubernetes completion
+ * index; a Slurm array can pass $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT). */
+static int opt_shard(struct nsb_config *c, const char *v, struct nsb_error *e)
+{
+        const char *slash = strchr(v, '/');
+        char k[32];
+        uint64_t idx, n;
+
+        if (!slash || (size_t) (slash - v) >= sizeof k)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': expected K/N, e.g. 0/4", v);
+        memcpy(k, v, (size_t) (slash - v));
+        k[slash - v] = '\0';
+        if (cfg_parse_count(slash + 1, 1, 1u << 20, &n, e) < 0 || cfg_parse_count(k, 0, n - 1, &idx, e) < 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': expected K/N with 0 <= K < N", v);
+        c->shard_index = (unsigned) idx;
+        c->shard_count = (unsigned) n;
         return 0;
 }
 
@@ -278,6 +300,8 @@ static const struct cli_opt options[] = {
         { "json", NULL, C_ALL, opt_json, "print the result object on stdout instead of the program's streams" },
         { "result", "FILE", C_RUN | C_PY | C_JUDGE | C_TEST, opt_result, "also write the result object to FILE" },
         { "jobs", "N", C_BATCH, opt_jobs, "parallel jobs (default: number of cores); also -j N" },
+        { "resume", "FILE", C_BATCH, opt_resume, "skip the jobs whose id already has a line in FILE (earlier results)" },
+        { "shard", "K/N", C_BATCH, opt_shard, "take every Nth line from line K+1 (0 <= K < N): one of N machines" },
         { "fail-fast", NULL, C_JUDGE, opt_fail_fast, "stop at the first failing case" },
         { "help", NULL, C_ALL | (1u << NSB_CMD_PROFILE), opt_help, "show this help" },
 };

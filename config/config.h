@@ -108,6 +108,9 @@ struct nsb_config {
         /* judge / test / batch positional file (SPEC.json, JOBS.jsonl) */
         char *input_path;
         unsigned jobs;                  /* batch -j; 0 = number of cores */
+        char *resume_path;              /* batch --resume: skip the ids already in this file */
+        unsigned shard_index;           /* batch --shard K/N: take lines with (line-1) % N == K */
+        unsigned shard_count;           /* 0 = no sharding */
         bool fail_fast;                 /* judge --fail-fast */
 };
 

@@ -11,6 +11,7 @@
  */
 #include "config/policy.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <ini.h>
 #include <stdarg.h>
@@ -223,11 +224,14 @@ static int on_key(void *user, const char *section, const char *name, const char 
         if (c->err_line)
                 return 1;       /* only the first error is reported */
         /* "k =;x" keeps ";x", but "k = ;x" (how it is written back) is a
-         * comment: such a value could not round-trip, so refuse it. */
-        if (value[0] == ';') {
-                fail_at(c, EINVAL, "[%s] %s: a value may not begin with ';'", section, name);
-                return 0;
-        }
+         * comment, and so is any ';' after whitespace: such a value could
+         * not round-trip, so refuse it. */
+        for (size_t i = 0; value[i]; i++)
+                if (value[i] == ';' && (i == 0 || isspace((unsigned char) value[i - 1]))) {
+                        fail_at(c, EINVAL, "[%s] %s: a value may not begin with ';' nor have one after a space",
+                                section, name);
+                        return 0;
+                }
         if (strcmp(section, "env") == 0)
                 return on_env(c, name, value);
         for (size_t i = 0; i < ARRAY_SIZE(keys); i++)

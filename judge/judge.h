@@ -30,6 +30,7 @@
 #include <stdio.h>
 
 #include "config/config.h"
+#include "profile/profile.h"
 #include "result/result.h"
 #include "util/error.h"
 
@@ -109,6 +110,15 @@ int judge_spec_parse(const char *text, size_t len, const char *spec_path, struct
                      struct nsb_error *e);
 void judge_spec_free(struct judge_spec *spec);
 
+/* The `limits` object of a spec (or of a batch job): the keys wall_time,
+ * cpu_time, memory, pids, output_limit, file_size, tmp_size, with the values
+ * of the flags. Sets each given field of @overlay and its bit in *ret_set.
+ * An unknown key or bad value: -EINVAL, stage config, "limits.KEY: ...". */
+int judge_limits_parse(const json_t *obj, struct nsb_config *overlay, unsigned *ret_set, struct nsb_error *e);
+
+/* Copy into @cfg the limit fields of @overlay named by the bits in @take. */
+void judge_limits_apply(const struct nsb_config *overlay, unsigned take, struct nsb_config *cfg);
+
 /* Verdict of one case from what the sandbox observed (pure). Fills @ret
  * (verdict and reason); returns 0, or -ENOMEM (then the verdict is
  * undetermined and the reason says so). */
@@ -126,6 +136,18 @@ const char *judge_verdict_name(enum judge_verdict v);
  * `result` (the driver passes result_to_json). New reference, NULL on ENOMEM. */
 json_t *judge_report_to_json(const struct judge_report *rep,
                              json_t *(*render_result)(const struct run_result *r, uint64_t output_limit));
+
+/* Run every case of a parsed @spec (judge_run.c): reads program.path, then
+ * one fresh sandbox per case. Limits: @cli, then the spec's limits not named
+ * in @cli_explicit (judge_cli_explicit() for `nsbox judge`: flags win; 0 for
+ * a batch job: the job's spec wins over the batch flags). @python_host: the
+ * python profile already resolved for cli->interpreter (see sbx_request), or
+ * NULL. Fills @ret (free it with judge_report_free); returns 0, or -errno
+ * with @e filled when the program file cannot be read. */
+int judge_run_spec(const struct nsb_config *cli, unsigned cli_explicit, const struct judge_spec *spec,
+                   int cancel_fd, const struct host_set *python_host, struct judge_report *ret,
+                   struct nsb_error *e);
+void judge_report_free(struct judge_report *rep);
 
 /* The whole command (judge_run.c): read cli->input_path, run every case,
  * print the verdict to @out (JSON when cli->json, else a summary), write it

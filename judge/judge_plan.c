@@ -554,26 +554,30 @@ unsigned judge_cli_explicit(const struct nsb_config *cli)
                            CFG_F_FILE_SIZE | CFG_F_TMP_SIZE);
 }
 
+void judge_limits_apply(const struct nsb_config *overlay, unsigned take, struct nsb_config *cfg)
+{
+        if (take & CFG_F_WALL_TIME)
+                cfg->wall_time_ms = overlay->wall_time_ms;
+        if (take & CFG_F_CPU_TIME)
+                cfg->cpu_time_ms = overlay->cpu_time_ms;
+        if (take & CFG_F_MEMORY)
+                cfg->memory_bytes = overlay->memory_bytes;
+        if (take & CFG_F_PIDS)
+                cfg->pids_max = overlay->pids_max;
+        if (take & CFG_F_OUTPUT)
+                cfg->output_limit_bytes = overlay->output_limit_bytes;
+        if (take & CFG_F_FILE_SIZE)
+                cfg->file_size_bytes = overlay->file_size_bytes;
+        if (take & CFG_F_TMP_SIZE)
+                cfg->tmp_size_bytes = overlay->tmp_size_bytes;
+}
+
 void judge_config_merge(const struct nsb_config *cli, unsigned cli_explicit, const struct judge_spec *spec,
                         struct nsb_config *ret)
 {
-        unsigned take = spec->limits_set & ~cli_explicit;   /* precedence: flag > spec > default */
-
         *ret = *cli;
-        if (take & CFG_F_WALL_TIME)
-                ret->wall_time_ms = spec->limits.wall_time_ms;
-        if (take & CFG_F_CPU_TIME)
-                ret->cpu_time_ms = spec->limits.cpu_time_ms;
-        if (take & CFG_F_MEMORY)
-                ret->memory_bytes = spec->limits.memory_bytes;
-        if (take & CFG_F_PIDS)
-                ret->pids_max = spec->limits.pids_max;
-        if (take & CFG_F_OUTPUT)
-                ret->output_limit_bytes = spec->limits.output_limit_bytes;
-        if (take & CFG_F_FILE_SIZE)
-                ret->file_size_bytes = spec->limits.file_size_bytes;
-        if (take & CFG_F_TMP_SIZE)
-                ret->tmp_size_bytes = spec->limits.tmp_size_bytes;
+        /* precedence: flag > spec > default */
+        judge_limits_apply(&spec->limits, spec->limits_set & ~cli_explicit, ret);
         if (!cli->profile && spec->profile)
                 ret->profile = spec->profile;
 }

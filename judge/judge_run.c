@@ -113,7 +113,8 @@ static bool cancel_pending(int cancel_fd)
 }
 
 static void run_case(const struct nsb_config *cfg, const struct judge_spec *spec, const char *program,
-                     size_t program_len, const char *sha, size_t idx, int cancel_fd, struct judge_case_report *c)
+                     size_t program_len, const char *sha, size_t idx, int cancel_fd,
+                     const struct host_set *python_host, struct judge_case_report *c)
 {
         const struct judge_case *jc = &spec->cases[idx];
         AUTOFREE char **argv = NULL;
@@ -127,8 +128,10 @@ static void run_case(const struct nsb_config *cfg, const struct judge_spec *spec
         /* Only the stimulus goes in: jc->expect is not an argument here. */
         r = judge_request_build(cfg, &spec->program, program, program_len, &jc->stimulus, cancel_fd, &argv,
                                 &req, &e);
-        if (r >= 0)
+        if (r >= 0) {
+                req.python_host = python_host;
                 r = sbx_run(&req, &c->result);
+        }
         if (r < 0) {
                 /* Even the error result could not be produced: the case is
                  * unknown, never failed. */
@@ -165,15 +168,71 @@ static int write_result_file(const char *path, const json_t *root, struct nsb_er
         return 0;
 }
 
+void judge_report_free(struct judge_report *rep)
+{
+        report_cleanup(rep);
+}
+
+int judge_run_spec(const struct nsb_config *cli, unsigned cli_explicit, const struct judge_spec *spec,
+                   int cancel_fd, const struct host_set *python_host, struct judge_report *rep, struct nsb_error *e)
+{
+        AUTOFREE char *file_program = NULL;
+        const char *program;
+        size_t program_len;
+        struct nsb_config cfg;
+        int r;
+
+        memset(rep, 0, sizeof *rep);
+        if (spec->program.path) {
+                r = read_all(spec->program.path, PROGRAM_MAX_BYTES, &file_program, &program_len, e);
+                if (r < 0)
+                        return nsb_error_prefix(e, "program.path");
+                program = file_program;
+        } else {
+                program = spec->program.source;
+                program_len = spec->program.source_len;
+        }
+        sha256_hex(program, program_len, rep->program_sha256);
+
+        judge_config_merge(cli, cli_explicit, spec, &cfg);
+        rep->output_limit = cfg.output_limit_bytes;
+        rep->cases = calloc(spec->n_cases, sizeof *rep->cases);
+        if (!rep->cases)
+                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+        rep->n_cases = spec->n_cases;
+        for (size_t i = 0; i < spec->n_cases; i++)
+                rep->cases[i].name = spec->cases[i].name;
+
+        for (size_t i = 0; i < spec->n_cases; i++) {
+                struct judge_case_report *c = &rep->cases[i];
+
+                if (cancel_pending(cancel_fd)) {
+                        judge_mark_not_run(rep->cases, i, spec->n_cases, "not run: cancelled");
+                        break;
+                }
+                run_case(&cfg, spec, program, program_len, rep->program_sha256, i, cancel_fd, python_host, c);
+                if (judge_should_stop(c, cli->fail_fast)) {
+                        char why[JUDGE_REASON_MAX];
+
+                        if (c->result.status == RUN_CANCELLED)
+                                snprintf(why, sizeof why, "not run: cancelled");
+                        else
+                                snprintf(why, sizeof why, "not run: --fail-fast stopped after cases[%zu] failed", i);
+                        judge_mark_not_run(rep->cases, i + 1, spec->n_cases, why);
+                        break;
+                }
+        }
+        rep->verdict = judge_suite_verdict(rep->cases, rep->n_cases);
+        return 0;
+}
+
 int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_error *e)
 {
         __attribute__((cleanup(spec_cleanup))) struct judge_spec spec = { 0 };
         __attribute__((cleanup(report_cleanup))) struct judge_report rep = { 0 };
         AUTO(json_decref) json_t *root = NULL;
-        AUTOFREE char *text = NULL, *file_program = NULL;
-        const char *program;
-        size_t text_len, program_len;
-        struct nsb_config cfg;
+        AUTOFREE char *text = NULL;
+        size_t text_len;
         int r;
 
         if (!cli->input_path) {
@@ -190,56 +249,16 @@ int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_erro
                 nsb_error_prefix(e, "spec '%s'", cli->input_path);
                 return JUDGE_EXIT_BAD_SPEC;
         }
-
-        if (spec.program.path) {
-                r = read_all(spec.program.path, PROGRAM_MAX_BYTES, &file_program, &program_len, e);
-                if (r < 0) {
-                        nsb_error_prefix(e, "spec '%s': program.path", cli->input_path);
-                        return JUDGE_EXIT_BAD_SPEC;
-                }
-                program = file_program;
-        } else {
-                program = spec.program.source;
-                program_len = spec.program.source_len;
-        }
-        sha256_hex(program, program_len, rep.program_sha256);
-
         /* Precedence: an explicit flag > the spec's limits > the profile
          * (--profile, else the spec's "profile", else python) > defaults. */
         r = cfg_profile_resolve(cli, cli->profile ? cli->profile : spec.profile, e);
         if (r < 0)
                 return JUDGE_EXIT_BAD_SPEC;
-        judge_config_merge(cli, judge_cli_explicit(cli), &spec, &cfg);
-        rep.output_limit = cfg.output_limit_bytes;
-        rep.cases = calloc(spec.n_cases, sizeof *rep.cases);
-        if (!rep.cases) {
-                nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+        r = judge_run_spec(cli, judge_cli_explicit(cli), &spec, cancel_fd, NULL, &rep, e);
+        if (r < 0) {
+                nsb_error_prefix(e, "spec '%s'", cli->input_path);
                 return JUDGE_EXIT_BAD_SPEC;
         }
-        rep.n_cases = spec.n_cases;
-        for (size_t i = 0; i < spec.n_cases; i++)
-                rep.cases[i].name = spec.cases[i].name;
-
-        for (size_t i = 0; i < spec.n_cases; i++) {
-                struct judge_case_report *c = &rep.cases[i];
-
-                if (cancel_pending(cancel_fd)) {
-                        judge_mark_not_run(rep.cases, i, spec.n_cases, "not run: cancelled");
-                        break;
-                }
-                run_case(&cfg, &spec, program, program_len, rep.program_sha256, i, cancel_fd, c);
-                if (judge_should_stop(c, cli->fail_fast)) {
-                        char why[JUDGE_REASON_MAX];
-
-                        if (c->result.status == RUN_CANCELLED)
-                                snprintf(why, sizeof why, "not run: cancelled");
-                        else
-                                snprintf(why, sizeof why, "not run: --fail-fast stopped after cases[%zu] failed", i);
-                        judge_mark_not_run(rep.cases, i + 1, spec.n_cases, why);
-                        break;
-                }
-        }
-        rep.verdict = judge_suite_verdict(rep.cases, rep.n_cases);
 
         root = judge_report_to_json(&rep, result_to_json);
         if (!root) {

@@ -152,7 +152,7 @@ static int number_text(const json_t *v, char *buf, size_t size)
         return -EINVAL;
 }
 
-static int parse_limits(const json_t *obj, struct judge_spec *spec, struct nsb_error *e)
+int judge_limits_parse(const json_t *obj, struct nsb_config *overlay, unsigned *ret_set, struct nsb_error *e)
 {
         const char *key;
         json_t *v;
@@ -179,7 +179,7 @@ static int parse_limits(const json_t *obj, struct judge_spec *spec, struct nsb_e
                                        shown(k, sizeof k, key), list);
                 }
                 snprintf(path, sizeof path, "limits.%s", key);
-                field = (uint64_t *) ((char *) &spec->limits + limit_keys[i].offset);
+                field = (uint64_t *) ((char *) overlay + limit_keys[i].offset);
 
                 if (json_is_string(v)) {
                         text = json_string_value(v);
@@ -213,7 +213,7 @@ static int parse_limits(const json_t *obj, struct judge_spec *spec, struct nsb_e
                         e->stage = NSB_STAGE_CONFIG;   /* the shared parsers say "usage" */
                         return nsb_error_prefix(e, "%s", path);
                 }
-                spec->limits_set |= limit_keys[i].bit;
+                *ret_set |= limit_keys[i].bit;
         }
         return 0;
 }
@@ -428,7 +428,7 @@ static int parse_spec(const json_t *root, const char *spec_path, struct judge_sp
                         return r;
         }
         if ((v = json_object_get(root, "limits"))) {
-                r = parse_limits(v, spec, e);
+                r = judge_limits_parse(v, &spec->limits, &spec->limits_set, e);
                 if (r < 0)
                         return r;
         }

@@ -66,4 +66,8 @@ int profile_add_python_extras(struct host_set *set, const char *interpreter, cha
  * absolute path. */
 int profile_which(const char *name, const char *search_path, char **ret, struct nsb_error *e);
 
+/* Add every entry of @src to @set (a batch resolves the interpreter once and
+ * each job starts from a copy of it). */
+int host_set_add_all(struct host_set *set, const struct host_set *src, struct nsb_error *e);
+
 void host_set_free(struct host_set *set);

@@ -411,3 +411,11 @@ int profile_add_path(struct host_set *set, const char *path, struct nsb_error *e
 
         return mirror(set, path, real, &kind, e);
 }
+
+int host_set_add_all(struct host_set *set, const struct host_set *src, struct nsb_error *e)
+{
+        for (size_t i = 0; i < src->n; i++)
+                if (add(set, src->v[i].path, src->v[i].kind, src->v[i].target) < 0)
+                        return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+        return 0;
+}

@@ -172,11 +172,11 @@ json_t *result_to_json(const struct run_result *r, uint64_t output_limit)
         if (r->status == RUN_ERROR) {
                 json_t *err = json_object();
                 char buf[NSB_ERROR_MSG_MAX + 128];
+                /* Describe first: the order in which a call's arguments are
+                 * evaluated is unspecified, so strlen(buf) may not see it. */
+                const char *msg = nsb_error_describe(&r->error, buf, sizeof buf);
                 json_object_set_new(err, "stage", json_string(nsb_stage_name((enum nsb_stage) r->error.stage)));
-                /* describe first: argument evaluation order is unspecified,
-                 * so strlen(buf) in the same call could see an empty buffer */
-                nsb_error_describe(&r->error, buf, sizeof buf);
-                json_object_set_new(err, "message", text_json(buf, strlen(buf)));
+                json_object_set_new(err, "message", text_json(msg, strlen(msg)));
                 json_object_set_new(o, "error", err);
         } else {
                 json_object_set_new(o, "error", json_null());

@@ -43,7 +43,6 @@
 
 #include "nsbox-config.h"
 
-#define DEFAULT_INTERPRETER "/usr/bin/python3"
 #define DRAIN_AFTER_EXIT_MS 2000
 
 struct sbx {
@@ -51,7 +50,7 @@ struct sbx {
         const struct nsb_config *cfg;
         struct run_result *res;
 
-        struct host_set host;
+        struct host_set host;           /* resolved for this run (owned) */
         struct mnt_plan mounts;
         struct ns_idmap idmap;
         char **envp;
@@ -176,8 +175,10 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
         if (s->reduced && (r = reduced_check(cfg, req->runner_dir, e)) < 0)
                 return r;
         if (req->python) {
-                const char *interp = cfg->interpreter ? cfg->interpreter : DEFAULT_INTERPRETER;
-                r = profile_add_python(&s->host, interp, NULL, e);
+                const char *interp = cfg->interpreter ? cfg->interpreter : SBX_DEFAULT_INTERPRETER;
+                /* A batch resolved the interpreter once: start from its copy. */
+                r = req->python_host ? host_set_add_all(&s->host, req->python_host, e)
+                                     : profile_add_python(&s->host, interp, NULL, e);
                 if (r < 0)
                         return r;
                 /* A venv's pyvenv.cfg, and the package dirs the profile names:

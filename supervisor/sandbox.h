@@ -13,7 +13,11 @@
 #include <stddef.h>
 
 #include "config/config.h"
+#include "profile/profile.h"
 #include "result/result.h"
+
+/* The python profile's interpreter when cfg->interpreter is NULL. */
+#define SBX_DEFAULT_INTERPRETER "/usr/bin/python3"
 
 struct sbx_request {
         const struct nsb_config *cfg;        /* limits, mounts, network, isolation, env */
@@ -21,6 +25,9 @@ struct sbx_request {
                                                 or resolved against the sandbox PATH */
         size_t argc;
         bool python;                         /* mount the python profile (interpreter closure) */
+        const struct host_set *python_host;  /* that closure, already resolved by the caller for
+                                                cfg->interpreter (batch: once per batch); NULL =
+                                                resolve it now */
         const char *program_name;            /* file placed read-only at /program/NAME; NULL = none */
         const char *program_data;            /* its bytes (already read by the caller, hashed) */
         size_t program_len;

@@ -1,0 +1,376 @@
+/* batch/batch_parse.c — job lines, output lines, outcome, progress. Pure:
+ * allocation only.
+ *
+ * A job line is checked as strictly as a judge spec: the keys allowed depend
+ * on the kind, and an unknown key, a wrong type or a bad value is an error
+ * whose message starts with "line N:" and the key, so the author of a
+ * 10,000-line file can find it.
+ */
+#include "batch/batch_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/cleanup.h"
+
+DEFINE_AUTO_CLEANUP(json_t, json_decref)
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static const struct {
+        const char *name;
+        enum batch_kind kind;
+        const char *const keys[8];   /* allowed besides id and kind, NULL-terminated */
+} kinds[] = {
+        { "python", BATCH_PYTHON, { "code", "test_code", "timeout", "limits", "stdin", NULL } },
+        { "judge", BATCH_JUDGE, { "spec", NULL } },
+        { "run", BATCH_RUN, { "argv", "timeout", "limits", "stdin", NULL } },
+};
+
+bool batch_shard_takes(unsigned index, unsigned count, size_t line)
+{
+        return count == 0 || (line - 1) % count == index;
+}
+
+bool batch_line_blank(const char *text, size_t len)
+{
+        for (size_t i = 0; i < len; i++)
+                if (text[i] != ' ' && text[i] != '\t' && text[i] != '\r')
+                        return false;
+        return true;
+}
+
+char *batch_id_key(const json_t *id)
+{
+        return id ? json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+}
+
+void batch_resume_add(json_t *set, const char *text, size_t len)
+{
+        AUTO(json_decref) json_t *root = json_loadb(text, len, 0, NULL);
+        AUTOFREE char *key = NULL;
+        json_t *id;
+
+        if (!json_is_object(root))
+                return;
+        id = json_object_get(root, "id");
+        if (!json_is_string(id) && !json_is_integer(id))
+                return;
+        key = batch_id_key(id);
+        if (key)
+                json_object_set_new(set, key, json_true());
+}
+
+/* A string field without NUL bytes (they cannot reach argv or a file name). */
+static int take_text(const json_t *v, const char *key, bool allow_nul, char **ret, size_t *ret_len,
+                     struct nsb_error *e)
+{
+        if (!json_is_string(v))
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "\"%s\": expected a string", key);
+        if (!allow_nul && memchr(json_string_value(v), '\0', json_string_length(v)))
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "\"%s\": must not contain a NUL character", key);
+        *ret = malloc(json_string_length(v) + 1);
+        if (!*ret)
+                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        memcpy(*ret, json_string_value(v), json_string_length(v) + 1);
+        if (ret_len)
+                *ret_len = json_string_length(v);
+        return 0;
+}
+
+static int parse_python(const json_t *root, struct batch_job *job, struct nsb_error *e)
+{
+        const json_t *code = json_object_get(root, "code"), *test = json_object_get(root, "test_code");
+        size_t code_len, test_len;
+        const char *t;
+
+        if (!code)
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "python job: missing \"code\"");
+        if (!json_is_string(code))
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "\"code\": expected a string");
+        if (test && !json_is_null(test) && !json_is_string(test))
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "\"test_code\": expected a string or null");
+        code_len = json_string_length(code);
+        test_len = json_is_string(test) ? json_string_length(test) : 0;
+        t = json_is_string(test) ? json_string_value(test) : "";
+        /* The test harness runs after the code, in the same module, as the
+         * executor it replaces does: it sees the code's definitions. */
+        job->program = malloc(code_len + 1 + test_len + 1);
+        if (!job->program)
+                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        memcpy(job->program, json_string_value(code), code_len);
+        job->program_len = code_len;
+        if (json_is_string(test)) {
+                job->program[job->program_len++] = '\n';
+                memcpy(job->program + job->program_len, t, test_len);
+                job->program_len += test_len;
+        }
+        job->program[job->program_len] = '\0';
+        return 0;
+}
+
+static int parse_run(const json_t *root, struct batch_job *job, struct nsb_error *e)
+{
+        const json_t *argv = json_object_get(root, "argv");
+
+        if (!argv)
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "run job: missing \"argv\"");
+        if (!json_is_array(argv) || json_array_size(argv) == 0)
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "\"argv\": expected a non-empty array of strings");
+        job->argv = calloc(json_array_size(argv) + 1, sizeof *job->argv);
+        if (!job->argv)
+                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        for (size_t i = 0; i < json_array_size(argv); i++) {
+                char key[32];
+                int r;
+
+                snprintf(key, sizeof key, "argv[%zu]", i);
+                r = take_text(json_array_get(argv, i), key, false, &job->argv[i], NULL, e);
+                if (r < 0)
+                        return r;
+                job->argc = i + 1;
+        }
+        return 0;
+}
+
+static int parse_judge(const json_t *root, const char *jobs_path, struct batch_job *job, struct nsb_error *e)
+{
+        const json_t *spec = json_object_get(root, "spec");
+        AUTOFREE char *text = NULL;
+        int r;
+
+        if (!json_is_object(spec))
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "judge job: \"spec\" must be a judge spec object");
+        /* One parser for judge specs: the spec goes through the same checks
+         * (and the same error paths) as `nsbox judge SPEC.json`. */
+        text = json_dumps(spec, JSON_COMPACT);
+        if (!text)
+                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        r = judge_spec_parse(text, strlen(text), jobs_path, &job->spec, e);
+        if (r < 0)
+                return nsb_error_prefix(e, "spec");
+        return 0;
+}
+
+static int parse_limits(const json_t *root, struct batch_job *job, struct nsb_error *e)
+{
+        const json_t *limits = json_object_get(root, "limits"), *timeout = json_object_get(root, "timeout");
+        int r;
+
+        cfg_defaults(&job->limits, NSB_CMD_BATCH);
+        if (limits) {
+                r = judge_limits_parse(limits, &job->limits, &job->limits_set, e);
+                if (r < 0)
+                        return r;
+        }
+        if (timeout) {
+                AUTO(json_decref) json_t *as_limit = NULL;
+
+                if (job->limits_set & CFG_F_WALL_TIME)
+                        return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
+                                        "\"timeout\": give timeout or limits.wall_time, not both");
+                if (!json_is_number(timeout) || json_number_value(timeout) <= 0)
+                        return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "\"timeout\": expected a number of seconds > 0");
+                /* Shorthand for limits.wall_time, through the same parser. */
+                as_limit = json_pack("{s:O}", "wall_time", timeout);
+                if (!as_limit)
+                        return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+                r = judge_limits_parse(as_limit, &job->limits, &job->limits_set, e);
+                if (r < 0)
+                        return nsb_error_prefix(e, "\"timeout\"");
+        }
+        return 0;
+}
+
+static int parse_job(const json_t *root, const char *jobs_path, struct batch_job *job, struct nsb_error *e)
+{
+        const json_t *kind, *v;
+        const char *key;
+        size_t k;
+        int r;
+
+        if (!json_is_object(root))
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "expected a JSON object");
+        job->id = json_object_get(root, "id");
+        if (!job->id)
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "missing \"id\"");
+        if (!(json_is_string(job->id) && json_string_length(job->id) > 0) && !json_is_integer(job->id)) {
+                job->id = NULL;
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "\"id\": expected a non-empty string or an integer");
+        }
+        json_incref(job->id);
+        kind = json_object_get(root, "kind");
+        if (!json_is_string(kind))
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "\"kind\": expected \"python\", \"judge\" or \"run\"");
+        for (k = 0; k < ARRAY_SIZE(kinds); k++)
+                if (strcmp(json_string_value(kind), kinds[k].name) == 0)
+                        break;
+        if (k == ARRAY_SIZE(kinds))
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
+                                "\"kind\": unknown kind (expected \"python\", \"judge\" or \"run\")");
+        job->kind = kinds[k].kind;
+        json_object_foreach((json_t *) root, key, v) {
+                bool known = strcmp(key, "id") == 0 || strcmp(key, "kind") == 0;
+
+                for (size_t i = 0; !known && kinds[k].keys[i]; i++)
+                        known = strcmp(key, kinds[k].keys[i]) == 0;
+                if (!known)
+                        return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "unknown key \"%.64s\" for a %s job", key,
+                                        kinds[k].name);
+        }
+        if ((v = json_object_get(root, "stdin"))) {
+                r = take_text(v, "stdin", true, &job->stdin_data, &job->stdin_len, e);
+                if (r < 0)
+                        return r;
+        }
+        r = parse_limits(root, job, e);
+        if (r < 0)
+                return r;
+        switch (job->kind) {
+        case BATCH_PYTHON:
+                return parse_python(root, job, e);
+        case BATCH_RUN:
+                return parse_run(root, job, e);
+        default:
+                return parse_judge(root, jobs_path, job, e);
+        }
+}
+
+int batch_job_parse(const char *text, size_t len, size_t line, const char *jobs_path, struct batch_job *ret,
+                    struct nsb_error *e)
+{
+        AUTO(json_decref) json_t *root = NULL;
+        json_error_t jerr;
+        int r;
+
+        memset(ret, 0, sizeof *ret);
+        ret->line = line;
+        /* REJECT_DUPLICATES: a key given twice is ambiguous, never "last wins".
+         * ALLOW_NUL: stdin may hold \u0000; code and argv check it. */
+        root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+        if (!root)
+                r = nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "invalid JSON at column %d: %s", jerr.column, jerr.text);
+        else
+                r = parse_job(root, jobs_path, ret, e);
+        if (r < 0)
+                return nsb_error_prefix(e, "line %zu", line);
+        return 0;
+}
+
+void batch_job_free(struct batch_job *job)
+{
+        if (!job)
+                return;
+        json_decref(job->id);
+        free(job->program);
+        for (size_t i = 0; i < job->argc; i++)
+                free(job->argv[i]);
+        free(job->argv);
+        free(job->stdin_data);
+        judge_spec_free(&job->spec);
+        memset(job, 0, sizeof *job);
+}
+
+enum batch_outcome batch_outcome_of(const struct run_result *r)
+{
+        switch (r->status) {
+        case RUN_EXITED:
+                return r->exit_code == 0 ? OUTCOME_PASS : OUTCOME_FAIL;
+        case RUN_LIMIT:
+                return r->limit == LIMIT_WALL_TIME || r->limit == LIMIT_CPU_TIME ? OUTCOME_TIMEOUT : OUTCOME_FAIL;
+        case RUN_SIGNALED:
+                return OUTCOME_FAIL;
+        default:
+                return OUTCOME_ERROR;   /* error, cancelled: the program's correctness is unknown */
+        }
+}
+
+enum batch_outcome batch_verdict_outcome(enum judge_verdict v)
+{
+        return v == JUDGE_PASS ? OUTCOME_PASS : v == JUDGE_FAIL ? OUTCOME_FAIL : OUTCOME_ERROR;
+}
+
+const char *batch_outcome_name(enum batch_outcome o)
+{
+        static const char *const names[] = { "pass", "fail", "timeout", "error" };
+        return (unsigned) o < ARRAY_SIZE(names) ? names[o] : "error";
+}
+
+json_t *batch_line_render(const json_t *id, size_t line, json_t *body, int outcome, double start_ms,
+                          double end_ms)
+{
+        AUTO(json_decref) json_t *out = json_object();
+        AUTO(json_decref) json_t *owned = body;
+        json_t *info;
+
+        if (!out || !owned)
+                return NULL;
+        /* id first: a reader of the stream sees whose line it is at once. */
+        if (json_object_set_new(out, "id", id ? json_deep_copy(id) : json_null()) < 0 ||
+            json_object_update(out, owned) < 0)
+                return NULL;
+        if (outcome >= 0 && (json_object_set_new(out, "outcome", json_string(batch_outcome_name(outcome))) < 0 ||
+                             json_object_set_new(out, "label", json_integer(outcome == OUTCOME_PASS)) < 0))
+                return NULL;
+        info = json_pack("{s:I}", "line", (json_int_t) line);
+        if (!info || json_object_set_new(out, "batch", info) < 0)
+                return NULL;
+        if (start_ms >= 0 && (json_object_set_new(info, "start_ms", json_real((double) (long long) (start_ms * 1e3 + 0.5) / 1e3)) < 0 ||
+                              json_object_set_new(info, "end_ms", json_real((double) (long long) (end_ms * 1e3 + 0.5) / 1e3)) < 0))
+                return NULL;
+        return move_ptr(&out);
+}
+
+json_t *batch_error_line(const json_t *id, size_t line, const struct nsb_error *err)
+{
+        struct run_result r;
+        json_t *body;
+
+        memset(&r, 0, sizeof r);
+        r.status = RUN_ERROR;
+        r.error = *err;
+        ledger_init(&r.ledger);
+        body = result_to_json(&r, 0);
+        return batch_line_render(id, line, body, OUTCOME_ERROR, -1, -1);
+}
+
+static void duration_text(double seconds, char *buf, size_t size)
+{
+        unsigned long long s = (unsigned long long) (seconds + 0.5);
+
+        if (s < 60)
+                snprintf(buf, size, "%llus", s);
+        else if (s < 3600)
+                snprintf(buf, size, "%llum%02llus", s / 60, s % 60);
+        else
+                snprintf(buf, size, "%lluh%02llum", s / 3600, s / 60 % 60);
+}
+
+void batch_progress_text(const struct batch_progress *p, char *buf, size_t size)
+{
+        size_t seen = p->done + p->skipped, n;
+        double rate = p->elapsed_ms > 0 ? (double) p->done * 1e3 / p->elapsed_ms : 0;
+        char bar[24], eta[32] = "ETA ?", tail[160];
+
+        if (p->total) {
+                size_t fill = seen >= p->total ? 20 : seen * 20 / p->total;
+                memset(bar, '#', fill);
+                memset(bar + fill, '.', 20 - fill);
+                bar[20] = '\0';
+                if (seen >= p->total)
+                        snprintf(eta, sizeof eta, "done");
+                else if (rate > 0)
+                        duration_text((double) (p->total - seen) / rate, eta + 4, sizeof eta - 4);
+        }
+        snprintf(tail, sizeof tail, "pass %zu fail %zu timeout %zu error %zu", p->count[OUTCOME_PASS],
+                 p->count[OUTCOME_FAIL], p->count[OUTCOME_TIMEOUT], p->count[OUTCOME_ERROR]);
+        if (p->total)
+                n = (size_t) snprintf(buf, size, "[%s] %zu/%zu  %.1f/s  %s  %s", bar, seen, p->total, rate, eta,
+                                      tail);
+        else
+                n = (size_t) snprintf(buf, size, "%zu done  %.1f/s  %s", seen, rate, tail);
+        if (p->skipped && n < size)
+                snprintf(buf + n, size - n, "  skipped %zu", p->skipped);
+}

@@ -1,0 +1,706 @@
+/* batch/batch_run.c — `nsbox batch`: the driver. Syscall layer.
+ *
+ * The parent reads job lines, parses each (pure), and forks one worker per
+ * job, at most -j at once. A worker runs its job in a fresh sandbox (sbx_run,
+ * or the judge's driver for a judge job), renders its line and sends it over
+ * a pipe, then exits. The parent polls the pipes, the input and the cancel fd
+ * in one loop and writes each line to stdout as its worker ends: completion
+ * order, one whole line per write, nothing else on stdout.
+ *
+ * Why processes and not threads: sbx_run clone()s, and no thread may exist
+ * next to clone (STYLE 14); a worker per job also gives each job its own
+ * pid, so its cgroup name (nsbox-PID-0) cannot collide with another job's.
+ *
+ * Cancel: SIGINT/SIGTERM/SIGHUP arrive on the parent's signalfd. The parent
+ * stops taking jobs and sends SIGTERM to every worker. Workers keep those
+ * signals blocked and inherit the signalfd, which reads the signals queued to
+ * the worker itself: the running sbx_run sees it readable and kills its tree,
+ * and the worker exits without a line. A worker also gets SIGTERM if the
+ * parent dies (PR_SET_PDEATHSIG), and its sandbox dies with the worker
+ * (the sandbox init has PR_SET_PDEATHSIG SIGKILL).
+ */
+#include "batch/batch_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "supervisor/sandbox.h"
+#include "util/cleanup.h"
+#include "util/readfile.h"
+#include "util/sha256.h"
+
+DEFINE_AUTO_CLEANUP(json_t, json_decref)
+
+#define LINE_MAX_BYTES (64u << 20)      /* a longer job line is an error line */
+#define RESUME_MAX_BYTES (1u << 30)
+#define READ_CHUNK 65536
+#define PROGRESS_EVERY_MS 100.0
+#define WORKER_CANCELLED 3              /* worker exit status: cancelled, no line */
+/* One line per job; 9 significant digits, as `nsbox run --json` prints reals. */
+#define LINE_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(9))
+
+struct slot {
+        pid_t pid;                      /* 0 = free */
+        int fd;                         /* read end of the worker's pipe */
+        char *buf;                      /* what the worker sent so far */
+        size_t len, cap;
+        size_t line;
+        json_t *id;
+        enum batch_kind kind;
+};
+
+struct reader {
+        int fd;
+        char *buf;
+        size_t start, len, cap;         /* unread bytes are buf[start, len) */
+        bool eof;
+        bool discarding;                /* inside an overlong line: drop until '\n' */
+        size_t line;                    /* number of the last line handed out */
+};
+
+struct batch {
+        const struct nsb_config *cli;
+        int cancel_fd, out_fd;
+        FILE *progress;
+        struct timespec t0;
+        struct slot *slots;
+        unsigned n_slots, busy;
+        struct reader in;
+        json_t *resume;                 /* set of id keys already done */
+        json_t *seen;                   /* id key -> line, this run */
+        struct host_set python_host;    /* the interpreter's closure, resolved once */
+        bool python_host_tried;
+        struct batch_progress prog;
+        double last_draw_ms;
+        bool cancelled, out_broken;
+        bool out_is_tty;                /* lines and the status line share a terminal */
+};
+
+static double since_ms(const struct timespec *t0)
+{
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        return (double) (now.tv_sec - t0->tv_sec) * 1e3 + (double) (now.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+        while (n > 0) {
+                ssize_t k = write(fd, p, n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                p += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+/* ---- input lines ------------------------------------------------------- */
+
+/* 1: the next line is in *ret_text and *ret_len (without '\n'; *ret_too_long when it
+ * was cut); 0: more input is needed (poll the fd); -1: end of input. */
+static int reader_next(struct reader *r, const char **ret_text, size_t *ret_len, bool *ret_too_long)
+{
+        for (;;) {
+                char *nl = r->len > r->start ? memchr(r->buf + r->start, '\n', r->len - r->start) : NULL;
+
+                *ret_too_long = false;
+                if (nl || (r->eof && r->len > r->start)) {
+                        size_t end = nl ? (size_t) (nl - r->buf) : r->len;
+                        bool was_discarding = r->discarding;
+
+                        *ret_text = r->buf + r->start;
+                        *ret_len = end - r->start;
+                        r->start = nl ? end + 1 : end;
+                        r->discarding = false;
+                        if (was_discarding)
+                                continue;    /* the tail of a line already reported */
+                        r->line++;
+                        return 1;
+                }
+                if (r->eof)
+                        return -1;
+                if (!r->discarding && r->len - r->start > LINE_MAX_BYTES) {
+                        /* Report it now, drop the rest as it comes. */
+                        r->discarding = true;
+                        r->start = r->len = 0;
+                        r->line++;
+                        *ret_too_long = true;
+                        *ret_text = "";
+                        *ret_len = 0;
+                        return 1;
+                }
+                if (r->discarding)
+                        r->start = r->len = 0;
+                return 0;
+        }
+}
+
+/* One read(); call it when poll says the fd is readable. */
+static int reader_fill(struct reader *r)
+{
+        ssize_t n;
+
+        if (r->start > 0) {
+                memmove(r->buf, r->buf + r->start, r->len - r->start);
+                r->len -= r->start;
+                r->start = 0;
+        }
+        if (r->cap - r->len < READ_CHUNK) {
+                char *nb = realloc(r->buf, r->cap + READ_CHUNK * 4);
+                if (!nb)
+                        return -ENOMEM;
+                r->buf = nb;
+                r->cap += READ_CHUNK * 4;
+        }
+        do
+                n = read(r->fd, r->buf + r->len, r->cap - r->len);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        if (n == 0)
+                r->eof = true;
+        r->len += (size_t) n;
+        return 0;
+}
+
+/* Lines this shard will take, for the progress bar: only for a regular file
+ * (a pipe cannot be read twice). Blank lines are not jobs. */
+static size_t count_jobs(const char *path, unsigned shard_index, unsigned shard_count)
+{
+        AUTOCLOSE int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        char buf[READ_CHUNK];
+        size_t total = 0, line = 1;
+        bool blank = true;
+        ssize_t n;
+
+        if (fd < 0)
+                return 0;
+        while ((n = read(fd, buf, sizeof buf)) > 0)
+                for (ssize_t i = 0; i < n; i++) {
+                        if (buf[i] == '\n') {
+                                total += !blank && batch_shard_takes(shard_index, shard_count, line);
+                                line++;
+                                blank = true;
+                        } else if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r') {
+                                blank = false;
+                        }
+                }
+        return total + (!blank && batch_shard_takes(shard_index, shard_count, line));
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+static void draw_progress(struct batch *b, bool final)
+{
+        char text[256];
+        double now = since_ms(&b->t0);
+
+        if (!b->progress || (!final && now - b->last_draw_ms < PROGRESS_EVERY_MS))
+                return;
+        b->last_draw_ms = now;
+        b->prog.elapsed_ms = now;
+        batch_progress_text(&b->prog, text, sizeof text);
+        /* \r and erase-line: one status line, redrawn in place. */
+        fprintf(b->progress, "\r\033[K%s%s", text, final ? "\n" : "");
+        fflush(b->progress);
+}
+
+/* One result line to stdout. On a terminal shared with the status line,
+ * the status line is erased first (and redrawn after), so they never mix. */
+static void write_line(struct batch *b, const char *text, size_t len)
+{
+        if (b->progress && b->out_is_tty) {
+                fputs("\r\033[K", b->progress);
+                fflush(b->progress);
+                b->last_draw_ms = -PROGRESS_EVERY_MS;   /* redraw right after the line */
+        }
+        if (!b->out_broken && write_all(b->out_fd, text, len) < 0)
+                b->out_broken = true;
+}
+
+static void count_line(struct batch *b, enum batch_outcome outcome)
+{
+        b->prog.done++;
+        b->prog.count[outcome]++;
+        draw_progress(b, false);
+}
+
+/* Writes @line (stolen) and counts it under @outcome. */
+static void emit(struct batch *b, json_t *line, enum batch_outcome outcome)
+{
+        AUTO(json_decref) json_t *owned = line;
+        AUTOFREE char *text = NULL;
+        size_t n;
+
+        if (!owned || !(text = json_dumps(owned, LINE_FLAGS))) {
+                b->out_broken = true;
+                return;
+        }
+        n = strlen(text);
+        text[n] = '\n';   /* json_dumps' NUL becomes the line's end */
+        write_line(b, text, n + 1);
+        count_line(b, outcome);
+}
+
+/* A worker's message: one byte, its outcome for the counts ('0' + enum
+ * batch_outcome), then its line, written unchanged. */
+static void emit_raw(struct batch *b, const char *msg, size_t len)
+{
+        enum batch_outcome outcome = msg[0] >= '0' && msg[0] < '0' + OUTCOME__MAX ? (enum batch_outcome) (msg[0] - '0')
+                                                                                   : OUTCOME_ERROR;
+
+        write_line(b, msg + 1, len - 1);
+        count_line(b, outcome);
+}
+
+static void emit_error(struct batch *b, const json_t *id, size_t line, const struct nsb_error *err)
+{
+        emit(b, batch_error_line(id, line, err), OUTCOME_ERROR);
+}
+
+/* ---- workers ----------------------------------------------------------- */
+
+/* *ret_outcome: for the counts; the line carries it only for python jobs. */
+static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_job *job, int cancel_fd,
+                             const struct host_set *python_host, enum batch_outcome *ret_outcome)
+{
+        static char *const py_argv[] = { "python3", "-I", "-B", "/program/main.py", NULL };
+        struct sbx_request req = {
+                .cfg = cfg, .cancel_fd = cancel_fd, .channel_fd = -1,
+                .stdin_data = job->stdin_data, .stdin_len = job->stdin_len,
+        };
+        struct run_result r;
+        json_t *body;
+
+        if (job->kind == BATCH_PYTHON) {
+                req.python = true;
+                /* Resolved once in the parent, inherited through fork. */
+                req.python_host = python_host && python_host->n ? python_host : NULL;
+                req.argv = py_argv;
+                req.argc = 4;
+                req.program_name = "main.py";
+                req.program_data = job->program;
+                req.program_len = job->program_len;
+        } else {
+                req.argv = job->argv;
+                req.argc = job->argc;
+        }
+        if (!req.stdin_data)
+                req.stdin_data = "";   /* jobs never read the batch's own stdin */
+        sbx_run(&req, &r);
+        if (job->kind == BATCH_PYTHON)
+                sha256_hex(job->program, job->program_len, r.program_sha256);
+        *ret_outcome = batch_outcome_of(&r);
+        body = result_to_json(&r, cfg->output_limit_bytes);
+        run_result_free(&r);
+        return body;
+}
+
+static json_t *run_judge(const struct nsb_config *cfg, const struct batch_job *job, int cancel_fd,
+                         const struct host_set *python_host, enum batch_outcome *ret_outcome)
+{
+        struct judge_report rep;
+        struct nsb_error e;
+        json_t *body;
+
+        nsb_error_clear(&e);
+        /* cli_explicit 0: the job's spec limits win over the batch flags. */
+        if (judge_run_spec(cfg, 0, &job->spec, cancel_fd, python_host && python_host->n ? python_host : NULL, &rep,
+                           &e) < 0) {
+                struct run_result r;
+
+                judge_report_free(&rep);
+                memset(&r, 0, sizeof r);
+                r.status = RUN_ERROR;
+                r.error = e;
+                ledger_init(&r.ledger);
+                *ret_outcome = OUTCOME_ERROR;
+                return result_to_json(&r, 0);
+        }
+        *ret_outcome = batch_verdict_outcome(rep.verdict);
+        body = judge_report_to_json(&rep, result_to_json);
+        judge_report_free(&rep);
+        return body;
+}
+
+static bool cancel_pending(int cancel_fd)
+{
+        struct pollfd p = { .fd = cancel_fd, .events = POLLIN };
+        return cancel_fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
+static __attribute__((noreturn)) void worker(const struct batch *b, const struct batch_job *job, int wfd,
+                                             pid_t parent)
+{
+        struct nsb_config cfg = *b->cli;
+        AUTO(json_decref) json_t *line = NULL;
+        AUTOFREE char *text = NULL;
+        enum batch_outcome outcome = OUTCOME_ERROR;
+        json_t *body;
+        int devnull;
+        double start;
+        size_t n;
+
+        /* SIGTERM (a cancel, through the inherited signalfd) if the batch
+         * dies; checked after, as the parent may already be gone. */
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
+                _exit(WORKER_CANCELLED);
+        /* Only the parent writes stdout: nothing of ours may reach it. */
+        devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (devnull >= 0) {
+                dup2(devnull, STDIN_FILENO);
+                dup2(devnull, STDOUT_FILENO);
+                close(devnull);
+        }
+        start = since_ms(&b->t0);
+        judge_limits_apply(&job->limits, job->limits_set, &cfg);
+        body = job->kind == BATCH_JUDGE ? run_judge(&cfg, job, b->cancel_fd, &b->python_host, &outcome)
+                                        : run_sandboxed(&cfg, job, b->cancel_fd, &b->python_host, &outcome);
+        if (cancel_pending(b->cancel_fd))
+                _exit(WORKER_CANCELLED);   /* no line: --resume runs the job again */
+        line = batch_line_render(job->id, job->line, body, job->kind == BATCH_PYTHON ? (int) outcome : -1, start,
+                                 since_ms(&b->t0));
+        text = line ? json_dumps(line, LINE_FLAGS) : NULL;
+        if (!text)
+                _exit(1);
+        n = strlen(text);
+        text[n] = '\n';   /* json_dumps' NUL becomes the line's end */
+        {
+                char head = (char) ('0' + outcome);
+                if (write_all(wfd, &head, 1) < 0 || write_all(wfd, text, n + 1) < 0)
+                        _exit(1);
+        }
+        _exit(0);
+}
+
+/* The python profile is the same for every python and judge job: the
+ * parent resolves it once (about 1,500 stat calls) and every worker inherits
+ * it. A failure is not cached: each job then resolves it and reports the
+ * error in its own result. */
+static void resolve_python_once(struct batch *b)
+{
+        struct nsb_error ignored;
+
+        if (b->python_host_tried)
+                return;
+        b->python_host_tried = true;
+        if (profile_add_python(&b->python_host, b->cli->interpreter ? b->cli->interpreter : SBX_DEFAULT_INTERPRETER, NULL,
+                               &ignored) < 0)
+                host_set_free(&b->python_host);
+}
+
+static int start_worker(struct batch *b, struct slot *s, struct batch_job *job, struct nsb_error *e)
+{
+        int p[2];
+        pid_t parent = getpid(), pid;
+
+        if (job->kind != BATCH_RUN)
+                resolve_python_once(b);
+
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "pipe for the worker of line %zu", job->line);
+        pid = fork();
+        if (pid < 0) {
+                int err = errno;
+                close(p[0]);
+                close(p[1]);
+                return nsb_fail(e, NSB_STAGE_PREPARE, err, "fork the worker of line %zu", job->line);
+        }
+        if (pid == 0) {
+                close(p[0]);
+                for (unsigned i = 0; i < b->n_slots; i++)
+                        if (b->slots[i].pid)
+                                close(b->slots[i].fd);
+                worker(b, job, p[1], parent);
+        }
+        close(p[1]);
+        *s = (struct slot){ .pid = pid, .fd = p[0], .line = job->line, .kind = job->kind };
+        s->id = json_incref(job->id);
+        b->busy++;
+        return 0;
+}
+
+/* The worker closed its pipe: it is exiting. Reap it, write its line. */
+static void finish_worker(struct batch *b, struct slot *s)
+{
+        int status = 0;
+
+        while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (b->cancelled) {
+                /* Its job did not finish: no line, so --resume reruns it. */
+        } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && s->len > 1 && s->buf[s->len - 1] == '\n') {
+                emit_raw(b, s->buf, s->len);
+        } else {
+                struct nsb_error e;
+
+                if (WIFSIGNALED(status))
+                        nsb_fail(&e, NSB_STAGE_SUPERVISE, EIO, "line %zu: the worker running this job died of signal %d",
+                                 s->line, WTERMSIG(status));
+                else
+                        nsb_fail(&e, NSB_STAGE_SUPERVISE, WEXITSTATUS(status) == WORKER_CANCELLED ? ECANCELED : EIO,
+                                 "line %zu: the worker running this job ended without a result (%s)", s->line,
+                                 WEXITSTATUS(status) == WORKER_CANCELLED ? "it was sent a cancel signal"
+                                                                         : "exit status");
+                emit_error(b, s->id, s->line, &e);
+        }
+        close(s->fd);
+        free(s->buf);
+        json_decref(s->id);
+        *s = (struct slot){ .fd = -1 };
+        b->busy--;
+}
+
+static void read_worker(struct batch *b, struct slot *s)
+{
+        ssize_t n;
+
+        if (s->cap - s->len < READ_CHUNK) {
+                char *nb = realloc(s->buf, s->cap * 2 + READ_CHUNK);
+                if (!nb) {
+                        /* Cannot keep its line: the job ends as an error. */
+                        kill(s->pid, SIGKILL);
+                        s->len = 0;
+                        finish_worker(b, s);
+                        return;
+                }
+                s->buf = nb;
+                s->cap = s->cap * 2 + READ_CHUNK;
+        }
+        n = read(s->fd, s->buf + s->len, s->cap - s->len);
+        if (n < 0 && errno == EINTR)
+                return;
+        if (n <= 0) {
+                finish_worker(b, s);
+                return;
+        }
+        s->len += (size_t) n;
+}
+
+/* ---- the loop ---------------------------------------------------------- */
+
+/* Take input lines until a slot is busy with a job, the input needs a
+ * poll, or it ended. Returns 0, or -errno when a worker could not start. */
+static int take_lines(struct batch *b, const char *jobs_path, struct nsb_error *e)
+{
+        while (b->busy < b->n_slots && !b->cancelled) {
+                const char *text;
+                size_t len;
+                bool too_long;
+                struct batch_job job;
+                struct nsb_error err;
+                AUTOFREE char *key = NULL;
+                int r = reader_next(&b->in, &text, &len, &too_long);
+
+                if (r <= 0)
+                        return 0;
+                if (!batch_shard_takes(b->cli->shard_index, b->cli->shard_count, b->in.line))
+                        continue;
+                if (too_long) {
+                        nsb_fail(&err, NSB_STAGE_CONFIG, EFBIG, "line %zu: longer than %u bytes", b->in.line,
+                                 LINE_MAX_BYTES);
+                        emit_error(b, NULL, b->in.line, &err);
+                        continue;
+                }
+                if (batch_line_blank(text, len))
+                        continue;
+                nsb_error_clear(&err);
+                if (batch_job_parse(text, len, b->in.line, jobs_path, &job, &err) < 0) {
+                        emit_error(b, job.id, job.line, &err);
+                        batch_job_free(&job);
+                        continue;
+                }
+                key = batch_id_key(job.id);
+                if (key && json_object_get(b->resume, key)) {
+                        b->prog.skipped++;
+                        draw_progress(b, false);
+                        batch_job_free(&job);
+                        continue;
+                }
+                if (key && json_object_get(b->seen, key)) {
+                        nsb_fail(&err, NSB_STAGE_CONFIG, EINVAL, "line %zu: duplicate id %s (first on line %lld)",
+                                 job.line, key, (long long) json_integer_value(json_object_get(b->seen, key)));
+                        emit_error(b, job.id, job.line, &err);
+                        batch_job_free(&job);
+                        continue;
+                }
+                if (key)
+                        json_object_set_new(b->seen, key, json_integer((json_int_t) job.line));
+                for (unsigned i = 0; i < b->n_slots; i++)
+                        if (!b->slots[i].pid) {
+                                r = start_worker(b, &b->slots[i], &job, e);
+                                break;
+                        }
+                batch_job_free(&job);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static void cancel_all(struct batch *b)
+{
+        b->cancelled = true;
+        for (unsigned i = 0; i < b->n_slots; i++)
+                if (b->slots[i].pid)
+                        kill(b->slots[i].pid, SIGTERM);
+}
+
+static int loop(struct batch *b, const char *jobs_path, struct nsb_error *e)
+{
+        struct pollfd *p = calloc(b->n_slots + 2, sizeof *p);
+        int r = 0;
+
+        if (!p)
+                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+        for (;;) {
+                nfds_t n = 0;
+                int i_cancel = -1, i_in = -1;
+
+                if (!b->cancelled) {
+                        r = take_lines(b, jobs_path, e);
+                        if (r < 0)
+                                cancel_all(b);
+                }
+                if (b->out_broken && !b->cancelled)
+                        cancel_all(b);
+                if (b->busy == 0 && (b->cancelled || b->in.eof))
+                        break;
+                if (b->cancel_fd >= 0 && !b->cancelled)
+                        p[i_cancel = (int) n++] = (struct pollfd){ b->cancel_fd, POLLIN, 0 };
+                if (!b->cancelled && !b->in.eof && b->busy < b->n_slots)
+                        p[i_in = (int) n++] = (struct pollfd){ b->in.fd, POLLIN, 0 };
+                for (unsigned i = 0; i < b->n_slots; i++)
+                        if (b->slots[i].pid)
+                                p[n++] = (struct pollfd){ b->slots[i].fd, POLLIN, 0 };
+                if (poll(p, n, b->progress ? (int) PROGRESS_EVERY_MS * 5 : -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        r = nsb_fail(e, NSB_STAGE_SUPERVISE, errno, "poll");
+                        cancel_all(b);
+                        continue;
+                }
+                if (i_cancel >= 0 && p[i_cancel].revents)
+                        cancel_all(b);   /* the signal stays queued: nsbox.c's exit path may read it */
+                if (i_in >= 0 && p[i_in].revents && !b->cancelled) {
+                        int k = reader_fill(&b->in);
+                        if (k < 0) {
+                                r = nsb_fail(e, NSB_STAGE_CONFIG, -k, "reading the jobs");
+                                cancel_all(b);
+                        }
+                }
+                for (nfds_t k = 0; k < n; k++) {
+                        if ((int) k == i_cancel || (int) k == i_in || !p[k].revents)
+                                continue;
+                        for (unsigned i = 0; i < b->n_slots; i++)
+                                if (b->slots[i].pid && b->slots[i].fd == p[k].fd) {
+                                        read_worker(b, &b->slots[i]);
+                                        break;
+                                }
+                }
+                draw_progress(b, false);
+        }
+        free(p);
+        return r;
+}
+
+static unsigned cpu_count(void)
+{
+        cpu_set_t set;
+
+        if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+                return (unsigned) CPU_COUNT(&set);
+        return 1;
+}
+
+static int load_resume(const char *path, json_t *set, struct nsb_error *e)
+{
+        AUTOFREE char *text = NULL;
+        size_t len = 0, start = 0;
+        int r = read_file(path, RESUME_MAX_BYTES, &text, &len, e);
+
+        if (r == -ENOENT) {
+                nsb_error_clear(e);
+                return 0;   /* a first run: nothing done yet */
+        }
+        if (r < 0)
+                return nsb_error_prefix(e, "--resume");
+        for (size_t i = 0; i <= len; i++)
+                if (i == len || text[i] == '\n') {
+                        if (i > start)
+                                batch_resume_add(set, text + start, i - start);
+                        start = i + 1;
+                }
+        return 0;
+}
+
+int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *progress, struct nsb_error *e)
+{
+        bool from_stdin = !cli->input_path || strcmp(cli->input_path, "-") == 0;
+        AUTO(json_decref) json_t *resume = json_object();
+        AUTO(json_decref) json_t *seen = json_object();
+        AUTOCLOSE int in_fd = -1;
+        struct batch b = {
+                .cli = cli, .cancel_fd = cancel_fd, .out_fd = out_fd, .progress = progress,
+                .resume = resume, .seen = seen,
+        };
+        int r;
+
+        clock_gettime(CLOCK_MONOTONIC, &b.t0);
+        b.out_is_tty = isatty(out_fd);
+        if (cli->isolation == NSB_ISOLATION_REDUCED) {
+                nsb_fail(e, NSB_STAGE_USAGE, ENOTSUP, "--isolation reduced is not available in this version");
+                return BATCH_EXIT_SETUP;
+        }
+        if (!resume || !seen) {
+                nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+                return BATCH_EXIT_SETUP;
+        }
+        if (cli->resume_path && load_resume(cli->resume_path, resume, e) < 0)
+                return BATCH_EXIT_SETUP;
+        if (!from_stdin) {
+                struct stat st;
+
+                in_fd = open(cli->input_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                if (in_fd < 0 || fstat(in_fd, &st) < 0 || S_ISDIR(st.st_mode)) {
+                        nsb_fail(e, NSB_STAGE_USAGE, in_fd < 0 ? errno : EISDIR, "cannot read jobs '%s'",
+                                 cli->input_path);
+                        return BATCH_EXIT_SETUP;
+                }
+                if (S_ISREG(st.st_mode) && progress)
+                        b.prog.total = count_jobs(cli->input_path, cli->shard_index, cli->shard_count);
+        }
+        b.in.fd = from_stdin ? STDIN_FILENO : in_fd;
+        b.n_slots = cli->jobs ? cli->jobs : cpu_count();
+        b.slots = calloc(b.n_slots, sizeof *b.slots);
+        if (!b.slots) {
+                nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+                return BATCH_EXIT_SETUP;
+        }
+        r = loop(&b, from_stdin ? NULL : cli->input_path, e);
+        draw_progress(&b, true);
+        free(b.slots);
+        free(b.in.buf);
+        host_set_free(&b.python_host);
+        if (b.out_broken) {
+                if (r == 0)
+                        nsb_fail(e, NSB_STAGE_OUTPUT, EPIPE, "cannot write the results to stdout");
+                return BATCH_EXIT_SETUP;
+        }
+        if (r < 0)
+                return BATCH_EXIT_SETUP;
+        return b.cancelled ? BATCH_EXIT_CANCELLED : BATCH_EXIT_OK;
+}

@@ -1,0 +1,269 @@
+"""nsbox batch end to end: mixed jobs, bad lines, resume, shard, parallelism,
+cancellation and the progress line."""
+import json
+import os
+import pty
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+
+from nsbtest import NSBOX, SandboxTest, processes_with
+
+SPEC = {"program": {"source": "import sys\nprint(int(sys.argv[1]) * 2)\n"},
+        "cases": [{"name": "double", "args": ["21"], "expect": {"stdout": {"equals": "42\n"}}}]}
+
+
+def jsonl(jobs):
+    return "".join((j if isinstance(j, str) else json.dumps(j)) + "\n" for j in jobs).encode()
+
+
+def py(id_, code, **kw):
+    return dict(id=id_, kind="python", code=code, **kw)
+
+
+class Batch(SandboxTest):
+    def batch(self, jobs, *opts, timeout=120, **kw):
+        p = self.nsbox("batch", *opts, "-", input=jsonl(jobs), timeout=timeout, **kw)
+        lines = p.stdout.decode().splitlines()
+        out = {}
+        for line in lines:
+            d = json.loads(line)   # every line is one whole JSON object
+            out.setdefault(d["id"], d)
+        return p, lines, out
+
+    def test_mixed_jobs(self):
+        jobs = [
+            py("pass", "def f(x):\n    return x + 1", test_code="assert f(1) == 2\nprint('ok')"),
+            py("fail", "def f(x):\n    return x", test_code="assert f(1) == 2"),
+            py("timeout", "while True: pass", timeout=0.5),
+            py("crash", "import os; os.kill(os.getpid(), 9)"),
+            "",
+            {"id": "run", "kind": "run", "argv": ["/bin/echo", "hi"]},
+            {"id": "judge", "kind": "judge", "spec": SPEC},
+            {"id": 7, "kind": "python", "code": "import sys; print(sys.stdin.read())", "stdin": "fed"},
+        ]
+        p, lines, out = self.batch(jobs, "-j", "2")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len(lines), 7)
+        self.assertEqual(set(out), {"pass", "fail", "timeout", "crash", "run", "judge", 7})
+        self.assertEqual((out["pass"]["outcome"], out["pass"]["label"], out["pass"]["stdout"]["text"]), ("pass", 1, "ok\n"))
+        self.assertEqual((out["fail"]["outcome"], out["fail"]["label"]), ("fail", 0))
+        self.assertIn("AssertionError", out["fail"]["stderr"]["text"])
+        self.assertEqual((out["timeout"]["outcome"], out["timeout"]["limit"]), ("timeout", "wall_time"))
+        self.assertEqual((out["crash"]["outcome"], out["crash"]["status"]), ("fail", "signaled"))
+        self.assertEqual(out["run"]["stdout"]["text"], "hi\n")
+        self.assertNotIn("outcome", out["run"])          # only python jobs carry outcome/label
+        self.assertEqual((out["judge"]["schema"], out["judge"]["verdict"]), ("nsbox.verdict/1", "pass"))
+        self.assertEqual(out[7]["stdout"]["text"], "fed\n")
+        self.assertEqual(out["pass"]["batch"]["line"], 1)
+        self.assertEqual(out["run"]["batch"]["line"], 6)
+        self.assertEqual(out["pass"]["command"], ["python3", "-I", "-B", "/program/main.py"])
+        self.assertEqual(len(out["pass"]["program_sha256"]), 64)
+        self.assertEqual(p.stderr, b"")   # stderr is not a terminal: no progress line
+
+    def test_bad_lines_are_results_and_the_batch_goes_on(self):
+        jobs = [
+            py("a", "print(1)"),
+            "{not json",
+            py("b", "print(2)", limits={"wall_time": "1s", "walltime": "2s"}),
+            {"id": "c", "kind": "perl", "code": "1"},
+            py("a", "print(3)"),
+            {"id": "d", "kind": "judge", "spec": {"program": {"source": "x"}}},
+            py("e", "print(5)"),
+        ]
+        p, lines, out = self.batch(jobs, "-j", "2")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len(lines), 7)
+        by_line = {json.loads(l)["batch"]["line"]: json.loads(l) for l in lines}
+        for n, needle in ((2, "invalid JSON"), (3, 'unknown key "walltime"'), (4, "unknown kind"),
+                          (5, 'duplicate id "a" (first on line 1)'), (6, "spec")):
+            d = by_line[n]
+            self.assertEqual((d["status"], d["outcome"], d["label"]), ("error", "error", 0))
+            self.assertEqual(d["error"]["stage"], "config")
+            self.assertTrue(d["error"]["message"].startswith("line %d: " % n), d["error"]["message"])
+            self.assertIn(needle, d["error"]["message"])
+        self.assertIsNone(by_line[2]["id"])
+        self.assertEqual(by_line[3]["id"], "b")
+        self.assertEqual(by_line[7]["stdout"]["text"], "5\n")   # after the bad lines, still running
+
+    def test_flags_are_defaults_and_job_limits_override(self):
+        sleeper = "import time; time.sleep(1); print('woke')"
+        jobs = [py("default", sleeper), py("own", sleeper, timeout=5),
+                py("mem", "x = bytearray(200 << 20)", limits={"memory": "64M", "wall_time": "20s"})]
+        p, lines, out = self.batch(jobs, "--wall-time", "300ms", "-j", "2")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(out["default"]["outcome"], "timeout")
+        self.assertEqual((out["own"]["outcome"], out["own"]["stdout"]["text"]), ("pass", "woke\n"))
+        self.assertEqual(out["mem"]["outcome"], "fail")   # a non-time limit is the program's failure
+
+    def test_every_job_has_a_fresh_sandbox(self):
+        marker = uuid.uuid4().hex
+        code = ("import os\np = '/tmp/left-behind'\nprint(os.path.exists(p))\n"
+                "open(p, 'w').write('%s')\nprint(os.getpid())" % marker)
+        p, lines, out = self.batch([py("one", code), py("two", code)], "-j", "1")
+        for k in ("one", "two"):
+            self.assertEqual(out[k]["stdout"]["text"].split()[0], "False")
+
+    def test_parallel_with_j2_serial_with_j1(self):
+        # Evidence from the results, not a timed assertion: with -j 2 the two
+        # 1-second jobs' intervals overlap; with -j 1 they never do.
+        jobs = [py("x", "import time; time.sleep(1)"), py("y", "import time; time.sleep(1)")]
+
+        def spans(*opts):
+            p, lines, out = self.batch(jobs, *opts)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            return sorted((d["batch"]["start_ms"], d["batch"]["end_ms"]) for d in out.values())
+
+        (s1, e1), (s2, e2) = spans("-j", "2")
+        self.assertLess(s2, e1, "the second job started only after the first ended")
+        (s1, e1), (s2, e2) = spans("-j", "1")
+        self.assertGreaterEqual(s2, e1)
+
+    def test_resume_skips_done_ids(self):
+        d = tempfile.mkdtemp()
+        try:
+            done = os.path.join(d, "done.jsonl")
+            with open(done, "w") as f:
+                f.write(json.dumps({"id": "a", "status": "exited"}) + "\n")
+                f.write(json.dumps({"id": 3, "status": "exited"}) + "\n")
+                f.write('{"id": "b", "stat')   # a line cut by a crash: not done
+            os.chmod(d, 0o755)
+            os.chmod(done, 0o644)
+            jobs = [py("a", "print(1)"), py("b", "print(2)"), py(3, "print(3)"), py("3", "print(4)")]
+            p, lines, out = self.batch(jobs, "--resume", done)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(set(out), {"b", "3"})
+            # a results file that does not exist yet: the first run
+            p, lines, out = self.batch(jobs, "--resume", os.path.join(d, "missing.jsonl"))
+            self.assertEqual(len(out), 4)
+        finally:
+            shutil.rmtree(d)
+
+    def test_shards_split_the_lines(self):
+        jobs = [py("j%d" % i, "print(%d)" % i) for i in range(7)]
+        seen = []
+        for k in range(3):
+            p, lines, out = self.batch(jobs, "--shard", "%d/3" % k)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(sorted(d["batch"]["line"] for d in out.values()), list(range(k + 1, 8, 3)))
+            seen += list(out)
+        self.assertEqual(sorted(seen), sorted("j%d" % i for i in range(7)))
+
+    def test_usage_errors(self):
+        for args in (["--shard", "3/3"], ["--shard", "x"], ["-j", "0"], ["/nonexistent/jobs.jsonl"],
+                     ["--resume", "/"], ["a", "b"]):
+            p = self.nsbox("batch", *args, input=b"", timeout=30)
+            self.assertEqual(p.returncode, 125, (args, p.stderr))
+            self.assertIn(b"nsbox:", p.stderr)
+        p = self.nsbox("batch", input=b"", timeout=30)
+        self.assertEqual((p.returncode, p.stdout), (0, b""))
+
+    def test_sigint_kills_every_sandbox_and_keeps_whole_lines(self):
+        marker = "%d.%06d" % (300 + os.getpid() % 100, int(uuid.uuid4().int % 10 ** 6))
+        jobs = [py("quick", "print(1)")] + [
+            {"id": "s%d" % i, "kind": "run", "argv": ["/bin/sleep", marker]} for i in range(4)]
+        proc = subprocess.Popen([NSBOX, "batch", "-j", "2", "-"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdin.write(jsonl(jobs))
+        proc.stdin.close()
+        proc.stdin = None   # communicate() must not flush it
+        first = proc.stdout.readline()   # the quick job's line arrives while the batch runs
+        deadline = time.monotonic() + 30
+        while len(processes_with(marker)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if len(processes_with(marker)) != 2:
+            proc.kill()
+            proc.communicate()
+            self.fail("two sandboxes should be running")
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertEqual(json.loads(first)["id"], "quick")
+        self.assertEqual(rest, b"")                 # cancelled jobs write nothing: resume reruns them
+        self.assertEqual(processes_with(marker), [])
+
+    def test_progress_on_a_terminal_only(self):
+        master, slave = pty.openpty()
+        try:
+            p = subprocess.run([NSBOX, "batch", "-"], input=jsonl([py("a", "print(1)"), py("b", "1/0")]),
+                               stdout=subprocess.PIPE, stderr=slave, timeout=60)
+            os.close(slave)
+            slave = -1
+            shown = b""
+            while True:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+        finally:
+            if slave >= 0:
+                os.close(slave)
+            os.close(master)
+        self.assertEqual(p.returncode, 0)
+        self.assertEqual(len(p.stdout.splitlines()), 2)
+        self.assertIn(b"2 done", shown)
+        self.assertIn(b"pass 1 fail 1 timeout 0 error 0", shown)
+
+    def test_progress_counts_a_file_total(self):
+        d = tempfile.mkdtemp()
+        master, slave = pty.openpty()
+        try:
+            path = os.path.join(d, "jobs.jsonl")
+            with open(path, "wb") as f:
+                f.write(jsonl([py("a", "print(1)"), "", py("b", "print(2)"), py("c", "print(3)")]))
+            os.chmod(d, 0o755)
+            os.chmod(path, 0o644)
+            p = subprocess.run([NSBOX, "batch", path], stdout=subprocess.PIPE, stderr=slave, timeout=60)
+            os.close(slave)
+            slave = -1
+            shown = os.read(master, 65536)
+        finally:
+            if slave >= 0:
+                os.close(slave)
+            os.close(master)
+            shutil.rmtree(d)
+        self.assertEqual(p.returncode, 0)
+        self.assertIn(b"3/3", shown)
+
+    def test_a_killed_worker_is_an_error_line_and_the_batch_goes_on(self):
+        marker = "%d.%06d" % (200 + os.getpid() % 100, int(uuid.uuid4().int % 10 ** 6))
+        jobs = [{"id": "victim", "kind": "run", "argv": ["/bin/sleep", marker]}, py("after", "print('still here')")]
+        proc = subprocess.Popen([NSBOX, "batch", "-j", "1", "-"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdin.write(jsonl(jobs))
+        proc.stdin.close()
+        proc.stdin = None
+        deadline = time.monotonic() + 30
+        while not processes_with(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        workers = [int(p) for p in os.listdir("/proc") if p.isdigit() and _ppid(int(p)) == proc.pid]
+        if len(workers) != 1:
+            proc.kill()
+            proc.communicate()
+            self.fail("expected one worker, found %r" % workers)
+        os.kill(workers[0], signal.SIGKILL)
+        out, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 0, err)
+        lines = [json.loads(l) for l in out.decode().splitlines()]
+        self.assertEqual([d["id"] for d in lines], ["victim", "after"])
+        self.assertEqual((lines[0]["status"], lines[0]["error"]["stage"]), ("error", "supervise"))
+        self.assertIn("died of signal 9", lines[0]["error"]["message"])
+        self.assertEqual(lines[1]["stdout"]["text"], "still here\n")
+        deadline = time.monotonic() + 10   # the sandbox dies with its worker
+        while processes_with(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(processes_with(marker), [])
+
+
+def _ppid(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None

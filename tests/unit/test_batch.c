@@ -1,0 +1,239 @@
+/* tests/unit/test_batch.c — the pure half of `nsbox batch`. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "batch/batch_internal.h"
+
+static struct batch_job parse_ok(const char *line)
+{
+        struct batch_job j;
+        struct nsb_error e;
+
+        nsb_error_clear(&e);
+        if (batch_job_parse(line, strlen(line), 7, NULL, &j, &e) < 0)
+                fail_msg("unexpected error: %s", e.msg);
+        return j;
+}
+
+static void parse_err(const char *line, const char *needle)
+{
+        struct batch_job j;
+        struct nsb_error e;
+
+        nsb_error_clear(&e);
+        assert_int_equal(batch_job_parse(line, strlen(line), 12, NULL, &j, &e), -EINVAL);
+        assert_int_equal(e.stage, NSB_STAGE_CONFIG);
+        if (strncmp(e.msg, "line 12: ", 9) != 0 || !strstr(e.msg, needle))
+                fail_msg("message '%s' lacks 'line 12: ' or '%s'", e.msg, needle);
+        batch_job_free(&j);
+}
+
+static void test_python_job(void **state)
+{
+        struct batch_job j = parse_ok("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"x=1\",\"test_code\":\"assert x\",\"timeout\":2.5}");
+
+        assert_int_equal(j.kind, BATCH_PYTHON);
+        assert_string_equal(json_string_value(j.id), "a");
+        assert_int_equal(j.program_len, strlen("x=1\nassert x"));
+        assert_memory_equal(j.program, "x=1\nassert x", j.program_len);
+        assert_int_equal(j.limits_set, CFG_F_WALL_TIME);
+        assert_int_equal(j.limits.wall_time_ms, 2500);
+        assert_int_equal(j.line, 7);
+        batch_job_free(&j);
+        j = parse_ok("{\"id\":3,\"kind\":\"python\",\"code\":\"pass\",\"test_code\":null,\"limits\":{\"memory\":\"64M\",\"pids\":8}}");
+        assert_int_equal(json_integer_value(j.id), 3);
+        assert_string_equal(j.program, "pass");
+        assert_int_equal(j.limits_set, CFG_F_MEMORY | CFG_F_PIDS);
+        assert_int_equal(j.limits.memory_bytes, 64u << 20);
+        batch_job_free(&j);
+}
+
+static void test_run_and_judge_jobs(void **state)
+{
+        struct batch_job j = parse_ok("{\"id\":\"r\",\"kind\":\"run\",\"argv\":[\"/bin/echo\",\"hi\"],\"stdin\":\"a\\u0000b\"}");
+
+        assert_int_equal(j.kind, BATCH_RUN);
+        assert_int_equal(j.argc, 2);
+        assert_string_equal(j.argv[1], "hi");
+        assert_null(j.argv[2]);
+        assert_int_equal(j.stdin_len, 3);
+        batch_job_free(&j);
+        j = parse_ok("{\"id\":\"j\",\"kind\":\"judge\",\"spec\":{\"program\":{\"source\":\"print(1)\"},"
+                     "\"cases\":[{\"name\":\"c\",\"expect\":{\"stdout\":{\"equals\":\"1\\n\"}}}]}}");
+        assert_int_equal(j.kind, BATCH_JUDGE);
+        assert_int_equal(j.spec.n_cases, 1);
+        batch_job_free(&j);
+}
+
+static void test_bad_lines(void **state)
+{
+        parse_err("{\"id\":\"a\",\"kind\":\"python\"", "invalid JSON");
+        parse_err("[1]", "expected a JSON object");
+        parse_err("{\"kind\":\"python\",\"code\":\"\"}", "missing \"id\"");
+        parse_err("{\"id\":\"\",\"kind\":\"python\",\"code\":\"\"}", "\"id\"");
+        parse_err("{\"id\":1.5,\"kind\":\"python\",\"code\":\"\"}", "\"id\"");
+        parse_err("{\"id\":\"a\",\"kind\":\"perl\",\"code\":\"\"}", "unknown kind");
+        parse_err("{\"id\":\"a\",\"kind\":\"python\"}", "missing \"code\"");
+        parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"argv\":[]}", "unknown key \"argv\"");
+        parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"limits\":{\"walltime\":\"1s\"}}", "unknown key \"walltime\"");
+        parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"limits\":{\"memory\":\"lots\"}}", "limits.memory");
+        parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"timeout\":0}", "\"timeout\"");
+        parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"timeout\":1,\"limits\":{\"wall_time\":\"1s\"}}", "not both");
+        parse_err("{\"id\":\"a\",\"kind\":\"run\",\"argv\":[]}", "\"argv\"");
+        parse_err("{\"id\":\"a\",\"kind\":\"run\",\"argv\":[\"a\\u0000b\"]}", "NUL");
+        parse_err("{\"id\":\"a\",\"kind\":\"judge\",\"spec\":{\"program\":{\"source\":\"\"}}}", "spec");
+        parse_err("{\"id\":\"a\",\"id\":\"b\",\"kind\":\"python\",\"code\":\"\"}", "invalid JSON");
+}
+
+static void test_error_keeps_id(void **state)
+{
+        struct batch_job j;
+        struct nsb_error e;
+        const char *line = "{\"id\":\"x9\",\"kind\":\"python\"}";
+        json_t *out;
+
+        assert_true(batch_job_parse(line, strlen(line), 4, NULL, &j, &e) < 0);
+        out = batch_error_line(j.id, j.line, &e);
+        assert_non_null(out);
+        assert_string_equal(json_string_value(json_object_get(out, "id")), "x9");
+        assert_string_equal(json_string_value(json_object_get(out, "status")), "error");
+        assert_string_equal(json_string_value(json_object_get(out, "outcome")), "error");
+        assert_int_equal(json_integer_value(json_object_get(out, "label")), 0);
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(out, "batch"), "line")), 4);
+        assert_non_null(strstr(json_string_value(json_object_get(json_object_get(out, "error"), "message")), "line 4"));
+        json_decref(out);
+        batch_job_free(&j);
+}
+
+static void test_outcome(void **state)
+{
+        struct run_result r;
+
+        memset(&r, 0, sizeof r);
+        r.status = RUN_EXITED;
+        assert_int_equal(batch_outcome_of(&r), OUTCOME_PASS);
+        r.exit_code = 1;
+        assert_int_equal(batch_outcome_of(&r), OUTCOME_FAIL);
+        r.status = RUN_SIGNALED;
+        assert_int_equal(batch_outcome_of(&r), OUTCOME_FAIL);
+        r.status = RUN_LIMIT;
+        r.limit = LIMIT_WALL_TIME;
+        assert_int_equal(batch_outcome_of(&r), OUTCOME_TIMEOUT);
+        r.limit = LIMIT_CPU_TIME;
+        assert_int_equal(batch_outcome_of(&r), OUTCOME_TIMEOUT);
+        for (int l = LIMIT_MEMORY; l < LIMIT__MAX; l++) {
+                r.limit = (enum run_limit) l;
+                assert_int_equal(batch_outcome_of(&r), OUTCOME_FAIL);
+        }
+        r.status = RUN_ERROR;
+        assert_int_equal(batch_outcome_of(&r), OUTCOME_ERROR);
+        r.status = RUN_CANCELLED;
+        assert_int_equal(batch_outcome_of(&r), OUTCOME_ERROR);
+        assert_int_equal(batch_verdict_outcome(JUDGE_PASS), OUTCOME_PASS);
+        assert_int_equal(batch_verdict_outcome(JUDGE_FAIL), OUTCOME_FAIL);
+        assert_int_equal(batch_verdict_outcome(JUDGE_UNDETERMINED), OUTCOME_ERROR);
+        assert_string_equal(batch_outcome_name(OUTCOME_TIMEOUT), "timeout");
+}
+
+static void test_shard_blank_ids(void **state)
+{
+        size_t taken[3] = { 0 };
+        json_t *set = json_object();
+        char *k1, *k2;
+
+        for (size_t line = 1; line <= 10; line++)
+                for (unsigned k = 0; k < 3; k++)
+                        taken[k] += batch_shard_takes(k, 3, line);
+        assert_int_equal(taken[0], 4);
+        assert_int_equal(taken[1], 3);
+        assert_int_equal(taken[2], 3);
+        assert_true(batch_shard_takes(1, 3, 2));
+        assert_false(batch_shard_takes(1, 3, 1));
+        assert_true(batch_shard_takes(0, 0, 5));
+        assert_true(batch_line_blank(" \t\r", 3));
+        assert_false(batch_line_blank(" x", 2));
+
+        json_t *s7 = json_string("7"), *i7 = json_integer(7);
+
+        k1 = batch_id_key(s7);
+        k2 = batch_id_key(i7);
+        json_decref(s7);
+        json_decref(i7);
+        assert_string_not_equal(k1, k2);
+        batch_resume_add(set, "{\"id\":\"7\",\"status\":\"exited\"}", 28);
+        batch_resume_add(set, "{\"id\":\"cut", 10);
+        batch_resume_add(set, "{\"id\":null}", 11);
+        assert_non_null(json_object_get(set, k1));
+        assert_null(json_object_get(set, k2));
+        assert_int_equal(json_object_size(set), 1);
+        free(k1);
+        free(k2);
+        json_decref(set);
+}
+
+static void test_line_render(void **state)
+{
+        json_t *id = json_string("q");
+        json_t *out = batch_line_render(id, 3, json_pack("{s:s}", "status", "exited"), OUTCOME_PASS, 1.5, 9.25);
+        const char *first;
+        void *it;
+
+        assert_non_null(out);
+        it = json_object_iter(out);
+        first = json_object_iter_key(it);
+        assert_string_equal(first, "id");
+        assert_string_equal(json_string_value(json_object_get(out, "outcome")), "pass");
+        assert_int_equal(json_integer_value(json_object_get(out, "label")), 1);
+        assert_true(json_real_value(json_object_get(json_object_get(out, "batch"), "end_ms")) == 9.25);
+        json_decref(out);
+        out = batch_line_render(id, 3, json_pack("{s:s}", "verdict", "fail"), -1, 0, 1);
+        assert_null(json_object_get(out, "outcome"));
+        assert_null(json_object_get(out, "label"));
+        json_decref(out);
+        json_decref(id);
+}
+
+static void test_progress(void **state)
+{
+        struct batch_progress p = { .total = 100, .done = 40, .skipped = 10, .elapsed_ms = 4000 };
+        char buf[256];
+
+        p.count[OUTCOME_PASS] = 30;
+        p.count[OUTCOME_FAIL] = 8;
+        p.count[OUTCOME_TIMEOUT] = 1;
+        p.count[OUTCOME_ERROR] = 1;
+        batch_progress_text(&p, buf, sizeof buf);
+        assert_string_equal(buf, "[##########..........] 50/100  10.0/s  ETA 5s  pass 30 fail 8 timeout 1 error 1  skipped 10");
+        p.total = 0;
+        batch_progress_text(&p, buf, sizeof buf);
+        assert_non_null(strstr(buf, "50 done"));
+        p.total = 50;
+        batch_progress_text(&p, buf, sizeof buf);
+        assert_non_null(strstr(buf, "done"));
+        p.total = 10000;
+        batch_progress_text(&p, buf, sizeof buf);
+        assert_non_null(strstr(buf, "ETA 16m35s"));
+        batch_progress_text(&p, buf, 8);
+        assert_int_equal(strlen(buf), 7);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_python_job),
+                cmocka_unit_test(test_run_and_judge_jobs),
+                cmocka_unit_test(test_bad_lines),
+                cmocka_unit_test(test_error_keeps_id),
+                cmocka_unit_test(test_outcome),
+                cmocka_unit_test(test_shard_blank_ids),
+                cmocka_unit_test(test_line_render),
+                cmocka_unit_test(test_progress),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
