@@ -116,7 +116,7 @@ struct cg_run {
         enum cg_backend backend;
         int clone_fd;                   /* v2: O_PATH|O_DIRECTORY of the run cgroup, for
                                            clone3(CLONE_INTO_CGROUP); else -1 */
-        int join_fds[CG_RUN_DIRS];      /* v1: each hierarchy's cgroup.procs (O_WRONLY), opened by
+        int join_fds[CG_RUN_DIRS];      /* v1: each hierarchy's "tasks" (O_WRONLY), opened by
                                            the parent; the child writes "0" to each; else -1 */
         /* Private to the backend: */
         int parent_fds[CG_RUN_DIRS];    /* O_PATH: the directory each run cgroup was made in */
