@@ -200,6 +200,16 @@ static int setup_cgroup(struct sbx *s, struct nsb_error *e)
         if (r < 0)
                 return r;
         b = cg_choose(&s->cg_facts, NULL);
+#if NSBOX_BENCH_HOOKS
+        /* Bench-only builds (-Dbench_hooks=true): the same run with its limits
+         * held by rlimits, to measure what the cgroup costs. The ledger then
+         * says "rlimit", as for any rlimit run. */
+        {
+                const char *force = getenv("NSBOX_BENCH_CG_BACKEND");
+                if (force && strcmp(force, "rlimit") == 0)
+                        b = CG_BACKEND_RLIMIT;
+        }
+#endif
         s->cg_ops = cg_ops_for(b);
         if (!s->cg_ops)
                 return nsb_fail(e, NSB_STAGE_CGROUP, ENOTSUP, "no mechanism can enforce the memory and pids limits: %s",
