@@ -413,6 +413,36 @@ static void test_load_requires_nnp(void **state)
         assert_int_equal(o.err, ESRCH);
 }
 
+/* The programs compiled at build time are exactly what libseccomp compiles
+ * from the rule table now: a rule added, removed or changed without the
+ * generator rerunning would fail here. */
+static void test_precompiled_matches_table(void **state)
+{
+        (void) state;
+        assert_non_null(&filter_precompiled_programs);
+        for (int inet = 0; inet < 2; inet++) {
+                const struct filter_spec spec = { .allow_inet = inet };
+                struct filter_prog fresh = { 0 }, used = { 0 };
+                struct nsb_error e;
+
+                if (filter_compile_libseccomp(&spec, &fresh, &e) < 0)
+                        fail_msg("libseccomp: %s", e.msg);
+                if (filter_compile(&spec, &used, &e) < 0)
+                        fail_msg("filter_compile: %s", e.msg);
+                assert_int_equal(filter_precompiled_programs.len[inet], fresh.len);
+                assert_int_equal(used.len, fresh.len);
+                assert_memory_equal(filter_precompiled_programs.insns[inet], fresh.insns,
+                                    fresh.len * sizeof *fresh.insns);
+                assert_memory_equal(used.insns, fresh.insns, fresh.len * sizeof *fresh.insns);
+                filter_prog_free(&fresh);
+                filter_prog_free(&used);
+        }
+        /* the two variants differ (the inet rules) */
+        assert_true(filter_precompiled_programs.len[0] != filter_precompiled_programs.len[1] ||
+                    memcmp(filter_precompiled_programs.insns[0], filter_precompiled_programs.insns[1],
+                           filter_precompiled_programs.len[0] * sizeof(struct sock_filter)) != 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -420,6 +450,7 @@ int main(void)
                 cmocka_unit_test(test_expectations_cover_fixture),
                 cmocka_unit_test(test_not_in32_expansion),
                 cmocka_unit_test(test_compile_both_specs),
+                cmocka_unit_test(test_precompiled_matches_table),
                 cmocka_unit_test(test_bad_tables),
                 cmocka_unit_test(test_load_requires_nnp),
                 cmocka_unit_test(test_probe_no_inet),
