@@ -1,7 +1,9 @@
 /* cgroup/cg_v1.c — the cgroup v1 backend: one run cgroup per hierarchy
  * (memory, pids, and cpuacct when it is mounted and writable), each beneath
  * our own cgroup in that hierarchy. v1 has no CLONE_INTO_CGROUP: the parent
- * opens each "tasks" file, the child writes "0" to them as its first step. */
+ * opens each "tasks" file, the child writes "0" to them (the supervisor
+ * creates v1 cgroups after clone and sends these fds; the init joins before
+ * it forks the program). */
 #include "cgroup/cg_internal.h"
 
 #include <errno.h>
@@ -156,7 +158,7 @@ static int v1_child_join(struct cg_run *run, const struct cg_spec *spec, struct 
 {
         int r = 0;
 
-        /* First thing in the child: until these writes it is only in the
+        /* Before the program exists: until these writes the child is only in the
          * supervisor's cgroups, unbounded. "0" means the writer itself. */
         for (size_t i = 0; i < CG_RUN_DIRS && r == 0; i++) {
                 ssize_t n;

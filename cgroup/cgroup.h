@@ -141,10 +141,11 @@ struct cg_usage {
 
 struct cg_ops {
         const char *label;              /* ledger mechanism: "cgroup2", "cgroup1", "rlimit" */
-        /* parent, before clone: make the run's cgroup(s) and write limits */
+        /* parent, before clone (v1: right after it, the child joins late): make the
+         * run's cgroup(s) and write limits */
         int (*create)(const struct cg_env *env, const struct cg_facts *f, const struct cg_spec *spec,
                       struct cg_run *ret, struct nsb_error *e);
-        /* the cloned child, first thing; closes every cgroup fd it holds */
+        /* the cloned child, before it forks the program; closes every cgroup fd it holds */
         int (*child_join)(struct cg_run *run, const struct cg_spec *spec, struct nsb_error *e);
         /* parent, any time; cheap. Not const: on kernels without memory.peak
          * the run remembers the largest memory.current seen. */

@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -199,6 +200,49 @@ __attribute__((noreturn)) static void program_main(struct child_ctx *c)
         fail_exit(c, &e);
 }
 
+/* v1 late join: the supervisor made the run's cgroups while this process
+ * built the file tree, and sends the "tasks" fds it opened (v1 checks the
+ * opener's credentials, so they work here as they would have at clone). */
+static int join_cgroup_late(struct child_ctx *c, struct nsb_error *e)
+{
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int) * CG_RUN_DIRS)];
+        } ctl;
+        struct wire_msg m;
+        struct iovec iov = { &m, sizeof m };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                             .msg_controllen = sizeof ctl.buf };
+        struct cmsghdr *cm;
+        const int *fds = NULL;
+        size_t n_fds = 0, k = 0;
+        ssize_t n;
+
+        do
+                n = recvmsg(c->sock, &mh, MSG_CMSG_CLOEXEC);
+        while (n < 0 && errno == EINTR);
+        if (n == 0)
+                _exit(127);             /* the supervisor is gone */
+        for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+                if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+                        fds = (const int *) (const void *) CMSG_DATA(cm);
+                        n_fds = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                }
+        if (n != (ssize_t) sizeof m || m.version != WIRE_VERSION || m.kind != WIRE_CGROUP ||
+            (mh.msg_flags & MSG_CTRUNC))
+                return nsb_fail(e, NSB_STAGE_CGROUP, EPROTO, "malformed cgroup record from the supervisor");
+        for (size_t i = 0; i < CG_RUN_DIRS; i++) {
+                if (!(m.reserved & (1u << i)))
+                        continue;
+                if (k >= n_fds)
+                        return nsb_fail(e, NSB_STAGE_CGROUP, EPROTO, "cgroup record lacks the fd of slot %zu", i);
+                c->cg_run->join_fds[i] = fds[k++];
+        }
+        if (k == 0 || k != n_fds)
+                return nsb_fail(e, NSB_STAGE_CGROUP, EPROTO, "cgroup record carries %zu fds for %zu slots", n_fds, k);
+        return c->cg_ops->child_join(c->cg_run, c->cg_spec, e);
+}
+
 __attribute__((noreturn)) void child_init_main(struct child_ctx *c)
 {
         struct nsb_error e;
@@ -208,7 +252,7 @@ __attribute__((noreturn)) void child_init_main(struct child_ctx *c)
         int r;
 
         nsb_error_clear(&e);
-        if (c->cg_ops && c->cg_ops->child_join) {
+        if (c->cg_ops && c->cg_ops->child_join && !c->cg_join_late) {
                 r = c->cg_ops->child_join(c->cg_run, c->cg_spec, &e);
                 if (r < 0)
                         fail_exit(c, &e);
@@ -270,6 +314,15 @@ __attribute__((noreturn)) void child_init_main(struct child_ctx *c)
         if (r < 0 || mnt_plan_apply(c->mounts, c->slot_fds, &c->ledger, &e) < 0)
                 fail_exit(c, &e);
 
+        if (c->cg_join_late) {
+                /* Before the fork: the program is bounded from its first
+                 * instruction. Only this init, running nsbox's own code, was
+                 * outside the run's cgroups, while it built the file tree. */
+                if (join_cgroup_late(c, &e) < 0)
+                        fail_exit(c, &e);
+                ledger_set(&c->ledger, PROT_MEMORY, c->cg_ops->label);
+                ledger_set(&c->ledger, PROT_PIDS, c->cg_ops->label);
+        }
         prog = fork();
         if (prog < 0) {
                 nsb_fail(&e, NSB_STAGE_EXEC, errno, "fork the program");

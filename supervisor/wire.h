@@ -7,6 +7,10 @@
  *          execve; carries the ledger (init's steps + the program's own).
  *   ERROR  a setup step failed: the whole struct nsb_error, stage included.
  *   EXIT   the init saw the program end: its wait status.
+ * And the other way, supervisor to init:
+ *   (kind 0) "go": the id maps are written.
+ *   CGROUP the run's cgroup v1 join fds, as SCM_RIGHTS, in slot order;
+ *          `reserved` holds the bitmask of the join_fds slots they fill.
  */
 #pragma once
 
@@ -17,7 +21,7 @@
 
 #define WIRE_VERSION 1u
 
-enum wire_kind { WIRE_READY = 1, WIRE_ERROR = 2, WIRE_EXIT = 3 };
+enum wire_kind { WIRE_READY = 1, WIRE_ERROR = 2, WIRE_EXIT = 3, WIRE_CGROUP = 4 };
 
 struct wire_msg {
         uint32_t version;
