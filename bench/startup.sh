@@ -49,17 +49,23 @@ for mode in back-to-back spaced-100ms; do
   done
   $py - "$mode" "$out/$mode".*.json <<'PY'
 import json, statistics, sys
-times = {}
+times, cpu = {}, {}
 for path in sys.argv[2:]:
     for r in json.load(open(path))["results"]:
         times.setdefault(r["command"], []).extend(r["times"])
+        cpu.setdefault(r["command"], []).append((r["user"] + r["system"]) * 1e3)
 med = {k: statistics.median(v) * 1e3 for k, v in times.items()}
 bare = med["bare"]
-print("%s (median ms of %d runs; overhead over bare python; ratio)" % (sys.argv[1], len(times["bare"])))
+# CPU (user+system of the command and its children, mean per run) moves far
+# less than wall time when other work shares the machine.
+print("%s (median wall ms of %d runs; overhead over bare python; ratio; mean CPU ms)" %
+      (sys.argv[1], len(times["bare"])))
 for name in ("bare", "nsbox", "bwrap", "nsbox-cg", "nsbox-rl"):
-    print("  %-8s %7.2f ms  %+6.2f ms  %5.2fx" % (name, med[name], med[name] - bare, med[name] / bare))
+    print("  %-8s %7.2f ms  %+6.2f ms  %5.2fx   cpu %6.2f ms" %
+          (name, med[name], med[name] - bare, med[name] / bare, statistics.mean(cpu[name])))
 print("  nsbox overhead / bwrap overhead: %.2f" %
       ((med["nsbox"] - bare) / max(med["bwrap"] - bare, 1e-9)))
-print("  limits cost (nsbox-cg - nsbox-rl, both through env): %+.2f ms" % (med["nsbox-cg"] - med["nsbox-rl"]))
+print("  limits cost (nsbox-cg - nsbox-rl, both through env): %+.2f ms wall, %+.2f ms cpu" %
+      (med["nsbox-cg"] - med["nsbox-rl"], statistics.mean(cpu["nsbox-cg"]) - statistics.mean(cpu["nsbox-rl"])))
 PY
 done
