@@ -13,7 +13,6 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -205,32 +204,16 @@ __attribute__((noreturn)) static void program_main(struct child_ctx *c)
  * opener's credentials, so they work here as they would have at clone). */
 static int join_cgroup_late(struct child_ctx *c, struct nsb_error *e)
 {
-        union {
-                struct cmsghdr h;
-                char buf[CMSG_SPACE(sizeof(int) * CG_RUN_DIRS)];
-        } ctl;
         struct wire_msg m;
-        struct iovec iov = { &m, sizeof m };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-                             .msg_controllen = sizeof ctl.buf };
-        struct cmsghdr *cm;
-        const int *fds = NULL;
+        int fds[WIRE_MAX_FDS];
         size_t n_fds = 0, k = 0;
-        ssize_t n;
+        ssize_t n = wire_recv_fds(c->sock, &m, fds, WIRE_MAX_FDS, &n_fds);
 
-        do
-                n = recvmsg(c->sock, &mh, MSG_CMSG_CLOEXEC);
-        while (n < 0 && errno == EINTR);
         if (n == 0)
                 _exit(127);             /* the supervisor is gone */
-        for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-                if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-                        fds = (const int *) (const void *) CMSG_DATA(cm);
-                        n_fds = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                }
-        if (n != (ssize_t) sizeof m || m.version != WIRE_VERSION || m.kind != WIRE_CGROUP ||
-            (mh.msg_flags & MSG_CTRUNC))
-                return nsb_fail(e, NSB_STAGE_CGROUP, EPROTO, "malformed cgroup record from the supervisor");
+        if (n != (ssize_t) sizeof m || m.version != WIRE_VERSION || m.kind != WIRE_CGROUP)
+                return nsb_fail(e, NSB_STAGE_CGROUP, n < 0 ? (int) -n : EPROTO,
+                                "malformed cgroup record from the supervisor");
         for (size_t i = 0; i < CG_RUN_DIRS; i++) {
                 if (!(m.reserved & (1u << i)))
                         continue;

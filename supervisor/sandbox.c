@@ -22,7 +22,6 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -247,22 +246,15 @@ static int setup_cgroup(struct sbx *s, struct nsb_error *e)
  * it joins through, just before it forks the program. */
 static int create_cgroup_late(struct sbx *s, struct nsb_error *e)
 {
-        union {
-                struct cmsghdr h;
-                char buf[CMSG_SPACE(sizeof(int) * CG_RUN_DIRS)];
-        } ctl;
         struct wire_msg m;
-        struct iovec iov = { &m, sizeof m };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf };
-        struct cmsghdr *cm;
-        int fds[CG_RUN_DIRS];
+        int fds[WIRE_MAX_FDS];
         size_t n = 0;
         int r = create_cgroup(s, e);
 
         if (r < 0)
                 return r;
+        _Static_assert(CG_RUN_DIRS <= WIRE_MAX_FDS, "a record carries every join fd");
         memset(&m, 0, sizeof m);
-        memset(&ctl, 0, sizeof ctl);
         m.version = WIRE_VERSION;
         m.kind = WIRE_CGROUP;
         for (size_t i = 0; i < CG_RUN_DIRS; i++)
@@ -272,18 +264,11 @@ static int create_cgroup_late(struct sbx *s, struct nsb_error *e)
                 }
         if (n == 0)
                 return nsb_fail(e, NSB_STAGE_CGROUP, EINVAL, "cgroup v1 run %s has no join fd", s->cg_run.name);
-        mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-        cm = CMSG_FIRSTHDR(&mh);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
-        memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
-        while ((r = (int) sendmsg(s->sock[0], &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-                ;
+        r = wire_send_fds(s->sock[0], &m, fds, n);
         /* A child that already failed has closed its end; its error record is
          * queued for supervise(), which reports it. */
-        if (r < 0 && errno != EPIPE && errno != ECONNRESET)
-                return nsb_fail(e, NSB_STAGE_CGROUP, errno, "send the cgroup fds to the sandbox init");
+        if (r < 0 && r != -EPIPE && r != -ECONNRESET)
+                return nsb_fail(e, NSB_STAGE_CGROUP, -r, "send the cgroup fds to the sandbox init");
         return 0;
 }
 

@@ -14,7 +14,9 @@
  */
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "util/error.h"
 #include "util/ledger.h"
@@ -35,3 +37,13 @@ struct wire_msg {
 _Static_assert(sizeof(struct nsb_error) == 8 + NSB_ERROR_MSG_MAX, "nsb_error must stay pointer-free and packed");
 _Static_assert(sizeof(struct wire_msg) == 16 + sizeof(struct nsb_error) + sizeof(struct nsb_ledger),
                "wire_msg layout changed: bump WIRE_VERSION");
+
+/* Descriptors one record may carry (the v1 cgroup join fds). */
+#define WIRE_MAX_FDS 4
+
+/* Send @m with @fds[0..n_fds) attached (1..WIRE_MAX_FDS). 0 or -errno. */
+int wire_send_fds(int sock, const struct wire_msg *m, const int *fds, size_t n_fds);
+/* Receive one record into @m and up to @cap attached fds (received CLOEXEC).
+ * Returns the record's length (0: the peer is gone) or -errno; -EPROTO when
+ * more fds came than @cap or the control data was cut. */
+ssize_t wire_recv_fds(int sock, struct wire_msg *m, int *fds, size_t cap, size_t *ret_n_fds);
