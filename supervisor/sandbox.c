@@ -512,6 +512,20 @@ static void handle_msg(struct sbx *s, const struct wire_msg *m, ssize_t n)
         }
 }
 
+/* One record, without blocking. An init that exits with a record of ours
+ * still unread (the v1 cgroup fds, sent while it was failing) leaves
+ * ECONNRESET pending on our end, and the kernel reports that error before the
+ * records the init queued for us (__skb_try_recv_datagram checks sk_err
+ * first): take the error, then read on, or its ERROR record would be lost. */
+static ssize_t recv_record(int fd, struct wire_msg *m)
+{
+        ssize_t k = recv(fd, m, sizeof *m, MSG_DONTWAIT);
+
+        if (k < 0 && errno == ECONNRESET)
+                k = recv(fd, m, sizeof *m, MSG_DONTWAIT);
+        return k;
+}
+
 static int supervise(struct sbx *s, struct nsb_error *e)
 {
         bool init_alive = true;
@@ -559,7 +573,7 @@ static int supervise(struct sbx *s, struct nsb_error *e)
 
                 if (i_sock >= 0 && p[i_sock].revents) {
                         struct wire_msg m;
-                        ssize_t k = recv(s->sock[0], &m, sizeof m, MSG_DONTWAIT);
+                        ssize_t k = recv_record(s->sock[0], &m);
                         if (k > 0)
                                 handle_msg(s, &m, k);
                         else if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
@@ -599,7 +613,7 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                         /* Records sent just before the exit are still queued. */
                         while (s->sock[0] >= 0) {
                                 struct wire_msg m;
-                                ssize_t k = recv(s->sock[0], &m, sizeof m, MSG_DONTWAIT);
+                                ssize_t k = recv_record(s->sock[0], &m);
                                 if (k <= 0) {
                                         close_fd(&s->sock[0]);
                                         break;
