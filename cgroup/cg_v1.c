@@ -1,7 +1,9 @@
 /* cgroup/cg_v1.c — the cgroup v1 backend: one run cgroup per hierarchy
  * (memory, pids, and cpuacct when it is mounted and writable), each beneath
  * our own cgroup in that hierarchy. v1 has no CLONE_INTO_CGROUP: the parent
- * opens each cgroup.procs, the child writes "0" to them as its first step. */
+ * opens each "tasks" file, the child writes "0" to them (the supervisor
+ * creates v1 cgroups after clone and sends these fds; the init joins before
+ * it forks the program). */
 #include "cgroup/cg_internal.h"
 
 #include <errno.h>
@@ -61,10 +63,16 @@ static int v1_make_dir(const struct cg_env *env, const struct cg_facts *f, int c
                 return nsb_fail(e, NSB_STAGE_CGROUP, errno, "open %s/%s", rel, run->name);
         /* Opened here, by the privileged parent: v1 checks the opener's
          * credentials (f_cred) when the child, already in its own user
-         * namespace, writes "0" to it. */
-        run->join_fds[i] = openat(run->dir_fds[i], "cgroup.procs", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+         * namespace, writes "0" to it.
+         * "tasks", not "cgroup.procs": the kernel moves the writer itself
+         * ("0" = current) without taking the global cgroup_threadgroup_rwsem
+         * for writing (cgroup_procs_write_start(): threadgroup lock only for
+         * a pid or a whole thread group), which costs an RCU grace period,
+         * ~8 ms per hierarchy here. Moving one thread is moving the process:
+         * the child is single-threaded (no thread exists next to clone). */
+        run->join_fds[i] = openat(run->dir_fds[i], "tasks", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
         if (run->join_fds[i] < 0)
-                return nsb_fail(e, NSB_STAGE_CGROUP, errno, "open %s/%s/cgroup.procs", rel, run->name);
+                return nsb_fail(e, NSB_STAGE_CGROUP, errno, "open %s/%s/tasks", rel, run->name);
         run->ctrl_dir[c] = i;
         return 0;
 }
@@ -150,7 +158,7 @@ static int v1_child_join(struct cg_run *run, const struct cg_spec *spec, struct 
 {
         int r = 0;
 
-        /* First thing in the child: until these writes it is only in the
+        /* Before the program exists: until these writes the child is only in the
          * supervisor's cgroups, unbounded. "0" means the writer itself. */
         for (size_t i = 0; i < CG_RUN_DIRS && r == 0; i++) {
                 ssize_t n;

@@ -116,7 +116,7 @@ struct cg_run {
         enum cg_backend backend;
         int clone_fd;                   /* v2: O_PATH|O_DIRECTORY of the run cgroup, for
                                            clone3(CLONE_INTO_CGROUP); else -1 */
-        int join_fds[CG_RUN_DIRS];      /* v1: each hierarchy's cgroup.procs (O_WRONLY), opened by
+        int join_fds[CG_RUN_DIRS];      /* v1: each hierarchy's "tasks" (O_WRONLY), opened by
                                            the parent; the child writes "0" to each; else -1 */
         /* Private to the backend: */
         int parent_fds[CG_RUN_DIRS];    /* O_PATH: the directory each run cgroup was made in */
@@ -141,10 +141,11 @@ struct cg_usage {
 
 struct cg_ops {
         const char *label;              /* ledger mechanism: "cgroup2", "cgroup1", "rlimit" */
-        /* parent, before clone: make the run's cgroup(s) and write limits */
+        /* parent, before clone (v1: right after it, the child joins late): make the
+         * run's cgroup(s) and write limits */
         int (*create)(const struct cg_env *env, const struct cg_facts *f, const struct cg_spec *spec,
                       struct cg_run *ret, struct nsb_error *e);
-        /* the cloned child, first thing; closes every cgroup fd it holds */
+        /* the cloned child, before it forks the program; closes every cgroup fd it holds */
         int (*child_join)(struct cg_run *run, const struct cg_spec *spec, struct nsb_error *e);
         /* parent, any time; cheap. Not const: on kernels without memory.peak
          * the run remembers the largest memory.current seen. */

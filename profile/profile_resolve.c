@@ -12,8 +12,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "profile/closure_cache.h"
 #include "util/cleanup.h"
 
 #define MAX_SYMLINK_HOPS 40
@@ -362,7 +364,9 @@ static int find_stdlib(const char *real, char *ret, struct nsb_error *e)
 
 int profile_add_python(struct host_set *set, const char *interpreter, char **ret_real, struct nsb_error *e)
 {
-        char real[PATH_MAX], stdlib[PATH_MAX], dynload[PATH_MAX], sreal[PATH_MAX];
+        char real[PATH_MAX], stdlib[PATH_MAX], dynload[PATH_MAX], sreal[PATH_MAX], key[PATH_MAX + 8];
+        AUTOCLOSE int cache_fd = -1;
+        struct timespec started;
         enum host_kind kind;
         AUTO(closedir) DIR *d = NULL;
         struct dirent *de;
@@ -372,6 +376,13 @@ int profile_add_python(struct host_set *set, const char *interpreter, char **ret
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "interpreter '%s'", interpreter);
         if (access(real, X_OK) < 0)
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "interpreter '%s' is not executable", real);
+        /* The walk below costs ~7 ms; a valid cached result, a few hundred us. */
+        if (set->n == 0 && (size_t) snprintf(key, sizeof key, "python:%s", interpreter) < sizeof key) {
+                clock_gettime(CLOCK_REALTIME, &started);
+                if (cc_open_dir(getenv("XDG_CACHE_HOME"), getenv("HOME"), &cache_fd) == 0 &&
+                    cc_load(cache_fd, key, set) == 1)
+                        goto done;
+        }
         r = profile_add_executable(set, interpreter, e);
         if (r < 0)
                 return nsb_error_prefix(e, "interpreter '%s'", interpreter);
@@ -399,6 +410,9 @@ int profile_add_python(struct host_set *set, const char *interpreter, char **ret
                 if (r < 0)
                         return r;
         }
+        if (cache_fd >= 0)
+                (void) cc_store(cache_fd, key, set, default_lib_dirs, ARRAY_SIZE(default_lib_dirs), &started);
+done:
         if (ret_real && !(*ret_real = strdup(real)))
                 return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
         return 0;

@@ -118,3 +118,22 @@ size_t filter_prologue(uint32_t native_audit_arch, struct sock_filter *out, size
 /* The compiler behind filter_compile(), on any rule table (tests feed it bad ones). */
 int filter_compile_rules(const struct filter_rule *rules, size_t n_rules, const struct filter_spec *spec,
                          struct filter_prog *ret, struct nsb_error *e);
+
+/* Programs of the built-in table compiled at build time (filter_gen.c writes
+ * filter_precompiled.c), one per variant (filter_variant_spec). The symbol is
+ * weak: an executable built without the generated file (the generator itself,
+ * a cross build) has none, and filter_compile() then runs libseccomp; so do
+ * specs that are no variant (a profile's seccomp_deny additions). */
+#define FILTER_VARIANTS 3       /* strict, strict + inet, reduced */
+struct filter_precompiled {
+        const struct sock_filter *insns[FILTER_VARIANTS];
+        unsigned short len[FILTER_VARIANTS];
+};
+
+/* Pure: the spec of variant @v, and the variant of @spec (-1: none). */
+struct filter_spec filter_variant_spec(int v);
+int filter_variant_of(const struct filter_spec *spec);
+extern const struct filter_precompiled filter_precompiled_programs __attribute__((weak));
+
+/* filter_compile() without the precompiled programs: libseccomp, every time. */
+int filter_compile_libseccomp(const struct filter_spec *spec, struct filter_prog *ret, struct nsb_error *e);

@@ -388,3 +388,15 @@ size_t filter_prologue(uint32_t native_audit_arch, struct sock_filter *out, size
                 memcpy(out, p, n * sizeof *p);
         return n;
 }
+
+struct filter_spec filter_variant_spec(int v)
+{
+        return (struct filter_spec){ .allow_inet = v == 1, .reduced = v == 2 };
+}
+
+int filter_variant_of(const struct filter_spec *spec)
+{
+        if (spec->n_extra_deny > 0 || (spec->reduced && spec->allow_inet))
+                return -1;
+        return spec->reduced ? 2 : spec->allow_inet ? 1 : 0;
+}

@@ -276,6 +276,33 @@ static void init_wait_program(struct child_ctx *c, pid_t prog)
         }
 }
 
+/* v1 late join: the supervisor made the run's cgroups while this process
+ * built the file tree, and sends the "tasks" fds it opened (v1 checks the
+ * opener's credentials, so they work here as they would have at clone). */
+static int join_cgroup_late(struct child_ctx *c, struct nsb_error *e)
+{
+        struct wire_msg m;
+        int fds[WIRE_MAX_FDS];
+        size_t n_fds = 0, k = 0;
+        ssize_t n = wire_recv_fds(c->sock, &m, fds, WIRE_MAX_FDS, &n_fds);
+
+        if (n == 0)
+                _exit(127);             /* the supervisor is gone */
+        if (n != (ssize_t) sizeof m || m.version != WIRE_VERSION || m.kind != WIRE_CGROUP)
+                return nsb_fail(e, NSB_STAGE_CGROUP, n < 0 ? (int) -n : EPROTO,
+                                "malformed cgroup record from the supervisor");
+        for (size_t i = 0; i < CG_RUN_DIRS; i++) {
+                if (!(m.slots & (1u << i)))
+                        continue;
+                if (k >= n_fds)
+                        return nsb_fail(e, NSB_STAGE_CGROUP, EPROTO, "cgroup record lacks the fd of slot %zu", i);
+                c->cg_run->join_fds[i] = fds[k++];
+        }
+        if (k == 0 || k != n_fds)
+                return nsb_fail(e, NSB_STAGE_CGROUP, EPROTO, "cgroup record carries %zu fds for %zu slots", n_fds, k);
+        return c->cg_ops->child_join(c->cg_run, c->cg_spec, e);
+}
+
 __attribute__((noreturn)) void child_init_main(struct child_ctx *c)
 {
         struct nsb_error e;
@@ -285,7 +312,8 @@ __attribute__((noreturn)) void child_init_main(struct child_ctx *c)
         int r;
 
         nsb_error_clear(&e);
-        init_join_cgroup(c, &e);
+        if (!c->cg_join_late)
+                init_join_cgroup(c, &e);
         /* Wait for the id maps. EOF means the supervisor is gone. */
         do
                 n = recv(c->sock, &go, sizeof go, 0);
@@ -341,6 +369,15 @@ __attribute__((noreturn)) void child_init_main(struct child_ctx *c)
         if (r < 0 || mnt_plan_apply(c->mounts, c->slot_fds, &c->ledger, &e) < 0)
                 fail_exit(c, &e);
 
+        if (c->cg_join_late) {
+                /* Before the fork: the program is bounded from its first
+                 * instruction. Only this init, running nsbox's own code, was
+                 * outside the run's cgroups, while it built the file tree. */
+                if (join_cgroup_late(c, &e) < 0)
+                        fail_exit(c, &e);
+                ledger_set(&c->ledger, PROT_MEMORY, c->cg_ops->label);
+                ledger_set(&c->ledger, PROT_PIDS, c->cg_ops->label);
+        }
         prog = init_fork_program(c, &e);
         init_wait_program(c, prog);
         /* Exiting as PID 1 makes the kernel SIGKILL every process left in

@@ -39,6 +39,8 @@ struct child_ctx {
         struct cg_run *cg_run;
         const struct cg_spec *cg_spec;
         bool rlimit_cpu;               /* no cgroup CPU accounting: RLIMIT_CPU per process */
+        bool cg_join_late;             /* v1: the join fds arrive (WIRE_CGROUP) after the mounts,
+                                          before the program is forked */
         int fail_stage;                /* test hook: force this stage to fail (0 = none) */
         bool reduced;                  /* --isolation reduced: no namespaces (reduced.h) */
         bool drop_to_nobody;           /* reduced, root caller: the program runs as 65534:65534 */

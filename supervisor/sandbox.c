@@ -1,7 +1,8 @@
 /* supervisor/sandbox.c — one run, from plans to result.
  *
  * Order (why, at each step below):
- *   plans (pure) -> cgroup (limits exist before the child does) -> fds ->
+ *   plans (pure) -> cgroup (limits exist before the program does; v1's are
+ *   made just after clone3, while the init builds its tree) -> fds ->
  *   clone3 into new namespaces [-> CLONE_INTO_CGROUP on v2] -> id maps ->
  *   "go" -> supervise (poll: socket, pidfd, pipes, timers, cancel) ->
  *   kill what is left -> accounting -> remove the cgroup -> result.
@@ -70,6 +71,7 @@ struct sbx {
         struct cg_run cg_run;
         struct cg_spec cg_spec;
         bool cg_created;
+        bool cg_late;                   /* v1: created after clone3, fds sent to the init */
 
         int *slot_fds;
         int sock[2];
@@ -238,6 +240,16 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
 
 /* ---- cgroup -------------------------------------------------------------- */
 
+static int create_cgroup(struct sbx *s, struct nsb_error *e)
+{
+        int r = s->cg_ops->create(&s->cg_env, &s->cg_facts, &s->cg_spec, &s->cg_run, e);
+
+        if (r < 0)
+                return r;
+        s->cg_created = true;
+        return 0;
+}
+
 static int setup_cgroup(struct sbx *s, struct nsb_error *e)
 {
         enum cg_backend b;
@@ -251,6 +263,16 @@ static int setup_cgroup(struct sbx *s, struct nsb_error *e)
         if (r < 0)
                 return r;
         b = cg_choose(&s->cg_facts, NULL);
+#if NSBOX_BENCH_HOOKS
+        /* Bench-only builds (-Dbench_hooks=true): the same run with its limits
+         * held by rlimits, to measure what the cgroup costs. The ledger then
+         * says "rlimit", as for any rlimit run. */
+        {
+                const char *force = getenv("NSBOX_BENCH_CG_BACKEND");
+                if (force && strcmp(force, "rlimit") == 0)
+                        b = CG_BACKEND_RLIMIT;
+        }
+#endif
         s->cg_ops = cg_ops_for(b);
         if (!s->cg_ops)
                 return nsb_fail(e, NSB_STAGE_CGROUP, ENOTSUP, "no mechanism can enforce the memory and pids limits: %s",
@@ -263,10 +285,44 @@ static int setup_cgroup(struct sbx *s, struct nsb_error *e)
                 s->cg_spec.pids_max += reduced_count_tasks(s->red.drop_to_nobody ? REDUCED_NOBODY_UID : getuid());
         s->cg_spec.serial = s->req->serial;
         cg_run_init(&s->cg_run);
-        r = s->cg_ops->create(&s->cg_env, &s->cg_facts, &s->cg_spec, &s->cg_run, e);
+        /* v1 cgroups are joined by the child through fds, so they can be made
+         * while the child builds its file tree (~0.3 ms of mkdir and writes
+         * off the critical path); see create_cgroup_late(). v2 needs the
+         * cgroup before clone3 (CLONE_INTO_CGROUP); rlimit makes nothing. */
+        if (b == CG_BACKEND_V1 && !s->reduced) {   /* the reduced init has no tree to build */
+                s->cg_late = true;
+                return 0;
+        }
+        return create_cgroup(s, e);
+}
+
+/* v1, after clone3 and "go": make the cgroups, then hand the child the fds
+ * it joins through, just before it forks the program. */
+static int create_cgroup_late(struct sbx *s, struct nsb_error *e)
+{
+        struct wire_msg m;
+        int fds[WIRE_MAX_FDS];
+        size_t n = 0;
+        int r = create_cgroup(s, e);
+
         if (r < 0)
                 return r;
-        s->cg_created = true;
+        _Static_assert(CG_RUN_DIRS <= WIRE_MAX_FDS, "a record carries every join fd");
+        memset(&m, 0, sizeof m);
+        m.version = WIRE_VERSION;
+        m.kind = WIRE_CGROUP;
+        for (size_t i = 0; i < CG_RUN_DIRS; i++)
+                if (s->cg_run.join_fds[i] >= 0) {
+                        m.slots |= 1u << i;
+                        fds[n++] = s->cg_run.join_fds[i];
+                }
+        if (n == 0)
+                return nsb_fail(e, NSB_STAGE_CGROUP, EINVAL, "cgroup v1 run %s has no join fd", s->cg_run.name);
+        r = wire_send_fds(s->sock[0], &m, fds, n);
+        /* A child that already failed has closed its end; its error record is
+         * queued for supervise(), which reports it. */
+        if (r < 0 && r != -EPIPE && r != -ECONNRESET)
+                return nsb_fail(e, NSB_STAGE_CGROUP, -r, "send the cgroup fds to the sandbox init");
         return 0;
 }
 
@@ -409,7 +465,7 @@ static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
         go.version = WIRE_VERSION;
         if (send(s->sock[0], &go, sizeof go, MSG_NOSIGNAL) < 0)
                 return nsb_fail(e, NSB_STAGE_CLONE, errno, "release the sandbox init");
-        return 0;
+        return s->cg_late ? create_cgroup_late(s, e) : 0;
 }
 
 /* ---- supervision --------------------------------------------------------- */
@@ -533,6 +589,20 @@ static void handle_msg(struct sbx *s, const struct wire_msg *m, ssize_t n)
         }
 }
 
+/* One record, without blocking. An init that exits with a record of ours
+ * still unread (the v1 cgroup fds, sent while it was failing) leaves
+ * ECONNRESET pending on our end, and the kernel reports that error before the
+ * records the init queued for us (__skb_try_recv_datagram checks sk_err
+ * first): take the error, then read on, or its ERROR record would be lost. */
+static ssize_t recv_record(int fd, struct wire_msg *m)
+{
+        ssize_t k = recv(fd, m, sizeof *m, MSG_DONTWAIT);
+
+        if (k < 0 && errno == ECONNRESET)
+                k = recv(fd, m, sizeof *m, MSG_DONTWAIT);
+        return k;
+}
+
 static int supervise(struct sbx *s, struct nsb_error *e)
 {
         bool init_alive = true;
@@ -580,7 +650,7 @@ static int supervise(struct sbx *s, struct nsb_error *e)
 
                 if (i_sock >= 0 && p[i_sock].revents) {
                         struct wire_msg m;
-                        ssize_t k = recv(s->sock[0], &m, sizeof m, MSG_DONTWAIT);
+                        ssize_t k = recv_record(s->sock[0], &m);
                         if (k > 0)
                                 handle_msg(s, &m, k);
                         else if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
@@ -620,7 +690,7 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                         /* Records sent just before the exit are still queued. */
                         while (s->sock[0] >= 0) {
                                 struct wire_msg m;
-                                ssize_t k = recv(s->sock[0], &m, sizeof m, MSG_DONTWAIT);
+                                ssize_t k = recv_record(s->sock[0], &m);
                                 if (k <= 0) {
                                         close_fd(&s->sock[0]);
                                         break;
@@ -768,6 +838,7 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
                 .cg_run = &s.cg_run,
                 .cg_spec = &s.cg_spec,
                 .rlimit_cpu = s.cg_run.backend == CG_BACKEND_RLIMIT,
+                .cg_join_late = s.cg_late,
                 .fail_stage = fail_stage,
                 .reduced = s.reduced,
                 .drop_to_nobody = s.red.drop_to_nobody,

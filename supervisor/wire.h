@@ -9,23 +9,32 @@
  *          isolation, where it also names the process group to kill).
  *   ERROR  a setup step failed: the whole struct nsb_error, stage included.
  *   EXIT   the init saw the program end: its wait status.
+ * And the other way, supervisor to init:
+ *   (kind 0) "go": the id maps are written.
+ *   CGROUP the run's cgroup v1 join fds, as SCM_RIGHTS, in slot order;
+ *          `slots` holds the bitmask of the join_fds slots they fill.
  */
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "util/error.h"
 #include "util/ledger.h"
 
 #define WIRE_VERSION 1u
 
-enum wire_kind { WIRE_READY = 1, WIRE_ERROR = 2, WIRE_EXIT = 3 };
+enum wire_kind { WIRE_READY = 1, WIRE_ERROR = 2, WIRE_EXIT = 3, WIRE_CGROUP = 4 };
 
 struct wire_msg {
         uint32_t version;
         uint32_t kind;
         int32_t wait_status;
-        int32_t pid;
+        union {
+                int32_t pid;            /* READY */
+                uint32_t slots;         /* CGROUP */
+        };
         struct nsb_error error;
         struct nsb_ledger ledger;
 };
@@ -33,3 +42,13 @@ struct wire_msg {
 _Static_assert(sizeof(struct nsb_error) == 8 + NSB_ERROR_MSG_MAX, "nsb_error must stay pointer-free and packed");
 _Static_assert(sizeof(struct wire_msg) == 16 + sizeof(struct nsb_error) + sizeof(struct nsb_ledger),
                "wire_msg layout changed: bump WIRE_VERSION");
+
+/* Descriptors one record may carry (the v1 cgroup join fds). */
+#define WIRE_MAX_FDS 4
+
+/* Send @m with @fds[0..n_fds) attached (1..WIRE_MAX_FDS). 0 or -errno. */
+int wire_send_fds(int sock, const struct wire_msg *m, const int *fds, size_t n_fds);
+/* Receive one record into @m and up to @cap attached fds (received CLOEXEC).
+ * Returns the record's length (0: the peer is gone) or -errno; -EPROTO when
+ * more fds came than @cap or the control data was cut. */
+ssize_t wire_recv_fds(int sock, struct wire_msg *m, int *fds, size_t cap, size_t *ret_n_fds);

@@ -946,6 +946,19 @@ static void test_v1_oom(void **state)
         assert_string_equal(v1_file(r, CG_V1_PIDS, run.name, "pids.max"), "16\n");
         assert_int_equal(run.clone_fd, -1);
         assert_true(run.join_fds[0] >= 0);
+        /* The child joins through "tasks" (no global threadgroup lock, no RCU
+         * grace period per join), never through cgroup.procs. */
+        for (size_t i = 0; i < CG_RUN_DIRS; i++) {
+                char link[64], target[CG_PATH_MAX + 64];
+                ssize_t n;
+                if (run.join_fds[i] < 0)
+                        continue;
+                snprintf(link, sizeof link, "/proc/self/fd/%d", run.join_fds[i]);
+                n = readlink(link, target, sizeof target - 1);
+                assert_true(n > 6);
+                target[n] = '\0';
+                assert_string_equal(target + n - 6, "/tasks");
+        }
 
         pid = fork();
         assert_true(pid >= 0);

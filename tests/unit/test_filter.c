@@ -431,6 +431,44 @@ static void test_load_requires_nnp(void **state)
         assert_int_equal(o.err, ESRCH);
 }
 
+/* The programs compiled at build time are exactly what libseccomp compiles
+ * from the rule table now: a rule added, removed or changed without the
+ * generator rerunning would fail here. */
+static void test_precompiled_matches_table(void **state)
+{
+        (void) state;
+        assert_non_null(&filter_precompiled_programs);
+        for (int v = 0; v < FILTER_VARIANTS; v++) {
+                const struct filter_spec spec = filter_variant_spec(v);
+                struct filter_prog fresh = { 0 }, used = { 0 };
+                struct nsb_error e;
+
+                if (filter_compile_libseccomp(&spec, &fresh, &e) < 0)
+                        fail_msg("libseccomp: %s", e.msg);
+                if (filter_compile(&spec, &used, &e) < 0)
+                        fail_msg("filter_compile: %s", e.msg);
+                assert_int_equal(filter_precompiled_programs.len[v], fresh.len);
+                assert_int_equal(used.len, fresh.len);
+                assert_memory_equal(filter_precompiled_programs.insns[v], fresh.insns,
+                                    fresh.len * sizeof *fresh.insns);
+                assert_memory_equal(used.insns, fresh.insns, fresh.len * sizeof *fresh.insns);
+                filter_prog_free(&fresh);
+                filter_prog_free(&used);
+        }
+        /* the variants differ from each other (inet rules, reduced rules) */
+        for (int a = 0; a < FILTER_VARIANTS; a++)
+                for (int b = a + 1; b < FILTER_VARIANTS; b++)
+                        assert_true(filter_precompiled_programs.len[a] != filter_precompiled_programs.len[b] ||
+                                    memcmp(filter_precompiled_programs.insns[a], filter_precompiled_programs.insns[b],
+                                           filter_precompiled_programs.len[a] * sizeof(struct sock_filter)) != 0);
+        /* a profile's additions are no variant: compiled at run time */
+        {
+                char *const deny[] = { "uname" };
+                const struct filter_spec extra = { .extra_deny = deny, .n_extra_deny = 1 };
+                assert_int_equal(filter_variant_of(&extra), -1);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -438,6 +476,7 @@ int main(void)
                 cmocka_unit_test(test_expectations_cover_fixture),
                 cmocka_unit_test(test_not_in32_expansion),
                 cmocka_unit_test(test_compile_both_specs),
+                cmocka_unit_test(test_precompiled_matches_table),
                 cmocka_unit_test(test_bad_tables),
                 cmocka_unit_test(test_load_requires_nnp),
                 cmocka_unit_test(test_probe_no_inet),

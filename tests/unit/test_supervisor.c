@@ -8,14 +8,20 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "supervisor/capture.h"
 #include "supervisor/child.h"
 #include "supervisor/env_plan.h"
 #include "supervisor/outcome.h"
 #include "supervisor/reduced.h"
+#include "supervisor/wire.h"
 
 #define EXITED(code) ((code) << 8)
 #define KILLED(sig) (sig)
@@ -277,12 +283,50 @@ static void test_reduced_argv(void **state)
         reduced_argv_free(out);
 }
 
+/* The v1 join fds cross to the init whole: the same open files, CLOEXEC on
+ * arrival, and a record with more fds than the receiver expects is refused. */
+static void test_wire_fds(void **state)
+{
+        int sp[2], fds[2], got[WIRE_MAX_FDS];
+        struct wire_msg m = { .version = WIRE_VERSION, .kind = WIRE_CGROUP, .slots = 0x5 }, r;
+        size_t n = 0;
+        struct stat a, b;
+
+        (void) state;
+        assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+        fds[0] = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        fds[1] = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+        assert_true(fds[0] >= 0 && fds[1] >= 0);
+        assert_int_equal(wire_send_fds(sp[0], &m, fds, 2), 0);
+        assert_int_equal(wire_recv_fds(sp[1], &r, got, WIRE_MAX_FDS, &n), (ssize_t) sizeof r);
+        assert_int_equal(n, 2);
+        assert_int_equal(r.kind, WIRE_CGROUP);
+        assert_int_equal(r.slots, 0x5);
+        for (int i = 0; i < 2; i++) {
+                assert_int_equal(fstat(fds[i], &a), 0);
+                assert_int_equal(fstat(got[i], &b), 0);
+                assert_true(a.st_rdev == b.st_rdev && a.st_ino == b.st_ino);
+                assert_true(fcntl(got[i], F_GETFD) & FD_CLOEXEC);
+                close(got[i]);
+        }
+        /* more than the receiver takes: refused, not silently cut */
+        assert_int_equal(wire_send_fds(sp[0], &m, fds, 2), 0);
+        assert_int_equal(wire_recv_fds(sp[1], &r, got, 1, &n), -EPROTO);
+        assert_int_equal(wire_send_fds(sp[0], &m, fds, 0), -EINVAL);
+        /* the peer gone: 0 */
+        close(sp[0]);
+        assert_int_equal(wire_recv_fds(sp[1], &r, got, WIRE_MAX_FDS, &n), 0);
+        close(sp[1]);
+        close(fds[0]);
+        close(fds[1]);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_outcomes),   cmocka_unit_test(test_capture_bounds),
                 cmocka_unit_test(test_result_json), cmocka_unit_test(test_env_scrubbed),
-                cmocka_unit_test(test_step_order),
+                cmocka_unit_test(test_step_order), cmocka_unit_test(test_wire_fds),
                 cmocka_unit_test(test_reduced_check), cmocka_unit_test(test_reduced_rules),
                 cmocka_unit_test(test_reduced_argv),
         };
