@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config/policy.h"
 #include "supervisor/sandbox.h"
 #include "util/cleanup.h"
 #include "util/readfile.h"
@@ -309,7 +310,19 @@ static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_jo
         return body;
 }
 
-static json_t *run_judge(const struct nsb_config *cfg, const struct batch_job *job, int cancel_fd,
+static json_t *judge_error(const struct nsb_error *e, enum batch_outcome *ret_outcome)
+{
+        struct run_result r;
+
+        memset(&r, 0, sizeof r);
+        r.status = RUN_ERROR;
+        r.error = *e;
+        ledger_init(&r.ledger);
+        *ret_outcome = OUTCOME_ERROR;
+        return result_to_json(&r, 0);
+}
+
+static json_t *run_judge(struct nsb_config *cfg, const struct batch_job *job, int cancel_fd,
                          const struct host_set *python_host, enum batch_outcome *ret_outcome)
 {
         struct judge_report rep;
@@ -317,18 +330,20 @@ static json_t *run_judge(const struct nsb_config *cfg, const struct batch_job *j
         json_t *body;
 
         nsb_error_clear(&e);
+        /* A spec that names its profile gets it, as under `nsbox judge`
+         * (unless the batch's --profile says otherwise). @cfg is this
+         * worker's own copy (it runs one job and exits); the interpreter
+         * closure resolved for the batch may not be that profile's. */
+        if (job->spec.profile && !cfg->profile) {
+                if (cfg_profile_resolve(cfg, job->spec.profile, &e) < 0)
+                        return judge_error(&e, ret_outcome);
+                python_host = NULL;
+        }
         /* cli_explicit 0: the job's spec limits win over the batch flags. */
         if (judge_run_spec(cfg, 0, &job->spec, cancel_fd, python_host && python_host->n ? python_host : NULL, &rep,
                            &e) < 0) {
-                struct run_result r;
-
                 judge_report_free(&rep);
-                memset(&r, 0, sizeof r);
-                r.status = RUN_ERROR;
-                r.error = e;
-                ledger_init(&r.ledger);
-                *ret_outcome = OUTCOME_ERROR;
-                return result_to_json(&r, 0);
+                return judge_error(&e, ret_outcome);
         }
         *ret_outcome = batch_verdict_outcome(rep.verdict);
         body = judge_report_to_json(&rep, result_to_json);

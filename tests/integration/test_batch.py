@@ -99,6 +99,26 @@ class Batch(SandboxTest):
         self.assertEqual((out["own"]["outcome"], out["own"]["stdout"]["text"]), ("pass", "woke\n"))
         self.assertEqual(out["mem"]["outcome"], "fail")   # a non-time limit is the program's failure
 
+    def test_a_judge_spec_names_its_profile(self):
+        d = tempfile.mkdtemp(prefix="nsbox-prof.", dir="/var/tmp")
+        try:
+            os.chmod(d, 0o755)
+            prof = os.path.join(d, "tight.ini")
+            with open(prof, "w") as f:
+                f.write("[limits]\nwall_time = 300ms\n")
+            spec = {"program": {"source": "import time\ntime.sleep(2)\n"}, "profile": prof,
+                    "cases": [{"name": "sleeps", "expect": {"exit_code": 0}}]}
+            p, lines, out = self.batch([{"id": "j", "kind": "judge", "spec": spec}])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            case = out["j"]["cases"][0]
+            self.assertEqual(case["result"]["limit"], "wall_time", case)
+            spec["profile"] = os.path.join(d, "missing.ini")
+            p, lines, out = self.batch([{"id": "k", "kind": "judge", "spec": spec}])
+            self.assertEqual(out["k"]["status"], "error", out["k"])
+            self.assertIn("missing.ini", out["k"]["error"]["message"])
+        finally:
+            shutil.rmtree(d)
+
     def test_every_job_has_a_fresh_sandbox(self):
         marker = uuid.uuid4().hex
         code = ("import os\np = '/tmp/left-behind'\nprint(os.path.exists(p))\n"
