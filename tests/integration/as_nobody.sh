@@ -16,7 +16,7 @@ cp "$NSBOX" "$tmp/nsbox"
 cp -r "$FIXTURES/." "$tmp/fixtures/"
 [ -d "$FIXTURES_BUILD" ] && cp -r "$FIXTURES_BUILD/." "$tmp/fixtures-build/"
 cp -r "$src/." "$tmp/tests/"
-for d in harness examples; do [ -d "$NSBOX_SOURCE/$d" ] && cp -r "$NSBOX_SOURCE/$d" "$tmp/src/"; done
+for d in harness examples docs; do [ -d "$NSBOX_SOURCE/$d" ] && cp -r "$NSBOX_SOURCE/$d" "$tmp/src/"; done
 chmod -R a+rX "$tmp"
 cd "$tmp"
 exec setpriv --reuid=65534 --regid=65534 --clear-groups \
