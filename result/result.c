@@ -173,8 +173,10 @@ json_t *result_to_json(const struct run_result *r, uint64_t output_limit)
                 json_t *err = json_object();
                 char buf[NSB_ERROR_MSG_MAX + 128];
                 json_object_set_new(err, "stage", json_string(nsb_stage_name((enum nsb_stage) r->error.stage)));
-                json_object_set_new(err, "message", text_json(nsb_error_describe(&r->error, buf, sizeof buf),
-                                                              strlen(buf)));
+                /* Two statements: the order in which a call's arguments are
+                 * evaluated is unspecified, so strlen(buf) could run first. */
+                nsb_error_describe(&r->error, buf, sizeof buf);
+                json_object_set_new(err, "message", text_json(buf, strlen(buf)));
                 json_object_set_new(o, "error", err);
         } else {
                 json_object_set_new(o, "error", json_null());
