@@ -704,6 +704,12 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
          * a SIGXCPU/SIGKILL death a cpu_time stop. */
         if (ret->cpu_ms >= (double) cfg_cpu_time_ms(s.cfg))
                 s.obs.cpu_over = true;
+        /* With RLIMIT_CPU the kernel decides, on tick-sampled utime+stime that
+         * runs ahead of the precise rusage sum on a loaded (stolen-from) CPU:
+         * its SIGXCPU is the verdict even when our measure is a little short. */
+        if (s.cg_run.backend == CG_BACKEND_RLIMIT && s.obs.got_exit && WIFSIGNALED(s.obs.wait_status) &&
+            WTERMSIG(s.obs.wait_status) == SIGXCPU)
+                s.obs.cpu_over = true;
         cleanup(&s);
         outcome_decide(&s.obs, ret);
         return 0;

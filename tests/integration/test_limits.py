@@ -41,7 +41,12 @@ class Limits(SandboxTest):
         p, res = self.py("spin.py", "2", opts=("--cpu-time", "1s", "--wall-time", "20s"))
         self.assertEqual(res["status"], "limit", res)
         self.assertEqual(res["limit"], "cpu_time")
-        self.assertGreaterEqual(res["cpu_ms"], 1000)
+        if res["protections"]["cpu_time"] == "rlimit":
+            # the kernel's RLIMIT_CPU check samples tick-based time, which on
+            # a loaded machine runs ahead of the precise rusage nsbox reports
+            self.assertGreaterEqual(res["cpu_ms"], 800)
+        else:
+            self.assertGreaterEqual(res["cpu_ms"], 1000)
         self.assertLess(res["wall_ms"], 15000)
 
     def test_big_write_stops_at_file_size(self):
