@@ -145,6 +145,26 @@ class Snapshot:
         return found
 
 
+def kill_marked(markers):
+    """Test cleanup after a failure: SIGKILL what carries a marker."""
+    for m in markers:
+        for pid in processes_with(m):
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+
+
+def kill_and_reap(proc):
+    """SIGKILL a started nsbox and reap it without waiting for its pipes to
+    close: a sandbox that wrongly survived it would hold them open forever
+    (leaks() then reports it)."""
+    proc.kill()
+    proc.wait()
+    proc.stdout.close()
+    proc.stderr.close()
+
+
 def start(argv, **kw):
     """Popen with pipes: the caller needs the supervisor's pid."""
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
