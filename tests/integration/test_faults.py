@@ -155,8 +155,14 @@ class WorkspaceChanges(SandboxTest):
 class HostResources(SandboxTest):
     def private(self, opts, *args):
         """nsbox --json ARGS in a private mount namespace changed by OPTS."""
+        nsbox = NSBOX
+        if os.path.realpath(NSBOX).startswith("/tmp/") and "--full-tmpfs" in opts:
+            # a build tree under /tmp would vanish under the full tmpfs
+            d = host_dir()
+            self.addCleanup(shutil.rmtree, d, True)
+            nsbox = shutil.copy2(NSBOX, os.path.join(d, "nsbox"))
         snap = hoststate.Snapshot()
-        proc = hoststate.start(PRIVATE_MOUNTS + list(opts) + ["--", NSBOX, args[0], "--json", *args[1:]])
+        proc = hoststate.start(PRIVATE_MOUNTS + list(opts) + ["--", nsbox, args[0], "--json", *args[1:]])
         out, err = proc.communicate(timeout=60)
         res = parse(self, out, err, proc.returncode)
         # the pid of private_mounts.py is nsbox's: it execs
