@@ -118,7 +118,7 @@ def fd_growth(nsbox, cases):
                 samples.append((time.monotonic(), hoststate.fd_count(proc.pid)))
             except OSError:
                 break
-            time.sleep(0.003)
+            time.sleep(0.001)
         _, err = proc.communicate()
         with open(out_path, "rb") as f:
             out = f.read()
@@ -127,9 +127,12 @@ def fd_growth(nsbox, cases):
         shutil.rmtree(d, ignore_errors=True)
     if len(samples) < 10:
         return {"verdict": verdict, "samples": len(samples), "fds_first": None, "fds_last": None}
-    fifth = max(1, len(samples) // 5)
-    first = min(n for _, n in samples[fifth:2 * fifth])   # after start-up
-    last = min(n for _, n in samples[-2 * fifth:-fifth] or samples[-fifth:])
+    # The resting count is the floor between two cases; over half the cases
+    # the sampler is all but sure to see it. A leak of one fd a case raises
+    # the second half's floor by about cases/2.
+    half = len(samples) // 2
+    first = min(n for _, n in samples[len(samples) // 20:half])   # after start-up
+    last = min(n for _, n in samples[half:])
     return {"verdict": verdict, "samples": len(samples), "fds_first": first, "fds_last": last,
             "fds_max": max(n for _, n in samples)}
 
@@ -139,7 +142,7 @@ def main():
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--parallel", type=int, default=2)
     ap.add_argument("--kill-every", type=int, default=10, help="SIGKILL nsbox in one run out of K")
-    ap.add_argument("--cases", type=int, default=0, help="judge cases for the fd check (default runs/5, >= 40)")
+    ap.add_argument("--cases", type=int, default=0, help="judge cases for the fd check (default runs/5, >= 60)")
     ap.add_argument("--seed", type=int, default=2000)
     ap.add_argument("--nsbox", default=os.environ.get("NSBOX", os.path.join(HERE, "..", "..", "build", "nsbox")))
     ap.add_argument("--fixtures", default=os.environ.get("FIXTURES", os.path.join(HERE, "..", "..", "fixtures")))
@@ -185,9 +188,9 @@ def main():
     leaks += ["stale cgroup: " + c for c in sorted(stale_after) if "cgroup left: " + c not in leaks]
     hoststate.kill_marked([r["marker"] for r in done])   # never leave a survivor behind
 
-    fds = fd_growth(a.nsbox, a.cases or max(40, a.runs // 5))
+    fds = fd_growth(a.nsbox, a.cases or max(60, a.runs // 5))
     if fds["verdict"] != "pass":
-        problems.append("judge over %d cases: %s" % (a.cases or max(40, a.runs // 5), fds["verdict"]))
+        problems.append("judge over %d cases: %s" % (a.cases or max(60, a.runs // 5), fds["verdict"]))
     if fds["fds_first"] is None:
         problems.append("too few fd samples (%d) to judge growth" % fds["samples"])
     elif fds["fds_last"] > fds["fds_first"]:
