@@ -197,6 +197,21 @@ class HostResources(SandboxTest):
         self.assertEqual(res["status"], "exited", res)
         self.assertIn("MemoryError", res["stderr"]["text"])
 
+    def run_cgroup_parent(self):
+        """Where nsbox makes its run cgroups here (v1: one per hierarchy, the
+        pids one preferred; v2: the base), learnt from a run."""
+        proc = hoststate.start([NSBOX, "python", "-c", "import time; time.sleep(5)"])
+        self.addCleanup(proc.communicate)
+        self.addCleanup(proc.terminate)     # cancelled: nsbox removes its cgroups
+        deadline = time.monotonic() + 10
+        found = []
+        while not found and time.monotonic() < deadline:
+            found = hoststate.run_cgroups({proc.pid})
+            time.sleep(0.01)
+        self.assertTrue(found, "nsbox made no run cgroup as root")
+        parents = sorted({os.path.dirname(p) for p in found}, key=lambda d: "/pids" not in d)
+        return parents[0]
+
     def test_busy_run_cgroup_is_never_taken_over(self):
         """A cgroup with our run's name that still holds a task (an earlier
         nsbox with a reused pid): nsbox refuses with status error and a
@@ -207,7 +222,7 @@ class HostResources(SandboxTest):
             self.assertEqual(res["protections"]["pids"], "rlimit")
             self.assertEqual(hoststate.run_cgroups({os.getpid()}), [])
             return
-        pids_dir = [d for d in hoststate.own_cgroup_dirs() if "/pids" in d][0]
+        pids_dir = self.run_cgroup_parent()
         holder = subprocess.Popen(["sleep", "600"])
         self.addCleanup(holder.wait)
         self.addCleanup(holder.kill)
