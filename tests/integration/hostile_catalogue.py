@@ -154,6 +154,11 @@ def check_priv(t, res, obs, c):
     refused(t, obs, ["setuid0", "setgid0", "setgroups0", "ptrace_init", "ptrace_traceme", "chroot"])
     refused(t, obs["unshare"], list(obs["unshare"]), "unshare ")
     refused(t, obs["tiocsti"], ["0", "1", "2"], "TIOCSTI on fd ")
+    t.assertEqual(obs["host_shm"], "ENOENT", "the host's SysV shared memory is visible")
+    t.assertEqual(obs["hostname"], "nsbox")
+    t.assertFalse(ok(obs["sethostname"]))
+    for line in obs["cgroup"].splitlines():
+        t.assertTrue(line.endswith(":/"), "the host cgroup tree shows: " + obs["cgroup"])
 
 
 def check_doors(t, res, obs, c):
@@ -249,9 +254,10 @@ CATALOGUE = [
           opts=("--network", "loopback"), check=check_net(True)),
     # ---- privilege
     Entry("priv_escalate", "privilege", "reads its capabilities; setuid/setgid/setgroups to root; unshare of "
-          "every namespace kind; ptrace of the init; TIOCSTI on its streams; chroot",
-          "`user_ns`, `caps`, `no_new_privs`, `seccomp`, `session`", hostile("priv_escalate.py"),
-          check=check_priv),
+          "every namespace kind; ptrace of the init; TIOCSTI on its streams; chroot; the host's SysV shared "
+          "memory, host name and cgroup tree",
+          "`user_ns`, `caps`, `no_new_privs`, `seccomp`, `session`, `ipc_ns`, `uts_ns`, `cgroup_ns`",
+          hostile("priv_escalate.py"), lambda c: [str(c.shm_key)], check=check_priv),
     Entry("priv_syscalls", "privilege", "the raw doors of test_hardening.Doors: ptrace, mount family, "
           "namespaces, keyctl, bpf, perf, io_uring, kexec, modules, TIOCSTI, socket families, setuid modes",
           "`seccomp` (see docs/seccomp.md)", None, check=check_doors, kind="try_syscall"),

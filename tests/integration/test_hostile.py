@@ -3,6 +3,7 @@ program's observation must show every attack refused, and the host must show
 no escape (secret leaked, host file changed, sentinel killed, listener
 reached) and no leak (process, cgroup, mount, temporary file) afterwards.
 as_nobody.sh runs this file again as uid 65534."""
+import ctypes
 import json
 import os
 import re
@@ -18,6 +19,7 @@ import hoststate
 from hostile_catalogue import CATALOGUE, argv_for, setid_or_device_files
 from nsbtest import NSBOX, SandboxTest
 
+libc = ctypes.CDLL(None, use_errno=True)
 SOURCE = os.environ.get("NSBOX_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
@@ -68,6 +70,10 @@ class Context:
         self.abstract.listen(8)
         self.abstract.setblocking(False)
         self.other_ip = other_host_address()
+        # a SysV shared-memory segment on the host: another IPC namespace
+        # must not find it by its key
+        self.shm_key = 0x6e730000 | (int(tag[:4], 16))
+        self.shm_id = libc.shmget(self.shm_key, 4096, 0o1000 | 0o666)   # IPC_CREAT
 
     def net_args(self):
         return [str(self.tcp.getsockname()[1]), str(self.udp.getsockname()[1]), self.abstract_name, self.other_ip]
@@ -89,6 +95,8 @@ class Context:
         self.sentinel.wait()
         for s in (self.tcp, self.udp, self.abstract):
             s.close()
+        if self.shm_id >= 0:
+            libc.shmctl(self.shm_id, 0, None)   # IPC_RMID
         shutil.rmtree(self.hostdir, ignore_errors=True)
         shutil.rmtree(self.ws, ignore_errors=True)
 
