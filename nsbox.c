@@ -132,9 +132,6 @@ static int run_or_die(struct nsb_config *cfg, int cancel_fd)
         int code;
 
         nsb_error_clear(&e);
-        argv = calloc(cfg->argc + 8, sizeof *argv);
-        if (!argv)
-                return EXIT_NSBOX_FAILURE;
         if (cfg->cmd == NSB_CMD_PYTHON) {
                 req.python = true;
                 if (!(tail = calloc(cfg->argc + 2, sizeof *tail)))

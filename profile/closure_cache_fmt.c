@@ -1,6 +1,6 @@
 /* profile/closure_cache_fmt.c — the cache file text. Pure: allocation only.
  *
- *   nsbox-closure/1
+ *   nsbox-closure/2
  *   key<TAB>KEY
  *   s<TAB>PRESENT<TAB>DEV<TAB>INO<TAB>MODE<TAB>SIZE<TAB>MTIME_S<TAB>MTIME_NS<TAB>CTIME_S<TAB>CTIME_NS<TAB>PATH
  *   e<TAB>d|f|l<TAB>PATH<TAB>TARGET
@@ -18,7 +18,9 @@
 
 #include "util/cleanup.h"
 
-#define CC_MAGIC "nsbox-closure/1"
+/* Bump whenever what the closure walk produces changes (2: libgcc_s.so.1 is
+ * added for pthread_exit), so no cache written by an older nsbox is used. */
+#define CC_MAGIC "nsbox-closure/2"
 
 void cc_entry_free(struct cc_entry *c)
 {

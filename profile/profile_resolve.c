@@ -410,6 +410,20 @@ int profile_add_python(struct host_set *set, const char *interpreter, char **ret
                 if (r < 0)
                         return r;
         }
+        /* glibc dlopen()s libgcc_s.so.1 to unwind a thread in pthread_exit();
+         * CPython ends that way each daemon thread that wakes while the
+         * interpreter shuts down. It is in no DT_NEEDED list, and without it
+         * glibc aborts a correct program ("libgcc_s.so.1 must be installed
+         * for pthread_exit to work"). */
+        {
+                const struct elf_deps none = { 0 };
+                char gcc_s[PATH_MAX];
+                if (find_lib(&none, "/", "libgcc_s.so.1", gcc_s) == 0) {
+                        r = profile_add_executable(set, gcc_s, e);
+                        if (r < 0)
+                                return r;
+                }
+        }
         if (cache_fd >= 0)
                 (void) cc_store(cache_fd, key, set, default_lib_dirs, ARRAY_SIZE(default_lib_dirs), &started);
 done:

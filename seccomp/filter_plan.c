@@ -19,6 +19,7 @@
 #include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <linux/seccomp.h>
 
 #include "util/cleanup.h"
@@ -118,6 +119,32 @@ static const struct filter_rule rules[] = {
         ALWAYS("clock_settime", FILTER_EPERM, "sets the host clock"),
         ALWAYS("clock_adjtime", FILTER_EPERM, "slews the host clock"),
         ALWAYS("adjtimex", FILTER_EPERM, "slews the host clock"),
+
+        /* --- set-user/group-ID files (the mode is a 32-bit umode_t: match its bits) ------ */
+        /* A root caller's sandbox writes the workspace as the workspace's owner
+         * (idmapped mount): without these, it could leave a setuid-root copy of
+         * an interpreter on the host, where the workspace is not nosuid, for any
+         * local user to run. mkdir/mkdirat drop S_ISUID/S_ISGID themselves. */
+        IF_FLAG("chmod", FILTER_EPERM, 1, S_ISUID, "sets the setuid bit: a host-executable file running as the workspace owner"),
+        IF_FLAG("chmod", FILTER_EPERM, 1, S_ISGID, "sets the setgid bit: a host-executable file running with the owner's group"),
+        IF_FLAG("fchmod", FILTER_EPERM, 1, S_ISUID, "sets the setuid bit: a host-executable file running as the workspace owner"),
+        IF_FLAG("fchmod", FILTER_EPERM, 1, S_ISGID, "sets the setgid bit: a host-executable file running with the owner's group"),
+        IF_FLAG("fchmodat", FILTER_EPERM, 2, S_ISUID, "sets the setuid bit: a host-executable file running as the workspace owner"),
+        IF_FLAG("fchmodat", FILTER_EPERM, 2, S_ISGID, "sets the setgid bit: a host-executable file running with the owner's group"),
+        IF_FLAG("fchmodat2", FILTER_EPERM, 2, S_ISUID, "sets the setuid bit: a host-executable file running as the workspace owner"),
+        IF_FLAG("fchmodat2", FILTER_EPERM, 2, S_ISGID, "sets the setgid bit: a host-executable file running with the owner's group"),
+        IF_FLAG("open", FILTER_EPERM, 2, S_ISUID, "creates a file already setuid (O_CREAT with S_ISUID in the mode)"),
+        IF_FLAG("open", FILTER_EPERM, 2, S_ISGID, "creates a file already setgid (O_CREAT with S_ISGID in the mode)"),
+        IF_FLAG("openat", FILTER_EPERM, 3, S_ISUID, "creates a file already setuid (O_CREAT with S_ISUID in the mode)"),
+        IF_FLAG("openat", FILTER_EPERM, 3, S_ISGID, "creates a file already setgid (O_CREAT with S_ISGID in the mode)"),
+        IF_FLAG("creat", FILTER_EPERM, 1, S_ISUID, "creates a file already setuid"),
+        IF_FLAG("creat", FILTER_EPERM, 1, S_ISGID, "creates a file already setgid"),
+        IF_FLAG("mknod", FILTER_EPERM, 1, S_ISUID, "creates a regular file already setuid (mknod S_IFREG)"),
+        IF_FLAG("mknod", FILTER_EPERM, 1, S_ISGID, "creates a regular file already setgid (mknod S_IFREG)"),
+        IF_FLAG("mknodat", FILTER_EPERM, 2, S_ISUID, "creates a regular file already setuid (mknod S_IFREG)"),
+        IF_FLAG("mknodat", FILTER_EPERM, 2, S_ISGID, "creates a regular file already setgid (mknod S_IFREG)"),
+        ALWAYS("openat2", FILTER_ENOSYS,
+               "openat2 takes its mode in memory, which seccomp cannot read (a setuid file); ENOSYS: libc uses openat"),
 
         /* --- terminals (the kernel reads the request as unsigned int: match 32 bits) ---- */
         IF_EQ32("ioctl", FILTER_EPERM, 1, TIOCSTI,

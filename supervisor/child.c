@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -377,6 +378,15 @@ __attribute__((noreturn)) void child_init_main(struct child_ctx *c)
                         fail_exit(c, &e);
                 ledger_set(&c->ledger, PROT_MEMORY, c->cg_ops->label);
                 ledger_set(&c->ledger, PROT_PIDS, c->cg_ops->label);
+        }
+        /* cgroup v1 has no CLONE_INTO_CGROUP: clone made the cgroup namespace
+         * at the supervisor's cgroups, and the init joined its run cgroups
+         * only now, so /proc/self/cgroup would show /nsbox-<supervisor's host
+         * pid>-N. A second namespace, made here, is rooted at the run cgroups. */
+        /* (The late v1 join fills in this copy's cg_run only now, so ask both.) */
+        if ((c->cg_join_late || (c->cg_run && c->cg_run->backend == CG_BACKEND_V1)) && unshare(CLONE_NEWCGROUP) < 0) {
+                nsb_fail(&e, NSB_STAGE_CGROUP, errno, "a cgroup namespace rooted at the run cgroups");
+                fail_exit(c, &e);
         }
         prog = init_fork_program(c, &e);
         init_wait_program(c, prog);

@@ -428,6 +428,12 @@ static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
                                 s->reduced ? "clone3 (reduced isolation, no namespaces)"
                                            : "clone3 with new user, mount, pid, net, ipc, uts and cgroup namespaces");
         if (s->pid == 0) {
+                /* The init must hold no copy of the supervisor's end: if nsbox
+                 * dies before the init has armed PR_SET_PDEATHSIG, that end's
+                 * last close is how the init learns it (EOF on the "go" recv,
+                 * POLLRDHUP after the prctl); a copy here would keep the socket
+                 * open and the sandbox alive without its supervisor. */
+                close(s->sock[0]);
                 if (s->reduced)
                         child_reduced_main(c);   /* never returns */
                 child_init_main(c);              /* never returns */

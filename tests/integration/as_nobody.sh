@@ -16,10 +16,12 @@ cp "$NSBOX" "$tmp/nsbox"
 cp -r "$FIXTURES/." "$tmp/fixtures/"
 [ -d "$FIXTURES_BUILD" ] && cp -r "$FIXTURES_BUILD/." "$tmp/fixtures-build/"
 cp -r "$src/." "$tmp/tests/"
-for d in harness examples; do [ -d "$NSBOX_SOURCE/$d" ] && cp -r "$NSBOX_SOURCE/$d" "$tmp/src/"; done
+for d in harness examples docs; do [ -d "$NSBOX_SOURCE/$d" ] && cp -r "$NSBOX_SOURCE/$d" "$tmp/src/"; done
 chmod -R a+rX "$tmp"
 cd "$tmp"
-exec setpriv --reuid=65534 --regid=65534 --clear-groups \
+# not exec: the EXIT trap must still remove $tmp afterwards (with exec it
+# never ran, and every unprivileged run left a copy in /var/tmp)
+setpriv --reuid=65534 --regid=65534 --clear-groups \
   env NSBOX="$tmp/nsbox" FIXTURES="$tmp/fixtures" FIXTURES_BUILD="$tmp/fixtures-build" NSBOX_SOURCE="$tmp/src" \
   NSBOX_TESTS_MUST_RUN="${NSBOX_TESTS_MUST_RUN:-}" HOME=/tmp \
   "$python3" -m unittest discover -s "$tmp/tests" -p 'test_*.py'

@@ -38,7 +38,8 @@ DENIED = ["ptrace", "process_vm_readv", "mount", "umount2", "move_mount", "open_
           "keyctl", "add_key", "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "kexec_load",
           "init_module", "reboot", "swapon", "acct", "syslog", "open_by_handle_at", "personality",
           "settimeofday", "clock_settime", "tiocsti", "socket_inet", "socket_inet6", "socket_netlink",
-          "socket_packet"]
+          "socket_packet", "chmod_setuid", "fchmod_setgid", "fchmodat_setuid", "fchmodat2_setuid", "open_setuid",
+          "openat_setgid", "creat_setuid", "mknodat_setuid", "openat2"]
 
 
 class Doors(SandboxTest):

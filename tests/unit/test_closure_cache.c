@@ -159,8 +159,8 @@ static void test_format_round_trip_and_rejects(void **state)
         free(bad);
         assert_int_equal(cc_parse("hello\n", 6, KEY, &out), -EBADMSG);
         {
-                static const char no_target[] = "nsbox-closure/1\nkey\t" KEY "\ne\tl\t/lib\t\nend\n";
-                static const char relative[] = "nsbox-closure/1\nkey\t" KEY "\ne\tf\tlib/x\t\nend\n";
+                static const char no_target[] = "nsbox-closure/2\nkey\t" KEY "\ne\tl\t/lib\t\nend\n";
+                static const char relative[] = "nsbox-closure/2\nkey\t" KEY "\ne\tf\tlib/x\t\nend\n";
                 assert_int_equal(cc_parse(no_target, sizeof no_target - 1, KEY, &out), -EBADMSG);
                 assert_int_equal(cc_parse(relative, sizeof relative - 1, KEY, &out), -EBADMSG);
         }

@@ -99,6 +99,17 @@ static const struct expectation {
         { "socket_highbits", EAFNOSUPPORT, EAFNOSUPPORT, EAFNOSUPPORT },
         { "socketpair_unix", SAME, SAME, SAME },
         { "socketpair_inet", EAFNOSUPPORT, EAFNOSUPPORT, EAFNOSUPPORT },
+        { "chmod_setuid", EPERM, EPERM, EPERM },
+        { "chmod_plain", SAME, SAME, SAME },
+        { "fchmod_setgid", EPERM, EPERM, EPERM },
+        { "fchmodat_setuid", EPERM, EPERM, EPERM },
+        { "fchmodat2_setuid", EPERM, EPERM, EPERM },
+        { "open_setuid", EPERM, EPERM, EPERM },
+        { "open_plain", SAME, SAME, SAME },
+        { "openat_setgid", EPERM, EPERM, EPERM },
+        { "creat_setuid", EPERM, EPERM, EPERM },
+        { "mknodat_setuid", EPERM, EPERM, EPERM },
+        { "openat2", ENOSYS, ENOSYS, ENOSYS },
         { "setuid0", SAME, SAME, SAME },
         { "read_badfd", SAME, SAME, SAME },
         { "getpid", SAME, SAME, SAME },
@@ -256,7 +267,8 @@ static void test_table_invariants(void **state)
                 "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot",
                 "swapon", "swapoff", "acct", "quotactl", "syslog", "open_by_handle_at", "name_to_handle_at",
                 "personality", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "ioctl",
-                "socket", "socketpair",
+                "socket", "socketpair", "chmod", "fchmod", "fchmodat", "fchmodat2", "open", "openat", "creat",
+                "mknod", "mknodat", "openat2",
         };
         size_t n;
         const struct filter_rule *rules = filter_rules(&n);

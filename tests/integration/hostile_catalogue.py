@@ -1,0 +1,292 @@
+"""The hostile catalogue: every attack a program in the sandbox tries, grouped
+by what it attacks, with what must be observed inside and on the host.
+
+Each entry runs one program (fixtures/hostile/, fixtures/py/ or the
+nsbox-try-syscall fixture) in a fresh sandbox; test_hostile.py runs them all
+and, after each, checks the host (hoststate.Snapshot: no cgroup, process,
+mount or temporary file left; the secret never in the result; the host file
+unchanged; the sentinel process alive; the host's listeners reached by
+nothing). docs/security.md's "Hostile catalogue" table lists every entry with
+the protection that stops it; a test keeps the two in step.
+"""
+import os
+import stat
+
+from nsbtest import FIXTURES, PY
+
+HOSTILE = os.path.join(FIXTURES, "hostile")
+
+
+def ok(outcome):
+    return isinstance(outcome, str) and outcome.startswith("ok")
+
+
+def refused(t, obs, keys, where=""):
+    for k in keys:
+        t.assertFalse(ok(obs[k]), "%s%s was allowed: %r" % (where, k, obs[k]))
+
+
+class Entry:
+    def __init__(self, name, group, attack, stops, program, args=lambda c: [], opts=(), status=("exited",),
+                 limit=None, check=None, network=None, append_supervisor_pid=False, kind="python"):
+        self.name, self.group, self.attack, self.stops = name, group, attack, stops
+        self.program, self.args, self.opts = program, args, tuple(opts)
+        self.status, self.limit, self.check = status, limit, check
+        self.append_supervisor_pid, self.kind = append_supervisor_pid, kind
+
+
+# ---- checks (t: the TestCase, res: the result object, obs: the program's
+# ---- JSON observation or None, c: the host context of test_hostile.Context)
+
+def check_read_secrets(t, res, obs, c):
+    t.assertEqual(obs["found_token_in"], [])
+    t.assertNotIn("TOKEN", obs["paths"].values())
+    for d in ("/root", "/home", "/etc", "/var", "/sys", "/run", "/boot"):
+        t.assertFalse(ok(obs["paths"][d]), d)
+    t.assertGreater(obs["scanned_files"], 50, "the scan read next to nothing: it proves nothing")
+
+
+def check_write_outside(t, res, obs, c):
+    for p, ops in obs["hostfile"].items():
+        for op, out in ops.items():
+            t.assertFalse(ok(out), "%s %s: %s" % (op, p, out))
+    allowed = {d for d, out in obs["create"].items() if ok(out)}
+    t.assertLessEqual(allowed, {"/tmp", "/tmp (mkdir)", "/workspace", "/workspace (mkdir)"})
+    t.assertIn("/workspace", allowed, "could not even write its workspace: the test proves nothing")
+    t.assertTrue(os.path.exists(os.path.join(c.ws, c.marker)))
+
+
+def check_links(t, res, obs, c):
+    refused(t, obs, ["write_via_symlink", "write_via_proc_symlink", "hardlink_interpreter", "hardlink_program",
+                     "hardlink_tmp_to_workspace", "rename_workspace", "symlink_over_tmp",
+                     "chmod_setuid_in_workspace"])
+    t.assertTrue(ok(obs["symlink_host"]), "a symlink in the workspace is allowed; only following it out is not")
+
+
+def check_proc(t, res, obs, c):
+    t.assertLessEqual(len(obs["pids"]), 4, obs["pids"])
+    t.assertIn(1, obs["pids"])
+    refused(t, obs["read"], ["/proc/1/environ", "/proc/1/mem", "/proc/1/maps", "/proc/1/stack", "/proc/1/fd",
+                             "/proc/1/root", "/proc/kcore", "/proc/kallsyms", "/proc/sys/kernel/hostname",
+                             "/proc/sysrq-trigger", "/proc/modules", "/proc/keys"], "read ")
+    refused(t, obs["write"], list(obs["write"]), "write ")
+    t.assertLessEqual(set(obs["own_fds"]), {0, 1, 2, 3}, "an inherited descriptor reached the program")
+
+
+def check_devices(t, res, obs, c):
+    t.assertEqual(obs["dev"], ["fd", "full", "null", "random", "stderr", "stdin", "stdout", "urandom", "zero"])
+    for p, out in obs["mknod"].items():
+        if not p.endswith("fifo"):
+            t.assertFalse(ok(out), "mknod %s: %s" % (p, out))
+    refused(t, obs["open"], list(obs["open"]), "open ")
+    t.assertEqual(obs["write_full"], "ENOSPC")
+    t.assertEqual(obs["write_null"], "ok:1")
+    t.assertFalse(ok(obs["write_zero_node"]))
+
+
+def check_forkbomb(t, res, obs, c):
+    t.assertGreater(obs["refused"], 0)
+    t.assertLessEqual(obs["forked"] + 1, 16)
+
+
+def check_threadbomb(t, res, obs, c):
+    t.assertGreater(obs["refused"], 0)
+    t.assertLessEqual(obs["started"] + 1, 32)
+
+
+def check_kill(t, res, obs, c):
+    t.assertEqual(len(obs["pids"]), 3)
+    for pid, ops in obs["pids"].items():
+        for op, out in ops.items():
+            t.assertFalse(ok(out), "%s on host pid %s: %s" % (op, pid, out))
+    t.assertLessEqual(len(obs["visible_pids"]), 4, obs["visible_pids"])
+
+
+def check_memory(t, res, obs, c):
+    if res["protections"]["memory"] in ("cgroup1", "cgroup2"):
+        t.assertEqual((res["status"], res["limit"]), ("limit", "memory"), res)
+    else:
+        t.assertEqual((res["status"], res["exit_code"]), ("exited", 3), res)
+        t.assertIn("MemoryError", res["stdout"]["text"])
+
+
+def check_fill_workspace(t, res, obs, c):
+    t.assertEqual(obs["error"], "EFBIG")
+    t.assertLessEqual(os.path.getsize(os.path.join(c.ws, "big")), 8 << 20)
+
+
+def check_fill_tmp(t, res, obs, c):
+    t.assertEqual(obs["error"], "ENOSPC")
+    t.assertLessEqual(obs["size"], 4 << 20)
+
+
+def check_flood(t, res, obs, c):
+    t.assertTrue(res["stdout"]["truncated"])
+    t.assertEqual(len(res["stdout"]["text"].encode()), 64 << 10)
+
+
+def check_binary(t, res, obs, c):
+    out, err = res["stdout"], res["stderr"]
+    t.assertEqual(out["bytes"], 256 + 9 + len("end-of-stdout"))
+    t.assertIn("\ufffd", out["text"])
+    t.assertTrue(out["text"].endswith("end-of-stdout"))
+    t.assertTrue(err["text"].endswith("end-of-stderr"))
+    t.assertIn("\x00", out["text"])
+
+
+def check_net(loopback):
+    def check(t, res, obs, c):
+        # with --network loopback an IP socket exists, and a UDP datagram to
+        # the sandbox's own lo is "sent" — the host's listener is what counts
+        refused(t, obs, ["tcp_loopback", "tcp_loopback6", "tcp_other", "dns", "abstract_unix", "netlink", "packet",
+                         "raw_icmp"] + ([] if loopback else ["udp_loopback", "udp_other"]))
+        t.assertEqual(obs["interfaces"], "ok:lo")
+        t.assertEqual(res["protections"]["net"], "loopback" if loopback else "empty-netns")
+    return check
+
+
+def check_priv(t, res, obs, c):
+    for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
+        t.assertEqual(int(obs[k], 16), 0, k)
+    t.assertEqual(obs["NoNewPrivs"], "1")
+    t.assertEqual(obs["Seccomp"], "2")
+    t.assertNotIn("0", obs["Uid"].split())
+    refused(t, obs, ["setuid0", "setgid0", "setgroups0", "ptrace_init", "ptrace_traceme", "chroot"])
+    refused(t, obs["unshare"], list(obs["unshare"]), "unshare ")
+    refused(t, obs["tiocsti"], ["0", "1", "2"], "TIOCSTI on fd ")
+    t.assertEqual(obs["host_shm"], "ENOENT", "the host's SysV shared memory is visible")
+    t.assertEqual(obs["hostname"], "nsbox")
+    t.assertFalse(ok(obs["sethostname"]))
+    for line in obs["cgroup"].splitlines():
+        t.assertTrue(line.endswith(":/"), "the host cgroup tree shows: " + obs["cgroup"])
+
+
+def check_doors(t, res, obs, c):
+    from test_hardening import DENIED
+    seen = {}
+    for line in res["stdout"]["text"].splitlines():
+        o = __import__("json").loads(line)
+        seen[o["try"]] = o
+    for name in DENIED:
+        o = seen[name]
+        t.assertTrue(o.get("ret", 0) == -1 or "signal" in o, (name, o))
+
+
+def check_clock(t, res, obs, c):
+    refused(t, obs, ["clock_settime", "settimeofday", "adjtimex_setoffset", "clock_settime_monotonic"])
+
+
+def check_sleep(t, res, obs, c):
+    t.assertLess(res["wall_ms"], 10000)
+
+
+def _try_syscall_argv(c):
+    from test_hardening import DENIED, try_binary
+    return [try_binary()] + DENIED
+
+
+def hostile(name):
+    return os.path.join(HOSTILE, name)
+
+
+CATALOGUE = [
+    # ---- filesystem
+    Entry("fs_read_secrets", "filesystem", "reads a host secret by path, via /proc/*/root and ../ climbs; "
+          "lists /root, /home, /etc, ...; greps every readable file for it",
+          "`mount_ns`, `rootfs` (pivot_root onto a tmpfs holding only the plan), `pid_ns`",
+          hostile("fs_read_secrets.py"),
+          lambda c: [c.token, c.secret, "/etc/shadow", "/etc/passwd", "/root/.ssh/id_rsa"],
+          check=check_read_secrets),
+    Entry("fs_write_outside", "filesystem", "appends to, truncates, chmods, unlinks, renames a world-writable "
+          "host file outside the workspace; creates files in every directory",
+          "`rootfs` (read-only), `landlock`", hostile("fs_write_outside.py"),
+          lambda c: [c.marker, c.hostfile], check=check_write_outside),
+    Entry("fs_links", "filesystem", "writes through symlinks to the host file and /proc/1/root; hard links "
+          "across mounts; renames the workspace; makes a setuid file in the workspace",
+          "`rootfs`, `mount_ns`, `seccomp` (setuid/setgid modes)", hostile("fs_links.py"),
+          lambda c: [c.hostfile], check=check_links),
+    Entry("fs_proc", "filesystem", "reads the init's environ, mem, maps, fds and root; the kernel's global "
+          "/proc files; writes oom_score_adj, sysrq-trigger",
+          "`pid_ns`, proc `subset=pid`, read-only root, init not dumpable", hostile("fs_proc.py"),
+          check=check_proc),
+    Entry("fs_devices", "filesystem", "mknod of char/block devices; opens /dev/sda, mem, kmsg, tty, console, "
+          "fuse, tun", "`caps` (no CAP_MKNOD), minimal `/dev`, `user_ns`", hostile("fs_devices.py"),
+          check=check_devices),
+    # ---- processes
+    Entry("proc_forkbomb", "processes", "forks until refused", "`pids` (cgroup pids.max or RLIMIT_NPROC)",
+          os.path.join(PY, "forkbomb.py"), opts=("--pids", "16", "--wall-time", "20s"), check=check_forkbomb),
+    Entry("proc_threadbomb", "processes", "starts threads until refused, then exits with them waking at "
+          "shutdown", "`pids`; the python profile's libgcc_s (pthread_exit)", hostile("proc_threadbomb.py"),
+          opts=("--pids", "32", "--wall-time", "20s"), check=check_threadbomb),
+    Entry("proc_daemon", "processes", "a double-forked setsid daemon outliving the program",
+          "`pid_ns` (the init's exit kills the namespace)", os.path.join(PY, "daemon.py"), lambda c: [c.marker]),
+    Entry("proc_outlive", "processes", "signal-ignoring setsid grandchildren, then sleeps past the wall limit",
+          "`wall_time`, `pid_ns`, cgroup kill", hostile("proc_outlive.py"), lambda c: [c.marker],
+          opts=("--wall-time", "2s"), status=("limit",), limit="wall_time"),
+    Entry("proc_kill", "processes", "kill(-1); signals, killpg, pidfd_open and ptrace aimed at host pids: a "
+          "sentinel, the test, nsbox itself", "`pid_ns`, `seccomp` (ptrace), `landlock` (signal scope)",
+          hostile("proc_kill.py"), lambda c: [str(c.sentinel.pid), str(os.getpid())], check=check_kill,
+          append_supervisor_pid=True),
+    # ---- memory and disk
+    Entry("mem_bomb", "memory and disk", "allocates and touches memory until stopped",
+          "`memory` (cgroup or RLIMIT_AS)", os.path.join(PY, "memory.py"), opts=("--memory", "96M", "--wall-time", "20s"),
+          status=("limit", "exited"), check=check_memory),
+    Entry("disk_fill_workspace", "memory and disk", "writes one file in the host workspace without end",
+          "`file_size` (RLIMIT_FSIZE)", os.path.join(PY, "bigwrite.py"), lambda c: ["/workspace/big"],
+          opts=("--file-size", "8M"), check=check_fill_workspace),
+    Entry("disk_fill_tmp", "memory and disk", "fills /tmp", "`tmp_size` (size-limited tmpfs)",
+          os.path.join(PY, "bigwrite.py"), lambda c: ["/tmp/fill"], opts=("--file-size", "64M", "--tmp-size", "4M"),
+          check=check_fill_tmp),
+    # ---- output
+    Entry("out_flood", "output", "writes to stdout without end", "`output` (bounded capture, stopped at 4x)",
+          os.path.join(PY, "flood.py"), opts=("--output-limit", "64K", "--wall-time", "20s"), status=("limit",),
+          limit="output", check=check_flood),
+    Entry("out_binary", "output", "every byte value, invalid UTF-8, NULs and terminal escapes on both streams",
+          "capture: U+FFFD replacement, exact byte counts, valid JSON", hostile("out_binary.py"),
+          check=check_binary),
+    # ---- network
+    Entry("net_none", "network", "TCP (v4, v6) and UDP to the host's loopback and another host address, DNS, "
+          "an abstract unix socket the test listens on, netlink, packet and raw sockets",
+          "`net` (empty network namespace), `seccomp` (socket families), `landlock` (abstract unix scope)",
+          hostile("net_reach.py"), lambda c: c.net_args(), check=check_net(False)),
+    Entry("net_loopback", "network", "the same with `--network loopback`",
+          "`net` (own loopback only), `seccomp`, `landlock`", hostile("net_reach.py"), lambda c: c.net_args(),
+          opts=("--network", "loopback"), check=check_net(True)),
+    # ---- privilege
+    Entry("priv_escalate", "privilege", "reads its capabilities; setuid/setgid/setgroups to root; unshare of "
+          "every namespace kind; ptrace of the init; TIOCSTI on its streams; chroot; the host's SysV shared "
+          "memory, host name and cgroup tree",
+          "`user_ns`, `caps`, `no_new_privs`, `seccomp`, `session`, `ipc_ns`, `uts_ns`, `cgroup_ns`",
+          hostile("priv_escalate.py"), lambda c: [str(c.shm_key)], check=check_priv),
+    Entry("priv_syscalls", "privilege", "the raw doors of test_hardening.Doors: ptrace, mount family, "
+          "namespaces, keyctl, bpf, perf, io_uring, kexec, modules, TIOCSTI, socket families, setuid modes",
+          "`seccomp` (see docs/seccomp.md)", None, check=check_doors, kind="try_syscall"),
+    # ---- time
+    Entry("time_clock", "time", "clock_settime, settimeofday, adjtimex", "`seccomp`, `caps` (no CAP_SYS_TIME)",
+          hostile("time_clock.py"), check=check_clock),
+    Entry("time_sleep", "time", "sleeps past the wall-time limit", "`wall_time` (supervisor timerfd)",
+          os.path.join(PY, "sleeper.py"), lambda c: ["3600"], opts=("--wall-time", "1s"), status=("limit",),
+          limit="wall_time", check=check_sleep),
+]
+
+
+def argv_for(entry, c, nsbox):
+    """The nsbox command line of one entry (without the supervisor pid)."""
+    common = ["--json", "--workspace", c.ws, *entry.opts]
+    if entry.kind == "try_syscall":
+        return [nsbox, "run", *common, "--", *_try_syscall_argv(c)]
+    return [nsbox, "python", *common, "--ro-bind", HOSTILE + ":/hostile", entry.program, *entry.args(c)]
+
+
+def setid_or_device_files(root):
+    """Paths under @root that are setuid, setgid or device nodes."""
+    bad = []
+    for d, dirs, files in os.walk(root):
+        for n in dirs + files:
+            p = os.path.join(d, n)
+            st = os.lstat(p)
+            if st.st_mode & (stat.S_ISUID | stat.S_ISGID) and not stat.S_ISDIR(st.st_mode):
+                bad.append(p)
+            if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+                bad.append(p)
+    return bad
