@@ -1,5 +1,6 @@
 """Kernel-surface narrowing: each door a hostile program tries is refused,
 and strict isolation fails closed when a protection cannot be applied."""
+import atexit
 import json
 import os
 import shutil
@@ -21,17 +22,21 @@ def try_binary():
     global _try_copy
     if not TRY.startswith("/tmp/"):
         return TRY
-    if _try_copy is None:
+    # Another module may use this after our tearDownModule removed the copy.
+    if _try_copy is None or not os.path.exists(_try_copy):
         d = tempfile.mkdtemp(prefix="nsbox-fixture.", dir="/var/tmp")
         os.chmod(d, 0o755)
         _try_copy = os.path.join(d, "nsbox-try-syscall")
         shutil.copy2(TRY, _try_copy)
+        atexit.register(shutil.rmtree, d, True)
     return _try_copy
 
 
 def tearDownModule():
+    global _try_copy
     if _try_copy:
         shutil.rmtree(os.path.dirname(_try_copy), ignore_errors=True)
+        _try_copy = None
 
 DENIED = ["ptrace", "process_vm_readv", "mount", "umount2", "move_mount", "open_tree", "fsopen",
           "pivot_root", "chroot", "unshare_user", "unshare_net", "setns", "clone_newuser", "clone3",
