@@ -676,10 +676,6 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
 
         clock_gettime(CLOCK_MONOTONIC, &b.t0);
         b.out_is_tty = isatty(out_fd);
-        if (cli->isolation == NSB_ISOLATION_REDUCED) {
-                nsb_fail(e, NSB_STAGE_USAGE, ENOTSUP, "--isolation reduced is not available in this version");
-                return BATCH_EXIT_SETUP;
-        }
         if (!resume || !seen) {
                 nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
                 return BATCH_EXIT_SETUP;

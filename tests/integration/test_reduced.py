@@ -78,6 +78,23 @@ class Reduced(unittest.TestCase):
         p = self.nsbox("python", "--json", "--profile", prof, "--isolation", "strict", "-c", "pass")
         self.assertEqual(json.loads(p.stdout)["isolation"], "strict")   # the flag wins
 
+    def test_batch_runs_every_kind_reduced(self):
+        spec = {"program": {"source": "print(2)"}, "cases": [{"name": "x", "expect": {"stdout": {"equals": "2\n"}}}]}
+        jobs = [{"id": "a", "kind": "python", "code": "import socket\ntry:\n    socket.socket()\nexcept OSError:\n    print('no socket')"},
+                {"id": "b", "kind": "run", "argv": ["/bin/echo", "hi"]},
+                {"id": "c", "kind": "judge", "spec": spec}]
+        p = subprocess.run([NSBOX, "batch", "--isolation", "reduced", "-"], env=self.env, capture_output=True,
+                           input="".join(json.dumps(j) + "\n" for j in jobs).encode(), timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(b"warning: --isolation reduced", p.stderr)
+        out = {d["id"]: d for d in map(json.loads, p.stdout.decode().splitlines())}
+        self.assertEqual((out["a"]["isolation"], out["a"]["stdout"]["text"], out["a"]["outcome"]),
+                         ("reduced", "no socket\n", "pass"))
+        self.assertEqual((out["b"]["isolation"], out["b"]["stdout"]["text"]), ("reduced", "hi\n"))
+        self.assertEqual(out["c"]["verdict"], "pass")
+        self.assertEqual(out["c"]["cases"][0]["result"]["isolation"], "reduced")
+        self.assertEqual(self.leftovers(), [])
+
     def test_strict_is_the_default_and_never_falls_back(self):
         p = subprocess.run([NSBOX, "python", "--json", "-c", "pass"], capture_output=True, timeout=60)
         self.assertEqual(json.loads(p.stdout)["isolation"], "strict")
