@@ -42,7 +42,7 @@ static int add_entry(scmp_filter_ctx ctx, const struct filter_entry *en, struct 
         /* Resolve for the native architecture only: a name libseccomp does not
          * know is a policy error, never a rule silently skipped, and a
          * negative "pseudo-syscall" means the call does not exist natively. */
-        nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, en->syscall);
+        nr = filter_syscall_nr(en->syscall);
         if (nr == __NR_SCMP_ERROR)
                 return nsb_fail(e, NSB_STAGE_SECCOMP, EINVAL, "unknown syscall '%s'", en->syscall);
         if (nr < 0)
@@ -96,6 +96,28 @@ static int export_bpf(scmp_filter_ctx ctx, struct sock_filter **ret_insns, size_
         *ret_insns = move_ptr(&insns);
         *ret_len = size / sizeof(struct sock_filter);
         return 0;
+}
+
+int filter_syscall_nr(const char *name)
+{
+        /* Syscalls newer than this libseccomp (2.5.4 on Debian 12) are named
+         * "name:NR" in the table, NR from the unified table every architecture
+         * shares since Linux 5.1 (asm-generic/unistd.h). */
+        const char *colon = strchr(name, ':');
+        if (colon && colon[1] >= '0' && colon[1] <= '9') {
+                char *end;
+                long nr = strtol(colon + 1, &end, 10);
+                int known;
+                char base[64];
+                if (*end || nr < 424 || (size_t) (colon - name) >= sizeof base)
+                        return __NR_SCMP_ERROR;
+                memcpy(base, name, (size_t) (colon - name));
+                base[colon - name] = '\0';
+                /* If libseccomp knows the name after all, it must agree. */
+                known = seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, base);
+                return known == __NR_SCMP_ERROR || known == nr ? (int) nr : __NR_SCMP_ERROR;
+        }
+        return seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, name);
 }
 
 int filter_compile_rules(const struct filter_rule *rules, size_t n_rules, const struct filter_spec *spec,

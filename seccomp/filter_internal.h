@@ -115,6 +115,11 @@ int filter_action_errno(enum filter_action a);
 #define FILTER_PROLOGUE_MAX 8
 size_t filter_prologue(uint32_t native_audit_arch, struct sock_filter *out, size_t cap);
 
+/* A rule's syscall number: a libseccomp name, or "name:NR" for a syscall
+ * newer than libseccomp (NR >= 424, the unified numbering); __NR_SCMP_ERROR
+ * when unknown or when libseccomp knows the name with another number. */
+int filter_syscall_nr(const char *name);
+
 /* The compiler behind filter_compile(), on any rule table (tests feed it bad ones). */
 int filter_compile_rules(const struct filter_rule *rules, size_t n_rules, const struct filter_spec *spec,
                          struct filter_prog *ret, struct nsb_error *e);

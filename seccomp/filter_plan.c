@@ -183,6 +183,35 @@ static const struct filter_rule rules[] = {
         REDUCED("msgctl", FILTER_EPERM, "no IPC namespace: the host user's System V message queues"),
         REDUCED("mq_open", FILTER_EPERM, "no IPC namespace: the host user's POSIX message queues"),
         REDUCED("mq_unlink", FILTER_EPERM, "no IPC namespace: the host user's POSIX message queues"),
+        /* Landlock (ABI <= 7) does not handle metadata changes: without a mount
+         * namespace every host file of the user is in reach by path. The fd
+         * forms (fchmod, fchown, futimens, fsetxattr) stay: an fd needs an
+         * open Landlock allowed. */
+        REDUCED("chmod", FILTER_EPERM, "no mount namespace: chmod of any host file the user owns (~/.ssh 0777)"),
+        REDUCED("fchmodat", FILTER_EPERM, "no mount namespace: chmod of any host file the user owns"),
+        REDUCED("fchmodat2", FILTER_EPERM, "no mount namespace: chmod of any host file the user owns"),
+        REDUCED("chown", FILTER_EPERM, "no mount namespace: chown of any host file the user owns"),
+        REDUCED("lchown", FILTER_EPERM, "no mount namespace: chown of any host file the user owns"),
+        REDUCED("fchownat", FILTER_EPERM, "no mount namespace: chown of any host file the user owns"),
+        REDUCED("utime", FILTER_EPERM, "no mount namespace: timestamps of any host file the user owns"),
+        REDUCED("utimes", FILTER_EPERM, "no mount namespace: timestamps of any host file the user owns"),
+        REDUCED("futimesat", FILTER_EPERM, "no mount namespace: timestamps of any host file the user owns"),
+        REDUCED_GT("utimensat", FILTER_EPERM, 1, 0,
+                   "no mount namespace: timestamps by path (a NULL path is futimens, on an open fd)"),
+        REDUCED("setxattr", FILTER_EPERM, "no mount namespace: extended attributes of any host file the user owns"),
+        REDUCED("lsetxattr", FILTER_EPERM, "no mount namespace: extended attributes of any host file the user owns"),
+        REDUCED("removexattr", FILTER_EPERM, "no mount namespace: extended attributes of any host file the user owns"),
+        REDUCED("lremovexattr", FILTER_EPERM, "no mount namespace: extended attributes of any host file the user owns"),
+        REDUCED("setxattrat:463", FILTER_EPERM, "no mount namespace: extended attributes of any host file the user owns"),
+        REDUCED("removexattrat:466", FILTER_EPERM, "no mount namespace: extended attributes of any host file the user owns"),
+        /* Scheduling of other processes of the user (nsbox itself, the user's
+         * shells): pid/who 0 is the caller, anything else is refused. */
+        REDUCED_GT("sched_setaffinity", FILTER_EPERM, 0, 0, "no pid namespace: pinning another process of the user"),
+        REDUCED_GT("sched_setscheduler", FILTER_EPERM, 0, 0, "no pid namespace: SCHED_IDLE for another process"),
+        REDUCED_GT("sched_setparam", FILTER_EPERM, 0, 0, "no pid namespace: another process's priority"),
+        REDUCED_GT("sched_setattr", FILTER_EPERM, 0, 0, "no pid namespace: another process's scheduling"),
+        REDUCED_GT("setpriority", FILTER_EPERM, 1, 0, "no pid namespace: renicing the user's other processes"),
+        REDUCED_GT("ioprio_set", FILTER_EPERM, 1, 0, "no pid namespace: the I/O priority of the user's other processes"),
 };
 
 const struct filter_rule *filter_rules(size_t *ret_n)

@@ -24,48 +24,85 @@ static char *join(const char *a, const char *b)
         return s;
 }
 
-static int make_dir(const char *path, uid_t uid, gid_t gid, bool chown_it, struct nsb_error *e)
+/* A fresh directory @name in @dfd (EEXIST is an error: nothing planted is
+ * reused), opened without following links, given to @uid:@gid through its fd. */
+static int make_dir_at(int dfd, const char *dir, const char *name, mode_t mode, bool chown_it, uid_t uid,
+                       gid_t gid, struct nsb_error *e)
 {
-        if (mkdir(path, 0700) < 0 && errno != EEXIST)
-                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "mkdir '%s'", path);
-        if (chown_it && chown(path, uid, gid) < 0)
-                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "chown '%s' to %u:%u", path, uid, gid);
+        AUTOCLOSE int fd = -1;
+
+        if (mkdirat(dfd, name, mode) < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "mkdir '%s/%s'", dir, name);
+        fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "open '%s/%s'", dir, name);
+        if (chown_it && fchown(fd, uid, gid) < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "chown '%s/%s' to %u:%u", dir, name, uid, gid);
         return 0;
 }
 
-static int write_program(const char *dir, const char *name, const char *data, size_t len, struct nsb_error *e)
+/* program/NAME (0444) in program/ (0555), both nsbox's user's: read-only to the program. */
+static int write_program(int dfd, const char *dir, const char *name, const char *data, size_t len,
+                         struct nsb_error *e)
 {
-        AUTOFREE char *path = join(dir, name);
-        AUTOCLOSE int fd = -1;
+        AUTOCLOSE int pfd = -1, fd = -1;
         size_t off = 0;
 
-        if (!path)
-                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0444);
+        if (mkdirat(dfd, "program", 0755) < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "mkdir '%s/program'", dir);
+        pfd = openat(dfd, "program", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (pfd < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "open '%s/program'", dir);
+        fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0444);
         if (fd < 0)
-                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "create '%s'", path);
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "create '%s/program/%s'", dir, name);
         while (off < len) {
                 ssize_t n = write(fd, data + off, len - off);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0)
-                        return nsb_fail(e, NSB_STAGE_PREPARE, errno, "write '%s'", path);
+                        return nsb_fail(e, NSB_STAGE_PREPARE, errno, "write '%s/program/%s'", dir, name);
                 off += (size_t) n;
         }
+        if (fchmod(pfd, 0555) < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "chmod '%s/program'", dir);
         return 0;
 }
 
-static void remove_below(int dfd, dev_t dev, int depth);
+struct remover {
+        int root;               /* the tree's top: deep subtrees are moved up here */
+        dev_t dev;
+        unsigned long moved;    /* how many were, in all */
+        bool again;             /* some were in this pass */
+};
+
+static void remove_below(struct remover *rm, int dfd, int depth);
+
+/* Depth is unbounded (a program can nest directories as deep as it likes),
+ * recursion and open fds are not: past REMOVE_DEPTH a subtree is renamed up
+ * to the top, and another pass takes it. */
+#define REMOVE_DEPTH 64
 
 static void remove_tree(int parent_fd, const char *name)
 {
-        int fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct remover rm = { .root = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) };
         struct stat st;
 
-        if (fd >= 0 && fstat(fd, &st) == 0)
-                remove_below(fd, st.st_dev, 0);
-        else if (fd >= 0)
-                close(fd);
+        if (rm.root >= 0 && fstat(rm.root, &st) == 0) {
+                rm.dev = st.st_dev;
+                for (unsigned pass = 0; pass < 100000; pass++) {
+                        /* a fresh open file: a dup would share the finished directory offset */
+                        int fd = openat(rm.root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        rm.again = false;
+                        if (fd < 0)
+                                break;
+                        remove_below(&rm, fd, 0);
+                        if (!rm.again)
+                                break;
+                }
+        }
+        if (rm.root >= 0)
+                close(rm.root);
         (void) unlinkat(parent_fd, name, AT_REMOVEDIR);
 }
 
@@ -86,7 +123,7 @@ static void reap_stale(const char *base)
                         continue;
                 if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
                         continue;
-                if (st.st_uid != geteuid() && !(geteuid() == 0 && st.st_uid == REDUCED_NOBODY_UID))
+                if (st.st_uid != geteuid())
                         continue;
                 if (kill((pid_t) pid, 0) == 0 || errno != ESRCH)
                         continue;
@@ -101,6 +138,7 @@ int reduced_prepare(struct reduced_plan *p, const struct nsb_config *cfg, const 
         const bool root = geteuid() == 0;
         const uid_t uid = root ? REDUCED_NOBODY_UID : geteuid();
         const gid_t gid = root ? REDUCED_NOBODY_GID : getegid();
+        AUTOCLOSE int dfd = -1;
         char tmpl[4096];
         int r;
 
@@ -114,25 +152,29 @@ int reduced_prepare(struct reduced_plan *p, const struct nsb_config *cfg, const 
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "mkdtemp '%s'", tmpl);
         if (!(p->dir = strdup(tmpl)))
                 return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
-        if (root && chown(p->dir, uid, gid) < 0)
-                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "chown '%s' to %u:%u", p->dir, uid, gid);
+        /* The top stays nsbox's user's (for root: 0711, so nobody may pass
+         * through but plant nothing in it); everything below is made through
+         * this fd, and only tmp/ and workspace/ are handed to the program's
+         * user, after they exist. */
+        dfd = open(p->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "open '%s'", p->dir);
+        if (root && fchmod(dfd, 0711) < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "chmod '%s'", p->dir);
+        if (program_name) {
+                if (!(p->program_dir = join(p->dir, "program")))
+                        return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+                r = write_program(dfd, p->dir, program_name, program_data, program_len, e);
+                if (r < 0)
+                        return r;
+        }
         p->tmpdir = join(p->dir, "tmp");
         p->workdir = cfg->workspace ? strdup(cfg->workspace) : join(p->dir, "workspace");
         if (!p->tmpdir || !p->workdir)
                 return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
-        r = make_dir(p->tmpdir, uid, gid, root, e);
+        r = make_dir_at(dfd, p->dir, "tmp", 0700, root, uid, gid, e);
         if (r == 0 && !cfg->workspace)
-                r = make_dir(p->workdir, uid, gid, root, e);
-        if (r < 0 || !program_name)
-                return r;
-        if (!(p->program_dir = join(p->dir, "program")))
-                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
-        /* Owned by nsbox's user, read-only to the program: 0555 / 0444. */
-        if (mkdir(p->program_dir, 0755) < 0)
-                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "mkdir '%s'", p->program_dir);
-        r = write_program(p->program_dir, program_name, program_data, program_len, e);
-        if (r == 0 && chmod(p->program_dir, 0555) < 0)
-                r = nsb_fail(e, NSB_STAGE_PREPARE, errno, "chmod '%s'", p->program_dir);
+                r = make_dir_at(dfd, p->dir, "workspace", 0700, root, uid, gid, e);
         return r;
 }
 
@@ -165,16 +207,15 @@ unsigned long reduced_count_tasks(uid_t uid)
         return n;
 }
 
-/* Remove everything under @dfd, then nothing else: no symlink is followed
- * (AT_SYMLINK_NOFOLLOW, O_NOFOLLOW) and no other filesystem entered. A
- * directory the program made unreadable is given back its rights first. */
-static void remove_below(int dfd, dev_t dev, int depth)
+/* Remove everything under @dfd (which it closes), then nothing else: no
+ * symlink is followed (AT_SYMLINK_NOFOLLOW, O_NOFOLLOW) and no other
+ * filesystem entered. A directory the program made unreadable is given back
+ * its rights first (through the fd, or never through a link). */
+static void remove_below(struct remover *rm, int dfd, int depth)
 {
         DIR *d;
         struct dirent *de;
 
-        if (depth > 256)
-                return;
         (void) fchmod(dfd, 0700);
         d = fdopendir(dfd);
         if (!d) {
@@ -187,15 +228,26 @@ static void remove_below(int dfd, dev_t dev, int depth)
                         continue;
                 if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                         continue;
-                if (S_ISDIR(st.st_mode) && st.st_dev == dev) {
+                if (!S_ISDIR(st.st_mode)) {
+                        (void) unlinkat(dirfd(d), de->d_name, 0);
+                        continue;
+                }
+                if (st.st_dev != rm->dev)
+                        continue;       /* a mount point: never entered */
+                if (depth >= REMOVE_DEPTH) {
+                        char up[32];
+                        snprintf(up, sizeof up, ".deep-%lu", rm->moved++);
+                        if (renameat(dirfd(d), de->d_name, rm->root, up) == 0)
+                                rm->again = true;
+                        continue;
+                }
+                {
                         int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        if (sub < 0 && fchmodat(dirfd(d), de->d_name, 0700, 0) == 0)
+                        if (sub < 0 && fchmodat(dirfd(d), de->d_name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
                                 sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                         if (sub >= 0)
-                                remove_below(sub, dev, depth + 1);
+                                remove_below(rm, sub, depth + 1);
                         (void) unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
-                } else if (!S_ISDIR(st.st_mode)) {
-                        (void) unlinkat(dirfd(d), de->d_name, 0);
                 }
         }
         closedir(d);

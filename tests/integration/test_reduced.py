@@ -156,6 +156,53 @@ class Reduced(unittest.TestCase):
             shutil.rmtree(secrets, ignore_errors=True)
             shutil.rmtree(outside, ignore_errors=True)
 
+    def test_metadata_and_scheduling_of_host_things_are_refused(self):
+        d = tempfile.mkdtemp(prefix="nsbox-meta.", dir="/var/tmp")
+        victim = subprocess.Popen(["sleep", "30"], user=65534 if os.getuid() == 0 else None)
+        self.addCleanup(victim.wait)
+        self.addCleanup(victim.kill)
+        try:
+            f = os.path.join(d, "mine")
+            open(f, "w").close()
+            if os.getuid() == 0:
+                os.chown(d, 65534, 65534)
+                os.chown(f, 65534, 65534)
+            os.chmod(f, 0o600)
+            code = ("import os, json\n"
+                    "r = {}\n"
+                    "def t(k, fn):\n"
+                    "    try:\n"
+                    "        fn(); r[k] = 'ok'\n"
+                    "    except OSError as e:\n"
+                    "        r[k] = e.errno\n"
+                    "f, v = %r, %d\n"
+                    "t('chmod', lambda: os.chmod(f, 0o666))\n"
+                    "t('chown', lambda: os.chown(f, -1, -1))\n"
+                    "t('utime', lambda: os.utime(f, (0, 0)))\n"
+                    "t('setxattr', lambda: os.setxattr(f, 'user.x', b'1'))\n"
+                    "t('affinity', lambda: os.sched_setaffinity(v, {0}))\n"
+                    "t('nice', lambda: os.setpriority(os.PRIO_PROCESS, v, 19))\n"
+                    "open('own', 'w').close()\n"
+                    "t('own_fchmod', lambda: os.fchmod(os.open('own', os.O_RDONLY), 0o600))\n"
+                    "print(json.dumps(r))\n" % (f, victim.pid))
+            p, res = self.run_json("python", "-c", code)
+            self.assertEqual(res["status"], "exited", res)
+            obs = json.loads(res["stdout"]["text"])
+            for k in ("chmod", "chown", "utime", "setxattr", "affinity", "nice"):
+                self.assertEqual(obs[k], 1, "%s: %s" % (k, obs))   # EPERM
+            self.assertEqual(obs["own_fchmod"], "ok")
+            st = os.stat(f)
+            self.assertEqual((st.st_mode & 0o777, st.st_mtime != 0), (0o600, True))
+            self.assertEqual(os.getpriority(os.PRIO_PROCESS, victim.pid), 0)
+        finally:
+            shutil.rmtree(d)
+
+    def test_a_deep_tree_is_removed(self):
+        code = "import os\nfor i in range(300):\n    os.mkdir('d')\n    os.chdir('d')\nopen('leaf', 'w').close()\nos.fchmod(os.open('.', os.O_RDONLY), 0)\nprint('ok')"
+        p, res = self.run_json("python", "-c", code)
+        self.assertEqual((res["status"], res["exit_code"], res["stdout"]["text"]), ("exited", 0, "ok\n"), res)
+        self.assertEqual(self.leftovers(), [])
+
     def test_command_shows_where_the_program_really_is(self):
         p, res = self.run_json("python", os.path.join(PY, "writes.py"))
         self.assertEqual(res["status"], "exited", res)

@@ -100,7 +100,14 @@ static const struct expectation {
         { "socketpair_unix", SAME, SAME, SAME },
         { "socketpair_inet", EAFNOSUPPORT, EAFNOSUPPORT, EAFNOSUPPORT },
         { "chmod_setuid", EPERM, EPERM, EPERM },
-        { "chmod_plain", SAME, SAME, SAME },
+        { "chmod_plain", SAME, SAME, EPERM },
+        { "chown_plain", SAME, SAME, EPERM },
+        { "utimensat_path", SAME, SAME, EPERM },
+        { "utimensat_fd", SAME, SAME, SAME },
+        { "setxattr_path", SAME, SAME, EPERM },
+        { "setxattrat", SAME, SAME, EPERM },
+        { "sched_setaffinity_other", SAME, SAME, EPERM },
+        { "setpriority_other", SAME, SAME, EPERM },
         { "fchmod_setgid", EPERM, EPERM, EPERM },
         { "fchmodat_setuid", EPERM, EPERM, EPERM },
         { "fchmodat2_setuid", EPERM, EPERM, EPERM },
@@ -276,9 +283,9 @@ static void test_table_invariants(void **state)
         (void) state;
         assert_true(n > 0);
         for (size_t i = 0; i < n; i++) {
-                if (seccomp_syscall_resolve_name(rules[i].syscall) == __NR_SCMP_ERROR)
+                if (filter_syscall_nr(rules[i].syscall) == __NR_SCMP_ERROR)
                         fail_msg("rule %zu: libseccomp does not know '%s'", i, rules[i].syscall);
-                if (seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, rules[i].syscall) < 0)
+                if (filter_syscall_nr(rules[i].syscall) < 0)
                         fail_msg("rule %zu: '%s' is not a native syscall", i, rules[i].syscall);
                 if (!rules[i].threat || strlen(rules[i].threat) < 10)
                         fail_msg("rule %zu (%s): no threat comment", i, rules[i].syscall);
@@ -481,6 +488,19 @@ static void test_precompiled_matches_table(void **state)
         }
 }
 
+/* "name:NR" names a syscall newer than libseccomp, and must not contradict it. */
+static void test_syscall_numbers(void **state)
+{
+        (void) state;
+        assert_int_equal(filter_syscall_nr("setxattrat:463"), 463);
+        assert_int_equal(filter_syscall_nr("fchmodat2:452"), 452);            /* known, and agrees */
+        assert_int_equal(filter_syscall_nr("fchmodat2:453"), __NR_SCMP_ERROR); /* known, disagrees */
+        assert_int_equal(filter_syscall_nr("old:12"), __NR_SCMP_ERROR);       /* below the unified table */
+        assert_int_equal(filter_syscall_nr("x:46z"), __NR_SCMP_ERROR);
+        assert_int_equal(filter_syscall_nr("no_such_call"), __NR_SCMP_ERROR);
+        assert_true(filter_syscall_nr("ptrace") >= 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -494,6 +514,7 @@ int main(void)
                 cmocka_unit_test(test_probe_no_inet),
                 cmocka_unit_test(test_probe_inet),
                 cmocka_unit_test(test_probe_reduced),
+                cmocka_unit_test(test_syscall_numbers),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
