@@ -459,11 +459,25 @@ __attribute__((noreturn)) void child_reduced_main(struct child_ctx *c)
         prog = init_fork_program(c, &e);
         reduced_group = prog;
         sigprocmask(SIG_UNBLOCK, &term, NULL);
-        init_wait_program(c, prog);
         /* What strict isolation gets from the pid namespace: nobody of the
-         * group outlives the program. Killed, then reaped (they are ours,
-         * as the subreaper), so none is left even as a zombie. */
-        (void) kill(-prog, SIGKILL);
+         * group outlives the program. Its end is seen without reaping it, so
+         * the zombie still holds the group's id while the group is killed
+         * (a reaped, empty group's id could already name someone else's);
+         * then everything is reaped (ours, as the subreaper). */
+        {
+                siginfo_t si;
+                int status = 0;
+
+                while (waitid(P_PID, (id_t) prog, &si, WEXITED | WNOWAIT) < 0)
+                        if (errno != EINTR)
+                                _exit(127);
+                (void) kill(-prog, SIGKILL);
+                reduced_group = 0;
+                while (waitpid(prog, &status, __WALL) < 0)
+                        if (errno != EINTR)
+                                _exit(127);
+                send_msg(c->sock, WIRE_EXIT, NULL, NULL, status);
+        }
         while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
                 ;
         _exit(0);

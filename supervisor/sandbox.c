@@ -63,7 +63,6 @@ struct sbx {
         bool reduced;                   /* --isolation reduced (reduced.h) */
         struct reduced_plan red;
         char **red_argv;                /* argv with /program/NAME at its real place */
-        pid_t group;                    /* reduced: the program's process group, once READY */
 
         struct cg_env cg_env;
         struct cg_facts cg_facts;
@@ -492,14 +491,14 @@ static void kill_tree(struct sbx *s, enum kill_reason why)
 
         if (s->obs.killed == KILL_NONE)
                 s->obs.killed = why;
-        /* Reduced: no pid namespace takes the tree down with the init; the
-         * program's process group (which it cannot leave) goes first. */
-        if (s->reduced && s->group > 0)
-                (void) kill(-s->group, SIGKILL);
+
         /* SIGKILL to the init ends the pid namespace: the kernel kills every
-         * process in it. The cgroup kill catches anything that raced. */
+         * process in it. The cgroup kill catches anything that raced.
+         * Reduced: no namespace does it; SIGTERM makes the init kill the
+         * program's process group (which it cannot leave) and exit. Only the
+         * init, which has not reaped the program, may name that group. */
         if (s->pidfd >= 0)
-                (void) sys_pidfd_send_signal(s->pidfd, SIGKILL);
+                (void) sys_pidfd_send_signal(s->pidfd, s->reduced ? SIGTERM : SIGKILL);
         if (s->cg_created && s->cg_ops->kill_all)
                 (void) s->cg_ops->kill_all(&s->cg_run, &ignored);
 }
@@ -573,8 +572,6 @@ static void handle_msg(struct sbx *s, const struct wire_msg *m, ssize_t n)
         switch (m->kind) {
         case WIRE_READY:
                 s->obs.program_started = true;
-                if (s->reduced && m->pid > 1)
-                        s->group = (pid_t) m->pid;
                 for (int p = 0; p < PROT__MAX; p++)
                         if (m->ledger.val[p][0])
                                 ledger_set(&s->res->ledger, (enum nsb_prot) p, m->ledger.val[p]);
@@ -731,10 +728,15 @@ static void account(struct sbx *s)
 
 static void cleanup(struct sbx *s)
 {
-        if (s->reduced && s->group > 0)
-                (void) kill(-s->group, SIGKILL);
         if (s->pid > 0 && s->pidfd >= 0) {
-                /* Never leave a sandbox behind, whatever happened above. */
+                /* Never leave a sandbox behind, whatever happened above.
+                 * Reduced: the init kills the group first (see kill_tree). */
+                if (s->reduced) {
+                        struct pollfd p = { s->pidfd, POLLIN, 0 };
+                        (void) sys_pidfd_send_signal(s->pidfd, SIGTERM);
+                        while (poll(&p, 1, 2000) < 0 && errno == EINTR)
+                                ;
+                }
                 (void) sys_pidfd_send_signal(s->pidfd, SIGKILL);
                 while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
                         ;

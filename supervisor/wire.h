@@ -5,8 +5,8 @@
  * a version, no pointers; the sizes are checked at compile time.
  *   READY  the program process applied every protection and is about to
  *          execve; carries the ledger (init's steps + the program's own) and
- *          its pid as the sender sees it (the host pid under reduced
- *          isolation, where it also names the process group to kill).
+ *          its pid as the sender sees it (for diagnostics only: the
+ *          supervisor never signals by pid, which could be reused).
  *   ERROR  a setup step failed: the whole struct nsb_error, stage included.
  *   EXIT   the init saw the program end: its wait status.
  * And the other way, supervisor to init:
