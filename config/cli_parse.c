@@ -293,7 +293,7 @@ static const struct cli_opt options[] = {
         { "env", "NAME=VALUE", C_SANDBOX, opt_env, "add to the scrubbed environment (repeatable)" },
         { "network", "none|loopback", C_SANDBOX, opt_network, "empty network namespace; loopback brings up lo inside it" },
         { "isolation", "strict|reduced", C_ALL, opt_isolation, "reduced must be asked for explicitly (default strict)" },
-        { "interpreter", "PATH", C_PY | C_JUDGE | C_TEST | C_BATCH, opt_interpreter, "host Python interpreter (default /usr/bin/python3)" },
+        { "interpreter", "PATH", C_PY | C_JUDGE | C_TEST | C_BATCH | C_DOCTOR, opt_interpreter, "host Python interpreter (default /usr/bin/python3)" },
         { "interpreter-args", "ARGS", C_PY | C_JUDGE | C_TEST | C_BATCH, opt_interp_args, "interpreter arguments before the program, blank-separated (default \"-I -B\")" },
         { "package", "DIR", C_SANDBOX, opt_package, "python package dir mounted read-only at the same path (repeatable)" },
         { "seccomp-deny", "SYSCALL", C_SANDBOX, opt_seccomp_deny, "also deny this syscall with EPERM (repeatable)" },
@@ -312,7 +312,7 @@ static const struct { const char *name; enum nsb_cmd cmd; const char *synopsis; 
         { "judge", NSB_CMD_JUDGE, "nsbox judge [OPTIONS] SPEC.json" },
         { "test", NSB_CMD_TEST, "nsbox test [OPTIONS] --harness DIR" },
         { "batch", NSB_CMD_BATCH, "nsbox batch [OPTIONS] [JOBS.jsonl|-]" },
-        { "doctor", NSB_CMD_DOCTOR, "nsbox doctor [--json] [--isolation MODE]" },
+        { "doctor", NSB_CMD_DOCTOR, "nsbox doctor [--json] [--isolation MODE] [--interpreter PATH]" },
         { "profile", NSB_CMD_PROFILE, "nsbox profile show NAME|FILE" },
 };
 

@@ -65,6 +65,16 @@ class Doctor(unittest.TestCase):
         p, _ = doctor("--json", "--isolation", "reduced")
         self.assertEqual(json.loads(p.stdout)["isolation"], "reduced")
 
+    def test_interpreter_is_checked_as_given(self):
+        p, _ = doctor("--json", "--interpreter", "/nonexistent/python3")
+        rep = json.loads(p.stdout)
+        check = next(c for c in rep["checks"] if c["name"] == "interpreter")
+        self.assertEqual((p.returncode, rep["ready"], check["status"]), (1, False, "unavailable"), rep)
+        self.assertIn("/nonexistent/python3", check["detail"])
+        p, _ = doctor("--json", "--interpreter", "/usr/bin/python3")
+        check = next(c for c in json.loads(p.stdout)["checks"] if c["name"] == "interpreter")
+        self.assertEqual(check["status"], "ok", check)
+
     def test_changes_nothing(self):
         before = sorted(os.listdir("/sys/fs/cgroup")) if os.path.isdir("/sys/fs/cgroup") else []
         doctor("--json")
