@@ -39,6 +39,37 @@ ssize_t cg_pread_all(int fd, char *buf, size_t size)
         return (ssize_t) got;
 }
 
+int cg_read_usage_slot(const struct cg_run *run, enum cg_usage_file slot, char *buf, size_t size,
+                       struct nsb_error *e)
+{
+        ssize_t n = cg_pread_all(run->usage_fds[slot], buf, size);
+
+        if (n < 0)
+                return nsb_fail(e, NSB_STAGE_CGROUP, (int) -n, "read usage of %s", run->name);
+        return (int) n;
+}
+
+int cg_read_pids_and_peak(const struct cg_run *run, struct cg_usage *ret, char *buf, size_t size,
+                          struct nsb_error *e)
+{
+        uint64_t v;
+        int n;
+
+        if (run->usage_fds[CG_U_PIDS_EVENTS] >= 0) {
+                n = cg_read_usage_slot(run, CG_U_PIDS_EVENTS, buf, size, e);
+                if (n < 0)
+                        return n;
+                ret->pids_limit_hit = cg_parse_kv(buf, (size_t) n, "max", &v) == 0 && v > 0;
+        }
+        if (run->usage_fds[CG_U_MEM_PEAK] >= 0) {
+                n = cg_read_usage_slot(run, CG_U_MEM_PEAK, buf, size, e);
+                if (n < 0)
+                        return n;
+                ret->peak_known = cg_parse_u64(buf, (size_t) n, &ret->peak_memory_bytes) == 0;
+        }
+        return 0;
+}
+
 ssize_t cg_read_at(int dirfd, const char *file, char *buf, size_t size)
 {
         AUTOCLOSE int fd = openat(dirfd, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);

@@ -99,6 +99,14 @@ int cg_plan_limits(enum cg_backend b, const struct cg_spec *spec, struct cg_plan
 
 /* Read up to size-1 bytes from the start of @fd (pread) and NUL-terminate. */
 ssize_t cg_pread_all(int fd, char *buf, size_t size);
+
+/* One pre-opened usage file of @run into @buf; its length, or -errno with @e. */
+int cg_read_usage_slot(const struct cg_run *run, enum cg_usage_file slot, char *buf, size_t size,
+                       struct nsb_error *e);
+/* What v1 and v2 read alike, when their files are open: pids.events "max"
+ * (a refused fork) and the memory peak (v1 max_usage_in_bytes, v2 memory.peak). */
+int cg_read_pids_and_peak(const struct cg_run *run, struct cg_usage *ret, char *buf, size_t size,
+                          struct nsb_error *e);
 /* openat(dirfd, file) and read; returns length or -errno. */
 ssize_t cg_read_at(int dirfd, const char *file, char *buf, size_t size);
 /* Read a whole file of unknown size (mountinfo) into a malloc'd buffer. */

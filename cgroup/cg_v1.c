@@ -175,16 +175,6 @@ static int v1_child_join(struct cg_run *run, const struct cg_spec *spec, struct 
         return r;
 }
 
-static int read_slot(const struct cg_run *run, enum cg_usage_file slot, char *buf, size_t size,
-                     struct nsb_error *e)
-{
-        ssize_t n = cg_pread_all(run->usage_fds[slot], buf, size);
-
-        if (n < 0)
-                return nsb_fail(e, NSB_STAGE_CGROUP, (int) -n, "read usage of %s", run->name);
-        return (int) n;
-}
-
 static int v1_read_usage(struct cg_run *run, struct cg_usage *ret, struct nsb_error *e)
 {
         char buf[1024];
@@ -193,32 +183,23 @@ static int v1_read_usage(struct cg_run *run, struct cg_usage *ret, struct nsb_er
 
         memset(ret, 0, sizeof *ret);
         if (run->usage_fds[CG_U_MEM_OOMCTL] >= 0) {
-                n = read_slot(run, CG_U_MEM_OOMCTL, buf, sizeof buf, e);
+                n = cg_read_usage_slot(run, CG_U_MEM_OOMCTL, buf, sizeof buf, e);
                 if (n < 0)
                         return n;
                 /* "oom_kill N" exists since 4.13 */
                 ret->oom_killed = cg_parse_kv(buf, (size_t) n, "oom_kill", &v) == 0 && v > 0;
         }
         if (run->usage_fds[CG_U_MEM_FAILCNT] >= 0) {
-                n = read_slot(run, CG_U_MEM_FAILCNT, buf, sizeof buf, e);
+                n = cg_read_usage_slot(run, CG_U_MEM_FAILCNT, buf, sizeof buf, e);
                 if (n < 0)
                         return n;
                 ret->memory_limit_hit = ret->oom_killed || (cg_parse_u64(buf, (size_t) n, &v) == 0 && v > 0);
         }
-        if (run->usage_fds[CG_U_MEM_PEAK] >= 0) {
-                n = read_slot(run, CG_U_MEM_PEAK, buf, sizeof buf, e);
-                if (n < 0)
-                        return n;
-                ret->peak_known = cg_parse_u64(buf, (size_t) n, &ret->peak_memory_bytes) == 0;
-        }
-        if (run->usage_fds[CG_U_PIDS_EVENTS] >= 0) {
-                n = read_slot(run, CG_U_PIDS_EVENTS, buf, sizeof buf, e);
-                if (n < 0)
-                        return n;
-                ret->pids_limit_hit = cg_parse_kv(buf, (size_t) n, "max", &v) == 0 && v > 0;
-        }
+        n = cg_read_pids_and_peak(run, ret, buf, sizeof buf, e);
+        if (n < 0)
+                return n;
         if (run->usage_fds[CG_U_CPU] >= 0) {
-                n = read_slot(run, CG_U_CPU, buf, sizeof buf, e);
+                n = cg_read_usage_slot(run, CG_U_CPU, buf, sizeof buf, e);
                 if (n < 0)
                         return n;
                 if (cg_parse_u64(buf, (size_t) n, &v) == 0) {   /* nanoseconds */

@@ -185,16 +185,6 @@ static int v2_child_join(struct cg_run *run, const struct cg_spec *spec, struct 
         return 0;
 }
 
-static int read_slot(const struct cg_run *run, enum cg_usage_file slot, char *buf, size_t size,
-                     struct nsb_error *e)
-{
-        ssize_t n = cg_pread_all(run->usage_fds[slot], buf, size);
-
-        if (n < 0)
-                return nsb_fail(e, NSB_STAGE_CGROUP, (int) -n, "read usage of %s", run->name);
-        return (int) n;
-}
-
 static int v2_read_usage(struct cg_run *run, struct cg_usage *ret, struct nsb_error *e)
 {
         char buf[2048];
@@ -204,7 +194,7 @@ static int v2_read_usage(struct cg_run *run, struct cg_usage *ret, struct nsb_er
         memset(ret, 0, sizeof *ret);
         if (run->usage_fds[CG_U_MEM_EVENTS] >= 0) {
                 uint64_t max = 0, oom = 0, oom_kill = 0;
-                n = read_slot(run, CG_U_MEM_EVENTS, buf, sizeof buf, e);
+                n = cg_read_usage_slot(run, CG_U_MEM_EVENTS, buf, sizeof buf, e);
                 if (n < 0)
                         return n;
                 (void) cg_parse_kv(buf, (size_t) n, "max", &max);
@@ -213,27 +203,19 @@ static int v2_read_usage(struct cg_run *run, struct cg_usage *ret, struct nsb_er
                 ret->oom_killed = oom_kill > 0;
                 ret->memory_limit_hit = max > 0 || oom > 0 || oom_kill > 0;
         }
-        if (run->usage_fds[CG_U_PIDS_EVENTS] >= 0) {
-                n = read_slot(run, CG_U_PIDS_EVENTS, buf, sizeof buf, e);
-                if (n < 0)
-                        return n;
-                ret->pids_limit_hit = cg_parse_kv(buf, (size_t) n, "max", &v) == 0 && v > 0;
-        }
+        n = cg_read_pids_and_peak(run, ret, buf, sizeof buf, e);
+        if (n < 0)
+                return n;
         if (run->usage_fds[CG_U_CPU] >= 0) {
-                n = read_slot(run, CG_U_CPU, buf, sizeof buf, e);
+                n = cg_read_usage_slot(run, CG_U_CPU, buf, sizeof buf, e);
                 if (n < 0)
                         return n;
                 ret->cpu_known = cg_parse_kv(buf, (size_t) n, "usage_usec", &ret->cpu_usec) == 0;
         }
-        if (run->usage_fds[CG_U_MEM_PEAK] >= 0) {
-                n = read_slot(run, CG_U_MEM_PEAK, buf, sizeof buf, e);
-                if (n < 0)
-                        return n;
-                ret->peak_known = cg_parse_u64(buf, (size_t) n, &ret->peak_memory_bytes) == 0;
-        } else if (run->usage_fds[CG_U_MEM_CURRENT] >= 0) {
+        if (run->usage_fds[CG_U_MEM_PEAK] < 0 && run->usage_fds[CG_U_MEM_CURRENT] >= 0) {
                 /* Before 5.19 there is no memory.peak: the largest value seen
                  * by any poll (a spike between polls is missed). */
-                n = read_slot(run, CG_U_MEM_CURRENT, buf, sizeof buf, e);
+                n = cg_read_usage_slot(run, CG_U_MEM_CURRENT, buf, sizeof buf, e);
                 if (n < 0)
                         return n;
                 if (cg_parse_u64(buf, (size_t) n, &v) == 0 && v > run->peak_seen)

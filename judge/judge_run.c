@@ -10,13 +10,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <nettle/sha2.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/readfile.h"
+#include "util/sha256.h"
 
 DEFINE_AUTO_CLEANUP(json_t, json_decref)
 
@@ -39,67 +40,16 @@ static void report_cleanup(struct judge_report *rep)
         rep->n_cases = 0;
 }
 
-/* The whole file at @path, at most @max bytes, NUL-terminated. Any file type
- * is read (a pipe from process substitution works); a directory fails. */
+/* util's read_file, reported as a bad spec: what the user named could not be
+ * read (the reason in the text, which `nsbox judge` prints as it is). */
 static int read_all(const char *path, size_t max, char **ret, size_t *ret_len, struct nsb_error *e)
 {
-        AUTOCLOSE int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        AUTOFREE char *buf = NULL;
-        size_t len = 0, cap = 0;
+        char why[NSB_ERROR_MSG_MAX + 128];
 
-        if (fd < 0)
-                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "cannot open '%s'", path);
-        for (;;) {
-                ssize_t n;
-
-                if (cap - len < 4096) {
-                        size_t ncap = cap ? cap * 2 : 16384;
-                        char *nb;
-
-                        if (ncap > max + 4096 + 1)
-                                ncap = max + 4096 + 1;
-                        if (ncap <= cap)
-                                return nsb_fail(e, NSB_STAGE_CONFIG, EFBIG, "'%s' is larger than %zu bytes",
-                                                path, max);
-                        nb = realloc(buf, ncap);
-                        if (!nb)
-                                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory reading '%s'", path);
-                        buf = nb;
-                        cap = ncap;
-                }
-                n = read(fd, buf + len, cap - len - 1);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return nsb_fail(e, NSB_STAGE_CONFIG, errno, "cannot read '%s'", path);
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-                if (len > max)
-                        return nsb_fail(e, NSB_STAGE_CONFIG, EFBIG, "'%s' is larger than %zu bytes", path, max);
-        }
-        if (!buf && !(buf = malloc(1)))
-                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory reading '%s'", path);
-        buf[len] = '\0';
-        *ret = move_ptr(&buf);
-        *ret_len = len;
-        return 0;
-}
-
-static void sha256_hex(const char *data, size_t len, char out[65])
-{
-        static const char hex[] = "0123456789abcdef";
-        uint8_t digest[SHA256_DIGEST_SIZE];
-        struct sha256_ctx ctx;
-
-        sha256_init(&ctx);
-        sha256_update(&ctx, len, (const uint8_t *) data);
-        sha256_digest(&ctx, sizeof digest, digest);
-        for (size_t i = 0; i < sizeof digest; i++) {
-                out[2 * i] = hex[digest[i] >> 4];
-                out[2 * i + 1] = hex[digest[i] & 0xf];
-        }
-        out[64] = '\0';
+        if (read_file(path, max, ret, ret_len, e) == 0)
+                return 0;
+        nsb_error_describe(e, why, sizeof why);
+        return nsb_fail(e, NSB_STAGE_CONFIG, 0, "cannot read %s", why);
 }
 
 /* Without consuming it: the caller (nsbox.c) still sees the signal. */
