@@ -73,6 +73,28 @@ def run_cgroups(pids=None):
     return sorted(found)
 
 
+def wait_run_cgroups_empty(pids, timeout=10):
+    """Wait until the run cgroups of supervisors @pids hold no task.
+
+    A SIGKILLed nsbox's sandbox dies with it, but asynchronously: the
+    kernel tears the pid namespace down after the supervisor is reaped. A
+    later run reaps only cgroups that are empty by then (cg_reap_stale never
+    kills), so a test that checks the reaping waits for the teardown first.
+    A sandbox that never dies is still reported by Snapshot.leaks()."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        busy = False
+        for d in run_cgroups(set(pids)):
+            try:
+                with open(os.path.join(d, "cgroup.procs")) as f:
+                    busy = busy or bool(f.read().strip())
+            except OSError:
+                pass
+        if not busy:
+            return
+        time.sleep(0.02)
+
+
 def stale_run_cgroups():
     """Run cgroups whose supervisor no longer exists."""
     return [p for p in run_cgroups() if not os.path.exists("/proc/%s" % RUN_CGROUP.match(os.path.basename(p)).group(1))]

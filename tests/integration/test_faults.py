@@ -92,6 +92,7 @@ class KilledSupervisor(SandboxTest):
             killed.append(proc.pid)
         for sp in spinners:
             sp.kill()
+        hoststate.wait_run_cgroups_empty(killed)
         _, res = self.run_json("python", "-c", "pass")
         self.assertEqual(res["status"], "exited", res)
         self.assertEqual(snap.leaks(killed, markers), [])
