@@ -5,7 +5,10 @@
 #      (--runs R, default 1: a run of 1000 jobs is long); reports the ratio
 #      (target: nsbox at most 1.25x bare);
 #      for context, the same N as separate `nsbox python -c` runs through
-#      `xargs -P J` (what batch saves over one process per run);
+#      `xargs -P J` (what batch saves over one process per run), and through
+#      bench/ns_floor (python3 in seven fresh namespaces and nothing else: the
+#      kernel's share, the floor under any tool that gives each job fresh
+#      namespaces);
 #   2. nsbox's own memory per concurrent job: while a batch runs, every 50 ms
 #      sum the PSS (proportional set size: pages shared by the forked workers
 #      counted once in all) of every process running the nsbox binary (the
@@ -33,21 +36,27 @@ with open(out + "/bare.nul", "w") as f:
     f.write((code + "\0") * n)
 PY
 
+cc -O2 -o "$out/ns_floor" bench/ns_floor.c
+
 echo "== $n jobs, -j $j, $runs run(s) each; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 hyperfine -r "$runs" --export-json "$out/time.json" \
   -n bare "xargs -0 -n1 -P$j $py -I -B -c < $out/bare.nul > /dev/null" \
   -n nsbox "$nsbox batch -j $j $out/jobs.jsonl > $out/results.jsonl" \
-  -n nsbox-run-each "xargs -0 -n1 -P$j $nsbox python -c < $out/bare.nul > /dev/null" >/dev/null
+  -n nsbox-run-each "xargs -0 -n1 -P$j $nsbox python -c < $out/bare.nul > /dev/null" \
+  -n ns-floor "xargs -0 -n1 -P$j $out/ns_floor $py -I -B -c < $out/bare.nul > /dev/null" >/dev/null
 $py - "$out" "$n" <<'PY'
 import json, sys
 out, n = sys.argv[1], int(sys.argv[2])
 res = {r["command"]: r for r in json.load(open(out + "/time.json"))["results"]}
 bare, nsb, each = res["bare"]["mean"], res["nsbox"]["mean"], res["nsbox-run-each"]["mean"]
+floor = res["ns-floor"]["mean"]
 lines = [json.loads(l) for l in open(out + "/results.jsonl")]
 passed = sum(1 for d in lines if d.get("outcome") == "pass")
 print("time: bare %.2f s (%.1f ms/job)  nsbox %.2f s (%.1f ms/job)  ratio %.2fx (target <= 1.25x)"
       % (bare, bare * 1e3 / n, nsb, nsb * 1e3 / n, nsb / bare))
 print("      one nsbox python per job via xargs: %.2f s (%.2fx bare; batch is %.2fx of it)" % (each, each / bare, nsb / each))
+print("      floor, fresh namespaces and nothing else (bench/ns_floor): %.2f s (%.2fx bare; batch is %.2fx of it)"
+      % (floor, floor / bare, nsb / floor))
 print("      nsbox lines %d, pass %d; sandbox wall mean %.1f ms, cpu mean %.1f ms"
       % (len(lines), passed, sum(d["wall_ms"] for d in lines) / max(len(lines), 1),
          sum(d["cpu_ms"] for d in lines) / max(len(lines), 1)))
