@@ -3,8 +3,10 @@
 # bare python3, nsbox (every protection on) and bwrap with comparable
 # namespaces and mounts; plus what the limits cost: the same nsbox run with
 # its limits in cgroups vs held by rlimits (NSBOX_BENCH_CG_BACKEND=rlimit, a
-# bench-only build made with -Dbench_hooks=true). Reports medians and ratios;
-# asserts nothing.
+# bench-only build made with -Dbench_hooks=true); and bench/ns_floor, python3
+# in the seven fresh namespaces and nothing else (the kernel's share: the floor
+# under any tool that gives each run fresh namespaces). Reports medians and
+# ratios; asserts nothing.
 #   bench/startup.sh [RUNS]        (back to back, then spaced 100 ms apart)
 #   ROUNDS=N (default 3): RUNS are split into N alternating hyperfine rounds
 # Environment: NSBOX (default build/nsbox), NSBOX_BENCH (a -Dbench_hooks=true
@@ -26,6 +28,7 @@ backend() {   # the mechanism a run's result says held its memory limit
   env NSBOX_BENCH_CG_BACKEND="$1" "$NSBOX_BENCH" python --json -c pass |
     $py -c 'import json,sys; print(json.load(sys.stdin)["protections"]["memory"])'
 }
+cc -O2 -o "$out/ns_floor" bench/ns_floor.c
 cg_backend=$(backend cgroup)
 rl_backend=$(backend rlimit)
 
@@ -44,6 +47,7 @@ for mode in back-to-back spaced-100ms; do
       -n bare "$py -I -B -c pass" \
       -n nsbox "$nsbox python -c pass" \
       -n bwrap "$bwrap_cmd" \
+      -n ns-floor "$out/ns_floor $py -I -B -c pass" \
       -n nsbox-cg "env NSBOX_BENCH_CG_BACKEND=cgroup $NSBOX_BENCH python -c pass" \
       -n nsbox-rl "env NSBOX_BENCH_CG_BACKEND=rlimit $NSBOX_BENCH python -c pass" >/dev/null 2>&1
   done
@@ -60,9 +64,10 @@ bare = med["bare"]
 # less than wall time when other work shares the machine.
 print("%s (median wall ms of %d runs; overhead over bare python; ratio; mean CPU ms)" %
       (sys.argv[1], len(times["bare"])))
-for name in ("bare", "nsbox", "bwrap", "nsbox-cg", "nsbox-rl"):
+for name in ("bare", "ns-floor", "nsbox", "bwrap", "nsbox-cg", "nsbox-rl"):
     print("  %-8s %7.2f ms  %+6.2f ms  %5.2fx   cpu %6.2f ms" %
           (name, med[name], med[name] - bare, med[name] / bare, statistics.mean(cpu[name])))
+print("  nsbox overhead over the namespace floor: %+.2f ms" % (med["nsbox"] - med["ns-floor"]))
 print("  nsbox overhead / bwrap overhead: %.2f" %
       ((med["nsbox"] - bare) / max(med["bwrap"] - bare, 1e-9)))
 print("  limits cost (nsbox-cg - nsbox-rl, both through env): %+.2f ms wall, %+.2f ms cpu" %
