@@ -390,8 +390,14 @@ __attribute__((noreturn)) void child_init_main(struct child_ctx *c)
         }
         prog = init_fork_program(c, &e);
         init_wait_program(c, prog);
-        /* Exiting as PID 1 makes the kernel SIGKILL every process left in
-         * the namespace: no daemon survives. */
+        /* Exiting as PID 1 would make the kernel SIGKILL every process left
+         * in the namespace, but it reaps them with SIGCHLD ignored, so their
+         * CPU time never reaches our rusage (the rlimit backend's only
+         * account of it). Kill and reap them here instead; exiting still
+         * takes down anything that slipped through. */
+        (void) kill(-1, SIGKILL);
+        while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
+                ;
         _exit(0);
 }
 

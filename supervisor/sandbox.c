@@ -37,6 +37,7 @@
 #include "supervisor/child.h"
 #include "supervisor/env_plan.h"
 #include "supervisor/outcome.h"
+#include "supervisor/proc_tree.h"
 #include "supervisor/reduced.h"
 #include "supervisor/wire.h"
 #include "util/cleanup.h"
@@ -82,6 +83,8 @@ struct sbx {
 
         struct observed obs;
         struct timespec start;
+        struct proc_tree_usage killed_usage;    /* rlimit: the tree just before nsbox killed it */
+        bool killed_usage_known;
 };
 
 static double elapsed_ms(const struct timespec *start)
@@ -491,6 +494,12 @@ static void kill_tree(struct sbx *s, enum kill_reason why)
 
         if (s->obs.killed == KILL_NONE)
                 s->obs.killed = why;
+        /* rlimit: no cgroup counts for us, and the teardown of the pid
+         * namespace reaps the program without adding its times to the
+         * init's rusage (proc_tree.h): read them while they still exist. */
+        if (!s->killed_usage_known && !s->reduced && s->pid > 0 && s->cg_run.backend == CG_BACKEND_RLIMIT &&
+            s->cg_env.proc_fd >= 0)
+                s->killed_usage_known = proc_tree_usage(s->cg_env.proc_fd, s->pid, &s->killed_usage) == 0;
 
         /* SIGKILL to the init ends the pid namespace: the kernel kills every
          * process in it. The cgroup kill catches anything that raced.
@@ -606,6 +615,19 @@ static ssize_t recv_record(int fd, struct wire_msg *m)
         return k;
 }
 
+/* rlimit, after nsbox killed the tree: what it had used by then, where the
+ * init's rusage lost it. */
+static void take_killed_usage(struct sbx *s)
+{
+        long hz = sysconf(_SC_CLK_TCK);
+        double ms = (double) s->killed_usage.cpu_ticks * 1e3 / (double) (hz > 0 ? hz : 100);
+
+        if (ms > s->res->cpu_ms)
+                s->res->cpu_ms = ms;
+        if (s->killed_usage.peak_rss_bytes > s->res->peak_memory_bytes)
+                s->res->peak_memory_bytes = s->killed_usage.peak_rss_bytes;
+}
+
 static int supervise(struct sbx *s, struct nsb_error *e)
 {
         bool init_alive = true;
@@ -689,6 +711,8 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                                          (double) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
                         s->res->peak_memory_bytes = (uint64_t) ru.ru_maxrss * 1024;
                         s->res->peak_memory_known = true;
+                        if (s->killed_usage_known)
+                                take_killed_usage(s);
                         drain_deadline = elapsed_ms(&s->start) + DRAIN_AFTER_EXIT_MS;
                         /* Records sent just before the exit are still queued. */
                         while (s->sock[0] >= 0) {

@@ -76,6 +76,33 @@ class Limits(SandboxTest):
         self.assertGreater(res["cpu_ms"], 0)
         self.assertGreater(res["peak_memory_bytes"], 20 << 20)
 
+    # Spins until it has used 300 ms of CPU itself, then holds 40 MiB.
+    BURN = ("import os, time\n"
+            "t = time.process_time()\n"
+            "while time.process_time() - t < 0.3: pass\n")
+
+    def test_accounting_survives_a_kill(self):
+        # nsbox stops the run (here for output); what the program used before
+        # still counts: under rlimit the teardown of the pid namespace reaps
+        # the program without adding its times to the init's rusage
+        code = self.BURN + ("x = bytearray(40 << 20)\n"
+                            "for i in range(0, len(x), 4096): x[i] = 1\n"
+                            "while True: os.write(1, b'x' * 4096)\n")
+        p, res = self.run_json("python", "--output-limit", "1K", "-c", code)
+        self.assertEqual(res["limit"], "output", res)
+        self.assertGreaterEqual(res["cpu_ms"], 300, res)
+        self.assertGreaterEqual(res["peak_memory_bytes"], 40 << 20, res)
+
+    def test_orphans_cpu_counted(self):
+        # the program ends while a child it left behind still spins: the
+        # child's CPU time is the tree's too
+        code = ("import os, time\nr, w = os.pipe()\nif os.fork() == 0:\n" +
+                "".join("    " + l + "\n" for l in self.BURN.splitlines()) +
+                "    os.write(w, b'r')\n    while True: pass\nos.read(r, 1)\n")
+        p, res = self.run_json("python", "-c", code)
+        self.assertEqual(res["status"], "exited", res)
+        self.assertGreaterEqual(res["cpu_ms"], 300, res)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -20,6 +20,7 @@
 #include "supervisor/child.h"
 #include "supervisor/env_plan.h"
 #include "supervisor/outcome.h"
+#include "supervisor/proc_tree.h"
 #include "supervisor/reduced.h"
 #include "supervisor/wire.h"
 
@@ -321,6 +322,32 @@ static void test_wire_fds(void **state)
         close(fds[1]);
 }
 
+static void test_proc_tree_parse(void **state)
+{
+        /* a command name with spaces and ')' of its own: fields count from the last ')' */
+        static const char stat[] = "42 (a) b (c)) S 1 42 42 0 -1 4194560 100 0 0 0 "
+                                   "7 3 20 1 20 0 1 0 99 1000 10 18446744073709551615\n";
+        static const char status[] = "Name:\tpython3\nVmPeak:\t  99 kB\nVmHWM:\t    7940 kB\nVmRSS:\t 10 kB\n";
+        pid_t pids[4];
+        uint64_t v = 0;
+
+        (void) state;
+        assert_int_equal(proc_parse_stat_ticks(stat, sizeof stat - 1, &v), 0);
+        assert_int_equal(v, 7 + 3 + 20 + 1);
+        assert_int_equal(proc_parse_stat_ticks("42 (x) S 1 2", 12, &v), -EINVAL);   /* cut short */
+        assert_int_equal(proc_parse_stat_ticks("no name", 7, &v), -EINVAL);
+        assert_int_equal(proc_parse_status_kb(status, sizeof status - 1, "VmHWM", &v), 0);
+        assert_int_equal(v, 7940);
+        assert_int_equal(proc_parse_status_kb(status, sizeof status - 1, "VmHW", &v), -ENOENT);   /* whole key */
+        assert_int_equal(proc_parse_status_kb("VmHWM:\t kB\n", 11, "VmHWM", &v), -EINVAL);
+        assert_int_equal(proc_parse_children("12 13 9999 ", 11, pids, 4), 3);
+        assert_int_equal(pids[0], 12);
+        assert_int_equal(pids[2], 9999);
+        assert_int_equal(proc_parse_children("1 2 3 4 5 ", 10, pids, 4), 4);   /* capped */
+        assert_int_equal(proc_parse_children("", 0, pids, 4), 0);
+        assert_int_equal(proc_parse_children("12 x", 4, pids, 4), -EINVAL);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -328,7 +355,7 @@ int main(void)
                 cmocka_unit_test(test_result_json), cmocka_unit_test(test_env_scrubbed),
                 cmocka_unit_test(test_step_order), cmocka_unit_test(test_wire_fds),
                 cmocka_unit_test(test_reduced_check), cmocka_unit_test(test_reduced_rules),
-                cmocka_unit_test(test_reduced_argv),
+                cmocka_unit_test(test_reduced_argv), cmocka_unit_test(test_proc_tree_parse),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
