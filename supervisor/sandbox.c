@@ -85,6 +85,7 @@ struct sbx {
         struct timespec start;
         struct proc_tree_usage killed_usage;    /* rlimit: the tree just before nsbox killed it */
         bool killed_usage_known;
+        uint32_t prog_cpu_prof_ms;      /* the program's PROF clock at its end (WIRE_EXIT) */
 };
 
 static double elapsed_ms(const struct timespec *start)
@@ -595,6 +596,7 @@ static void handle_msg(struct sbx *s, const struct wire_msg *m, ssize_t n)
         case WIRE_EXIT:
                 s->obs.got_exit = true;
                 s->obs.wait_status = m->wait_status;
+                s->prog_cpu_prof_ms = m->cpu_prof_ms;
                 break;
         default:
                 break;
@@ -892,13 +894,15 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
          * a SIGXCPU/SIGKILL death a cpu_time stop. */
         if (ret->cpu_ms >= (double) cfg_cpu_time_ms(s.cfg))
                 s.obs.cpu_over = true;
-        /* Without cgroup accounting, the kernel's RLIMIT_CPU check (on the
-         * thread group's runtime) is the only judge: the rusage we get can
-         * read short of it, measured up to 15% on a loaded host. SIGXCPU is
-         * what that check sends; a program that raises it on itself only
-         * reports a limit it did not reach. */
+        /* Without cgroup accounting, the kernel's RLIMIT_CPU check is the
+         * only judge, and it reads the program's PROF clock, which the
+         * rusage we get can read short of (measured up to 15% on a loaded
+         * host). The init read that clock before the reap: a SIGKILL (what
+         * the check sends, soft = hard) or SIGXCPU death with the clock at
+         * the limit is the limit's; one before it came from the program. */
         if (s.cg_run.backend == CG_BACKEND_RLIMIT && s.obs.got_exit && WIFSIGNALED(s.obs.wait_status) &&
-            WTERMSIG(s.obs.wait_status) == SIGXCPU)
+            (WTERMSIG(s.obs.wait_status) == SIGXCPU || WTERMSIG(s.obs.wait_status) == SIGKILL) &&
+            s.prog_cpu_prof_ms >= (uint64_t) child_cpu_rlimit_s(s.cfg) * 1000)
                 s.obs.cpu_over = true;
         cleanup(&s);
         outcome_decide(&s.obs, ret);

@@ -49,6 +49,25 @@ class Limits(SandboxTest):
             self.assertGreaterEqual(res["cpu_ms"], 1000)
         self.assertLess(res["wall_ms"], 15000)
 
+    def test_self_raised_sigxcpu_is_a_signal(self):
+        # the CPU limit was nowhere near: whoever sent it, it was not a limit
+        code = "import os, signal\nos.kill(os.getpid(), signal.SIGXCPU)\n"
+        p, res = self.run_json("python", "--cpu-time", "5s", "-c", code)
+        self.assertEqual(res["status"], "signaled", res)
+        self.assertEqual(res["signal_name"], "SIGXCPU")
+        self.assertNotIn("cpu_time", res["limits_hit"])
+        self.assertEqual(p.returncode, 128 + 24)
+
+    def test_catching_sigxcpu_buys_no_time(self):
+        # a program that catches SIGXCPU must not get past the limit by it:
+        # the limit ends it with SIGKILL, it never sees a SIGXCPU to catch
+        code = ("import os, signal\n"
+                "signal.signal(signal.SIGXCPU, lambda *a: os.write(1, b'caught SIGXCPU\\n'))\n"
+                "while True: pass\n")
+        p, res = self.run_json("python", "--cpu-time", "1s", "--wall-time", "20s", "-c", code)
+        self.assertEqual(res["limit"], "cpu_time", res)
+        self.assertNotIn("caught", res["stdout"]["text"])
+
     def test_big_write_stops_at_file_size(self):
         p, res = self.py("bigwrite.py", "/tmp/big", opts=("--file-size", "3M", "--tmp-size", "64M"))
         obs = self.observed(res)

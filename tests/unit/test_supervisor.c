@@ -55,6 +55,12 @@ static void test_outcomes(void **state)
                 { { .killed = KILL_WALL_TIME }, RUN_LIMIT, LIMIT_WALL_TIME, 1u << LIMIT_WALL_TIME, 124 },
                 { { .killed = KILL_CPU_TIME, .cpu_over = true }, RUN_LIMIT, LIMIT_CPU_TIME, 1u << LIMIT_CPU_TIME, 124 },
                 { { .killed = KILL_OUTPUT }, RUN_LIMIT, LIMIT_OUTPUT, 1u << LIMIT_OUTPUT, 124 },
+                /* the tree used its CPU time (per-process RLIMIT_CPU killed a child) but the
+                 * wall time ended the run: both were reached */
+                { { .killed = KILL_WALL_TIME, .cpu_over = true }, RUN_LIMIT, LIMIT_WALL_TIME,
+                  1u << LIMIT_WALL_TIME | 1u << LIMIT_CPU_TIME, 124 },
+                { { .got_exit = true, .wait_status = EXITED(0), .cpu_over = true }, RUN_EXITED, LIMIT_NONE,
+                  1u << LIMIT_CPU_TIME, 0 },
                 { { .killed = KILL_CANCEL, .got_exit = true, .wait_status = EXITED(0) }, RUN_CANCELLED, LIMIT_NONE, 0, 130 },
                 /* a sandbox failure outranks a kill and an exit */
                 { { .setup_error = true, .killed = KILL_WALL_TIME }, RUN_ERROR, LIMIT_NONE, 0, 125 },
