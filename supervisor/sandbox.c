@@ -68,6 +68,7 @@ struct sbx {
         struct cg_env cg_env;
         struct cg_facts cg_facts;
         const struct cg_ops *cg_ops;
+        enum cg_backend cg_backend;     /* the one cg_choose picked */
         struct cg_run cg_run;
         struct cg_spec cg_spec;
         bool cg_created;
@@ -170,8 +171,6 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
 {
         const struct sbx_request *req = s->req;
         const struct nsb_config *cfg = s->cfg;
-        struct filter_spec fspec = { .allow_inet = cfg->network == NSB_NETWORK_LOOPBACK, .reduced = s->reduced,
-                                     .extra_deny = cfg->seccomp_deny, .n_extra_deny = cfg->n_seccomp_deny };
         struct mnt_input in;
         int r;
 
@@ -213,9 +212,6 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
                 if (r < 0)
                         return r;
         }
-        r = filter_compile(&fspec, &s->filter, e);
-        if (r < 0)
-                return r;
         if (s->reduced) {
                 r = plan_reduced(s, e);
                 return r < 0 ? r : env_build(cfg, s->red.tmpdir, &s->envp, e);
@@ -239,6 +235,21 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
         if (r < 0)
                 return r;
         return plan_landlock(s);
+}
+
+/* After setup_cgroup: which backend holds the memory limit shapes the filter. */
+static int compile_filter(struct sbx *s, struct nsb_error *e)
+{
+        const struct nsb_config *cfg = s->cfg;
+        struct filter_spec fspec = {
+                .allow_inet = cfg->network == NSB_NETWORK_LOOPBACK,
+                .reduced = s->reduced,
+                .rlimit_memory = s->cg_backend == CG_BACKEND_RLIMIT,
+                .extra_deny = cfg->seccomp_deny,
+                .n_extra_deny = cfg->n_seccomp_deny,
+        };
+
+        return filter_compile(&fspec, &s->filter, e);
 }
 
 /* ---- cgroup -------------------------------------------------------------- */
@@ -277,6 +288,7 @@ static int setup_cgroup(struct sbx *s, struct nsb_error *e)
         }
 #endif
         s->cg_ops = cg_ops_for(b);
+        s->cg_backend = b;
         if (!s->cg_ops)
                 return nsb_fail(e, NSB_STAGE_CGROUP, ENOTSUP, "no mechanism can enforce the memory and pids limits: %s",
                                 s->cg_facts.reason);
@@ -850,6 +862,9 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
         if (r < 0)
                 goto fail;
         r = setup_cgroup(&s, e);
+        if (r < 0)
+                goto fail;
+        r = compile_filter(&s, e);
         if (r < 0)
                 goto fail;
         r = open_fds(&s, e);

@@ -68,6 +68,39 @@ class Limits(SandboxTest):
         self.assertEqual(res["limit"], "cpu_time", res)
         self.assertNotIn("caught", res["stdout"]["text"])
 
+    def test_memory_outside_mappings_is_bounded(self):
+        # memfd and System V segments keep their pages after the last munmap:
+        # a cgroup charges them, RLIMIT_AS never sees them, so the rlimit
+        # backend refuses both instead (host RAM would be the only bound)
+        code = ("import ctypes, mmap, os\n"
+                "libc = ctypes.CDLL(None, use_errno=True)\n"
+                "libc.shmat.restype = ctypes.c_void_p\n"
+                "held, errs = 0, []\n"
+                "try:\n"
+                "    for i in range(12):\n"
+                "        fd = os.memfd_create('m')\n"
+                "        os.ftruncate(fd, 8 << 20)\n"
+                "        with mmap.mmap(fd, 8 << 20) as m:\n"
+                "            for j in range(0, 8 << 20, 4096): m[j] = 1\n"
+                "        held += 8\n"
+                "except OSError as e:\n"
+                "    errs.append(e.errno)\n"
+                "for i in range(12):\n"
+                "    sid = libc.shmget(0, 8 << 20, 0o1600)\n"
+                "    if sid < 0:\n"
+                "        errs.append(ctypes.get_errno()); break\n"
+                "    a = libc.shmat(sid, None, 0)\n"
+                "    ctypes.memset(a, 1, 8 << 20)\n"
+                "    libc.shmdt(ctypes.c_void_p(a))\n"
+                "    held += 8\n"
+                "print(held, errs)\n")
+        p, res = self.run_json("python", "--memory", "48M", "-c", code)
+        if self.backend(res) in ("cgroup1", "cgroup2"):
+            self.assertEqual(res["limit"], "memory", res)
+        else:
+            self.assertEqual(res["status"], "exited", res)
+            self.assertEqual(res["stdout"]["text"], "0 [1, 1]\n")   # EPERM twice
+
     def test_big_write_stops_at_file_size(self):
         p, res = self.py("bigwrite.py", "/tmp/big", opts=("--file-size", "3M", "--tmp-size", "64M"))
         obs = self.observed(res)
