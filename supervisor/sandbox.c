@@ -294,7 +294,9 @@ static int setup_cgroup(struct sbx *s, struct nsb_error *e)
                                 s->cg_facts.reason);
         (void) cg_reap_stale(&s->cg_env, &s->cg_facts);
         s->cg_spec.memory_bytes = s->cfg->memory_bytes;
-        s->cg_spec.pids_max = s->cfg->pids_max;
+        /* --pids counts the program's tasks; the init (nsbox's own, one
+         * thread) is one task of the run's cgroup and of its uid too. */
+        s->cg_spec.pids_max = s->cfg->pids_max + 1;
         if (s->reduced && b == CG_BACKEND_RLIMIT && s->cfg->pids_max)
                 /* The host counts every task of the user against RLIMIT_NPROC. */
                 s->cg_spec.pids_max += reduced_count_tasks(s->red.drop_to_nobody ? REDUCED_NOBODY_UID : getuid());

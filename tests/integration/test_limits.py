@@ -37,6 +37,23 @@ class Limits(SandboxTest):
         # the program itself plus its children never exceed the limit
         self.assertLessEqual(obs["forked"] + 1, 16)
 
+    def test_pids_counts_the_program_not_the_init(self):
+        # --pids N: the program and its children hold N tasks; nsbox's init is
+        # not one of them (--pids 1 could not even start the program)
+        code = ("import os\nr, w = os.pipe()\nforked = 0\n"
+                "for i in range(10):\n"
+                "    try:\n"
+                "        if os.fork() == 0:\n"
+                "            os.close(w); os.read(r, 1); os._exit(0)\n"
+                "        forked += 1\n"
+                "    except OSError:\n"
+                "        pass\n"
+                "print(forked)\n")
+        for n in (1, 3):
+            p, res = self.run_json("python", "--pids", str(n), "-c", code)
+            self.assertEqual(res["status"], "exited", res)
+            self.assertEqual(res["stdout"]["text"], "%d\n" % (n - 1))
+
     def test_threaded_spinner_hits_cpu_time(self):
         p, res = self.py("spin.py", "2", opts=("--cpu-time", "1s", "--wall-time", "20s"))
         self.assertEqual(res["status"], "limit", res)
