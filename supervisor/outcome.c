@@ -51,6 +51,9 @@ void outcome_decide(const struct observed *o, struct run_result *r)
         case KILL_OUTPUT:
                 end_by_limit(r, LIMIT_OUTPUT, SIGKILL);
                 return;
+        case KILL_MEMORY:
+                end_by_limit(r, LIMIT_MEMORY, SIGKILL);
+                return;
         default:
                 break;
         }

@@ -61,7 +61,22 @@ static size_t add_children(int proc_fd, pid_t pid, pid_t *pids, size_t n, size_t
         return n;
 }
 
-int proc_tree_usage(int proc_fd, pid_t root, struct proc_tree_usage *ret)
+/* Pss_Anon + Pss_Shmem of @pid, in bytes; 0 when unreadable. */
+static uint64_t pss_of(int proc_fd, pid_t pid, char *buf, size_t size)
+{
+        char path[64];
+        uint64_t anon = 0, shmem = 0;
+        ssize_t k;
+
+        snprintf(path, sizeof path, "%d/smaps_rollup", (int) pid);
+        k = read_at(proc_fd, path, buf, size);
+        if (k <= 0 || proc_parse_status_kb(buf, (size_t) k, "Pss_Anon", &anon) < 0)
+                return 0;
+        (void) proc_parse_status_kb(buf, (size_t) k, "Pss_Shmem", &shmem);
+        return (anon + shmem) * 1024;
+}
+
+int proc_tree_usage(int proc_fd, pid_t root, unsigned flags, struct proc_tree_usage *ret)
 {
         pid_t *pids = malloc(PROC_TREE_MAX * sizeof *pids);
         char path[64], buf[4096];
@@ -92,6 +107,8 @@ int proc_tree_usage(int proc_fd, pid_t root, struct proc_tree_usage *ret)
                 if (k > 0 && proc_parse_status_kb(buf, (size_t) k, "VmHWM", &kb) == 0 &&
                     kb * 1024 > ret->peak_rss_bytes)
                         ret->peak_rss_bytes = kb * 1024;
+                if (flags & PROC_TREE_PSS)
+                        ret->pss_bytes += pss_of(proc_fd, pids[i], buf, sizeof buf);
                 n = add_children(proc_fd, pids[i], pids, n, PROC_TREE_MAX);
         }
         free(pids);

@@ -1,12 +1,15 @@
 /* supervisor/proc_tree.h — CPU time and peak memory of a live process tree,
  * read from /proc.
  *
- * For the rlimit backend, which has no cgroup to ask: when nsbox kills a
- * sandbox, the kernel tears down its pid namespace with SIGCHLD ignored, so
- * the program and its descendants are reaped without their times reaching
- * the init's rusage (zap_pid_ns_processes). Read just before the kill, the
- * tree's own counters say what it used. Parsers are pure
- * (proc_tree_parse.c); the walk reads /proc (proc_tree.c). */
+ * For the rlimit backend, which has no cgroup to ask:
+ *   - when nsbox kills a sandbox, the kernel tears down its pid namespace
+ *     with SIGCHLD ignored, so the program and its descendants are reaped
+ *     without their times reaching the init's rusage (zap_pid_ns_processes).
+ *     Read just before the kill, the tree's own counters say what it used;
+ *   - RLIMIT_AS bounds each process alone: the memory the whole tree holds
+ *     (its proportional share of anonymous and shared memory, from
+ *     smaps_rollup) is what the supervisor polls against the limit.
+ * Parsers are pure (proc_tree_parse.c); the walk reads /proc (proc_tree.c). */
 #pragma once
 
 #include <stddef.h>
@@ -16,6 +19,7 @@
 struct proc_tree_usage {
         uint64_t cpu_ticks;             /* utime+stime+cutime+cstime of each process, in clock ticks */
         uint64_t peak_rss_bytes;        /* the largest VmHWM of one process */
+        uint64_t pss_bytes;             /* sum of Pss_Anon + Pss_Shmem (with PROC_TREE_PSS) */
         unsigned n_procs;               /* processes read */
 };
 
@@ -34,6 +38,8 @@ int proc_parse_children(const char *buf, size_t len, pid_t *pids, size_t cap);
 
 /* Sum over @root and its descendants (through every thread's children
  * file; at most a few thousand processes). Processes that vanish while
- * read are skipped. @proc_fd: an open /proc. 0 or -errno when @root itself
- * cannot be read. */
-int proc_tree_usage(int proc_fd, pid_t root, struct proc_tree_usage *ret);
+ * read are skipped, and so is the smaps_rollup of one we may not read (the
+ * init: not dumpable). @proc_fd: an open /proc. 0 or -errno when @root
+ * itself cannot be read. */
+#define PROC_TREE_PSS 0x1u              /* also read each process's smaps_rollup */
+int proc_tree_usage(int proc_fd, pid_t root, unsigned flags, struct proc_tree_usage *ret);

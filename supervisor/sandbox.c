@@ -46,6 +46,9 @@
 #include "nsbox-config.h"
 
 #define DRAIN_AFTER_EXIT_MS 2000
+/* rlimit: how often the tree's memory is summed (RLIMIT_AS holds each
+ * process meanwhile, so only the sum can run ahead between two polls). */
+#define TREE_MEMORY_POLL_MS 20
 
 struct sbx {
         const struct sbx_request *req;
@@ -87,6 +90,7 @@ struct sbx {
         struct proc_tree_usage killed_usage;    /* rlimit: the tree just before nsbox killed it */
         bool killed_usage_known;
         uint32_t prog_cpu_prof_ms;      /* the program's PROF clock at its end (WIRE_EXIT) */
+        uint64_t tree_pss_peak;         /* rlimit: the largest memory sum a poll saw */
 };
 
 static double elapsed_ms(const struct timespec *start)
@@ -514,7 +518,7 @@ static void kill_tree(struct sbx *s, enum kill_reason why)
          * init's rusage (proc_tree.h): read them while they still exist. */
         if (!s->killed_usage_known && !s->reduced && s->pid > 0 && s->cg_run.backend == CG_BACKEND_RLIMIT &&
             s->cg_env.proc_fd >= 0)
-                s->killed_usage_known = proc_tree_usage(s->cg_env.proc_fd, s->pid, &s->killed_usage) == 0;
+                s->killed_usage_known = proc_tree_usage(s->cg_env.proc_fd, s->pid, 0, &s->killed_usage) == 0;
 
         /* SIGKILL to the init ends the pid namespace: the kernel kills every
          * process in it. The cgroup kill catches anything that raced.
@@ -562,6 +566,28 @@ static int read_stream(struct sbx *s, int *fd, struct run_stream *st, int relay_
         return 0;
 }
 
+/* rlimit: RLIMIT_AS bounds each process on its own, so a program that forks
+ * could hold --pids times --memory. Sum what the tree holds (its share of
+ * anonymous and shared memory) and stop it past the limit, as a cgroup
+ * would. (Its CPU is left to RLIMIT_CPU, per process.) */
+static void check_tree_memory(struct sbx *s)
+{
+        struct proc_tree_usage u;
+        uint64_t limit = s->cfg->memory_bytes;
+
+        if (limit == 0 || limit == UINT64_MAX || s->pid <= 0 || s->cg_env.proc_fd < 0)
+                return;
+        if (proc_tree_usage(s->cg_env.proc_fd, s->pid, PROC_TREE_PSS, &u) == 0) {
+                if (u.pss_bytes > s->tree_pss_peak)
+                        s->tree_pss_peak = u.pss_bytes;
+                if (u.pss_bytes > limit) {
+                        kill_tree(s, KILL_MEMORY);
+                        return;
+                }
+        }
+        arm_timer(s->cpu_tfd, TREE_MEMORY_POLL_MS);
+}
+
 static void check_cpu(struct sbx *s)
 {
         struct cg_usage u;
@@ -569,6 +595,10 @@ static void check_cpu(struct sbx *s)
         uint64_t limit_us = cfg_cpu_time_ms(s->cfg) * 1000;
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
+        if (s->cg_backend == CG_BACKEND_RLIMIT) {
+                check_tree_memory(s);
+                return;
+        }
         if (!s->cg_created || s->cg_ops->read_usage(&s->cg_run, &u, &ignored) < 0 || !u.cpu_known)
                 return;
         if (u.cpu_usec >= limit_us) {
@@ -655,7 +685,8 @@ static int supervise(struct sbx *s, struct nsb_error *e)
         if (s->wall_tfd < 0 || s->cpu_tfd < 0)
                 return nsb_fail(e, NSB_STAGE_SUPERVISE, errno, "timerfd");
         arm_timer(s->wall_tfd, s->cfg->wall_time_ms);
-        arm_timer(s->cpu_tfd, 5);
+        /* rlimit: the first memory sum after one poll period, so a short run pays none */
+        arm_timer(s->cpu_tfd, s->cg_backend == CG_BACKEND_RLIMIT ? TREE_MEMORY_POLL_MS : 5);
         ledger_set(&s->res->ledger, PROT_WALL_TIME, "supervisor");
         ledger_set(&s->res->ledger, PROT_OUTPUT, "supervisor");
 
@@ -729,6 +760,8 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                         s->res->peak_memory_known = true;
                         if (s->killed_usage_known)
                                 take_killed_usage(s);
+                        if (s->tree_pss_peak > s->res->peak_memory_bytes)
+                                s->res->peak_memory_bytes = s->tree_pss_peak;
                         drain_deadline = elapsed_ms(&s->start) + DRAIN_AFTER_EXIT_MS;
                         /* Records sent just before the exit are still queued. */
                         while (s->sock[0] >= 0) {

@@ -26,6 +26,36 @@ class Limits(SandboxTest):
             self.assertIn("MemoryError", res["stdout"]["text"] + res["stderr"]["text"])
             self.assertEqual(res["exit_code"], 3)
 
+    def test_memory_of_children_counts(self):
+        # six children hold 24 MiB each, 144 MiB in all under a 64 MiB limit:
+        # a cgroup counts them together; RLIMIT_AS bounds each process alone,
+        # so under rlimit the supervisor sums the tree and stops it
+        # Each child reports once it holds its share, then waits for the
+        # program to end; a program that saw all six succeed waits for good.
+        code = ("import os, time\nr, w = os.pipe()\ngr, gw = os.pipe()\n"
+                "for i in range(6):\n"
+                "    if os.fork() == 0:\n"
+                "        os.close(r); os.close(gw)\n"
+                "        x = bytearray(24 << 20)\n"
+                "        for j in range(0, len(x), 4096): x[j] = 1\n"
+                "        os.write(w, b'1'); os.close(w)\n"
+                "        os.read(gr, 1)\n"
+                "        os._exit(0)\n"
+                "os.close(w); os.close(gr)\n"
+                "held = 0\n"
+                "while os.read(r, 1): held += 24\n"
+                "print('held', held, flush=True)\n"
+                "if held == 144: time.sleep(60)\n")
+        p, res = self.run_json("python", "--memory", "64M", "--pids", "16", "--wall-time", "10s", "-c", code)
+        self.assertIn("memory", res["limits_hit"], res)
+        if self.backend(res) == "rlimit":
+            # all six may have reported before a poll saw them: the sum
+            # stops the run either way
+            self.assertEqual(res["limit"], "memory", res)
+            self.assertEqual(p.returncode, 124)
+        else:
+            self.assertNotIn("held 144", res["stdout"]["text"])
+
     def test_fork_bomb_is_capped(self):
         p, res = self.py("forkbomb.py", opts=("--pids", "16", "--wall-time", "20s"))
         if res["protections"]["pids"] in ("cgroup1", "cgroup2"):

@@ -55,6 +55,8 @@ static void test_outcomes(void **state)
                 { { .killed = KILL_WALL_TIME }, RUN_LIMIT, LIMIT_WALL_TIME, 1u << LIMIT_WALL_TIME, 124 },
                 { { .killed = KILL_CPU_TIME, .cpu_over = true }, RUN_LIMIT, LIMIT_CPU_TIME, 1u << LIMIT_CPU_TIME, 124 },
                 { { .killed = KILL_OUTPUT }, RUN_LIMIT, LIMIT_OUTPUT, 1u << LIMIT_OUTPUT, 124 },
+                /* rlimit: the supervisor's sum of the tree's memory went past the limit */
+                { { .killed = KILL_MEMORY }, RUN_LIMIT, LIMIT_MEMORY, 1u << LIMIT_MEMORY, 124 },
                 /* the tree used its CPU time (per-process RLIMIT_CPU killed a child) but the
                  * wall time ended the run: both were reached */
                 { { .killed = KILL_WALL_TIME, .cpu_over = true }, RUN_LIMIT, LIMIT_WALL_TIME,
