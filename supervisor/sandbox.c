@@ -515,8 +515,9 @@ static void kill_tree(struct sbx *s, enum kill_reason why)
                 s->obs.killed = why;
         /* rlimit: no cgroup counts for us, and the teardown of the pid
          * namespace reaps the program without adding its times to the
-         * init's rusage (proc_tree.h): read them while they still exist. */
-        if (!s->killed_usage_known && !s->reduced && s->pid > 0 && s->cg_run.backend == CG_BACKEND_RLIMIT &&
+         * init's rusage (proc_tree.h); a reduced init told to stop kills
+         * the group and exits without reaping: read them while they exist. */
+        if (!s->killed_usage_known && s->pid > 0 && s->cg_run.backend == CG_BACKEND_RLIMIT &&
             s->cg_env.proc_fd >= 0)
                 s->killed_usage_known = proc_tree_usage(s->cg_env.proc_fd, s->pid, 0, &s->killed_usage) == 0;
 
