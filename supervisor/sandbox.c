@@ -562,7 +562,7 @@ static int read_stream(struct sbx *s, int *fd, struct run_stream *st, int relay_
                 return -ENOMEM;
         if (s->req->relay && kept > 0)
                 relay(relay_fd, buf, (size_t) kept);
-        if (s->res->out.bytes + s->res->err.bytes > 4 * s->cfg->output_limit_bytes)
+        if (capture_over_limit(s->res->out.bytes + s->res->err.bytes, s->cfg->output_limit_bytes))
                 kill_tree(s, KILL_OUTPUT);
         return 0;
 }

@@ -169,6 +169,12 @@ class Limits(SandboxTest):
         self.assertEqual(obs["error"], "ENOSPC")
         self.assertLessEqual(obs["size"], 4 * 1024 * 1024)
 
+    def test_huge_output_limit_does_not_wrap(self):
+        # 4x 2^62 bytes wrapped to 0: two bytes of output "exceeded" it
+        p, res = self.run_json("python", "--output-limit", str(1 << 62), "-c", "print(1)")
+        self.assertEqual(res["status"], "exited", res)
+        self.assertEqual(res["stdout"]["text"], "1\n")
+
     def test_accounting_present(self):
         _, res = self.run_json("python", "-c", "x = bytearray(20 << 20); print(len(x))")
         self.assertEqual(res["status"], "exited")

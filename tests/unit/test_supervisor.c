@@ -112,6 +112,13 @@ static void test_capture_bounds(void **state)
         capture_feed(&st, 5000, "end\n", 4);
         assert_memory_equal(st.tail + RUN_TAIL_MAX - 4, "end\n", 4);
         free(st.text);
+        /* stopped past 4x the limit, and a huge limit never wraps to a small one */
+        assert_false(capture_over_limit(4000, 1000));
+        assert_true(capture_over_limit(4001, 1000));
+        assert_true(capture_over_limit(1, 0));
+        assert_false(capture_over_limit(2, UINT64_C(1) << 62));
+        assert_false(capture_over_limit(UINT64_MAX, UINT64_MAX / 4 + 1));
+        assert_true(capture_over_limit(UINT64_MAX, UINT64_MAX / 4 - 1));
 }
 
 static void test_result_json(void **state)
