@@ -113,27 +113,10 @@ static int opt_help(struct nsb_config *c, const char *v, struct nsb_error *e) { 
 static int opt_fail_fast(struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->fail_fast = true; return 0; }
 static int opt_wall(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_duration(v, &c->wall_time_ms, e); }
 static int opt_cpu(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_duration(v, &c->cpu_time_ms, e); }
-/* A size where 0 would not mean "nothing": the cgroup backends read a zero
- * memory limit as "no limit", and tmpfs reads size=0 as "unbounded". Refused,
- * so no typo or profile turns a bound off while the result still names it. */
-static int parse_bound(const char *v, uint64_t *ret, struct nsb_error *e)
-{
-        uint64_t n;
-        int r = cfg_parse_size(v, &n, e);
-
-        if (r < 0)
-                return r;
-        if (n == 0)
-                return nsb_fail(e, NSB_STAGE_USAGE, ERANGE,
-                                "size '%s' is out of range: 0 would turn the limit off (give at least 1)", v);
-        *ret = n;
-        return 0;
-}
-
-static int opt_memory(struct nsb_config *c, const char *v, struct nsb_error *e) { return parse_bound(v, &c->memory_bytes, e); }
+static int opt_memory(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_bound(v, &c->memory_bytes, e); }
 static int opt_output(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_size(v, &c->output_limit_bytes, e); }
 static int opt_fsize(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_size(v, &c->file_size_bytes, e); }
-static int opt_tmp(struct nsb_config *c, const char *v, struct nsb_error *e) { return parse_bound(v, &c->tmp_size_bytes, e); }
+static int opt_tmp(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_bound(v, &c->tmp_size_bytes, e); }
 static int opt_pids(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_count(v, 1, 1 << 22, &c->pids_max, e); }
 
 static int opt_jobs(struct nsb_config *c, const char *v, struct nsb_error *e)
