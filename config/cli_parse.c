@@ -113,10 +113,10 @@ static int opt_help(struct nsb_config *c, const char *v, struct nsb_error *e) { 
 static int opt_fail_fast(struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->fail_fast = true; return 0; }
 static int opt_wall(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_duration(v, &c->wall_time_ms, e); }
 static int opt_cpu(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_duration(v, &c->cpu_time_ms, e); }
-static int opt_memory(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_size(v, &c->memory_bytes, e); }
+static int opt_memory(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_bound(v, &c->memory_bytes, e); }
 static int opt_output(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_size(v, &c->output_limit_bytes, e); }
 static int opt_fsize(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_size(v, &c->file_size_bytes, e); }
-static int opt_tmp(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_size(v, &c->tmp_size_bytes, e); }
+static int opt_tmp(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_bound(v, &c->tmp_size_bytes, e); }
 static int opt_pids(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_count(v, 1, 1 << 22, &c->pids_max, e); }
 
 static int opt_jobs(struct nsb_config *c, const char *v, struct nsb_error *e)

@@ -124,6 +124,11 @@ uint64_t cfg_cpu_time_ms(const struct nsb_config *cfg);
 /* Strict parsers shared by the CLI and profiles. Reject empty input, junk,
  * negative values, overflow and (for durations) zero. */
 int cfg_parse_size(const char *s, uint64_t *ret_bytes, struct nsb_error *e);
+/* A size where 0 would not mean "nothing" (--memory, --tmp-size): the cgroup
+ * backends read a zero memory limit as "no limit", tmpfs reads size=0 as
+ * "unbounded". Refused, so no typo or spec turns a bound off while the
+ * result still names it. */
+int cfg_parse_bound(const char *s, uint64_t *ret_bytes, struct nsb_error *e);
 int cfg_parse_duration(const char *s, uint64_t *ret_ms, struct nsb_error *e);
 int cfg_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *ret, struct nsb_error *e);
 

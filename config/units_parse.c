@@ -113,6 +113,20 @@ int cfg_parse_size(const char *s, uint64_t *ret_bytes, struct nsb_error *e)
                         "malformed size '%s': unknown unit '%s' (use K, M, G or T)", s, d.rest);
 }
 
+int cfg_parse_bound(const char *s, uint64_t *ret_bytes, struct nsb_error *e)
+{
+        uint64_t n;
+        int r = cfg_parse_size(s, &n, e);
+
+        if (r < 0)
+                return r;
+        if (n == 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, ERANGE,
+                                "size '%s' is out of range: 0 would turn the limit off (give at least 1)", s);
+        *ret_bytes = n;
+        return 0;
+}
+
 int cfg_parse_duration(const char *s, uint64_t *ret_ms, struct nsb_error *e)
 {
         static const struct { const char *suffix; uint64_t ms; } units[] = {

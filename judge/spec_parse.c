@@ -25,7 +25,7 @@ static const char *const program_keys[] = { "path", "source", NULL };
 static const char *const case_keys[] = { "name", "args", "stdin", "expect", NULL };
 static const char *const expect_keys[] = { "exit_code", "stdout", "stderr", NULL };
 
-enum limit_kind { LIM_SIZE, LIM_DURATION, LIM_COUNT };
+enum limit_kind { LIM_SIZE, LIM_BOUND /* a size, never 0 */, LIM_DURATION, LIM_COUNT };
 
 /* The spec's `limits` keys: the CLI flag names with '_' for '-'. */
 static const struct {
@@ -36,11 +36,11 @@ static const struct {
 } limit_keys[] = {
         { "wall_time", LIM_DURATION, CFG_F_WALL_TIME, offsetof(struct nsb_config, wall_time_ms) },
         { "cpu_time", LIM_DURATION, CFG_F_CPU_TIME, offsetof(struct nsb_config, cpu_time_ms) },
-        { "memory", LIM_SIZE, CFG_F_MEMORY, offsetof(struct nsb_config, memory_bytes) },
+        { "memory", LIM_BOUND, CFG_F_MEMORY, offsetof(struct nsb_config, memory_bytes) },
         { "pids", LIM_COUNT, CFG_F_PIDS, offsetof(struct nsb_config, pids_max) },
         { "output_limit", LIM_SIZE, CFG_F_OUTPUT, offsetof(struct nsb_config, output_limit_bytes) },
         { "file_size", LIM_SIZE, CFG_F_FILE_SIZE, offsetof(struct nsb_config, file_size_bytes) },
-        { "tmp_size", LIM_SIZE, CFG_F_TMP_SIZE, offsetof(struct nsb_config, tmp_size_bytes) },
+        { "tmp_size", LIM_BOUND, CFG_F_TMP_SIZE, offsetof(struct nsb_config, tmp_size_bytes) },
 };
 
 /* Same range as the --pids flag. */
@@ -192,7 +192,8 @@ int judge_limits_parse(const json_t *obj, struct nsb_config *overlay, unsigned *
                         text = num;
                 } else {
                         return fail_at(e, path, "%s",
-                                       limit_keys[i].kind == LIM_SIZE ? "expected a size string like \"256M\""
+                                       limit_keys[i].kind == LIM_SIZE || limit_keys[i].kind == LIM_BOUND
+                                               ? "expected a size string like \"256M\""
                                        : limit_keys[i].kind == LIM_DURATION
                                                ? "expected a duration like \"2s\" or a number of seconds"
                                                : "expected an integer");
@@ -201,6 +202,9 @@ int judge_limits_parse(const json_t *obj, struct nsb_config *overlay, unsigned *
                 switch (limit_keys[i].kind) {
                 case LIM_SIZE:
                         r = cfg_parse_size(text, field, e);
+                        break;
+                case LIM_BOUND:
+                        r = cfg_parse_bound(text, field, e);
                         break;
                 case LIM_DURATION:
                         r = cfg_parse_duration(text, field, e);

@@ -32,6 +32,8 @@ struct filter_spec {
         bool allow_inet;        /* --network loopback: AF_INET/AF_INET6 sockets allowed */
         bool reduced;           /* --isolation reduced: no namespaces, so also no socket() at all,
                                    no leaving the process group, no host IPC objects */
+        bool rlimit_memory;     /* memory held by RLIMIT_AS alone (the rlimit backend): no memory
+                                   that outlives every mapping (memfd, System V shm) */
         char *const *extra_deny;        /* profile's seccomp_deny: more syscalls, each EPERM */
         size_t n_extra_deny;
 };

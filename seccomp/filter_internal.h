@@ -41,6 +41,7 @@ enum filter_when {
         FILTER_NO_INET,         /* only when !spec->allow_inet */
         FILTER_INET,            /* only when spec->allow_inet */
         FILTER_REDUCED,         /* only when spec->reduced: no namespaces stand behind the filter */
+        FILTER_RLIMIT_MEMORY,   /* only when spec->rlimit_memory: no cgroup charges what is not mapped */
 };
 
 enum filter_cond_kind {
@@ -129,7 +130,8 @@ int filter_compile_rules(const struct filter_rule *rules, size_t n_rules, const 
  * weak: an executable built without the generated file (the generator itself,
  * a cross build) has none, and filter_compile() then runs libseccomp; so do
  * specs that are no variant (a profile's seccomp_deny additions). */
-#define FILTER_VARIANTS 3       /* strict, strict + inet, reduced */
+#define FILTER_VARIANTS 6       /* strict, strict + inet, reduced; then the same three
+                                   with rlimit_memory */
 struct filter_precompiled {
         const struct sock_filter *insns[FILTER_VARIANTS];
         unsigned short len[FILTER_VARIANTS];

@@ -30,6 +30,7 @@
 #define IF_FLAG(name, act, argno, flag, threat) RULE(name, act, FILTER_ALWAYS, FILTER_COND_FLAG, argno, flag, threat)
 #define IF_EQ32(name, act, argno, v, threat) RULE(name, act, FILTER_ALWAYS, FILTER_COND_EQ32, argno, v, threat)
 #define REDUCED(name, act, threat) RULE(name, act, FILTER_REDUCED, FILTER_COND_NONE, 0, 0, threat)
+#define RLIMIT_MEM(name, act, threat) RULE(name, act, FILTER_RLIMIT_MEMORY, FILTER_COND_NONE, 0, 0, threat)
 #define REDUCED_EQ32(name, act, argno, v, threat) RULE(name, act, FILTER_REDUCED, FILTER_COND_EQ32, argno, v, threat)
 #define REDUCED_GT(name, act, argno, v, threat) RULE(name, act, FILTER_REDUCED, FILTER_COND_GT, argno, v, threat)
 #define UNLESS_IN(name, act, when, argno, set, threat) \
@@ -160,6 +161,14 @@ static const struct filter_rule rules[] = {
         UNLESS_IN("socketpair", FILTER_EAFNOSUPPORT, FILTER_ALWAYS, 0, families_unix,
                   "socketpair is only meaningful for AF_UNIX; other families are kernel surface"),
 
+        /* --- memory bounded by RLIMIT_AS only (no cgroup): pages that stay allocated
+         * after the last munmap are charged to no address space, so nothing would bound
+         * them but the host's RAM. (A cgroup charges them like any other page.) -------- */
+        RLIMIT_MEM("memfd_create", FILTER_EPERM,
+                   "rlimit backend: a memfd's pages outlive every mapping, bounded only by host RAM"),
+        RLIMIT_MEM("shmget", FILTER_EPERM,
+                   "rlimit backend: System V segments outlive every mapping, bounded only by host RAM"),
+
         /* --- reduced isolation only: the program shares the host's namespaces ----------- */
         REDUCED_EQ32("socket", FILTER_EAFNOSUPPORT, 0, AF_UNIX,
                      "no network namespace: a unix socket reaches the host's (D-Bus, container runtimes); "
@@ -283,6 +292,8 @@ static bool rule_applies(const struct filter_rule *r, const struct filter_spec *
                 return spec->allow_inet;
         case FILTER_REDUCED:
                 return spec->reduced;
+        case FILTER_RLIMIT_MEMORY:
+                return spec->rlimit_memory;
         }
         return true;    /* an unknown selector errs towards denying */
 }
@@ -447,12 +458,12 @@ size_t filter_prologue(uint32_t native_audit_arch, struct sock_filter *out, size
 
 struct filter_spec filter_variant_spec(int v)
 {
-        return (struct filter_spec){ .allow_inet = v == 1, .reduced = v == 2 };
+        return (struct filter_spec){ .allow_inet = v % 3 == 1, .reduced = v % 3 == 2, .rlimit_memory = v >= 3 };
 }
 
 int filter_variant_of(const struct filter_spec *spec)
 {
         if (spec->n_extra_deny > 0 || (spec->reduced && spec->allow_inet))
                 return -1;
-        return spec->reduced ? 2 : spec->allow_inet ? 1 : 0;
+        return (spec->reduced ? 2 : spec->allow_inet ? 1 : 0) + (spec->rlimit_memory ? 3 : 0);
 }

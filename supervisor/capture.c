@@ -35,3 +35,8 @@ long capture_feed(struct run_stream *st, uint64_t limit, const char *buf, size_t
         }
         return (long) keep;
 }
+
+bool capture_over_limit(uint64_t written, uint64_t limit)
+{
+        return limit <= UINT64_MAX / 4 && written > 4 * limit;
+}

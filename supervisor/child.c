@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "caps/caps.h"
@@ -29,7 +30,7 @@
 #include "util/sys.h"
 
 static void send_msg(int sock, enum wire_kind kind, const struct nsb_error *err, const struct nsb_ledger *l,
-                     int wait_status)
+                     int wait_status, uint32_t cpu_prof_ms)
 {
         struct wire_msg m;
 
@@ -38,6 +39,7 @@ static void send_msg(int sock, enum wire_kind kind, const struct nsb_error *err,
         m.kind = kind;
         m.pid = (int32_t) getpid();
         m.wait_status = wait_status;
+        m.cpu_prof_ms = cpu_prof_ms;
         if (err)
                 m.error = *err;
         if (l)
@@ -48,7 +50,7 @@ static void send_msg(int sock, enum wire_kind kind, const struct nsb_error *err,
 
 __attribute__((noreturn)) static void fail_exit(struct child_ctx *c, struct nsb_error *e)
 {
-        send_msg(c->sock, WIRE_ERROR, e, &c->ledger, 0);
+        send_msg(c->sock, WIRE_ERROR, e, &c->ledger, 0, 0);
         _exit(127);
 }
 
@@ -78,9 +80,11 @@ static int step_rlimits(struct child_ctx *c, struct nsb_error *e)
                 return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "RLIMIT_CORE");
         if (c->rlimit_cpu) {
                 /* Without cgroup CPU accounting each process gets the whole
-                 * budget (soft: SIGXCPU, hard a second later: SIGKILL). */
-                rlim_t s = (rlim_t) ((cfg_cpu_time_ms(c->cfg) + 999) / 1000);
-                struct rlimit cpu = { s, s + 1 };
+                 * budget. Soft = hard: the kernel then sends SIGKILL at the
+                 * limit (never SIGXCPU), so a program that catches SIGXCPU
+                 * gains no extra second, and a SIGXCPU death is never ours. */
+                rlim_t s = (rlim_t) child_cpu_rlimit_s(c->cfg);
+                struct rlimit cpu = { s, s };
                 if (setrlimit(RLIMIT_CPU, &cpu) < 0)
                         return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "RLIMIT_CPU");
         }
@@ -225,7 +229,7 @@ __attribute__((noreturn)) static void program_main(struct child_ctx *c)
                         fail_exit(c, &e);
                 }
         }
-        send_msg(c->sock, WIRE_READY, NULL, &c->ledger, 0);
+        send_msg(c->sock, WIRE_READY, NULL, &c->ledger, 0, 0);
         exec_program(c, &e);
         fail_exit(c, &e);
 }
@@ -260,20 +264,56 @@ static pid_t init_fork_program(struct child_ctx *c, struct nsb_error *e)
         return prog;
 }
 
+unsigned long child_cpu_rlimit_s(const struct nsb_config *cfg)
+{
+        return (unsigned long) ((cfg_cpu_time_ms(cfg) + 999) / 1000);
+}
+
+/* The CPU time of @pid (ours to wait for, not yet reaped) as RLIMIT_CPU
+ * counts it: the process's PROF clock, user+system as ticked, which can run
+ * ahead of the rusage we get after the reap. In ms, 0 if unreadable. */
+static uint32_t prof_ms(pid_t pid)
+{
+        /* MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_PROF) of the kernel's ABI */
+        clockid_t clk = (clockid_t) ((~(unsigned) pid) << 3);
+        struct timespec ts;
+        uint64_t ms;
+
+        if (clock_gettime(clk, &ts) < 0)
+                return 0;
+        ms = (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+        return ms > UINT32_MAX ? UINT32_MAX : (uint32_t) ms;
+}
+
+/* The program has ended (seen with WNOWAIT): reap it and report its status. */
+static void report_program(struct child_ctx *c, pid_t prog)
+{
+        uint32_t cpu = prof_ms(prog);
+        int status = 0;
+
+        while (waitpid(prog, &status, __WALL) < 0)
+                if (errno != EINTR)
+                        _exit(127);
+        send_msg(c->sock, WIRE_EXIT, NULL, NULL, status, cpu);
+}
+
 /* Reaps whatever ends until the program does, then reports its status. */
 static void init_wait_program(struct child_ctx *c, pid_t prog)
 {
         for (;;) {
-                int status;
-                pid_t w = waitpid(-1, &status, __WALL);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w < 0)
+                siginfo_t si;
+                memset(&si, 0, sizeof si);
+                if (waitid(P_ALL, 0, &si, WEXITED | WNOWAIT | __WALL) < 0) {
+                        if (errno == EINTR)
+                                continue;
                         _exit(127);
-                if (w == prog) {
-                        send_msg(c->sock, WIRE_EXIT, NULL, NULL, status);
+                }
+                if (si.si_pid == prog) {
+                        report_program(c, prog);
                         return;
                 }
+                while (waitpid(si.si_pid, NULL, __WALL) < 0 && errno == EINTR)
+                        ;
         }
 }
 
@@ -390,8 +430,14 @@ __attribute__((noreturn)) void child_init_main(struct child_ctx *c)
         }
         prog = init_fork_program(c, &e);
         init_wait_program(c, prog);
-        /* Exiting as PID 1 makes the kernel SIGKILL every process left in
-         * the namespace: no daemon survives. */
+        /* Exiting as PID 1 would make the kernel SIGKILL every process left
+         * in the namespace, but it reaps them with SIGCHLD ignored, so their
+         * CPU time never reaches our rusage (the rlimit backend's only
+         * account of it). Kill and reap them here instead; exiting still
+         * takes down anything that slipped through. */
+        (void) kill(-1, SIGKILL);
+        while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
+                ;
         _exit(0);
 }
 
@@ -466,17 +512,13 @@ __attribute__((noreturn)) void child_reduced_main(struct child_ctx *c)
          * then everything is reaped (ours, as the subreaper). */
         {
                 siginfo_t si;
-                int status = 0;
 
                 while (waitid(P_PID, (id_t) prog, &si, WEXITED | WNOWAIT) < 0)
                         if (errno != EINTR)
                                 _exit(127);
                 (void) kill(-prog, SIGKILL);
                 reduced_group = 0;
-                while (waitpid(prog, &status, __WALL) < 0)
-                        if (errno != EINTR)
-                                _exit(127);
-                send_msg(c->sock, WIRE_EXIT, NULL, NULL, status);
+                report_program(c, prog);
         }
         while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
                 ;

@@ -48,6 +48,9 @@ struct child_ctx {
         struct nsb_ledger ledger;      /* what the supervisor already enforced */
 };
 
+/* RLIMIT_CPU, in whole seconds, for the configured CPU time (rounded up). */
+unsigned long child_cpu_rlimit_s(const struct nsb_config *cfg);
+
 /* The init's main. Never returns. */
 __attribute__((noreturn)) void child_init_main(struct child_ctx *c);
 

@@ -27,6 +27,9 @@ void outcome_decide(const struct observed *o, struct run_result *r)
                 hit(r, LIMIT_PIDS);
         if (o->memory_limit_hit || o->oom_killed)
                 hit(r, LIMIT_MEMORY);
+        /* e.g. a child that RLIMIT_CPU killed while the program ran on */
+        if (o->cpu_over)
+                hit(r, LIMIT_CPU_TIME);
 
         /* A sandbox failure outranks everything: the program's behaviour is
          * unknown, never "wrong". */
@@ -47,6 +50,9 @@ void outcome_decide(const struct observed *o, struct run_result *r)
                 return;
         case KILL_OUTPUT:
                 end_by_limit(r, LIMIT_OUTPUT, SIGKILL);
+                return;
+        case KILL_MEMORY:
+                end_by_limit(r, LIMIT_MEMORY, SIGKILL);
                 return;
         default:
                 break;

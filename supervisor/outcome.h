@@ -10,7 +10,8 @@
 
 #include "result/result.h"
 
-enum kill_reason { KILL_NONE = 0, KILL_WALL_TIME, KILL_CPU_TIME, KILL_OUTPUT, KILL_CANCEL };
+enum kill_reason { KILL_NONE = 0, KILL_WALL_TIME, KILL_CPU_TIME, KILL_OUTPUT, KILL_CANCEL,
+                   KILL_MEMORY /* rlimit: the tree's memory, polled, went past the limit */ };
 
 struct observed {
         bool setup_error;          /* an ERROR record arrived (error is in the result already) */

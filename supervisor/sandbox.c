@@ -37,6 +37,7 @@
 #include "supervisor/child.h"
 #include "supervisor/env_plan.h"
 #include "supervisor/outcome.h"
+#include "supervisor/proc_tree.h"
 #include "supervisor/reduced.h"
 #include "supervisor/wire.h"
 #include "util/cleanup.h"
@@ -45,6 +46,9 @@
 #include "nsbox-config.h"
 
 #define DRAIN_AFTER_EXIT_MS 2000
+/* rlimit: how often the tree's memory is summed (RLIMIT_AS holds each
+ * process meanwhile, so only the sum can run ahead between two polls). */
+#define TREE_MEMORY_POLL_MS 20
 
 struct sbx {
         const struct sbx_request *req;
@@ -67,6 +71,7 @@ struct sbx {
         struct cg_env cg_env;
         struct cg_facts cg_facts;
         const struct cg_ops *cg_ops;
+        enum cg_backend cg_backend;     /* the one cg_choose picked */
         struct cg_run cg_run;
         struct cg_spec cg_spec;
         bool cg_created;
@@ -82,6 +87,10 @@ struct sbx {
 
         struct observed obs;
         struct timespec start;
+        struct proc_tree_usage killed_usage;    /* rlimit: the tree just before nsbox killed it */
+        bool killed_usage_known;
+        uint32_t prog_cpu_prof_ms;      /* the program's PROF clock at its end (WIRE_EXIT) */
+        uint64_t tree_pss_peak;         /* rlimit: the largest memory sum a poll saw */
 };
 
 static double elapsed_ms(const struct timespec *start)
@@ -166,8 +175,6 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
 {
         const struct sbx_request *req = s->req;
         const struct nsb_config *cfg = s->cfg;
-        struct filter_spec fspec = { .allow_inet = cfg->network == NSB_NETWORK_LOOPBACK, .reduced = s->reduced,
-                                     .extra_deny = cfg->seccomp_deny, .n_extra_deny = cfg->n_seccomp_deny };
         struct mnt_input in;
         int r;
 
@@ -209,9 +216,6 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
                 if (r < 0)
                         return r;
         }
-        r = filter_compile(&fspec, &s->filter, e);
-        if (r < 0)
-                return r;
         if (s->reduced) {
                 r = plan_reduced(s, e);
                 return r < 0 ? r : env_build(cfg, s->red.tmpdir, &s->envp, e);
@@ -235,6 +239,21 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
         if (r < 0)
                 return r;
         return plan_landlock(s);
+}
+
+/* After setup_cgroup: which backend holds the memory limit shapes the filter. */
+static int compile_filter(struct sbx *s, struct nsb_error *e)
+{
+        const struct nsb_config *cfg = s->cfg;
+        struct filter_spec fspec = {
+                .allow_inet = cfg->network == NSB_NETWORK_LOOPBACK,
+                .reduced = s->reduced,
+                .rlimit_memory = s->cg_backend == CG_BACKEND_RLIMIT,
+                .extra_deny = cfg->seccomp_deny,
+                .n_extra_deny = cfg->n_seccomp_deny,
+        };
+
+        return filter_compile(&fspec, &s->filter, e);
 }
 
 /* ---- cgroup -------------------------------------------------------------- */
@@ -273,12 +292,15 @@ static int setup_cgroup(struct sbx *s, struct nsb_error *e)
         }
 #endif
         s->cg_ops = cg_ops_for(b);
+        s->cg_backend = b;
         if (!s->cg_ops)
                 return nsb_fail(e, NSB_STAGE_CGROUP, ENOTSUP, "no mechanism can enforce the memory and pids limits: %s",
                                 s->cg_facts.reason);
         (void) cg_reap_stale(&s->cg_env, &s->cg_facts);
         s->cg_spec.memory_bytes = s->cfg->memory_bytes;
-        s->cg_spec.pids_max = s->cfg->pids_max;
+        /* --pids counts the program's tasks; the init (nsbox's own, one
+         * thread) is one task of the run's cgroup and of its uid too. */
+        s->cg_spec.pids_max = s->cfg->pids_max + 1;
         if (s->reduced && b == CG_BACKEND_RLIMIT && s->cfg->pids_max)
                 /* The host counts every task of the user against RLIMIT_NPROC. */
                 s->cg_spec.pids_max += reduced_count_tasks(s->red.drop_to_nobody ? REDUCED_NOBODY_UID : getuid());
@@ -491,6 +513,13 @@ static void kill_tree(struct sbx *s, enum kill_reason why)
 
         if (s->obs.killed == KILL_NONE)
                 s->obs.killed = why;
+        /* rlimit: no cgroup counts for us, and the teardown of the pid
+         * namespace reaps the program without adding its times to the
+         * init's rusage (proc_tree.h); a reduced init told to stop kills
+         * the group and exits without reaping: read them while they exist. */
+        if (!s->killed_usage_known && s->pid > 0 && s->cg_run.backend == CG_BACKEND_RLIMIT &&
+            s->cg_env.proc_fd >= 0)
+                s->killed_usage_known = proc_tree_usage(s->cg_env.proc_fd, s->pid, 0, &s->killed_usage) == 0;
 
         /* SIGKILL to the init ends the pid namespace: the kernel kills every
          * process in it. The cgroup kill catches anything that raced.
@@ -533,9 +562,31 @@ static int read_stream(struct sbx *s, int *fd, struct run_stream *st, int relay_
                 return -ENOMEM;
         if (s->req->relay && kept > 0)
                 relay(relay_fd, buf, (size_t) kept);
-        if (s->res->out.bytes + s->res->err.bytes > 4 * s->cfg->output_limit_bytes)
+        if (capture_over_limit(s->res->out.bytes + s->res->err.bytes, s->cfg->output_limit_bytes))
                 kill_tree(s, KILL_OUTPUT);
         return 0;
+}
+
+/* rlimit: RLIMIT_AS bounds each process on its own, so a program that forks
+ * could hold --pids times --memory. Sum what the tree holds (its share of
+ * anonymous and shared memory) and stop it past the limit, as a cgroup
+ * would. (Its CPU is left to RLIMIT_CPU, per process.) */
+static void check_tree_memory(struct sbx *s)
+{
+        struct proc_tree_usage u;
+        uint64_t limit = s->cfg->memory_bytes;
+
+        if (limit == 0 || limit == UINT64_MAX || s->pid <= 0 || s->cg_env.proc_fd < 0)
+                return;
+        if (proc_tree_usage(s->cg_env.proc_fd, s->pid, PROC_TREE_PSS, &u) == 0) {
+                if (u.pss_bytes > s->tree_pss_peak)
+                        s->tree_pss_peak = u.pss_bytes;
+                if (u.pss_bytes > limit) {
+                        kill_tree(s, KILL_MEMORY);
+                        return;
+                }
+        }
+        arm_timer(s->cpu_tfd, TREE_MEMORY_POLL_MS);
 }
 
 static void check_cpu(struct sbx *s)
@@ -545,6 +596,10 @@ static void check_cpu(struct sbx *s)
         uint64_t limit_us = cfg_cpu_time_ms(s->cfg) * 1000;
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
+        if (s->cg_backend == CG_BACKEND_RLIMIT) {
+                check_tree_memory(s);
+                return;
+        }
         if (!s->cg_created || s->cg_ops->read_usage(&s->cg_run, &u, &ignored) < 0 || !u.cpu_known)
                 return;
         if (u.cpu_usec >= limit_us) {
@@ -586,6 +641,7 @@ static void handle_msg(struct sbx *s, const struct wire_msg *m, ssize_t n)
         case WIRE_EXIT:
                 s->obs.got_exit = true;
                 s->obs.wait_status = m->wait_status;
+                s->prog_cpu_prof_ms = m->cpu_prof_ms;
                 break;
         default:
                 break;
@@ -606,6 +662,19 @@ static ssize_t recv_record(int fd, struct wire_msg *m)
         return k;
 }
 
+/* rlimit, after nsbox killed the tree: what it had used by then, where the
+ * init's rusage lost it. */
+static void take_killed_usage(struct sbx *s)
+{
+        long hz = sysconf(_SC_CLK_TCK);
+        double ms = (double) s->killed_usage.cpu_ticks * 1e3 / (double) (hz > 0 ? hz : 100);
+
+        if (ms > s->res->cpu_ms)
+                s->res->cpu_ms = ms;
+        if (s->killed_usage.peak_rss_bytes > s->res->peak_memory_bytes)
+                s->res->peak_memory_bytes = s->killed_usage.peak_rss_bytes;
+}
+
 static int supervise(struct sbx *s, struct nsb_error *e)
 {
         bool init_alive = true;
@@ -617,7 +686,8 @@ static int supervise(struct sbx *s, struct nsb_error *e)
         if (s->wall_tfd < 0 || s->cpu_tfd < 0)
                 return nsb_fail(e, NSB_STAGE_SUPERVISE, errno, "timerfd");
         arm_timer(s->wall_tfd, s->cfg->wall_time_ms);
-        arm_timer(s->cpu_tfd, 5);
+        /* rlimit: the first memory sum after one poll period, so a short run pays none */
+        arm_timer(s->cpu_tfd, s->cg_backend == CG_BACKEND_RLIMIT ? TREE_MEMORY_POLL_MS : 5);
         ledger_set(&s->res->ledger, PROT_WALL_TIME, "supervisor");
         ledger_set(&s->res->ledger, PROT_OUTPUT, "supervisor");
 
@@ -689,6 +759,10 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                                          (double) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
                         s->res->peak_memory_bytes = (uint64_t) ru.ru_maxrss * 1024;
                         s->res->peak_memory_known = true;
+                        if (s->killed_usage_known)
+                                take_killed_usage(s);
+                        if (s->tree_pss_peak > s->res->peak_memory_bytes)
+                                s->res->peak_memory_bytes = s->tree_pss_peak;
                         drain_deadline = elapsed_ms(&s->start) + DRAIN_AFTER_EXIT_MS;
                         /* Records sent just before the exit are still queued. */
                         while (s->sock[0] >= 0) {
@@ -826,6 +900,9 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
         r = setup_cgroup(&s, e);
         if (r < 0)
                 goto fail;
+        r = compile_filter(&s, e);
+        if (r < 0)
+                goto fail;
         r = open_fds(&s, e);
         if (r < 0)
                 goto fail;
@@ -868,13 +945,15 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
          * a SIGXCPU/SIGKILL death a cpu_time stop. */
         if (ret->cpu_ms >= (double) cfg_cpu_time_ms(s.cfg))
                 s.obs.cpu_over = true;
-        /* Without cgroup accounting, the kernel's RLIMIT_CPU check (on the
-         * thread group's runtime) is the only judge: the rusage we get can
-         * read short of it, measured up to 15% on a loaded host. SIGXCPU is
-         * what that check sends; a program that raises it on itself only
-         * reports a limit it did not reach. */
+        /* Without cgroup accounting, the kernel's RLIMIT_CPU check is the
+         * only judge, and it reads the program's PROF clock, which the
+         * rusage we get can read short of (measured up to 15% on a loaded
+         * host). The init read that clock before the reap: a SIGKILL (what
+         * the check sends, soft = hard) or SIGXCPU death with the clock at
+         * the limit is the limit's; one before it came from the program. */
         if (s.cg_run.backend == CG_BACKEND_RLIMIT && s.obs.got_exit && WIFSIGNALED(s.obs.wait_status) &&
-            WTERMSIG(s.obs.wait_status) == SIGXCPU)
+            (WTERMSIG(s.obs.wait_status) == SIGXCPU || WTERMSIG(s.obs.wait_status) == SIGKILL) &&
+            s.prog_cpu_prof_ms >= (uint64_t) child_cpu_rlimit_s(s.cfg) * 1000)
                 s.obs.cpu_over = true;
         cleanup(&s);
         outcome_decide(&s.obs, ret);

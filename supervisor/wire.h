@@ -8,7 +8,9 @@
  *          its pid as the sender sees it (for diagnostics only: the
  *          supervisor never signals by pid, which could be reused).
  *   ERROR  a setup step failed: the whole struct nsb_error, stage included.
- *   EXIT   the init saw the program end: its wait status.
+ *   EXIT   the init saw the program end: its wait status, and its CPU time
+ *          as RLIMIT_CPU counts it (the process's PROF clock, read before
+ *          the init reaped it).
  * And the other way, supervisor to init:
  *   (kind 0) "go": the id maps are written.
  *   CGROUP the run's cgroup v1 join fds, as SCM_RIGHTS, in slot order;
@@ -23,7 +25,7 @@
 #include "util/error.h"
 #include "util/ledger.h"
 
-#define WIRE_VERSION 1u
+#define WIRE_VERSION 2u
 
 enum wire_kind { WIRE_READY = 1, WIRE_ERROR = 2, WIRE_EXIT = 3, WIRE_CGROUP = 4 };
 
@@ -35,12 +37,13 @@ struct wire_msg {
                 int32_t pid;            /* READY */
                 uint32_t slots;         /* CGROUP */
         };
+        uint32_t cpu_prof_ms;           /* EXIT */
         struct nsb_error error;
         struct nsb_ledger ledger;
 };
 
 _Static_assert(sizeof(struct nsb_error) == 8 + NSB_ERROR_MSG_MAX, "nsb_error must stay pointer-free and packed");
-_Static_assert(sizeof(struct wire_msg) == 16 + sizeof(struct nsb_error) + sizeof(struct nsb_ledger),
+_Static_assert(sizeof(struct wire_msg) == 20 + sizeof(struct nsb_error) + sizeof(struct nsb_ledger),
                "wire_msg layout changed: bump WIRE_VERSION");
 
 /* Descriptors one record may carry (the v1 cgroup join fds). */

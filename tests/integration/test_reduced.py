@@ -288,6 +288,16 @@ class Reduced(unittest.TestCase):
             self.assertIn(word, p.stderr, args)
             self.assertEqual(self.leftovers(), [])
 
+    def test_accounting_survives_a_kill(self):
+        # told to stop, the reduced init kills the group and exits without
+        # reaping it: under rlimit nothing else counted the program's CPU
+        code = ("import os, time\nt = time.process_time()\n"
+                "while time.process_time() - t < 0.3: pass\n"
+                "while True: os.write(1, b'x' * 4096)\n")
+        p, res = self.run_json("python", "--output-limit", "1K", "-c", code)
+        self.assertEqual(res["limit"], "output", res)
+        self.assertGreaterEqual(res["cpu_ms"], 300, res)
+
     def test_kernel_doors(self):
         if not os.access(TRY, os.X_OK):
             self.fail("fixture nsbox-try-syscall not built at %r" % TRY)

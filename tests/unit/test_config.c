@@ -115,6 +115,9 @@ static void test_cli_errors(void **state)
                 { 5, { "nsbox", "run", "--env", "1A=b", "x" }, "invalid variable name" },
                 { 4, { "nsbox", "doctor", "--memory", "1G" }, "unknown option '--memory'" },
                 { 4, { "nsbox", "run", "--json=1", "x" }, "takes no value" },
+                /* 0 would mean "no limit" to the cgroup and to tmpfs */
+                { 5, { "nsbox", "run", "--memory", "0", "x" }, "0 would turn the limit off" },
+                { 5, { "nsbox", "run", "--tmp-size", "0K", "x" }, "0 would turn the limit off" },
         };
         (void) state;
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -128,6 +128,7 @@ static const struct expectation {
         { "prlimit_other", SAME, SAME, EPERM },
         { "prlimit_self", SAME, SAME, SAME },
         { "shmget", SAME, SAME, EPERM },
+        { "memfd_create", SAME, SAME, SAME },     /* refused with rlimit_memory only */
         { "semget", SAME, SAME, EPERM },
         { "msgget", SAME, SAME, EPERM },
         { "mq_open", SAME, SAME, EPERM },
@@ -248,6 +249,35 @@ static void test_probe_reduced(void **state)
 {
         (void) state;
         probe_spec(PROBE_REDUCED);
+}
+
+/* The rlimit backend: memory that outlives every mapping is refused, in
+ * strict and reduced isolation alike; everything else is as without it. */
+static void test_probe_rlimit_memory(void **state)
+{
+        static const char *const refused[] = { "memfd_create", "shmget" };
+
+        (void) state;
+        for (int v = 3; v < FILTER_VARIANTS; v++) {
+                const struct filter_spec spec = filter_variant_spec(v);
+                struct filter_prog prog = { 0 };
+                struct nsb_error e;
+                struct outcome got;
+
+                assert_true(spec.rlimit_memory);
+                if (filter_compile(&spec, &prog, &e) < 0)
+                        fail_msg("filter_compile: %s", e.msg);
+                for (size_t i = 0; i < ARRAY_SIZE(refused); i++) {
+                        got = (struct outcome){ .kind = OUTCOME_LOST };
+                        assert_int_equal(run_attempt(find_attempt(refused[i]), setup_load_filter, &prog, &got), 0);
+                        if (got.kind != OUTCOME_RETURNED || got.ret != -1 || got.err != EPERM)
+                                fail_msg("variant %d: %s not refused with EPERM", v, refused[i]);
+                }
+                got = (struct outcome){ .kind = OUTCOME_LOST };
+                assert_int_equal(run_attempt(find_attempt("getpid"), setup_load_filter, &prog, &got), 0);
+                assert_true(got.kind == OUTCOME_RETURNED && got.ret >= 0);
+                filter_prog_free(&prog);
+        }
 }
 
 /* Every fixture attempt has an expectation here, so a new door cannot be
@@ -514,6 +544,7 @@ int main(void)
                 cmocka_unit_test(test_probe_no_inet),
                 cmocka_unit_test(test_probe_inet),
                 cmocka_unit_test(test_probe_reduced),
+                cmocka_unit_test(test_probe_rlimit_memory),
                 cmocka_unit_test(test_syscall_numbers),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

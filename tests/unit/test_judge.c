@@ -197,6 +197,9 @@ static void test_parse_bad(void **state)
                 { "{" P "\"limits\": {\"wall_time\": -1}, " ONE_CASE "}", false, "limits.wall_time: ", "'-1'" },
                 { "{" P "\"limits\": {\"wall_time\": \"0s\"}, " ONE_CASE "}", false, "limits.wall_time: ", NULL },
                 { "{" P "\"limits\": {\"pids\": 0}, " ONE_CASE "}", false, "limits.pids: ", "out of range" },
+                /* 0 would mean no limit to the cgroup and to tmpfs (batch jobs share this parser) */
+                { "{" P "\"limits\": {\"memory\": \"0\"}, " ONE_CASE "}", false, "limits.memory: ", "turn the limit off" },
+                { "{" P "\"limits\": {\"tmp_size\": \"0M\"}, " ONE_CASE "}", false, "limits.tmp_size: ", "turn the limit off" },
                 { "{" P "\"limits\": {\"pids\": 1.5}, " ONE_CASE "}", true, "limits.pids: expected an integer", NULL },
                 { "{" P "\"cases\": [{\"name\": \"a\", \"expected\": {}}]}", false,
                   "cases[0]: unknown key \"expected\"", NULL },

@@ -20,6 +20,7 @@
 #include "supervisor/child.h"
 #include "supervisor/env_plan.h"
 #include "supervisor/outcome.h"
+#include "supervisor/proc_tree.h"
 #include "supervisor/reduced.h"
 #include "supervisor/wire.h"
 
@@ -54,6 +55,14 @@ static void test_outcomes(void **state)
                 { { .killed = KILL_WALL_TIME }, RUN_LIMIT, LIMIT_WALL_TIME, 1u << LIMIT_WALL_TIME, 124 },
                 { { .killed = KILL_CPU_TIME, .cpu_over = true }, RUN_LIMIT, LIMIT_CPU_TIME, 1u << LIMIT_CPU_TIME, 124 },
                 { { .killed = KILL_OUTPUT }, RUN_LIMIT, LIMIT_OUTPUT, 1u << LIMIT_OUTPUT, 124 },
+                /* rlimit: the supervisor's sum of the tree's memory went past the limit */
+                { { .killed = KILL_MEMORY }, RUN_LIMIT, LIMIT_MEMORY, 1u << LIMIT_MEMORY, 124 },
+                /* the tree used its CPU time (per-process RLIMIT_CPU killed a child) but the
+                 * wall time ended the run: both were reached */
+                { { .killed = KILL_WALL_TIME, .cpu_over = true }, RUN_LIMIT, LIMIT_WALL_TIME,
+                  1u << LIMIT_WALL_TIME | 1u << LIMIT_CPU_TIME, 124 },
+                { { .got_exit = true, .wait_status = EXITED(0), .cpu_over = true }, RUN_EXITED, LIMIT_NONE,
+                  1u << LIMIT_CPU_TIME, 0 },
                 { { .killed = KILL_CANCEL, .got_exit = true, .wait_status = EXITED(0) }, RUN_CANCELLED, LIMIT_NONE, 0, 130 },
                 /* a sandbox failure outranks a kill and an exit */
                 { { .setup_error = true, .killed = KILL_WALL_TIME }, RUN_ERROR, LIMIT_NONE, 0, 125 },
@@ -103,6 +112,13 @@ static void test_capture_bounds(void **state)
         capture_feed(&st, 5000, "end\n", 4);
         assert_memory_equal(st.tail + RUN_TAIL_MAX - 4, "end\n", 4);
         free(st.text);
+        /* stopped past 4x the limit, and a huge limit never wraps to a small one */
+        assert_false(capture_over_limit(4000, 1000));
+        assert_true(capture_over_limit(4001, 1000));
+        assert_true(capture_over_limit(1, 0));
+        assert_false(capture_over_limit(2, UINT64_C(1) << 62));
+        assert_false(capture_over_limit(UINT64_MAX, UINT64_MAX / 4 + 1));
+        assert_true(capture_over_limit(UINT64_MAX, UINT64_MAX / 4 - 1));
 }
 
 static void test_result_json(void **state)
@@ -321,6 +337,32 @@ static void test_wire_fds(void **state)
         close(fds[1]);
 }
 
+static void test_proc_tree_parse(void **state)
+{
+        /* a command name with spaces and ')' of its own: fields count from the last ')' */
+        static const char stat[] = "42 (a) b (c)) S 1 42 42 0 -1 4194560 100 0 0 0 "
+                                   "7 3 20 1 20 0 1 0 99 1000 10 18446744073709551615\n";
+        static const char status[] = "Name:\tpython3\nVmPeak:\t  99 kB\nVmHWM:\t    7940 kB\nVmRSS:\t 10 kB\n";
+        pid_t pids[4];
+        uint64_t v = 0;
+
+        (void) state;
+        assert_int_equal(proc_parse_stat_ticks(stat, sizeof stat - 1, &v), 0);
+        assert_int_equal(v, 7 + 3 + 20 + 1);
+        assert_int_equal(proc_parse_stat_ticks("42 (x) S 1 2", 12, &v), -EINVAL);   /* cut short */
+        assert_int_equal(proc_parse_stat_ticks("no name", 7, &v), -EINVAL);
+        assert_int_equal(proc_parse_status_kb(status, sizeof status - 1, "VmHWM", &v), 0);
+        assert_int_equal(v, 7940);
+        assert_int_equal(proc_parse_status_kb(status, sizeof status - 1, "VmHW", &v), -ENOENT);   /* whole key */
+        assert_int_equal(proc_parse_status_kb("VmHWM:\t kB\n", 11, "VmHWM", &v), -EINVAL);
+        assert_int_equal(proc_parse_children("12 13 9999 ", 11, pids, 4), 3);
+        assert_int_equal(pids[0], 12);
+        assert_int_equal(pids[2], 9999);
+        assert_int_equal(proc_parse_children("1 2 3 4 5 ", 10, pids, 4), 4);   /* capped */
+        assert_int_equal(proc_parse_children("", 0, pids, 4), 0);
+        assert_int_equal(proc_parse_children("12 x", 4, pids, 4), -EINVAL);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -328,7 +370,7 @@ int main(void)
                 cmocka_unit_test(test_result_json), cmocka_unit_test(test_env_scrubbed),
                 cmocka_unit_test(test_step_order), cmocka_unit_test(test_wire_fds),
                 cmocka_unit_test(test_reduced_check), cmocka_unit_test(test_reduced_rules),
-                cmocka_unit_test(test_reduced_argv),
+                cmocka_unit_test(test_reduced_argv), cmocka_unit_test(test_proc_tree_parse),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,116 @@
+/* supervisor/proc_tree.c — see proc_tree.h. Reads /proc only. */
+#include "supervisor/proc_tree.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PROC_TREE_MAX 4096
+
+static ssize_t read_at(int dirfd, const char *path, char *buf, size_t size)
+{
+        int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+        ssize_t n;
+
+        if (fd < 0)
+                return -errno;
+        do
+                n = read(fd, buf, size - 1);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                n = -errno;
+        else
+                buf[n] = '\0';
+        close(fd);
+        return n;
+}
+
+/* Appends the children of every thread of @pid to @pids (up to @cap). */
+static size_t add_children(int proc_fd, pid_t pid, pid_t *pids, size_t n, size_t cap)
+{
+        char path[64], buf[4096];
+        struct dirent *d;
+        DIR *dir;
+        int fd;
+
+        snprintf(path, sizeof path, "%d/task", (int) pid);
+        fd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || !(dir = fdopendir(fd))) {
+                if (fd >= 0)
+                        close(fd);
+                return n;
+        }
+        while ((d = readdir(dir)) && n < cap) {
+                ssize_t k;
+                int got;
+                if (d->d_name[0] == '.')
+                        continue;
+                snprintf(path, sizeof path, "%d/task/%.20s/children", (int) pid, d->d_name);
+                k = read_at(proc_fd, path, buf, sizeof buf);
+                if (k <= 0)
+                        continue;
+                got = proc_parse_children(buf, (size_t) k, pids + n, cap - n);
+                if (got > 0)
+                        n += (size_t) got;
+        }
+        closedir(dir);
+        return n;
+}
+
+/* Pss_Anon + Pss_Shmem of @pid, in bytes; 0 when unreadable. */
+static uint64_t pss_of(int proc_fd, pid_t pid, char *buf, size_t size)
+{
+        char path[64];
+        uint64_t anon = 0, shmem = 0;
+        ssize_t k;
+
+        snprintf(path, sizeof path, "%d/smaps_rollup", (int) pid);
+        k = read_at(proc_fd, path, buf, size);
+        if (k <= 0 || proc_parse_status_kb(buf, (size_t) k, "Pss_Anon", &anon) < 0)
+                return 0;
+        (void) proc_parse_status_kb(buf, (size_t) k, "Pss_Shmem", &shmem);
+        return (anon + shmem) * 1024;
+}
+
+int proc_tree_usage(int proc_fd, pid_t root, unsigned flags, struct proc_tree_usage *ret)
+{
+        pid_t *pids = malloc(PROC_TREE_MAX * sizeof *pids);
+        char path[64], buf[4096];
+        size_t n = 1;
+
+        memset(ret, 0, sizeof *ret);
+        if (!pids)
+                return -ENOMEM;
+        pids[0] = root;
+        /* Breadth first: pids[] grows as each process's children are found. */
+        for (size_t i = 0; i < n; i++) {
+                uint64_t ticks, kb;
+                ssize_t k;
+
+                snprintf(path, sizeof path, "%d/stat", (int) pids[i]);
+                k = read_at(proc_fd, path, buf, sizeof buf);
+                if (k < 0 || proc_parse_stat_ticks(buf, (size_t) k, &ticks) < 0) {
+                        if (i == 0) {
+                                free(pids);
+                                return k < 0 ? (int) k : -EINVAL;
+                        }
+                        continue;       /* gone meanwhile */
+                }
+                ret->cpu_ticks += ticks;
+                ret->n_procs++;
+                snprintf(path, sizeof path, "%d/status", (int) pids[i]);
+                k = read_at(proc_fd, path, buf, sizeof buf);
+                if (k > 0 && proc_parse_status_kb(buf, (size_t) k, "VmHWM", &kb) == 0 &&
+                    kb * 1024 > ret->peak_rss_bytes)
+                        ret->peak_rss_bytes = kb * 1024;
+                if (flags & PROC_TREE_PSS)
+                        ret->pss_bytes += pss_of(proc_fd, pids[i], buf, sizeof buf);
+                n = add_children(proc_fd, pids[i], pids, n, PROC_TREE_MAX);
+        }
+        free(pids);
+        return 0;
+}

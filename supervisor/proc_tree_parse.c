@@ -1,0 +1,103 @@
+/* supervisor/proc_tree_parse.c — see proc_tree.h. Pure. */
+#include "supervisor/proc_tree.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <string.h>
+
+/* One unsigned decimal at *p (leading blanks skipped); advances *p. */
+static int take_u64(const char **p, const char *end, uint64_t *ret)
+{
+        const char *s = *p;
+        uint64_t v = 0;
+
+        while (s < end && (*s == ' ' || *s == '\t'))
+                s++;
+        if (s >= end || !isdigit((unsigned char) *s))
+                return -EINVAL;
+        for (; s < end && isdigit((unsigned char) *s); s++) {
+                unsigned d = (unsigned) (*s - '0');
+                if (v > (UINT64_MAX - d) / 10)
+                        return -EINVAL;
+                v = v * 10 + d;
+        }
+        *p = s;
+        *ret = v;
+        return 0;
+}
+
+/* Skip one blank-separated field. */
+static int skip_field(const char **p, const char *end)
+{
+        const char *s = *p;
+
+        while (s < end && *s == ' ')
+                s++;
+        if (s >= end)
+                return -EINVAL;
+        while (s < end && *s != ' ')
+                s++;
+        *p = s;
+        return 0;
+}
+
+int proc_parse_stat_ticks(const char *buf, size_t len, uint64_t *ret)
+{
+        const char *end = buf + len, *p = NULL, *s;
+        uint64_t sum = 0, v;
+
+        for (s = buf; s < end; s++)
+                if (*s == ')')
+                        p = s + 1;
+        if (!p)
+                return -EINVAL;
+        /* after "pid (comm)": state is field 3; utime is field 14 */
+        for (int f = 3; f < 14; f++)
+                if (skip_field(&p, end) < 0)
+                        return -EINVAL;
+        for (int f = 14; f <= 17; f++) {
+                if (take_u64(&p, end, &v) < 0 || v > UINT64_MAX - sum)
+                        return -EINVAL;
+                sum += v;
+        }
+        *ret = sum;
+        return 0;
+}
+
+int proc_parse_status_kb(const char *buf, size_t len, const char *key, uint64_t *ret)
+{
+        const char *end = buf + len, *line = buf;
+        size_t klen = strlen(key);
+
+        while (line < end) {
+                const char *nl = memchr(line, '\n', (size_t) (end - line));
+                const char *stop = nl ? nl : end;
+                if ((size_t) (stop - line) > klen && memcmp(line, key, klen) == 0 && line[klen] == ':') {
+                        const char *p = line + klen + 1;
+                        uint64_t v;
+                        if (take_u64(&p, stop, &v) < 0 || v > UINT64_MAX / 1024)
+                                return -EINVAL;
+                        *ret = v;
+                        return 0;
+                }
+                line = stop + 1;
+        }
+        return -ENOENT;
+}
+
+int proc_parse_children(const char *buf, size_t len, pid_t *pids, size_t cap)
+{
+        const char *p = buf, *end = buf + len;
+        size_t n = 0;
+
+        for (;;) {
+                uint64_t v;
+                while (p < end && (*p == ' ' || *p == '\n'))
+                        p++;
+                if (p >= end || n >= cap)
+                        return (int) n;
+                if (take_u64(&p, end, &v) < 0 || v == 0 || v > INT32_MAX)
+                        return -EINVAL;
+                pids[n++] = (pid_t) v;
+        }
+}
