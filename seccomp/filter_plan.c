@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <linux/seccomp.h>
@@ -221,6 +222,13 @@ static const struct filter_rule rules[] = {
         REDUCED_GT("sched_setattr", FILTER_EPERM, 0, 0, "no pid namespace: another process's scheduling"),
         REDUCED_GT("setpriority", FILTER_EPERM, 1, 0, "no pid namespace: renicing the user's other processes"),
         REDUCED_GT("ioprio_set", FILTER_EPERM, 1, 0, "no pid namespace: the I/O priority of the user's other processes"),
+        /* who 0 is the caller only for a process or a group: for a user it
+         * means the caller's uid, so PRIO_USER/IOPRIO_WHO_USER reach every
+         * process of the user whatever who is. */
+        REDUCED_EQ32("setpriority", FILTER_EPERM, 0, PRIO_USER,
+                     "no pid namespace: PRIO_USER with who 0 renices every process of the user (nsbox, shells)"),
+        REDUCED_EQ32("ioprio_set", FILTER_EPERM, 0, 3 /* IOPRIO_WHO_USER */,
+                     "no pid namespace: IOPRIO_WHO_USER sets the I/O priority of every process of a user"),
 };
 
 const struct filter_rule *filter_rules(size_t *ret_n)

@@ -182,13 +182,14 @@ class Reduced(unittest.TestCase):
                     "t('setxattr', lambda: os.setxattr(f, 'user.x', b'1'))\n"
                     "t('affinity', lambda: os.sched_setaffinity(v, {0}))\n"
                     "t('nice', lambda: os.setpriority(os.PRIO_PROCESS, v, 19))\n"
+                    "t('nice_user', lambda: os.setpriority(os.PRIO_USER, 0, 19))\n"
                     "open('own', 'w').close()\n"
                     "t('own_fchmod', lambda: os.fchmod(os.open('own', os.O_RDONLY), 0o600))\n"
                     "print(json.dumps(r))\n" % (f, victim.pid))
             p, res = self.run_json("python", "-c", code)
             self.assertEqual(res["status"], "exited", res)
             obs = json.loads(res["stdout"]["text"])
-            for k in ("chmod", "chown", "utime", "setxattr", "affinity", "nice"):
+            for k in ("chmod", "chown", "utime", "setxattr", "affinity", "nice", "nice_user"):
                 self.assertEqual(obs[k], 1, "%s: %s" % (k, obs))   # EPERM
             self.assertEqual(obs["own_fchmod"], "ok")
             st = os.stat(f)

@@ -108,6 +108,7 @@ static const struct expectation {
         { "setxattrat", SAME, SAME, EPERM },
         { "sched_setaffinity_other", SAME, SAME, EPERM },
         { "setpriority_other", SAME, SAME, EPERM },
+        { "ioprio_set_user", SAME, SAME, EPERM },
         { "fchmod_setgid", EPERM, EPERM, EPERM },
         { "fchmodat_setuid", EPERM, EPERM, EPERM },
         { "fchmodat2_setuid", EPERM, EPERM, EPERM },
