@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -145,6 +146,16 @@ static const struct filter_rule rules[] = {
         IF_FLAG("mknod", FILTER_EPERM, 1, S_ISGID, "creates a regular file already setgid (mknod S_IFREG)"),
         IF_FLAG("mknodat", FILTER_EPERM, 2, S_ISUID, "creates a regular file already setuid (mknod S_IFREG)"),
         IF_FLAG("mknodat", FILTER_EPERM, 2, S_ISGID, "creates a regular file already setgid (mknod S_IFREG)"),
+        /* --- whiteouts: the one device node the kernel lets anyone make -------------------- */
+        /* A whiteout (char 0:0) needs no CAP_MKNOD since Linux 5.8: without
+         * these, a program leaves device nodes in a host workspace, where an
+         * overlayfs layer would read them as deletions. S_IFCHR's bit is also
+         * in S_IFBLK (and S_IFLNK, which mknod refuses): no capability here
+         * could make those anyway. */
+        IF_FLAG("mknod", FILTER_EPERM, 1, S_IFCHR, "creates a whiteout (char 0:0): a device node left in a host workspace"),
+        IF_FLAG("mknodat", FILTER_EPERM, 2, S_IFCHR, "creates a whiteout (char 0:0): a device node left in a host workspace"),
+        IF_FLAG("renameat2", FILTER_EPERM, 4, RENAME_WHITEOUT,
+                "RENAME_WHITEOUT leaves a whiteout (char 0:0) where the file was"),
         ALWAYS("openat2", FILTER_ENOSYS,
                "openat2 takes its mode in memory, which seccomp cannot read (a setuid file); ENOSYS: libc uses openat"),
 

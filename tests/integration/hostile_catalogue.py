@@ -213,8 +213,9 @@ CATALOGUE = [
           "/proc files; writes oom_score_adj, sysrq-trigger",
           "`pid_ns`, proc `subset=pid`, read-only root, init not dumpable", hostile("fs_proc.py"),
           check=check_proc),
-    Entry("fs_devices", "filesystem", "mknod of char/block devices; opens /dev/sda, mem, kmsg, tty, console, "
-          "fuse, tun", "`caps` (no CAP_MKNOD), minimal `/dev`, `user_ns`", hostile("fs_devices.py"),
+    Entry("fs_devices", "filesystem", "mknod of char/block devices and of whiteouts (char 0:0, also through "
+          "`renameat2(RENAME_WHITEOUT)`); opens /dev/sda, mem, kmsg, tty, console, fuse, tun",
+          "`caps` (no CAP_MKNOD), `seccomp` (whiteouts), minimal `/dev`, `user_ns`", hostile("fs_devices.py"),
           check=check_devices),
     # ---- processes
     Entry("proc_forkbomb", "processes", "forks until refused", "`pids` (cgroup pids.max or RLIMIT_NPROC)",
