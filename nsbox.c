@@ -18,6 +18,7 @@
 #include "testcmd/testcmd.h"
 #include "util/cleanup.h"
 #include "util/readfile.h"
+#include "util/resultfile.h"
 #include "util/sha256.h"
 
 #include "nsbox-config.h"
@@ -77,14 +78,16 @@ static void warn_reduced(const struct nsb_config *cfg)
 static int emit(const struct nsb_config *cfg, const struct run_result *r)
 {
         json_t *j = result_to_json(r, cfg->output_limit_bytes);
+        struct nsb_error e;
         int flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9);
 
+        nsb_error_clear(&e);
         if (!j) {
                 fprintf(stderr, "nsbox: out of memory rendering the result\n");
                 return EXIT_NSBOX_FAILURE;
         }
-        if (cfg->result_path && json_dump_file(j, cfg->result_path, flags) < 0) {
-                fprintf(stderr, "nsbox: cannot write --result '%s': %s\n", cfg->result_path, strerror(errno));
+        if (cfg->result_path && result_file_write(cfg->result_path, j, flags, &e) < 0) {
+                fprintf(stderr, "nsbox: %s\n", e.msg);
                 json_decref(j);
                 return EXIT_NSBOX_FAILURE;
         }
@@ -206,6 +209,17 @@ int main(int argc, char **argv)
                 code = usage_error_or_die(&e);
                 cfg_free(&cfg);
                 return code;
+        }
+        /* Pinned before the program runs: see util/resultfile.h. */
+        if (cfg.result_path) {
+                char *pinned = result_path_pin(cfg.result_path);
+                if (!pinned) {
+                        fprintf(stderr, "nsbox: out of memory\n");
+                        cfg_free(&cfg);
+                        return EXIT_NSBOX_FAILURE;
+                }
+                free(cfg.result_path);
+                cfg.result_path = pinned;
         }
         warn_reduced(&cfg);
         cancel_fd = cancel_fd_or_die();

@@ -17,6 +17,7 @@
 
 #include "util/cleanup.h"
 #include "util/readfile.h"
+#include "util/resultfile.h"
 #include "util/sha256.h"
 
 DEFINE_AUTO_CLEANUP(json_t, json_decref)
@@ -96,26 +97,6 @@ static void run_case(const struct nsb_config *cfg, const struct judge_spec *spec
         if (!c->result.program_sha256[0])
                 memcpy(c->result.program_sha256, sha, sizeof c->result.program_sha256);
         judge_case_verdict(&jc->expect, &c->result, c);
-}
-
-static int write_result_file(const char *path, const json_t *root, struct nsb_error *e)
-{
-        AUTO(fclose) FILE *f = NULL;
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
-
-        if (fd < 0)
-                return nsb_fail(e, NSB_STAGE_OUTPUT, errno, "--result: cannot open '%s'", path);
-        f = fdopen(fd, "w");
-        if (!f) {
-                int err = errno;
-                close(fd);
-                return nsb_fail(e, NSB_STAGE_OUTPUT, err, "--result: cannot open '%s'", path);
-        }
-        if (json_dumpf(root, f, JSON_INDENT(2)) < 0 || fputc('\n', f) == EOF)
-                return nsb_fail(e, NSB_STAGE_OUTPUT, EIO, "--result: cannot write '%s'", path);
-        if (fclose(move_ptr(&f)) != 0)
-                return nsb_fail(e, NSB_STAGE_OUTPUT, errno, "--result: cannot write '%s'", path);
-        return 0;
 }
 
 void judge_report_free(struct judge_report *rep)
@@ -232,7 +213,7 @@ int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_erro
                 nsb_fail(e, NSB_STAGE_OUTPUT, errno, "cannot write the verdict");
                 return JUDGE_EXIT_BAD_SPEC;
         }
-        if (cli->result_path && write_result_file(cli->result_path, root, e) < 0)
+        if (cli->result_path && result_file_write(cli->result_path, root, JSON_INDENT(2), e) < 0)
                 return JUDGE_EXIT_BAD_SPEC;
         return judge_exit_code(rep.verdict);
 }

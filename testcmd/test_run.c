@@ -32,6 +32,7 @@
 #include "supervisor/sandbox.h"
 #include "testcmd/testcmd-paths.h"
 #include "util/cleanup.h"
+#include "util/resultfile.h"
 
 DEFINE_AUTO_CLEANUP(json_t, json_decref)
 
@@ -259,13 +260,6 @@ static int run_runner(const struct nsb_config *cfg, const char *runner_dir, int 
         return 0;
 }
 
-static int write_result_file(const char *path, const json_t *root, struct nsb_error *e)
-{
-        if (json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) < 0)
-                return nsb_fail(e, NSB_STAGE_OUTPUT, errno ? errno : EIO, "--result: cannot write '%s'", path);
-        return 0;
-}
-
 int test_main(const struct nsb_config *cfg, int cancel_fd, FILE *out, struct nsb_error *e)
 {
         __attribute__((cleanup(tc_report_free))) struct tc_report rep = { 0 };
@@ -312,7 +306,8 @@ int test_main(const struct nsb_config *cfg, int cancel_fd, FILE *out, struct nsb
                         nsb_fail(e, NSB_STAGE_OUTPUT, errno, "cannot write the report");
                 return TESTCMD_EXIT_SETUP;
         }
-        if (cfg->result_path && write_result_file(cfg->result_path, root, e) < 0)
+        if (cfg->result_path &&
+            result_file_write(cfg->result_path, root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9), e) < 0)
                 return TESTCMD_EXIT_SETUP;
         return tc_exit_code(rep.verdict);
 }

@@ -139,5 +139,65 @@ class FailClosed(SandboxTest):
                     shutil.rmtree(ws)
 
 
+class ResultFile(SandboxTest):
+    """--result is written by nsbox (perhaps root) after the program ran, and
+    the program can write the directory that holds it: what it plants there
+    must not choose the host file nsbox writes."""
+
+    def setUp(self):
+        super().setUp()
+        self.d = tempfile.mkdtemp(prefix="nsbox-result.", dir="/var/tmp")
+        self.addCleanup(shutil.rmtree, self.d, True)
+        self.ws = os.path.join(self.d, "ws")
+        os.mkdir(self.ws)
+        os.mkdir(os.path.join(self.ws, "sub"))
+        self.target = os.path.join(self.d, "target.rc")   # a host file outside the workspace
+        with open(self.target, "w") as f:
+            f.write("# untouched\n")
+
+    def plant(self, code, result, cmd="python"):
+        if cmd == "judge":
+            spec = os.path.join(self.d, "spec.json")
+            with open(spec, "w") as f:
+                json.dump({"program": {"source": code}, "cases": [{"name": "c", "expect": {"exit_code": 0}}]}, f)
+            args = ["judge", "--workspace", self.ws, "--result", result, spec]
+        else:
+            args = ["python", "--workspace", self.ws, "--result", result, "-c", code]
+        p = self.nsbox(*args)
+        with open(self.target) as f:
+            self.assertEqual(f.read(), "# untouched\n", "nsbox wrote the host file the program pointed --result at")
+        return p
+
+    def test_a_symlink_planted_at_the_result_is_not_followed(self):
+        for cmd in ("python", "judge"):
+            with self.subTest(cmd=cmd):
+                res = os.path.join(self.ws, "result.json")
+                p = self.plant("import os\nos.symlink(%r, 'result.json')\nprint('$(touch /tmp/pwned)')" % self.target,
+                               res, cmd)
+                self.assertEqual(p.returncode, 125, p.stderr)
+                self.assertIn(b"symlink", p.stderr)
+                self.assertTrue(os.path.islink(res))
+                os.unlink(res)
+
+    def test_a_directory_swapped_for_a_symlink_is_not_followed(self):
+        p = self.plant("import os\nos.rename('sub', 'sub.old')\nos.symlink(%r, 'sub')" % self.d,
+                       os.path.join(self.ws, "sub", "target.rc"))
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"symlink", p.stderr)
+
+    def test_a_fifo_at_the_result_neither_blocks_nor_is_written(self):
+        p = self.plant("import os\nos.mkfifo('result.json')", os.path.join(self.ws, "result.json"))
+        self.assertEqual(p.returncode, 125, p.stderr)
+
+    def test_a_regular_result_is_still_written(self):
+        res = os.path.join(self.ws, "sub", "result.json")
+        with open(res, "w") as f:
+            f.write("x" * 100000)       # longer than the result: truncated, not overlaid
+        p = self.plant("print('fine')", res)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(res) as f:
+            self.assertEqual(json.load(f)["stdout"]["text"], "fine\n")
+
+
 if __name__ == "__main__":
     unittest.main()

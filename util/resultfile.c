@@ -1,0 +1,85 @@
+/* util/resultfile.c — see resultfile.h. */
+#include "util/resultfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/openat2.h>
+
+#include "util/cleanup.h"
+
+char *result_path_pin(const char *path)
+{
+        AUTOFREE char *d = strdup(path), *b = strdup(path), *dir = NULL;
+        const char *base;
+        char *ret = NULL;
+
+        if (!d || !b)
+                return NULL;
+        base = basename(b);
+        if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0 || strcmp(base, "/") == 0 ||
+            !(dir = realpath(dirname(d), NULL)))
+                return strdup(path);
+        if (asprintf(&ret, "%s%s%s", dir, strcmp(dir, "/") == 0 ? "" : "/", base) < 0)
+                return NULL;
+        return ret;
+}
+
+/* No symlink in any component: the pinned path has none, so one found now
+ * was planted during the run. Kernels without openat2 (< 5.6) still get
+ * O_NOFOLLOW on the last component. */
+static int open_no_symlinks(const char *path, int flags, mode_t mode)
+{
+        struct open_how how = { .flags = (unsigned) flags, .mode = mode, .resolve = RESOLVE_NO_SYMLINKS };
+        long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+
+        if (fd < 0 && errno == ENOSYS)
+                fd = open(path, flags, mode);
+        return (int) fd;
+}
+
+static int result_file_open(const char *path, struct nsb_error *e)
+{
+        /* No O_TRUNC: nothing is truncated before it is known to be a regular file. */
+        AUTOCLOSE int fd = open_no_symlinks(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
+                                            0644);
+        struct stat st;
+
+        if (fd < 0)
+                return nsb_fail(e, NSB_STAGE_OUTPUT, errno, "--result: cannot open '%s'%s", path,
+                                errno == ELOOP ? " (a symlink in the path: refused, never followed)" : "");
+        if (fstat(fd, &st) < 0)
+                return nsb_fail(e, NSB_STAGE_OUTPUT, errno, "--result: cannot stat '%s'", path);
+        if (!S_ISREG(st.st_mode))
+                return nsb_fail(e, NSB_STAGE_OUTPUT, EINVAL, "--result: '%s' is not a regular file", path);
+        if (ftruncate(fd, 0) < 0 || fcntl(fd, F_SETFL, O_WRONLY) < 0)
+                return nsb_fail(e, NSB_STAGE_OUTPUT, errno, "--result: cannot truncate '%s'", path);
+        return move_fd(&fd);
+}
+
+int result_file_write(const char *path, const json_t *root, size_t flags, struct nsb_error *e)
+{
+        AUTO(fclose) FILE *f = NULL;
+        int fd = result_file_open(path, e);
+
+        if (fd < 0)
+                return fd;
+        f = fdopen(fd, "w");
+        if (!f) {
+                int err = errno;
+                close(fd);
+                return nsb_fail(e, NSB_STAGE_OUTPUT, err, "--result: cannot open '%s'", path);
+        }
+        if (json_dumpf(root, f, flags) < 0 || fputc('\n', f) == EOF)
+                return nsb_fail(e, NSB_STAGE_OUTPUT, EIO, "--result: cannot write '%s'", path);
+        if (fclose(move_ptr(&f)) != 0)
+                return nsb_fail(e, NSB_STAGE_OUTPUT, errno, "--result: cannot write '%s'", path);
+        return 0;
+}

@@ -1,0 +1,25 @@
+/* util/resultfile.h — the file --result names, written after the program ran.
+ *
+ * The program may have written the directory that holds it (a host
+ * --workspace): it can plant a symlink or a FIFO at the name, or swap a
+ * directory of the path for a symlink, while it runs, and nsbox (perhaps root)
+ * writes there afterwards. So the path is pinned before the run (its
+ * directory resolved once, symlinks and all, as the caller meant it) and
+ * opened after it without following any symlink; only a regular file (or a
+ * new one) is written.
+ */
+#pragma once
+#include <stddef.h>
+#include <jansson.h>
+#include "util/error.h"
+
+/* Before the run: @path with its directory resolved (realpath), malloc'd; a
+ * copy of @path when the directory cannot be resolved (opening fails later,
+ * with the reason). NULL only without memory. */
+char *result_path_pin(const char *path);
+
+/* After the run: @root (json_dumpf @flags, then a newline) written to the
+ * pinned @path, truncating it; 0, or a negative errno with @e set. Refused: a
+ * symlink anywhere in the path (ELOOP), a file that is not regular (EINVAL);
+ * a FIFO never blocks. */
+int result_file_write(const char *path, const json_t *root, size_t flags, struct nsb_error *e);
