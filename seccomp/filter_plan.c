@@ -219,6 +219,13 @@ static const struct filter_rule rules[] = {
         REDUCED("futimesat", FILTER_EPERM, "no mount namespace: timestamps of any host file the user owns"),
         REDUCED_GT("utimensat", FILTER_EPERM, 1, 0,
                    "no mount namespace: timestamps by path (a NULL path is futimens, on an open fd)"),
+        /* Landlock (ABI <= 7) does not check watches either: a watch on any
+         * directory the user can read names every file touched in it, live
+         * (~/.ssh, the user's editor's files), which no stat could guess. */
+        REDUCED("inotify_add_watch", FILTER_EPERM,
+                "no mount namespace: watches any host directory of the user, naming each file touched in it"),
+        REDUCED("fanotify_mark", FILTER_EPERM,
+                "no mount namespace: watches any host file or directory of the user, live"),
         REDUCED("setxattr", FILTER_EPERM, "no mount namespace: extended attributes of any host file the user owns"),
         REDUCED("lsetxattr", FILTER_EPERM, "no mount namespace: extended attributes of any host file the user owns"),
         REDUCED("removexattr", FILTER_EPERM, "no mount namespace: extended attributes of any host file the user owns"),

@@ -183,13 +183,19 @@ class Reduced(unittest.TestCase):
                     "t('affinity', lambda: os.sched_setaffinity(v, {0}))\n"
                     "t('nice', lambda: os.setpriority(os.PRIO_PROCESS, v, 19))\n"
                     "t('nice_user', lambda: os.setpriority(os.PRIO_USER, 0, 19))\n"
+                    "import ctypes\n"
+                    "libc = ctypes.CDLL(None, use_errno=True)\n"
+                    "def watch():\n"
+                    "    if libc.inotify_add_watch(libc.inotify_init1(0), os.path.dirname(f).encode(), 0xfff) < 0:\n"
+                    "        raise OSError(ctypes.get_errno(), 'inotify_add_watch')\n"
+                    "t('inotify', watch)\n"
                     "open('own', 'w').close()\n"
                     "t('own_fchmod', lambda: os.fchmod(os.open('own', os.O_RDONLY), 0o600))\n"
                     "print(json.dumps(r))\n" % (f, victim.pid))
             p, res = self.run_json("python", "-c", code)
             self.assertEqual(res["status"], "exited", res)
             obs = json.loads(res["stdout"]["text"])
-            for k in ("chmod", "chown", "utime", "setxattr", "affinity", "nice", "nice_user"):
+            for k in ("chmod", "chown", "utime", "setxattr", "affinity", "nice", "nice_user", "inotify"):
                 self.assertEqual(obs[k], 1, "%s: %s" % (k, obs))   # EPERM
             self.assertEqual(obs["own_fchmod"], "ok")
             st = os.stat(f)

@@ -106,6 +106,8 @@ static const struct expectation {
         { "utimensat_fd", SAME, SAME, SAME },
         { "setxattr_path", SAME, SAME, EPERM },
         { "setxattrat", SAME, SAME, EPERM },
+        { "inotify_add_watch", SAME, SAME, EPERM },
+        { "fanotify_mark", SAME, SAME, EPERM },
         { "sched_setaffinity_other", SAME, SAME, EPERM },
         { "setpriority_other", SAME, SAME, EPERM },
         { "ioprio_set_user", SAME, SAME, EPERM },
