@@ -93,6 +93,10 @@ static const struct filter_rule rules[] = {
         ALWAYS("io_uring_setup", FILTER_ENOSYS, "io_uring runs syscalls outside this filter's view"),
         ALWAYS("io_uring_enter", FILTER_ENOSYS, "io_uring runs syscalls outside this filter's view"),
         ALWAYS("io_uring_register", FILTER_ENOSYS, "io_uring runs syscalls outside this filter's view"),
+#if defined(__x86_64__)
+        ALWAYS("modify_ldt", FILTER_ENOSYS,
+               "16-bit segments and the espfix/LDT paths behind them: a CVE history and no use in a Python program"),
+#endif
 
         /* --- the machine itself ------------------------------------------------------- */
         ALWAYS("kexec_load", FILTER_EPERM, "replaces the running kernel"),

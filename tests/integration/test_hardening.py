@@ -40,7 +40,7 @@ def tearDownModule():
 
 DENIED = ["ptrace", "process_vm_readv", "mount", "umount2", "move_mount", "open_tree", "fsopen",
           "pivot_root", "chroot", "unshare_user", "unshare_net", "setns", "clone_newuser", "clone3",
-          "keyctl", "add_key", "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "kexec_load",
+          "keyctl", "add_key", "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "modify_ldt", "kexec_load",
           "init_module", "reboot", "swapon", "acct", "syslog", "open_by_handle_at", "personality",
           "settimeofday", "clock_settime", "tiocsti", "socket_inet", "socket_inet6", "socket_netlink",
           "socket_packet", "chmod_setuid", "fchmod_setgid", "fchmodat_setuid", "fchmodat2_setuid", "open_setuid",

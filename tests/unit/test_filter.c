@@ -65,6 +65,7 @@ static const struct expectation {
         { "io_uring_setup", ENOSYS, ENOSYS, ENOSYS },
         { "io_uring_enter", ENOSYS, ENOSYS, ENOSYS },
         { "io_uring_register", ENOSYS, ENOSYS, ENOSYS },
+        { "modify_ldt", ENOSYS, ENOSYS, ENOSYS },
         { "kexec_load", EPERM, EPERM, EPERM },
         { "kexec_file_load", EPERM, EPERM, EPERM },
         { "init_module", EPERM, EPERM, EPERM },
