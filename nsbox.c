@@ -17,6 +17,7 @@
 #include "supervisor/sandbox.h"
 #include "testcmd/testcmd.h"
 #include "util/cleanup.h"
+#include "util/cmdline.h"
 #include "util/readfile.h"
 #include "util/resultfile.h"
 #include "util/sha256.h"
@@ -183,6 +184,7 @@ int main(int argc, char **argv)
         struct nsb_error e;
         int code, cancel_fd;
 
+        cmdline_remember(argc, argv);
         nsb_error_clear(&e);
         if (cfg_parse_cli(argc, argv, &cfg, &e) < 0) {
                 code = usage_error_or_die(&e);

@@ -27,6 +27,7 @@
 #include "seccomp/filter.h"
 #include "supervisor/reduced.h"
 #include "supervisor/wire.h"
+#include "util/cmdline.h"
 #include "util/sys.h"
 
 static void send_msg(int sock, enum wire_kind kind, const struct nsb_error *err, const struct nsb_ledger *l,
@@ -353,6 +354,8 @@ __attribute__((noreturn)) void child_init_main(struct child_ctx *c)
         int r;
 
         nsb_error_clear(&e);
+        /* Before the program exists: /proc/1/cmdline would show nsbox's. */
+        cmdline_hide();
         if (!c->cg_join_late)
                 init_join_cgroup(c, &e);
         /* Wait for the id maps. EOF means the supervisor is gone. */

@@ -199,5 +199,26 @@ class ResultFile(SandboxTest):
             self.assertEqual(json.load(f)["stdout"]["text"], "fine\n")
 
 
+class InitCommandLine(SandboxTest):
+    """The init is a fork of nsbox and /proc/1/cmdline is readable although
+    it is not dumpable: it must not show what nsbox was given."""
+
+    def test_nsbox_options_are_not_readable_at_proc_1(self):
+        d = tempfile.mkdtemp(prefix="nsbox-cmdline.", dir="/var/tmp")
+        self.addCleanup(shutil.rmtree, d, True)
+        os.chmod(d, 0o755)
+        stdin = os.path.join(d, "stdin-MARKER-path")
+        open(stdin, "w").close()
+        os.chmod(stdin, 0o644)
+        code = "import sys; sys.stdout.buffer.write(open('/proc/1/cmdline', 'rb').read())"
+        p, res = self.run_json("python", "--stdin", stdin, "--wall-time", "7s", "-c", code)
+        self.assertEqual(res["status"], "exited", res)
+        seen = res["stdout"]["text"]
+        self.assertGreater(len(seen), 0, "nothing read: the test proves nothing")
+        for leak in ("MARKER", "--stdin", "--wall-time", "proc/1/cmdline"):
+            self.assertNotIn(leak, seen)
+        self.assertEqual(seen.rstrip("\x00"), "nsbox-init")
+
+
 if __name__ == "__main__":
     unittest.main()
