@@ -98,6 +98,15 @@ static const struct filter_rule rules[] = {
                "16-bit segments and the espfix/LDT paths behind them: a CVE history and no use in a Python program"),
 #endif
 
+        /* --- per-user kernel counters the host user shares (ENOSYS: treated as absent) ---- */
+        /* Instances are counted per user up the user-namespace chain, so the
+         * sandbox's count is the caller's (root's, for a root caller): 128
+         * instances taken for the run left the user's editors, tail -f and
+         * services with EMFILE until it ended. */
+        ALWAYS("inotify_init", FILTER_ENOSYS, "takes the caller's inotify instances (128 per user), host-wide"),
+        ALWAYS("inotify_init1", FILTER_ENOSYS, "takes the caller's inotify instances (128 per user), host-wide"),
+        ALWAYS("fanotify_init", FILTER_ENOSYS, "takes the caller's fanotify groups (128 per user), host-wide"),
+
         /* --- the machine itself ------------------------------------------------------- */
         ALWAYS("kexec_load", FILTER_EPERM, "replaces the running kernel"),
         ALWAYS("kexec_file_load", FILTER_EPERM, "replaces the running kernel"),

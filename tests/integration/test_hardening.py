@@ -71,6 +71,23 @@ class Doors(SandboxTest):
         for prot in ("seccomp", "landlock", "caps", "no_new_privs"):
             self.assertNotIn(res["protections"][prot], ("unavailable", "disabled"), prot)
 
+    def test_per_user_instances_of_the_host_are_not_taken(self):
+        # inotify instances and fanotify groups are counted per user up the
+        # user-namespace chain: 128 taken inside were the caller's (root's for
+        # a root caller), and the host's own inotify_init1 failed with EMFILE.
+        code = ("import ctypes, errno, json\n"
+                "libc = ctypes.CDLL(None, use_errno=True)\n"
+                "def n(fn):\n"
+                "    got = 0\n"
+                "    while got < 200 and fn() >= 0:\n"
+                "        got += 1\n"
+                "    return [got, errno.errorcode.get(ctypes.get_errno())]\n"
+                "print(json.dumps({'inotify': n(lambda: libc.inotify_init1(0)),\n"
+                "                  'fanotify': n(lambda: libc.fanotify_init(0x200, 0))}))\n")
+        p, res = self.run_json("python", "-c", code)
+        self.assertEqual(res["status"], "exited", res)
+        self.assertEqual(json.loads(res["stdout"]["text"]), {"inotify": [0, "ENOSYS"], "fanotify": [0, "ENOSYS"]})
+
     def test_foreign_abi_is_killed(self):
         out, _ = self.attempts(["x32", "i386"])
         for name in ("x32", "i386"):

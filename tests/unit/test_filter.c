@@ -107,6 +107,8 @@ static const struct expectation {
         { "utimensat_fd", SAME, SAME, SAME },
         { "setxattr_path", SAME, SAME, EPERM },
         { "setxattrat", SAME, SAME, EPERM },
+        { "inotify_init1", ENOSYS, ENOSYS, ENOSYS },
+        { "fanotify_init", ENOSYS, ENOSYS, ENOSYS },
         { "inotify_add_watch", SAME, SAME, EPERM },
         { "fanotify_mark", SAME, SAME, EPERM },
         { "sched_setaffinity_other", SAME, SAME, EPERM },
