@@ -65,6 +65,9 @@ static int test_hook(struct child_ctx *c, enum nsb_stage stage, struct nsb_error
 
 /* ---- the program's steps, in order -------------------------------------- */
 
+/* Signals the whole sandbox may have queued at once (see step_rlimits). */
+#define SANDBOX_SIGPENDING 1024
+
 static int step_rlimits(struct child_ctx *c, struct nsb_error *e)
 {
         struct rlimit fsize = { c->cfg->file_size_bytes, c->cfg->file_size_bytes };
@@ -79,6 +82,20 @@ static int step_rlimits(struct child_ctx *c, struct nsb_error *e)
         ledger_set(&c->ledger, PROT_FILE_SIZE, "rlimit");
         if (setrlimit(RLIMIT_CORE, &core) < 0)
                 return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "RLIMIT_CORE");
+        /* Queued signals are counted per user up the user-namespace chain:
+         * without this a program queued the caller's whole RLIMIT_SIGPENDING
+         * (96362 here) and the caller's own sigqueue()/timers got EAGAIN
+         * until the run ended. Lowered only, never raised. */
+        {
+                struct rlimit sp;
+                if (getrlimit(RLIMIT_SIGPENDING, &sp) < 0)
+                        return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "RLIMIT_SIGPENDING");
+                if (sp.rlim_max > SANDBOX_SIGPENDING)
+                        sp.rlim_max = SANDBOX_SIGPENDING;
+                sp.rlim_cur = sp.rlim_max;
+                if (setrlimit(RLIMIT_SIGPENDING, &sp) < 0)
+                        return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "RLIMIT_SIGPENDING");
+        }
         if (c->rlimit_cpu) {
                 /* Without cgroup CPU accounting each process gets the whole
                  * budget. Soft = hard: the kernel then sends SIGKILL at the
