@@ -71,6 +71,11 @@ class Doors(SandboxTest):
         for prot in ("seccomp", "landlock", "caps", "no_new_privs"):
             self.assertNotIn(res["protections"][prot], ("unavailable", "disabled"), prot)
 
+    def python_stdout(self, code):
+        p, res = self.run_json("python", "-c", code)
+        self.assertEqual(res["status"], "exited", res)
+        return res["stdout"]["text"]
+
     def test_per_user_instances_of_the_host_are_not_taken(self):
         # inotify instances and fanotify groups are counted per user up the
         # user-namespace chain: 128 taken inside were the caller's (root's for
@@ -84,9 +89,7 @@ class Doors(SandboxTest):
                 "    return [got, errno.errorcode.get(ctypes.get_errno())]\n"
                 "print(json.dumps({'inotify': n(lambda: libc.inotify_init1(0)),\n"
                 "                  'fanotify': n(lambda: libc.fanotify_init(0x200, 0))}))\n")
-        p, res = self.run_json("python", "-c", code)
-        self.assertEqual(res["status"], "exited", res)
-        self.assertEqual(json.loads(res["stdout"]["text"]), {"inotify": [0, "ENOSYS"], "fanotify": [0, "ENOSYS"]})
+        self.assertEqual(json.loads(self.python_stdout(code)), {"inotify": [0, "ENOSYS"], "fanotify": [0, "ENOSYS"]})
 
     def test_queued_signals_take_little_of_the_callers_budget(self):
         # Queued signals are counted per user up the user-namespace chain:
@@ -100,9 +103,7 @@ class Doors(SandboxTest):
                 "while n < 200000 and libc.syscall(129, os.getpid(), int(signal.SIGRTMIN), info) == 0:\n"
                 "    n += 1\n"
                 "print(n, ctypes.get_errno())\n")
-        p, res = self.run_json("python", "-c", code)
-        self.assertEqual(res["status"], "exited", res)
-        queued, err = map(int, res["stdout"]["text"].split())
+        queued, err = map(int, self.python_stdout(code).split())
         self.assertGreater(queued, 0, "nothing queued: the test proves nothing")
         self.assertLessEqual(queued, 1024)
         self.assertEqual(err, 11)   # EAGAIN: the sandbox's own budget ran out
