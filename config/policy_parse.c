@@ -148,24 +148,63 @@ static void check_source(struct ini_ctx *c, const char *what, const char *src)
                 fail_at(c, ENOENT, "%s: source '%s' does not exist", what, src);
 }
 
+/* @p normalised as the mount plan will see it ("//tmp", "/./tmp" and "/tmp/"
+ * are all /tmp), or NULL when it is relative, the root, or memory ran out. */
+static char *normalized(const char *p)
+{
+        struct nsb_error sub;
+        char *out = NULL;
+
+        nsb_error_clear(&sub);
+        return mnt_dst_normalize(p, "", &out, &sub) < 0 ? NULL : out;
+}
+
+static bool same_path(const char *norm, const char *other)
+{
+        AUTOFREE char *o = normalized(other);
+        return o && strcmp(o, norm) == 0;
+}
+
+/* One inside the other (or the same): a tmpfs there would hide the bind, or
+ * need a mount point inside it. */
+static bool overlap(const char *norm, const char *other)
+{
+        AUTOFREE char *o = normalized(other);
+        return o && (mnt_path_under(norm, o) || mnt_path_under(o, norm));
+}
+
 /* A mount destination: absolute, no "..", not the sandbox's own, and not
- * given to another mount (binds and tmpfs share one namespace of dsts). */
+ * given to another mount (binds and tmpfs share one namespace of dsts).
+ * Compared after normalising, so a spelling cannot slip past a check here
+ * and be refused only when the mount plan is built, without FILE:LINE. */
 static void check_dst(struct ini_ctx *c, const char *what, const char *dst, bool is_tmpfs)
 {
         const struct nsb_config *cfg = c->cfg;
         size_t n_binds = cfg->n_binds - (is_tmpfs ? 0 : 1), n_tmpfs = cfg->n_tmpfs - (is_tmpfs ? 1 : 0);
+        AUTOFREE char *norm = NULL;
 
-        if (dst[0] != '/' || path_has_dotdot(dst))
+        if (dst[0] != '/' || path_has_dotdot(dst)) {
                 fail_at(c, EINVAL, "%s: destination '%s' must be absolute, without '..'", what, dst);
-        else if (mnt_path_is_reserved(dst))
+                return;
+        }
+        norm = normalized(dst);         /* NULL: the root itself ("/", "//", "/.") */
+        if (!norm || mnt_path_is_reserved(norm)) {
                 fail_at(c, EINVAL, "%s: destination '%s' is a path the sandbox owns "
                         "(/tmp, /workspace, /program, /harness, /proc, /dev, /nsbox)", what, dst);
+                return;
+        }
         for (size_t i = 0; i < n_binds; i++)
-                if (strcmp(cfg->binds[i].dst, dst) == 0)
+                if (same_path(norm, cfg->binds[i].dst))
                         fail_at(c, EINVAL, "%s: destination '%s' is mounted twice", what, dst);
+                else if (is_tmpfs && overlap(norm, cfg->binds[i].dst))
+                        fail_at(c, EINVAL, "%s: destination '%s' overlaps the bind at '%s'", what, dst,
+                                cfg->binds[i].dst);
         for (size_t i = 0; i < n_tmpfs; i++)
-                if (strcmp(cfg->tmpfs[i].dst, dst) == 0)
+                if (same_path(norm, cfg->tmpfs[i].dst))
                         fail_at(c, EINVAL, "%s: destination '%s' is mounted twice", what, dst);
+                else if (overlap(norm, cfg->tmpfs[i].dst))
+                        fail_at(c, EINVAL, "%s: destination '%s' overlaps the tmpfs at '%s'", what, dst,
+                                cfg->tmpfs[i].dst);
 }
 
 static void check_bind(struct ini_ctx *c, const char *what)
@@ -181,12 +220,18 @@ static void check_path(struct ini_ctx *c, const char *what, bool package)
 {
         const struct nsb_config *cfg = c->cfg;
         const char *path = package ? cfg->packages[cfg->n_packages - 1] : cfg->interpreter;
+        AUTOFREE char *norm = NULL;
 
         check_source(c, what, path);
-        if (path[0] == '/' && (mnt_path_is_reserved(path) || path_has_dotdot(path)))
+        if (path[0] != '/')
+                return;
+        norm = normalized(path);
+        if (!norm || mnt_path_is_reserved(norm) || path_has_dotdot(path)) {
                 fail_at(c, EINVAL, "%s: '%s' lies under a path the sandbox owns, or has '..'", what, path);
+                return;
+        }
         for (size_t i = 0; package && i + 1 < cfg->n_packages; i++)
-                if (strcmp(cfg->packages[i], path) == 0)
+                if (same_path(norm, cfg->packages[i]))
                         fail_at(c, EINVAL, "%s: '%s' is named twice", what, path);
 }
 

@@ -93,5 +93,15 @@ void mnt_plan_free(struct mnt_plan *plan);
  * a detached mount the supervisor opened; every fd is closed on return. */
 int mnt_plan_apply(const struct mnt_plan *plan, int *slot_fds, struct nsb_ledger *ledger, struct nsb_error *e);
 
-/* The sandbox paths nsbox itself owns; a user mount may not cover them. */
+/* The sandbox paths nsbox itself owns; a user mount may not cover them.
+ * @dst must be normalised (mnt_dst_normalize): "//tmp" and "/./tmp" are
+ * /tmp only after it. */
 bool mnt_path_is_reserved(const char *dst);
+
+/* Validate and normalise a sandbox destination: absolute, no "..", not the
+ * root; "//" and "." components and trailing slashes dropped. *ret is a
+ * malloc'd copy. Errors (stage config) start with @what. Pure. */
+int mnt_dst_normalize(const char *dst, const char *what, char **ret, struct nsb_error *e);
+
+/* Is @path @dir itself or inside it (whole components; both normalised)? */
+bool mnt_path_under(const char *path, const char *dir);

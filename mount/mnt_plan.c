@@ -20,7 +20,7 @@ struct builder {
         struct nsb_error *e;
 };
 
-static bool path_under(const char *path, const char *dir)
+bool mnt_path_under(const char *path, const char *dir)
 {
         size_t n = strlen(dir);
         if (strcmp(dir, "/") == 0)
@@ -33,14 +33,12 @@ bool mnt_path_is_reserved(const char *dst)
         if (strcmp(dst, "/") == 0)
                 return true;
         for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
-                if (path_under(dst, reserved[i]))
+                if (mnt_path_under(dst, reserved[i]))
                         return true;
         return false;
 }
 
-/* Validate and normalise a sandbox destination: absolute, no "..", no
- * empty result. Returns a malloc'd copy. */
-static int check_dst(const char *dst, const char *what, char **ret, struct nsb_error *e)
+int mnt_dst_normalize(const char *dst, const char *what, char **ret, struct nsb_error *e)
 {
         char *out, *o;
         const char *p = dst;
@@ -170,7 +168,7 @@ static int mkdirs(struct builder *b, const char *path, bool self, mode_t mode)
 static bool covered_by_host_dir(const struct host_set *h, const char *path)
 {
         for (size_t i = 0; h && i < h->n; i++)
-                if (h->v[i].kind == HOST_DIR && strcmp(h->v[i].path, path) != 0 && path_under(path, h->v[i].path))
+                if (h->v[i].kind == HOST_DIR && strcmp(h->v[i].path, path) != 0 && mnt_path_under(path, h->v[i].path))
                         return true;
         return false;
 }
@@ -208,7 +206,7 @@ static int plan_user_mounts(struct builder *b, const struct mnt_input *in, struc
                         return nsb_fail(b->e, NSB_STAGE_CONFIG, EINVAL, "%s: source '%s' is not absolute",
                                         what, bd->src ? bd->src : "");
                 }
-                r = check_dst(bd->dst, what, &dst, b->e);
+                r = mnt_dst_normalize(bd->dst, what, &dst, b->e);
                 if (r < 0) {
                         *n_um = n;
                         return r;
@@ -259,7 +257,7 @@ static int plan_tmpfs_dsts(struct builder *b, const struct mnt_input *in, const 
         for (size_t i = 0; i < cfg->n_tmpfs; i++) {
                 const char *why = NULL;
                 char *dst;
-                int r = check_dst(cfg->tmpfs[i].dst, "--tmpfs", &ret[i], b->e);
+                int r = mnt_dst_normalize(cfg->tmpfs[i].dst, "--tmpfs", &ret[i], b->e);
 
                 if (r < 0)
                         return r;
@@ -267,13 +265,13 @@ static int plan_tmpfs_dsts(struct builder *b, const struct mnt_input *in, const 
                 if (mnt_path_is_reserved(dst))
                         why = "is a path the sandbox owns";
                 for (size_t k = 0; !why && k < i; k++)
-                        if (path_under(dst, ret[k]) || path_under(ret[k], dst))
+                        if (mnt_path_under(dst, ret[k]) || mnt_path_under(ret[k], dst))
                                 why = "overlaps another tmpfs";
                 for (size_t k = 0; !why && k < n_um; k++)
-                        if (path_under(dst, um[k].dst) || path_under(um[k].dst, dst))
+                        if (mnt_path_under(dst, um[k].dst) || mnt_path_under(um[k].dst, dst))
                                 why = "overlaps a bind mount";
                 for (size_t k = 0; !why && h && k < h->n; k++)
-                        if (path_under(dst, h->v[k].path) || path_under(h->v[k].path, dst))
+                        if (mnt_path_under(dst, h->v[k].path) || mnt_path_under(h->v[k].path, dst))
                                 why = "overlaps a path the profile provides";
                 if (why)
                         return nsb_fail(b->e, NSB_STAGE_CONFIG, EINVAL, "--tmpfs: destination '%s' %s", dst, why);

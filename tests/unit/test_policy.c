@@ -119,6 +119,18 @@ static void test_errors(void **state)
                 { "[mounts]\nro_bind = /srv:/a/../tmp\n", "f.ini:2: [mounts] ro_bind: destination '/a/../tmp' must be absolute, without '..'" },
                 { "[mounts]\nro_bind = /a:/data\nbind = /b:/data\n", "f.ini:3: [mounts] bind: destination '/data' is mounted twice" },
                 { "[mounts]\nbind = /b:/data\ntmpfs = /data\n", "f.ini:3: [mounts] tmpfs: destination '/data' is mounted twice" },
+                /* other spellings of a path the sandbox owns, of the root, of a duplicate */
+                { "[mounts]\nro_bind = /srv://tmp\n", "f.ini:2: [mounts] ro_bind: destination '//tmp' is a path the sandbox owns" },
+                { "[mounts]\nro_bind = /srv:/./workspace/\n", "f.ini:2: [mounts] ro_bind: destination '/./workspace/' is a path the sandbox owns" },
+                { "[mounts]\nbind = /srv://\n", "f.ini:2: [mounts] bind: destination '//' is a path the sandbox owns" },
+                { "[mounts]\ntmpfs = /.\n", "f.ini:2: [mounts] tmpfs: destination '/.' is a path the sandbox owns" },
+                { "[mounts]\nro_bind = /a:/data\nro_bind = /b://data/\n", "f.ini:3: [mounts] ro_bind: destination '//data/' is mounted twice" },
+                { "[python]\npackages = //tmp/pkg\n", "f.ini:2: [python] packages: '//tmp/pkg' lies under a path the sandbox owns" },
+                { "[python]\npackages = /opt/a\npackages = /opt/a/\n", "f.ini:3: [python] packages: '/opt/a/' is named twice" },
+                /* conflicting mounts: a tmpfs inside or above a bind or another tmpfs */
+                { "[mounts]\ntmpfs = /data\nro_bind = /a:/data/x\n", "f.ini:3: [mounts] ro_bind: destination '/data/x' overlaps the tmpfs at '/data'" },
+                { "[mounts]\nro_bind = /a:/data/x\ntmpfs = /data\n", "f.ini:3: [mounts] tmpfs: destination '/data' overlaps the bind at '/data/x'" },
+                { "[mounts]\ntmpfs = /s\ntmpfs = /s/t:1M\n", "f.ini:3: [mounts] tmpfs: destination '/s/t' overlaps the tmpfs at '/s'" },
                 { "[mounts]\ntmpfs = /workspace/x\n", "f.ini:2: [mounts] tmpfs: destination '/workspace/x' is a path the sandbox owns" },
                 { "[mounts]\ntmpfs = /s:0\n", "f.ini:2: [mounts] tmpfs: tmpfs '/s:0': size must be positive" },
                 { "[mounts]\ntmpfs = /s:lots\n", "f.ini:2: [mounts] tmpfs: tmpfs '/s:lots': malformed size" },
