@@ -55,6 +55,21 @@ class Judge(SandboxTest):
         self.assertEqual((v["verdict"], p.returncode), ("undetermined", 3))
         self.assertEqual(v["cases"][0]["result"]["status"], "error")
 
+    def test_unwritable_result_file_says_why(self):
+        d = tempfile.mkdtemp()
+        try:
+            spec = os.path.join(d, "spec.json")
+            with open(spec, "w") as f:
+                json.dump({"program": {"source": SUM}, "cases": [{"name": "a", "args": ["1", "2"]}]}, f)
+            os.chmod(d, 0o755)
+            os.chmod(spec, 0o644)
+            target = os.path.join(d, "no-such-dir", "verdict.json")
+            p = self.nsbox("judge", "--result", target, spec)
+            self.assertEqual(p.returncode, 125, p.stderr)
+            self.assertIn(("'%s': No such file or directory" % target).encode(), p.stderr)
+        finally:
+            shutil.rmtree(d)
+
     def test_expected_value_never_enters_the_sandbox(self):
         secret = "expected-" + uuid.uuid4().hex
         snoop = ("import os, sys, json\n"

@@ -126,6 +126,16 @@ class TestCommand(SandboxTest):
         self.assertEqual(p.returncode, 125)
         self.assertIn(b"--harness", p.stderr)
 
+    def test_missing_harness_or_workspace_says_why(self):
+        ws = self.make_dir("ws", {"solution.py": "x = 1\n"})
+        h = self.make_dir("h", {"test_a.py": "def test_a():\n    pass\n"})
+        missing = os.path.join(self.tmp, "no-such-dir")
+        for args in (["--harness", missing, "--workspace", ws], ["--harness", h, "--workspace", missing]):
+            with self.subTest(args[0]):
+                p = self.nsbox("test", *args, env=ENV)
+                self.assertEqual(p.returncode, 125, p.stderr)
+                self.assertIn(("'%s': No such file or directory" % missing).encode(), p.stderr)
+
     def test_harness_inside_workspace_is_refused(self):
         ws = self.make_dir("ws", {"solution.py": "x = 1\n"})
         h = os.path.join(ws, "hidden")
