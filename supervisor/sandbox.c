@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -171,6 +172,24 @@ static int plan_reduced(struct sbx *s, struct nsb_error *e)
         return reduced_argv(&s->red, req->program_name, req->argv, req->argc, &s->red_argv, e);
 }
 
+/* --workspace and --harness are mounted on directories (and the workspace is
+ * the working directory): say so before anything runs, rather than let the
+ * attach fail later with a bare "Invalid argument". */
+static int check_dir_option(const char *option, const char *path, struct nsb_error *e)
+{
+        struct stat st;
+
+        if (!path)
+                return 0;
+        if (stat(path, &st) < 0)
+                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "%s '%s'", option, path);
+        if (!S_ISDIR(st.st_mode))
+                return nsb_fail(e, NSB_STAGE_CONFIG, ENOTDIR, "%s '%s' is not a directory", option, path);
+        if (access(path, X_OK) < 0)     /* the program could not enter it */
+                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "%s '%s'", option, path);
+        return 0;
+}
+
 static int plan_all(struct sbx *s, struct nsb_error *e)
 {
         const struct sbx_request *req = s->req;
@@ -180,6 +199,9 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
 
         if (req->argc == 0)
                 return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "empty command");
+        if ((r = check_dir_option("--workspace", cfg->workspace, e)) < 0 ||
+            (r = check_dir_option("--harness", cfg->harness, e)) < 0)
+                return r;
         if (s->reduced && (r = reduced_check(cfg, req->runner_dir, e)) < 0)
                 return r;
         if (req->python) {

@@ -241,6 +241,14 @@ class BadInput(SandboxTest):
         self.check(["python", "--interpreter", "/nonexistent/python", "-c", "pass"], "/nonexistent/python")
         self.check(["python", "--workspace", "/nonexistent/ws", "-c", "pass"], "/nonexistent/ws")
 
+    def test_workspace_or_harness_that_is_a_file(self):
+        with tempfile.NamedTemporaryFile(prefix="nsbox-notadir-") as f:
+            for opt in ("--workspace", "--harness"):
+                with self.subTest(opt):
+                    p, res = self.run_json("run", opt, f.name, "--", "/bin/true")
+                    self.assertEqual((res["status"], res["error"]["stage"], p.returncode), ("error", "config", 125))
+                    self.assertIn("%s '%s' is not a directory" % (opt, f.name), res["error"]["message"])
+
     def test_setup_failure_is_error_not_a_program_result(self):
         p, res = self.run_json("python", "--workspace", "/nonexistent/ws", "-c", "pass")
         self.assertEqual(res["status"], "error")
