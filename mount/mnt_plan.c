@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/cleanup.h"
+
 #define ROOT_TMPFS_SLACK (1ULL << 20)   /* directories, symlinks, small files */
 
 static const char *const reserved[] = { "/proc", "/dev", "/tmp", "/workspace", "/program", "/harness", "/nsbox" };
@@ -173,6 +175,42 @@ static bool covered_by_host_dir(const struct host_set *h, const char *path)
         return false;
 }
 
+/* A bind must not replace, hide or reach inside what the profile provides
+ * (the interpreter, its libraries and standard library, the packages): the
+ * program would start without them and fail as if its own code were wrong
+ * (a bind over the stdlib's encodings/ made python3 exit 1 with "exited").
+ * A host path bound onto itself shows the very same files, so it may sit
+ * above or inside them; a profile symlink (/lib -> usr/lib) may be passed
+ * through, the bind then lands where it points. */
+static int check_profile_paths(const struct host_set *h, const char *src, const char *dst, const char *what,
+                               struct nsb_error *e)
+{
+        struct nsb_error ignored;
+        AUTOFREE char *src_norm = NULL;
+        bool identity;
+
+        nsb_error_clear(&ignored);
+        identity = mnt_dst_normalize(src, what, &src_norm, &ignored) == 0 && strcmp(src_norm, dst) == 0;
+        for (size_t k = 0; h && k < h->n; k++) {
+                const char *path = h->v[k].path;
+
+                if (strcmp(path, dst) == 0)
+                        return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s: destination '%s' is provided by the profile",
+                                        what, dst);
+                if (identity)
+                        continue;
+                if (mnt_path_under(path, dst))
+                        return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
+                                        "%s: destination '%s' would hide '%s', which the profile provides", what, dst,
+                                        path);
+                if (h->v[k].kind != HOST_SYMLINK && mnt_path_under(dst, path))
+                        return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
+                                        "%s: destination '%s' lies inside '%s', which the profile provides", what,
+                                        dst, path);
+        }
+        return 0;
+}
+
 struct user_mount {
         const char *src;
         char *dst;
@@ -223,12 +261,10 @@ static int plan_user_mounts(struct builder *b, const struct mnt_input *in, struc
                                 return nsb_fail(b->e, NSB_STAGE_CONFIG, EINVAL,
                                                 "%s: destination '%s' is mounted twice", what, dst);
                         }
-                for (size_t k = 0; in->host && k < in->host->n; k++)
-                        if (strcmp(in->host->v[k].path, dst) == 0) {
-                                *n_um = n;
-                                return nsb_fail(b->e, NSB_STAGE_CONFIG, EINVAL,
-                                                "%s: destination '%s' is provided by the profile", what, dst);
-                        }
+                if ((r = check_profile_paths(in->host, bd->src, dst, what, b->e)) < 0) {
+                        *n_um = n;
+                        return r;
+                }
         }
         *n_um = n;
         for (size_t i = 0; i < n; i++) {

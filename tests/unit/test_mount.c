@@ -134,6 +134,12 @@ static void test_bad_binds_rejected(void **state)
                 { "/a", "/", "sandbox root" },
                 { "rel", "/data", "not absolute" },
                 { "/a", "/usr/bin/python3.11", "provided by the profile" },
+                /* over or into what the profile provides: python would start
+                 * without it and fail as if the program were wrong */
+                { "/a", "/usr/lib/python3.11/encodings", "lies inside '/usr/lib/python3.11'" },
+                { "/a", "/usr/lib/x86_64-linux-gnu", "would hide '/usr/lib/x86_64-linux-gnu/libc.so.6'" },
+                { "/a", "//usr/bin/", "would hide '/usr/bin/python3'" },
+                { "/a", "/usr/bin/python3.11/x", "lies inside '/usr/bin/python3.11'" },
         };
         (void) state;
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -152,6 +158,35 @@ static void test_bad_binds_rejected(void **state)
                         fail_msg("case %zu: '%s' lacks '%s'", i, e.msg, cases[i].needle);
                 assert_int_equal(e.stage, NSB_STAGE_CONFIG);
                 assert_null(p.ops);
+                cfg_free(&cfg);
+        }
+}
+
+/* A host path bound onto itself shows the same files: it may sit around the
+ * profile's paths; a bind may go through a profile symlink (/lib). */
+static void test_binds_beside_the_profile(void **state)
+{
+        static const struct { const char *src, *dst; } ok[] = {
+                { "/usr/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu" },
+                { "/usr/lib/python3.11/json/", "/usr/lib/python3.11/json" },
+                { "/usr", "/usr" },
+                { "/srv/data", "/lib/data" },
+                { "/srv/data", "/usr/share/data" },
+        };
+        (void) state;
+        for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+                struct nsb_config cfg;
+                struct mnt_plan p;
+                struct nsb_error e;
+
+                base_cfg(&cfg);
+                cfg.binds = malloc(sizeof *cfg.binds);
+                cfg.binds[0] = (struct nsb_bind){ strdup(ok[i].src), strdup(ok[i].dst), true };
+                cfg.n_binds = 1;
+                nsb_error_clear(&e);
+                if (build(&cfg, &p, &e) < 0)
+                        fail_msg("case %zu: %s", i, e.msg);
+                mnt_plan_free(&p);
                 cfg_free(&cfg);
         }
 }
@@ -234,6 +269,7 @@ int main(void)
                 cmocka_unit_test(test_order_invariants),
                 cmocka_unit_test(test_workspace_bind_is_writable_and_late),
                 cmocka_unit_test(test_bad_binds_rejected),
+                cmocka_unit_test(test_binds_beside_the_profile),
                 cmocka_unit_test(test_duplicate_and_program_name),
                 cmocka_unit_test(test_tmpfs),
         };
