@@ -187,9 +187,24 @@ static int opt_isolation(struct nsb_config *c, const char *v, struct nsb_error *
         return 0;
 }
 
+/* The ':' before DST. DST is absolute, so when @v has a ":/" the last one
+ * is the separator, and a host SRC may hold ':' itself
+ * ("/data/run-12:00:/data"). Otherwise the first ':' is, so "/srv:data" is
+ * still the relative DST "data" that is refused; a SRC with ':' then needs
+ * its DST written out. DST never contains ":/", so SRC:DST as profile show
+ * writes it reads back the same. */
+static const char *bind_separator(const char *v)
+{
+        const char *sep = NULL;
+
+        for (const char *p = strstr(v, ":/"); p; p = strstr(p + 1, ":/"))
+                sep = p;
+        return sep ? sep : strchr(v, ':');
+}
+
 static int add_bind(struct nsb_config *c, const char *v, bool ro, struct nsb_error *e)
 {
-        const char *colon = strchr(v, ':');
+        const char *colon = bind_separator(v);
         struct nsb_bind b = { .read_only = ro };
         struct nsb_bind *nb;
 

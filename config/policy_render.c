@@ -102,7 +102,8 @@ int cfg_policy_render(const struct nsb_config *cfg, char **ret, struct nsb_error
                 const struct nsb_bind *b = &cfg->binds[i];
                 fprintf(f, "%s = ", b->read_only ? "ro_bind" : "bind");
                 put_value(f, b->src);
-                if (strcmp(b->src, b->dst) != 0) {
+                /* SRC alone only when it reads back as SRC:SRC (no ':') */
+                if (strcmp(b->src, b->dst) != 0 || strchr(b->src, ':')) {
                         fputc(':', f);
                         put_value(f, b->dst);
                 }

@@ -82,6 +82,33 @@ static void test_cli_run(void **state)
         cfg_free(&cfg);
 }
 
+/* SRC may hold ':' (DST is absolute: the separator is the last ":/"). */
+static void test_cli_bind_with_colons(void **state)
+{
+        static const struct { const char *arg, *src, *dst; } rows[] = {
+                { "/data:/d", "/data", "/d" },
+                { "/x", "/x", "/x" },
+                { "/srv/run-12:00:/data", "/srv/run-12:00", "/data" },
+                { "/srv/run-12:00:/srv/run-12:00", "/srv/run-12:00", "/srv/run-12:00" },
+                { "/srv:data", "/srv", "data" },        /* refused later: DST is relative */
+                { "/srv/a:/b:/c", "/srv/a:/b", "/c" },
+                { "/srv/a:/b:c", "/srv/a", "/b:c" },
+        };
+        (void) state;
+        for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+                char *argv[] = { "nsbox", "run", "--ro-bind", (char *) rows[i].arg, "--", "/bin/true", NULL };
+                struct nsb_config cfg;
+                struct nsb_error e;
+
+                nsb_error_clear(&e);
+                assert_int_equal(cfg_parse_cli(6, argv, &cfg, &e), 0);
+                assert_int_equal(cfg.n_binds, 1);
+                if (strcmp(cfg.binds[0].src, rows[i].src) != 0 || strcmp(cfg.binds[0].dst, rows[i].dst) != 0)
+                        fail_msg("'%s': got '%s' -> '%s'", rows[i].arg, cfg.binds[0].src, cfg.binds[0].dst);
+                cfg_free(&cfg);
+        }
+}
+
 static void test_cli_python(void **state)
 {
         char *a1[] = { "nsbox", "python", "--json", "main.py", "x", "--wall-time", NULL };
@@ -153,6 +180,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_sizes),        cmocka_unit_test(test_durations),
                 cmocka_unit_test(test_cli_run),      cmocka_unit_test(test_cli_python),
+                cmocka_unit_test(test_cli_bind_with_colons),
                 cmocka_unit_test(test_cli_errors),   cmocka_unit_test(test_error_prefix),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -209,6 +209,33 @@ static void test_round_trip(void **state)
 }
 
 /* The canonical text: largest exact unit, fixed order. */
+/* A source with ':' (the last ":/" ends it) is written so that it reads
+ * back the same, also when bound at its own path. */
+static void test_bind_source_with_colon(void **state)
+{
+        static const char text[] = "[mounts]\nro_bind = /srv/run-12:00:/runs\nbind = /srv/a:b:/srv/a:b\n";
+        struct nsb_config a, b;
+        struct nsb_error e;
+        char *ta, *tb;
+
+        (void) state;
+        assert_int_equal(parse(text, &a, &e), 0);
+        assert_int_equal(a.n_binds, 2);
+        assert_string_equal(a.binds[0].src, "/srv/run-12:00");
+        assert_string_equal(a.binds[0].dst, "/runs");
+        assert_string_equal(a.binds[1].src, "/srv/a:b");
+        assert_string_equal(a.binds[1].dst, "/srv/a:b");
+        ta = render(&a);
+        assert_non_null(strstr(ta, "ro_bind = /srv/run-12:00:/runs\nbind = /srv/a:b:/srv/a:b\n"));
+        assert_int_equal(parse(ta, &b, &e), 0);
+        tb = render(&b);
+        assert_string_equal(ta, tb);
+        free(ta);
+        free(tb);
+        cfg_free(&a);
+        cfg_free(&b);
+}
+
 static void test_render_canonical(void **state)
 {
         struct nsb_config c;
@@ -381,6 +408,7 @@ int main(void)
                 cmocka_unit_test(test_errors),
                 cmocka_unit_test(test_nul_and_long_lines),
                 cmocka_unit_test(test_round_trip),
+                cmocka_unit_test(test_bind_source_with_colon),
                 cmocka_unit_test(test_render_canonical),
                 cmocka_unit_test(test_builtins_match_defaults),
                 cmocka_unit_test(test_precedence),
