@@ -34,6 +34,17 @@ static int usage_error_or_die(const struct nsb_error *e)
         return EXIT_NSBOX_FAILURE;
 }
 
+/* judge and test word their own errors fully ("spec 'x': cases[2]..."), so
+ * the errno text is added only to a system error (a file that cannot be
+ * read or written), never to one they made up themselves (EINVAL). */
+static void command_error(const char *cmd, const struct nsb_error *e)
+{
+        if (e->errnum > 0 && e->errnum != EINVAL)
+                fprintf(stderr, "nsbox: %s: %s: %s\n", cmd, e->msg, strerror(e->errnum));
+        else
+                fprintf(stderr, "nsbox: %s: %s\n", cmd, e->msg);
+}
+
 /* SIGINT/SIGTERM become a readable fd: the supervisor cancels the run. */
 static int cancel_fd_or_die(void)
 {
@@ -233,12 +244,12 @@ int main(int argc, char **argv)
         case NSB_CMD_JUDGE:
                 code = judge_main(&cfg, cancel_fd, stdout, &e);
                 if (code == JUDGE_EXIT_BAD_SPEC)
-                        fprintf(stderr, "nsbox: judge: %s\n", e.msg);
+                        command_error("judge", &e);
                 break;
         case NSB_CMD_TEST:
                 code = test_main(&cfg, cancel_fd, stdout, &e);
                 if (code == TESTCMD_EXIT_SETUP)
-                        fprintf(stderr, "nsbox: test: %s\n", e.msg);
+                        command_error("test", &e);
                 break;
         case NSB_CMD_BATCH:
                 code = batch_main(&cfg, cancel_fd, STDOUT_FILENO, isatty(STDERR_FILENO) ? stderr : NULL, &e);

@@ -256,6 +256,13 @@ class Profiles(SandboxTest):
         self.assertEqual(p.returncode, 125)
         self.assertIn(prof + ":2:", p.stderr.decode())
 
+    def test_judge_missing_profile_file_says_why(self):
+        prof = os.path.join(self.dir, "no-such-profile.ini")
+        spec = {"program": {"source": "print(1)\n"}, "profile": prof, "cases": [{"name": "a"}]}
+        p = self.nsbox("judge", self.write("spec.json", json.dumps(spec)))
+        self.assertEqual(p.returncode, 125)
+        self.assertIn("'%s': No such file or directory" % prof, p.stderr.decode())
+
     # ---- packages and virtual environments --------------------------------
 
     def make_packages(self, site):
