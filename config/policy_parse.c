@@ -235,6 +235,45 @@ static void check_path(struct ini_ctx *c, const char *what, bool package)
                         fail_at(c, EINVAL, "%s: '%s' is named twice", what, path);
 }
 
+static int hex_digit(char ch)
+{
+        if (ch >= '0' && ch <= '9')
+                return ch - '0';
+        if (ch >= 'a' && ch <= 'f')
+                return ch - 'a' + 10;
+        if (ch >= 'A' && ch <= 'F')
+                return ch - 'A' + 10;
+        return -1;
+}
+
+/* "\xHH" in a value is the byte HH: how `profile show` writes what a line
+ * cannot hold as it is (policy_render.c). Into a malloc'd *ret; -EINVAL for
+ * \x00, -ENOMEM. */
+static int unescape(const char *v, char **ret)
+{
+        char *out = malloc(strlen(v) + 1), *o = out;
+
+        if (!out)
+                return -ENOMEM;
+        while (*v) {
+                int hi, lo;
+
+                if (v[0] == '\\' && v[1] == 'x' && (hi = hex_digit(v[2])) >= 0 && (lo = hex_digit(v[3])) >= 0) {
+                        if (hi == 0 && lo == 0) {
+                                free(out);
+                                return -EINVAL;
+                        }
+                        *o++ = (char) (hi << 4 | lo);
+                        v += 4;
+                } else {
+                        *o++ = *v++;
+                }
+        }
+        *o = '\0';
+        *ret = out;
+        return 0;
+}
+
 static int on_env(struct ini_ctx *c, const char *name, const char *value)
 {
         AUTOFREE char *kv = NULL;
@@ -258,9 +297,11 @@ static int on_env(struct ini_ctx *c, const char *name, const char *value)
         return 1;
 }
 
-static int on_key(void *user, const char *section, const char *name, const char *value)
+static int on_key(void *user, const char *section, const char *name, const char *raw)
 {
         struct ini_ctx *c = user;
+        AUTOFREE char *value = NULL;
+        int r;
         const struct ini_key *k = NULL;
         struct nsb_error sub;
         size_t idx = 0;
@@ -268,15 +309,20 @@ static int on_key(void *user, const char *section, const char *name, const char 
 
         if (c->err_line)
                 return 1;       /* only the first error is reported */
-        /* "k =;x" keeps ";x", but "k = ;x" (how it is written back) is a
-         * comment, and so is any ';' after whitespace: such a value could
-         * not round-trip, so refuse it. */
-        for (size_t i = 0; value[i]; i++)
-                if (value[i] == ';' && (i == 0 || isspace((unsigned char) value[i - 1]))) {
-                        fail_at(c, EINVAL, "[%s] %s: a value may not begin with ';' nor have one after a space",
-                                section, name);
+        /* "k = ;x" is a comment, and so is any ';' after whitespace: refuse
+         * it rather than guess; \x3b is the ';' itself. */
+        for (size_t i = 0; raw[i]; i++)
+                if (raw[i] == ';' && (i == 0 || isspace((unsigned char) raw[i - 1]))) {
+                        fail_at(c, EINVAL, "[%s] %s: a value may not begin with ';' nor have one after a space "
+                                "(write that ';' as \\x3b)", section, name);
                         return 0;
                 }
+        r = unescape(raw, &value);
+        if (r < 0) {
+                fail_at(c, -r, "[%s] %s: %s", section, name,
+                        r == -ENOMEM ? "out of memory" : "\\x00 (a NUL byte) in the value");
+                return 0;
+        }
         if (strcmp(section, "env") == 0)
                 return on_env(c, name, value);
         for (size_t i = 0; i < ARRAY_SIZE(keys); i++)

@@ -53,15 +53,32 @@ static void put_duration(FILE *f, const char *key, uint64_t ms)
         fprintf(f, "%s = %llums\n", key, (unsigned long long) ms);
 }
 
-/* Values are written as they are; a control character (which no profile
- * line can hold) is written as \xNN so the text stays one line per key. */
+/* Values are written as they are, except for what the parser would read
+ * differently: a control character (the text stays one line per key), a
+ * blank at either end (inih strips it), a ';' at the start or after a blank
+ * (a comment), and a backslash that begins "\xHH" (the parser's escape) are
+ * written as \xHH, which the parser turns back into the byte. So
+ * parse(render(v)) == v, and two different policies never render (and hash)
+ * the same. */
+static bool is_hex(char c)
+{
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
 static void put_value(FILE *f, const char *s)
 {
-        for (; *s; s++) {
-                if ((unsigned char) *s < 0x20 || *s == 0x7f)
-                        fprintf(f, "\\x%02x", (unsigned char) *s);
+        size_t n = strlen(s);
+
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char) s[i];
+                bool blank_edge = c == ' ' && (i == 0 || i + 1 == n);
+                bool comment = c == ';' && (i == 0 || s[i - 1] == ' ' || s[i - 1] == '\t');
+                bool escape = c == '\\' && s[i + 1] == 'x' && is_hex(s[i + 2]) && is_hex(s[i + 3]);
+
+                if (c < 0x20 || c == 0x7f || blank_edge || comment || escape)
+                        fprintf(f, "\\x%02x", c);
                 else
-                        fputc(*s, f);
+                        fputc(c, f);
         }
 }
 

@@ -332,6 +332,59 @@ static void test_policy_hash(void **state)
         cfg_free(&b);
 }
 
+/* What a line cannot hold as it is (a control character, a blank at an end,
+ * a ';' that would start a comment, a literal "\xHH") is written as \xHH and
+ * read back as that byte: the value survives show -> file -> parse, and two
+ * different values never share a hash. */
+static void test_value_escapes(void **state)
+{
+        static const char *const values[] = {
+                "A=tab\there", "A=lit\\x09eral", "A= lead and trail ", "A=x ;y", "A=;x", "A=\\x", "A=C:\\p\\x4",
+                "A=\x7f\x01nl\nend",
+        };
+        char hashes[sizeof values / sizeof values[0]][65];
+
+        (void) state;
+        for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+                struct nsb_config a, b;
+                struct nsb_error e;
+                char *text;
+
+                cfg_defaults(&a, NSB_CMD_RUN);
+                nsb_error_clear(&e);
+                assert_int_equal(cfg_set_option(&a, "env", values[i], &e), 0);
+                text = render(&a);
+                if (parse(text, &b, &e) < 0)
+                        fail_msg("value %zu: rendered text refused: %s\n%s", i, e.msg, text);
+                assert_int_equal(b.n_env_add, 1);
+                if (strcmp(b.env_add[0], values[i]) != 0)
+                        fail_msg("value %zu: '%s' came back as '%s'\n%s", i, values[i], b.env_add[0], text);
+                cfg_policy_sha256(&a, hashes[i]);
+                for (size_t k = 0; k < i; k++)
+                        assert_string_not_equal(hashes[k], hashes[i]);
+                free(text);
+                cfg_free(&a);
+                cfg_free(&b);
+        }
+}
+
+/* In a profile, \xHH is the byte; \x00 is refused with its line. */
+static void test_escapes_in_a_file(void **state)
+{
+        struct nsb_config c;
+        struct nsb_error e;
+
+        (void) state;
+        assert_int_equal(parse("[env]\nA = tab\\x09here\nB = tab\there\nC = x\\x5cx41\n", &c, &e), 0);
+        assert_string_equal(c.env_add[0], "A=tab\there");
+        assert_string_equal(c.env_add[1], "B=tab\there");
+        assert_string_equal(c.env_add[2], "C=x\\x41");
+        cfg_free(&c);
+        assert_true(parse("[env]\nA = 1\nB = a\\x00b\n", &c, &e) < 0);
+        assert_non_null(strstr(e.msg, "f.ini:3: [env] B: \\x00"));
+        cfg_free(&c);
+}
+
 static void test_python_argv(void **state)
 {
         char *tail[] = { "/program/main.py", "arg" };
@@ -410,6 +463,8 @@ int main(void)
                 cmocka_unit_test(test_round_trip),
                 cmocka_unit_test(test_bind_source_with_colon),
                 cmocka_unit_test(test_render_canonical),
+                cmocka_unit_test(test_value_escapes),
+                cmocka_unit_test(test_escapes_in_a_file),
                 cmocka_unit_test(test_builtins_match_defaults),
                 cmocka_unit_test(test_precedence),
                 cmocka_unit_test(test_policy_hash),
