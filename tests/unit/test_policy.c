@@ -64,6 +64,10 @@ static const char full[] =
         "args = -I\n"
         "packages = /opt/venv/lib/python3.11/site-packages/numpy\n";
 
+/* A source with ':' (the last ":/" ends it) is written so that it reads
+ * back the same, also when bound at its own path (test_round_trip). */
+static const char colon_binds[] = "[mounts]\nro_bind = /srv/run-12:00:/runs\nbind = /srv/a:b:/srv/a:b\n";
+
 static void test_full_profile(void **state)
 {
         struct nsb_config c;
@@ -186,7 +190,7 @@ static void test_nul_and_long_lines(void **state)
 /* show -> parse -> show is the identity, for built-ins and a full profile. */
 static void test_round_trip(void **state)
 {
-        const char *inputs[] = { cfg_profile_builtin("python"), cfg_profile_builtin("minimal"), full };
+        const char *inputs[] = { cfg_profile_builtin("python"), cfg_profile_builtin("minimal"), full, colon_binds };
 
         (void) state;
         for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
@@ -208,18 +212,14 @@ static void test_round_trip(void **state)
         }
 }
 
-/* The canonical text: largest exact unit, fixed order. */
-/* A source with ':' (the last ":/" ends it) is written so that it reads
- * back the same, also when bound at its own path. */
-static void test_bind_source_with_colon(void **state)
+static void test_bind_source_with_colon_parses(void **state)
 {
-        static const char text[] = "[mounts]\nro_bind = /srv/run-12:00:/runs\nbind = /srv/a:b:/srv/a:b\n";
-        struct nsb_config a, b;
+        struct nsb_config a;
         struct nsb_error e;
-        char *ta, *tb;
+        char *ta;
 
         (void) state;
-        assert_int_equal(parse(text, &a, &e), 0);
+        assert_int_equal(parse(colon_binds, &a, &e), 0);
         assert_int_equal(a.n_binds, 2);
         assert_string_equal(a.binds[0].src, "/srv/run-12:00");
         assert_string_equal(a.binds[0].dst, "/runs");
@@ -227,15 +227,11 @@ static void test_bind_source_with_colon(void **state)
         assert_string_equal(a.binds[1].dst, "/srv/a:b");
         ta = render(&a);
         assert_non_null(strstr(ta, "ro_bind = /srv/run-12:00:/runs\nbind = /srv/a:b:/srv/a:b\n"));
-        assert_int_equal(parse(ta, &b, &e), 0);
-        tb = render(&b);
-        assert_string_equal(ta, tb);
         free(ta);
-        free(tb);
         cfg_free(&a);
-        cfg_free(&b);
 }
 
+/* The canonical text: largest exact unit, fixed order. */
 static void test_render_canonical(void **state)
 {
         struct nsb_config c;
@@ -461,7 +457,7 @@ int main(void)
                 cmocka_unit_test(test_errors),
                 cmocka_unit_test(test_nul_and_long_lines),
                 cmocka_unit_test(test_round_trip),
-                cmocka_unit_test(test_bind_source_with_colon),
+                cmocka_unit_test(test_bind_source_with_colon_parses),
                 cmocka_unit_test(test_render_canonical),
                 cmocka_unit_test(test_value_escapes),
                 cmocka_unit_test(test_escapes_in_a_file),
