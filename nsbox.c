@@ -1,6 +1,7 @@
 /* nsbox.c — parse the command line, hand the request to the supervisor,
  * render the result and map the exit code. Nothing else lives here. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,9 +105,12 @@ static int emit(const struct nsb_config *cfg, const struct run_result *r)
                 return EXIT_NSBOX_FAILURE;
         }
         if (cfg->json) {
-                json_dumpf(j, stdout, flags);
-                fputc('\n', stdout);
-                fflush(stdout);
+                if (json_dumpf(j, stdout, flags) < 0 || fputc('\n', stdout) == EOF ||
+                    fflush(stdout) == EOF) {
+                        fprintf(stderr, "nsbox: cannot write the result to stdout: %s\n", strerror(errno));
+                        json_decref(j);
+                        return EXIT_NSBOX_FAILURE;
+                }
         } else {
                 explain(r);
         }
@@ -189,12 +193,37 @@ static int run_or_die(struct nsb_config *cfg, int cancel_fd)
         return code;
 }
 
+/* A closed stdin, stdout or stderr would be taken by the next open() (the
+ * signalfd, a cgroup file) and receive what was meant for the user. Each
+ * closed one is held by /dev/null opened read-only, so a write to it still
+ * fails as on a closed descriptor, and is reported. */
+static void hold_std_fds(void)
+{
+        for (int fd = 0; fd <= 2; fd++)
+                if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+                        (void) open("/dev/null", O_RDONLY);     /* the lowest free fd: this one */
+}
+
+/* What nsbox printed on stdout (a result, a verdict, a report, a profile)
+ * must have arrived: a lost result is an nsbox failure, never the
+ * program's exit code. */
+static int stdout_delivered_or_die(int code)
+{
+        errno = 0;
+        if (code != EXIT_NSBOX_FAILURE && (fflush(stdout) == EOF || ferror(stdout))) {
+                fprintf(stderr, "nsbox: cannot write to stdout: %s\n", errno ? strerror(errno) : "write error");
+                return EXIT_NSBOX_FAILURE;
+        }
+        return code;
+}
+
 int main(int argc, char **argv)
 {
         struct nsb_config cfg;
         struct nsb_error e;
         int code, cancel_fd;
 
+        hold_std_fds();
         cmdline_remember(argc, argv);
         nsb_error_clear(&e);
         if (cfg_parse_cli(argc, argv, &cfg, &e) < 0) {
@@ -204,18 +233,18 @@ int main(int argc, char **argv)
         }
         if (cfg.cmd == NSB_CMD_VERSION) {
                 printf("nsbox %s\n", NSBOX_VERSION);
-                return 0;
+                return stdout_delivered_or_die(0);
         }
         if (cfg.cmd == NSB_CMD_HELP || cfg.help) {
                 AUTOFREE char *u = cfg_usage(cfg.cmd == NSB_CMD_HELP ? NSB_CMD_NONE : cfg.cmd);
                 fputs(u ? u : "", stdout);
                 cfg_free(&cfg);
-                return 0;
+                return stdout_delivered_or_die(0);
         }
         if (cfg.cmd == NSB_CMD_PROFILE) {
                 code = profile_show_or_die(&cfg);
                 cfg_free(&cfg);
-                return code;
+                return stdout_delivered_or_die(code);
         }
         /* The judge resolves its own: its spec may name the profile. */
         if (cfg.cmd != NSB_CMD_JUDGE && cfg.cmd != NSB_CMD_DOCTOR && cfg_profile_resolve(&cfg, NULL, &e) < 0) {
@@ -267,5 +296,5 @@ int main(int argc, char **argv)
                 break;
         }
         cfg_free(&cfg);
-        return code;
+        return stdout_delivered_or_die(code);
 }

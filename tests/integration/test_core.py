@@ -227,6 +227,38 @@ class ExitCodes(SandboxTest):
         self.assertEqual(res["command"], ["/bin/echo", "hello", "world"])
 
 
+class ResultFile(SandboxTest):
+    def test_result_file_holds_what_json_prints(self):
+        d = tempfile.mkdtemp()
+        os.chmod(d, 0o777)
+        try:
+            path = os.path.join(d, "result.json")
+            p = self.nsbox("python", "--json", "--result", path, "-c", "print('hi')")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(path, "rb") as f:
+                self.assertEqual(f.read(), p.stdout)     # same bytes, ending in a newline
+        finally:
+            shutil.rmtree(d)
+
+
+class LostResult(SandboxTest):
+    """A result that cannot be delivered is nsbox's failure (125), never the
+    program's exit code, and a closed stdout is never reused for anything."""
+    def test_full_or_closed_stdout(self):
+        with open("/dev/full", "wb") as full:
+            p = subprocess.run([NSBOX, "python", "--json", "-c", "pass"], stdout=full, stderr=subprocess.PIPE,
+                               timeout=60)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"cannot write the result to stdout: No space left on device", p.stderr)
+        p = subprocess.run(["/bin/sh", "-c", 'exec "$0" python --json -c pass >&-', NSBOX],
+                           stderr=subprocess.PIPE, timeout=60)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"cannot write the result to stdout: Bad file descriptor", p.stderr)
+        p = subprocess.run(["/bin/sh", "-c", 'exec "$0" profile show python >&-', NSBOX],
+                           stderr=subprocess.PIPE, timeout=60)
+        self.assertEqual(p.returncode, 125, p.stderr)
+
+
 class BadInput(SandboxTest):
     def check(self, args, needle):
         p = self.nsbox(*args)
