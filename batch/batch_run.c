@@ -83,7 +83,8 @@ struct batch {
         bool python_host_tried;
         struct batch_progress prog;
         double last_draw_ms;
-        bool cancelled, out_broken;
+        bool cancelled;
+        int out_err;            /* errno of the first failed write of a result line; 0: none */
         bool out_is_tty;                /* lines and the status line share a terminal */
 };
 
@@ -223,13 +224,15 @@ static void draw_progress(struct batch *b, bool final)
  * the status line is erased first (and redrawn after), so they never mix. */
 static void write_line(struct batch *b, const char *text, size_t len)
 {
+        int r;
+
         if (b->progress && b->out_is_tty) {
                 fputs("\r\033[K", b->progress);
                 fflush(b->progress);
                 b->last_draw_ms = -PROGRESS_EVERY_MS;   /* redraw right after the line */
         }
-        if (!b->out_broken && write_all(b->out_fd, text, len) < 0)
-                b->out_broken = true;
+        if (!b->out_err && (r = write_all(b->out_fd, text, len)) < 0)
+                b->out_err = -r;
 }
 
 static void count_line(struct batch *b, enum batch_outcome outcome)
@@ -247,7 +250,7 @@ static void emit(struct batch *b, json_t *line, enum batch_outcome outcome)
         size_t n;
 
         if (!owned || !(text = json_dumps(owned, LINE_FLAGS))) {
-                b->out_broken = true;
+                b->out_err = ENOMEM;
                 return;
         }
         n = strlen(text);
@@ -590,7 +593,7 @@ static int loop(struct batch *b, const char *jobs_path, struct nsb_error *e)
                         if (r < 0)
                                 cancel_all(b);
                 }
-                if (b->out_broken && !b->cancelled)
+                if (b->out_err && !b->cancelled)
                         cancel_all(b);
                 if (b->busy == 0 && (b->cancelled || b->in.eof))
                         break;
@@ -706,9 +709,9 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
         free(b.slots);
         free(b.in.buf);
         host_set_free(&b.python_host);
-        if (b.out_broken) {
+        if (b.out_err) {
                 if (r == 0)
-                        nsb_fail(e, NSB_STAGE_OUTPUT, EPIPE, "cannot write the results to stdout");
+                        nsb_fail(e, NSB_STAGE_OUTPUT, b.out_err, "cannot write the results to stdout");
                 return BATCH_EXIT_SETUP;
         }
         if (r < 0)

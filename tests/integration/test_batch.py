@@ -181,6 +181,13 @@ class Batch(SandboxTest):
         p = self.nsbox("batch", input=b"", timeout=30)
         self.assertEqual((p.returncode, p.stdout), (0, b""))
 
+    def test_unwritable_stdout_says_why(self):
+        with open("/dev/full", "wb") as full:
+            p = subprocess.run([NSBOX, "batch", "-"], input=jsonl([py("a", "pass")]), stdout=full,
+                               stderr=subprocess.PIPE, timeout=60)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"cannot write the results to stdout: No space left on device", p.stderr)
+
     def test_sigint_kills_every_sandbox_and_keeps_whole_lines(self):
         marker = "%d.%06d" % (300 + os.getpid() % 100, int(uuid.uuid4().int % 10 ** 6))
         jobs = [py("quick", "print(1)")] + [
