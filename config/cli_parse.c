@@ -39,6 +39,29 @@ uint64_t cfg_cpu_time_ms(const struct nsb_config *cfg)
         return cfg->cpu_time_ms ? cfg->cpu_time_ms : cfg->wall_time_ms;
 }
 
+const char *cfg_reduced_conflict(const struct nsb_config *cfg, char *buf, size_t size)
+{
+        if (cfg->network == NSB_NETWORK_LOOPBACK) {
+                snprintf(buf, size, "--network loopback needs a network namespace; under --isolation reduced "
+                                    "every socket is refused (use strict isolation for loopback)");
+                return buf;
+        }
+        if (cfg->n_tmpfs > 0) {
+                snprintf(buf, size, "--tmpfs %s needs a mount namespace, which --isolation reduced does not have "
+                                    "(use strict isolation, or --bind a directory of your own)", cfg->tmpfs[0].dst);
+                return buf;
+        }
+        for (size_t i = 0; i < cfg->n_binds; i++)
+                if (strcmp(cfg->binds[i].src, cfg->binds[i].dst) != 0) {
+                        snprintf(buf, size, "%s %s:%s: under --isolation reduced a path stays where it is on the "
+                                            "host (no mount namespace), so SRC and DST must be the same",
+                                 cfg->binds[i].read_only ? "--ro-bind" : "--bind", cfg->binds[i].src,
+                                 cfg->binds[i].dst);
+                        return buf;
+                }
+        return NULL;
+}
+
 static void free_strv(char **v, size_t n)
 {
         for (size_t i = 0; i < n; i++)

@@ -118,6 +118,12 @@ struct nsb_config {
 void cfg_defaults(struct nsb_config *cfg, enum nsb_cmd cmd);
 void cfg_free(struct nsb_config *cfg);
 
+/* What --isolation reduced cannot provide, having no mount or network
+ * namespace, among @cfg's policy: a loopback network, a private tmpfs, a bind
+ * whose DST is not its SRC. NULL, or why (in @buf). Pure. The supervisor
+ * refuses such a run; a profile refuses the key with its FILE:LINE. */
+const char *cfg_reduced_conflict(const struct nsb_config *cfg, char *buf, size_t size);
+
 /* Effective CPU limit: cpu_time_ms, or wall_time_ms when unset. */
 uint64_t cfg_cpu_time_ms(const struct nsb_config *cfg);
 

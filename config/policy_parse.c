@@ -235,6 +235,20 @@ static void check_path(struct ini_ctx *c, const char *what, bool package)
                         fail_at(c, EINVAL, "%s: '%s' is named twice", what, path);
 }
 
+/* isolation = reduced and a key it cannot provide, in either order: the
+ * later of the two is the error. */
+static void check_reduced(struct ini_ctx *c, const char *what)
+{
+        char why[NSB_ERROR_MSG_MAX - 64];
+
+        if (c->cfg->isolation != NSB_ISOLATION_REDUCED || !cfg_reduced_conflict(c->cfg, why, sizeof why))
+                return;
+        if (strcmp(what, "[sandbox] isolation") == 0)
+                fail_at(c, EINVAL, "%s: reduced conflicts with an earlier key: %s", what, why);
+        else
+                fail_at(c, EINVAL, "%s: conflicts with isolation = reduced: %s", what, why);
+}
+
 static int hex_digit(char ch)
 {
         if (ch >= '0' && ch <= '9')
@@ -356,6 +370,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
                 check_dst(c, what, c->cfg->tmpfs[c->cfg->n_tmpfs - 1].dst, true);
         else if (k->check == CHECK_PATH)
                 check_path(c, what, k->list);
+        check_reduced(c, what);
         return c->err_line ? 0 : 1;
 }
 

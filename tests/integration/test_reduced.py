@@ -288,6 +288,7 @@ class Reduced(unittest.TestCase):
         for args, word in ((["python", "--network", "loopback", "-c", "pass"], b"loopback"),
                            (["python", "--harness", "/usr", "-c", "pass"], b"--harness"),
                            (["python", "--ro-bind", "/usr/share:/data", "-c", "pass"], b"SRC and DST"),
+                           (["python", "--tmpfs", "/data", "-c", "pass"], b"--tmpfs /data needs a mount namespace"),
                            (["test", "--harness", os.path.join(PY)], b"strict isolation")):
             cmd, rest = args[0], args[1:]
             p = self.nsbox(cmd, "--isolation", "reduced", *rest)

@@ -131,6 +131,13 @@ static void test_errors(void **state)
                 { "[mounts]\nro_bind = /a:/data\nro_bind = /b://data/\n", "f.ini:3: [mounts] ro_bind: destination '//data/' is mounted twice" },
                 { "[python]\npackages = //tmp/pkg\n", "f.ini:2: [python] packages: '//tmp/pkg' lies under a path the sandbox owns" },
                 { "[python]\npackages = /opt/a\npackages = /opt/a/\n", "f.ini:3: [python] packages: '/opt/a/' is named twice" },
+                /* what reduced isolation cannot provide, in either order */
+                { "[sandbox]\nisolation = reduced\n[mounts]\ntmpfs = /data\n",
+                  "f.ini:4: [mounts] tmpfs: conflicts with isolation = reduced: --tmpfs /data needs a mount namespace" },
+                { "[sandbox]\nnetwork = loopback\nisolation = reduced\n",
+                  "f.ini:3: [sandbox] isolation: reduced conflicts with an earlier key: --network loopback" },
+                { "[mounts]\nro_bind = /srv:/data\n[sandbox]\nisolation = reduced\n",
+                  "f.ini:4: [sandbox] isolation: reduced conflicts with an earlier key: --ro-bind /srv:/data" },
                 /* conflicting mounts: a tmpfs inside or above a bind or another tmpfs */
                 { "[mounts]\ntmpfs = /data\nro_bind = /a:/data/x\n", "f.ini:3: [mounts] ro_bind: destination '/data/x' overlaps the tmpfs at '/data'" },
                 { "[mounts]\nro_bind = /a:/data/x\ntmpfs = /data\n", "f.ini:3: [mounts] tmpfs: destination '/data' overlaps the bind at '/data/x'" },

@@ -228,6 +228,12 @@ static void test_reduced_check(void **state)
         assert_true(reduced_check(&cfg, NULL, &e) < 0);
         assert_non_null(strstr(e.msg, "loopback"));
         cfg.network = NSB_NETWORK_NONE;
+        /* a private tmpfs needs a mount namespace: it was silently left out */
+        cfg.tmpfs = &(struct nsb_tmpfs){ "/data", 0 };
+        cfg.n_tmpfs = 1;
+        assert_true(reduced_check(&cfg, NULL, &e) < 0);
+        assert_non_null(strstr(e.msg, "--tmpfs /data needs a mount namespace"));
+        cfg.n_tmpfs = 0;
         cfg.harness = "/h";
         assert_true(reduced_check(&cfg, NULL, &e) < 0);
         assert_non_null(strstr(e.msg, "--harness"));
