@@ -452,10 +452,11 @@ int cfg_parse_cli(int argc, char **argv, struct nsb_config *cfg, struct nsb_erro
                         i++;
                         break;   /* everything after CODE is the program's argv */
                 }
-                if (cmd == NSB_CMD_BATCH && strcmp(a, "-j") == 0) {
-                        if (i + 1 >= argc)
+                /* -j N, or -jN as make(1) takes it */
+                if (cmd == NSB_CMD_BATCH && strncmp(a, "-j", 2) == 0) {
+                        if (!a[2] && i + 1 >= argc)
                                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "batch: -j needs N");
-                        r = opt_jobs(cfg, argv[++i], e);
+                        r = opt_jobs(cfg, a[2] ? a + 2 : argv[++i], e);
                         if (r < 0)
                                 return nsb_error_prefix(e, "-j");
                         continue;

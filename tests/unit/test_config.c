@@ -109,6 +109,27 @@ static void test_cli_bind_with_colons(void **state)
         }
 }
 
+static void test_cli_batch_jobs(void **state)
+{
+        char *a1[] = { "nsbox", "batch", "-j", "3", "-", NULL };
+        char *a2[] = { "nsbox", "batch", "-j2", "-", NULL };
+        char *a3[] = { "nsbox", "batch", "-jx", "-", NULL };
+        struct nsb_config cfg;
+        struct nsb_error e;
+
+        (void) state;
+        nsb_error_clear(&e);
+        assert_int_equal(cfg_parse_cli(5, a1, &cfg, &e), 0);
+        assert_int_equal(cfg.jobs, 3);
+        cfg_free(&cfg);
+        assert_int_equal(cfg_parse_cli(4, a2, &cfg, &e), 0);
+        assert_int_equal(cfg.jobs, 2);
+        cfg_free(&cfg);
+        assert_true(cfg_parse_cli(4, a3, &cfg, &e) < 0);
+        assert_non_null(strstr(e.msg, "-j"));
+        cfg_free(&cfg);
+}
+
 static void test_cli_python(void **state)
 {
         char *a1[] = { "nsbox", "python", "--json", "main.py", "x", "--wall-time", NULL };
@@ -181,6 +202,7 @@ int main(void)
                 cmocka_unit_test(test_sizes),        cmocka_unit_test(test_durations),
                 cmocka_unit_test(test_cli_run),      cmocka_unit_test(test_cli_python),
                 cmocka_unit_test(test_cli_bind_with_colons),
+                cmocka_unit_test(test_cli_batch_jobs),
                 cmocka_unit_test(test_cli_errors),   cmocka_unit_test(test_error_prefix),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
