@@ -219,6 +219,39 @@ struct user_mount {
         const char *what;
 };
 
+static size_t depth(const char *path)
+{
+        size_t n = 0;
+        for (; *path; path++)
+                n += *path == '/';
+        return n;
+}
+
+/* Binds inside binds: the enclosing one must be attached first, or it hides
+ * the inner one and the program silently sees the wrong tree. Within a phase
+ * that is an order (stable: parents before children); across phases it is
+ * not, since read-write binds go on after everything is made read-only, so a
+ * read-only bind inside a read-write one is refused. */
+static int order_nested(struct builder *b, struct user_mount *um, size_t n)
+{
+        for (size_t i = 1; i < n; i++) {
+                struct user_mount m = um[i];
+                size_t k = i;
+
+                for (; k > 0 && depth(um[k - 1].dst) > depth(m.dst); k--)
+                        um[k] = um[k - 1];
+                um[k] = m;
+        }
+        for (size_t i = 0; i < n; i++)
+                for (size_t k = 0; k < n; k++)
+                        if (k != i && um[i].ro && !um[k].ro && mnt_path_under(um[i].dst, um[k].dst))
+                                return nsb_fail(b->e, NSB_STAGE_CONFIG, EINVAL,
+                                                "%s: destination '%s' lies inside the read-write bind at '%s', "
+                                                "which goes on top of it (read-write binds are mounted last)",
+                                                um[i].what, um[i].dst, um[k].dst);
+        return 0;
+}
+
 static int plan_user_mounts(struct builder *b, const struct mnt_input *in, struct user_mount *um, size_t *n_um)
 {
         const struct nsb_config *cfg = in->cfg;
@@ -267,6 +300,8 @@ static int plan_user_mounts(struct builder *b, const struct mnt_input *in, struc
                 }
         }
         *n_um = n;
+        if ((r = order_nested(b, um, n)) < 0)
+                return r;
         for (size_t i = 0; i < n; i++) {
                 r = new_slot(b, um[i].src, in->preopen_user_sources);
                 if (r < 0)

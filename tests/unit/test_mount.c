@@ -191,6 +191,33 @@ static void test_binds_beside_the_profile(void **state)
         }
 }
 
+/* A bind inside another is attached after it, whatever order they were
+ * given in (or the outer one would hide it); a read-only bind inside a
+ * read-write one cannot be, and is refused. */
+static void test_nested_binds(void **state)
+{
+        struct nsb_config cfg;
+        struct mnt_plan p;
+        struct nsb_error e;
+
+        (void) state;
+        base_cfg(&cfg);
+        cfg.binds = calloc(3, sizeof *cfg.binds);
+        cfg.binds[0] = (struct nsb_bind){ strdup("/srv/deeper"), strdup("/data/x/y"), true };
+        cfg.binds[1] = (struct nsb_bind){ strdup("/srv/inner"), strdup("/data/x"), true };
+        cfg.binds[2] = (struct nsb_bind){ strdup("/srv/outer"), strdup("/data"), true };
+        cfg.n_binds = 3;
+        assert_int_equal(build(&cfg, &p, &e), 0);
+        assert_true(find_op(&p, MNT_ATTACH, "/data") < find_op(&p, MNT_ATTACH, "/data/x"));
+        assert_true(find_op(&p, MNT_ATTACH, "/data/x") < find_op(&p, MNT_ATTACH, "/data/x/y"));
+        mnt_plan_free(&p);
+        cfg.binds[2].read_only = false;
+        nsb_error_clear(&e);
+        assert_true(build(&cfg, &p, &e) < 0);
+        assert_non_null(strstr(e.msg, "'/data/x' lies inside the read-write bind at '/data'"));
+        cfg_free(&cfg);
+}
+
 static void test_duplicate_and_program_name(void **state)
 {
         struct nsb_config cfg;
@@ -270,6 +297,7 @@ int main(void)
                 cmocka_unit_test(test_workspace_bind_is_writable_and_late),
                 cmocka_unit_test(test_bad_binds_rejected),
                 cmocka_unit_test(test_binds_beside_the_profile),
+                cmocka_unit_test(test_nested_binds),
                 cmocka_unit_test(test_duplicate_and_program_name),
                 cmocka_unit_test(test_tmpfs),
         };
