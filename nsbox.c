@@ -221,6 +221,7 @@ int main(int argc, char **argv)
 {
         struct nsb_config cfg;
         struct nsb_error e;
+        char cwd[4096];
         int code, cancel_fd;
 
         hold_std_fds();
@@ -245,6 +246,11 @@ int main(int argc, char **argv)
                 code = profile_show_or_die(&cfg);
                 cfg_free(&cfg);
                 return stdout_delivered_or_die(code);
+        }
+        if (getcwd(cwd, sizeof cwd) && cfg_absolute_sources(&cfg, cwd, &e) < 0) {
+                code = usage_error_or_die(&e);
+                cfg_free(&cfg);
+                return code;
         }
         /* The judge resolves its own: its spec may name the profile. */
         if (cfg.cmd != NSB_CMD_JUDGE && cfg.cmd != NSB_CMD_DOCTOR && cfg_profile_resolve(&cfg, NULL, &e) < 0) {

@@ -496,6 +496,28 @@ int cfg_parse_cli(int argc, char **argv, struct nsb_config *cfg, struct nsb_erro
         return take_positionals(cfg, argc, argv, i, e);
 }
 
+int cfg_absolute_sources(struct nsb_config *cfg, const char *cwd, struct nsb_error *e)
+{
+        for (size_t i = 0; i < cfg->n_binds; i++) {
+                struct nsb_bind *b = &cfg->binds[i];
+                const char *what = b->read_only ? "--ro-bind" : "--bind";
+                char *abs = NULL;
+
+                if (b->src[0] == '/')
+                        continue;
+                if (b->dst[0] != '/')
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                        "%s '%s': a relative SRC is found in the current directory, but DST must "
+                                        "be absolute (SRC:/DST)", what, b->src);
+                if (asprintf(&abs, "%s%s%s", cwd, strcmp(cwd, "/") == 0 ? "" : "/",
+                             strncmp(b->src, "./", 2) == 0 ? b->src + 2 : b->src) < 0)
+                        return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory");
+                free(b->src);
+                b->src = abs;
+        }
+        return 0;
+}
+
 int cfg_set_option(struct nsb_config *cfg, const char *name, const char *value, struct nsb_error *e)
 {
         const struct cli_opt *o = find_opt(name, strlen(name));

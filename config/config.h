@@ -142,6 +142,11 @@ int cfg_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *ret, st
  * -EINVAL with stage "usage" and a message naming the bad argument. */
 int cfg_parse_cli(int argc, char **argv, struct nsb_config *cfg, struct nsb_error *e);
 
+/* Make the command line's relative --ro-bind/--bind sources absolute under
+ * @cwd (as bwrap reads them), so the policy and its hash name the real host
+ * path. A relative source needs an absolute DST: -EINVAL otherwise. Pure. */
+int cfg_absolute_sources(struct nsb_config *cfg, const char *cwd, struct nsb_error *e);
+
 /* Apply one command-line option by name (without "--") to @cfg, as if it had
  * been given, without marking it in cfg->set. Profiles fill the
  * configuration through this, so the CLI and the INI share one table of value

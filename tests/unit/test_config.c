@@ -109,6 +109,30 @@ static void test_cli_bind_with_colons(void **state)
         }
 }
 
+/* Relative bind sources are taken from the current directory, as bwrap
+ * does, and recorded absolute (the policy hash names the real path). */
+static void test_absolute_sources(void **state)
+{
+        char *ok[] = { "nsbox", "run", "--ro-bind", "data:/data", "--bind", "./out:/out", "--ro-bind", "/abs",
+                       "--", "x", NULL };
+        char *bad[] = { "nsbox", "run", "--ro-bind", "data", "--", "x", NULL };
+        struct nsb_config cfg;
+        struct nsb_error e;
+
+        (void) state;
+        nsb_error_clear(&e);
+        assert_int_equal(cfg_parse_cli(10, ok, &cfg, &e), 0);
+        assert_int_equal(cfg_absolute_sources(&cfg, "/home/u", &e), 0);
+        assert_string_equal(cfg.binds[0].src, "/home/u/data");
+        assert_string_equal(cfg.binds[1].src, "/home/u/out");
+        assert_string_equal(cfg.binds[2].src, "/abs");
+        cfg_free(&cfg);
+        assert_int_equal(cfg_parse_cli(6, bad, &cfg, &e), 0);
+        assert_true(cfg_absolute_sources(&cfg, "/", &e) < 0);
+        assert_non_null(strstr(e.msg, "--ro-bind 'data': a relative SRC"));
+        cfg_free(&cfg);
+}
+
 static void test_cli_batch_jobs(void **state)
 {
         char *a1[] = { "nsbox", "batch", "-j", "3", "-", NULL };
@@ -203,6 +227,7 @@ int main(void)
                 cmocka_unit_test(test_cli_run),      cmocka_unit_test(test_cli_python),
                 cmocka_unit_test(test_cli_bind_with_colons),
                 cmocka_unit_test(test_cli_batch_jobs),
+                cmocka_unit_test(test_absolute_sources),
                 cmocka_unit_test(test_cli_errors),   cmocka_unit_test(test_error_prefix),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
