@@ -183,6 +183,11 @@ static int opt_env(struct nsb_config *c, const char *v, struct nsb_error *e)
                       (p > v && *p >= '0' && *p <= '9')))
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                         "--env '%s': invalid variable name", v);
+        /* --env A=1 --env A=2: the program sees A=2, and so does the policy
+         * (one entry, so the same environment always has the same hash). */
+        for (size_t i = 0; i < c->n_env_add; i++)
+                if (strncmp(c->env_add[i], v, (size_t) (eq - v) + 1) == 0)
+                        return set_str(&c->env_add[i], v, e);
         return push_str(&c->env_add, &c->n_env_add, v, e);
 }
 

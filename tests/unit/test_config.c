@@ -133,6 +133,22 @@ static void test_absolute_sources(void **state)
         cfg_free(&cfg);
 }
 
+/* The last --env NAME=... wins, in the environment and in the policy. */
+static void test_env_repeated(void **state)
+{
+        char *argv[] = { "nsbox", "run", "--env", "A=1", "--env", "AB=x", "--env", "A=2", "--", "x", NULL };
+        struct nsb_config cfg;
+        struct nsb_error e;
+
+        (void) state;
+        nsb_error_clear(&e);
+        assert_int_equal(cfg_parse_cli(10, argv, &cfg, &e), 0);
+        assert_int_equal(cfg.n_env_add, 2);
+        assert_string_equal(cfg.env_add[0], "A=2");
+        assert_string_equal(cfg.env_add[1], "AB=x");
+        cfg_free(&cfg);
+}
+
 static void test_cli_batch_jobs(void **state)
 {
         char *a1[] = { "nsbox", "batch", "-j", "3", "-", NULL };
@@ -227,6 +243,7 @@ int main(void)
                 cmocka_unit_test(test_cli_run),      cmocka_unit_test(test_cli_python),
                 cmocka_unit_test(test_cli_bind_with_colons),
                 cmocka_unit_test(test_cli_batch_jobs),
+                cmocka_unit_test(test_env_repeated),
                 cmocka_unit_test(test_absolute_sources),
                 cmocka_unit_test(test_cli_errors),   cmocka_unit_test(test_error_prefix),
         };
