@@ -388,6 +388,10 @@ static int take_positionals(struct nsb_config *cfg, int argc, char **argv, int i
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "python: missing SCRIPT (or -c CODE)");
                 break;
         case NSB_CMD_JUDGE:
+                if (argc - i > 1)
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                        "judge: unexpected argument '%s' after SPEC.json '%s' (options go before it)",
+                                        argv[i + 1], argv[i]);
                 if (argc - i != 1)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "judge: expected exactly one SPEC.json");
                 return set_str(&cfg->input_path, argv[i], e);

@@ -206,6 +206,7 @@ static void test_cli_errors(void **state)
                 /* 0 would mean "no limit" to the cgroup and to tmpfs */
                 { 5, { "nsbox", "run", "--memory", "0", "x" }, "0 would turn the limit off" },
                 { 5, { "nsbox", "run", "--tmp-size", "0K", "x" }, "0 would turn the limit off" },
+                { 4, { "nsbox", "judge", "spec.json", "--json" }, "unexpected argument '--json' after SPEC.json" },
         };
         (void) state;
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
