@@ -685,6 +685,10 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
         }
         if (cli->resume_path && load_resume(cli->resume_path, resume, e) < 0)
                 return BATCH_EXIT_SETUP;
+        /* The jobs hold the tests (test_code, judge expectations): the
+         * programs must not be able to read them through a mount. */
+        if (!from_stdin && cfg_check_unexposed(cli, cli->input_path, "JOBS", false, e) < 0)
+                return BATCH_EXIT_SETUP;
         if (!from_stdin) {
                 struct stat st;
 

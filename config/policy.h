@@ -73,6 +73,16 @@ int cfg_python_argv(const struct nsb_config *cfg, char *const *tail, size_t n_ta
  * $XDG_CONFIG_HOME/nsbox/profiles (default ~/.config/nsbox/profiles). */
 int cfg_profile_load(const char *name_or_file, enum nsb_cmd cmd, struct nsb_config *ret, struct nsb_error *e);
 
+/* policy_load.c. Is @path (a judge spec, a jobs file: what holds expected
+ * values) outside every host source @cfg mounts into the sandbox (workspace,
+ * harness, binds, packages)? With @writable_only, only the sources the
+ * program can write (workspace, --bind) count: nsbox test's harness may be
+ * read, at /harness anyway, but never changed. Compared after realpath; a
+ * source that cannot be resolved is skipped (the run reports it). -EINVAL
+ * (stage config) naming the option that would expose it. */
+int cfg_check_unexposed(const struct nsb_config *cfg, const char *path, const char *what, bool writable_only,
+                        struct nsb_error *e);
+
 /* The profile a command uses when none is named: python for python, judge,
  * test and batch; minimal for run. */
 const char *cfg_profile_default(enum nsb_cmd cmd);

@@ -13,12 +13,14 @@
 #include "config/policy.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mount/mnt.h"
 #include "util/cleanup.h"
 #include "util/readfile.h"
 
@@ -116,5 +118,42 @@ int cfg_profile_resolve(struct nsb_config *cfg, const char *name, struct nsb_err
          * policy (and its hash) says which one ran. */
         if (cfg->cmd != NSB_CMD_RUN && !cfg->interpreter && !(cfg->interpreter = strdup(CFG_DEFAULT_INTERPRETER)))
                 return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        return 0;
+}
+
+static int check_source(const char *path_real, const char *path, const char *what, const char *option,
+                        const char *src, struct nsb_error *e)
+{
+        char src_real[PATH_MAX];
+
+        if (!src || !realpath(src, src_real))
+                return 0;
+        if (!mnt_path_under(path_real, src_real))
+                return 0;
+        return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s '%s' lies inside %s '%s', which the program can %s",
+                        what, path, option, src, strcmp(option, "--workspace") == 0 || strcmp(option, "--bind") == 0
+                                                         ? "read and change"
+                                                         : "read: what it holds would enter the sandbox");
+}
+
+int cfg_check_unexposed(const struct nsb_config *cfg, const char *path, const char *what, bool writable_only,
+                        struct nsb_error *e)
+{
+        char real[PATH_MAX];
+        int r;
+
+        if (!path || !realpath(path, real))
+                return 0;
+        if ((r = check_source(real, path, what, "--workspace", cfg->workspace, e)) < 0 ||
+            (!writable_only && (r = check_source(real, path, what, "--harness", cfg->harness, e)) < 0))
+                return r;
+        for (size_t i = 0; i < cfg->n_binds; i++)
+                if ((!writable_only || !cfg->binds[i].read_only) &&
+                    (r = check_source(real, path, what, cfg->binds[i].read_only ? "--ro-bind" : "--bind",
+                                      cfg->binds[i].src, e)) < 0)
+                        return r;
+        for (size_t i = 0; !writable_only && i < cfg->n_packages; i++)
+                if ((r = check_source(real, path, what, "--package", cfg->packages[i], e)) < 0)
+                        return r;
         return 0;
 }

@@ -185,6 +185,10 @@ int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_erro
         r = cfg_profile_resolve(cli, cli->profile ? cli->profile : spec.profile, e);
         if (r < 0)
                 return JUDGE_EXIT_BAD_SPEC;
+        /* The expected values must never enter the sandbox: not even as the
+         * spec file inside a directory the program is given. */
+        if (cfg_check_unexposed(cli, cli->input_path, "SPEC", false, e) < 0)
+                return JUDGE_EXIT_BAD_SPEC;
         r = judge_run_spec(cli, judge_cli_explicit(cli), &spec, cancel_fd, NULL, &rep, e);
         if (r < 0) {
                 nsb_error_prefix(e, "spec '%s'", cli->input_path);

@@ -89,6 +89,12 @@ static int find_runner_dir(char *ret, size_t size, struct nsb_error *e)
 
 /* The harness must be a directory outside the workspace: the learner's code
  * sees /workspace, and hidden tests must not appear there. */
+/* Nor may the tests be changed through a writable --bind. */
+static int harness_unexposed(const struct nsb_config *cfg, struct nsb_error *e)
+{
+        return cfg_check_unexposed(cfg, cfg->harness, "--harness", true, e);
+}
+
 static int check_dirs(const struct nsb_config *cfg, struct nsb_error *e)
 {
         char h[PATH_MAX], w[PATH_MAX];
@@ -106,7 +112,7 @@ static int check_dirs(const struct nsb_config *cfg, struct nsb_error *e)
         if (!S_ISDIR(st.st_mode))
                 return nsb_fail(e, NSB_STAGE_USAGE, ENOTDIR, "--harness '%s' is not a directory", cfg->harness);
         if (!cfg->workspace)
-                return 0;
+                return harness_unexposed(cfg, e);
         if (!realpath(cfg->workspace, w) || stat(w, &st) < 0)
                 return nsb_fail(e, NSB_STAGE_USAGE, errno, "--workspace '%s'", cfg->workspace);
         if (!S_ISDIR(st.st_mode))
@@ -117,7 +123,7 @@ static int check_dirs(const struct nsb_config *cfg, struct nsb_error *e)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                 "the harness '%s' is inside the workspace '%s': the code under test would see it",
                                 cfg->harness, cfg->workspace);
-        return 0;
+        return harness_unexposed(cfg, e);
 }
 
 /* The helper: copy @rfd into @sink until EOF, keeping at most CHANNEL_MAX

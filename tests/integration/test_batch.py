@@ -181,6 +181,20 @@ class Batch(SandboxTest):
         p = self.nsbox("batch", input=b"", timeout=30)
         self.assertEqual((p.returncode, p.stdout), (0, b""))
 
+    def test_jobs_file_inside_the_workspace_is_refused(self):
+        d = tempfile.mkdtemp()
+        try:
+            jobs = os.path.join(d, "jobs.jsonl")
+            with open(jobs, "wb") as f:
+                f.write(jsonl([py("a", "print(open('/workspace/jobs.jsonl').read())", test_code="assert 1")]))
+            os.chmod(d, 0o755)
+            os.chmod(jobs, 0o644)
+            p = self.nsbox("batch", "--workspace", d, jobs, timeout=60)
+            self.assertEqual((p.returncode, p.stdout), (125, b""), p.stderr)
+            self.assertIn(b"lies inside --workspace", p.stderr)
+        finally:
+            shutil.rmtree(d)
+
     def test_unwritable_stdout_says_why(self):
         with open("/dev/full", "wb") as full:
             p = subprocess.run([NSBOX, "batch", "-"], input=jsonl([py("a", "pass")]), stdout=full,

@@ -55,6 +55,23 @@ class Judge(SandboxTest):
         self.assertEqual((v["verdict"], p.returncode), ("undetermined", 3))
         self.assertEqual(v["cases"][0]["result"]["status"], "error")
 
+    def test_spec_inside_a_mounted_directory_is_refused(self):
+        d = tempfile.mkdtemp()
+        try:
+            spec = os.path.join(d, "spec.json")
+            with open(spec, "w") as f:
+                json.dump({"program": {"source": "print(open('/workspace/spec.json').read())"},
+                           "cases": [{"name": "a", "expect": {"stdout": {"contains": "secret"}}}]}, f)
+            os.chmod(d, 0o755)
+            os.chmod(spec, 0o644)
+            for opts in (["--workspace", d], ["--ro-bind", d + ":/data"], ["--ro-bind", spec + ":/s.json"]):
+                with self.subTest(opts[0]):
+                    p = self.nsbox("judge", "--json", *opts, spec)
+                    self.assertEqual((p.returncode, p.stdout), (125, b""), p.stderr)
+                    self.assertIn(b"lies inside " + opts[0].encode(), p.stderr)
+        finally:
+            shutil.rmtree(d)
+
     def test_unwritable_result_file_says_why(self):
         d = tempfile.mkdtemp()
         try:

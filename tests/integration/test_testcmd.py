@@ -126,6 +126,17 @@ class TestCommand(SandboxTest):
         self.assertEqual(p.returncode, 125)
         self.assertIn(b"--harness", p.stderr)
 
+    def test_harness_writable_through_a_bind_is_refused(self):
+        ws = self.make_dir("ws", {"solution.py": "x = 1\n"})
+        h = self.make_dir("h", {"test_a.py": "def test_a():\n    pass\n"})
+        p = self.nsbox("test", "--workspace", ws, "--harness", h, "--bind", self.tmp + ":/course", env=ENV)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"lies inside --bind", p.stderr)
+        # read-only: no more than the program sees at /harness anyway
+        p = self.nsbox("test", "--json", "--workspace", ws, "--harness", h, "--ro-bind", self.tmp + ":/course",
+                       env=ENV)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
     def test_missing_harness_or_workspace_says_why(self):
         ws = self.make_dir("ws", {"solution.py": "x = 1\n"})
         h = self.make_dir("h", {"test_a.py": "def test_a():\n    pass\n"})
