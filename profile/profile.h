@@ -47,6 +47,17 @@ void elf_deps_free(struct elf_deps *d);
  * whole library closure. */
 int profile_add_executable(struct host_set *set, const char *path, struct nsb_error *e);
 
+/* Pure: the "#!" line at the start of @buf. 1 and the interpreter (and its
+ * one argument, or NULL) malloc'd; 0: not a script; -EINVAL: an empty or
+ * NUL-holding line; -ENOMEM. */
+int shebang_parse(const char *buf, size_t len, char **ret_interp, char **ret_arg);
+
+/* A command for nsbox run: profile_add_executable, and for a script its
+ * "#!" interpreter too (as the kernel does, up to 4 levels); "#!/usr/bin/env
+ * NAME" also brings NAME, found on @sandbox_path (the program's PATH). A
+ * python interpreter comes with its standard library (profile_add_python). */
+int profile_add_command(struct host_set *set, const char *path, const char *sandbox_path, struct nsb_error *e);
+
 /* The python profile: the interpreter (resolved to its real binary), its
  * closure, its standard library directory and the closure of the extension
  * modules in lib-dynload. *ret_real gets the interpreter's real path. */

@@ -286,6 +286,68 @@ int profile_add_executable(struct host_set *set, const char *path, struct nsb_er
         return add_closure(set, real, e);
 }
 
+static bool is_python(const char *path)
+{
+        const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+        return strncmp(base, "python", 6) == 0;
+}
+
+/* An interpreter named by a "#!" line, or by env on such a line. */
+static int add_interpreter(struct host_set *set, const char *path, const char *sandbox_path, unsigned depth,
+                           struct nsb_error *e);
+
+static int add_script_interpreter(struct host_set *set, const char *path, const char *sandbox_path, unsigned depth,
+                                  struct nsb_error *e)
+{
+        AUTOCLOSE int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        AUTOFREE char *interp = NULL, *arg = NULL;
+        char head[256];
+        ssize_t n;
+        int r;
+
+        if (fd < 0)
+                return 0;       /* execute-only: the kernel will say what it finds */
+        n = read(fd, head, sizeof head);
+        if (n <= 0)
+                return 0;
+        r = shebang_parse(head, (size_t) n, &interp, &arg);
+        if (r == -ENOMEM)
+                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+        if (r <= 0 || interp[0] != '/')
+                return 0;       /* not a script, or one the kernel refuses itself */
+        /* binfmt_script's own bound (BINPRM_MAX_RECURSION) */
+        if (depth >= 4)
+                return nsb_fail(e, NSB_STAGE_PREPARE, ELOOP, "'%s': too many levels of #! interpreters", path);
+        r = add_interpreter(set, interp, sandbox_path, depth + 1, e);
+        if (r < 0)
+                return depth ? r : nsb_error_prefix(e, "'%s' (#!%s)", path, interp);
+        if (arg && !strchr(arg, ' ') && arg[0] != '-' && strcmp(strrchr(interp, '/'), "/env") == 0) {
+                AUTOFREE char *target = NULL;
+
+                if (profile_which(arg, sandbox_path, &target, e) < 0)
+                        return nsb_error_prefix(e, "'%s' (#!%s %s)", path, interp, arg);
+                r = add_interpreter(set, target, sandbox_path, depth + 1, e);
+                if (r < 0)
+                        return nsb_error_prefix(e, "'%s' (#!%s %s)", path, interp, arg);
+        }
+        return 0;
+}
+
+static int add_interpreter(struct host_set *set, const char *path, const char *sandbox_path, unsigned depth,
+                           struct nsb_error *e)
+{
+        int r = is_python(path) ? profile_add_python(set, path, NULL, e) : profile_add_executable(set, path, e);
+
+        return r < 0 ? r : add_script_interpreter(set, path, sandbox_path, depth, e);
+}
+
+int profile_add_command(struct host_set *set, const char *path, const char *sandbox_path, struct nsb_error *e)
+{
+        int r = profile_add_executable(set, path, e);
+
+        return r < 0 ? r : add_script_interpreter(set, path, sandbox_path, 0, e);
+}
+
 int profile_which(const char *name, const char *search_path, char **ret, struct nsb_error *e)
 {
         char cand[PATH_MAX];

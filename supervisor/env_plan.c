@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char *const base_env[] = {
-        "PATH=/usr/local/bin:/usr/bin:/bin",
+        "PATH=" SBX_PROGRAM_PATH,
         "HOME=",                /* + the temporary directory */
         "LANG=C.UTF-8",
         "LC_ALL=C.UTF-8",

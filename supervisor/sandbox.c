@@ -230,7 +230,8 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
                                         "command '%s' lies under a path the sandbox owns (/tmp, /workspace, "
                                         "/proc, /dev, ...); run it from another directory",
                                         s->exec_path);
-                r = profile_add_executable(&s->host, s->exec_path, e);
+                /* a script brings its #! interpreter (and env's target) */
+                r = profile_add_command(&s->host, s->exec_path, SBX_PROGRAM_PATH, e);
                 if (r < 0)
                         return r;
                 /* --package / packages under run: mounted all the same */

@@ -227,6 +227,30 @@ class ExitCodes(SandboxTest):
         self.assertEqual(res["command"], ["/bin/echo", "hello", "world"])
 
 
+class Scripts(SandboxTest):
+    """nsbox run -- SCRIPT: its #! interpreter comes along (it failed with
+    'execve SCRIPT: No such file or directory', the interpreter's absence)."""
+    def test_script_with_its_interpreter(self):
+        d = tempfile.mkdtemp(dir="/var/tmp")    # a command under /tmp is refused (the sandbox owns /tmp)
+        os.chmod(d, 0o755)
+        try:
+            scripts = {"direct.sh": "#!/bin/sh\necho sh \"$@\"\n",
+                       "via_env.py": "#!/usr/bin/env python3\nimport sys\nprint('py', sys.argv[1:])\n",
+                       "nested": "#!%s/direct.sh\n" % d}
+            for name, text in scripts.items():
+                path = os.path.join(d, name)
+                with open(path, "w") as f:
+                    f.write(text)
+                os.chmod(path, 0o755)
+            for name, out in (("direct.sh", "sh a\n"), ("via_env.py", "py ['a']\n"),
+                              ("nested", "sh %s/nested a\n" % d)):
+                with self.subTest(name):
+                    p, res = self.run_json("run", "--", os.path.join(d, name), "a")
+                    self.assertEqual((res["status"], res["stdout"]["text"]), ("exited", out), res)
+        finally:
+            shutil.rmtree(d)
+
+
 class ResultFile(SandboxTest):
     def test_result_file_holds_what_json_prints(self):
         d = tempfile.mkdtemp()
