@@ -40,10 +40,8 @@ static int usage_error_or_die(const struct nsb_error *e)
  * read or written), never to one they made up themselves (EINVAL). */
 static void command_error(const char *cmd, const struct nsb_error *e)
 {
-        if (e->errnum > 0 && e->errnum != EINVAL)
-                fprintf(stderr, "nsbox: %s: %s: %s\n", cmd, e->msg, strerror(e->errnum));
-        else
-                fprintf(stderr, "nsbox: %s: %s\n", cmd, e->msg);
+        bool sys = e->errnum > 0 && e->errnum != EINVAL;
+        fprintf(stderr, "nsbox: %s: %s%s%s\n", cmd, e->msg, sys ? ": " : "", sys ? strerror(e->errnum) : "");
 }
 
 /* SIGINT/SIGTERM become a readable fd: the supervisor cancels the run. */
@@ -193,10 +191,9 @@ static int run_or_die(struct nsb_config *cfg, int cancel_fd)
         return code;
 }
 
-/* A closed stdin, stdout or stderr would be taken by the next open() (the
- * signalfd, a cgroup file) and receive what was meant for the user. Each
- * closed one is held by /dev/null opened read-only, so a write to it still
- * fails as on a closed descriptor, and is reported. */
+/* A closed stdin/stdout/stderr would be taken by the next open() (the
+ * signalfd, a cgroup file). /dev/null opened read-only holds it: a write to
+ * it still fails as on a closed descriptor, and is reported. */
 static void hold_std_fds(void)
 {
         for (int fd = 0; fd <= 2; fd++)
@@ -204,9 +201,8 @@ static void hold_std_fds(void)
                         (void) open("/dev/null", O_RDONLY);     /* the lowest free fd: this one */
 }
 
-/* What nsbox printed on stdout (a result, a verdict, a report, a profile)
- * must have arrived: a lost result is an nsbox failure, never the
- * program's exit code. */
+/* What nsbox printed on stdout must have arrived: a lost result (verdict,
+ * report, profile) is an nsbox failure, never the program's exit code. */
 static int stdout_delivered_or_die(int code)
 {
         errno = 0;
@@ -247,13 +243,10 @@ int main(int argc, char **argv)
                 cfg_free(&cfg);
                 return stdout_delivered_or_die(code);
         }
-        if (getcwd(cwd, sizeof cwd) && cfg_absolute_sources(&cfg, cwd, &e) < 0) {
-                code = usage_error_or_die(&e);
-                cfg_free(&cfg);
-                return code;
-        }
-        /* The judge resolves its own: its spec may name the profile. */
-        if (cfg.cmd != NSB_CMD_JUDGE && cfg.cmd != NSB_CMD_DOCTOR && cfg_profile_resolve(&cfg, NULL, &e) < 0) {
+        /* Relative bind sources from here; the judge resolves its own
+         * profile: its spec may name the profile. */
+        if ((getcwd(cwd, sizeof cwd) && cfg_absolute_sources(&cfg, cwd, &e) < 0) ||
+            (cfg.cmd != NSB_CMD_JUDGE && cfg.cmd != NSB_CMD_DOCTOR && cfg_profile_resolve(&cfg, NULL, &e) < 0)) {
                 code = usage_error_or_die(&e);
                 cfg_free(&cfg);
                 return code;
