@@ -38,6 +38,7 @@
 #include "supervisor/sandbox.h"
 #include "util/cleanup.h"
 #include "util/readfile.h"
+#include "util/resultfile.h"
 #include "util/sha256.h"
 
 DEFINE_AUTO_CLEANUP(json_t, json_decref)
@@ -85,6 +86,8 @@ struct batch {
         double last_draw_ms;
         bool cancelled;
         int out_err;            /* errno of the first failed write of a result line; 0: none */
+        int result_fd;          /* --result FILE: every line goes there too; -1 = none */
+        int result_err;         /* errno of the first failed write there */
         bool out_is_tty;                /* lines and the status line share a terminal */
 };
 
@@ -233,6 +236,8 @@ static void write_line(struct batch *b, const char *text, size_t len)
         }
         if (!b->out_err && (r = write_all(b->out_fd, text, len)) < 0)
                 b->out_err = -r;
+        if (b->result_fd >= 0 && !b->result_err && (r = write_all(b->result_fd, text, len)) < 0)
+                b->result_err = -r;
 }
 
 static void count_line(struct batch *b, enum batch_outcome outcome)
@@ -302,8 +307,8 @@ static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_jo
                 req.argv = job->argv;
                 req.argc = job->argc;
         }
-        if (!req.stdin_data)
-                req.stdin_data = "";   /* jobs never read the batch's own stdin */
+        if (!req.stdin_data && !cfg->stdin_path)
+                req.stdin_data = "";   /* jobs never read the batch's own stdin; --stdin FILE is opened per job */
         sbx_run(&req, &r);
         if (job->kind == BATCH_PYTHON)
                 sha256_hex(job->program, job->program_len, r.program_sha256);
@@ -593,7 +598,7 @@ static int loop(struct batch *b, const char *jobs_path, struct nsb_error *e)
                         if (r < 0)
                                 cancel_all(b);
                 }
-                if (b->out_err && !b->cancelled)
+                if ((b->out_err || b->result_err) && !b->cancelled)
                         cancel_all(b);
                 if (b->busy == 0 && (b->cancelled || b->in.eof))
                         break;
@@ -665,15 +670,47 @@ static int load_resume(const char *path, json_t *set, struct nsb_error *e)
         return 0;
 }
 
+/* --result FILE, opened before any job runs (util/resultfile.h: no symlink
+ * followed, regular files only). When it is also the --resume file, the new
+ * lines go after the old ones, so `--resume R --result R` continues R; a
+ * line cut by a crash is ended first, so the next line stays whole. */
+static int open_result(const struct nsb_config *cli, struct nsb_error *e)
+{
+        struct stat rs, st;
+        bool append = cli->resume_path && stat(cli->resume_path, &rs) == 0;
+        AUTOCLOSE int fd = -1;
+        char last = '\n';
+
+        if (append) {
+                fd = result_file_open(cli->result_path, true, e);
+                if (fd < 0)
+                        return fd;
+                if (fstat(fd, &st) == 0 && (st.st_dev != rs.st_dev || st.st_ino != rs.st_ino)) {
+                        close(fd);
+                        fd = -1;
+                        append = false;   /* another file: truncated below, as for any --result */
+                }
+        }
+        if (!append)
+                return result_file_open(cli->result_path, false, e);
+        {
+                AUTOCLOSE int rfd = open(cli->resume_path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+                if (rfd >= 0 && fstat(rfd, &st) == 0 && st.st_size > 0 && pread(rfd, &last, 1, st.st_size - 1) == 1 &&
+                    last != '\n' && write_all(fd, "\n", 1) < 0)
+                        return nsb_fail(e, NSB_STAGE_OUTPUT, errno, "--result: cannot write '%s'", cli->result_path);
+        }
+        return move_fd(&fd);
+}
+
 int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *progress, struct nsb_error *e)
 {
         bool from_stdin = !cli->input_path || strcmp(cli->input_path, "-") == 0;
         AUTO(json_decref) json_t *resume = json_object();
         AUTO(json_decref) json_t *seen = json_object();
-        AUTOCLOSE int in_fd = -1;
+        AUTOCLOSE int in_fd = -1, result_fd = -1;
         struct batch b = {
                 .cli = cli, .cancel_fd = cancel_fd, .out_fd = out_fd, .progress = progress,
-                .resume = resume, .seen = seen,
+                .resume = resume, .seen = seen, .result_fd = -1,
         };
         int r;
 
@@ -687,7 +724,8 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
                 return BATCH_EXIT_SETUP;
         /* The jobs hold the tests (test_code, judge expectations): the
          * programs must not be able to read them through a mount. */
-        if (!from_stdin && cfg_check_unexposed(cli, cli->input_path, "JOBS", false, e) < 0)
+        if ((!from_stdin && cfg_check_unexposed(cli, cli->input_path, "JOBS", false, e) < 0) ||
+            cfg_check_shared_stdin(cli, e) < 0)
                 return BATCH_EXIT_SETUP;
         if (!from_stdin) {
                 struct stat st;
@@ -700,6 +738,12 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
                 }
                 if (S_ISREG(st.st_mode) && progress)
                         b.prog.total = count_jobs(cli->input_path, cli->shard_index, cli->shard_count);
+        }
+        if (cli->result_path) {
+                result_fd = open_result(cli, e);
+                if (result_fd < 0)
+                        return BATCH_EXIT_SETUP;
+                b.result_fd = result_fd;
         }
         b.in.fd = from_stdin ? STDIN_FILENO : in_fd;
         b.n_slots = cli->jobs ? cli->jobs : cpu_count();
@@ -716,6 +760,11 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
         if (b.out_err) {
                 if (r == 0)
                         nsb_fail(e, NSB_STAGE_OUTPUT, b.out_err, "cannot write the results to stdout");
+                return BATCH_EXIT_SETUP;
+        }
+        if (b.result_err) {
+                if (r == 0)
+                        nsb_fail(e, NSB_STAGE_OUTPUT, b.result_err, "--result: cannot write '%s'", cli->result_path);
                 return BATCH_EXIT_SETUP;
         }
         if (r < 0)

@@ -83,6 +83,11 @@ int cfg_profile_load(const char *name_or_file, enum nsb_cmd cmd, struct nsb_conf
 int cfg_check_unexposed(const struct nsb_config *cfg, const char *path, const char *what, bool writable_only,
                         struct nsb_error *e);
 
+/* judge, batch: --stdin FILE is read anew by every case or job that gives no
+ * stdin of its own, so it must be a file or a device we can read (a pipe
+ * would feed the first run only). 0, or -errno (stage usage) saying why not. */
+int cfg_check_shared_stdin(const struct nsb_config *cfg, struct nsb_error *e);
+
 /* The profile a command uses when none is named: python for python, judge,
  * test and batch; minimal for run. */
 const char *cfg_profile_default(enum nsb_cmd cmd);

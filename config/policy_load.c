@@ -13,6 +13,7 @@
 #include "config/policy.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,24 @@ static int check_source(const char *path_real, const char *path, const char *wha
                         what, path, option, src, strcmp(option, "--workspace") == 0 || strcmp(option, "--bind") == 0
                                                          ? "read and change"
                                                          : "read: what it holds would enter the sandbox");
+}
+
+int cfg_check_shared_stdin(const struct nsb_config *cfg, struct nsb_error *e)
+{
+        AUTOCLOSE int fd = -1;
+        struct stat st;
+
+        if (!cfg->stdin_path)
+                return 0;
+        fd = open(cfg->stdin_path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, errno, "--stdin '%s'", cfg->stdin_path);
+        if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                "--stdin '%s': not a file (every case or job without its own stdin reads it anew, "
+                                "so a pipe would feed only the first)",
+                                cfg->stdin_path);
+        return 0;
 }
 
 int cfg_check_unexposed(const struct nsb_config *cfg, const char *path, const char *what, bool writable_only,

@@ -607,9 +607,10 @@ int judge_request_build(const struct nsb_config *cfg, const struct judge_program
                 .program_name = prog->name,
                 .program_data = program_data,
                 .program_len = program_len,
-                /* An empty stdin is still given, so the program never reads
+                /* A case without stdin reads --stdin FILE (NULL: sbx_run
+                 * opens it), else an empty one, so the program never reads
                  * from a terminal or from nsbox's own stdin. */
-                .stdin_data = st->stdin_data ? st->stdin_data : "",
+                .stdin_data = st->stdin_data ? st->stdin_data : cfg->stdin_path ? NULL : "",
                 .stdin_len = st->stdin_data ? st->stdin_len : 0,
                 .relay = false,
                 .cancel_fd = cancel_fd,

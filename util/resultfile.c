@@ -45,10 +45,11 @@ static int open_no_symlinks(const char *path, int flags, mode_t mode)
         return (int) fd;
 }
 
-static int result_file_open(const char *path, struct nsb_error *e)
+int result_file_open(const char *path, bool append, struct nsb_error *e)
 {
         /* No O_TRUNC: nothing is truncated before it is known to be a regular file. */
-        AUTOCLOSE int fd = open_no_symlinks(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
+        AUTOCLOSE int fd = open_no_symlinks(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY |
+                                                          (append ? O_APPEND : 0),
                                             0644);
         struct stat st;
 
@@ -59,7 +60,7 @@ static int result_file_open(const char *path, struct nsb_error *e)
                 return nsb_fail(e, NSB_STAGE_OUTPUT, errno, "--result: cannot stat '%s'", path);
         if (!S_ISREG(st.st_mode))
                 return nsb_fail(e, NSB_STAGE_OUTPUT, EINVAL, "--result: '%s' is not a regular file", path);
-        if (ftruncate(fd, 0) < 0 || fcntl(fd, F_SETFL, O_WRONLY) < 0)
+        if ((!append && ftruncate(fd, 0) < 0) || fcntl(fd, F_SETFL, append ? O_APPEND : 0) < 0)
                 return nsb_fail(e, NSB_STAGE_OUTPUT, errno, "--result: cannot truncate '%s'", path);
         return move_fd(&fd);
 }
@@ -67,7 +68,7 @@ static int result_file_open(const char *path, struct nsb_error *e)
 int result_file_write(const char *path, const json_t *root, size_t flags, struct nsb_error *e)
 {
         AUTO(fclose) FILE *f = NULL;
-        int fd = result_file_open(path, e);
+        int fd = result_file_open(path, false, e);
 
         if (fd < 0)
                 return fd;

@@ -9,6 +9,7 @@
  * new one) is written.
  */
 #pragma once
+#include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
 #include "util/error.h"
@@ -17,6 +18,12 @@
  * copy of @path when the directory cannot be resolved (opening fails later,
  * with the reason). NULL only without memory. */
 char *result_path_pin(const char *path);
+
+/* The pinned @path opened for writing, truncated unless @append, under the
+ * rules below: a file descriptor, or a negative errno with @e set. `nsbox
+ * batch` opens it before any job runs and writes each result line as it
+ * comes. */
+int result_file_open(const char *path, bool append, struct nsb_error *e);
 
 /* After the run: @root (json_dumpf @flags, then a newline) written to the
  * pinned @path, truncating it; 0, or a negative errno with @e set. Refused: a

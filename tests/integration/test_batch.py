@@ -142,6 +142,48 @@ class Batch(SandboxTest):
         (s1, e1), (s2, e2) = spans("-j", "1")
         self.assertGreaterEqual(s2, e1)
 
+    def test_stdin_and_result_files(self):
+        """CONTRACT: --stdin and --result are shared by batch: jobs without
+        stdin read FILE; every line also goes to the --result file, which
+        `--resume R --result R` continues after a line cut by a crash."""
+        d = tempfile.mkdtemp()
+        try:
+            given, res = os.path.join(d, "in.txt"), os.path.join(d, "res.jsonl")
+            with open(given, "w") as f:
+                f.write("fed from a file\n")
+            os.chmod(d, 0o777)
+            os.chmod(given, 0o644)
+            echo = "import sys; print(sys.stdin.read().strip())"
+            jobs = [py("a", echo), py("b", echo, stdin="own"),
+                    {"id": "j", "kind": "judge", "spec": {"program": {"source": "print(input())"},
+                                                          "cases": [{"name": "c", "expect": {"stdout": {"equals": "fed from a file\n"}}}]}}]
+            p, lines, out = self.batch(jobs, "--stdin", given, "--result", res)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual((out["a"]["stdout"]["text"], out["b"]["stdout"]["text"], out["j"]["verdict"]),
+                             ("fed from a file\n", "own\n", "pass"))
+            with open(res) as f:
+                self.assertEqual(f.read().splitlines(), lines)
+            # a crash cut the last line: resume into the same file
+            with open(res, "a") as f:
+                f.write('{"id": "late", "sta')
+            p, lines2, out2 = self.batch(jobs + [py("late", "print('late')")], "--resume", res, "--result", res)
+            self.assertEqual((p.returncode, set(out2)), (0, {"late"}), p.stderr)
+            with open(res) as f:
+                kept = f.read().splitlines()
+            self.assertEqual(kept[:3], lines)
+            self.assertEqual(kept[3], '{"id": "late", "sta')
+            self.assertEqual(json.loads(kept[4])["stdout"]["text"], "late\n")
+            # a symlink at the name is never followed
+            link = os.path.join(d, "link.jsonl")
+            os.symlink(given, link)
+            p, _, _ = self.batch(jobs[:1], "--result", link)
+            self.assertEqual(p.returncode, 125, p.stderr)
+            self.assertIn(b"a symlink in the path", p.stderr)
+            with open(given) as f:
+                self.assertEqual(f.read(), "fed from a file\n")
+        finally:
+            shutil.rmtree(d)
+
     def test_resume_skips_done_ids(self):
         d = tempfile.mkdtemp()
         try:

@@ -72,6 +72,36 @@ class Judge(SandboxTest):
         finally:
             shutil.rmtree(d)
 
+    def test_stdin_file_feeds_the_cases_without_their_own(self):
+        """CONTRACT: --stdin is shared by judge: the cases that give no stdin
+        read FILE (each anew); a case's own stdin wins; a pipe, which would
+        feed one case only, is refused before anything runs."""
+        d = tempfile.mkdtemp()
+        try:
+            spec, given = os.path.join(d, "spec.json"), os.path.join(d, "in.txt")
+            with open(spec, "w") as f:
+                json.dump({"program": {"source": "import sys\nprint(sys.stdin.read().upper(), end='')"},
+                           "cases": [{"name": "first", "expect": {"stdout": {"equals": "FROM FILE\n"}}},
+                                     {"name": "again", "expect": {"stdout": {"equals": "FROM FILE\n"}}},
+                                     {"name": "own", "stdin": "mine", "expect": {"stdout": {"equals": "MINE"}}}]}, f)
+            with open(given, "w") as f:
+                f.write("from file\n")
+            os.chmod(d, 0o755)
+            for path in (spec, given):
+                os.chmod(path, 0o644)
+            p = self.nsbox("judge", "--json", "--stdin", given, spec)
+            v = json.loads(p.stdout)
+            self.assertEqual((p.returncode, v["verdict"]), (0, "pass"), [c["reason"] for c in v["cases"]])
+            p = self.nsbox("judge", "--json", spec)   # without it: empty stdin
+            self.assertEqual([c["verdict"] for c in json.loads(p.stdout)["cases"]], ["fail", "fail", "pass"])
+            fifo = os.path.join(d, "fifo")
+            os.mkfifo(fifo)
+            p = self.nsbox("judge", "--json", "--stdin", fifo, spec)
+            self.assertEqual((p.returncode, p.stdout), (125, b""), p.stderr)
+            self.assertIn(b"a pipe would feed only the first", p.stderr)
+        finally:
+            shutil.rmtree(d)
+
     def test_unwritable_result_file_says_why(self):
         d = tempfile.mkdtemp()
         try:
