@@ -11,7 +11,7 @@
  *   - doctor_probe.c gathers the facts: /proc/sys files (through an
  *     injectable root), a forked child that tries unshare(CLONE_NEWUSER) and
  *     writes its uid_map, prctl, cg_detect, ll_abi_version and
- *     profile_add_python. It changes nothing on the host: the probe child's
+ *     profile_add_python_uncached. It changes nothing on the host: the probe child's
  *     namespaces die with it, and no cgroup, file or sysctl is written.
  *
  * Test hooks (only when the build has NSBOX_TEST_HOOKS=1):
@@ -60,6 +60,8 @@ struct doc_facts {
         /* seccomp / no_new_privs */
         int seccomp_mode;                               /* prctl(PR_GET_SECCOMP), or -errno */
         char seccomp_actions[256];                      /* kernel/seccomp/actions_avail */
+        int seccomp_filter_err;                         /* seccomp(SECCOMP_GET_ACTION_AVAIL) of the
+                                                         * kill_process and errno actions: 0, or errno */
         int nnp;                                        /* prctl(PR_GET_NO_NEW_PRIVS), or -errno */
 
         int landlock_abi;                               /* ll_abi_version(): >= 1, or -errno */
@@ -70,6 +72,7 @@ struct doc_facts {
         bool interpreter_ok;
         char interpreter_real[DOC_PATH_MAX];            /* resolved binary */
         char interpreter_error[NSB_ERROR_MSG_MAX + 64]; /* why it did not resolve */
+        char interpreter_hint[DOC_PATH_MAX];            /* a script's #! python binary, or "" */
 };
 
 #define DOC_DETAIL_MAX 768

@@ -191,6 +191,20 @@ static void plan_seccomp(const struct doc_facts *f, struct doc_report *r)
                 FIX(c, "use a kernel built with CONFIG_SECCOMP=y and CONFIG_SECCOMP_FILTER=y");
                 return;
         }
+        if (f->seccomp_filter_err) {
+                c->status = DOC_UNAVAILABLE;
+                DETAIL(c, "seccomp(SECCOMP_GET_ACTION_AVAIL) for the kill_process and errno actions failed (%s): "
+                          "no filter can be loaded", strerror(f->seccomp_filter_err));
+                if (f->seccomp_filter_err == EOPNOTSUPP)
+                        FIX(c, "use Linux >= 4.14 (the kill_process action)");
+                else if (f->seccomp_filter_err == EINVAL || f->seccomp_filter_err == ENOSYS)
+                        FIX(c, "use Linux >= 4.14 built with CONFIG_SECCOMP_FILTER=y");
+                else
+                        FIX(c, "nsbox runs under a policy that refuses seccomp() (a container's seccomp profile or "
+                               "an LSM): run nsbox on the host, or start the container with "
+                               "--security-opt seccomp=unconfined");
+                return;
+        }
         if (f->seccomp_actions[0] &&
             (!has_word(f->seccomp_actions, "kill_process") || !has_word(f->seccomp_actions, "errno"))) {
                 c->status = DOC_UNAVAILABLE;
@@ -263,7 +277,9 @@ static void plan_interpreter(const struct doc_facts *f, struct doc_report *r)
         }
         c->status = DOC_UNAVAILABLE;
         DETAIL(c, "%s does not resolve: %s", f->interpreter, f->interpreter_error[0] ? f->interpreter_error : "unknown error");
-        if (f->interpreter_default)
+        if (f->interpreter_hint[0])
+                FIX(c, "--interpreter %s (the Python binary the script's #! line runs)", f->interpreter_hint);
+        else if (f->interpreter_default)
                 FIX(c, "sudo apt-get install python3");
         else
                 FIX(c, "pass an existing interpreter with --interpreter PATH, or sudo apt-get install python3");

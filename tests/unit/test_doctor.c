@@ -290,11 +290,26 @@ static void test_seccomp_nnp_interpreter(void **state)
         assert_int_equal(find(&r, "seccomp")->status, DOC_UNAVAILABLE);
 
         good_host(&f);
-        f.seccomp_actions[0] = '\0';    /* file absent: the prctl decides */
+        f.seccomp_actions[0] = '\0';    /* file absent: the prctl and the probe decide */
         f.seccomp_mode = 2;             /* already filtered (a container) */
         plan(&f, &r);
         assert_int_equal(find(&r, "seccomp")->status, DOC_OK);
         assert_true(r.ready);
+
+        /* PR_GET_SECCOMP answers, the sysctl reads well, but seccomp() itself
+         * refuses: no filter can be loaded, in either isolation. */
+        good_host(&f);
+        f.seccomp_filter_err = EINVAL;
+        plan(&f, &r);
+        c = find(&r, "seccomp");
+        assert_int_equal(c->status, DOC_UNAVAILABLE);
+        assert_string_equal(c->fix, "use Linux >= 4.14 built with CONFIG_SECCOMP_FILTER=y");
+        assert_false(r.ready);
+        doctor_plan(&f, NSB_ISOLATION_REDUCED, &r);
+        assert_false(r.ready);
+        f.seccomp_filter_err = EPERM;
+        plan(&f, &r);
+        assert_non_null(strstr(find(&r, "seccomp")->fix, "--security-opt seccomp=unconfined"));
 
         good_host(&f);
         f.nnp = -EINVAL;
@@ -312,6 +327,14 @@ static void test_seccomp_nnp_interpreter(void **state)
         assert_false(r.ready);
         doctor_plan(&f, NSB_ISOLATION_REDUCED, &r);
         assert_false(r.ready);
+
+        /* a script: the fix names the binary its #! line runs */
+        strcpy(f.interpreter, "/usr/bin/pydoc3");
+        f.interpreter_default = false;
+        strcpy(f.interpreter_hint, "/usr/bin/python3.11");
+        plan(&f, &r);
+        assert_string_equal(find(&r, "interpreter")->fix,
+                            "--interpreter /usr/bin/python3.11 (the Python binary the script's #! line runs)");
 }
 
 static void test_renderings(void **state)
