@@ -65,6 +65,8 @@ struct doc_facts {
         int nnp;                                        /* prctl(PR_GET_NO_NEW_PRIVS), or -errno */
 
         int landlock_abi;                               /* ll_abi_version(): >= 1, or -errno */
+        char lsm[256];                                  /* /sys/kernel/security/lsm ("" unreadable) */
+        char self_exe[DOC_PATH_MAX];                    /* this nsbox binary ("" unknown) */
 
         /* interpreter */
         char interpreter[DOC_PATH_MAX];                 /* as asked */
@@ -76,7 +78,7 @@ struct doc_facts {
 };
 
 #define DOC_DETAIL_MAX 768
-#define DOC_FIX_MAX 512
+#define DOC_FIX_MAX 1024
 #define DOC_MAX_CHECKS 8
 
 struct doc_check {

@@ -53,11 +53,12 @@ static void fix_sep(struct doc_check *c)
 
 #define FIX_USERNS_CLONE "sudo sysctl -w kernel.unprivileged_userns_clone=1"
 #define FIX_MAX_USERNS "sudo sysctl -w user.max_user_namespaces=15000"
-#define FIX_APPARMOR                                                                                   \
-        "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 (or keep the restriction and " \
-        "install an AppArmor profile for nsbox that allows `userns,`, e.g. /etc/apparmor.d/nsbox: "   \
-        "`abi <abi/4.0>, profile nsbox /usr/local/bin/nsbox flags=(unconfined) { userns, }` then "     \
-        "sudo apparmor_parser -r /etc/apparmor.d/nsbox)"
+#define FIX_APPARMOR "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"
+/* Or keep AppArmor's restriction and let nsbox (this very binary) create them. */
+#define FIX_APPARMOR_PROFILE                                                                          \
+        "; or keep the restriction and give nsbox an AppArmor profile that allows user namespaces: "   \
+        "printf 'abi <abi/4.0>,\\nprofile nsbox %s flags=(unconfined) {\\n  userns,\\n}\\n' | "           \
+        "sudo tee /etc/apparmor.d/nsbox && sudo apparmor_parser -r /etc/apparmor.d/nsbox"
 
 static void plan_userns(const struct doc_facts *f, enum nsb_isolation iso, struct doc_report *r)
 {
@@ -112,6 +113,8 @@ static void plan_userns(const struct doc_facts *f, enum nsb_isolation iso, struc
         }
         if (blocked) {
                 FIX(c, " (persist it in /etc/sysctl.d/99-nsbox.conf)");
+                if (aa_on)
+                        FIX(c, FIX_APPARMOR_PROFILE, f->self_exe[0] ? f->self_exe : "/usr/local/bin/nsbox");
                 return;
         }
         /* No sysctl explains it. */
@@ -250,12 +253,25 @@ static void plan_landlock(const struct doc_facts *f, enum nsb_isolation iso, str
         c->status = iso == NSB_ISOLATION_REDUCED ? DOC_DEGRADED : DOC_UNAVAILABLE;
         if (f->landlock_abi == -EOPNOTSUPP) {
                 DETAIL(c, "Landlock is built into the kernel but not enabled");
-                FIX(c, "boot with landlock in the LSM list: add lsm=landlock,lockdown,yama,integrity,apparmor,bpf "
-                       "to GRUB_CMDLINE_LINUX in /etc/default/grub, sudo update-grub, reboot");
+                FIX(c, "boot with landlock in the LSM list: add ");
         } else {
                 DETAIL(c, "the kernel has no Landlock (%s)", strerror(f->landlock_abi < 0 ? -f->landlock_abi : ENOSYS));
-                FIX(c, "use Linux >= 5.13 built with CONFIG_SECURITY_LANDLOCK=y and boot with lsm=landlock,…");
+                FIX(c, "use Linux >= 5.13 built with CONFIG_SECURITY_LANDLOCK=y, booted with landlock in the LSM list: add ");
         }
+        /* The LSMs this host runs, landlock first: a fixed list would switch
+         * off the ones it leaves out (SELinux, say). */
+        FIX(c, "lsm=landlock");
+        if (f->lsm[0]) {
+                char list[sizeof f->lsm];
+                snprintf(list, sizeof list, "%s", f->lsm);
+                for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+                        if (strcmp(tok, "landlock") != 0)
+                                FIX(c, ",%s", tok);
+        } else {
+                FIX(c, ",lockdown,yama,integrity,apparmor,bpf (Debian's list: keep every LSM the running kernel "
+                       "has, see `cat /sys/kernel/security/lsm`)");
+        }
+        FIX(c, " to GRUB_CMDLINE_LINUX in /etc/default/grub, sudo update-grub, reboot");
         if (iso == NSB_ISOLATION_STRICT)
                 FIX(c, " (or accept weaker filesystem isolation with --isolation reduced)");
         else

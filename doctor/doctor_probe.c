@@ -268,6 +268,9 @@ int doctor_gather(const char *proc_sys, int fake_userns, const char *interpreter
         ret->nnp = r < 0 ? -errno : r;
 
         ret->landlock_abi = ll_abi_version();
+        read_sysctl("/sys/kernel/security", "lsm", ret->lsm, sizeof ret->lsm);
+        r = (int) readlink("/proc/self/exe", ret->self_exe, sizeof ret->self_exe - 1);
+        ret->self_exe[r > 0 ? r : 0] = '\0';
         gather_interpreter(interpreter, ret);
         return 0;
 }

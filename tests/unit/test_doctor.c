@@ -139,6 +139,14 @@ static void test_apparmor_sysctl(void **state)
         assert_non_null(strstr(c->fix, "AppArmor profile"));
         assert_non_null(strstr(c->detail, "uid_map"));
         assert_false(r.ready);
+
+        /* the profile is for this nsbox binary, wherever it is installed */
+        strcpy(f.self_exe, "/opt/nsbox/bin/nsbox");
+        plan(&f, &r);
+        assert_non_null(strstr(find(&r, "user_ns")->fix,
+                               "printf 'abi <abi/4.0>,\\nprofile nsbox /opt/nsbox/bin/nsbox flags=(unconfined) {\\n  "
+                               "userns,\\n}\\n' | sudo tee /etc/apparmor.d/nsbox && "
+                               "sudo apparmor_parser -r /etc/apparmor.d/nsbox"));
 }
 
 static void test_userns_all_three_and_unexplained(void **state)
@@ -258,6 +266,18 @@ static void test_landlock(void **state)
         assert_int_equal(c->status, DOC_UNAVAILABLE);
         assert_non_null(strstr(c->fix, "lsm=landlock"));
         assert_false(r.ready);
+
+        /* the LSMs this host runs are kept, not replaced by a fixed list */
+        strcpy(f.lsm, "capability,lockdown,yama,selinux,bpf");
+        plan(&f, &r);
+        assert_non_null(strstr(find(&r, "landlock")->fix,
+                               "booted with landlock in the LSM list: add lsm=landlock,capability,lockdown,yama,"
+                               "selinux,bpf to GRUB_CMDLINE_LINUX in /etc/default/grub, sudo update-grub, reboot"));
+        f.landlock_abi = -EOPNOTSUPP;
+        strcpy(f.lsm, "capability,landlock,apparmor");
+        plan(&f, &r);
+        assert_non_null(strstr(find(&r, "landlock")->fix, "add lsm=landlock,capability,apparmor to GRUB"));
+        f.landlock_abi = -ENOSYS;
 
         /* reduced isolation runs without it */
         doctor_plan(&f, NSB_ISOLATION_REDUCED, &r);
