@@ -3,6 +3,7 @@ user namespaces (doctor says not ready and how to fix it; a run fails with
 status error before anything runs)."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -78,24 +79,32 @@ class Doctor(unittest.TestCase):
         self.assertEqual(check["status"], "ok", check)
 
     def test_changes_nothing(self):
-        # The cgroup tree, /tmp, and the user's cache dir (nsbox keeps its
-        # closure cache there; a run may write it, doctor must not).
+        # The user's cache dir (nsbox keeps its closure cache there; a run may
+        # write it, doctor must not) and TMPDIR are private: they stay empty.
+        # The cgroup tree and /tmp are shared with whatever else runs here,
+        # so there only what names a doctor process counts.
         home = tempfile.mkdtemp(prefix="nsbox-doctor-home.", dir="/var/tmp")
         try:
             def snapshot():
-                tree = []
-                for top in ("/sys/fs/cgroup", "/tmp", home):
+                tree = set()
+                for top in ("/sys/fs/cgroup", "/tmp"):
                     for root, dirs, files in os.walk(top):
-                        tree += [os.path.join(root, n) for n in dirs + files]
+                        tree.update(os.path.join(root, n) for n in dirs + files)
                         if root.count("/") - top.count("/") >= 2:
                             dirs[:] = []
-                return sorted(tree)
-            env = dict(os.environ, HOME=home, XDG_CACHE_HOME=os.path.join(home, ".cache"))
-            before = snapshot()
+                return tree
+            tmp = os.path.join(home, "tmp")
+            os.mkdir(tmp)
+            env = dict(os.environ, HOME=home, XDG_CACHE_HOME=os.path.join(home, ".cache"), TMPDIR=tmp)
+            before, pids = snapshot(), []
             for args in (["--json"], [], ["--isolation", "reduced"], ["--interpreter", "/usr/bin/python3"]):
-                doctor(*args, env=env)
-            self.assertEqual(snapshot(), before)
-            self.assertEqual(os.listdir(home), [])
+                p = subprocess.Popen([NSBOX, "doctor", *args], env=env, stdout=subprocess.DEVNULL)
+                pids.append(p.pid)
+                p.wait(timeout=30)
+            new = snapshot() - before
+            self.assertEqual([n for n in new if any(re.search(r"\b%d\b" % pid, n) for pid in pids)], [])
+            self.assertEqual(sorted(os.listdir(home)), ["tmp"])
+            self.assertEqual(os.listdir(tmp), [])
         finally:
             shutil.rmtree(home)
 
