@@ -296,21 +296,27 @@ static bool is_python(const char *path)
 static int add_interpreter(struct host_set *set, const char *path, const char *sandbox_path, unsigned depth,
                            struct nsb_error *e);
 
+/* The "#!" line of the file @path, as shebang_parse; 0 also when the file
+ * cannot be read (execute-only: the kernel will say what it finds). */
+static int read_shebang(const char *path, char **ret_interp, char **ret_arg)
+{
+        AUTOCLOSE int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        char head[256];
+        ssize_t n;
+
+        *ret_interp = *ret_arg = NULL;
+        if (fd < 0)
+                return 0;
+        n = read(fd, head, sizeof head);
+        return n <= 0 ? 0 : shebang_parse(head, (size_t) n, ret_interp, ret_arg);
+}
+
 static int add_script_interpreter(struct host_set *set, const char *path, const char *sandbox_path, unsigned depth,
                                   struct nsb_error *e)
 {
-        AUTOCLOSE int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         AUTOFREE char *interp = NULL, *arg = NULL;
-        char head[256];
-        ssize_t n;
-        int r;
+        int r = read_shebang(path, &interp, &arg);
 
-        if (fd < 0)
-                return 0;       /* execute-only: the kernel will say what it finds */
-        n = read(fd, head, sizeof head);
-        if (n <= 0)
-                return 0;
-        r = shebang_parse(head, (size_t) n, &interp, &arg);
         if (r == -ENOMEM)
                 return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
         if (r <= 0 || interp[0] != '/')
@@ -426,18 +432,9 @@ static int find_stdlib(const char *real, char *ret, struct nsb_error *e)
 
 int profile_script_python(const char *path, char *ret, size_t size)
 {
-        AUTOCLOSE int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         AUTOFREE char *interp = NULL, *arg = NULL;
-        char head[256];
-        ssize_t n;
-        int r;
+        int r = read_shebang(path, &interp, &arg);
 
-        if (fd < 0)
-                return 0;
-        n = read(fd, head, sizeof head);
-        if (n <= 0)
-                return 0;
-        r = shebang_parse(head, (size_t) n, &interp, &arg);
         if (r <= 0)
                 return r == -ENOMEM ? r : 0;
         ret[0] = '\0';
