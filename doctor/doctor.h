@@ -56,6 +56,7 @@ struct doc_facts {
         char cg_reason[CG_REASON_MAX];
         bool cg_v2_mounted;
         bool cg_v1_mounted;                             /* memory and pids v1 hierarchies */
+        int clone3_errno;                               /* ENOSYS: clone3 refused (a seccomp profile) */
 
         /* seccomp / no_new_privs */
         int seccomp_mode;                               /* prctl(PR_GET_SECCOMP), or -errno */

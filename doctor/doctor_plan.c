@@ -144,6 +144,15 @@ static void plan_cgroup(const struct doc_facts *f, struct doc_report *r)
         switch (f->cg_backend) {
         case CG_BACKEND_V2:
                 DETAIL(c, "cgroup v2, delegated to this user (memory, pids, cpu accounting): %s", f->cg_reason);
+                if (f->clone3_errno == ENOSYS) {
+                        /* nsbox falls back to clone(2) where clone3 is refused,
+                         * but a v2 run is born in its cgroup: CLONE_INTO_CGROUP. */
+                        c->status = DOC_UNAVAILABLE;
+                        DETAIL(c, "; but clone3 is refused (ENOSYS, a seccomp profile's doing), and a cgroup v2 run "
+                                  "starts inside its cgroup through clone3's CLONE_INTO_CGROUP");
+                        FIX(c, "allow clone3 to nsbox: run it on the host, or start its container with "
+                               "--security-opt seccomp=unconfined");
+                }
                 return;
         case CG_BACKEND_V1:
                 DETAIL(c, "cgroup v1, own cgroups writable (memory, pids): %s", f->cg_reason);

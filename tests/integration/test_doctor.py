@@ -241,6 +241,21 @@ class HostsLackingAFeature(unittest.TestCase):
         self.assertIn(b"warning: --isolation reduced", p.stderr)
         self.assertEqual([n for n in os.listdir(self.base) if n.startswith("nsbox-reduced-")], [])
 
+    def test_clone3_refused_with_enosys(self):
+        """Such a profile wants glibc to fall back to clone(2): so does nsbox,
+        in both isolations (a cgroup v2 run, which needs CLONE_INTO_CGROUP,
+        cannot)."""
+        for iso in ("strict", "reduced"):
+            rep, by = self.doctor("clone3", "--isolation", iso)
+            p, res, ran = self.python("clone3", "--isolation", iso)
+            if by["cgroup"]["detail"].startswith("cgroup v2"):
+                self.assertEqual((rep["ready"], by["cgroup"]["status"]), (False, "unavailable"), rep)
+                self.assertEqual((res["status"], res["error"]["stage"], ran), ("error", "clone", False), res)
+                continue
+            self.assertTrue(rep["ready"], rep)
+            self.assertEqual((p.returncode, res["status"], res["isolation"], res["stdout"]["text"], ran),
+                             (0, "exited", iso, "ran\n", True), res)
+
     def test_no_seccomp(self):
         for iso in ("strict", "reduced"):
             rep, by = self.doctor("seccomp", "--isolation", iso)

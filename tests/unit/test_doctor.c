@@ -243,6 +243,20 @@ static void test_cgroup_backends(void **state)
         plan(&f, &r);
         assert_int_equal(find(&r, "cgroup")->status, DOC_UNAVAILABLE);
         assert_false(r.ready);
+
+        /* clone3 refused: runs fall back to clone(2), except a v2 one, which
+         * needs CLONE_INTO_CGROUP */
+        good_host(&f);
+        f.clone3_errno = ENOSYS;
+        plan(&f, &r);
+        c = find(&r, "cgroup");
+        assert_int_equal(c->status, DOC_UNAVAILABLE);
+        assert_non_null(strstr(c->fix, "--security-opt seccomp=unconfined"));
+        assert_false(r.ready);
+        f.cg_backend = CG_BACKEND_V1;
+        plan(&f, &r);
+        assert_int_equal(find(&r, "cgroup")->status, DOC_OK);
+        assert_true(r.ready);
 }
 
 static void test_landlock(void **state)
