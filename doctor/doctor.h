@@ -11,7 +11,7 @@
  *   - doctor_probe.c gathers the facts: /proc/sys files (through an
  *     injectable root), a forked child that tries unshare(CLONE_NEWUSER) and
  *     writes its uid_map, prctl, cg_detect, ll_abi_version and
- *     profile_add_python. It changes nothing on the host: the probe child's
+ *     profile_add_python_uncached. It changes nothing on the host: the probe child's
  *     namespaces die with it, and no cgroup, file or sysctl is written.
  *
  * Test hooks (only when the build has NSBOX_TEST_HOOKS=1):
@@ -56,13 +56,18 @@ struct doc_facts {
         char cg_reason[CG_REASON_MAX];
         bool cg_v2_mounted;
         bool cg_v1_mounted;                             /* memory and pids v1 hierarchies */
+        int clone3_errno;                               /* ENOSYS: clone3 refused (a seccomp profile) */
 
         /* seccomp / no_new_privs */
         int seccomp_mode;                               /* prctl(PR_GET_SECCOMP), or -errno */
         char seccomp_actions[256];                      /* kernel/seccomp/actions_avail */
+        int seccomp_filter_err;                         /* seccomp(SECCOMP_GET_ACTION_AVAIL) of the
+                                                         * kill_process and errno actions: 0, or errno */
         int nnp;                                        /* prctl(PR_GET_NO_NEW_PRIVS), or -errno */
 
         int landlock_abi;                               /* ll_abi_version(): >= 1, or -errno */
+        char lsm[256];                                  /* /sys/kernel/security/lsm ("" unreadable) */
+        char self_exe[DOC_PATH_MAX];                    /* this nsbox binary ("" unknown) */
 
         /* interpreter */
         char interpreter[DOC_PATH_MAX];                 /* as asked */
@@ -70,10 +75,11 @@ struct doc_facts {
         bool interpreter_ok;
         char interpreter_real[DOC_PATH_MAX];            /* resolved binary */
         char interpreter_error[NSB_ERROR_MSG_MAX + 64]; /* why it did not resolve */
+        char interpreter_hint[DOC_PATH_MAX];            /* a script's #! python binary, or "" */
 };
 
 #define DOC_DETAIL_MAX 768
-#define DOC_FIX_MAX 512
+#define DOC_FIX_MAX 1024
 #define DOC_MAX_CHECKS 8
 
 struct doc_check {

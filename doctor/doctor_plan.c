@@ -53,11 +53,12 @@ static void fix_sep(struct doc_check *c)
 
 #define FIX_USERNS_CLONE "sudo sysctl -w kernel.unprivileged_userns_clone=1"
 #define FIX_MAX_USERNS "sudo sysctl -w user.max_user_namespaces=15000"
-#define FIX_APPARMOR                                                                                   \
-        "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 (or keep the restriction and " \
-        "install an AppArmor profile for nsbox that allows `userns,`, e.g. /etc/apparmor.d/nsbox: "   \
-        "`abi <abi/4.0>, profile nsbox /usr/local/bin/nsbox flags=(unconfined) { userns, }` then "     \
-        "sudo apparmor_parser -r /etc/apparmor.d/nsbox)"
+#define FIX_APPARMOR "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"
+/* Or keep AppArmor's restriction and let nsbox (this very binary) create them. */
+#define FIX_APPARMOR_PROFILE                                                                          \
+        "; or keep the restriction and give nsbox an AppArmor profile that allows user namespaces: "   \
+        "printf 'abi <abi/4.0>,\\nprofile nsbox %s flags=(unconfined) {\\n  userns,\\n}\\n' | "           \
+        "sudo tee /etc/apparmor.d/nsbox && sudo apparmor_parser -r /etc/apparmor.d/nsbox"
 
 static void plan_userns(const struct doc_facts *f, enum nsb_isolation iso, struct doc_report *r)
 {
@@ -112,6 +113,8 @@ static void plan_userns(const struct doc_facts *f, enum nsb_isolation iso, struc
         }
         if (blocked) {
                 FIX(c, " (persist it in /etc/sysctl.d/99-nsbox.conf)");
+                if (aa_on)
+                        FIX(c, FIX_APPARMOR_PROFILE, f->self_exe[0] ? f->self_exe : "/usr/local/bin/nsbox");
                 return;
         }
         /* No sysctl explains it. */
@@ -141,6 +144,15 @@ static void plan_cgroup(const struct doc_facts *f, struct doc_report *r)
         switch (f->cg_backend) {
         case CG_BACKEND_V2:
                 DETAIL(c, "cgroup v2, delegated to this user (memory, pids, cpu accounting): %s", f->cg_reason);
+                if (f->clone3_errno == ENOSYS) {
+                        /* nsbox falls back to clone(2) where clone3 is refused,
+                         * but a v2 run is born in its cgroup: CLONE_INTO_CGROUP. */
+                        c->status = DOC_UNAVAILABLE;
+                        DETAIL(c, "; but clone3 is refused (ENOSYS, a seccomp profile's doing), and a cgroup v2 run "
+                                  "starts inside its cgroup through clone3's CLONE_INTO_CGROUP");
+                        FIX(c, "allow clone3 to nsbox: run it on the host, or start its container with "
+                               "--security-opt seccomp=unconfined");
+                }
                 return;
         case CG_BACKEND_V1:
                 DETAIL(c, "cgroup v1, own cgroups writable (memory, pids): %s", f->cg_reason);
@@ -191,6 +203,20 @@ static void plan_seccomp(const struct doc_facts *f, struct doc_report *r)
                 FIX(c, "use a kernel built with CONFIG_SECCOMP=y and CONFIG_SECCOMP_FILTER=y");
                 return;
         }
+        if (f->seccomp_filter_err) {
+                c->status = DOC_UNAVAILABLE;
+                DETAIL(c, "seccomp(SECCOMP_GET_ACTION_AVAIL) for the kill_process and errno actions failed (%s): "
+                          "no filter can be loaded", strerror(f->seccomp_filter_err));
+                if (f->seccomp_filter_err == EOPNOTSUPP)
+                        FIX(c, "use Linux >= 4.14 (the kill_process action)");
+                else if (f->seccomp_filter_err == EINVAL || f->seccomp_filter_err == ENOSYS)
+                        FIX(c, "use Linux >= 4.14 built with CONFIG_SECCOMP_FILTER=y");
+                else
+                        FIX(c, "nsbox runs under a policy that refuses seccomp() (a container's seccomp profile or "
+                               "an LSM): run nsbox on the host, or start the container with "
+                               "--security-opt seccomp=unconfined");
+                return;
+        }
         if (f->seccomp_actions[0] &&
             (!has_word(f->seccomp_actions, "kill_process") || !has_word(f->seccomp_actions, "errno"))) {
                 c->status = DOC_UNAVAILABLE;
@@ -236,12 +262,25 @@ static void plan_landlock(const struct doc_facts *f, enum nsb_isolation iso, str
         c->status = iso == NSB_ISOLATION_REDUCED ? DOC_DEGRADED : DOC_UNAVAILABLE;
         if (f->landlock_abi == -EOPNOTSUPP) {
                 DETAIL(c, "Landlock is built into the kernel but not enabled");
-                FIX(c, "boot with landlock in the LSM list: add lsm=landlock,lockdown,yama,integrity,apparmor,bpf "
-                       "to GRUB_CMDLINE_LINUX in /etc/default/grub, sudo update-grub, reboot");
+                FIX(c, "boot with landlock in the LSM list: add ");
         } else {
                 DETAIL(c, "the kernel has no Landlock (%s)", strerror(f->landlock_abi < 0 ? -f->landlock_abi : ENOSYS));
-                FIX(c, "use Linux >= 5.13 built with CONFIG_SECURITY_LANDLOCK=y and boot with lsm=landlock,…");
+                FIX(c, "use Linux >= 5.13 built with CONFIG_SECURITY_LANDLOCK=y, booted with landlock in the LSM list: add ");
         }
+        /* The LSMs this host runs, landlock first: a fixed list would switch
+         * off the ones it leaves out (SELinux, say). */
+        FIX(c, "lsm=landlock");
+        if (f->lsm[0]) {
+                char list[sizeof f->lsm];
+                snprintf(list, sizeof list, "%s", f->lsm);
+                for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+                        if (strcmp(tok, "landlock") != 0)
+                                FIX(c, ",%s", tok);
+        } else {
+                FIX(c, ",lockdown,yama,integrity,apparmor,bpf (Debian's list: keep every LSM the running kernel "
+                       "has, see `cat /sys/kernel/security/lsm`)");
+        }
+        FIX(c, " to GRUB_CMDLINE_LINUX in /etc/default/grub, sudo update-grub, reboot");
         if (iso == NSB_ISOLATION_STRICT)
                 FIX(c, " (or accept weaker filesystem isolation with --isolation reduced)");
         else
@@ -263,7 +302,9 @@ static void plan_interpreter(const struct doc_facts *f, struct doc_report *r)
         }
         c->status = DOC_UNAVAILABLE;
         DETAIL(c, "%s does not resolve: %s", f->interpreter, f->interpreter_error[0] ? f->interpreter_error : "unknown error");
-        if (f->interpreter_default)
+        if (f->interpreter_hint[0])
+                FIX(c, "--interpreter %s (the Python binary the script's #! line runs)", f->interpreter_hint);
+        else if (f->interpreter_default)
                 FIX(c, "sudo apt-get install python3");
         else
                 FIX(c, "pass an existing interpreter with --interpreter PATH, or sudo apt-get install python3");

@@ -9,7 +9,9 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/seccomp.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -157,6 +159,24 @@ static void probe_userns(struct doc_facts *f)
         f->userns_errno = m.err;
 }
 
+/* ---- seccomp ------------------------------------------------------------------------ */
+
+/* The seccomp() syscall itself, for the two actions nsbox's filter returns:
+ * PR_GET_SECCOMP answers on a kernel without filters too, and the sysctl may
+ * be absent or not the whole story (a container's filter may refuse
+ * seccomp()). Asking changes nothing. 0, or the errno. */
+static int probe_seccomp_filter(void)
+{
+        static const unsigned actions[] = { SECCOMP_RET_KILL_PROCESS, SECCOMP_RET_ERRNO };
+
+        for (size_t i = 0; i < sizeof actions / sizeof actions[0]; i++) {
+                unsigned action = actions[i];
+                if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) < 0)
+                        return errno;
+        }
+        return 0;
+}
+
 /* ---- cgroup ------------------------------------------------------------------------ */
 
 static void gather_cgroup(struct doc_facts *f)
@@ -201,9 +221,12 @@ static void gather_interpreter(const char *interpreter, struct doc_facts *f)
         nsb_error_clear(&e);
         f->interpreter_default = !interpreter;
         snprintf(f->interpreter, sizeof f->interpreter, "%s", interpreter ? interpreter : DEFAULT_INTERPRETER);
-        if (profile_add_python(&set, f->interpreter, &real, &e) < 0) {
+        /* Uncached: the closure cache would be created and written. */
+        if (profile_add_python_uncached(&set, f->interpreter, &real, &e) < 0) {
                 snprintf(f->interpreter_error, sizeof f->interpreter_error, "%s",
                          nsb_error_describe(&e, buf, sizeof buf));
+                if (e.errnum == ENOEXEC)
+                        (void) profile_script_python(f->interpreter, f->interpreter_hint, sizeof f->interpreter_hint);
         } else {
                 f->interpreter_ok = true;
                 snprintf(f->interpreter_real, sizeof f->interpreter_real, "%s", real ? real : "");
@@ -234,16 +257,23 @@ int doctor_gather(const char *proc_sys, int fake_userns, const char *interpreter
         }
 
         gather_cgroup(ret);
+        /* A size below the first version's: EINVAL where clone3 exists,
+         * ENOSYS where it is refused. Nothing is created either way. */
+        ret->clone3_errno = syscall(SYS_clone3, NULL, (size_t) 0) < 0 ? errno : 0;
         if (ret->cg_errno == ENOMEM)
                 return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "doctor: out of memory");
 
         r = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
         ret->seccomp_mode = r < 0 ? -errno : r;
         read_sysctl(proc_sys, "kernel/seccomp/actions_avail", ret->seccomp_actions, sizeof ret->seccomp_actions);
+        ret->seccomp_filter_err = probe_seccomp_filter();
         r = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
         ret->nnp = r < 0 ? -errno : r;
 
         ret->landlock_abi = ll_abi_version();
+        read_sysctl("/sys/kernel/security", "lsm", ret->lsm, sizeof ret->lsm);
+        r = (int) readlink("/proc/self/exe", ret->self_exe, sizeof ret->self_exe - 1);
+        ret->self_exe[r > 0 ? r : 0] = '\0';
         gather_interpreter(interpreter, ret);
         return 0;
 }

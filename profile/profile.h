@@ -63,6 +63,16 @@ int profile_add_command(struct host_set *set, const char *path, const char *sand
  * modules in lib-dynload. *ret_real gets the interpreter's real path. */
 int profile_add_python(struct host_set *set, const char *interpreter, char **ret_real, struct nsb_error *e);
 
+/* The same, without the closure cache (neither read nor written, so nothing
+ * is created under ~/.cache): for `nsbox doctor`, which changes nothing. */
+int profile_add_python_uncached(struct host_set *set, const char *interpreter, char **ret_real, struct nsb_error *e);
+
+/* Is @path a script ("#!")? 1, and in @ret the interpreter of its #! line when
+ * that is an absolute python path (else ""); 0: not a script (or unreadable);
+ * -ENOMEM. profile_add_python refuses a script: it would be exec'd with
+ * python's arguments. */
+int profile_script_python(const char *path, char *ret, size_t size);
+
 /* Add @path (a file or a directory, mounted whole) and every symlink on
  * the way to it. */
 int profile_add_path(struct host_set *set, const char *path, struct nsb_error *e);

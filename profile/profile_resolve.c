@@ -296,21 +296,27 @@ static bool is_python(const char *path)
 static int add_interpreter(struct host_set *set, const char *path, const char *sandbox_path, unsigned depth,
                            struct nsb_error *e);
 
+/* The "#!" line of the file @path, as shebang_parse; 0 also when the file
+ * cannot be read (execute-only: the kernel will say what it finds). */
+static int read_shebang(const char *path, char **ret_interp, char **ret_arg)
+{
+        AUTOCLOSE int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        char head[256];
+        ssize_t n;
+
+        *ret_interp = *ret_arg = NULL;
+        if (fd < 0)
+                return 0;
+        n = read(fd, head, sizeof head);
+        return n <= 0 ? 0 : shebang_parse(head, (size_t) n, ret_interp, ret_arg);
+}
+
 static int add_script_interpreter(struct host_set *set, const char *path, const char *sandbox_path, unsigned depth,
                                   struct nsb_error *e)
 {
-        AUTOCLOSE int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         AUTOFREE char *interp = NULL, *arg = NULL;
-        char head[256];
-        ssize_t n;
-        int r;
+        int r = read_shebang(path, &interp, &arg);
 
-        if (fd < 0)
-                return 0;       /* execute-only: the kernel will say what it finds */
-        n = read(fd, head, sizeof head);
-        if (n <= 0)
-                return 0;
-        r = shebang_parse(head, (size_t) n, &interp, &arg);
         if (r == -ENOMEM)
                 return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
         if (r <= 0 || interp[0] != '/')
@@ -424,7 +430,44 @@ static int find_stdlib(const char *real, char *ret, struct nsb_error *e)
                                     prefix, real);
 }
 
-int profile_add_python(struct host_set *set, const char *interpreter, char **ret_real, struct nsb_error *e)
+int profile_script_python(const char *path, char *ret, size_t size)
+{
+        AUTOFREE char *interp = NULL, *arg = NULL;
+        int r = read_shebang(path, &interp, &arg);
+
+        if (r <= 0)
+                return r == -ENOMEM ? r : 0;
+        ret[0] = '\0';
+        if (interp[0] == '/' && is_python(interp) && (size_t) snprintf(ret, size, "%s", interp) >= size)
+                ret[0] = '\0';
+        return 1;
+}
+
+/* The interpreter is exec'd as "INTERP -I -B PROGRAM": it must be the Python
+ * binary itself. A script (pydoc3, a pyenv shim, a wrapper) would be handed
+ * those arguments, and its own "#!" interpreter is not in the sandbox. */
+static int require_binary(const char *interpreter, const char *real, struct nsb_error *e)
+{
+        AUTOCLOSE int fd = open(real, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        char head[4], hint[PATH_MAX];
+        int r;
+
+        if (fd < 0 || read(fd, head, sizeof head) != (ssize_t) sizeof head || memcmp(head, "\177ELF", 4) == 0)
+                return 0;       /* unreadable or short: the walk below says what it finds */
+        r = profile_script_python(real, hint, sizeof hint);
+        if (r == -ENOMEM)
+                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+        if (r == 1 && hint[0])
+                return nsb_fail(e, NSB_STAGE_PREPARE, ENOEXEC,
+                                "interpreter '%s' is a script, not a Python binary: its #! line runs %s; pass "
+                                "that with --interpreter %s",
+                                interpreter, hint, hint);
+        return nsb_fail(e, NSB_STAGE_PREPARE, ENOEXEC, "interpreter '%s' is %s, not a Python binary", interpreter,
+                        r == 1 ? "a script" : "not an ELF file");
+}
+
+static int add_python(struct host_set *set, const char *interpreter, bool use_cache, char **ret_real,
+                      struct nsb_error *e)
 {
         char real[PATH_MAX], stdlib[PATH_MAX], dynload[PATH_MAX], sreal[PATH_MAX], key[PATH_MAX + 8];
         AUTOCLOSE int cache_fd = -1;
@@ -438,8 +481,11 @@ int profile_add_python(struct host_set *set, const char *interpreter, char **ret
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "interpreter '%s'", interpreter);
         if (access(real, X_OK) < 0)
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "interpreter '%s' is not executable", real);
+        r = require_binary(interpreter, real, e);
+        if (r < 0)
+                return r;
         /* The walk below costs ~7 ms; a valid cached result, a few hundred us. */
-        if (set->n == 0 && (size_t) snprintf(key, sizeof key, "python:%s", interpreter) < sizeof key) {
+        if (use_cache && set->n == 0 && (size_t) snprintf(key, sizeof key, "python:%s", interpreter) < sizeof key) {
                 clock_gettime(CLOCK_REALTIME, &started);
                 if (cc_open_dir(getenv("XDG_CACHE_HOME"), getenv("HOME"), &cache_fd) == 0 &&
                     cc_load(cache_fd, key, set) == 1)
@@ -492,6 +538,16 @@ done:
         if (ret_real && !(*ret_real = strdup(real)))
                 return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
         return 0;
+}
+
+int profile_add_python(struct host_set *set, const char *interpreter, char **ret_real, struct nsb_error *e)
+{
+        return add_python(set, interpreter, true, ret_real, e);
+}
+
+int profile_add_python_uncached(struct host_set *set, const char *interpreter, char **ret_real, struct nsb_error *e)
+{
+        return add_python(set, interpreter, false, ret_real, e);
 }
 
 int profile_add_path(struct host_set *set, const char *path, struct nsb_error *e)

@@ -467,10 +467,12 @@ static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
         }
         clock_gettime(CLOCK_MONOTONIC, &s->start);
         s->pid = sys_clone3(&args);
+        if (s->pid < 0 && errno == ENOSYS && !(args.flags & CLONE_INTO_CGROUP))
+                s->pid = sys_clone_legacy(args.flags | (unsigned long) args.exit_signal, &s->pidfd);
         if (s->pid < 0)
                 return nsb_fail(e, NSB_STAGE_CLONE, errno,
-                                s->reduced ? "clone3 (reduced isolation, no namespaces)"
-                                           : "clone3 with new user, mount, pid, net, ipc, uts and cgroup namespaces");
+                                s->reduced ? "clone (reduced isolation, no namespaces)"
+                                           : "clone with new user, mount, pid, net, ipc, uts and cgroup namespaces");
         if (s->pid == 0) {
                 /* The init must hold no copy of the supervisor's end: if nsbox
                  * dies before the init has armed PR_SET_PDEATHSIG, that end's

@@ -44,6 +44,15 @@ static inline pid_t sys_clone3(struct clone_args *args)
         return (pid_t) syscall(SYS_clone3, args, sizeof *args);
 }
 
+/* clone(2) the old way, as fork does, with the pidfd at @pidfd (CLONE_PIDFD);
+ * for where clone3 is refused with ENOSYS (Docker's default seccomp profile
+ * does, so that glibc falls back). x86_64 and aarch64 both take the parent
+ * tid pointer third; the child tid and tls are unused. */
+static inline pid_t sys_clone_legacy(unsigned long flags, int *pidfd)
+{
+        return (pid_t) syscall(SYS_clone, flags, NULL, pidfd, NULL, 0UL);
+}
+
 static inline int sys_pidfd_send_signal(int pidfd, int sig)
 {
         return (int) syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);

@@ -3,6 +3,7 @@ user namespaces (doctor says not ready and how to fix it; a run fails with
 status error before anything runs)."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -10,6 +11,8 @@ import time
 import unittest
 
 from nsbtest import NSBOX, SandboxTest, skip_or_fail, userns_available
+
+DENY = os.path.join(os.environ.get("FIXTURES_BUILD", ""), "nsbox-deny-feature")
 
 CHECKS = ["user_ns", "cgroup", "seccomp", "no_new_privs", "landlock", "interpreter"]
 
@@ -76,10 +79,61 @@ class Doctor(unittest.TestCase):
         self.assertEqual(check["status"], "ok", check)
 
     def test_changes_nothing(self):
-        before = sorted(os.listdir("/sys/fs/cgroup")) if os.path.isdir("/sys/fs/cgroup") else []
-        doctor("--json")
-        after = sorted(os.listdir("/sys/fs/cgroup")) if os.path.isdir("/sys/fs/cgroup") else []
-        self.assertEqual(before, after)
+        # The user's cache dir (nsbox keeps its closure cache there; a run may
+        # write it, doctor must not) and TMPDIR are private: they stay empty.
+        # The cgroup tree and /tmp are shared with whatever else runs here,
+        # so there only what names a doctor process counts.
+        home = tempfile.mkdtemp(prefix="nsbox-doctor-home.", dir="/var/tmp")
+        try:
+            def snapshot():
+                tree = set()
+                for top in ("/sys/fs/cgroup", "/tmp"):
+                    for root, dirs, files in os.walk(top):
+                        tree.update(os.path.join(root, n) for n in dirs + files)
+                        if root.count("/") - top.count("/") >= 2:
+                            dirs[:] = []
+                return tree
+            tmp = os.path.join(home, "tmp")
+            os.mkdir(tmp)
+            env = dict(os.environ, HOME=home, XDG_CACHE_HOME=os.path.join(home, ".cache"), TMPDIR=tmp)
+            before, pids = snapshot(), []
+            for args in (["--json"], [], ["--isolation", "reduced"], ["--interpreter", "/usr/bin/python3"]):
+                p = subprocess.Popen([NSBOX, "doctor", *args], env=env, stdout=subprocess.DEVNULL)
+                pids.append(p.pid)
+                p.wait(timeout=30)
+            new = snapshot() - before
+            self.assertEqual([n for n in new if any(re.search(r"\b%d\b" % pid, n) for pid in pids)], [])
+            self.assertEqual(sorted(os.listdir(home)), ["tmp"])
+            self.assertEqual(os.listdir(tmp), [])
+        finally:
+            shutil.rmtree(home)
+
+    def test_a_script_is_no_interpreter(self):
+        """A script (pydoc3, a wrapper, a pyenv shim) would be exec'd with
+        python's arguments, and its own #! interpreter is not in the sandbox:
+        doctor says so and names the binary; a run refuses it before running."""
+        binary = os.path.realpath("/usr/bin/python3")
+        d = tempfile.mkdtemp(prefix="nsbox-doctor-script.", dir="/var/tmp")
+        try:
+            os.chmod(d, 0o777)
+            script = os.path.join(d, "python3")
+            with open(script, "w") as f:
+                f.write("#!%s\nimport sys\nopen(%r, 'w').close()\n" % (binary, os.path.join(d, "ran")))
+            os.chmod(script, 0o755)
+            p, _ = doctor("--json", "--interpreter", script)
+            rep = json.loads(p.stdout)
+            check = next(c for c in rep["checks"] if c["name"] == "interpreter")
+            self.assertEqual((p.returncode, rep["ready"], check["status"]), (1, False, "unavailable"), rep)
+            self.assertIn("is a script", check["detail"])
+            self.assertTrue(check["fix"].startswith("--interpreter %s " % binary), check)
+            p = subprocess.run([NSBOX, "python", "--json", "--interpreter", script, "-c", "pass"],
+                               capture_output=True, timeout=60)
+            res = json.loads(p.stdout)
+            self.assertEqual((p.returncode, res["status"], res["error"]["stage"]), (125, "error", "prepare"), res)
+            self.assertIn("--interpreter %s" % binary, res["error"]["message"])
+            self.assertFalse(os.path.exists(os.path.join(d, "ran")))
+        finally:
+            shutil.rmtree(d)
 
 
 class NoUserNamespacesJourney(SandboxTest):
@@ -119,6 +173,109 @@ class NoUserNamespacesJourney(SandboxTest):
             self.assertFalse(os.path.exists(os.path.join(ws, "ran")))
         finally:
             shutil.rmtree(ws)
+
+
+class HostsLackingAFeature(unittest.TestCase):
+    """Hosts made to look like they lack user namespaces, seccomp or Landlock
+    by nsbox-deny-feature (a seccomp filter around nsbox, nothing faked inside
+    nsbox): doctor names the missing piece and its fix, strict fails closed
+    with status error before anything runs, reduced is never chosen for the
+    user, and doctor's reduced verdict matches what a reduced run does."""
+
+    def setUp(self):
+        if not os.access(DENY, os.X_OK):
+            self.fail("fixture nsbox-deny-feature not built at %r" % DENY)
+        self.base = tempfile.mkdtemp(prefix="nsbox-deny-test.", dir="/var/tmp")
+        os.chmod(self.base, 0o777)
+        self.env = dict(os.environ, TMPDIR=self.base)
+
+    def tearDown(self):
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def nsbox(self, feature, *args):
+        return subprocess.run([DENY, feature, NSBOX, *args], capture_output=True, timeout=60, env=self.env)
+
+    def doctor(self, feature, *args):
+        p = self.nsbox(feature, "doctor", "--json", *args)
+        try:
+            rep = json.loads(p.stdout)
+        except ValueError:
+            self.fail("no doctor report (exit %d): %r" % (p.returncode, p.stderr))
+        self.assertEqual(p.returncode, 0 if rep["ready"] else 1, rep)
+        return rep, {c["name"]: c for c in rep["checks"]}
+
+    def python(self, feature, *args):
+        ws = tempfile.mkdtemp(dir=self.base)
+        os.chmod(ws, 0o777)
+        p = self.nsbox(feature, "python", "--json", "--workspace", ws, *args,
+                       "-c", "open('ran', 'w').close(); print('ran')")
+        try:
+            res = json.loads(p.stdout)
+        except ValueError:
+            self.fail("no result (exit %d): %r" % (p.returncode, p.stderr))
+        return p, res, os.path.exists(os.path.join(ws, "ran"))
+
+    def assert_fails_closed(self, feature, *stages):
+        p, res, ran = self.python(feature)
+        self.assertEqual((p.returncode, res["status"], res["isolation"]), (125, "error", "strict"), res)
+        self.assertIn(res["error"]["stage"], stages, res)
+        self.assertFalse(ran, "the program ran")
+        self.assertEqual(res["stdout"]["text"], "")
+
+    def test_no_user_namespaces(self):
+        rep, by = self.doctor("userns")
+        self.assertFalse(rep["ready"])
+        self.assertEqual(by["user_ns"]["status"], "unavailable")
+        self.assertIn("unshare(CLONE_NEWUSER)", by["user_ns"]["detail"])
+        self.assertIn("seccomp=unconfined", by["user_ns"]["fix"])
+        # as root the workspace is opened idmapped first, which needs one too
+        self.assert_fails_closed("userns", "clone", "userns")
+        # Asked for by name, reduced runs; clone3 is refused with ENOSYS here
+        # as under Docker's default profile, and nsbox falls back to clone.
+        rep, by = self.doctor("userns", "--isolation", "reduced")
+        self.assertEqual((rep["ready"], by["user_ns"]["status"]), (True, "degraded"), rep)
+        p, res, ran = self.python("userns", "--isolation", "reduced")
+        self.assertEqual((p.returncode, res["status"], res["isolation"], res["stdout"]["text"]),
+                         (0, "exited", "reduced", "ran\n"), res)
+        self.assertTrue(ran)
+        self.assertIn(b"warning: --isolation reduced", p.stderr)
+        self.assertEqual([n for n in os.listdir(self.base) if n.startswith("nsbox-reduced-")], [])
+
+    def test_clone3_refused_with_enosys(self):
+        """Such a profile wants glibc to fall back to clone(2): so does nsbox,
+        in both isolations (a cgroup v2 run, which needs CLONE_INTO_CGROUP,
+        cannot)."""
+        for iso in ("strict", "reduced"):
+            rep, by = self.doctor("clone3", "--isolation", iso)
+            p, res, ran = self.python("clone3", "--isolation", iso)
+            if by["cgroup"]["detail"].startswith("cgroup v2"):
+                self.assertEqual((rep["ready"], by["cgroup"]["status"]), (False, "unavailable"), rep)
+                self.assertEqual((res["status"], res["error"]["stage"], ran), ("error", "clone", False), res)
+                continue
+            self.assertTrue(rep["ready"], rep)
+            self.assertEqual((p.returncode, res["status"], res["isolation"], res["stdout"]["text"], ran),
+                             (0, "exited", iso, "ran\n", True), res)
+
+    def test_no_seccomp(self):
+        for iso in ("strict", "reduced"):
+            rep, by = self.doctor("seccomp", "--isolation", iso)
+            self.assertEqual((rep["ready"], by["seccomp"]["status"]), (False, "unavailable"), rep)
+            self.assertIn("CONFIG_SECCOMP_FILTER=y", by["seccomp"]["fix"])
+        self.assert_fails_closed("seccomp", "seccomp")
+        p, res, ran = self.python("seccomp", "--isolation", "reduced")
+        self.assertEqual((p.returncode, res["status"], res["error"]["stage"], ran), (125, "error", "seccomp", False))
+
+    def test_no_landlock(self):
+        rep, by = self.doctor("landlock")
+        self.assertEqual((rep["ready"], by["landlock"]["status"]), (False, "unavailable"), rep)
+        self.assertIn("CONFIG_SECURITY_LANDLOCK=y", by["landlock"]["fix"])
+        self.assert_fails_closed("landlock", "landlock")
+        # docs/security.md: reduced runs without Landlock, and says so
+        rep, by = self.doctor("landlock", "--isolation", "reduced")
+        self.assertEqual((rep["ready"], by["landlock"]["status"]), (True, "degraded"), rep)
+        p, res, ran = self.python("landlock", "--isolation", "reduced")
+        self.assertEqual((res["status"], res["protections"]["landlock"], res["protections"]["rootfs"]),
+                         ("exited", "unavailable", "unavailable"), res)
 
 
 if __name__ == "__main__":

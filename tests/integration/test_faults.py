@@ -294,12 +294,14 @@ class BrokenInterpreter(SandboxTest):
         self.assertIsNone(res["error"])
 
     def test_interpreter_that_cannot_be_executed(self):
-        """Not an executable format at all: nsbox cannot start the program —
-        status error at the exec stage, with the path, exit 125."""
+        """Not an executable format at all: nsbox refuses it before starting
+        anything (no ELF, so no Python binary) — status error at the prepare
+        stage, with the path, exit 125."""
         interp, p, res = self.broken_run(b"\x7fELG not an executable\n" * 8)
         self.assertEqual(res["status"], "error", res)
-        self.assertEqual(res["error"]["stage"], "exec")
+        self.assertEqual(res["error"]["stage"], "prepare")
         self.assertIn(interp, res["error"]["message"])
+        self.assertIn("not an ELF file", res["error"]["message"])
         self.assertEqual(p.returncode, 125)
 
 

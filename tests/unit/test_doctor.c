@@ -139,6 +139,14 @@ static void test_apparmor_sysctl(void **state)
         assert_non_null(strstr(c->fix, "AppArmor profile"));
         assert_non_null(strstr(c->detail, "uid_map"));
         assert_false(r.ready);
+
+        /* the profile is for this nsbox binary, wherever it is installed */
+        strcpy(f.self_exe, "/opt/nsbox/bin/nsbox");
+        plan(&f, &r);
+        assert_non_null(strstr(find(&r, "user_ns")->fix,
+                               "printf 'abi <abi/4.0>,\\nprofile nsbox /opt/nsbox/bin/nsbox flags=(unconfined) {\\n  "
+                               "userns,\\n}\\n' | sudo tee /etc/apparmor.d/nsbox && "
+                               "sudo apparmor_parser -r /etc/apparmor.d/nsbox"));
 }
 
 static void test_userns_all_three_and_unexplained(void **state)
@@ -235,6 +243,20 @@ static void test_cgroup_backends(void **state)
         plan(&f, &r);
         assert_int_equal(find(&r, "cgroup")->status, DOC_UNAVAILABLE);
         assert_false(r.ready);
+
+        /* clone3 refused: runs fall back to clone(2), except a v2 one, which
+         * needs CLONE_INTO_CGROUP */
+        good_host(&f);
+        f.clone3_errno = ENOSYS;
+        plan(&f, &r);
+        c = find(&r, "cgroup");
+        assert_int_equal(c->status, DOC_UNAVAILABLE);
+        assert_non_null(strstr(c->fix, "--security-opt seccomp=unconfined"));
+        assert_false(r.ready);
+        f.cg_backend = CG_BACKEND_V1;
+        plan(&f, &r);
+        assert_int_equal(find(&r, "cgroup")->status, DOC_OK);
+        assert_true(r.ready);
 }
 
 static void test_landlock(void **state)
@@ -258,6 +280,18 @@ static void test_landlock(void **state)
         assert_int_equal(c->status, DOC_UNAVAILABLE);
         assert_non_null(strstr(c->fix, "lsm=landlock"));
         assert_false(r.ready);
+
+        /* the LSMs this host runs are kept, not replaced by a fixed list */
+        strcpy(f.lsm, "capability,lockdown,yama,selinux,bpf");
+        plan(&f, &r);
+        assert_non_null(strstr(find(&r, "landlock")->fix,
+                               "booted with landlock in the LSM list: add lsm=landlock,capability,lockdown,yama,"
+                               "selinux,bpf to GRUB_CMDLINE_LINUX in /etc/default/grub, sudo update-grub, reboot"));
+        f.landlock_abi = -EOPNOTSUPP;
+        strcpy(f.lsm, "capability,landlock,apparmor");
+        plan(&f, &r);
+        assert_non_null(strstr(find(&r, "landlock")->fix, "add lsm=landlock,capability,apparmor to GRUB"));
+        f.landlock_abi = -ENOSYS;
 
         /* reduced isolation runs without it */
         doctor_plan(&f, NSB_ISOLATION_REDUCED, &r);
@@ -290,11 +324,26 @@ static void test_seccomp_nnp_interpreter(void **state)
         assert_int_equal(find(&r, "seccomp")->status, DOC_UNAVAILABLE);
 
         good_host(&f);
-        f.seccomp_actions[0] = '\0';    /* file absent: the prctl decides */
+        f.seccomp_actions[0] = '\0';    /* file absent: the prctl and the probe decide */
         f.seccomp_mode = 2;             /* already filtered (a container) */
         plan(&f, &r);
         assert_int_equal(find(&r, "seccomp")->status, DOC_OK);
         assert_true(r.ready);
+
+        /* PR_GET_SECCOMP answers, the sysctl reads well, but seccomp() itself
+         * refuses: no filter can be loaded, in either isolation. */
+        good_host(&f);
+        f.seccomp_filter_err = EINVAL;
+        plan(&f, &r);
+        c = find(&r, "seccomp");
+        assert_int_equal(c->status, DOC_UNAVAILABLE);
+        assert_string_equal(c->fix, "use Linux >= 4.14 built with CONFIG_SECCOMP_FILTER=y");
+        assert_false(r.ready);
+        doctor_plan(&f, NSB_ISOLATION_REDUCED, &r);
+        assert_false(r.ready);
+        f.seccomp_filter_err = EPERM;
+        plan(&f, &r);
+        assert_non_null(strstr(find(&r, "seccomp")->fix, "--security-opt seccomp=unconfined"));
 
         good_host(&f);
         f.nnp = -EINVAL;
@@ -312,6 +361,14 @@ static void test_seccomp_nnp_interpreter(void **state)
         assert_false(r.ready);
         doctor_plan(&f, NSB_ISOLATION_REDUCED, &r);
         assert_false(r.ready);
+
+        /* a script: the fix names the binary its #! line runs */
+        strcpy(f.interpreter, "/usr/bin/pydoc3");
+        f.interpreter_default = false;
+        strcpy(f.interpreter_hint, "/usr/bin/python3.11");
+        plan(&f, &r);
+        assert_string_equal(find(&r, "interpreter")->fix,
+                            "--interpreter /usr/bin/python3.11 (the Python binary the script's #! line runs)");
 }
 
 static void test_renderings(void **state)
