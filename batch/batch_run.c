@@ -702,6 +702,26 @@ static int open_result(const struct nsb_config *cli, struct nsb_error *e)
         return move_fd(&fd);
 }
 
+/* The jobs must not be read from the file the lines go to: `nsbox batch J
+ * >> J` (or `--result J`) reads its own lines back as jobs, each a bad line
+ * that adds one more, without end; `--result J` alone would truncate J
+ * before a job is read. Only regular files: /dev/null in and out is fine. */
+static int check_output_is_not_the_jobs(int in_fd, int out_fd, const char *result_path, struct nsb_error *e)
+{
+        struct stat in, out;
+
+        if (fstat(in_fd, &in) < 0 || !S_ISREG(in.st_mode))
+                return 0;
+        if (fstat(out_fd, &out) == 0 && out.st_dev == in.st_dev && out.st_ino == in.st_ino)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                "stdout is the jobs file: the result lines would be read back as jobs");
+        if (result_path && stat(result_path, &out) == 0 && out.st_dev == in.st_dev && out.st_ino == in.st_ino)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                "--result '%s' is the jobs file: it would be truncated or read back as jobs",
+                                result_path);
+        return 0;
+}
+
 int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *progress, struct nsb_error *e)
 {
         bool from_stdin = !cli->input_path || strcmp(cli->input_path, "-") == 0;
@@ -739,6 +759,8 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
                 if (S_ISREG(st.st_mode) && progress)
                         b.prog.total = count_jobs(cli->input_path, cli->shard_index, cli->shard_count);
         }
+        if (check_output_is_not_the_jobs(from_stdin ? STDIN_FILENO : in_fd, out_fd, cli->result_path, e) < 0)
+                return BATCH_EXIT_SETUP;
         if (cli->result_path) {
                 result_fd = open_result(cli, e);
                 if (result_fd < 0)

@@ -237,6 +237,40 @@ class Batch(SandboxTest):
         finally:
             shutil.rmtree(d)
 
+    def test_output_into_the_jobs_file_is_refused(self):
+        """`nsbox batch J >> J` and `--result J` read their own lines back as
+        jobs (each a bad line that adds one more, without end); `--result J`
+        alone truncated J before a job was read (exit 0, no line). Refused
+        before anything runs, J untouched."""
+        d = tempfile.mkdtemp()
+        try:
+            jobs = os.path.join(d, "jobs.jsonl")
+            given = jsonl(["{not a job", py("a", "print(1)")])
+            with open(jobs, "wb") as f:
+                f.write(given)
+            os.chmod(d, 0o777)
+            os.chmod(jobs, 0o666)
+            for opts, out_mode, needle in (([jobs], "ab", b"stdout is the jobs file"),
+                                           (["--result", jobs, jobs], None, b"is the jobs file"),
+                                           (["--resume", jobs, "--result", jobs, jobs], None, b"is the jobs file")):
+                if out_mode:
+                    with open(jobs, out_mode) as out:
+                        p = subprocess.run([NSBOX, "batch", *opts], stdout=out, stderr=subprocess.PIPE, timeout=30)
+                else:
+                    p = self.nsbox("batch", *opts, timeout=30)
+                self.assertEqual(p.returncode, 125, (opts, p.stderr[-300:]))
+                self.assertIn(needle, p.stderr)
+                with open(jobs, "rb") as f:
+                    self.assertEqual(f.read(), given, opts)
+            with open(jobs, "rb") as inp, open(jobs, "ab") as out:   # `nsbox batch - < J >> J`
+                p = subprocess.run([NSBOX, "batch", "-"], stdin=inp, stdout=out, stderr=subprocess.PIPE, timeout=30)
+            self.assertEqual(p.returncode, 125, p.stderr[-300:])
+            p = subprocess.run([NSBOX, "batch", "/dev/null"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               timeout=30)   # not regular files: fine
+            self.assertEqual(p.returncode, 0, p.stderr)
+        finally:
+            shutil.rmtree(d)
+
     def test_unwritable_stdout_says_why(self):
         with open("/dev/full", "wb") as full:
             p = subprocess.run([NSBOX, "batch", "-"], input=jsonl([py("a", "pass")]), stdout=full,
