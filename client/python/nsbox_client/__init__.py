@@ -237,6 +237,7 @@ class Client:
         stderr_box = []
         reader = threading.Thread(target=lambda: stderr_box.append(p.stderr.read()), daemon=True)
         reader.start()
+        read_all = False
         try:
             for line in p.stdout:
                 try:
@@ -244,9 +245,16 @@ class Client:
                 except ValueError as e:
                     raise NsboxError("nsbox batch wrote a line that is not JSON: %r" % line[:200]) from e
                 yield RunResult.from_line(d)
+            read_all = True
         finally:
-            if p.poll() is None and (feed_error or writer.is_alive()):
+            if p.poll() is None and (feed_error or writer.is_alive() or not read_all):
+                # The caller stopped early (or a line was unreadable): SIGTERM
+                # cancels the batch, killing every sandbox; its lines are
+                # drained, as nsbox blocked on a full pipe would never see it.
                 p.terminate()
+            if not read_all:
+                for _ in p.stdout:
+                    pass
             writer.join()
             p.wait()
             reader.join()
@@ -260,12 +268,13 @@ class Client:
     def batch_run(self, pairs: Iterable[Union[Tuple[str, Optional[str]], str]], timeout: Optional[float] = DEFAULT_TIMEOUT,
                   jobs: Optional[int] = None, limits: Optional[dict] = None) -> list:
         """Like batch_stream, collected: one RunResult per pair, in input order."""
+        pairs = list(pairs)
         got = {}
         for r in self.batch_stream(pairs, timeout=timeout, jobs=jobs, limits=limits):
             got[r.id] = r
-        if sorted(got) != list(range(len(got))):
-            raise NsboxError("nsbox batch did not answer every job")
-        return [got[i] for i in range(len(got))]
+        if len(got) != len(pairs) or set(got) != set(range(len(pairs))):
+            raise NsboxError("nsbox batch answered %d of %d jobs" % (len(got), len(pairs)))
+        return [got[i] for i in range(len(pairs))]
 
     def run_code(self, code: str, test_code: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT,
                  limits: Optional[dict] = None) -> RunResult:
