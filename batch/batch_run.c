@@ -77,6 +77,9 @@ struct batch {
         struct timespec t0;
         struct slot *slots;
         unsigned n_slots, busy;
+        unsigned max_busy;              /* -j, lowered when the host runs out of fds or processes */
+        struct batch_job pending;       /* parsed, waiting for a worker that could not start yet */
+        bool has_pending;
         struct reader in;
         json_t *resume;                 /* set of id keys already done */
         json_t *seen;                   /* id key -> line, this run */
@@ -515,15 +518,15 @@ static void read_worker(struct batch *b, struct slot *s)
 
 /* ---- the loop ---------------------------------------------------------- */
 
-/* Take input lines until a slot is busy with a job, the input needs a
- * poll, or it ended. Returns 0, or -errno when a worker could not start. */
-static int take_lines(struct batch *b, const char *jobs_path, struct nsb_error *e)
+/* The next job this run takes: 1 with *job set; 0 when the input needs a
+ * poll or ended. Bad lines, other shards' lines and --resume'd ids are
+ * handled here (a bad line's error line is written). */
+static int next_job(struct batch *b, const char *jobs_path, struct batch_job *job)
 {
-        while (b->busy < b->n_slots && !b->cancelled) {
+        for (;;) {
                 const char *text;
                 size_t len;
                 bool too_long;
-                struct batch_job job;
                 struct nsb_error err;
                 AUTOFREE char *key = NULL;
                 int r = reader_next(&b->in, &text, &len, &too_long);
@@ -541,37 +544,71 @@ static int take_lines(struct batch *b, const char *jobs_path, struct nsb_error *
                 if (batch_line_blank(text, len))
                         continue;
                 nsb_error_clear(&err);
-                if (batch_job_parse(text, len, b->in.line, jobs_path, &job, &err) < 0) {
-                        emit_error(b, job.id, job.line, &err);
-                        batch_job_free(&job);
+                if (batch_job_parse(text, len, b->in.line, jobs_path, job, &err) < 0) {
+                        emit_error(b, job->id, job->line, &err);
+                        batch_job_free(job);
                         continue;
                 }
-                key = batch_id_key(job.id);
+                key = batch_id_key(job->id);
                 if (key && json_object_get(b->resume, key)) {
                         b->prog.skipped++;
                         draw_progress(b, false);
-                        batch_job_free(&job);
+                        batch_job_free(job);
                         continue;
                 }
                 if (key && json_object_get(b->seen, key)) {
                         nsb_fail(&err, NSB_STAGE_CONFIG, EINVAL, "line %zu: duplicate id %s (first on line %lld)",
-                                 job.line, key, (long long) json_integer_value(json_object_get(b->seen, key)));
-                        emit_error(b, job.id, job.line, &err);
-                        batch_job_free(&job);
+                                 job->line, key, (long long) json_integer_value(json_object_get(b->seen, key)));
+                        emit_error(b, job->id, job->line, &err);
+                        batch_job_free(job);
                         continue;
                 }
                 if (key)
-                        json_object_set_new(b->seen, key, json_integer((json_int_t) job.line));
+                        json_object_set_new(b->seen, key, json_integer((json_int_t) job->line));
+                return 1;
+        }
+}
+
+/* Out of a per-process resource (file descriptors for the worker's pipe,
+ * processes for its fork): another worker's end frees one. */
+static bool resource_errno(int err)
+{
+        return err == EMFILE || err == ENFILE || err == EAGAIN || err == ENOMEM;
+}
+
+/* Start jobs until max_busy workers run, the input needs a poll, or it
+ * ended. A worker that cannot start while others run waits for one of them
+ * (and from then on, that many run at once: the host's limit, not -j); one
+ * that cannot start alone is the job's error line. The batch goes on. */
+static void take_lines(struct batch *b, const char *jobs_path)
+{
+        while (b->busy < b->max_busy && !b->cancelled) {
+                struct batch_job job;
+                struct nsb_error err;
+                int r = -ENOSPC;
+
+                if (b->has_pending) {
+                        job = b->pending;
+                        b->has_pending = false;
+                } else if (next_job(b, jobs_path, &job) <= 0) {
+                        return;
+                }
+                nsb_error_clear(&err);
                 for (unsigned i = 0; i < b->n_slots; i++)
                         if (!b->slots[i].pid) {
-                                r = start_worker(b, &b->slots[i], &job, e);
+                                r = start_worker(b, &b->slots[i], &job, &err);
                                 break;
                         }
-                batch_job_free(&job);
+                if (r < 0 && b->busy > 0 && resource_errno(-r)) {
+                        b->max_busy = b->busy;
+                        b->pending = job;
+                        b->has_pending = true;
+                        return;
+                }
                 if (r < 0)
-                        return r;
+                        emit_error(b, job.id, job.line, &err);
+                batch_job_free(&job);
         }
-        return 0;
 }
 
 static void cancel_all(struct batch *b)
@@ -593,18 +630,15 @@ static int loop(struct batch *b, const char *jobs_path, struct nsb_error *e)
                 nfds_t n = 0;
                 int i_cancel = -1, i_in = -1;
 
-                if (!b->cancelled) {
-                        r = take_lines(b, jobs_path, e);
-                        if (r < 0)
-                                cancel_all(b);
-                }
+                if (!b->cancelled)
+                        take_lines(b, jobs_path);
                 if ((b->out_err || b->result_err) && !b->cancelled)
                         cancel_all(b);
-                if (b->busy == 0 && (b->cancelled || b->in.eof))
+                if (b->busy == 0 && (b->cancelled || (b->in.eof && !b->has_pending)))
                         break;
                 if (b->cancel_fd >= 0 && !b->cancelled)
                         p[i_cancel = (int) n++] = (struct pollfd){ b->cancel_fd, POLLIN, 0 };
-                if (!b->cancelled && !b->in.eof && b->busy < b->n_slots)
+                if (!b->cancelled && !b->in.eof && b->busy < b->max_busy)
                         p[i_in = (int) n++] = (struct pollfd){ b->in.fd, POLLIN, 0 };
                 for (unsigned i = 0; i < b->n_slots; i++)
                         if (b->slots[i].pid)
@@ -769,6 +803,7 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
         }
         b.in.fd = from_stdin ? STDIN_FILENO : in_fd;
         b.n_slots = cli->jobs ? cli->jobs : cpu_count();
+        b.max_busy = b.n_slots;
         b.slots = calloc(b.n_slots, sizeof *b.slots);
         if (!b.slots) {
                 nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
@@ -776,6 +811,8 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
         }
         r = loop(&b, from_stdin ? NULL : cli->input_path, e);
         draw_progress(&b, true);
+        if (b.has_pending)
+                batch_job_free(&b.pending);   /* cancelled before it could start: no line, --resume runs it */
         free(b.slots);
         free(b.in.buf);
         host_set_free(&b.python_host);

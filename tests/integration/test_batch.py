@@ -271,6 +271,21 @@ class Batch(SandboxTest):
         finally:
             shutil.rmtree(d)
 
+    def test_more_jobs_at_once_than_file_descriptors(self):
+        """-j above what the host allows (each running worker holds a pipe in
+        nsbox): the jobs wait for a worker instead of the whole batch ending
+        with 125 and no line ('pipe for the worker of line 34: Too many open
+        files'). A failing start is not a failing batch."""
+        import resource
+        jobs = [{"id": i, "kind": "run", "argv": ["/bin/sleep", "0.5"]} for i in range(50)]
+        p = subprocess.run([NSBOX, "batch", "-j", "64", "-"], input=jsonl(jobs), capture_output=True, timeout=300,
+                           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (40, 40)))
+        self.assertEqual(p.returncode, 0, p.stderr[-500:])
+        lines = [json.loads(l) for l in p.stdout.splitlines()]
+        self.assertEqual(sorted(d["id"] for d in lines), list(range(50)))
+        self.assertEqual({(d["status"], d["exit_code"]) for d in lines}, {("exited", 0)},
+                         [d["error"] for d in lines if d["error"]][:3])
+
     def test_unwritable_stdout_says_why(self):
         with open("/dev/full", "wb") as full:
             p = subprocess.run([NSBOX, "batch", "-"], input=jsonl([py("a", "pass")]), stdout=full,
