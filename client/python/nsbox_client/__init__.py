@@ -152,6 +152,11 @@ def _job(id_: Any, code: str, test_code: Optional[str], timeout: Optional[float]
         raise TypeError("code must be a str")
     if test_code is not None and not isinstance(test_code, str):
         raise TypeError("test_code must be a str or None")
+    for name, text in (("code", code), ("test_code", test_code or "")):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as e:   # a lone surrogate: no file, no JSON line can hold it
+            raise ValueError("%s is not valid Unicode text: %s" % (name, e)) from None
     job = {"id": id_, "kind": "python", "code": textwrap.dedent(code) if dedent else code}
     if test_code is not None:
         job["test_code"] = textwrap.dedent(test_code) if dedent else test_code
@@ -273,7 +278,8 @@ class Client:
         for r in self.batch_stream(pairs, timeout=timeout, jobs=jobs, limits=limits):
             got[r.id] = r
         if len(got) != len(pairs) or set(got) != set(range(len(pairs))):
-            raise NsboxError("nsbox batch answered %d of %d jobs" % (len(got), len(pairs)))
+            missing = sorted(set(range(len(pairs))) - set(got))
+            raise NsboxError("nsbox batch answered %d of %d jobs (none for %s)" % (len(got), len(pairs), missing[:10]))
         return [got[i] for i in range(len(pairs))]
 
     def run_code(self, code: str, test_code: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT,

@@ -155,6 +155,15 @@ class Batch(WithNsbox):
         with self.assertRaises(TypeError):
             self.client.batch_run([("print(1)", None), (42, None)])
 
+    def test_code_that_is_not_unicode_raises_value_error(self):
+        """A lone surrogate cannot be a file's text, nor a JSON line nsbox
+        reads: it gave an error line without id, and batch_run a TypeError
+        from comparing None with ints, or a confusing NsboxError."""
+        for pairs in ([("print(1)", None), ("print('\ud800')", None)], [("x = 1", "assert '\udcff'")]):
+            with self.assertRaises(ValueError) as cm:
+                self.client.batch_run(pairs)
+            self.assertIn("not valid Unicode", str(cm.exception))
+
 
 class JudgeDoctor(WithNsbox):
     def test_judge(self):
@@ -220,7 +229,7 @@ class Broken(unittest.TestCase):
         self.assertEqual([r.status for r in c.batch_run(["print(1)"])], ["pass"])
         with self.assertRaises(nc.NsboxError) as cm:
             c.batch_run(["print(1)", "print(2)", "print(3)"])
-        self.assertIn("1 of 3", str(cm.exception))
+        self.assertIn("1 of 3 jobs (none for [1, 2])", str(cm.exception))
 
     def test_not_executable(self):
         d = tempfile.mkdtemp()
