@@ -37,14 +37,12 @@
 #include "config/policy.h"
 #include "supervisor/sandbox.h"
 #include "util/cleanup.h"
-#include "util/readfile.h"
 #include "util/resultfile.h"
 #include "util/sha256.h"
 
 DEFINE_AUTO_CLEANUP(json_t, json_decref)
 
 #define LINE_MAX_BYTES (64u << 20)      /* a longer job line is an error line */
-#define RESUME_MAX_BYTES (1u << 30)
 #define READ_CHUNK 65536
 #define PROGRESS_EVERY_MS 100.0
 #define WORKER_CANCELLED 3              /* worker exit status: cancelled, no line */
@@ -683,24 +681,38 @@ static unsigned cpu_count(void)
         return 1;
 }
 
+/* An earlier results file, line by line through the jobs' own reader: it
+ * grows with the batch (a job that floods its output leaves a line of about
+ * a MiB), so it is never held whole. A line over LINE_MAX_BYTES is skipped,
+ * like a cut one: that job runs again. */
 static int load_resume(const char *path, json_t *set, struct nsb_error *e)
 {
-        AUTOFREE char *text = NULL;
-        size_t len = 0, start = 0;
-        int r = read_file(path, RESUME_MAX_BYTES, &text, &len, e);
+        AUTOCLOSE int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        struct reader r = { .fd = fd };
+        struct stat st;
+        int err = 0;
 
-        if (r == -ENOENT) {
-                nsb_error_clear(e);
+        if (fd < 0 && errno == ENOENT)
                 return 0;   /* a first run: nothing done yet */
+        if (fd < 0 || fstat(fd, &st) < 0 || S_ISDIR(st.st_mode))
+                return nsb_fail(e, NSB_STAGE_USAGE, fd < 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : errno,
+                                "--resume: '%s'", path);
+        for (;;) {
+                const char *text;
+                size_t len;
+                bool too_long;
+                int k = reader_next(&r, &text, &len, &too_long);
+
+                if (k < 0)
+                        break;
+                if (k > 0 && !too_long)
+                        batch_resume_add(set, text, len);
+                if (k == 0 && (err = reader_fill(&r)) < 0)
+                        break;
         }
-        if (r < 0)
-                return nsb_error_prefix(e, "--resume");
-        for (size_t i = 0; i <= len; i++)
-                if (i == len || text[i] == '\n') {
-                        if (i > start)
-                                batch_resume_add(set, text + start, i - start);
-                        start = i + 1;
-                }
+        free(r.buf);
+        if (err < 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, -err, "--resume: reading '%s'", path);
         return 0;
 }
 

@@ -204,6 +204,27 @@ class Batch(SandboxTest):
         finally:
             shutil.rmtree(d)
 
+    def test_resume_from_a_results_file_over_a_gib(self):
+        """The results file grows with the batch (a job flooding its output
+        leaves a line of about a MiB): past 1 GiB, --resume refused it ('is
+        larger than 1073741824 bytes', 125) and the batch could not be resumed
+        at all. A sparse GiB of NULs (one overlong, unreadable line) stands in
+        for it here."""
+        d = tempfile.mkdtemp()
+        try:
+            done = os.path.join(d, "done.jsonl")
+            with open(done, "wb") as f:
+                f.truncate((1 << 30) + 4096)
+                f.seek(0, os.SEEK_END)
+                f.write(b"\n" + json.dumps({"id": "a", "status": "exited"}).encode() + b"\n")
+            os.chmod(d, 0o755)
+            os.chmod(done, 0o644)
+            p, lines, out = self.batch([py("a", "print(1)"), py("b", "print(2)")], "--resume", done, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(set(out), {"b"})
+        finally:
+            shutil.rmtree(d)
+
     def test_shards_split_the_lines(self):
         jobs = [py("j%d" % i, "print(%d)" % i) for i in range(7)]
         seen = []
