@@ -542,12 +542,18 @@ static int next_job(struct batch *b, const char *jobs_path, struct batch_job *jo
                 if (batch_line_blank(text, len))
                         continue;
                 nsb_error_clear(&err);
-                if (batch_job_parse(text, len, b->in.line, jobs_path, job, &err) < 0) {
+                r = batch_job_parse(text, len, b->in.line, jobs_path, job, &err);
+                key = batch_id_key(job->id);
+                if (r < 0) {
+                        /* Its id has a line now: a later line with the same
+                         * id is a duplicate, not a second job under it (which
+                         * --resume would skip after a crash between them). */
+                        if (key && !json_object_get(b->seen, key))
+                                json_object_set_new(b->seen, key, json_integer((json_int_t) job->line));
                         emit_error(b, job->id, job->line, &err);
                         batch_job_free(job);
                         continue;
                 }
-                key = batch_id_key(job->id);
                 if (key && json_object_get(b->resume, key)) {
                         b->prog.skipped++;
                         draw_progress(b, false);

@@ -73,13 +73,15 @@ class Batch(SandboxTest):
             py("a", "print(3)"),
             {"id": "d", "kind": "judge", "spec": {"program": {"source": "x"}}},
             py("e", "print(5)"),
+            py("b", "print(8)"),   # the id of the bad line 3: a duplicate, not a second job "b"
         ]
         p, lines, out = self.batch(jobs, "-j", "2")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual(len(lines), 7)
+        self.assertEqual(len(lines), 8)
         by_line = {json.loads(l)["batch"]["line"]: json.loads(l) for l in lines}
         for n, needle in ((2, "invalid JSON"), (3, 'unknown key "walltime"'), (4, "unknown kind"),
-                          (5, 'duplicate id "a" (first on line 1)'), (6, "spec")):
+                          (5, 'duplicate id "a" (first on line 1)'), (6, "spec"),
+                          (8, 'duplicate id "b" (first on line 3)')):
             d = by_line[n]
             self.assertEqual((d["status"], d["outcome"], d["label"]), ("error", "error", 0))
             self.assertEqual(d["error"]["stage"], "config")
