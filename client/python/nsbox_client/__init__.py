@@ -204,9 +204,12 @@ class Client:
     @staticmethod
     def _refused(cmd: str, rc: int, err: str) -> NsboxError:
         msg = err.strip().splitlines()[-1] if err.strip() else "exit status %d" % rc
+        if rc < 0:
+            return NsboxUnavailable("nsbox %s was killed by signal %d%s" % (cmd, -rc, ": " + msg if err.strip() else ""),
+                                    rc, err)
         if rc == EXIT_CANCELLED:
             return NsboxError("nsbox %s was cancelled" % cmd, rc, err)
-        if rc < 0 or rc == 127 or rc == 126:
+        if rc == 127 or rc == 126:
             return NsboxUnavailable("nsbox %s could not run: %s" % (cmd, msg), rc, err)
         return NsboxError("nsbox %s failed: %s" % (cmd, msg), rc, err)
 

@@ -219,6 +219,13 @@ class Broken(unittest.TestCase):
             c.run_code("print(1)")
         self.assertIn("something broke", str(cm.exception))
 
+    def test_killed_nsbox_says_so(self):
+        c = self.fake("cat >/dev/null; kill -9 $$")
+        with self.assertRaises(nc.NsboxUnavailable) as cm:
+            c.run_code("print(1)")
+        self.assertEqual(cm.exception.returncode, -9)
+        self.assertIn("nsbox batch was killed by signal 9", str(cm.exception))   # was "could not run: exit status -9"
+
     def test_missing_answer(self):
         c = self.fake("cat >/dev/null; exit 0")
         with self.assertRaises(nc.NsboxError):
