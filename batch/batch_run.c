@@ -754,23 +754,38 @@ static int open_result(const struct nsb_config *cli, struct nsb_error *e)
         return move_fd(&fd);
 }
 
-/* The jobs must not be read from the file the lines go to: `nsbox batch J
- * >> J` (or `--result J`) reads its own lines back as jobs, each a bad line
- * that adds one more, without end; `--result J` alone would truncate J
- * before a job is read. Only regular files: /dev/null in and out is fine. */
-static int check_output_is_not_the_jobs(int in_fd, int out_fd, const char *result_path, struct nsb_error *e)
+static bool same_regular_file(const struct stat *a, const struct stat *b)
 {
-        struct stat in, out;
+        return S_ISREG(a->st_mode) && a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
 
-        if (fstat(in_fd, &in) < 0 || !S_ISREG(in.st_mode))
-                return 0;
-        if (fstat(out_fd, &out) == 0 && out.st_dev == in.st_dev && out.st_ino == in.st_ino)
+/* Nothing read may be the file the lines go to. The jobs: `nsbox batch J >>
+ * J` (or `--result J`) reads its own lines back as jobs, each a bad line that
+ * adds one more, without end; `--result J` alone would truncate J before a
+ * job is read. --stdin: every job would read the lines of the jobs before it,
+ * their output included; and --stdin J would give every program the tests
+ * (test_code, judge expectations), as a JOBS file in the workspace would.
+ * Only regular files: /dev/null in and out is fine. */
+static int check_file_roles(int in_fd, int out_fd, const struct nsb_config *cli, struct nsb_error *e)
+{
+        struct stat in, sin, out, res;
+        bool have_in = fstat(in_fd, &in) == 0, have_sin = cli->stdin_path && stat(cli->stdin_path, &sin) == 0;
+        bool have_out = fstat(out_fd, &out) == 0, have_res = cli->result_path && stat(cli->result_path, &res) == 0;
+
+        if (have_in && have_out && same_regular_file(&in, &out))
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                 "stdout is the jobs file: the result lines would be read back as jobs");
-        if (result_path && stat(result_path, &out) == 0 && out.st_dev == in.st_dev && out.st_ino == in.st_ino)
+        if (have_in && have_res && same_regular_file(&in, &res))
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                 "--result '%s' is the jobs file: it would be truncated or read back as jobs",
-                                result_path);
+                                cli->result_path);
+        if (have_in && have_sin && same_regular_file(&in, &sin))
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                "--stdin '%s' is the jobs file: every program would read the tests", cli->stdin_path);
+        if (have_sin && ((have_out && same_regular_file(&sin, &out)) || (have_res && same_regular_file(&sin, &res))))
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                "--stdin '%s' is where the results go: every job would read the lines (and output) "
+                                "of the jobs before it", cli->stdin_path);
         return 0;
 }
 
@@ -811,7 +826,7 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
                 if (S_ISREG(st.st_mode) && progress)
                         b.prog.total = count_jobs(cli->input_path, cli->shard_index, cli->shard_count);
         }
-        if (check_output_is_not_the_jobs(from_stdin ? STDIN_FILENO : in_fd, out_fd, cli->result_path, e) < 0)
+        if (check_file_roles(from_stdin ? STDIN_FILENO : in_fd, out_fd, cli, e) < 0)
                 return BATCH_EXIT_SETUP;
         if (cli->result_path) {
                 result_fd = open_result(cli, e);

@@ -288,6 +288,29 @@ class Batch(SandboxTest):
             with open(jobs, "rb") as inp, open(jobs, "ab") as out:   # `nsbox batch - < J >> J`
                 p = subprocess.run([NSBOX, "batch", "-"], stdin=inp, stdout=out, stderr=subprocess.PIPE, timeout=30)
             self.assertEqual(p.returncode, 125, p.stderr[-300:])
+            # --stdin FILE that is where the results go: each job read the
+            # lines, output included, of the jobs before it
+            given_in = os.path.join(d, "in.txt")
+            clean = jsonl([py("a", "print('private')"), py("b", "import sys; print(sys.stdin.read())")])
+            with open(jobs, "wb") as f:
+                f.write(clean)
+            for opts, out_mode in ((["--stdin", given_in, "--result", given_in, jobs], None),
+                                   (["--stdin", given_in, jobs], "ab")):
+                with open(given_in, "w") as f:
+                    f.write("input\n")
+                if out_mode:
+                    with open(given_in, out_mode) as out:
+                        p = subprocess.run([NSBOX, "batch", *opts], stdout=out, stderr=subprocess.PIPE, timeout=30)
+                else:
+                    p = self.nsbox("batch", *opts, timeout=30)
+                self.assertEqual(p.returncode, 125, (opts, p.stderr[-300:]))
+                self.assertIn(b"is where the results go", p.stderr)
+                with open(given_in) as f:
+                    self.assertEqual(f.read(), "input\n")
+            # --stdin J: every program read the whole jobs file, tests and all
+            p = self.nsbox("batch", "--stdin", jobs, jobs, timeout=30)
+            self.assertEqual((p.returncode, p.stdout), (125, b""), p.stderr[-300:])
+            self.assertIn(b"is the jobs file: every program would read the tests", p.stderr)
             p = subprocess.run([NSBOX, "batch", "/dev/null"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                timeout=30)   # not regular files: fine
             self.assertEqual(p.returncode, 0, p.stderr)
