@@ -266,6 +266,15 @@ class Batch(SandboxTest):
         alone truncated J before a job was read (exit 0, no line). Refused
         before anything runs, J untouched."""
         d = tempfile.mkdtemp()
+
+        def refused(opts, needle, out_path=None, stdin=None):
+            """nsbox batch OPTS (stdout appended to OUT_PATH) must exit 125."""
+            with open(out_path or os.devnull, "ab") as out:
+                p = subprocess.run([NSBOX, "batch", *opts], stdin=stdin, stdout=out, stderr=subprocess.PIPE,
+                                   timeout=30)
+            self.assertEqual(p.returncode, 125, (opts, p.stderr[-300:]))
+            self.assertIn(needle, p.stderr)
+
         try:
             jobs = os.path.join(d, "jobs.jsonl")
             given = jsonl(["{not a job", py("a", "print(1)")])
@@ -273,44 +282,26 @@ class Batch(SandboxTest):
                 f.write(given)
             os.chmod(d, 0o777)
             os.chmod(jobs, 0o666)
-            for opts, out_mode, needle in (([jobs], "ab", b"stdout is the jobs file"),
-                                           (["--result", jobs, jobs], None, b"is the jobs file"),
-                                           (["--resume", jobs, "--result", jobs, jobs], None, b"is the jobs file")):
-                if out_mode:
-                    with open(jobs, out_mode) as out:
-                        p = subprocess.run([NSBOX, "batch", *opts], stdout=out, stderr=subprocess.PIPE, timeout=30)
-                else:
-                    p = self.nsbox("batch", *opts, timeout=30)
-                self.assertEqual(p.returncode, 125, (opts, p.stderr[-300:]))
-                self.assertIn(needle, p.stderr)
-                with open(jobs, "rb") as f:
-                    self.assertEqual(f.read(), given, opts)
-            with open(jobs, "rb") as inp, open(jobs, "ab") as out:   # `nsbox batch - < J >> J`
-                p = subprocess.run([NSBOX, "batch", "-"], stdin=inp, stdout=out, stderr=subprocess.PIPE, timeout=30)
-            self.assertEqual(p.returncode, 125, p.stderr[-300:])
+            refused([jobs], b"stdout is the jobs file", out_path=jobs)
+            refused(["--result", jobs, jobs], b"is the jobs file")
+            refused(["--resume", jobs, "--result", jobs, jobs], b"is the jobs file")
+            with open(jobs, "rb") as inp:   # `nsbox batch - < J >> J`
+                refused(["-"], b"stdout is the jobs file", out_path=jobs, stdin=inp)
+            with open(jobs, "rb") as f:
+                self.assertEqual(f.read(), given)
             # --stdin FILE that is where the results go: each job read the
             # lines, output included, of the jobs before it
             given_in = os.path.join(d, "in.txt")
-            clean = jsonl([py("a", "print('private')"), py("b", "import sys; print(sys.stdin.read())")])
             with open(jobs, "wb") as f:
-                f.write(clean)
-            for opts, out_mode in ((["--stdin", given_in, "--result", given_in, jobs], None),
-                                   (["--stdin", given_in, jobs], "ab")):
-                with open(given_in, "w") as f:
-                    f.write("input\n")
-                if out_mode:
-                    with open(given_in, out_mode) as out:
-                        p = subprocess.run([NSBOX, "batch", *opts], stdout=out, stderr=subprocess.PIPE, timeout=30)
-                else:
-                    p = self.nsbox("batch", *opts, timeout=30)
-                self.assertEqual(p.returncode, 125, (opts, p.stderr[-300:]))
-                self.assertIn(b"is where the results go", p.stderr)
-                with open(given_in) as f:
-                    self.assertEqual(f.read(), "input\n")
+                f.write(jsonl([py("a", "print('private')"), py("b", "import sys; print(sys.stdin.read())")]))
+            with open(given_in, "w") as f:
+                f.write("input\n")
+            refused(["--stdin", given_in, "--result", given_in, jobs], b"is where the results go")
+            refused(["--stdin", given_in, jobs], b"is where the results go", out_path=given_in)
+            with open(given_in) as f:
+                self.assertEqual(f.read(), "input\n")
             # --stdin J: every program read the whole jobs file, tests and all
-            p = self.nsbox("batch", "--stdin", jobs, jobs, timeout=30)
-            self.assertEqual((p.returncode, p.stdout), (125, b""), p.stderr[-300:])
-            self.assertIn(b"is the jobs file: every program would read the tests", p.stderr)
+            refused(["--stdin", jobs, jobs], b"is the jobs file: every program would read the tests")
             p = subprocess.run([NSBOX, "batch", "/dev/null"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                timeout=30)   # not regular files: fine
             self.assertEqual(p.returncode, 0, p.stderr)
