@@ -75,7 +75,7 @@ struct batch {
         struct timespec t0;
         struct slot *slots;
         unsigned n_slots, busy;
-        unsigned max_busy;              /* -j, lowered when the host runs out of fds or processes */
+        unsigned max_busy;              /* -j, lowered until a worker ends when the host runs out of fds or processes */
         struct batch_job pending;       /* parsed, waiting for a worker that could not start yet */
         bool has_pending;
         struct reader in;
@@ -486,6 +486,7 @@ static void finish_worker(struct batch *b, struct slot *s)
         json_decref(s->id);
         *s = (struct slot){ .fd = -1 };
         b->busy--;
+        b->max_busy = b->n_slots;   /* a worker could not start? try again at -j: the host may have room now */
 }
 
 static void read_worker(struct batch *b, struct slot *s)
@@ -582,8 +583,9 @@ static bool resource_errno(int err)
 
 /* Start jobs until max_busy workers run, the input needs a poll, or it
  * ended. A worker that cannot start while others run waits for one of them
- * (and from then on, that many run at once: the host's limit, not -j); one
- * that cannot start alone is the job's error line. The batch goes on. */
+ * to end (then it is tried again, and as many more as the host allows, up
+ * to -j); one that cannot start alone is the job's error line. The batch
+ * goes on. */
 static void take_lines(struct batch *b, const char *jobs_path)
 {
         while (b->busy < b->max_busy && !b->cancelled) {
