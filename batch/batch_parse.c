@@ -95,6 +95,13 @@ static int parse_python(const json_t *root, struct batch_job *job, struct nsb_er
         code_len = json_string_length(code);
         test_len = json_is_string(test) ? json_string_length(test) : 0;
         t = json_is_string(test) ? json_string_value(test) : "";
+        /* Python 3.11 reads a source line only up to a NUL and joins what
+         * follows to the next line: "#\u0000" in code would comment out the
+         * first line of test_code unseen (3.12 refuses such a file). */
+        if (memchr(json_string_value(code), '\0', code_len))
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "\"code\": must not contain a NUL character");
+        if (memchr(t, '\0', test_len))
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "\"test_code\": must not contain a NUL character");
         /* The test harness runs after the code, in the same module, as the
          * executor it replaces does: it sees the code's definitions. */
         job->program = malloc(code_len + 1 + test_len + 1);

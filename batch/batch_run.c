@@ -37,14 +37,12 @@
 #include "config/policy.h"
 #include "supervisor/sandbox.h"
 #include "util/cleanup.h"
-#include "util/readfile.h"
 #include "util/resultfile.h"
 #include "util/sha256.h"
 
 DEFINE_AUTO_CLEANUP(json_t, json_decref)
 
 #define LINE_MAX_BYTES (64u << 20)      /* a longer job line is an error line */
-#define RESUME_MAX_BYTES (1u << 30)
 #define READ_CHUNK 65536
 #define PROGRESS_EVERY_MS 100.0
 #define WORKER_CANCELLED 3              /* worker exit status: cancelled, no line */
@@ -77,6 +75,9 @@ struct batch {
         struct timespec t0;
         struct slot *slots;
         unsigned n_slots, busy;
+        unsigned max_busy;              /* -j, lowered until a worker ends when the host runs out of fds or processes */
+        struct batch_job pending;       /* parsed, waiting for a worker that could not start yet */
+        bool has_pending;
         struct reader in;
         json_t *resume;                 /* set of id keys already done */
         json_t *seen;                   /* id key -> line, this run */
@@ -485,6 +486,7 @@ static void finish_worker(struct batch *b, struct slot *s)
         json_decref(s->id);
         *s = (struct slot){ .fd = -1 };
         b->busy--;
+        b->max_busy = b->n_slots;   /* a worker could not start? try again at -j: the host may have room now */
 }
 
 static void read_worker(struct batch *b, struct slot *s)
@@ -515,15 +517,15 @@ static void read_worker(struct batch *b, struct slot *s)
 
 /* ---- the loop ---------------------------------------------------------- */
 
-/* Take input lines until a slot is busy with a job, the input needs a
- * poll, or it ended. Returns 0, or -errno when a worker could not start. */
-static int take_lines(struct batch *b, const char *jobs_path, struct nsb_error *e)
+/* The next job this run takes: 1 with *job set; 0 when the input needs a
+ * poll or ended. Bad lines, other shards' lines and --resume'd ids are
+ * handled here (a bad line's error line is written). */
+static int next_job(struct batch *b, const char *jobs_path, struct batch_job *job)
 {
-        while (b->busy < b->n_slots && !b->cancelled) {
+        for (;;) {
                 const char *text;
                 size_t len;
                 bool too_long;
-                struct batch_job job;
                 struct nsb_error err;
                 AUTOFREE char *key = NULL;
                 int r = reader_next(&b->in, &text, &len, &too_long);
@@ -541,37 +543,78 @@ static int take_lines(struct batch *b, const char *jobs_path, struct nsb_error *
                 if (batch_line_blank(text, len))
                         continue;
                 nsb_error_clear(&err);
-                if (batch_job_parse(text, len, b->in.line, jobs_path, &job, &err) < 0) {
-                        emit_error(b, job.id, job.line, &err);
-                        batch_job_free(&job);
+                r = batch_job_parse(text, len, b->in.line, jobs_path, job, &err);
+                key = batch_id_key(job->id);
+                if (r < 0) {
+                        /* Its id has a line now: a later line with the same
+                         * id is a duplicate, not a second job under it (which
+                         * --resume would skip after a crash between them). */
+                        if (key && !json_object_get(b->seen, key))
+                                json_object_set_new(b->seen, key, json_integer((json_int_t) job->line));
+                        emit_error(b, job->id, job->line, &err);
+                        batch_job_free(job);
                         continue;
                 }
-                key = batch_id_key(job.id);
                 if (key && json_object_get(b->resume, key)) {
                         b->prog.skipped++;
                         draw_progress(b, false);
-                        batch_job_free(&job);
+                        batch_job_free(job);
                         continue;
                 }
                 if (key && json_object_get(b->seen, key)) {
                         nsb_fail(&err, NSB_STAGE_CONFIG, EINVAL, "line %zu: duplicate id %s (first on line %lld)",
-                                 job.line, key, (long long) json_integer_value(json_object_get(b->seen, key)));
-                        emit_error(b, job.id, job.line, &err);
-                        batch_job_free(&job);
+                                 job->line, key, (long long) json_integer_value(json_object_get(b->seen, key)));
+                        emit_error(b, job->id, job->line, &err);
+                        batch_job_free(job);
                         continue;
                 }
                 if (key)
-                        json_object_set_new(b->seen, key, json_integer((json_int_t) job.line));
+                        json_object_set_new(b->seen, key, json_integer((json_int_t) job->line));
+                return 1;
+        }
+}
+
+/* Out of a per-process resource (file descriptors for the worker's pipe,
+ * processes for its fork): another worker's end frees one. */
+static bool resource_errno(int err)
+{
+        return err == EMFILE || err == ENFILE || err == EAGAIN || err == ENOMEM;
+}
+
+/* Start jobs until max_busy workers run, the input needs a poll, or it
+ * ended. A worker that cannot start while others run waits for one of them
+ * to end (then it is tried again, and as many more as the host allows, up
+ * to -j); one that cannot start alone is the job's error line. The batch
+ * goes on. */
+static void take_lines(struct batch *b, const char *jobs_path)
+{
+        while (b->busy < b->max_busy && !b->cancelled) {
+                struct batch_job job;
+                struct nsb_error err;
+                int r = -ENOSPC;
+
+                if (b->has_pending) {
+                        job = b->pending;
+                        b->has_pending = false;
+                } else if (next_job(b, jobs_path, &job) <= 0) {
+                        return;
+                }
+                nsb_error_clear(&err);
                 for (unsigned i = 0; i < b->n_slots; i++)
                         if (!b->slots[i].pid) {
-                                r = start_worker(b, &b->slots[i], &job, e);
+                                r = start_worker(b, &b->slots[i], &job, &err);
                                 break;
                         }
-                batch_job_free(&job);
+                if (r < 0 && b->busy > 0 && resource_errno(-r)) {
+                        b->max_busy = b->busy;
+                        b->pending = job;
+                        b->has_pending = true;
+                        return;
+                }
                 if (r < 0)
-                        return r;
+                        emit_error(b, job.id, job.line, &err);
+                batch_job_free(&job);
         }
-        return 0;
 }
 
 static void cancel_all(struct batch *b)
@@ -593,18 +636,15 @@ static int loop(struct batch *b, const char *jobs_path, struct nsb_error *e)
                 nfds_t n = 0;
                 int i_cancel = -1, i_in = -1;
 
-                if (!b->cancelled) {
-                        r = take_lines(b, jobs_path, e);
-                        if (r < 0)
-                                cancel_all(b);
-                }
+                if (!b->cancelled)
+                        take_lines(b, jobs_path);
                 if ((b->out_err || b->result_err) && !b->cancelled)
                         cancel_all(b);
-                if (b->busy == 0 && (b->cancelled || b->in.eof))
+                if (b->busy == 0 && (b->cancelled || (b->in.eof && !b->has_pending)))
                         break;
                 if (b->cancel_fd >= 0 && !b->cancelled)
                         p[i_cancel = (int) n++] = (struct pollfd){ b->cancel_fd, POLLIN, 0 };
-                if (!b->cancelled && !b->in.eof && b->busy < b->n_slots)
+                if (!b->cancelled && !b->in.eof && b->busy < b->max_busy)
                         p[i_in = (int) n++] = (struct pollfd){ b->in.fd, POLLIN, 0 };
                 for (unsigned i = 0; i < b->n_slots; i++)
                         if (b->slots[i].pid)
@@ -649,24 +689,38 @@ static unsigned cpu_count(void)
         return 1;
 }
 
+/* An earlier results file, line by line through the jobs' own reader: it
+ * grows with the batch (a job that floods its output leaves a line of about
+ * a MiB), so it is never held whole. A line over LINE_MAX_BYTES is skipped,
+ * like a cut one: that job runs again. */
 static int load_resume(const char *path, json_t *set, struct nsb_error *e)
 {
-        AUTOFREE char *text = NULL;
-        size_t len = 0, start = 0;
-        int r = read_file(path, RESUME_MAX_BYTES, &text, &len, e);
+        AUTOCLOSE int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        struct reader r = { .fd = fd };
+        struct stat st;
+        int err = 0;
 
-        if (r == -ENOENT) {
-                nsb_error_clear(e);
+        if (fd < 0 && errno == ENOENT)
                 return 0;   /* a first run: nothing done yet */
+        if (fd < 0 || fstat(fd, &st) < 0 || S_ISDIR(st.st_mode))
+                return nsb_fail(e, NSB_STAGE_USAGE, fd < 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : errno,
+                                "--resume: '%s'", path);
+        for (;;) {
+                const char *text;
+                size_t len;
+                bool too_long;
+                int k = reader_next(&r, &text, &len, &too_long);
+
+                if (k < 0)
+                        break;
+                if (k > 0 && !too_long)
+                        batch_resume_add(set, text, len);
+                if (k == 0 && (err = reader_fill(&r)) < 0)
+                        break;
         }
-        if (r < 0)
-                return nsb_error_prefix(e, "--resume");
-        for (size_t i = 0; i <= len; i++)
-                if (i == len || text[i] == '\n') {
-                        if (i > start)
-                                batch_resume_add(set, text + start, i - start);
-                        start = i + 1;
-                }
+        free(r.buf);
+        if (err < 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, -err, "--resume: reading '%s'", path);
         return 0;
 }
 
@@ -700,6 +754,41 @@ static int open_result(const struct nsb_config *cli, struct nsb_error *e)
                         return nsb_fail(e, NSB_STAGE_OUTPUT, errno, "--result: cannot write '%s'", cli->result_path);
         }
         return move_fd(&fd);
+}
+
+static bool same_regular_file(const struct stat *a, const struct stat *b)
+{
+        return S_ISREG(a->st_mode) && a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Nothing read may be the file the lines go to. The jobs: `nsbox batch J >>
+ * J` (or `--result J`) reads its own lines back as jobs, each a bad line that
+ * adds one more, without end; `--result J` alone would truncate J before a
+ * job is read. --stdin: every job would read the lines of the jobs before it,
+ * their output included; and --stdin J would give every program the tests
+ * (test_code, judge expectations), as a JOBS file in the workspace would.
+ * Only regular files: /dev/null in and out is fine. */
+static int check_file_roles(int in_fd, int out_fd, const struct nsb_config *cli, struct nsb_error *e)
+{
+        struct stat in, sin, out, res;
+        bool have_in = fstat(in_fd, &in) == 0, have_sin = cli->stdin_path && stat(cli->stdin_path, &sin) == 0;
+        bool have_out = fstat(out_fd, &out) == 0, have_res = cli->result_path && stat(cli->result_path, &res) == 0;
+
+        if (have_in && have_out && same_regular_file(&in, &out))
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                "stdout is the jobs file: the result lines would be read back as jobs");
+        if (have_in && have_res && same_regular_file(&in, &res))
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                "--result '%s' is the jobs file: it would be truncated or read back as jobs",
+                                cli->result_path);
+        if (have_in && have_sin && same_regular_file(&in, &sin))
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                "--stdin '%s' is the jobs file: every program would read the tests", cli->stdin_path);
+        if (have_sin && ((have_out && same_regular_file(&sin, &out)) || (have_res && same_regular_file(&sin, &res))))
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                "--stdin '%s' is where the results go: every job would read the lines (and output) "
+                                "of the jobs before it", cli->stdin_path);
+        return 0;
 }
 
 int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *progress, struct nsb_error *e)
@@ -739,6 +828,8 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
                 if (S_ISREG(st.st_mode) && progress)
                         b.prog.total = count_jobs(cli->input_path, cli->shard_index, cli->shard_count);
         }
+        if (check_file_roles(from_stdin ? STDIN_FILENO : in_fd, out_fd, cli, e) < 0)
+                return BATCH_EXIT_SETUP;
         if (cli->result_path) {
                 result_fd = open_result(cli, e);
                 if (result_fd < 0)
@@ -747,6 +838,7 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
         }
         b.in.fd = from_stdin ? STDIN_FILENO : in_fd;
         b.n_slots = cli->jobs ? cli->jobs : cpu_count();
+        b.max_busy = b.n_slots;
         b.slots = calloc(b.n_slots, sizeof *b.slots);
         if (!b.slots) {
                 nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
@@ -754,6 +846,8 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
         }
         r = loop(&b, from_stdin ? NULL : cli->input_path, e);
         draw_progress(&b, true);
+        if (b.has_pending)
+                batch_job_free(&b.pending);   /* cancelled before it could start: no line, --resume runs it */
         free(b.slots);
         free(b.in.buf);
         host_set_free(&b.python_host);

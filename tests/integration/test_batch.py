@@ -73,13 +73,15 @@ class Batch(SandboxTest):
             py("a", "print(3)"),
             {"id": "d", "kind": "judge", "spec": {"program": {"source": "x"}}},
             py("e", "print(5)"),
+            py("b", "print(8)"),   # the id of the bad line 3: a duplicate, not a second job "b"
         ]
         p, lines, out = self.batch(jobs, "-j", "2")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual(len(lines), 7)
+        self.assertEqual(len(lines), 8)
         by_line = {json.loads(l)["batch"]["line"]: json.loads(l) for l in lines}
         for n, needle in ((2, "invalid JSON"), (3, 'unknown key "walltime"'), (4, "unknown kind"),
-                          (5, 'duplicate id "a" (first on line 1)'), (6, "spec")):
+                          (5, 'duplicate id "a" (first on line 1)'), (6, "spec"),
+                          (8, 'duplicate id "b" (first on line 3)')):
             d = by_line[n]
             self.assertEqual((d["status"], d["outcome"], d["label"]), ("error", "error", 0))
             self.assertEqual(d["error"]["stage"], "config")
@@ -204,6 +206,27 @@ class Batch(SandboxTest):
         finally:
             shutil.rmtree(d)
 
+    def test_resume_from_a_results_file_over_a_gib(self):
+        """The results file grows with the batch (a job flooding its output
+        leaves a line of about a MiB): past 1 GiB, --resume refused it ('is
+        larger than 1073741824 bytes', 125) and the batch could not be resumed
+        at all. A sparse GiB of NULs (one overlong, unreadable line) stands in
+        for it here."""
+        d = tempfile.mkdtemp()
+        try:
+            done = os.path.join(d, "done.jsonl")
+            with open(done, "wb") as f:
+                f.truncate((1 << 30) + 4096)
+                f.seek(0, os.SEEK_END)
+                f.write(b"\n" + json.dumps({"id": "a", "status": "exited"}).encode() + b"\n")
+            os.chmod(d, 0o755)
+            os.chmod(done, 0o644)
+            p, lines, out = self.batch([py("a", "print(1)"), py("b", "print(2)")], "--resume", done, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(set(out), {"b"})
+        finally:
+            shutil.rmtree(d)
+
     def test_shards_split_the_lines(self):
         jobs = [py("j%d" % i, "print(%d)" % i) for i in range(7)]
         seen = []
@@ -236,6 +259,69 @@ class Batch(SandboxTest):
             self.assertIn(b"lies inside --workspace", p.stderr)
         finally:
             shutil.rmtree(d)
+
+    def test_output_into_the_jobs_file_is_refused(self):
+        """`nsbox batch J >> J` and `--result J` read their own lines back as
+        jobs (each a bad line that adds one more, without end); `--result J`
+        alone truncated J before a job was read (exit 0, no line). Refused
+        before anything runs, J untouched."""
+        d = tempfile.mkdtemp()
+
+        def refused(opts, needle, out_path=None, stdin=None):
+            """nsbox batch OPTS (stdout appended to OUT_PATH) must exit 125."""
+            with open(out_path or os.devnull, "ab") as out:
+                p = subprocess.run([NSBOX, "batch", *opts], stdin=stdin, stdout=out, stderr=subprocess.PIPE,
+                                   timeout=30)
+            self.assertEqual(p.returncode, 125, (opts, p.stderr[-300:]))
+            self.assertIn(needle, p.stderr)
+
+        try:
+            jobs = os.path.join(d, "jobs.jsonl")
+            given = jsonl(["{not a job", py("a", "print(1)")])
+            with open(jobs, "wb") as f:
+                f.write(given)
+            os.chmod(d, 0o777)
+            os.chmod(jobs, 0o666)
+            refused([jobs], b"stdout is the jobs file", out_path=jobs)
+            refused(["--result", jobs, jobs], b"is the jobs file")
+            refused(["--resume", jobs, "--result", jobs, jobs], b"is the jobs file")
+            with open(jobs, "rb") as inp:   # `nsbox batch - < J >> J`
+                refused(["-"], b"stdout is the jobs file", out_path=jobs, stdin=inp)
+            with open(jobs, "rb") as f:
+                self.assertEqual(f.read(), given)
+            # --stdin FILE that is where the results go: each job read the
+            # lines, output included, of the jobs before it
+            given_in = os.path.join(d, "in.txt")
+            with open(jobs, "wb") as f:
+                f.write(jsonl([py("a", "print('private')"), py("b", "import sys; print(sys.stdin.read())")]))
+            with open(given_in, "w") as f:
+                f.write("input\n")
+            refused(["--stdin", given_in, "--result", given_in, jobs], b"is where the results go")
+            refused(["--stdin", given_in, jobs], b"is where the results go", out_path=given_in)
+            with open(given_in) as f:
+                self.assertEqual(f.read(), "input\n")
+            # --stdin J: every program read the whole jobs file, tests and all
+            refused(["--stdin", jobs, jobs], b"is the jobs file: every program would read the tests")
+            p = subprocess.run([NSBOX, "batch", "/dev/null"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               timeout=30)   # not regular files: fine
+            self.assertEqual(p.returncode, 0, p.stderr)
+        finally:
+            shutil.rmtree(d)
+
+    def test_more_jobs_at_once_than_file_descriptors(self):
+        """-j above what the host allows (each running worker holds a pipe in
+        nsbox): the jobs wait for a worker instead of the whole batch ending
+        with 125 and no line ('pipe for the worker of line 34: Too many open
+        files'). A failing start is not a failing batch."""
+        import resource
+        jobs = [{"id": i, "kind": "run", "argv": ["/bin/sleep", "0.5"]} for i in range(50)]
+        p = subprocess.run([NSBOX, "batch", "-j", "64", "-"], input=jsonl(jobs), capture_output=True, timeout=300,
+                           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (40, 40)))
+        self.assertEqual(p.returncode, 0, p.stderr[-500:])
+        lines = [json.loads(l) for l in p.stdout.splitlines()]
+        self.assertEqual(sorted(d["id"] for d in lines), list(range(50)))
+        self.assertEqual({(d["status"], d["exit_code"]) for d in lines}, {("exited", 0)},
+                         [d["error"] for d in lines if d["error"]][:3])
 
     def test_unwritable_stdout_says_why(self):
         with open("/dev/full", "wb") as full:

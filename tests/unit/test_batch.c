@@ -87,6 +87,8 @@ static void test_bad_lines(void **state)
         parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"timeout\":1,\"limits\":{\"wall_time\":\"1s\"}}", "not both");
         parse_err("{\"id\":\"a\",\"kind\":\"run\",\"argv\":[]}", "\"argv\"");
         parse_err("{\"id\":\"a\",\"kind\":\"run\",\"argv\":[\"a\\u0000b\"]}", "NUL");
+        parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"#\\u0000\",\"test_code\":\"assert 0\"}", "\"code\": must not contain a NUL");
+        parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"x=1\",\"test_code\":\"#\\u0000\"}", "\"test_code\": must not contain a NUL");
         parse_err("{\"id\":\"a\",\"kind\":\"judge\",\"spec\":{\"program\":{\"source\":\"\"}}}", "spec");
         parse_err("{\"id\":\"a\",\"id\":\"b\",\"kind\":\"python\",\"code\":\"\"}", "invalid JSON");
 }

@@ -152,6 +152,11 @@ def _job(id_: Any, code: str, test_code: Optional[str], timeout: Optional[float]
         raise TypeError("code must be a str")
     if test_code is not None and not isinstance(test_code, str):
         raise TypeError("test_code must be a str or None")
+    for name, text in (("code", code), ("test_code", test_code or "")):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as e:   # a lone surrogate: no file, no JSON line can hold it
+            raise ValueError("%s is not valid Unicode text: %s" % (name, e)) from None
     job = {"id": id_, "kind": "python", "code": textwrap.dedent(code) if dedent else code}
     if test_code is not None:
         job["test_code"] = textwrap.dedent(test_code) if dedent else test_code
@@ -199,9 +204,12 @@ class Client:
     @staticmethod
     def _refused(cmd: str, rc: int, err: str) -> NsboxError:
         msg = err.strip().splitlines()[-1] if err.strip() else "exit status %d" % rc
+        if rc < 0:
+            return NsboxUnavailable("nsbox %s was killed by signal %d%s" % (cmd, -rc, ": " + msg if err.strip() else ""),
+                                    rc, err)
         if rc == EXIT_CANCELLED:
             return NsboxError("nsbox %s was cancelled" % cmd, rc, err)
-        if rc < 0 or rc == 127 or rc == 126:
+        if rc == 127 or rc == 126:
             return NsboxUnavailable("nsbox %s could not run: %s" % (cmd, msg), rc, err)
         return NsboxError("nsbox %s failed: %s" % (cmd, msg), rc, err)
 
@@ -237,6 +245,7 @@ class Client:
         stderr_box = []
         reader = threading.Thread(target=lambda: stderr_box.append(p.stderr.read()), daemon=True)
         reader.start()
+        read_all = False
         try:
             for line in p.stdout:
                 try:
@@ -244,9 +253,16 @@ class Client:
                 except ValueError as e:
                     raise NsboxError("nsbox batch wrote a line that is not JSON: %r" % line[:200]) from e
                 yield RunResult.from_line(d)
+            read_all = True
         finally:
-            if p.poll() is None and (feed_error or writer.is_alive()):
+            if p.poll() is None and (feed_error or writer.is_alive() or not read_all):
+                # The caller stopped early (or a line was unreadable): SIGTERM
+                # cancels the batch, killing every sandbox; its lines are
+                # drained, as nsbox blocked on a full pipe would never see it.
                 p.terminate()
+            if not read_all:
+                for _ in p.stdout:
+                    pass
             writer.join()
             p.wait()
             reader.join()
@@ -260,12 +276,14 @@ class Client:
     def batch_run(self, pairs: Iterable[Union[Tuple[str, Optional[str]], str]], timeout: Optional[float] = DEFAULT_TIMEOUT,
                   jobs: Optional[int] = None, limits: Optional[dict] = None) -> list:
         """Like batch_stream, collected: one RunResult per pair, in input order."""
+        pairs = list(pairs)
         got = {}
         for r in self.batch_stream(pairs, timeout=timeout, jobs=jobs, limits=limits):
             got[r.id] = r
-        if sorted(got) != list(range(len(got))):
-            raise NsboxError("nsbox batch did not answer every job")
-        return [got[i] for i in range(len(got))]
+        if len(got) != len(pairs) or set(got) != set(range(len(pairs))):
+            missing = sorted(set(range(len(pairs))) - set(got))
+            raise NsboxError("nsbox batch answered %d of %d jobs (none for %s)" % (len(got), len(pairs), missing[:10]))
+        return [got[i] for i in range(len(pairs))]
 
     def run_code(self, code: str, test_code: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT,
                  limits: Optional[dict] = None) -> RunResult:

@@ -3,7 +3,10 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import unittest
+import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -19,6 +22,32 @@ def userns_available():
                               capture_output=True, timeout=10).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
+
+
+def _processes_with(needle):
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                if needle.encode() in f.read():
+                    found.append(int(pid))
+        except (OSError, ValueError):
+            pass
+    return found
+
+
+def _children_named(name):
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/stat" % pid) as f:
+                comm_end = f.read()
+            comm, rest = comm_end.split("(", 1)[1].rsplit(")", 1)
+            if int(rest.split()[1]) == os.getpid() and comm == name:
+                found.append(int(pid))
+        except (OSError, ValueError, IndexError):
+            pass
+    return found
 
 
 class WithNsbox(unittest.TestCase):
@@ -100,9 +129,40 @@ class Batch(WithNsbox):
         got = list(self.client.batch_stream(("print(%d)" % i for i in range(4)), jobs=2))
         self.assertEqual(sorted(r.id for r in got), [0, 1, 2, 3])
 
+    def test_stopping_early_cancels_the_batch(self):
+        """A caller that stops iterating batch_stream: nsbox is stopped, every
+        sandbox killed, nothing left behind. It hung in close() while nsbox
+        sat blocked writing a line nobody read."""
+        marker = "nsbox-client-%d-%s" % (os.getpid(), uuid.uuid4().hex[:8])
+        sleeper = "import os, sys\nos.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(120)', %r])" % marker
+        pairs = [(sleeper, None)] * 2 + [("print('y' * 300000)", None)] * 8
+        stream = self.client.batch_stream(pairs, jobs=3, timeout=120)
+        first = next(stream)
+        self.assertEqual(first.status, "pass")
+        for _ in range(600):
+            if len(_processes_with(marker)) == 2:
+                break
+            time.sleep(0.05)
+        self.assertEqual(len(_processes_with(marker)), 2, "both sleepers should be running")
+        closer = threading.Thread(target=stream.close, daemon=True)
+        closer.start()
+        closer.join(120)   # a hang guard, not a timing: close() must return at all
+        self.assertFalse(closer.is_alive(), "batch_stream.close() hung")
+        self.assertEqual(_processes_with(marker), [])
+        self.assertEqual(_children_named("nsbox"), [])
+
     def test_bad_pair_raises_type_error(self):
         with self.assertRaises(TypeError):
             self.client.batch_run([("print(1)", None), (42, None)])
+
+    def test_code_that_is_not_unicode_raises_value_error(self):
+        """A lone surrogate cannot be a file's text, nor a JSON line nsbox
+        reads: it gave an error line without id, and batch_run a TypeError
+        from comparing None with ints, or a confusing NsboxError."""
+        for pairs in ([("print(1)", None), ("print('\ud800')", None)], [("x = 1", "assert '\udcff'")]):
+            with self.assertRaises(ValueError) as cm:
+                self.client.batch_run(pairs)
+            self.assertIn("not valid Unicode", str(cm.exception))
 
 
 class JudgeDoctor(WithNsbox):
@@ -159,10 +219,24 @@ class Broken(unittest.TestCase):
             c.run_code("print(1)")
         self.assertIn("something broke", str(cm.exception))
 
+    def test_killed_nsbox_says_so(self):
+        c = self.fake("cat >/dev/null; kill -9 $$")
+        with self.assertRaises(nc.NsboxUnavailable) as cm:
+            c.run_code("print(1)")
+        self.assertEqual(cm.exception.returncode, -9)
+        self.assertIn("nsbox batch was killed by signal 9", str(cm.exception))   # was "could not run: exit status -9"
+
     def test_missing_answer(self):
         c = self.fake("cat >/dev/null; exit 0")
         with self.assertRaises(nc.NsboxError):
             c.run_code("print(1)")
+
+    def test_batch_run_missing_the_last_answers(self):
+        c = self.fake("cat >/dev/null; echo '{\"id\":0,\"status\":\"exited\",\"exit_code\":0,\"outcome\":\"pass\",\"label\":1}'")
+        self.assertEqual([r.status for r in c.batch_run(["print(1)"])], ["pass"])
+        with self.assertRaises(nc.NsboxError) as cm:
+            c.batch_run(["print(1)", "print(2)", "print(3)"])
+        self.assertIn("1 of 3 jobs (none for [1, 2])", str(cm.exception))
 
     def test_not_executable(self):
         d = tempfile.mkdtemp()
