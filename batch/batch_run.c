@@ -781,13 +781,9 @@ static int check_file_roles(int in_fd, int out_fd, const struct nsb_config *cli,
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                 "--result '%s' is the jobs file: it would be truncated or read back as jobs",
                                 cli->result_path);
-        if (have_in && have_sin && same_regular_file(&in, &sin))
+        if (have_in && have_sin && same_regular_file(&in, &sin))   /* jobs piped in from the --stdin file */
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                 "--stdin '%s' is the jobs file: every program would read the tests", cli->stdin_path);
-        if (have_sin && ((have_out && same_regular_file(&sin, &out)) || (have_res && same_regular_file(&sin, &res))))
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                "--stdin '%s' is where the results go: every job would read the lines (and output) "
-                                "of the jobs before it", cli->stdin_path);
         return 0;
 }
 
@@ -814,7 +810,7 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
         /* The jobs hold the tests (test_code, judge expectations): the
          * programs must not be able to read them through a mount. */
         if ((!from_stdin && cfg_check_unexposed(cli, cli->input_path, "JOBS", false, e) < 0) ||
-            cfg_check_shared_stdin(cli, e) < 0)
+            cfg_check_shared_stdin(cli, from_stdin ? NULL : cli->input_path, "jobs file", e) < 0)
                 return BATCH_EXIT_SETUP;
         if (!from_stdin) {
                 struct stat st;

@@ -137,10 +137,16 @@ static int check_source(const char *path_real, const char *path, const char *wha
                                                          : "read: what it holds would enter the sandbox");
 }
 
-int cfg_check_shared_stdin(const struct nsb_config *cfg, struct nsb_error *e)
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+        return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+int cfg_check_shared_stdin(const struct nsb_config *cfg, const char *tests_path, const char *tests_what,
+                           struct nsb_error *e)
 {
         AUTOCLOSE int fd = -1;
-        struct stat st;
+        struct stat st, other;
 
         if (!cfg->stdin_path)
                 return 0;
@@ -151,6 +157,17 @@ int cfg_check_shared_stdin(const struct nsb_config *cfg, struct nsb_error *e)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                 "--stdin '%s': not a file (every case or job without its own stdin reads it anew, "
                                 "so a pipe would feed only the first)",
+                                cfg->stdin_path);
+        if (!S_ISREG(st.st_mode))
+                return 0;   /* /dev/null in and out is fine */
+        if (tests_path && stat(tests_path, &other) == 0 && same_file(&st, &other))
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--stdin '%s' is the %s: every program would read the tests",
+                                cfg->stdin_path, tests_what);
+        if ((cfg->result_path && stat(cfg->result_path, &other) == 0 && same_file(&st, &other)) ||
+            (fstat(STDOUT_FILENO, &other) == 0 && same_file(&st, &other)))
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                "--stdin '%s' is where the results go: a program would read earlier results, "
+                                "their reasons and output included",
                                 cfg->stdin_path);
         return 0;
 }

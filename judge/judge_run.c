@@ -187,7 +187,7 @@ int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_erro
                 return JUDGE_EXIT_BAD_SPEC;
         /* The expected values must never enter the sandbox: not even as the
          * spec file inside a directory the program is given. */
-        if (cfg_check_unexposed(cli, cli->input_path, "SPEC", false, e) < 0 || cfg_check_shared_stdin(cli, e) < 0)
+        if (cfg_check_unexposed(cli, cli->input_path, "SPEC", false, e) < 0 || cfg_check_shared_stdin(cli, cli->input_path, "spec", e) < 0)
                 return JUDGE_EXIT_BAD_SPEC;
         r = judge_run_spec(cli, judge_cli_explicit(cli), &spec, cancel_fd, NULL, &rep, e);
         if (r < 0) {

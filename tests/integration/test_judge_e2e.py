@@ -99,6 +99,17 @@ class Judge(SandboxTest):
             p = self.nsbox("judge", "--json", "--stdin", fifo, spec)
             self.assertEqual((p.returncode, p.stdout), (125, b""), p.stderr)
             self.assertIn(b"a pipe would feed only the first", p.stderr)
+            # the spec itself (the expected values), or an earlier verdict
+            # (its reasons quote them), is never a program's stdin
+            verdict = os.path.join(d, "verdict.json")
+            with open(verdict, "w") as f:
+                f.write("{}")
+            os.chmod(verdict, 0o666)
+            for opts, needle in ((["--stdin", spec], b"is the spec: every program would read the tests"),
+                                 (["--stdin", verdict, "--result", verdict], b"is where the results go")):
+                p = self.nsbox("judge", "--json", *opts, spec)
+                self.assertEqual((p.returncode, p.stdout), (125, b""), p.stderr)
+                self.assertIn(needle, p.stderr)
         finally:
             shutil.rmtree(d)
 
