@@ -75,7 +75,8 @@ int cfg_profile_load(const char *name_or_file, enum nsb_cmd cmd, struct nsb_conf
 
 /* policy_load.c. Is @path (a judge spec, a jobs file: what holds expected
  * values) outside every host source @cfg mounts into the sandbox (workspace,
- * harness, binds, packages)? With @writable_only, only the sources the
+ * harness, binds, packages)? @path may not exist yet (a --result file to be
+ * created): its directory is resolved then. With @writable_only, only the sources the
  * program can write (workspace, --bind) count: nsbox test's harness may be
  * read, at /harness anyway, but never changed. Compared after realpath; a
  * source that cannot be resolved is skipped (the run reports it). -EINVAL

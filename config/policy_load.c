@@ -172,13 +172,37 @@ int cfg_check_shared_stdin(const struct nsb_config *cfg, const char *tests_path,
         return 0;
 }
 
+/* realpath() of @path, or, when it does not exist yet (a --result file
+ * about to be created), of its directory followed by its last component. */
+static bool resolve_maybe_new(const char *path, char *ret)
+{
+        char dir[PATH_MAX], dir_real[PATH_MAX];
+        const char *slash, *base;
+
+        if (realpath(path, ret))
+                return true;
+        if (errno != ENOENT)
+                return false;
+        slash = strrchr(path, '/');
+        base = slash ? slash + 1 : path;
+        if (!slash)
+                snprintf(dir, sizeof dir, ".");
+        else if (slash == path)
+                snprintf(dir, sizeof dir, "/");
+        else
+                snprintf(dir, sizeof dir, "%.*s", (int) (slash - path), path);
+        if (!base[0] || !realpath(dir, dir_real))
+                return false;
+        return snprintf(ret, PATH_MAX, "%s/%s", strcmp(dir_real, "/") == 0 ? "" : dir_real, base) < PATH_MAX;
+}
+
 int cfg_check_unexposed(const struct nsb_config *cfg, const char *path, const char *what, bool writable_only,
                         struct nsb_error *e)
 {
         char real[PATH_MAX];
         int r;
 
-        if (!path || !realpath(path, real))
+        if (!path || !resolve_maybe_new(path, real))
                 return 0;
         if ((r = check_source(real, path, what, "--workspace", cfg->workspace, e)) < 0 ||
             (!writable_only && (r = check_source(real, path, what, "--harness", cfg->harness, e)) < 0))

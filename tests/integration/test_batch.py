@@ -246,6 +246,22 @@ class Batch(SandboxTest):
         p = self.nsbox("batch", input=b"", timeout=30)
         self.assertEqual((p.returncode, p.stdout), (0, b""))
 
+    def test_result_file_inside_the_workspace_is_refused(self):
+        """--result is written as jobs end: inside the workspace, a later job
+        would read the earlier verdicts (expected values in their reasons)."""
+        d = tempfile.mkdtemp()
+        try:
+            os.chmod(d, 0o755)
+            result = os.path.join(d, "results.jsonl")
+            p = self.nsbox("batch", "--workspace", d, "--result", result,
+                           input=jsonl([py("a", "print(1)")]), timeout=60)
+            self.assertEqual((p.returncode, p.stdout), (125, b""), p.stderr)
+            self.assertIn(b"--result", p.stderr)
+            self.assertIn(b"lies inside --workspace", p.stderr)
+            self.assertFalse(os.path.exists(result))
+        finally:
+            shutil.rmtree(d)
+
     def test_jobs_file_inside_the_workspace_is_refused(self):
         d = tempfile.mkdtemp()
         try:

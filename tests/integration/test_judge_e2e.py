@@ -72,6 +72,29 @@ class Judge(SandboxTest):
         finally:
             shutil.rmtree(d)
 
+    def test_result_file_inside_a_mounted_directory_is_refused(self):
+        """The verdict quotes expected values in its reasons: --result must not
+        land where a later run of the program can read it, even when the file
+        does not exist yet."""
+        d, s = tempfile.mkdtemp(), tempfile.mkdtemp()
+        try:
+            spec = os.path.join(s, "spec.json")
+            with open(spec, "w") as f:
+                json.dump({"program": {"source": "print(4)"},
+                           "cases": [{"name": "a", "expect": {"stdout": {"equals": "secret\n"}}}]}, f)
+            os.chmod(d, 0o755)
+            for opts in (["--workspace", d], ["--bind", d + ":/data"], ["--ro-bind", d + ":/data"]):
+                with self.subTest(opts[0]):
+                    result = os.path.join(d, "verdict.json")
+                    p = self.nsbox("judge", "--json", *opts, "--result", result, spec)
+                    self.assertEqual((p.returncode, p.stdout), (125, b""), p.stderr)
+                    self.assertIn(b"--result", p.stderr)
+                    self.assertIn(b"lies inside " + opts[0].encode(), p.stderr)
+                    self.assertFalse(os.path.exists(result))
+        finally:
+            shutil.rmtree(d)
+            shutil.rmtree(s)
+
     def test_stdin_file_feeds_the_cases_without_their_own(self):
         """CONTRACT: --stdin is shared by judge: the cases that give no stdin
         read FILE (each anew); a case's own stdin wins; a pipe, which would
