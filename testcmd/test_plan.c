@@ -221,6 +221,14 @@ static bool any_bad(const struct tc_report *rep)
         return false;
 }
 
+static bool any_passed(const struct tc_report *rep)
+{
+        for (size_t i = 0; i < rep->n_tests; i++)
+                if (rep->tests[i].outcome == TC_PASSED)
+                        return true;
+        return false;
+}
+
 static void mark_not_run(struct tc_report *rep, const char *why)
 {
         for (size_t i = 0; i < rep->n_tests; i++) {
@@ -261,6 +269,14 @@ void tc_decide(struct tc_report *rep, const struct run_result *r)
                 rep->verdict = TC_UNDETERMINED;
                 snprintf(rep->reason, sizeof rep->reason, "%s",
                          rep->n_collect_errors ? "the harness could not be collected" : "the harness has no tests");
+                return;
+        }
+        if (runner_ok && rep->trusted && rep->done && !bad && !any_passed(rep)) {
+                /* Every test skipped: nothing was checked. A skip is also a
+                 * one-liner for the code under test (raise unittest.SkipTest),
+                 * so no pass without one test that passed. */
+                rep->verdict = TC_UNDETERMINED;
+                snprintf(rep->reason, sizeof rep->reason, "no test passed: every test was skipped");
                 return;
         }
         if (runner_ok && rep->trusted && rep->done) {

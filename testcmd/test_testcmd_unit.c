@@ -15,6 +15,8 @@
 #define PASS_A "{\"event\":\"test\",\"name\":\"t.py::a\",\"outcome\":\"passed\",\"message\":null}\n"
 #define PASS_B "{\"event\":\"test\",\"name\":\"t.py::b\",\"outcome\":\"passed\",\"message\":null}\n"
 #define FAIL_B "{\"event\":\"test\",\"name\":\"t.py::b\",\"outcome\":\"failed\",\"message\":\"assert 1 == 2\"}\n"
+#define SKIP_A "{\"event\":\"test\",\"name\":\"t.py::a\",\"outcome\":\"skipped\",\"message\":\"nope\"}\n"
+#define SKIP_B "{\"event\":\"test\",\"name\":\"t.py::b\",\"outcome\":\"skipped\",\"message\":\"nope\"}\n"
 #define DONE2 "{\"event\":\"done\",\"collected\":2,\"duration_ms\":5.0}\n"
 
 static struct run_result exited(int code)
@@ -47,6 +49,20 @@ static void test_complete_channel(void **state)
         tc_report_free(&rep);
         /* unknown events and fields are ignored */
         assert_int_equal(decide(START "{\"event\":\"later\",\"x\":1}\n" PASS_A PASS_B DONE2, exited(0), &rep), TC_PASS);
+        tc_report_free(&rep);
+}
+
+static void test_all_skipped_is_undetermined(void **state)
+{
+        struct tc_report rep;
+
+        /* raise unittest.SkipTest in the code under test skips every test:
+         * that is no evidence of a pass */
+        assert_int_equal(decide(START SKIP_A SKIP_B DONE2, exited(0), &rep), TC_UNDETERMINED);
+        assert_non_null(strstr(rep.reason, "skipped"));
+        tc_report_free(&rep);
+        /* one test passed, the other skipped: a pass */
+        assert_int_equal(decide(START PASS_A SKIP_B DONE2, exited(0), &rep), TC_PASS);
         tc_report_free(&rep);
 }
 
@@ -132,6 +148,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_complete_channel),
+                cmocka_unit_test(test_all_skipped_is_undetermined),
                 cmocka_unit_test(test_untrusted_channel),
                 cmocka_unit_test(test_sandbox_outcomes),
                 cmocka_unit_test(test_render),
