@@ -260,6 +260,19 @@ class TestCommand(SandboxTest):
         self.assertEqual(p.returncode, 3, rep)
         self.assertEqual(self.by_name(rep)["test_k.py::test_z"]["outcome"], "error")
 
+    def test_code_that_skips_every_test_is_not_a_pass(self):
+        ws = self.make_dir("ws", {"solution.py": (
+            "import unittest\n\n"
+            "def f(x):\n    raise unittest.SkipTest('later')\n")})
+        h = self.make_dir("h", {"test_s.py": (
+            "import unittest\nfrom solution import f\n\n"
+            "def test_one():\n    assert f(1) == 2\n\n"
+            "class T(unittest.TestCase):\n    def test_two(self):\n        self.assertEqual(f(2), 4)\n")})
+        p, rep = self.run_tests(ws, h)
+        self.assertEqual(set(self.outcomes(rep).values()), {"skipped"}, rep)
+        self.assertEqual((rep["verdict"], p.returncode), ("undetermined", 3), rep)
+        self.assertIn("every test was skipped", rep["reason"])
+
     def test_output_flood_is_a_fail(self):
         ws = self.make_dir("ws", {"solution.py": (
             "import sys\n\n"
