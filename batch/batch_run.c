@@ -814,7 +814,8 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
                 return BATCH_EXIT_SETUP;
         /* Nor the results, written as jobs end: a later job would read the
          * verdicts (whose reasons quote expected values) and outputs. */
-        if (cfg_check_unexposed(cli, cli->result_path, "--result", false, e) < 0)
+        if (cfg_check_unexposed(cli, cli->result_path, "--result", false, e) < 0 ||
+            cfg_check_unexposed_fd(cli, out_fd, "stdout", e) < 0)
                 return BATCH_EXIT_SETUP;
         if (!from_stdin) {
                 struct stat st;

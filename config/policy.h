@@ -84,6 +84,10 @@ int cfg_profile_load(const char *name_or_file, enum nsb_cmd cmd, struct nsb_conf
 int cfg_check_unexposed(const struct nsb_config *cfg, const char *path, const char *what, bool writable_only,
                         struct nsb_error *e);
 
+/* The same for the regular file open at @fd (stdout redirected by the
+ * caller's shell); anything else (pipe, terminal, device) passes. */
+int cfg_check_unexposed_fd(const struct nsb_config *cfg, int fd, const char *what, struct nsb_error *e);
+
 /* judge, batch: --stdin FILE is read anew by every case or job that gives no
  * stdin of its own, so it must be a file or a device we can read (a pipe
  * would feed the first run only); and it must be neither @tests_path (the

@@ -217,3 +217,19 @@ int cfg_check_unexposed(const struct nsb_config *cfg, const char *path, const ch
                         return r;
         return 0;
 }
+
+int cfg_check_unexposed_fd(const struct nsb_config *cfg, int fd, const char *what, struct nsb_error *e)
+{
+        char link[64], path[PATH_MAX];
+        struct stat st;
+        ssize_t n;
+
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return 0;   /* a pipe, a terminal, /dev/null */
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        n = readlink(link, path, sizeof path - 1);
+        if (n <= 0 || path[0] != '/')
+                return 0;
+        path[n] = '\0';
+        return cfg_check_unexposed(cfg, path, what, false, e);
+}

@@ -191,7 +191,8 @@ int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_erro
                 return JUDGE_EXIT_BAD_SPEC;
         /* Nor as the verdict (its reasons quote them) left in --result inside
          * a directory that a later run of the program is given. */
-        if (cfg_check_unexposed(cli, cli->result_path, "--result", false, e) < 0)
+        if (cfg_check_unexposed(cli, cli->result_path, "--result", false, e) < 0 ||
+            cfg_check_unexposed_fd(cli, fileno(out), "stdout", e) < 0)
                 return JUDGE_EXIT_BAD_SPEC;
         r = judge_run_spec(cli, judge_cli_explicit(cli), &spec, cancel_fd, NULL, &rep, e);
         if (r < 0) {

@@ -259,6 +259,15 @@ class Batch(SandboxTest):
             self.assertIn(b"--result", p.stderr)
             self.assertIn(b"lies inside --workspace", p.stderr)
             self.assertFalse(os.path.exists(result))
+            # nor stdout redirected there by the caller
+            out_path = os.path.join(d, "results.out")
+            with open(out_path, "wb") as out:
+                p = subprocess.run([NSBOX, "batch", "--workspace", d], input=jsonl([py("a", "print(1)")]),
+                                   stdout=out, stderr=subprocess.PIPE, timeout=60)
+            self.assertEqual(p.returncode, 125, p.stderr)
+            self.assertIn(b"stdout", p.stderr)
+            self.assertIn(b"lies inside --workspace", p.stderr)
+            self.assertEqual(os.path.getsize(out_path), 0)
         finally:
             shutil.rmtree(d)
 

@@ -3,11 +3,12 @@ sandbox, and expectations that never reach the program."""
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 import unittest
 import uuid
 
-from nsbtest import SandboxTest
+from nsbtest import NSBOX, SandboxTest
 
 SUM = "import sys\na, b = map(int, sys.argv[1:3])\nprint(a + b)\n"
 
@@ -91,6 +92,15 @@ class Judge(SandboxTest):
                     self.assertIn(b"--result", p.stderr)
                     self.assertIn(b"lies inside " + opts[0].encode(), p.stderr)
                     self.assertFalse(os.path.exists(result))
+            # the same for stdout redirected by the caller into such a directory
+            out_path = os.path.join(d, "verdict.out")
+            with open(out_path, "wb") as out:
+                p = subprocess.run([NSBOX, "judge", "--json", "--workspace", d, spec], stdout=out,
+                                   stderr=subprocess.PIPE, timeout=60)
+            self.assertEqual(p.returncode, 125, p.stderr)
+            self.assertIn(b"stdout", p.stderr)
+            self.assertIn(b"lies inside --workspace", p.stderr)
+            self.assertEqual(os.path.getsize(out_path), 0)
         finally:
             shutil.rmtree(d)
             shutil.rmtree(s)
