@@ -243,6 +243,8 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
                 r = plan_reduced(s, e);
                 return r < 0 ? r : env_build(cfg, s->red.tmpdir, &s->envp, e);
         }
+        /* what a killed reduced run left: the next run of any kind reaps it */
+        reduced_reap_stale();
         ns_idmap_plan(geteuid(), getegid(), &s->idmap);
         in = (struct mnt_input){
                 .cfg = cfg,

@@ -10,7 +10,7 @@ import tempfile
 import time
 import unittest
 
-from nsbtest import NSBOX, PY, processes_with, skip_or_fail
+from nsbtest import NSBOX, PY, processes_with, skip_or_fail, userns_available
 
 FIXTURES_BUILD = os.environ.get("FIXTURES_BUILD", "")
 TRY = os.path.join(FIXTURES_BUILD, "nsbox-try-syscall")
@@ -277,6 +277,27 @@ class Reduced(unittest.TestCase):
             self.assertEqual(processes_with(marker), [])
             self.assertEqual(len(self.leftovers()), 1)   # SIGKILL gave nsbox no chance
             p = self.nsbox("python", "--isolation", "reduced", "-c", "pass")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(self.leftovers(), [])
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.stdout.close()
+
+    def test_a_full_isolation_run_also_removes_what_a_killed_one_left(self):
+        """The next run of any kind cleans up, as for stale cgroups: a host
+        that runs reduced only now and then must not keep the directory."""
+        if not userns_available():
+            skip_or_fail(self, "user namespaces are needed for the full-isolation run")
+        proc = subprocess.Popen([NSBOX, "python", "--isolation", "reduced", "-c",
+                                 "import time\nprint('started', flush=True)\ntime.sleep(60)"], env=self.env,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        try:
+            self.assertEqual(proc.stdout.readline(), b"started\n")
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+            self.assertEqual(len(self.leftovers()), 1)   # SIGKILL gave nsbox no chance
+            p = self.nsbox("python", "-c", "pass")
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertEqual(self.leftovers(), [])
         finally:
