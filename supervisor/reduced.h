@@ -63,6 +63,12 @@ void reduced_argv_free(char **argv);
 int reduced_prepare(struct reduced_plan *p, const struct nsb_config *cfg, const char *program_name,
                     const char *program_data, size_t program_len, struct nsb_error *e);
 
+/* Host: remove the private directories under $TMPDIR (or /tmp) that a
+ * SIGKILLed nsbox of ours left (their creator's pid is gone). reduced_prepare
+ * does it too; a full-isolation run calls it so that the next run of any
+ * kind cleans up, as it does for stale cgroups. */
+void reduced_reap_stale(void);
+
 /* Host: the tasks (threads) the host counts against @uid's RLIMIT_NPROC.
  * Without a user namespace that limit is shared with every process the user
  * runs, so the rlimit backend adds this to --pids (docs/security.md). */

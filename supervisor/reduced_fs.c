@@ -109,6 +109,13 @@ static void remove_tree(int parent_fd, const char *name)
 /* Directories left by an nsbox that was killed (SIGKILL gives it no chance to
  * clean up): named after their creator's pid, removed once that pid is gone
  * and only when they belong to us. A reused pid merely postpones it. */
+static const char *private_base(void)
+{
+        const char *base = getenv("TMPDIR");
+
+        return base && base[0] == '/' ? base : "/tmp";
+}
+
 static void reap_stale(const char *base)
 {
         AUTO(closedir) DIR *d = opendir(base);
@@ -131,10 +138,15 @@ static void reap_stale(const char *base)
         }
 }
 
+void reduced_reap_stale(void)
+{
+        reap_stale(private_base());
+}
+
 int reduced_prepare(struct reduced_plan *p, const struct nsb_config *cfg, const char *program_name,
                     const char *program_data, size_t program_len, struct nsb_error *e)
 {
-        const char *base = getenv("TMPDIR");
+        const char *base = private_base();
         const bool root = geteuid() == 0;
         const uid_t uid = root ? REDUCED_NOBODY_UID : geteuid();
         const gid_t gid = root ? REDUCED_NOBODY_GID : getegid();
@@ -143,8 +155,6 @@ int reduced_prepare(struct reduced_plan *p, const struct nsb_config *cfg, const 
         int r;
 
         p->drop_to_nobody = root;
-        if (!base || base[0] != '/')
-                base = "/tmp";
         reap_stale(base);
         if ((size_t) snprintf(tmpl, sizeof tmpl, "%s/nsbox-reduced-%ld-XXXXXX", base, (long) getpid()) >= sizeof tmpl)
                 return nsb_fail(e, NSB_STAGE_PREPARE, ENAMETOOLONG, "TMPDIR '%s' is too long", base);

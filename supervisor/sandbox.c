@@ -243,6 +243,8 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
                 r = plan_reduced(s, e);
                 return r < 0 ? r : env_build(cfg, s->red.tmpdir, &s->envp, e);
         }
+        /* what a killed reduced run left: the next run of any kind reaps it */
+        reduced_reap_stale();
         ns_idmap_plan(geteuid(), getegid(), &s->idmap);
         in = (struct mnt_input){
                 .cfg = cfg,
@@ -409,8 +411,10 @@ static int open_stdin(struct sbx *s, struct nsb_error *e)
                 return 0;
         }
         s->stdin_fd = open(s->cfg->stdin_path ? s->cfg->stdin_path : "/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (s->stdin_fd < 0)
+        if (s->stdin_fd < 0 && s->cfg->stdin_path)
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "--stdin '%s'", s->cfg->stdin_path);
+        if (s->stdin_fd < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "open /dev/null for stdin");
         return 0;
 }
 

@@ -287,9 +287,12 @@ void tc_decide(struct tc_report *rep, const struct run_result *r)
         }
         /* Rule 5: sandbox error, cancel, runner exit 2/4, a signal, a
          * malformed or incomplete channel. */
-        if (r->status == RUN_ERROR)
+        if (r->status == RUN_ERROR) {
+                char msg[NSB_ERROR_MSG_MAX + 64];
+
                 snprintf(why, sizeof why, "sandbox error (%s): %s", nsb_stage_name((enum nsb_stage) r->error.stage),
-                         r->error.msg);
+                         nsb_error_describe(&r->error, msg, sizeof msg));
+        }
         else if (r->status == RUN_CANCELLED)
                 snprintf(why, sizeof why, "cancelled");
         else if (r->status == RUN_SIGNALED)

@@ -101,6 +101,12 @@ static void test_sandbox_outcomes(void **state)
         r.status = RUN_ERROR;
         assert_int_equal(decide("", r, &rep), TC_UNDETERMINED);
         tc_report_free(&rep);
+        /* the reason keeps the cause, not only the step that met it */
+        nsb_fail(&r.error, NSB_STAGE_PREPARE, EMFILE, "pipe");
+        decide(START PASS_A, r, &rep);
+        assert_string_equal(rep.reason, "sandbox error (prepare): pipe: Too many open files");
+        tc_report_free(&rep);
+        memset(&r.error, 0, sizeof r.error);
         r.status = RUN_LIMIT;
         r.limit = LIMIT_WALL_TIME;
         assert_int_equal(decide(START PASS_A, r, &rep), TC_FAIL);

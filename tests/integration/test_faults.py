@@ -305,6 +305,37 @@ class BrokenInterpreter(SandboxTest):
         self.assertEqual(p.returncode, 125)
 
 
+class FdExhaustion(SandboxTest):
+    def test_every_fd_limit_ends_honestly(self):
+        """nsbox itself out of file descriptors, at every point of its set-up
+        in turn: either the run happens or it ends with status error, the
+        stage and a message naming what could not be opened — and nothing
+        left behind."""
+        import resource
+        if SANITIZED:
+            self.skipTest("the sanitizer runtime needs descriptors of its own before nsbox starts; "
+                          "this test runs in the plain build")
+        snap = hoststate.Snapshot()
+        pids, errors = [], 0
+        for n in range(4, 64):
+            def limit(n=n):
+                resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+            p = hoststate.start([NSBOX, "python", "--json", "-c", "print('ran')"], preexec_fn=limit)
+            out, err = p.communicate(timeout=60)
+            pids.append(p.pid)
+            res = parse(self, out, err, p.returncode)
+            if res["status"] == "exited":
+                self.assertEqual(res["stdout"]["text"], "ran\n", (n, res))
+                continue
+            errors += 1
+            self.assertEqual((res["status"], p.returncode), ("error", 125), (n, res))
+            self.assertTrue(res["error"]["stage"], (n, res))
+            self.assertIn("Too many open files", res["error"]["message"], (n, res))
+            self.assertNotIn("(null)", res["error"]["message"], (n, res))
+        self.assertGreater(errors, 0, "no limit was low enough: this proves nothing")
+        self.assertEqual(snap.leaks(pids), [])
+
+
 class ErrorsCarryContext(SandboxTest):
     def test_json_message_is_the_whole_message(self):
         p, res = self.run_json("python", "--workspace", "/nonexistent/ws", "-c", "pass")
