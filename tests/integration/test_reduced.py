@@ -316,7 +316,9 @@ class Reduced(unittest.TestCase):
                 "while True: os.write(1, b'x' * 4096)\n")
         p, res = self.run_json("python", "--output-limit", "1K", "-c", code)
         self.assertEqual(res["limit"], "output", res)
-        self.assertGreaterEqual(res["cpu_ms"], 300, res)
+        # /proc's clock ticks (10 ms) trail the program's own precise clock:
+        # 290 was read once for its 300. Unaccounted, it read about 2.
+        self.assertGreaterEqual(res["cpu_ms"], 250, res)
 
     def test_kernel_doors(self):
         if not os.access(TRY, os.X_OK):
