@@ -37,6 +37,7 @@
 #include "config/policy.h"
 #include "supervisor/sandbox.h"
 #include "util/cleanup.h"
+#include "util/readfile.h"
 #include "util/resultfile.h"
 #include "util/sha256.h"
 
@@ -97,20 +98,6 @@ static double since_ms(const struct timespec *t0)
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
         return (double) (now.tv_sec - t0->tv_sec) * 1e3 + (double) (now.tv_nsec - t0->tv_nsec) / 1e6;
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
 }
 
 /* ---- input lines ------------------------------------------------------- */

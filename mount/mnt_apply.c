@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/readfile.h"
 #include "util/sys.h"
 
 /* The new root is built on a tmpfs mounted over this directory in our private
@@ -31,21 +32,6 @@ static int full_path(char *buf, size_t len, const char *dst, bool pivoted)
         else
                 n = snprintf(buf, len, "%s%s", STAGING_DIR, dst && strcmp(dst, "/") != 0 ? dst : "");
         return n < 0 || (size_t) n >= len ? -ENAMETOOLONG : 0;
-}
-
-static int write_all(int fd, const char *data, size_t len)
-{
-        while (len > 0) {
-                ssize_t n = write(fd, data, len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                data += n;
-                len -= (size_t) n;
-        }
-        return 0;
 }
 
 static int make_file(const char *path, mode_t mode)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/readfile.h"
 #include "util/sha256.h"
 
 #define CC_MAX_FILE (1u << 20)
@@ -158,20 +159,6 @@ static int add_stamp(struct cc_entry *c, const char *path)
         if (!(nv[c->n_stamps].path = strdup(path)))
                 return -ENOMEM;
         c->n_stamps++;
-        return 0;
-}
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-        while (len > 0) {
-                ssize_t n = write(fd, buf, len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                buf += n;
-                len -= (size_t) n;
-        }
         return 0;
 }
 

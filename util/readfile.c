@@ -49,3 +49,19 @@ int read_file(const char *path, size_t max, char **ret, size_t *ret_len, struct 
         *ret = move_ptr(&buf);
         return 0;
 }
+
+int write_all(int fd, const void *buf, size_t len)
+{
+        const char *p = buf;
+
+        while (len > 0) {
+                ssize_t n = write(fd, p, len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                p += n;
+                len -= (size_t) n;
+        }
+        return 0;
+}
