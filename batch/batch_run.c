@@ -757,8 +757,8 @@ static bool same_regular_file(const struct stat *a, const struct stat *b)
  * Only regular files: /dev/null in and out is fine. */
 static int check_file_roles(int in_fd, int out_fd, const struct nsb_config *cli, struct nsb_error *e)
 {
-        struct stat in, sin, out, res;
-        bool have_in = fstat(in_fd, &in) == 0, have_sin = cli->stdin_path && stat(cli->stdin_path, &sin) == 0;
+        struct stat in, out, res;
+        bool have_in = fstat(in_fd, &in) == 0;
         bool have_out = fstat(out_fd, &out) == 0, have_res = cli->result_path && stat(cli->result_path, &res) == 0;
 
         if (have_in && have_out && same_regular_file(&in, &out))
@@ -768,10 +768,8 @@ static int check_file_roles(int in_fd, int out_fd, const struct nsb_config *cli,
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                 "--result '%s' is the jobs file: it would be truncated or read back as jobs",
                                 cli->result_path);
-        if (have_in && have_sin && same_regular_file(&in, &sin))   /* jobs piped in from the --stdin file */
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                "--stdin '%s' is the jobs file: every program would read the tests", cli->stdin_path);
-        return 0;
+        /* --stdin: not the jobs (from a path or piped in), nor the results */
+        return cfg_check_shared_stdin(cli, have_in && S_ISREG(in.st_mode) ? &in : NULL, "jobs file", e);
 }
 
 int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *progress, struct nsb_error *e)
@@ -796,8 +794,7 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
                 return BATCH_EXIT_SETUP;
         /* The jobs hold the tests (test_code, judge expectations): the
          * programs must not be able to read them through a mount. */
-        if ((!from_stdin && cfg_check_unexposed(cli, cli->input_path, "JOBS", false, e) < 0) ||
-            cfg_check_shared_stdin(cli, from_stdin ? NULL : cli->input_path, "jobs file", e) < 0)
+        if (!from_stdin && cfg_check_unexposed(cli, cli->input_path, "JOBS", false, e) < 0)
                 return BATCH_EXIT_SETUP;
         /* Nor the results, written as jobs end: a later job would read the
          * verdicts (whose reasons quote expected values) and outputs. */

@@ -90,11 +90,13 @@ int cfg_check_unexposed_fd(const struct nsb_config *cfg, int fd, const char *wha
 
 /* judge, batch: --stdin FILE is read anew by every case or job that gives no
  * stdin of its own, so it must be a file or a device we can read (a pipe
- * would feed the first run only); and it must be neither @tests_path (the
- * spec, the jobs: expected values; named @tests_what in the message) nor
- * where results go (--result, stdout).
+ * would feed the first run only); and it must be neither the file @tests
+ * describes (the spec, the jobs, read from a path or piped in: expected
+ * values; named @tests_what in the message; NULL = none) nor where results
+ * go (--result, stdout).
  * 0, or -errno (stage usage) saying why not. */
-int cfg_check_shared_stdin(const struct nsb_config *cfg, const char *tests_path, const char *tests_what,
+struct stat;
+int cfg_check_shared_stdin(const struct nsb_config *cfg, const struct stat *tests, const char *tests_what,
                            struct nsb_error *e);
 
 /* The profile a command uses when none is named: python for python, judge,

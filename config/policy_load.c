@@ -142,7 +142,7 @@ static bool same_file(const struct stat *a, const struct stat *b)
         return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
-int cfg_check_shared_stdin(const struct nsb_config *cfg, const char *tests_path, const char *tests_what,
+int cfg_check_shared_stdin(const struct nsb_config *cfg, const struct stat *tests, const char *tests_what,
                            struct nsb_error *e)
 {
         AUTOCLOSE int fd = -1;
@@ -160,7 +160,7 @@ int cfg_check_shared_stdin(const struct nsb_config *cfg, const char *tests_path,
                                 cfg->stdin_path);
         if (!S_ISREG(st.st_mode))
                 return 0;   /* /dev/null in and out is fine */
-        if (tests_path && stat(tests_path, &other) == 0 && same_file(&st, &other))
+        if (tests && same_file(&st, tests))
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--stdin '%s' is the %s: every program would read the tests",
                                 cfg->stdin_path, tests_what);
         if ((cfg->result_path && stat(cfg->result_path, &other) == 0 && same_file(&st, &other)) ||

@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/cleanup.h"
@@ -187,8 +188,14 @@ int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_erro
                 return JUDGE_EXIT_BAD_SPEC;
         /* The expected values must never enter the sandbox: not even as the
          * spec file inside a directory the program is given. */
-        if (cfg_check_unexposed(cli, cli->input_path, "SPEC", false, e) < 0 || cfg_check_shared_stdin(cli, cli->input_path, "spec", e) < 0)
-                return JUDGE_EXIT_BAD_SPEC;
+        {
+                struct stat spec_st;
+                bool known = stat(cli->input_path, &spec_st) == 0;
+
+                if (cfg_check_unexposed(cli, cli->input_path, "SPEC", false, e) < 0 ||
+                    cfg_check_shared_stdin(cli, known ? &spec_st : NULL, "spec", e) < 0)
+                        return JUDGE_EXIT_BAD_SPEC;
+        }
         /* Nor as the verdict (its reasons quote them) left in --result inside
          * a directory that a later run of the program is given. */
         if (cfg_check_unexposed(cli, cli->result_path, "--result", false, e) < 0 ||
