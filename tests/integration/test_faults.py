@@ -65,6 +65,7 @@ class KilledSupervisor(SandboxTest):
         if ROOT:
             # a SIGKILLed nsbox cannot remove its cgroups (empty now) ...
             self.assertTrue(hoststate.run_cgroups({proc.pid}), "nothing left to reap: this proves nothing")
+        hoststate.wait_run_cgroups_empty([proc.pid])
         # ... the next run (any nsbox) removes them: cg_reap_stale
         p, res = self.run_json("python", "-c", "print('next')")
         self.assertEqual(res["status"], "exited", res)

@@ -178,7 +178,9 @@ def main():
         elapsed = time.monotonic() - t0
         shutil.rmtree(workdir, ignore_errors=True)
     # cgroups of the killed supervisors are reaped by the next nsbox run
-    # (cg_reap_stale): one more ordinary run, as a user's next run would be
+    # (cg_reap_stale): one more ordinary run, as a user's next run would be,
+    # once the last killed sandboxes have finished dying (hoststate)
+    hoststate.wait_run_cgroups_empty([r["pid"] for r in done])
     reaper = subprocess.run([a.nsbox, "python", "-c", "pass"], capture_output=True)
     problems = [r["problem"] for r in done if r["problem"]]
     if reaper.returncode != 0:
