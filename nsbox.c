@@ -28,20 +28,28 @@
 #define EXIT_NSBOX_FAILURE 125
 #define MAX_PROGRAM_BYTES (64u << 20)
 
+/* The errno text is added only to a system error (a file that cannot be
+ * read or written), never to one nsbox made up itself for a bad value
+ * (EINVAL, ERANGE, EDOM), whose message already says what is allowed:
+ * "--memory: size '0' is out of range", not "...: Invalid argument". */
+static void print_error(const char *cmd, const struct nsb_error *e)
+{
+        bool sys = e->errnum > 0 && e->errnum != EINVAL && e->errnum != ERANGE && e->errnum != EDOM;
+
+        fprintf(stderr, "nsbox: %s%s%s%s%s\n", cmd ? cmd : "", cmd ? ": " : "", e->msg, sys ? ": " : "",
+                sys ? strerror(e->errnum) : "");
+}
+
 static int usage_error_or_die(const struct nsb_error *e)
 {
-        char buf[NSB_ERROR_MSG_MAX + 128];
-        fprintf(stderr, "nsbox: %s\n", nsb_error_describe(e, buf, sizeof buf));
+        print_error(NULL, e);
         return EXIT_NSBOX_FAILURE;
 }
 
-/* judge and test word their own errors fully ("spec 'x': cases[2]..."), so
- * the errno text is added only to a system error (a file that cannot be
- * read or written), never to one they made up themselves (EINVAL). */
+/* judge and test word their own errors fully ("spec 'x': cases[2]..."). */
 static void command_error(const char *cmd, const struct nsb_error *e)
 {
-        bool sys = e->errnum > 0 && e->errnum != EINVAL;
-        fprintf(stderr, "nsbox: %s: %s%s%s\n", cmd, e->msg, sys ? ": " : "", sys ? strerror(e->errnum) : "");
+        print_error(cmd, e);
 }
 
 /* SIGINT/SIGTERM become a readable fd: the supervisor cancels the run. */
