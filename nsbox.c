@@ -28,28 +28,20 @@
 #define EXIT_NSBOX_FAILURE 125
 #define MAX_PROGRAM_BYTES (64u << 20)
 
-/* The errno text is added only to a system error (a file that cannot be
- * read or written), never to one nsbox made up itself for a bad value
- * (EINVAL, ERANGE, EDOM), whose message already says what is allowed:
- * "--memory: size '0' is out of range", not "...: Invalid argument". */
+/* "nsbox: [CMD: ]message", with the errno text only for a system error
+ * (nsb_error_describe): "--memory: size '0' is out of range ...", never
+ * "...: Invalid argument" after a message that says what is allowed. */
 static void print_error(const char *cmd, const struct nsb_error *e)
 {
-        bool sys = e->errnum > 0 && e->errnum != EINVAL && e->errnum != ERANGE && e->errnum != EDOM;
+        char buf[NSB_ERROR_MSG_MAX + 128];
 
-        fprintf(stderr, "nsbox: %s%s%s%s%s\n", cmd ? cmd : "", cmd ? ": " : "", e->msg, sys ? ": " : "",
-                sys ? strerror(e->errnum) : "");
+        fprintf(stderr, "nsbox: %s%s%s\n", cmd ? cmd : "", cmd ? ": " : "", nsb_error_describe(e, buf, sizeof buf));
 }
 
 static int usage_error_or_die(const struct nsb_error *e)
 {
         print_error(NULL, e);
         return EXIT_NSBOX_FAILURE;
-}
-
-/* judge and test word their own errors fully ("spec 'x': cases[2]..."). */
-static void command_error(const char *cmd, const struct nsb_error *e)
-{
-        print_error(cmd, e);
 }
 
 /* SIGINT/SIGTERM become a readable fd: the supervisor cancels the run. */
@@ -280,12 +272,12 @@ int main(int argc, char **argv)
         case NSB_CMD_JUDGE:
                 code = judge_main(&cfg, cancel_fd, stdout, &e);
                 if (code == JUDGE_EXIT_BAD_SPEC)
-                        command_error("judge", &e);
+                        print_error("judge", &e);
                 break;
         case NSB_CMD_TEST:
                 code = test_main(&cfg, cancel_fd, stdout, &e);
                 if (code == TESTCMD_EXIT_SETUP)
-                        command_error("test", &e);
+                        print_error("test", &e);
                 break;
         case NSB_CMD_BATCH:
                 code = batch_main(&cfg, cancel_fd, STDOUT_FILENO, isatty(STDERR_FILENO) ? stderr : NULL, &e);

@@ -1,4 +1,5 @@
 /* Unit tests for config/: sizes, durations, counts and the command line. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -328,6 +329,16 @@ static void test_error_prefix(void **state)
         assert_string_equal(nsb_stage_name(e.stage), "mount");
         nsb_error_describe(&e, buf, sizeof buf);
         assert_non_null(strstr(buf, "No such file"));
+        /* a refused value reads as its message, without "Invalid argument" */
+        nsb_fail(&e, NSB_STAGE_USAGE, EINVAL, "'wifi': expected none or loopback");
+        assert_string_equal(nsb_error_describe(&e, buf, sizeof buf), "'wifi': expected none or loopback");
+        nsb_fail(&e, NSB_STAGE_CONFIG, ERANGE, "number '0' is out of range (1 to 64)");
+        assert_string_equal(nsb_error_describe(&e, buf, sizeof buf), "number '0' is out of range (1 to 64)");
+        /* a system error keeps its errno text, and so does EINVAL from a syscall */
+        nsb_fail(&e, NSB_STAGE_CONFIG, ENOENT, "cannot read 'x.ini'");
+        assert_non_null(strstr(nsb_error_describe(&e, buf, sizeof buf), "No such file"));
+        nsb_fail(&e, NSB_STAGE_MOUNT, EINVAL, "tmpfs at '/'");
+        assert_non_null(strstr(nsb_error_describe(&e, buf, sizeof buf), "Invalid argument"));
         /* a made-up error without errno still reads as a failure */
         assert_true(nsb_fail(&e, NSB_STAGE_CONFIG, 0, "bad") < 0);
 }
