@@ -393,7 +393,7 @@ static const struct cli_cmd {
         { "judge", NSB_CMD_JUDGE, "nsbox judge [OPTIONS] SPEC.json",
           "run a program against the cases of SPEC.json, one sandbox per case, and print a verdict",
           EXIT_VERDICT("case") "  125    bad spec, or nsbox itself failed\n",
-          "nsbox judge --json spec.json" },
+          "nsbox judge examples/judge-spec.json" },
         { "test", NSB_CMD_TEST, "nsbox test [OPTIONS] --harness DIR",
           "run the hidden tests in DIR against the workspace, with feedback per test",
           EXIT_VERDICT("test") "  125    usage or set-up error\n",
