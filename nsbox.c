@@ -98,7 +98,7 @@ static int emit(const struct nsb_config *cfg, const struct run_result *r)
                 return EXIT_NSBOX_FAILURE;
         }
         if (cfg->result_path && result_file_write(cfg->result_path, j, flags, &e) < 0) {
-                fprintf(stderr, "nsbox: %s\n", e.msg);
+                print_error(NULL, &e);
                 json_decref(j);
                 return EXIT_NSBOX_FAILURE;
         }

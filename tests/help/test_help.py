@@ -205,6 +205,18 @@ class Messages(unittest.TestCase):
             with self.subTest(args=args):
                 self.assertEqual(self.error(*args), want)
 
+    def test_nsbox_knows_the_cause(self):
+        self.assertEqual(self.error("test", "--harness", "/etc/passwd"),
+                         "nsbox: test: --harness '/etc/passwd' is not a directory")
+        self.assertEqual(self.error("python", "--seccomp-deny", "no_such_call", "-c", "1"),
+                         "nsbox: sandbox error (config): seccomp_deny: unknown syscall 'no_such_call' (not a system "
+                         "call name libseccomp knows for this architecture)")
+        # a system error keeps its reason: here it is the only one
+        p = nsbox("python", "--result", "/nonexistent-dir/r.json", "-c", "1")
+        self.assertEqual(p.returncode, 125)
+        self.assertEqual(p.stderr.decode().strip(),
+                         "nsbox: --result: cannot open '/nonexistent-dir/r.json': No such file or directory")
+
     def test_profile_values(self):
         d = tempfile.mkdtemp(prefix="nsbox-help.")
         try:
