@@ -223,6 +223,17 @@ static void test_cli_errors(void **state)
         }
 }
 
+/* Parse @argv, which must fail; its message in @e. */
+static void parse_fails(int argc, char **argv, struct nsb_error *e)
+{
+        struct nsb_config cfg;
+
+        nsb_error_clear(e);
+        assert_true(cfg_parse_cli(argc, argv, &cfg, e) < 0);
+        assert_int_equal(e->stage, NSB_STAGE_USAGE);
+        cfg_free(&cfg);
+}
+
 /* "did you mean": the closest name of that command, or none. */
 static void test_suggestions(void **state)
 {
@@ -249,24 +260,18 @@ static void test_suggestions(void **state)
                 { 2, { "nsbox", "xy" } },
         };
         (void) state;
+        struct nsb_error e;
+
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-                struct nsb_config cfg;
-                struct nsb_error e;
-                nsb_error_clear(&e);
-                assert_true(cfg_parse_cli(cases[i].argc, (char **) cases[i].argv, &cfg, &e) < 0);
+                parse_fails(cases[i].argc, (char **) cases[i].argv, &e);
                 if (!strstr(e.msg, cases[i].needle))
                         fail_msg("case %zu: '%s' lacks '%s'", i, e.msg, cases[i].needle);
-                cfg_free(&cfg);
         }
         for (size_t i = 0; i < sizeof far / sizeof far[0]; i++) {
-                struct nsb_config cfg;
-                struct nsb_error e;
-                nsb_error_clear(&e);
-                assert_true(cfg_parse_cli(far[i].argc, (char **) far[i].argv, &cfg, &e) < 0);
+                parse_fails(far[i].argc, (char **) far[i].argv, &e);
                 if (strstr(e.msg, "did you mean") || strstr(e.msg, "is an option of"))
                         fail_msg("far case %zu: '%s' suggests something", i, e.msg);
                 assert_non_null(strstr(e.msg, "--help lists the"));
-                cfg_free(&cfg);
         }
         assert_int_equal(cfg_edit_distance("pyhton", "python"), 1);
         assert_int_equal(cfg_edit_distance("wall-tme", "wall-time"), 1);

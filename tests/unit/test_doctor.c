@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -40,6 +41,16 @@ static void good_host(struct doc_facts *f)
         f->interpreter_default = true;
         f->interpreter_ok = true;
         strcpy(f->interpreter_real, "/usr/bin/python3.11");
+}
+
+/* The probe failed at @step with @err; @created: after its user namespace
+ * was made (the namespace then had no capabilities). */
+static void probe_failed(struct doc_facts *f, const char *step, int err, bool created)
+{
+        f->userns_probe = DOC_PROBE_FAILED;
+        f->userns_created = created;
+        f->userns_errno = err;
+        snprintf(f->userns_step, sizeof f->userns_step, "%s", step);
 }
 
 static const struct doc_check *find(const struct doc_report *r, const char *name)
@@ -139,10 +150,7 @@ static void test_apparmor_restriction(void **state)
 
         (void) state;
         good_host(&f);
-        f.userns_probe = DOC_PROBE_FAILED;
-        f.userns_created = true;
-        f.userns_errno = EPERM;
-        strcpy(f.userns_step, "mount");
+        probe_failed(&f, "mount", EPERM, true);
         strcpy(f.aa.restrict_sysctl, "1");
         strcpy(f.aa.self_exe, "/usr/local/bin/nsbox");
         plan(&f, &r);
@@ -235,10 +243,7 @@ static void test_userns_without_caps(void **state)
 
         (void) state;
         good_host(&f);
-        f.userns_probe = DOC_PROBE_FAILED;
-        f.userns_created = true;
-        f.userns_errno = EPERM;
-        strcpy(f.userns_step, "unshare(namespaces)");
+        probe_failed(&f, "unshare(namespaces)", EPERM, true);
         plan(&f, &r);
         c = find(&r, "user_ns");
         assert_int_equal(c->status, DOC_UNAVAILABLE);
@@ -247,8 +252,7 @@ static void test_userns_without_caps(void **state)
         assert_non_null(strstr(c->fix, "the use of a new user namespace"));
         assert_null(strstr(c->fix, "apparmor_parser"));
         /* not made at all: said differently */
-        f.userns_created = false;
-        strcpy(f.userns_step, "unshare(CLONE_NEWUSER)");
+        probe_failed(&f, "unshare(CLONE_NEWUSER)", EPERM, false);
         plan(&f, &r);
         assert_non_null(strstr(find(&r, "user_ns")->detail, "cannot create a user namespace"));
 }
