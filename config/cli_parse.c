@@ -355,7 +355,7 @@ static const struct cli_opt options[] = {
         { "interpreter-args", "ARGS", C_PY | C_JUDGE | C_TEST | C_BATCH, opt_interp_args, "interpreter arguments before the program, blank-separated (default \"-I -B\")", G_ENV },
         { "package", "DIR", C_SANDBOX, opt_package, "python package dir mounted read-only at the same path (repeatable)", G_FILES },
         { "seccomp-deny", "SYSCALL", C_SANDBOX, opt_seccomp_deny, "also deny this syscall with EPERM (repeatable)", G_ISOLATION },
-        { "json", NULL, C_SANDBOX, opt_json, "print the result object on stdout instead of the program's streams", G_OUTPUT },
+        { "json", NULL, C_SANDBOX, opt_json, "print the result object (judge: the verdict, test: the report) on stdout instead of the program's streams or a summary", G_OUTPUT },
         { "json", NULL, C_DOCTOR, opt_json, "print the report as one JSON object (nsbox.doctor/1) instead of text", G_OUTPUT },
         { "result", "FILE", C_SANDBOX, opt_result, "also write the result object to FILE (batch: every line)", G_OUTPUT },
         { "jobs", "N", C_BATCH, opt_jobs, "parallel jobs (default: number of cores); also -j N", G_BATCH },

@@ -6,7 +6,8 @@
  * "wall-tme" one from "wall-time". A name counts as close when it is at most
  * a third of its length away (at least one edit, at most three), or when the
  * typed word is the start of exactly that name and at least three characters
- * long ("--mem" for --memory). Ties go to the first candidate. */
+ * long ("--mem" for --memory). Ties go to the first candidate. @names holds
+ * each name once. */
 #include "config/config.h"
 
 #include <string.h>
@@ -50,8 +51,7 @@ const char *cfg_closest(const char *word, const char *const *names, size_t n)
                 size_t d = cfg_edit_distance(word, names[i]), len = strlen(names[i]);
                 size_t allowed = len / 3 < 1 ? 1 : len / 3 > 3 ? 3 : len / 3;
 
-                if (wlen >= 3 && wlen < len && strncmp(word, names[i], wlen) == 0 &&
-                    (!prefix_of || strcmp(prefix_of, names[i]) != 0)) {
+                if (wlen >= 3 && wlen < len && strncmp(word, names[i], wlen) == 0) {
                         prefix_of = names[i];
                         n_prefix++;
                 }
