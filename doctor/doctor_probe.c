@@ -72,7 +72,7 @@ static int write_proc_self(const char *file, const char *text)
         return r;
 }
 
-/* In the forked child: the same steps the sandbox needs, minus mounting. */
+/* In the forked child: the steps the sandbox takes, up to its first mount. */
 static __attribute__((noreturn)) void probe_child(int wfd, uid_t uid, gid_t gid)
 {
         struct probe_msg m = { .step = "", .err = 0, .created = false };
