@@ -53,6 +53,28 @@ static struct run_stream stream(const char *kept, size_t kept_len, uint64_t byte
         return s;
 }
 
+/* A stream as its recorded result holds it (tail: the recorded tail). */
+static const struct judge_stream_view *view(const struct run_stream *s)
+{
+        static struct judge_stream_view v;
+
+        v = (struct judge_stream_view) {
+                .text = s->text, .kept = s->kept, .bytes = s->bytes, .cut = s->truncated || s->bytes > s->kept,
+                .tail = s->tail, .tail_len = s->tail_len,
+        };
+        return &v;
+}
+
+/* The verdict of @r as judge gives it: from its rendered result object. */
+static int verdict_of(const struct judge_expect *x, const struct run_result *r, struct judge_case_report *c)
+{
+        memset(c, 0, sizeof *c);
+        judge_case_settle(x, result_to_json(r, 1u << 20), c);
+        json_decref(c->result_json);
+        c->result_json = NULL;
+        return 0;
+}
+
 static struct run_result *exited(int code, const char *out, const char *err)
 {
         struct run_result *r = calloc(1, sizeof *r);
@@ -287,7 +309,7 @@ static void test_matcher_table(void **state)
                 enum judge_verdict v;
 
                 matcher_spec(rows[i].kind, rows[i].pattern, strlen(rows[i].pattern), &spec);
-                v = judge_match_stream(&spec.cases[0].expect.out, "stdout", &s, reason, sizeof reason);
+                v = judge_match_stream(&spec.cases[0].expect.out, "stdout", view(&s), reason, sizeof reason);
                 if (v != rows[i].want)
                         fail_msg("row %zu (%s %s): got %s, want %s: %s", i, rows[i].kind, rows[i].pattern,
                                  judge_verdict_name(v), judge_verdict_name(rows[i].want), reason);
@@ -307,10 +329,10 @@ static void test_matcher_raw_bytes(void **state)
 
         (void) state;
         matcher_spec("equals", "a\0b", 3, &spec);
-        assert_int_equal(judge_match_stream(&spec.cases[0].expect.out, "stdout", &s, reason, sizeof reason),
+        assert_int_equal(judge_match_stream(&spec.cases[0].expect.out, "stdout", view(&s), reason, sizeof reason),
                          JUDGE_PASS);
         s.text = "a\0c";
-        assert_int_equal(judge_match_stream(&spec.cases[0].expect.out, "stdout", &s, reason, sizeof reason),
+        assert_int_equal(judge_match_stream(&spec.cases[0].expect.out, "stdout", view(&s), reason, sizeof reason),
                          JUDGE_FAIL);
         assert_string_equal(reason, "stdout differs at line 1: expected 'a\\x00b', got 'a\\x00c'");
         judge_spec_free(&spec);
@@ -323,7 +345,7 @@ static void check_equals_reason(const char *exp, const char *got, const char *wa
         char reason[JUDGE_REASON_MAX];
 
         matcher_spec("equals", exp, strlen(exp), &spec);
-        assert_int_equal(judge_match_stream(&spec.cases[0].expect.out, "stdout", &s, reason, sizeof reason),
+        assert_int_equal(judge_match_stream(&spec.cases[0].expect.out, "stdout", view(&s), reason, sizeof reason),
                          JUDGE_FAIL);
         if (strcmp(reason, want) != 0)
                 fail_msg("got  \"%s\"\nwant \"%s\"", reason, want);
@@ -356,7 +378,7 @@ static void test_equals_reason(void **state)
                 char reason[JUDGE_REASON_MAX];
 
                 matcher_spec("equals", exp, 200, &spec);
-                assert_int_equal(judge_match_stream(&spec.cases[0].expect.out, "stdout", &s, reason, sizeof reason),
+                assert_int_equal(judge_match_stream(&spec.cases[0].expect.out, "stdout", view(&s), reason, sizeof reason),
                                  JUDGE_FAIL);
                 assert_non_null(strstr(reason, "stdout differs at line 1: expected '..."));
                 assert_non_null(strstr(reason, "xA"));
@@ -388,7 +410,7 @@ static void test_case_verdicts(void **state)
         r = exited(0, "", "");
         r->status = RUN_ERROR;
         nsb_fail(&r->error, NSB_STAGE_MOUNT, 0, "pivot_root failed");
-        assert_int_equal(judge_case_verdict(&spec.cases[0].expect, r, &c), 0);
+        assert_int_equal(verdict_of(&spec.cases[0].expect, r, &c), 0);
         assert_int_equal(c.verdict, JUDGE_UNDETERMINED);
         assert_string_equal(c.reason, "sandbox error at stage mount: pivot_root failed");
         free(r);
@@ -396,7 +418,7 @@ static void test_case_verdicts(void **state)
         /* cancelled */
         r = exited(0, "", "");
         r->status = RUN_CANCELLED;
-        judge_case_verdict(&spec.cases[0].expect, r, &c);
+        verdict_of(&spec.cases[0].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_UNDETERMINED);
         free(r);
 
@@ -404,7 +426,7 @@ static void test_case_verdicts(void **state)
         r = exited(0, "", "");
         r->status = RUN_LIMIT;
         r->limit = LIMIT_WALL_TIME;
-        judge_case_verdict(&spec.cases[1].expect, r, &c);
+        verdict_of(&spec.cases[1].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_FAIL);
         assert_string_equal(c.reason, "stopped by the wall_time limit");
         free(r);
@@ -413,45 +435,45 @@ static void test_case_verdicts(void **state)
         r = exited(0, "", "Traceback...\n  boom\nMemoryError\n");
         r->status = RUN_SIGNALED;
         r->signal = 11;
-        judge_case_verdict(&spec.cases[0].expect, r, &c);
+        verdict_of(&spec.cases[0].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_FAIL);
         assert_string_equal(c.reason, "killed by SIGSEGV (stderr: 'MemoryError')");
         free(r);
 
         /* nonzero exit without an explicit exit_code: 0 was expected */
         r = exited(1, "", "Traceback (most recent call last):\nZeroDivisionError: division by zero\n");
-        judge_case_verdict(&spec.cases[0].expect, r, &c);
+        verdict_of(&spec.cases[0].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_FAIL);
         assert_string_equal(c.reason, "exit code 1, expected 0 (stderr: 'ZeroDivisionError: division by zero')");
         free(r);
 
         r = exited(0, "", "");
-        judge_case_verdict(&spec.cases[0].expect, r, &c);
+        verdict_of(&spec.cases[0].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_PASS);
         assert_string_equal(c.reason, "exit code 0");
         free(r);
 
         r = exited(0, "5\n", "");
-        judge_case_verdict(&spec.cases[1].expect, r, &c);
+        verdict_of(&spec.cases[1].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_PASS);
         assert_string_equal(c.reason, "exit code 0, stdout equals expected");
         free(r);
 
         /* exit code and output both wrong: both named */
         r = exited(3, "6\n", "");
-        judge_case_verdict(&spec.cases[1].expect, r, &c);
+        verdict_of(&spec.cases[1].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_FAIL);
         assert_string_equal(c.reason, "exit code 3, expected 0; stdout differs at line 1: expected '5', got '6'");
         free(r);
 
         /* an expected nonzero exit */
         r = exited(2, "", "usage: prog N\n");
-        judge_case_verdict(&spec.cases[2].expect, r, &c);
+        verdict_of(&spec.cases[2].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_PASS);
         assert_string_equal(c.reason, "exit code 2, stderr contains 'usage'");
         free(r);
         r = exited(0, "", "usage: prog N\n");
-        judge_case_verdict(&spec.cases[2].expect, r, &c);
+        verdict_of(&spec.cases[2].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_FAIL);
         assert_string_equal(c.reason, "exit code 0, expected 2");
         free(r);
@@ -460,12 +482,12 @@ static void test_case_verdicts(void **state)
         r = exited(0, "", "x");
         r->out = stream("5", 1, 2, "\n");   /* kept 1 of 2 bytes, no tail cover of the middle... */
         r->out.tail_len = 0;
-        judge_case_verdict(&spec.cases[3].expect, r, &c);
+        verdict_of(&spec.cases[3].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_UNDETERMINED);
         assert_non_null(strstr(c.reason, "stdout was cut at 1 of 2 bytes"));
         /* ...but a failing stderr is evidence, whatever stdout says */
         r->err = stream("y", 1, 1, NULL);
-        judge_case_verdict(&spec.cases[3].expect, r, &c);
+        verdict_of(&spec.cases[3].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_FAIL);
         assert_string_equal(c.reason, "stderr does not match /x/");
         free(r);
@@ -512,7 +534,7 @@ static void test_suite_verdict(void **state)
         c[0].verdict = JUDGE_UNDETERMINED;
         assert_false(judge_should_stop(&c[0], true));
         /* a cancel always stops */
-        c[0].result.status = RUN_CANCELLED;
+        c[0].status = RUN_CANCELLED;
         assert_true(judge_should_stop(&c[0], false));
 
         c[0].verdict = JUDGE_FAIL;
