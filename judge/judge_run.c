@@ -341,12 +341,13 @@ static int replay_spec(const struct nsb_config *cli, const struct judge_spec *sp
 
         if (alloc_cases(spec, rep, e) < 0)
                 return -ENOMEM;
+        for (size_t i = 0; i < spec->n_cases; i++)
+                snprintf(rep->cases[i].observation_id, sizeof rep->cases[i].observation_id, "%s",
+                         json_string_value(json_object_get(json_array_get(lines, i), "observation_id")));
         for (size_t i = 0; i < spec->n_cases; i++) {
                 const json_t *line = json_array_get(lines, i), *result = json_object_get(line, "result");
                 struct judge_case_report *c = &rep->cases[i];
 
-                snprintf(c->observation_id, sizeof c->observation_id, "%s",
-                         json_string_value(json_object_get(line, "observation_id")));
                 if (json_is_null(result)) {
                         c->verdict = JUDGE_NOT_RUN;
                         snprintf(c->reason, sizeof c->reason, "%s", json_string_value(json_object_get(line, "not_run")));
