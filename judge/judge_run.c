@@ -459,6 +459,11 @@ int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_erro
                                 nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
                                 return JUDGE_EXIT_BAD_SPEC;
                         }
+                        if (cli->result_path && strcmp(obs_path, cli->result_path) == 0) {
+                                nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                         "judge: --observe and --result name the same file '%s'", obs_path);
+                                return JUDGE_EXIT_BAD_SPEC;
+                        }
                         if (new_run_id(obs.run_id, e) < 0)
                                 return JUDGE_EXIT_BAD_SPEC;
                         obs.lines = obs_lines;

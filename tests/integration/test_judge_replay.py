@@ -426,6 +426,11 @@ class ObserveReplay(ReplayBase):
                 self.assertFalse(os.path.exists(target))
         finally:
             shutil.rmtree(ws)
+        # not where the verdict goes
+        same = self.path("same.json")
+        p, _ = self.judge("--observe", same, "--result", same, spec, expect_json=False)
+        self.assertEqual((p.returncode, p.stdout), (125, b""), p.stderr)
+        self.assertIn(b"--observe and --result name the same file", p.stderr)
         # never through a symlink, never into a non-regular file
         link = self.path("link.jsonl")
         os.symlink(self.path("elsewhere.jsonl"), link)
