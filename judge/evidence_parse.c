@@ -11,26 +11,12 @@
 #include "judge/judge_internal.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/base64.h"
 #include "util/cleanup.h"
-
-static int bad(struct nsb_error *e, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int bad(struct nsb_error *e, const char *path, const char *fmt, ...)
-{
-        char what[NSB_ERROR_MSG_MAX];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(what, sizeof what, fmt, ap);
-        va_end(ap);
-        return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s: %s", path, what);
-}
 
 static const char *type_name(const json_t *v)
 {
@@ -61,12 +47,24 @@ static int need(const json_t *obj, const char *key, const char *path, json_type 
 
         snprintf(p, sizeof p, "%s%s%s", path, *path ? "." : "", key);
         if (!v)
-                return bad(e, p, "missing");
+                return judge_fail_at(e, p, "missing");
         if (json_typeof(v) != type && !(type == JSON_TRUE && json_is_boolean(v)))
-                return bad(e, p, "expected %s, got %s",
+                return judge_fail_at(e, p, "expected %s, got %s",
                            type == JSON_STRING ? "a string" : type == JSON_INTEGER ? "an integer" :
                            type == JSON_OBJECT ? "an object" : "a boolean", type_name(v));
         *ret = v;
+        return 0;
+}
+
+static int int_in(const json_t *obj, const char *key, int lo, int hi, const char *what, int *ret, struct nsb_error *e)
+{
+        json_t *v;
+
+        if (need(obj, key, "", JSON_INTEGER, &v, e) < 0)
+                return -EINVAL;
+        if (json_integer_value(v) < lo || json_integer_value(v) > hi)
+                return judge_fail_at(e, key, "%lld is not %s (%d-%d)", (long long) json_integer_value(v), what, lo, hi);
+        *ret = (int) json_integer_value(v);
         return 0;
 }
 
@@ -90,12 +88,12 @@ static int raw_bytes(const json_t *obj, const char *key, const char *path, const
                 return 0;
         }
         if (!json_is_string(b))
-                return bad(e, p, "expected a string, got %s", type_name(b));
+                return judge_fail_at(e, p, "expected a string, got %s", type_name(b));
         r = b64_decode(json_string_value(b), json_string_length(b), owned, ret_len);
         if (r == -ENOMEM)
                 return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
         if (r < 0)
-                return bad(e, p, "not base64 (RFC 4648, padded, no line breaks)");
+                return judge_fail_at(e, p, "not base64 (RFC 4648, padded, no line breaks)");
         {
                 size_t clean_len;
                 AUTOFREE char *clean = result_utf8_sanitize_len(*owned, *ret_len, &clean_len);
@@ -103,7 +101,7 @@ static int raw_bytes(const json_t *obj, const char *key, const char *path, const
                 if (!clean)
                         return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
                 if (clean_len != json_string_length(t) || memcmp(clean, json_string_value(t), clean_len) != 0)
-                        return bad(e, p, "does not hold the bytes of %s.%s (made valid UTF-8, they differ from it)",
+                        return judge_fail_at(e, p, "does not hold the bytes of %s.%s (made valid UTF-8, they differ from it)",
                                    path, key);
         }
         *ret = *owned;
@@ -123,23 +121,23 @@ static int stream_parse(const json_t *result, const char *name, struct judge_str
                 return -EINVAL;
         n = json_integer_value(bytes);
         if (n < 0 || (uint64_t) n < s->kept)
-                return bad(e, name, "bytes is %lld, fewer than the %zu bytes of its text", (long long) n, s->kept);
+                return judge_fail_at(e, name, "bytes is %lld, fewer than the %zu bytes of its text", (long long) n, s->kept);
         s->bytes = (uint64_t) n;
         s->cut = s->bytes > s->kept;
         if (json_is_true(trunc) != s->cut)
-                return bad(e, name, "truncated is %s, but bytes is %llu and its text holds %zu",
+                return judge_fail_at(e, name, "truncated is %s, but bytes is %llu and its text holds %zu",
                            json_is_true(trunc) ? "true" : "false", (unsigned long long) s->bytes, s->kept);
         s->tail = NULL;
         s->tail_len = 0;
         if (!s->cut) {
                 if (json_object_get(o, "tail") || json_object_get(o, "tail_base64"))
-                        return bad(e, name, "tail is only recorded for a truncated stream");
+                        return judge_fail_at(e, name, "tail is only recorded for a truncated stream");
                 return 0;
         }
         if (raw_bytes(o, "tail", name, &s->tail, &s->tail_len, &owned[1], e) < 0)
                 return -EINVAL;
         if (s->tail_len > s->bytes)
-                return bad(e, name, "its tail holds %zu bytes, more than the %llu written", s->tail_len,
+                return judge_fail_at(e, name, "its tail holds %zu bytes, more than the %llu written", s->tail_len,
                            (unsigned long long) s->bytes);
         return 0;
 }
@@ -152,7 +150,7 @@ int judge_evidence_parse(const json_t *result, struct judge_evidence *ret, struc
 
         memset(ret, 0, sizeof *ret);
         if (!json_is_object(result))
-                return bad(e, "result", "expected an object, got %s", result ? type_name(result) : "nothing");
+                return judge_fail_at(e, "result", "expected an object, got %s", result ? type_name(result) : "nothing");
         if (need(result, "status", "", JSON_STRING, &status, e) < 0)
                 return -EINVAL;
         st = json_string_value(status);
@@ -160,28 +158,22 @@ int judge_evidence_parse(const json_t *result, struct judge_evidence *ret, struc
                 if (strcmp(st, run_status_name((enum run_status) i)) == 0)
                         found = i;
         if (found < 0)
-                return bad(e, "status", "unknown status \"%.40s\" (expected exited, signaled, limit, cancelled or error)",
+                return judge_fail_at(e, "status", "unknown status \"%.40s\" (expected exited, signaled, limit, cancelled or error)",
                            st);
         ret->status = (enum run_status) found;
         switch (ret->status) {
         case RUN_EXITED:
-                if (need(result, "exit_code", "", JSON_INTEGER, &v, e) < 0)
+                if (int_in(result, "exit_code", 0, 255, "an exit code", &ret->exit_code, e) < 0)
                         return -EINVAL;
-                if (json_integer_value(v) < 0 || json_integer_value(v) > 255)
-                        return bad(e, "exit_code", "%lld is not an exit code (0-255)", (long long) json_integer_value(v));
-                ret->exit_code = (int) json_integer_value(v);
                 break;
         case RUN_SIGNALED:
-                if (need(result, "signal", "", JSON_INTEGER, &v, e) < 0)
+                if (int_in(result, "signal", 1, 64, "a signal number", &ret->signal, e) < 0)
                         return -EINVAL;
-                if (json_integer_value(v) < 1 || json_integer_value(v) > 64)
-                        return bad(e, "signal", "%lld is not a signal number", (long long) json_integer_value(v));
-                ret->signal = (int) json_integer_value(v);
                 break;
         case RUN_LIMIT:
                 v = json_object_get(result, "limit");
                 if (!v || !(json_is_null(v) || json_is_string(v)))
-                        return bad(e, "limit", "expected a limit name or null");
+                        return judge_fail_at(e, "limit", "expected a limit name or null");
                 ret->limit = json_is_string(v) ? json_string_value(v) : NULL;
                 break;
         case RUN_ERROR: {

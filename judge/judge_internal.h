@@ -12,6 +12,10 @@
 enum judge_verdict judge_match_stream(const struct judge_matcher *m, const char *stream_name,
                                       const struct judge_stream_view *s, char *reason, size_t reason_len);
 
+/* -EINVAL, stage config, "PATH: what" (spec_parse.c): an error at a JSON
+ * path; NULL for the document itself (its caller names it). */
+int judge_fail_at(struct nsb_error *e, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* Limit fields the command line gave explicitly (cli->set), even a flag
  * that repeats the default. */
 unsigned judge_cli_explicit(const struct nsb_config *cli);
