@@ -66,7 +66,8 @@ const char *run_limit_name(enum run_limit l);   /* NULL for LIMIT_NONE */
 
 /* The CONTRACT's result object. @output_limit bounds `tail` (never more than
  * the limit). A stream's `text` or `tail` that is not valid UTF-8 also comes
- * as `text_base64`/`tail_base64`, the exact bytes. Returns a new reference, NULL on allocation failure. */
+ * as `text_base64`/`tail_base64`, the exact bytes. Returns a new reference,
+ * NULL on allocation failure. */
 json_t *result_to_json(const struct run_result *r, uint64_t output_limit);
 
 /* Exit status of nsbox run/python: the program's exit code; 128+N for signal
