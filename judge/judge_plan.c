@@ -281,7 +281,7 @@ static enum judge_verdict match_contains(const struct judge_matcher *m, const ch
         }
         if (cut) {
                 cut_note(reason, size, stream, s);
-                append(reason, size, " and the kept part does not contain ");
+                append(reason, size, " and neither the kept part nor the recorded tail contains ");
                 append_excerpt(reason, size, m->text, m->len);
                 return JUDGE_UNDETERMINED;
         }
