@@ -414,7 +414,11 @@ int judge_case_verdict(const struct judge_expect *x, const struct judge_evidence
         case RUN_ERROR: {
                 const char *msg = r->error_message ? r->error_message : "";
 
-                append(reason, size, "sandbox error at stage %s: ", r->error_stage ? r->error_stage : "unknown");
+                /* escaped: a replayed file is read, not trusted to be one line */
+                append(reason, size, "sandbox error at stage ");
+                judge_escape_append(reason, size, r->error_stage ? r->error_stage : "unknown",
+                                    r->error_stage ? strlen(r->error_stage) : 7, 40);
+                append(reason, size, ": ");
                 judge_escape_append(reason, size, msg, strlen(msg), 300);
                 ret->verdict = JUDGE_UNDETERMINED;
                 return 0;
@@ -424,9 +428,11 @@ int judge_case_verdict(const struct judge_expect *x, const struct judge_evidence
                 ret->verdict = JUDGE_UNDETERMINED;
                 return 0;
         case RUN_LIMIT:
-                if (r->limit)
-                        append(reason, size, "stopped by the %s limit", r->limit);
-                else
+                if (r->limit) {
+                        append(reason, size, "stopped by the ");
+                        judge_escape_append(reason, size, r->limit, strlen(r->limit), 40);
+                        append(reason, size, " limit");
+                } else
                         append(reason, size, "stopped by a limit");
                 append_stderr_hint(reason, size, &r->err);
                 ret->verdict = JUDGE_FAIL;

@@ -349,8 +349,12 @@ static int replay_spec(const struct nsb_config *cli, const struct judge_spec *sp
                 struct judge_case_report *c = &rep->cases[i];
 
                 if (json_is_null(result)) {
+                        const json_t *why = json_object_get(line, "not_run");
+
                         c->verdict = JUDGE_NOT_RUN;
-                        snprintf(c->reason, sizeof c->reason, "%s", json_string_value(json_object_get(line, "not_run")));
+                        c->reason[0] = '\0';
+                        judge_escape_append(c->reason, sizeof c->reason, json_string_value(why),
+                                            json_string_length(why), 300);
                         continue;
                 }
                 judge_case_settle(&spec->cases[i].expect, json_incref((json_t *) result), c);
