@@ -50,8 +50,8 @@ static int need(const json_t *obj, const char *key, const char *path, json_type 
                 return judge_fail_at(e, p, "missing");
         if (json_typeof(v) != type && !(type == JSON_TRUE && json_is_boolean(v)))
                 return judge_fail_at(e, p, "expected %s, got %s",
-                           type == JSON_STRING ? "a string" : type == JSON_INTEGER ? "an integer" :
-                           type == JSON_OBJECT ? "an object" : "a boolean", type_name(v));
+                                     type == JSON_STRING ? "a string" : type == JSON_INTEGER ? "an integer" :
+                                     type == JSON_OBJECT ? "an object" : "a boolean", type_name(v));
         *ret = v;
         return 0;
 }
@@ -102,7 +102,7 @@ static int raw_bytes(const json_t *obj, const char *key, const char *path, const
                         return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
                 if (clean_len != json_string_length(t) || memcmp(clean, json_string_value(t), clean_len) != 0)
                         return judge_fail_at(e, p, "does not hold the bytes of %s.%s (made valid UTF-8, they differ from it)",
-                                   path, key);
+                                             path, key);
         }
         *ret = *owned;
         return 0;
@@ -126,7 +126,7 @@ static int stream_parse(const json_t *result, const char *name, struct judge_str
         s->cut = s->bytes > s->kept;
         if (json_is_true(trunc) != s->cut)
                 return judge_fail_at(e, name, "truncated is %s, but bytes is %llu and its text holds %zu",
-                           json_is_true(trunc) ? "true" : "false", (unsigned long long) s->bytes, s->kept);
+                                     json_is_true(trunc) ? "true" : "false", (unsigned long long) s->bytes, s->kept);
         s->tail = NULL;
         s->tail_len = 0;
         if (!s->cut) {
@@ -138,7 +138,7 @@ static int stream_parse(const json_t *result, const char *name, struct judge_str
                 return -EINVAL;
         if (s->tail_len > s->bytes)
                 return judge_fail_at(e, name, "its tail holds %zu bytes, more than the %llu written", s->tail_len,
-                           (unsigned long long) s->bytes);
+                                     (unsigned long long) s->bytes);
         return 0;
 }
 
@@ -159,7 +159,7 @@ int judge_evidence_parse(const json_t *result, struct judge_evidence *ret, struc
                         found = i;
         if (found < 0)
                 return judge_fail_at(e, "status", "unknown status \"%.40s\" (expected exited, signaled, limit, cancelled or error)",
-                           st);
+                                     st);
         ret->status = (enum run_status) found;
         switch (ret->status) {
         case RUN_EXITED:
