@@ -121,7 +121,8 @@ static int stream_parse(const json_t *result, const char *name, struct judge_str
                 return -EINVAL;
         n = json_integer_value(bytes);
         if (n < 0 || (uint64_t) n < s->kept)
-                return judge_fail_at(e, name, "bytes is %lld, fewer than the %zu bytes of its text", (long long) n, s->kept);
+                return judge_fail_at(e, name, "bytes is %lld, fewer than the %zu bytes of its text", (long long) n,
+                                     s->kept);
         s->bytes = (uint64_t) n;
         s->cut = s->bytes > s->kept;
         if (json_is_true(trunc) != s->cut)

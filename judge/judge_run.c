@@ -324,6 +324,8 @@ static int replay_spec(const struct nsb_config *cli, const struct judge_spec *sp
         /* Everything is compared before anything is judged. */
         n_obs = json_array_size(lines);
         for (size_t i = 0; i < spec->n_cases || i < n_obs; i++) {
+                const json_t *line = json_array_get(lines, i);
+
                 if (i >= n_obs)
                         return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
                                         "--replay: cases[%zu] '%.60s' was not observed ('%s' holds %zu observations, the spec has %zu cases)",
@@ -332,9 +334,8 @@ static int replay_spec(const struct nsb_config *cli, const struct judge_spec *sp
                         return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
                                         "--replay: '%s' line %zu observes case '%.60s', which the spec does not have (it has %zu cases)",
                                         cli->replay_path, i + 1,
-                                        json_string_value(json_object_get(json_array_get(lines, i), "case")), spec->n_cases);
-                if (replay_check_case(&cfg, spec, i, program, program_len, rep->program_sha256, json_array_get(lines, i),
-                                      e) < 0)
+                                        json_string_value(json_object_get(line, "case")), spec->n_cases);
+                if (replay_check_case(&cfg, spec, i, program, program_len, rep->program_sha256, line, e) < 0)
                         return nsb_error_prefix(e, "--replay: '%s' line %zu does not observe what the spec runs now",
                                                 cli->replay_path, i + 1);
         }
