@@ -456,6 +456,14 @@ int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_erro
             cfg_check_unexposed_fd(cli, fileno(out), "stdout", e) < 0)
                 return JUDGE_EXIT_BAD_SPEC;
         if (cli->replay_path) {
+                AUTOFREE char *pinned = result_path_pin(cli->replay_path);
+
+                /* the verdict must not overwrite the evidence it was judged from */
+                if (pinned && cli->result_path && strcmp(pinned, cli->result_path) == 0) {
+                        nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "judge: --replay and --result name the same file '%s'",
+                                 pinned);
+                        return JUDGE_EXIT_BAD_SPEC;
+                }
                 r = replay_spec(cli, &spec, &rep, e);
         } else {
                 if (cli->observe_path) {

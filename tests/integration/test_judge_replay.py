@@ -414,6 +414,11 @@ class ObserveReplay(ReplayBase):
         p, _ = self.judge("--replay", obs, "--observe", self.path("x.jsonl"), spec, expect_json=False)
         self.assertEqual(p.returncode, 125)
         self.assertIn(b"--observe and --replay exclude each other", p.stderr)
+        p, _ = self.judge("--replay", obs, "--result", obs, spec, expect_json=False)
+        self.assertEqual(p.returncode, 125)
+        self.assertIn(b"--replay and --result name the same file", p.stderr)
+        with open(obs) as f:
+            self.assertEqual(f.read().splitlines(), good)
 
     def test_observe_file_treated_like_result(self):
         spec = self.write_spec([{"name": "a", "args": [b64(SMALL), "", "0"]}])
