@@ -98,6 +98,8 @@ void cfg_free(struct nsb_config *cfg)
         free_strv(cfg->argv, cfg->argc);
         free(cfg->input_path);
         free(cfg->resume_path);
+        free(cfg->observe_path);
+        free(cfg->replay_path);
         memset(cfg, 0, sizeof *cfg);
 }
 
@@ -136,6 +138,8 @@ static int opt_interpreter(struct nsb_config *c, const char *v, struct nsb_error
 static int opt_interp_args(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->interp_args, v, e); }
 static int opt_json(struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->json = true; c->doctor_json = true; return 0; }
 static int opt_help(struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->help = true; return 0; }
+static int opt_observe(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->observe_path, v, e); }
+static int opt_replay(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->replay_path, v, e); }
 static int opt_fail_fast(struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->fail_fast = true; return 0; }
 static int opt_wall(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_duration(v, &c->wall_time_ms, e); }
 static int opt_cpu(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_duration(v, &c->cpu_time_ms, e); }
@@ -362,6 +366,8 @@ static const struct cli_opt options[] = {
         { "resume", "FILE", C_BATCH, opt_resume, "skip the jobs whose id already has a line in FILE (earlier results)", G_BATCH },
         { "shard", "K/N", C_BATCH, opt_shard, "take every Nth line from line K+1 (0 <= K < N): one of N machines", G_BATCH },
         { "fail-fast", NULL, C_JUDGE, opt_fail_fast, "stop at the first failing case", G_JUDGE },
+        { "observe", "OBS.jsonl", C_JUDGE, opt_observe, "also write each case's observation (what ran, what happened) to OBS.jsonl", G_JUDGE },
+        { "replay", "OBS.jsonl", C_JUDGE, opt_replay, "judge the observations in OBS.jsonl against the spec; no sandbox runs", G_JUDGE },
         { "help", NULL, C_ALL | (1u << NSB_CMD_PROFILE), opt_help, "show this help", G_GENERAL },
 };
 

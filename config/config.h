@@ -112,6 +112,8 @@ struct nsb_config {
         unsigned shard_index;           /* batch --shard K/N: take lines with (line-1) % N == K */
         unsigned shard_count;           /* 0 = no sharding */
         bool fail_fast;                 /* judge --fail-fast */
+        char *observe_path;             /* judge --observe: write each case's observation here */
+        char *replay_path;              /* judge --replay: judge these observations, run nothing */
 };
 
 /* Secure defaults for @cmd. */

@@ -208,7 +208,7 @@ static void equals_reason(char *buf, size_t size, const char *stream, const char
         }
 }
 
-static void cut_note(char *buf, size_t size, const char *stream, const struct run_stream *s)
+static void cut_note(char *buf, size_t size, const char *stream, const struct judge_stream_view *s)
 {
         append(buf, size, "%s was cut at %zu of %llu bytes", stream, s->kept, (unsigned long long) s->bytes);
 }
@@ -216,7 +216,7 @@ static void cut_note(char *buf, size_t size, const char *stream, const struct ru
 /* ---- matchers ------------------------------------------------------------ */
 
 static enum judge_verdict match_equals(const struct judge_matcher *m, const char *stream, const char *text,
-                                       const struct run_stream *s, bool cut, char *reason, size_t size)
+                                       const struct judge_stream_view *s, bool cut, char *reason, size_t size)
 {
         size_t kept = s->kept, d = 0, min = kept < m->len ? kept : m->len;
 
@@ -246,8 +246,10 @@ static enum judge_verdict match_equals(const struct judge_matcher *m, const char
                 append(reason, size, ")");
                 return JUDGE_FAIL;
         }
-        /* Same length, same prefix: the tail holds the stream's last bytes. */
-        if (s->tail_len > 0 && s->tail_len <= m->len && s->tail_len <= sizeof s->tail) {
+        /* Same length, same prefix: the recorded tail holds the stream's
+         * last bytes (only what the result records, so anyone holding it
+         * reaches this verdict too). */
+        if (s->tail_len > 0 && s->tail_len <= m->len) {
                 if (memcmp(s->tail, m->text + m->len - s->tail_len, s->tail_len) != 0) {
                         append(reason, size, "%s differs in its last %zu bytes (", stream, s->tail_len);
                         cut_note(reason, size, stream, s);
@@ -265,12 +267,12 @@ static enum judge_verdict match_equals(const struct judge_matcher *m, const char
 }
 
 static enum judge_verdict match_contains(const struct judge_matcher *m, const char *stream, const char *text,
-                                         const struct run_stream *s, bool cut, char *reason, size_t size)
+                                         const struct judge_stream_view *s, bool cut, char *reason, size_t size)
 {
         bool found = m->len == 0 || memmem(text, s->kept, m->text, m->len) != NULL;
 
         /* A cut stream can still prove a substring: what was kept is real. */
-        if (!found && cut && s->tail_len <= sizeof s->tail)
+        if (!found && cut && s->tail_len > 0)
                 found = memmem(s->tail, s->tail_len, m->text, m->len) != NULL;
         if (found) {
                 append(reason, size, "%s contains ", stream);
@@ -279,7 +281,7 @@ static enum judge_verdict match_contains(const struct judge_matcher *m, const ch
         }
         if (cut) {
                 cut_note(reason, size, stream, s);
-                append(reason, size, " and the kept part does not contain ");
+                append(reason, size, " and neither the kept part nor the recorded tail contains ");
                 append_excerpt(reason, size, m->text, m->len);
                 return JUDGE_UNDETERMINED;
         }
@@ -289,7 +291,7 @@ static enum judge_verdict match_contains(const struct judge_matcher *m, const ch
 }
 
 static enum judge_verdict match_regex(const struct judge_matcher *m, const char *stream, const char *text,
-                                      const struct run_stream *s, bool cut, char *reason, size_t size)
+                                      const struct judge_stream_view *s, bool cut, char *reason, size_t size)
 {
         pcre2_match_context *mctx = NULL;
         pcre2_match_data *md = NULL;
@@ -334,10 +336,10 @@ static enum judge_verdict match_regex(const struct judge_matcher *m, const char 
 }
 
 enum judge_verdict judge_match_stream(const struct judge_matcher *m, const char *stream_name,
-                                      const struct run_stream *s, char *reason, size_t reason_len)
+                                      const struct judge_stream_view *s, char *reason, size_t reason_len)
 {
         const char *text = s->text ? s->text : "";
-        bool cut = s->truncated || s->bytes > s->kept;
+        bool cut = s->cut || s->bytes > s->kept;
 
         if (reason_len)
                 reason[0] = '\0';
@@ -358,12 +360,12 @@ enum judge_verdict judge_match_stream(const struct judge_matcher *m, const char 
 
 /* " (stderr: 'ZeroDivisionError: division by zero')": the last non-empty
  * line of stderr, which is where Python puts the exception. */
-static void append_stderr_hint(char *buf, size_t size, const struct run_stream *err)
+static void append_stderr_hint(char *buf, size_t size, const struct judge_stream_view *err)
 {
         const char *s = err->text;
         size_t len = err->kept, end, start;
 
-        if (err->tail_len > 0 && err->tail_len <= sizeof err->tail) {
+        if (err->cut && err->tail_len > 0) {
                 s = err->tail;
                 len = err->tail_len;
         }
@@ -401,7 +403,8 @@ static void join(char *buf, size_t size, const char *part)
         append(buf, size, "%s", part);
 }
 
-int judge_case_verdict(const struct judge_expect *x, const struct run_result *r, struct judge_case_report *ret)
+int judge_case_verdict(const struct judge_expect *x, const struct judge_evidence *r,
+                       struct judge_case_report *ret)
 {
         char *reason = ret->reason;
         const size_t size = sizeof ret->reason;
@@ -409,10 +412,13 @@ int judge_case_verdict(const struct judge_expect *x, const struct run_result *r,
         reason[0] = '\0';
         switch (r->status) {
         case RUN_ERROR: {
-                char msg[NSB_ERROR_MSG_MAX + 64];
+                const char *msg = r->error_message ? r->error_message : "";
 
-                nsb_error_describe(&r->error, msg, sizeof msg);
-                append(reason, size, "sandbox error at stage %s: ", nsb_stage_name(r->error.stage));
+                /* escaped: a replayed file is read, not trusted to be one line */
+                append(reason, size, "sandbox error at stage ");
+                judge_escape_append(reason, size, r->error_stage ? r->error_stage : "unknown",
+                                    r->error_stage ? strlen(r->error_stage) : 7, 40);
+                append(reason, size, ": ");
                 judge_escape_append(reason, size, msg, strlen(msg), 300);
                 ret->verdict = JUDGE_UNDETERMINED;
                 return 0;
@@ -421,17 +427,16 @@ int judge_case_verdict(const struct judge_expect *x, const struct run_result *r,
                 append(reason, size, "cancelled before the case finished");
                 ret->verdict = JUDGE_UNDETERMINED;
                 return 0;
-        case RUN_LIMIT: {
-                const char *name = run_limit_name(r->limit);
-
-                if (name)
-                        append(reason, size, "stopped by the %s limit", name);
-                else
+        case RUN_LIMIT:
+                if (r->limit) {
+                        append(reason, size, "stopped by the ");
+                        judge_escape_append(reason, size, r->limit, strlen(r->limit), 40);
+                        append(reason, size, " limit");
+                } else
                         append(reason, size, "stopped by a limit");
                 append_stderr_hint(reason, size, &r->err);
                 ret->verdict = JUDGE_FAIL;
                 return 0;
-        }
         case RUN_SIGNALED: {
                 char sig[32];
 
@@ -489,6 +494,34 @@ int judge_case_verdict(const struct judge_expect *x, const struct run_result *r,
         return 0;
 }
 
+void judge_case_settle(const struct judge_expect *x, json_t *result, struct judge_case_report *c)
+{
+        struct judge_evidence ev;
+        struct nsb_error e;
+
+        c->ran = true;
+        c->result_json = result;
+        c->reason[0] = '\0';
+        if (!result) {
+                c->status = RUN_ERROR;
+                c->verdict = JUDGE_UNDETERMINED;
+                append(c->reason, sizeof c->reason, "the result could not be recorded: out of memory");
+                return;
+        }
+        nsb_error_clear(&e);
+        if (judge_evidence_parse(result, &ev, &e) < 0) {
+                /* Not evidence about the program: what was recorded cannot be read. */
+                c->status = RUN_ERROR;
+                c->verdict = JUDGE_UNDETERMINED;
+                append(c->reason, sizeof c->reason, "the recorded result cannot be judged: ");
+                judge_escape_append(c->reason, sizeof c->reason, e.msg, strlen(e.msg), 300);
+                return;
+        }
+        c->status = ev.status;
+        judge_case_verdict(x, &ev, c);
+        judge_evidence_free(&ev);
+}
+
 enum judge_verdict judge_suite_verdict(const struct judge_case_report *cases, size_t n)
 {
         bool all_pass = n > 0;
@@ -530,7 +563,7 @@ const char *judge_verdict_name(enum judge_verdict v)
 
 bool judge_should_stop(const struct judge_case_report *c, bool fail_fast)
 {
-        if (c->ran && c->result.status == RUN_CANCELLED)
+        if (c->ran && c->status == RUN_CANCELLED)
                 return true;
         return fail_fast && c->verdict == JUDGE_FAIL;
 }

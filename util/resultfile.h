@@ -30,3 +30,8 @@ int result_file_open(const char *path, bool append, struct nsb_error *e);
  * symlink anywhere in the path (ELOOP), a file that is not regular (EINVAL);
  * a FIFO never blocks. */
 int result_file_write(const char *path, const json_t *root, size_t flags, struct nsb_error *e);
+
+/* The same rules for a JSON Lines file (`nsbox judge --observe`): each
+ * element of the array @lines on a line of its own, compact. @what names the
+ * option in messages ("--observe"). */
+int result_file_write_lines(const char *path, const char *what, const json_t *lines, struct nsb_error *e);
