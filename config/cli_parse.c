@@ -95,6 +95,8 @@ void cfg_free(struct nsb_config *cfg)
         free_strv(cfg->argv, cfg->argc);
         free(cfg->input_path);
         free(cfg->resume_path);
+        free(cfg->junit_path);
+        free(cfg->html_path);
         memset(cfg, 0, sizeof *cfg);
 }
 
@@ -152,6 +154,8 @@ static int opt_jobs(struct nsb_config *c, const char *v, struct nsb_error *e)
         return 0;
 }
 
+static int opt_junit(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->junit_path, v, e); }
+static int opt_html(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->html_path, v, e); }
 static int opt_resume(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->resume_path, v, e); }
 
 /* K/N with 0 <= K < N: shard K of N (0-based, like a Kubernetes completion
@@ -307,6 +311,7 @@ static int opt_bind(struct nsb_config *c, const char *v, struct nsb_error *e) { 
 #define C_TEST (1u << NSB_CMD_TEST)
 #define C_BATCH (1u << NSB_CMD_BATCH)
 #define C_DOCTOR (1u << NSB_CMD_DOCTOR)
+#define C_REPORT (1u << NSB_CMD_REPORT)
 #define C_SANDBOX (C_RUN | C_PY | C_JUDGE | C_TEST | C_BATCH)
 #define C_ALL (C_SANDBOX | C_DOCTOR)
 
@@ -347,7 +352,9 @@ static const struct cli_opt options[] = {
         { "resume", "FILE", C_BATCH, opt_resume, "skip the jobs whose id already has a line in FILE (earlier results)" },
         { "shard", "K/N", C_BATCH, opt_shard, "take every Nth line from line K+1 (0 <= K < N): one of N machines" },
         { "fail-fast", NULL, C_JUDGE, opt_fail_fast, "stop at the first failing case" },
-        { "help", NULL, C_ALL | (1u << NSB_CMD_PROFILE), opt_help, "show this help" },
+        { "junit", "FILE", C_JUDGE | C_TEST, opt_junit, "also write the cases (tests) as JUnit XML to FILE" },
+        { "html", "FILE", C_REPORT, opt_html, "also write the summary as one self-contained HTML page to FILE" },
+        { "help", NULL, C_ALL | (1u << NSB_CMD_PROFILE) | C_REPORT, opt_help, "show this help" },
 };
 
 static const struct { const char *name; enum nsb_cmd cmd; const char *synopsis; } commands[] = {
@@ -358,6 +365,7 @@ static const struct { const char *name; enum nsb_cmd cmd; const char *synopsis; 
         { "batch", NSB_CMD_BATCH, "nsbox batch [OPTIONS] [JOBS.jsonl|-]" },
         { "doctor", NSB_CMD_DOCTOR, "nsbox doctor [--json] [--isolation MODE] [--interpreter PATH]" },
         { "profile", NSB_CMD_PROFILE, "nsbox profile show NAME|FILE" },
+        { "report", NSB_CMD_REPORT, "nsbox report [--html FILE] RESULTS.jsonl... ('-': stdin)" },
 };
 
 static const struct cli_opt *find_opt(const char *name, size_t len)
@@ -400,6 +408,16 @@ static int take_positionals(struct nsb_config *cfg, int argc, char **argv, int i
                 if (argc - i != 2 || strcmp(argv[i], "show") != 0)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "profile: expected 'show NAME|FILE'");
                 return set_str(&cfg->input_path, argv[i + 1], e);
+        case NSB_CMD_REPORT:
+                if (i >= argc)
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                        "report: expected RESULTS.jsonl... (batch results or judge verdicts; '-': stdin)");
+                for (int k = i; k < argc; k++)
+                        if (strncmp(argv[k], "--", 2) == 0)
+                                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                                "report: '%s' after the files: options go before them "
+                                                "(a file named so: ./%s)", argv[k], argv[k]);
+                break;
         case NSB_CMD_BATCH:
                 if (argc - i > 1)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "batch: unexpected argument '%s'", argv[i + 1]);

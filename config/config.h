@@ -23,6 +23,7 @@ enum nsb_cmd {
         NSB_CMD_BATCH,
         NSB_CMD_DOCTOR,
         NSB_CMD_PROFILE,        /* nsbox profile show NAME|FILE */
+        NSB_CMD_REPORT,         /* nsbox report RESULTS.jsonl... */
         NSB_CMD_VERSION,
         NSB_CMD_HELP,
 };
@@ -112,6 +113,10 @@ struct nsb_config {
         unsigned shard_index;           /* batch --shard K/N: take lines with (line-1) % N == K */
         unsigned shard_count;           /* 0 = no sharding */
         bool fail_fast;                 /* judge --fail-fast */
+        char *junit_path;               /* judge, test --junit: also write JUnit XML here */
+
+        /* report: the RESULTS files are argv/argc ("-" = stdin) */
+        char *html_path;                /* report --html: the self-contained page */
 };
 
 /* Secure defaults for @cmd. */

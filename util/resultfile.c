@@ -47,6 +47,11 @@ static int open_no_symlinks(const char *path, int flags, mode_t mode)
 
 int result_file_open(const char *path, bool append, struct nsb_error *e)
 {
+        return result_file_open_as(path, append, "--result", e);
+}
+
+int result_file_open_as(const char *path, bool append, const char *what, struct nsb_error *e)
+{
         /* No O_TRUNC: nothing is truncated before it is known to be a regular file. */
         AUTOCLOSE int fd = open_no_symlinks(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY |
                                                           (append ? O_APPEND : 0),
@@ -54,14 +59,14 @@ int result_file_open(const char *path, bool append, struct nsb_error *e)
         struct stat st;
 
         if (fd < 0)
-                return nsb_fail(e, NSB_STAGE_OUTPUT, errno, "--result: cannot open '%s'%s", path,
+                return nsb_fail(e, NSB_STAGE_OUTPUT, errno, "%s: cannot open '%s'%s", what, path,
                                 errno == ELOOP ? " (a symlink in the path: refused, never followed)" : "");
         if (fstat(fd, &st) < 0)
-                return nsb_fail(e, NSB_STAGE_OUTPUT, errno, "--result: cannot stat '%s'", path);
+                return nsb_fail(e, NSB_STAGE_OUTPUT, errno, "%s: cannot stat '%s'", what, path);
         if (!S_ISREG(st.st_mode))
-                return nsb_fail(e, NSB_STAGE_OUTPUT, EINVAL, "--result: '%s' is not a regular file", path);
+                return nsb_fail(e, NSB_STAGE_OUTPUT, EINVAL, "%s: '%s' is not a regular file", what, path);
         if ((!append && ftruncate(fd, 0) < 0) || fcntl(fd, F_SETFL, append ? O_APPEND : 0) < 0)
-                return nsb_fail(e, NSB_STAGE_OUTPUT, errno, "--result: cannot truncate '%s'", path);
+                return nsb_fail(e, NSB_STAGE_OUTPUT, errno, "%s: cannot truncate '%s'", what, path);
         return move_fd(&fd);
 }
 
