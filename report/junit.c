@@ -2,6 +2,7 @@
 #include "report/junit.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -37,7 +38,9 @@ static size_t utf8_seq(const unsigned char *p, size_t n, uint32_t *ret)
         return len;
 }
 
-int junit_escape(FILE *out, const char *text, size_t len)
+/* @attr: inside an attribute value, where a parser normalizes a literal
+ * tab or newline to a space: they are written as character references. */
+static int escape(FILE *out, const char *text, size_t len, bool attr)
 {
         const unsigned char *p = (const unsigned char *) text;
         size_t i = 0;
@@ -63,6 +66,8 @@ int junit_escape(FILE *out, const char *text, size_t len)
                 case '"': fputs("&quot;", out); break;
                 case '\'': fputs("&apos;", out); break;
                 case '\r': fputs("&#13;", out); break;  /* kept: a bare CR would read back as LF */
+                case '\n': fputs(attr ? "&#10;" : "\n", out); break;
+                case '\t': fputs(attr ? "&#9;" : "\t", out); break;
                 default: fwrite(p + i, 1, k, out);
                 }
                 i += k;
@@ -70,9 +75,15 @@ int junit_escape(FILE *out, const char *text, size_t len)
         return ferror(out) ? -EIO : 0;
 }
 
+int junit_escape(FILE *out, const char *text, size_t len)
+{
+        return escape(out, text, len, false);
+}
+
+/* Attribute values (all of them are quoted with "). */
 static void esc(FILE *out, const char *s)
 {
-        junit_escape(out, s ? s : "", s ? strlen(s) : 0);
+        escape(out, s ? s : "", s ? strlen(s) : 0, true);
 }
 
 int junit_render(FILE *out, const char *suite, const struct junit_case *cases, size_t n, double time_s)

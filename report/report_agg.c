@@ -140,6 +140,19 @@ size_t report_slowest(const struct report_agg *a, struct report_slow *ret)
         return a->n_slow;
 }
 
+static int count_desc(const void *x, const void *y)
+{
+        const struct report_count *a = x, *b = y;
+        return a->n < b->n ? 1 : a->n > b->n ? -1 : strcmp(a->key, b->key);
+}
+
+size_t report_table_sorted(const struct report_table *t, struct report_count *ret)
+{
+        memcpy(ret, t->v, t->n * sizeof *ret);
+        qsort(ret, t->n, sizeof *ret, count_desc);
+        return t->n;
+}
+
 static int by_count_desc(const void *x, const void *y)
 {
         const struct report_group *a = x, *b = y;

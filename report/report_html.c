@@ -148,15 +148,18 @@ static void svg_hist(FILE *out, const char *id, const char *title, const struct 
 
 static void count_table(FILE *out, const char *name, const struct report_table *t)
 {
+        struct report_count v[REPORT_TABLE_MAX];
+        size_t n = report_table_sorted(t, v);
+
         fprintf(out, "<tr><th>%s</th><td>", name);
-        if (t->n == 0 && t->other == 0)
+        if (n == 0 && t->other == 0)
                 fputs("<span class=\"none\">none</span>", out);
-        for (size_t i = 0; i < t->n; i++) {
+        for (size_t i = 0; i < n; i++) {
                 fprintf(out, "<span class=\"chip\" id=\"%s-", name);
-                esc(out, t->v[i].key);
+                esc(out, v[i].key);
                 fputs("\">", out);
-                esc(out, t->v[i].key);
-                fprintf(out, " <b>%llu</b></span> ", (unsigned long long) t->v[i].n);
+                esc(out, v[i].key);
+                fprintf(out, " <b>%llu</b></span> ", (unsigned long long) v[i].n);
         }
         if (t->other)
                 fprintf(out, "<span class=\"chip\">(other values) <b>%llu</b></span>", (unsigned long long) t->other);
@@ -177,13 +180,16 @@ static const char style[] =
         ".num{text-align:right;font-variant-numeric:tabular-nums}";
 
 /* Only rows are filtered; the text is read from the cells, never written
- * back as markup. */
+ * back as markup. A filter in the address (page.html#MemoryError) is applied
+ * on load, so a filtered view can be shared as a link. */
 static const char script[] =
         "(function(){var f=document.getElementById('filter'),n=document.getElementById('shown');"
-        "f.addEventListener('input',function(){var q=f.value.toLowerCase(),k=0;"
+        "function apply(){var q=f.value.toLowerCase(),k=0;"
         "document.querySelectorAll('#failed tbody tr').forEach(function(r){"
         "var s=r.textContent.toLowerCase().indexOf(q)>=0;r.style.display=s?'':'none';if(s)k++;});"
-        "n.textContent=k;});})();";
+        "n.textContent=k;}"
+        "f.addEventListener('input',apply);"
+        "if(location.hash.length>1){f.value=decodeURIComponent(location.hash.slice(1));apply();}})();";
 
 int report_render_html(const struct report_agg *a, FILE *rows, FILE *out)
 {

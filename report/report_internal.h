@@ -127,6 +127,10 @@ double report_hist_lower(size_t i);
  * returns how many. */
 size_t report_slowest(const struct report_agg *a, struct report_slow *ret);
 
+/* The keys of @t, most frequent first (ties by key), into @ret
+ * (REPORT_TABLE_MAX entries); returns how many. */
+size_t report_table_sorted(const struct report_table *t, struct report_count *ret);
+
 /* The kept error groups, most frequent first, into @ret (REPORT_GROUPS_MAX
  * entries); returns how many. */
 size_t report_groups_sorted(const struct report_agg *a, struct report_group *ret);

@@ -26,18 +26,21 @@ static void put_safe(FILE *out, const char *s)
 
 static void table_line(FILE *out, const char *title, const struct report_table *t, uint64_t total)
 {
+        struct report_count v[REPORT_TABLE_MAX];
+        size_t n = report_table_sorted(t, v);
+
         fprintf(out, "  %-12s", title);
-        if (t->n == 0 && t->other == 0) {
+        if (n == 0 && t->other == 0) {
                 fprintf(out, "(none)\n");
                 return;
         }
-        for (size_t i = 0; i < t->n; i++) {
+        for (size_t i = 0; i < n; i++) {
                 fputc(' ', out);
-                put_safe(out, t->v[i].key);
-                fprintf(out, " %llu", (unsigned long long) t->v[i].n);
+                put_safe(out, v[i].key);
+                fprintf(out, " %llu", (unsigned long long) v[i].n);
                 if (total)
-                        fprintf(out, " (%.1f%%)", 100.0 * (double) t->v[i].n / (double) total);
-                fputs(i + 1 < t->n || t->other ? "," : "", out);
+                        fprintf(out, " (%.1f%%)", 100.0 * (double) v[i].n / (double) total);
+                fputs(i + 1 < n || t->other ? "," : "", out);
         }
         if (t->other)
                 fprintf(out, " (other values) %llu", (unsigned long long) t->other);
