@@ -43,9 +43,9 @@ def wait_for(what, pred, timeout, interval=0.1):
 class SlurmCluster:
     NODE = "nsboxnode"
 
-    def __init__(self, base, cpus=2):
+    def __init__(self, base, cpus=None):
         self.base = base
-        self.cpus = cpus
+        self.cpus = cpus or os.cpu_count() or 1   # more than the host has: the node is drained
         self.procs = {}
         self.sids = set()
         self.conf = os.path.join(base, "etc", "slurm.conf")
