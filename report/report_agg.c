@@ -201,52 +201,51 @@ void report_add_bad(struct report_agg *a, const char *file, uint64_t line, const
 
 /* ---- typed access: a key that is there must have the right type -------- */
 
-/* *ret: the string at @key, or NULL when absent or null. */
-static int get_str(const json_t *o, const char *key, const char **ret, char *why, size_t size)
+/* *ret: the value at @key when it is there and not null, else NULL; a
+ * value for which @ok is false is an error naming @key and @what it must be. */
+static int member(const json_t *o, const char *key, bool (*ok)(const json_t *), const char *what,
+                  const json_t **ret, char *why, size_t size)
 {
         const json_t *v = json_object_get(o, key);
 
         *ret = NULL;
         if (!v || json_is_null(v))
                 return 0;
-        if (!json_is_string(v)) {
-                snprintf(why, size, "\"%s\" is not a string", key);
-                return -EINVAL;
-        }
-        *ret = json_string_value(v);
-        return 0;
-}
-
-/* *ret_has: a number is at @key (absent and null: no). */
-static int get_num(const json_t *o, const char *key, bool *ret_has, double *ret, char *why, size_t size)
-{
-        const json_t *v = json_object_get(o, key);
-
-        *ret_has = false;
-        if (!v || json_is_null(v))
-                return 0;
-        if (!json_is_number(v) || json_number_value(v) < 0) {
-                snprintf(why, size, "\"%s\" is not a number >= 0", key);
-                return -EINVAL;
-        }
-        *ret_has = true;
-        *ret = json_number_value(v);
-        return 0;
-}
-
-static int get_obj(const json_t *o, const char *key, const json_t **ret, char *why, size_t size)
-{
-        const json_t *v = json_object_get(o, key);
-
-        *ret = NULL;
-        if (!v || json_is_null(v))
-                return 0;
-        if (!json_is_object(v)) {
-                snprintf(why, size, "\"%s\" is not an object", key);
+        if (!ok(v)) {
+                snprintf(why, size, "\"%s\" is not %s", key, what);
                 return -EINVAL;
         }
         *ret = v;
         return 0;
+}
+
+static bool is_string(const json_t *v) { return json_is_string(v); }
+static bool is_object(const json_t *v) { return json_is_object(v); }
+static bool is_size(const json_t *v) { return json_is_number(v) && json_number_value(v) >= 0; }
+
+static int get_str(const json_t *o, const char *key, const char **ret, char *why, size_t size)
+{
+        const json_t *v;
+        int r = member(o, key, is_string, "a string", &v, why, size);
+
+        *ret = v ? json_string_value(v) : NULL;
+        return r;
+}
+
+/* *ret_has: a number >= 0 is at @key. */
+static int get_num(const json_t *o, const char *key, bool *ret_has, double *ret, char *why, size_t size)
+{
+        const json_t *v;
+        int r = member(o, key, is_size, "a number >= 0", &v, why, size);
+
+        *ret_has = v != NULL;
+        *ret = v ? json_number_value(v) : 0;
+        return r;
+}
+
+static int get_obj(const json_t *o, const char *key, const json_t **ret, char *why, size_t size)
+{
+        return member(o, key, is_object, "an object", ret, why, size);
 }
 
 static void render_id(const json_t *id, char *buf, size_t size)

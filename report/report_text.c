@@ -31,7 +31,7 @@ static void table_line(FILE *out, const char *title, const struct report_table *
 
         fprintf(out, "  %-12s", title);
         if (n == 0 && t->other == 0) {
-                fprintf(out, "(none)\n");
+                fprintf(out, " (none)\n");
                 return;
         }
         for (size_t i = 0; i < n; i++) {
