@@ -215,7 +215,7 @@ static int stdout_delivered_or_die(int code)
 }
 
 /* --result, --junit: the directory resolved before anything runs. */
-static int pin_or_die(char **path)
+static int pin_path(char **path)
 {
         char *pinned;
 
@@ -277,7 +277,7 @@ int main(int argc, char **argv)
                 return code;
         }
         /* Pinned before the program runs: see util/resultfile.h. */
-        if (pin_or_die(&cfg.result_path) < 0 || pin_or_die(&cfg.junit_path) < 0) {
+        if (pin_path(&cfg.result_path) < 0 || pin_path(&cfg.junit_path) < 0) {
                 cfg_free(&cfg);
                 return EXIT_NSBOX_FAILURE;
         }
