@@ -248,14 +248,16 @@ static int get_obj(const json_t *o, const char *key, const json_t **ret, char *w
         return member(o, key, is_object, "an object", ret, why, size);
 }
 
-static void render_id(const json_t *id, char *buf, size_t size)
+/* No id (a verdict written by `nsbox judge --result`, a bad batch line
+ * without one): the job is named by where it is, FILE:LINE. */
+static void render_id(const json_t *id, const char *where, char *buf, size_t size)
 {
         if (json_is_string(id)) {
                 copy_trunc(buf, size, json_string_value(id));
         } else if (json_is_integer(id)) {
                 snprintf(buf, size, "%lld", (long long) json_integer_value(id));
         } else if (!id || json_is_null(id)) {
-                copy_trunc(buf, size, "(no id)");
+                copy_trunc(buf, size, where);
         } else {
                 AUTOFREE char *s = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
                 copy_trunc(buf, size, s ? s : "(id)");
@@ -471,7 +473,7 @@ int report_add_line(struct report_agg *a, const char *file, uint64_t line, const
                 goto bad;
         }
         snprintf(ret_job->where, sizeof ret_job->where, "%s:%llu", file, (unsigned long long) line);
-        render_id(json_object_get(ret_job->root, "id"), ret_job->id, sizeof ret_job->id);
+        render_id(json_object_get(ret_job->root, "id"), ret_job->where, ret_job->id, sizeof ret_job->id);
         if (get_str(ret_job->root, "schema", &schema, why, sizeof why) < 0)
                 goto bad;
         if (schema && strcmp(schema, "nsbox.verdict/1") == 0)
@@ -503,4 +505,50 @@ bad:
         report_job_clear(ret_job);
         report_add_bad(a, file, line, why);
         return -EINVAL;
+}
+
+int report_add_documents(struct report_agg *a, const char *file, const char *text, size_t len,
+                         int (*each)(const struct report_job *j, void *ctx), void *ctx)
+{
+        uint64_t line = 1;
+        size_t off = 0;
+
+        for (;;) {
+                struct report_job job;
+                json_error_t jerr;
+                json_t *v;
+                size_t used;
+                int r;
+
+                while (off < len && (text[off] == ' ' || text[off] == '\t' || text[off] == '\r' || text[off] == '\n'))
+                        line += text[off++] == '\n';
+                if (off == len)
+                        return 0;
+                v = json_loadb(text + off, len - off, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &jerr);
+                if (!v) {
+                        char why[REPORT_REASON_MAX];
+
+                        /* No way to find the next document after this: the
+                         * rest of the file is one bad entry. */
+                        snprintf(why, sizeof why, "not JSON: %s (line %d of the document)", jerr.text, jerr.line);
+                        a->lines++;
+                        report_add_bad(a, file, line, why);
+                        return 0;
+                }
+                used = (size_t) jerr.position;
+                json_decref(v);
+                if (used == 0 || used > len - off)
+                        used = len - off;
+                r = report_add_line(a, file, line, text + off, used, &job);
+                if (r > 0) {
+                        int k = each ? each(&job, ctx) : 0;
+
+                        report_job_clear(&job);
+                        if (k < 0)
+                                return k;
+                }
+                for (size_t i = off; i < off + used; i++)
+                        line += text[i] == '\n';
+                off += used;
+        }
 }

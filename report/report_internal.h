@@ -114,6 +114,15 @@ void report_agg_init(struct report_agg *a);
 int report_add_line(struct report_agg *a, const char *file, uint64_t line, const char *text, size_t len,
                     struct report_job *ret_job);
 
+/* A file of whole JSON documents one after the other, as `nsbox judge
+ * --json` and `--result` write them (indented, over many lines): each
+ * document is a "line" named by the line it starts on. Valid ones go to
+ * @each (may be NULL; its negative return stops and is returned) after
+ * they are aggregated. A document that is not JSON ends the file: it and
+ * the rest count as one bad entry. 0, or what @each returned. */
+int report_add_documents(struct report_agg *a, const char *file, const char *text, size_t len,
+                         int (*each)(const struct report_job *j, void *ctx), void *ctx);
+
 /* A line that could not even be read (over the size limit). */
 void report_add_bad(struct report_agg *a, const char *file, uint64_t line, const char *why);
 

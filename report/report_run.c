@@ -82,9 +82,62 @@ static int check_output(const struct nsb_config *cfg, struct nsb_error *e)
         return 0;
 }
 
+static int row_of(const struct report_job *j, void *rows)
+{
+        return rows && j->failed ? report_html_row(rows, j) : 0;
+}
+
+/* A first line that is only "{": the file is indented JSON documents (a
+ * verdict from `nsbox judge --json` or --result), never JSON Lines, where
+ * every line is a whole object. Read whole (at most REPORT_LINE_MAX) and
+ * split into documents. */
+static bool starts_document(const char *text, size_t len)
+{
+        while (len > 0 && (text[len - 1] == ' ' || text[len - 1] == '\t' || text[len - 1] == '\r'))
+                len--;
+        return len == 1 && text[0] == '{';
+}
+
+static int read_documents(struct line_reader *r, const char *name, struct report_agg *a, FILE *rows)
+{
+        size_t len = 2, n;
+        char *nb;
+
+        /* r->buf holds "{": keep it, then the rest of the stream. */
+        if (r->cap < REPORT_CHUNK + 2) {
+                if (!(nb = realloc(r->buf, REPORT_CHUNK + 2)))
+                        return -ENOMEM;
+                r->buf = nb;
+                r->cap = REPORT_CHUNK + 2;
+        }
+        r->buf[0] = '{';
+        r->buf[1] = '\n';
+        for (;;) {
+                if (len == r->cap) {
+                        if (r->cap > REPORT_LINE_MAX) {
+                                a->lines++;
+                                report_add_bad(a, name, 1, "JSON documents over 64 MiB in one file");
+                                return 0;
+                        }
+                        if (!(nb = realloc(r->buf, r->cap * 2)))
+                                return -ENOMEM;
+                        r->buf = nb;
+                        r->cap *= 2;
+                }
+                n = fread(r->buf + len, 1, r->cap - len, r->f);
+                len += n;
+                if (n == 0)
+                        break;
+        }
+        if (ferror(r->f))
+                return errno ? -errno : -EIO;
+        return report_add_documents(a, name, r->buf, len, row_of, rows);
+}
+
 static int read_input(const char *path, struct report_agg *a, FILE *rows, struct nsb_error *e)
 {
         bool is_stdin = strcmp(path, "-") == 0;
+        const char *name = is_stdin ? "(stdin)" : path;
         AUTO(fclose) FILE *own = NULL;
         struct line_reader r = { 0 };
         struct stat st;
@@ -118,11 +171,15 @@ static int read_input(const char *path, struct report_agg *a, FILE *rows, struct
                 line++;
                 if (too_long) {
                         a->lines++;
-                        report_add_bad(a, is_stdin ? "(stdin)" : path, line, "line over 64 MiB");
+                        report_add_bad(a, name, line, "line over 64 MiB");
                         continue;
                 }
-                if (report_add_line(a, is_stdin ? "(stdin)" : path, line, r.buf, len, &job) > 0) {
-                        if (rows && job.failed && report_html_row(rows, &job) < 0)
+                if (line == 1 && starts_document(r.buf, len)) {
+                        k = read_documents(&r, name, a, rows);
+                        break;
+                }
+                if (report_add_line(a, name, line, r.buf, len, &job) > 0) {
+                        if (row_of(&job, rows) < 0)
                                 k = -EIO;
                         report_job_clear(&job);
                         if (k < 0)
@@ -131,7 +188,7 @@ static int read_input(const char *path, struct report_agg *a, FILE *rows, struct
         }
         free(r.buf);
         if (k < 0)
-                return nsb_fail(e, NSB_STAGE_USAGE, -k, "reading '%s'", is_stdin ? "(stdin)" : path);
+                return nsb_fail(e, NSB_STAGE_USAGE, -k, "reading '%s'", name);
         return 0;
 }
 

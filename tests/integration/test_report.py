@@ -110,6 +110,38 @@ class Report(SandboxTest):
         self.assertIn("1  config: %s" % typo["error"]["message"], p.stdout)
         self.assertIn("%s:4: not JSON" % self.b, p.stdout)
 
+    def peak_rss_kib(self, lines, n):
+        """Peak RSS of `nsbox report --html` over @n copies of @lines."""
+        path = os.path.join(self.tmp, "big-%d.jsonl" % n)
+        with open(path, "w") as f:
+            for i in range(n):
+                d = dict(lines[i % len(lines)], id="big-%d" % i)
+                f.write(json.dumps(d) + "\n")
+        env = dict(os.environ)
+        # ASan keeps freed blocks in a quarantine (256 MiB by default): off
+        # here, so the figure is the report's own memory
+        env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=0"
+        probe = ("import resource, subprocess, sys\n"
+                 "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
+                 "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+        p = subprocess.run(["/usr/bin/python3", "-c", probe, NSBOX, "report", "--html",
+                            os.path.join(self.tmp, "big.html"), path],
+                           stdout=subprocess.PIPE, text=True, timeout=600, env=env)
+        code, rss = p.stdout.split()
+        self.assertEqual(code, "0")
+        os.unlink(path)
+        return int(rss)
+
+    def test_memory_does_not_grow_with_the_input(self):
+        """Streaming: 20,000 lines of 4 KiB of stderr each (80 MiB) take the
+        memory 1,000 take; a report that kept its lines would need 80 MiB more."""
+        wrong = next(x for x in self.lines if x["id"] == "wrong")
+        fat = dict(wrong, stderr=dict(wrong["stderr"], text="Traceback line\n" * 270))
+        lines = [fat] + [x for x in self.lines if x["id"] != "wrong"]
+        small = self.peak_rss_kib(lines, 1000)
+        big = self.peak_rss_kib(lines, 20000)
+        self.assertLess(big - small, 8 * 1024, "peak RSS %d KiB over 20,000 lines, %d KiB over 1,000" % (big, small))
+
     def test_stdin_and_order_of_files(self):
         with open(self.a) as f:
             p = self.report("-", self.b, stdin=f)
@@ -133,6 +165,34 @@ class Report(SandboxTest):
         p = self.report("--html", self.a, self.a)
         self.assertEqual(p.returncode, 125)
         self.assertIn("is the input", p.stderr)
+
+    def test_judge_verdict_files(self):
+        """A class's verdicts as `nsbox judge` writes them (indented JSON, one per file)."""
+        spec = os.path.join(self.tmp, "spec.json")
+        with open(spec, "w") as f:
+            json.dump({"program": {"source": "print(input())"},
+                       "cases": [{"name": "echo", "stdin": "hi\n", "expect": {"stdout": {"equals": "hi\n"}}},
+                                 {"name": "no", "stdin": "a\n", "expect": {"stdout": {"equals": "b\n"}}}]}, f)
+        v1, v2 = os.path.join(self.tmp, "v1.json"), os.path.join(self.tmp, "v2.json")
+        p = subprocess.run([NSBOX, "judge", "--result", v1, spec], stdout=subprocess.DEVNULL, timeout=120)
+        self.assertEqual(p.returncode, 1)
+        with open(v2, "w") as f:
+            p = subprocess.run([NSBOX, "judge", "--json", spec], stdout=f, timeout=120)
+        self.assertEqual(p.returncode, 1)
+        with open(v1) as f:
+            self.assertEqual(f.readline().strip(), "{")   # indented: not JSON Lines
+        with open(v1) as f:
+            verdict = json.load(f)
+        page = os.path.join(self.tmp, "verdicts.html")
+        p = self.report("--html", page, v1, v2)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("2 jobs (0 results, 2 verdicts), 2 failed or erred; 0 bad lines", p.stdout)
+        self.assertIn("verdict      fail 2 (100.0%)", p.stdout)
+        with open(page) as f:
+            src = f.read()
+        no = next(c for c in verdict["cases"] if c["name"] == "no")
+        self.assertEqual(src.count(html.escape("case no: " + no["reason"]).replace("&#x27;", "&#39;")), 2)
+        self.assertIn("<td>%s:1</td>" % html.escape(v1), src)   # no id: named by FILE:LINE
 
     def test_html_refuses_a_symlink(self):
         link = os.path.join(self.tmp, "link.html")

@@ -102,6 +102,9 @@ static void test_job_view(void **state)
         assert_true(j.failed);
         assert_string_equal(j.reason, "killed by SIGSEGV");
         report_job_clear(&j);
+        assert_int_equal(add(&a, 12, "{\"status\":\"exited\",\"exit_code\":1}", &j), 1);
+        assert_string_equal(j.id, "r.jsonl:12");     /* no id: named by where it is */
+        report_job_clear(&j);
         assert_int_equal(add(&a, 11, "{\"id\":\"ok\",\"status\":\"exited\",\"exit_code\":0}", &j), 1);
         assert_false(j.failed);
         report_job_clear(&j);
@@ -144,6 +147,37 @@ static void test_verdicts(void **state)
         assert_int_equal(a.verdicts, 1);
         assert_non_null(strstr(a.bad_kept[0].why, "cases[1]"));
         assert_string_equal(a.bad_kept[0].where, "r.jsonl:2");
+}
+
+static int count_rows(const struct report_job *j, void *ctx)
+{
+        if (j->failed)
+                ++*(int *) ctx;
+        return 0;
+}
+
+/* Indented documents one after the other, as `nsbox judge --result` writes them. */
+static void test_documents(void **state)
+{
+        const char *text = "{\n  \"schema\": \"nsbox.verdict/1\",\n  \"verdict\": \"fail\",\n  \"cases\": []\n}\n"
+                           "\n{\n  \"status\": \"exited\",\n  \"exit_code\": 0\n}\n"
+                           "{\"id\": 5, \"status\": 7}\n"
+                           "{\n  \"status\": \"exited\",\n  \"x\": [}\n{\"status\": \"exited\"}\n";
+        struct report_agg a;
+        int failed = 0;
+
+        report_agg_init(&a);
+        assert_int_equal(report_add_documents(&a, "v.json", text, strlen(text), count_rows, &failed), 0);
+        assert_int_equal(a.verdicts, 1);
+        assert_int_equal(a.results, 1);
+        assert_int_equal(failed, 1);
+        assert_int_equal(a.bad, 2);
+        assert_string_equal(a.bad_kept[0].where, "v.json:11");
+        assert_non_null(strstr(a.bad_kept[0].why, "\"status\""));
+        /* the broken document ends the file: what follows it is not read */
+        assert_string_equal(a.bad_kept[1].where, "v.json:12");
+        assert_non_null(strstr(a.bad_kept[1].why, "not JSON"));
+        assert_int_equal(a.n_slow, 0);
 }
 
 static void test_bad_lines(void **state)
@@ -340,6 +374,7 @@ int main(void)
                 cmocka_unit_test(test_job_view),
                 cmocka_unit_test(test_verdicts),
                 cmocka_unit_test(test_bad_lines),
+                cmocka_unit_test(test_documents),
                 cmocka_unit_test(test_bounded_tables),
                 cmocka_unit_test(test_slowest),
                 cmocka_unit_test(test_hist_buckets),
