@@ -211,7 +211,8 @@ class Report(SandboxTest):
 
     def browser(self, *args, url):
         prof = tempfile.mkdtemp(prefix="chromium-", dir=self.tmp)
-        argv = [chromium(), "--headless", "--disable-gpu", "--no-first-run", "--user-data-dir=" + prof]
+        argv = [chromium(), "--headless", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                "--user-data-dir=" + prof]
         if os.geteuid() == 0:
             # Chromium refuses to run as root with its own sandbox on; this
             # page is ours and loads nothing, so the test runs it without.

@@ -8,18 +8,90 @@ cluster runs on a host whose cgroups are hybrid (memory and pids on v1, an
 empty v2), where proctrack/cgroup would not start.
 
 stop() cancels what is left, stops the daemons (TERM, then KILL), then kills
-whatever process is still in one of their sessions (slurmstepd and the job
-processes it started), so nothing is left running, whatever happened.
+whatever process of the cluster is still there (slurmstepd, in a session of
+its own, and the job processes it started: found by a marker in their
+environment), so nothing is left running. If the test process dies without
+calling stop() (even by SIGKILL), the daemons get SIGTERM (PR_SET_PDEATHSIG)
+and a guardian process started first sees its stdin close and does the same
+clean-up, then removes the directory.
 """
+import ctypes
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED",
             "BOOT_FAIL", "DEADLINE"}
+
+
+def _die_with_parent():
+    """In the daemon, before exec: SIGTERM when the test process dies, even
+    by SIGKILL (a meson timeout), so no daemon outlives it."""
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
+def cluster_pids(base, sids=()):
+    """Processes of the cluster at @base: in a daemon's session, or carrying
+    its marker in their environment (slurmstepd has a session of its own;
+    the jobs inherit the marker), and their descendants."""
+    marker = ("NSBOX_TEST_SLURM=" + base).encode()
+    parent, found = {}, set()
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == os.getpid():
+            continue
+        pid = int(d)
+        try:
+            with open("/proc/%d/stat" % pid, "rb") as f:
+                parent[pid] = int(f.read().rsplit(b")", 1)[1].split()[1])
+            if os.getsid(pid) in sids:
+                found.add(pid)
+                continue
+            with open("/proc/%d/environ" % pid, "rb") as f:
+                if marker in f.read().split(b"\0"):
+                    found.add(pid)
+        except (OSError, ValueError, IndexError):
+            pass
+    grew = True
+    while grew:
+        grew = False
+        for pid, pp in parent.items():
+            if pp in found and pid not in found:
+                found.add(pid)
+                grew = True
+    return sorted(found)
+
+
+def kill_cluster(base, sids=()):
+    """SIGKILL every process of the cluster until none is left (5 s at most);
+    the pids still there."""
+    for _ in range(50):
+        left = cluster_pids(base, sids)
+        if not left:
+            break
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.1)
+    return cluster_pids(base, sids)
+
+
+def guard(base, remove):
+    """The guardian: waits for EOF on stdin (the test closed it, or died,
+    even by SIGKILL), then kills whatever of the cluster is left and
+    removes the directory @remove (the cluster's, or the test's that holds it)."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while sys.stdin.buffer.read(4096):
+        pass
+    kill_cluster(base)
+    shutil.rmtree(remove, ignore_errors=True)
 
 
 def free_port():
@@ -43,11 +115,15 @@ def wait_for(what, pred, timeout, interval=0.1):
 class SlurmCluster:
     NODE = "nsboxnode"
 
-    def __init__(self, base, cpus=None):
+    def __init__(self, base, cpus=None, owner_dir=None):
+        """@base: the cluster's directory; @owner_dir: what the guardian
+        removes if the test dies (default @base; a directory holding it)."""
         self.base = base
+        self.owner_dir = owner_dir or base
         self.cpus = cpus or os.cpu_count() or 1   # more than the host has: the node is drained
         self.procs = {}
         self.sids = set()
+        self.guardian = None
         self.conf = os.path.join(base, "etc", "slurm.conf")
         self.munge_socket = os.path.join(base, "munge", "munge.socket")
         self.logs = {name: os.path.join(base, "log", name + ".log") for name in ("munged", "slurmctld", "slurmd")}
@@ -98,7 +174,7 @@ class SlurmCluster:
     def _spawn(self, name, argv):
         log = open(os.path.join(self.base, "log", name + ".stdio"), "wb")
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                             start_new_session=True, env=self.env())
+                             start_new_session=True, env=self.env(), preexec_fn=_die_with_parent)
         log.close()
         self.procs[name] = p
         self.sids.add(p.pid)    # start_new_session: its pid is its session id
@@ -114,6 +190,10 @@ class SlurmCluster:
 
     def start(self):
         os.makedirs(self.base, exist_ok=True)
+        # Started first, in a session of its own and without the marker:
+        # whatever ends the test, the guardian cleans up after it.
+        self.guardian = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--guard", self.base,
+                                          self.owner_dir], stdin=subprocess.PIPE, start_new_session=True)
         mdir = os.path.join(self.base, "munge")
         os.makedirs(mdir, mode=0o700, exist_ok=True)
         os.makedirs(os.path.join(self.base, "log"), exist_ok=True)
@@ -188,33 +268,7 @@ class SlurmCluster:
 
     # -- tear-down ---------------------------------------------------------
     def _leftover_pids(self):
-        """Processes of this cluster: in a daemon's session, or carrying
-        its marker in their environment, and their descendants."""
-        marker = ("NSBOX_TEST_SLURM=" + self.base).encode()
-        parent, found = {}, set()
-        for d in os.listdir("/proc"):
-            if not d.isdigit() or int(d) == os.getpid():
-                continue
-            pid = int(d)
-            try:
-                with open("/proc/%d/stat" % pid, "rb") as f:
-                    parent[pid] = int(f.read().rsplit(b")", 1)[1].split()[1])
-                if os.getsid(pid) in self.sids:
-                    found.add(pid)
-                    continue
-                with open("/proc/%d/environ" % pid, "rb") as f:
-                    if marker in f.read().split(b"\0"):
-                        found.add(pid)
-            except (OSError, ValueError, IndexError):
-                pass
-        grew = True
-        while grew:
-            grew = False
-            for pid, pp in parent.items():
-                if pp in found and pid not in found:
-                    found.add(pid)
-                    grew = True
-        return sorted(found)
+        return cluster_pids(self.base, self.sids)
 
     def stop(self):
         if "slurmctld" in self.procs and self.procs["slurmctld"].poll() is None:
@@ -233,19 +287,17 @@ class SlurmCluster:
                 p.kill()
                 p.wait(5)
         # slurmstepd runs in a session of its own, and the jobs under it.
-        for _ in range(50):
-            left = self._leftover_pids()
-            if not left:
-                break
-            for pid in left:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.1)
-        left = self._leftover_pids()
+        left = kill_cluster(self.base, self.sids)
+        if self.guardian is not None:
+            self.guardian.stdin.close()
+            self.guardian.wait(30)
+            self.guardian = None
         if left:
             raise AssertionError("processes of the cluster left: %s" % left)
 
     def remove(self):
         shutil.rmtree(self.base, ignore_errors=True)
+
+
+if __name__ == "__main__" and len(sys.argv) == 4 and sys.argv[1] == "--guard":
+    guard(sys.argv[2], sys.argv[3])

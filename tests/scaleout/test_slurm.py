@@ -17,6 +17,7 @@ import collections
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -78,7 +79,18 @@ class SlurmArrayTest(unittest.TestCase):
         os.makedirs(cls.bin)
         shutil.copy(NSBOX, os.path.join(cls.bin, "nsbox"))
         os.chmod(os.path.join(cls.bin, "nsbox"), 0o755)
-        cls.cluster = SlurmCluster(os.path.join(cls.base, "cluster"))
+        cls.cluster = SlurmCluster(os.path.join(cls.base, "cluster"), owner_dir=cls.base)
+        # Stopped (TERM from a meson timeout, Ctrl-C): stop the cluster first.
+        def stop_and_exit(signum, frame):
+            print("signal %d: stopping the cluster" % signum, file=sys.stderr)
+            print(cls.cluster.describe(), file=sys.stderr)
+            try:
+                cls.cluster.stop()
+            finally:
+                shutil.rmtree(cls.base, ignore_errors=True)
+                os._exit(1)
+        signal.signal(signal.SIGTERM, stop_and_exit)
+        signal.signal(signal.SIGINT, stop_and_exit)
         try:
             cls.cluster.start()
         except BaseException:
