@@ -65,9 +65,8 @@ static int next_line(struct line_reader *r, size_t *ret_len, bool *ret_too_long)
         return any ? 1 : 0;
 }
 
-/* The page must not overwrite an input: it would be truncated before the
- * summary is written (the inputs are read first, but a user who named the
- * same file twice meant something else). */
+/* The page may not be one of the inputs: writing it would destroy the
+ * results it reports (a swapped argument, `--html out.jsonl`). */
 static int check_output(const struct nsb_config *cfg, struct nsb_error *e)
 {
         struct stat hs, is;
