@@ -348,7 +348,7 @@ static int add_result(struct report_agg *a, struct report_job *j, char *why, siz
                 table_add(&a->outcome, v.outcome);
         if (v.limit)
                 table_add(&a->limit, v.limit);
-        table_add(&a->start, v.start ? v.start : "unrecorded");
+        table_add(&a->start, v.start ? v.start : "cold/unknown");
         if (strcmp(v.status, "error") == 0)
                 group_add(a, v.err_stage, v.err_msg, j->id);
         j->status = v.status;
@@ -439,7 +439,7 @@ static int add_verdict(struct report_agg *a, struct report_job *j, char *why, si
         }
         if (j->failed && !j->reason[0])
                 snprintf(j->reason, sizeof j->reason, "verdict %s", j->status);
-        table_add(&a->start, start ? start : "unrecorded");
+        table_add(&a->start, start ? start : "cold/unknown");
         return 0;
 }
 

@@ -72,7 +72,7 @@ struct report_agg {
         struct report_table outcome;  /* results: outcome (python jobs) */
         struct report_table limit;    /* results and judge cases: the limit that stopped them */
         struct report_table verdict;  /* verdicts: verdict */
-        struct report_table start;    /* every job: "start", or "unrecorded" */
+        struct report_table start;    /* every job: "start", or "cold/unknown" */
 
         struct report_group groups[REPORT_GROUPS_MAX];
         size_t n_groups;

@@ -100,7 +100,7 @@ class Report(SandboxTest):
         for value, n in limits.items():
             self.assertRegex(row, r"\b%s %d\b" % (value, n))
         self.assertIn("verdict      fail 1 (100.0%)", p.stdout)
-        self.assertIn("start        unrecorded %d" % len(self.lines), p.stdout)
+        self.assertIn("start        cold/unknown %d" % len(self.lines), p.stdout)
         # the slowest job first, named with its file and line
         slow = max(results, key=lambda x: x["wall_ms"])
         first = p.stdout.split("slowest jobs\n", 1)[1].splitlines()[0]

@@ -71,7 +71,7 @@ static void test_counts(void **state)
         assert_int_equal(count_of(&a.outcome, "fail"), 1);
         assert_int_equal(count_of(&a.limit, "memory"), 1);
         assert_int_equal(count_of(&a.start, "warm"), 1);
-        assert_int_equal(count_of(&a.start, "unrecorded"), 4);
+        assert_int_equal(count_of(&a.start, "cold/unknown"), 4);
         assert_int_equal(a.failed, 4);
         assert_int_equal(a.errors, 2);
         assert_int_equal(a.n_groups, 1);
