@@ -14,6 +14,7 @@
 #include "config/policy.h"
 #include "doctor/doctor.h"
 #include "judge/judge.h"
+#include "report/report.h"
 #include "result/result.h"
 #include "supervisor/sandbox.h"
 #include "testcmd/testcmd.h"
@@ -213,6 +214,22 @@ static int stdout_delivered_or_die(int code)
         return code;
 }
 
+/* --result, --junit: the directory resolved before anything runs. */
+static int pin_path(char **path)
+{
+        char *pinned;
+
+        if (!*path)
+                return 0;
+        if (!(pinned = result_path_pin(*path))) {
+                fprintf(stderr, "nsbox: out of memory\n");
+                return -ENOMEM;
+        }
+        free(*path);
+        *path = pinned;
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         struct nsb_config cfg;
@@ -243,6 +260,14 @@ int main(int argc, char **argv)
                 cfg_free(&cfg);
                 return stdout_delivered_or_die(code);
         }
+        if (cfg.cmd == NSB_CMD_REPORT) {
+                /* Reads files, runs nothing: no profile, no sandbox. */
+                code = report_main(&cfg, stdout, &e);
+                if (code != REPORT_EXIT_OK)
+                        print_error("report", &e);
+                cfg_free(&cfg);
+                return stdout_delivered_or_die(code);
+        }
         /* Relative bind sources from here; the judge resolves its own
          * profile: its spec may name the profile. */
         if ((getcwd(cwd, sizeof cwd) && cfg_absolute_sources(&cfg, cwd, &e) < 0) ||
@@ -252,15 +277,9 @@ int main(int argc, char **argv)
                 return code;
         }
         /* Pinned before the program runs: see util/resultfile.h. */
-        if (cfg.result_path) {
-                char *pinned = result_path_pin(cfg.result_path);
-                if (!pinned) {
-                        fprintf(stderr, "nsbox: out of memory\n");
-                        cfg_free(&cfg);
-                        return EXIT_NSBOX_FAILURE;
-                }
-                free(cfg.result_path);
-                cfg.result_path = pinned;
+        if (pin_path(&cfg.result_path) < 0 || pin_path(&cfg.junit_path) < 0) {
+                cfg_free(&cfg);
+                return EXIT_NSBOX_FAILURE;
         }
         warn_reduced(&cfg);
         cancel_fd = cancel_fd_or_die();

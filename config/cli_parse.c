@@ -100,6 +100,8 @@ void cfg_free(struct nsb_config *cfg)
         free(cfg->resume_path);
         free(cfg->observe_path);
         free(cfg->replay_path);
+        free(cfg->junit_path);
+        free(cfg->html_path);
         memset(cfg, 0, sizeof *cfg);
 }
 
@@ -159,6 +161,8 @@ static int opt_jobs(struct nsb_config *c, const char *v, struct nsb_error *e)
         return 0;
 }
 
+static int opt_junit(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->junit_path, v, e); }
+static int opt_html(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->html_path, v, e); }
 static int opt_resume(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->resume_path, v, e); }
 
 /* K/N with 0 <= K < N: shard K of N (0-based, like a Kubernetes completion
@@ -314,6 +318,7 @@ static int opt_bind(struct nsb_config *c, const char *v, struct nsb_error *e) { 
 #define C_TEST (1u << NSB_CMD_TEST)
 #define C_BATCH (1u << NSB_CMD_BATCH)
 #define C_DOCTOR (1u << NSB_CMD_DOCTOR)
+#define C_REPORT (1u << NSB_CMD_REPORT)
 #define C_SANDBOX (C_RUN | C_PY | C_JUDGE | C_TEST | C_BATCH)
 #define C_ALL (C_SANDBOX | C_DOCTOR)
 
@@ -368,7 +373,9 @@ static const struct cli_opt options[] = {
         { "fail-fast", NULL, C_JUDGE, opt_fail_fast, "stop at the first failing case", G_JUDGE },
         { "observe", "OBS.jsonl", C_JUDGE, opt_observe, "also write each case's observation (what ran, what happened) to OBS.jsonl", G_JUDGE },
         { "replay", "OBS.jsonl", C_JUDGE, opt_replay, "judge the observations in OBS.jsonl against the spec; no sandbox runs", G_JUDGE },
-        { "help", NULL, C_ALL | (1u << NSB_CMD_PROFILE), opt_help, "show this help", G_GENERAL },
+        { "junit", "FILE", C_JUDGE | C_TEST, opt_junit, "also write the cases (tests) as JUnit XML to FILE", G_OUTPUT },
+        { "html", "FILE", C_REPORT, opt_html, "also write the summary as one self-contained HTML page to FILE", G_OUTPUT },
+        { "help", NULL, C_ALL | (1u << NSB_CMD_PROFILE) | C_REPORT, opt_help, "show this help", G_GENERAL },
 };
 
 #define EXIT_RUN                                                                                        \
@@ -421,6 +428,12 @@ static const struct cli_cmd {
           "  0      printed\n"
           "  125    no such profile, or a bad profile file (FILE:LINE says where)\n",
           "nsbox profile show python" },
+        { "report", NSB_CMD_REPORT, "nsbox report [--html FILE] RESULTS.jsonl... ('-': stdin)",
+          "summarise batch results and judge verdicts for a person: counts, slowest jobs, errors by stage",
+          "  0      the summary was printed\n"
+          "  1      no line of the input was a result or a verdict\n"
+          "  125    usage error, an input that cannot be read, or --html cannot be written\n",
+          "nsbox report examples/results.jsonl" },
 };
 
 #define N_OPTIONS (sizeof options / sizeof options[0])
@@ -542,6 +555,16 @@ static int take_positionals(struct nsb_config *cfg, int argc, char **argv, int i
                 if (argc - i != 2 || strcmp(argv[i], "show") != 0)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "profile: expected 'show NAME|FILE'");
                 return set_str(&cfg->input_path, argv[i + 1], e);
+        case NSB_CMD_REPORT:
+                if (i >= argc)
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                        "report: expected RESULTS.jsonl... (batch results or judge verdicts; '-': stdin)");
+                for (int k = i; k < argc; k++)
+                        if (strncmp(argv[k], "--", 2) == 0)
+                                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                                "report: '%s' after the files: options go before them "
+                                                "(a file named so: ./%s)", argv[k], argv[k]);
+                break;
         case NSB_CMD_BATCH:
                 if (argc - i > 1)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "batch: unexpected argument '%s'", argv[i + 1]);

@@ -23,6 +23,7 @@ enum nsb_cmd {
         NSB_CMD_BATCH,
         NSB_CMD_DOCTOR,
         NSB_CMD_PROFILE,        /* nsbox profile show NAME|FILE */
+        NSB_CMD_REPORT,         /* nsbox report RESULTS.jsonl... */
         NSB_CMD_VERSION,
         NSB_CMD_HELP,
 };
@@ -114,6 +115,10 @@ struct nsb_config {
         bool fail_fast;                 /* judge --fail-fast */
         char *observe_path;             /* judge --observe: write each case's observation here */
         char *replay_path;              /* judge --replay: judge these observations, run nothing */
+        char *junit_path;               /* judge, test --junit: also write JUnit XML here */
+
+        /* report: the RESULTS files are argv/argc ("-" = stdin) */
+        char *html_path;                /* report --html: the self-contained page */
 };
 
 /* Secure defaults for @cmd. */

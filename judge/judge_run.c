@@ -19,6 +19,7 @@
 
 #include "util/cleanup.h"
 #include "util/readfile.h"
+#include "report/junit.h"
 #include "util/resultfile.h"
 #include "util/sha256.h"
 #include "nsbox-config.h"
@@ -402,6 +403,38 @@ static int new_run_id(char out[33], struct nsb_error *e)
         return 0;
 }
 
+/* --junit FILE: one testcase per case; undetermined is an <error> (nsbox
+ * could not decide), not a <failure>; a case not run is <skipped>. */
+static int write_junit(const char *path, const char *spec_path, const struct judge_report *rep,
+                       struct nsb_error *e)
+{
+        AUTOFREE struct junit_case *jc = calloc(rep->n_cases ? rep->n_cases : 1, sizeof *jc);
+        static const enum junit_kind kind[] = {
+                [JUDGE_PASS] = JUNIT_PASS, [JUDGE_FAIL] = JUNIT_FAILURE,
+                [JUDGE_UNDETERMINED] = JUNIT_ERROR, [JUDGE_NOT_RUN] = JUNIT_SKIPPED,
+        };
+        double total = 0;
+
+        if (!jc)
+                return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "--junit: out of memory");
+        for (size_t i = 0; i < rep->n_cases; i++) {
+                const struct judge_case_report *c = &rep->cases[i];
+
+                jc[i].name = c->name ? c->name : "";
+                jc[i].classname = spec_path;
+                jc[i].time_s = c->ran ? c->result.wall_ms / 1000.0 : -1;
+                jc[i].kind = kind[c->verdict];
+                jc[i].message = c->verdict == JUDGE_PASS ? NULL : c->reason;
+                if (c->ran && c->verdict != JUDGE_PASS) {
+                        jc[i].detail = c->result.err.text;     /* the head of its stderr */
+                        jc[i].detail_len = c->result.err.kept;
+                }
+                if (c->ran)
+                        total += c->result.wall_ms / 1000.0;
+        }
+        return junit_write(path, spec_path, jc, rep->n_cases, total, e);
+}
+
 int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_error *e)
 {
         __attribute__((cleanup(spec_cleanup))) struct judge_spec spec = { 0 };
@@ -453,6 +486,7 @@ int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_erro
          * could rewrite the evidence a later replay judges. */
         if (cfg_check_unexposed(cli, cli->result_path, "--result", false, e) < 0 ||
             cfg_check_unexposed(cli, cli->observe_path, "--observe", false, e) < 0 ||
+            cfg_check_unexposed(cli, cli->junit_path, "--junit", false, e) < 0 ||
             cfg_check_unexposed_fd(cli, fileno(out), "stdout", e) < 0)
                 return JUDGE_EXIT_BAD_SPEC;
         if (cli->replay_path) {
@@ -494,6 +528,8 @@ int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_erro
         if (write_verdict(cli, &rep, out, &root, e) < 0)
                 return JUDGE_EXIT_BAD_SPEC;
         if (cli->result_path && result_file_write(cli->result_path, root, JSON_INDENT(2), e) < 0)
+                return JUDGE_EXIT_BAD_SPEC;
+        if (cli->junit_path && write_junit(cli->junit_path, cli->input_path, &rep, e) < 0)
                 return JUDGE_EXIT_BAD_SPEC;
         return judge_exit_code(rep.verdict);
 }

@@ -47,6 +47,11 @@ static int open_no_symlinks(const char *path, int flags, mode_t mode)
 
 static int open_named(const char *path, bool append, const char *what, struct nsb_error *e)
 {
+        return result_file_open_as(path, append, "--result", e);
+}
+
+int result_file_open_as(const char *path, bool append, const char *what, struct nsb_error *e)
+{
         /* No O_TRUNC: nothing is truncated before it is known to be a regular file. */
         AUTOCLOSE int fd = open_no_symlinks(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY |
                                                           (append ? O_APPEND : 0),

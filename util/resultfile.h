@@ -24,6 +24,8 @@ char *result_path_pin(const char *path);
  * batch` opens it before any job runs and writes each result line as it
  * comes. */
 int result_file_open(const char *path, bool append, struct nsb_error *e);
+/* The same, its messages naming the option @what ("--junit", "--html"). */
+int result_file_open_as(const char *path, bool append, const char *what, struct nsb_error *e);
 
 /* After the run: @root (json_dumpf @flags, then a newline) written to the
  * pinned @path, truncating it; 0, or a negative errno with @e set. Refused: a

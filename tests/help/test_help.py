@@ -15,7 +15,7 @@ import unittest
 NSBOX = os.environ["NSBOX"]
 SOURCE = os.path.realpath(os.environ["NSBOX_SOURCE"])
 
-COMMANDS = ["run", "python", "judge", "test", "batch", "doctor", "profile"]
+COMMANDS = ["run", "python", "judge", "test", "batch", "doctor", "profile", "report"]
 SANDBOX_COMMANDS = ["run", "python", "judge", "test", "batch"]
 
 
@@ -125,7 +125,7 @@ class Help(unittest.TestCase):
         """The example in each help is a command that works, from the source
         tree (batch's example, which writes a file, is the README's and runs
         in Readme)."""
-        for cmd in ("run", "python", "judge", "test", "doctor", "profile"):
+        for cmd in ("run", "python", "judge", "test", "doctor", "profile", "report"):
             example = sections(nsbox(cmd, "--help").stdout.decode())["Example"].strip()
             argv = example.split(" ", 1)[1]
             p = subprocess.run("exec %s %s" % (NSBOX, argv), shell=True, capture_output=True, timeout=120,
