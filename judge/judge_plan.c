@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "util/cleanup.h"
+#include "util/portable.h"
 
 /* Excerpts of output in a reason are clipped to this many bytes. */
 #define EXCERPT_MAX 80
@@ -267,11 +268,11 @@ static enum judge_verdict match_equals(const struct judge_matcher *m, const char
 static enum judge_verdict match_contains(const struct judge_matcher *m, const char *stream, const char *text,
                                          const struct run_stream *s, bool cut, char *reason, size_t size)
 {
-        bool found = m->len == 0 || memmem(text, s->kept, m->text, m->len) != NULL;
+        bool found = m->len == 0 || nsb_memmem(text, s->kept, m->text, m->len) != NULL;
 
         /* A cut stream can still prove a substring: what was kept is real. */
         if (!found && cut && s->tail_len <= sizeof s->tail)
-                found = memmem(s->tail, s->tail_len, m->text, m->len) != NULL;
+                found = nsb_memmem(s->tail, s->tail_len, m->text, m->len) != NULL;
         if (found) {
                 append(reason, size, "%s contains ", stream);
                 append_excerpt(reason, size, m->text, m->len);
@@ -384,7 +385,7 @@ static void append_stderr_hint(char *buf, size_t size, const struct run_stream *
 
 static void signal_text(int sig, char *buf, size_t size)
 {
-        const char *abbrev = sig > 0 ? sigabbrev_np(sig) : NULL;
+        const char *abbrev = sig > 0 ? nsb_signame(sig) : NULL;
 
         if (abbrev)
                 snprintf(buf, size, "SIG%s", abbrev);

@@ -326,9 +326,12 @@ static int setup_cgroup(struct sbx *s, struct nsb_error *e)
         /* --pids counts the program's tasks; the init (nsbox's own, one
          * thread) is one task of the run's cgroup and of its uid too. */
         s->cg_spec.pids_max = s->cfg->pids_max + 1;
-        if (s->reduced && b == CG_BACKEND_RLIMIT && s->cfg->pids_max)
+        if (s->reduced && b == CG_BACKEND_RLIMIT && s->cfg->pids_max) {
                 /* The host counts every task of the user against RLIMIT_NPROC. */
-                s->cg_spec.pids_max += reduced_count_tasks(s->red.drop_to_nobody ? REDUCED_NOBODY_UID : getuid());
+                unsigned long tasks = 0;
+                (void) reduced_count_tasks(s->red.drop_to_nobody ? REDUCED_NOBODY_UID : getuid(), &tasks);
+                s->cg_spec.pids_max += tasks;
+        }
         s->cg_spec.serial = s->req->serial;
         cg_run_init(&s->cg_run);
         /* v1 cgroups are joined by the child through fds, so they can be made
