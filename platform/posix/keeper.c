@@ -70,7 +70,7 @@ static int apply_rlimits(const struct px_child *c, struct nsb_ledger *l, struct 
                 return r;
         for (size_t i = 0; i < c->rlimits->n; i++) {
                 const struct px_rlimit *x = &c->rlimits->v[i];
-                struct rlimit lim = { (rlim_t) x->value, (rlim_t) x->value };
+                struct rlimit lim = { (rlim_t) x->value, (rlim_t) x->hard };
 
                 if (x->lower_only) {
                         struct rlimit cur;

@@ -36,7 +36,8 @@
 struct px_rlimit {
         int resource;           /* RLIMIT_* */
         const char *name;       /* "RLIMIT_CPU", for errors */
-        uint64_t value;         /* soft = hard */
+        uint64_t value;         /* the soft limit */
+        uint64_t hard;          /* the hard limit: the same, except for CPU time */
         int prot;               /* enum nsb_prot it enforces, or -1 (recorded nowhere) */
         bool lower_only;        /* never above the current hard limit (open files) */
 };
@@ -46,9 +47,11 @@ struct px_rlimit_plan {
         size_t n;
 };
 
-/* @user_tasks: the processes the host already counts against the program's
- * uid (RLIMIT_NPROC is per user, not per run), or -1 when they cannot be
- * counted: then no process limit is set and "pids" stays unavailable.
+/* @user_tasks: the tasks the host counts against the program's uid besides
+ * the program's own (RLIMIT_NPROC is per user, not per run: the user's
+ * other processes, and the keeper when it runs as the same user), or -1
+ * when they cannot be counted: then no process limit is set and "pids"
+ * stays unavailable.
  * CPU, file size, core 0, open files, memory (RLIMIT_AS, per process) and
  * processes, each where this platform defines the resource. */
 void px_rlimits_plan(const struct nsb_config *cfg, long user_tasks, struct px_rlimit_plan *ret);

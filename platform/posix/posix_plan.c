@@ -10,7 +10,7 @@
 static void add(struct px_rlimit_plan *p, int resource, const char *name, uint64_t value, int prot, bool lower_only)
 {
         if (p->n < PX_MAX_RLIMITS)
-                p->v[p->n++] = (struct px_rlimit){ resource, name, value, prot, lower_only };
+                p->v[p->n++] = (struct px_rlimit){ resource, name, value, value, prot, lower_only };
 }
 
 uint64_t px_cpu_rlimit_s(const struct nsb_config *cfg)
@@ -21,9 +21,13 @@ uint64_t px_cpu_rlimit_s(const struct nsb_config *cfg)
 void px_rlimits_plan(const struct nsb_config *cfg, long user_tasks, struct px_rlimit_plan *ret)
 {
         memset(ret, 0, sizeof *ret);
-        /* soft = hard: where the kernel sends SIGKILL at the hard limit
-         * (Linux), catching SIGXCPU gains nothing. Per process. */
+        /* Per process. SIGXCPU at the limit, SIGKILL a second later (a
+         * program that catches SIGXCPU gains at most that second): a SIGXCPU
+         * death is the limit's beyond doubt, where POSIX gives no way to
+         * read the clock the kernel checks (rusage can trail it by 10% and
+         * more), so a SIGKILL at soft = hard could not be told from any other. */
         add(ret, RLIMIT_CPU, "RLIMIT_CPU", px_cpu_rlimit_s(cfg), PROT_CPU_TIME, false);
+        ret->v[ret->n - 1].hard = px_cpu_rlimit_s(cfg) + 1;
         /* A longer write gets SIGXFSZ (EFBIG when ignored). */
         add(ret, RLIMIT_FSIZE, "RLIMIT_FSIZE", cfg->file_size_bytes, PROT_FILE_SIZE, false);
         add(ret, RLIMIT_CORE, "RLIMIT_CORE", 0, -1, false);
@@ -35,9 +39,9 @@ void px_rlimits_plan(const struct nsb_config *cfg, long user_tasks, struct px_rl
                 add(ret, RLIMIT_AS, "RLIMIT_AS", cfg->memory_bytes, PROT_MEMORY, false);
 #ifdef RLIMIT_NPROC
         /* Not POSIX, but on Linux and the BSDs: per user, so the user's
-         * other processes count too (and the keeper, one more). */
+         * other processes count too. */
         if (cfg->pids_max && user_tasks >= 0)
-                add(ret, RLIMIT_NPROC, "RLIMIT_NPROC", cfg->pids_max + 1 + (uint64_t) user_tasks, PROT_PIDS, false);
+                add(ret, RLIMIT_NPROC, "RLIMIT_NPROC", cfg->pids_max + (uint64_t) user_tasks, PROT_PIDS, false);
 #else
         (void) user_tasks;
 #endif
@@ -45,6 +49,8 @@ void px_rlimits_plan(const struct nsb_config *cfg, long user_tasks, struct px_rl
 
 int px_check(const struct nsb_config *cfg, const char *runner_dir, const char *sysname, struct nsb_error *e)
 {
+        int r;
+
         if (cfg->isolation != NSB_ISOLATION_REDUCED)
                 return nsb_fail(e, NSB_STAGE_CLONE, ENOTSUP,
                                 "strict isolation is not available on this platform (nsbox built for posix, "
@@ -54,6 +60,10 @@ int px_check(const struct nsb_config *cfg, const char *runner_dir, const char *s
                                 "user can, and reach the network) runs only when asked for by name: --isolation "
                                 "reduced (docs/platforms.md)",
                                 sysname);
+        /* what reduced isolation refuses everywhere, in the same words */
+        r = reduced_check(cfg, runner_dir, e);
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < cfg->n_binds; i++)
                 if (cfg->binds[i].read_only)
                         return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
@@ -70,5 +80,5 @@ int px_check(const struct nsb_config *cfg, const char *runner_dir, const char *s
                 return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
                                 "seccomp_deny (%s, ...) cannot be enforced on the posix platform (no seccomp)",
                                 cfg->seccomp_deny[0]);
-        return reduced_check(cfg, runner_dir, e);
+        return 0;
 }

@@ -85,13 +85,17 @@ static int copy_command(struct run_result *r, char *const *argv, size_t argc)
         return 0;
 }
 
-/* The processes the host counts against @uid's RLIMIT_NPROC, or -1 when
- * this system cannot say (no Linux-style /proc). */
-static long user_tasks(uid_t uid)
+/* The tasks the host will count against the program's RLIMIT_NPROC besides
+ * its own, or -1 when this system cannot say (no Linux-style /proc): the
+ * user's, and the keeper, one more, unless the program alone drops to
+ * nobody (a root caller's keeper stays root). */
+static long other_tasks(const struct psbx *s)
 {
         unsigned long n;
 
-        return reduced_count_tasks(uid, &n) < 0 ? -1 : (long) n;
+        if (reduced_count_tasks(s->red.drop_to_nobody ? REDUCED_NOBODY_UID : getuid(), &n) < 0)
+                return -1;
+        return (long) n + (s->red.drop_to_nobody ? 0 : 1);
 }
 
 static int plan(struct psbx *s, struct nsb_error *e)
@@ -132,8 +136,7 @@ static int plan(struct psbx *s, struct nsb_error *e)
         r = reduced_argv(&s->red, req->program_name, req->argv, req->argc, &s->argv, e);
         if (r < 0)
                 return r;
-        px_rlimits_plan(cfg, cfg->pids_max ? user_tasks(s->red.drop_to_nobody ? REDUCED_NOBODY_UID : getuid()) : -1,
-                        &s->rlimits);
+        px_rlimits_plan(cfg, cfg->pids_max ? other_tasks(s) : -1, &s->rlimits);
         return env_build(cfg, s->red.tmpdir, &s->envp, e);
 }
 
@@ -436,15 +439,14 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
         reap_keeper(&s);
         ret->wall_ms = elapsed_ms(&s.start);
         /* RLIMIT_CPU is the only judge of CPU time here, per process: a
-         * SIGXCPU, or a SIGKILL (what it sends at the hard limit) with the
-         * program's CPU at the limit, is that limit's. The clock read from
-         * the zombie trails the kernel's check by at most a tick or two. */
+         * SIGXCPU death is its soft limit's; a SIGKILL one (its hard limit,
+         * a second later, for a program that caught SIGXCPU) is when the
+         * CPU read reaches the soft limit (posix_plan.c). */
         if (ret->cpu_ms >= (double) cfg_cpu_time_ms(s.cfg))
                 s.obs.cpu_over = true;
         if (s.obs.got_exit && WIFSIGNALED(s.obs.wait_status) &&
             (WTERMSIG(s.obs.wait_status) == SIGXCPU ||
-             (WTERMSIG(s.obs.wait_status) == SIGKILL &&
-              ret->cpu_ms + 50.0 >= (double) px_cpu_rlimit_s(s.cfg) * 1000.0)))
+             (WTERMSIG(s.obs.wait_status) == SIGKILL && ret->cpu_ms >= (double) px_cpu_rlimit_s(s.cfg) * 1000.0)))
                 s.obs.cpu_over = true;
         cleanup(&s);
         outcome_decide(&s.obs, ret);

@@ -48,7 +48,8 @@ static void test_memmem(void **state)
         assert_ptr_equal(nsb_memmem(hay, n, "cabd", 4), hay + 6);
         assert_ptr_equal(nsb_memmem(hay, n, "b\0c", 3), hay + 4);
         assert_ptr_equal(nsb_memmem(hay, n, "", 0), hay);
-        assert_null(nsb_memmem(hay, n, "abd", 3));
+        assert_null(nsb_memmem(hay, n, "bad", 3));
+        assert_ptr_equal(nsb_memmem(hay, n, "abd", 3), hay + 7);
         assert_null(nsb_memmem(hay, 2, "abc", 3));
         assert_null(nsb_memmem(hay, n, "d!", 2));   /* would run past the end */
         assert_ptr_equal(nsb_memmem(hay, n, "d", 1), hay + n - 1);

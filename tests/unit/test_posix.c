@@ -91,6 +91,8 @@ static void test_rlimits(void **state)
         c.cpu_time_ms = 1500;
         px_rlimits_plan(&c, 10, &p);
         assert_int_equal(find(&p, RLIMIT_CPU)->value, 2);   /* rounded up */
+        assert_int_equal(find(&p, RLIMIT_CPU)->hard, 3);    /* SIGKILL a second after SIGXCPU */
+        assert_int_equal(find(&p, RLIMIT_FSIZE)->hard, 16u << 20);
         assert_int_equal(find(&p, RLIMIT_CPU)->prot, PROT_CPU_TIME);
         assert_int_equal(find(&p, RLIMIT_FSIZE)->value, 16u << 20);
         assert_int_equal(find(&p, RLIMIT_FSIZE)->prot, PROT_FILE_SIZE);
@@ -101,8 +103,8 @@ static void test_rlimits(void **state)
         assert_int_equal(find(&p, RLIMIT_AS)->value, 256u << 20);
         assert_int_equal(find(&p, RLIMIT_AS)->prot, PROT_MEMORY);
 #ifdef RLIMIT_NPROC
-        /* the user's 10 tasks and the keeper come on top of --pids */
-        assert_int_equal(find(&p, RLIMIT_NPROC)->value, 64 + 1 + 10);
+        /* the 10 tasks the user already has come on top of --pids */
+        assert_int_equal(find(&p, RLIMIT_NPROC)->value, 64 + 10);
         assert_int_equal(find(&p, RLIMIT_NPROC)->prot, PROT_PIDS);
         /* uncountable: no limit, so pids stays unavailable */
         px_rlimits_plan(&c, -1, &p);
