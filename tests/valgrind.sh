@@ -28,7 +28,7 @@ check() {   # check EXPECTED_EXITS(a|b) CMD...
 }
 log=$(mktemp); trap 'rm -f "$log" "$spec"' EXIT
 spec=$(mktemp --suffix=.json); echo '{"program": {"source": "print(1)"}, "cases": [{"name": 3}]}' > "$spec"
-for t in config mount cgroup caps supervisor judge doctor testcmd; do
+for t in config mount cgroup caps supervisor judge doctor testcmd portable; do
   check 0 "$build/tests/test_$t"
 done
 cd /var/tmp   # the sandbox owns /tmp: no command may live there

@@ -29,8 +29,8 @@ static void gather(const char *interpreter, struct px_doc_facts *f)
 #ifdef RLIMIT_NPROC
         f->nproc_defined = true;
 #endif
-        f->tasks_countable =
-                reduced_count_tasks(geteuid() == 0 ? REDUCED_NOBODY_UID : getuid(), &tasks) == 0;
+        f->as_nobody = geteuid() == 0;
+        f->tasks_countable = reduced_count_tasks(f->as_nobody ? REDUCED_NOBODY_UID : getuid(), &tasks) == 0;
         f->user_tasks = (long) tasks;
         snprintf(f->interpreter, sizeof f->interpreter, "%s", interpreter ? interpreter : SBX_DEFAULT_INTERPRETER);
         f->interpreter_ok = access(f->interpreter, X_OK) == 0;

@@ -56,8 +56,8 @@ void px_doctor_plan(const struct px_doc_facts *f, enum nsb_isolation iso, struct
         c = add_check(ret, "rlimits", DOC_OK);
         put(c->detail, sizeof c->detail, "per process: RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_CORE=0, RLIMIT_AS");
         if (f->nproc_defined && f->tasks_countable) {
-                put(c->detail, sizeof c->detail, "; RLIMIT_NPROC (per user: your %ld running tasks are added to --pids)",
-                    f->user_tasks);
+                put(c->detail, sizeof c->detail, "; RLIMIT_NPROC (per user: the %ld tasks %s already runs are added to --pids)",
+                    f->user_tasks, f->as_nobody ? "nobody (the user a root caller's program runs as)" : "your user");
         } else {
                 c->status = DOC_DEGRADED;
                 put(c->detail, sizeof c->detail, "; processes are not bounded (%s): pids is `unavailable` in results",

@@ -189,16 +189,23 @@ static int wait_end_or_stop(const struct px_child *c, pid_t prog, const sigset_t
         }
 }
 
-/* The process's own CPU clock, read while it is an unreaped zombie, in µs
- * (0 where the system gives no clock for another process). */
+/* The process's own CPU clock, read while it is an unreaped zombie, in µs:
+ * it holds what the program used up to a kill that gave it no chance to be
+ * waited for by its children. 0 where the system has no clock for another
+ * process (POSIX's optional Process CPU-Time Clocks, which macOS lacks). */
 static uint64_t zombie_cpu_us(pid_t pid)
 {
+#if defined(_POSIX_CPUTIME) && _POSIX_CPUTIME >= 0
         clockid_t clk;
         struct timespec ts;
 
         if (clock_getcpuclockid(pid, &clk) != 0 || clock_gettime(clk, &ts) < 0)
                 return 0;
         return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+#else
+        (void) pid;
+        return 0;
+#endif
 }
 
 __attribute__((noreturn)) void px_keeper_main(const struct px_child *c)

@@ -108,7 +108,8 @@ struct px_doc_facts {
         char sysname[65], release[65];  /* uname */
         bool nproc_defined;             /* the platform has RLIMIT_NPROC */
         bool tasks_countable;           /* the user's tasks can be counted (a Linux /proc) */
-        long user_tasks;
+        long user_tasks;                /* of the program's user: */
+        bool as_nobody;                 /* nobody's (a root caller) */
         char interpreter[DOC_PATH_MAX];
         bool interpreter_ok;            /* executable */
         char interpreter_error[128];

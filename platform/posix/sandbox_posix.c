@@ -353,8 +353,8 @@ static int supervise(struct psbx *s, struct nsb_error *e)
                         p[i_cancel = n++] = (struct pollfd){ s->req->cancel_fd, POLLIN, 0 };
                 if (drain_deadline >= 0)
                         timeout = (int) (drain_deadline - now) + 1;
-                else if (s->obs.killed == KILL_NONE)
-                        timeout = (int) (deadline - now) + 1;
+                else if (s->obs.killed == KILL_NONE)   /* at most a day a poll: no int overflow */
+                        timeout = deadline - now > 86400e3 ? 86400000 : (int) (deadline - now) + 1;
                 else
                         timeout = -1;
                 r = poll(p, (nfds_t) n, timeout);
