@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/portable.h"
+
 static const char *const status_names[] = {
         [DOC_OK] = "ok", [DOC_DEGRADED] = "degraded", [DOC_UNAVAILABLE] = "unavailable",
 };
@@ -14,20 +16,6 @@ static const char *const status_names[] = {
 const char *doctor_status_name(enum doc_status s)
 {
         return (unsigned) s < sizeof status_names / sizeof status_names[0] ? status_names[s] : "unknown";
-}
-
-/* Append printf output to a fixed buffer, truncating silently (these are
- * human-readable texts; the buffers are sized for the longest we write). */
-__attribute__((format(printf, 3, 4))) static void append(char *buf, size_t size, const char *fmt, ...)
-{
-        size_t len = strnlen(buf, size);
-        va_list ap;
-
-        if (len + 1 >= size)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(buf + len, size - len, fmt, ap);
-        va_end(ap);
 }
 
 static struct doc_check *add_check(struct doc_report *r, const char *name)
@@ -40,8 +28,9 @@ static struct doc_check *add_check(struct doc_report *r, const char *name)
         return c;
 }
 
-#define DETAIL(c, ...) append((c)->detail, sizeof (c)->detail, __VA_ARGS__)
-#define FIX(c, ...) append((c)->fix, sizeof (c)->fix, __VA_ARGS__)
+/* Texts in fixed buffers, truncated silently (sized for the longest we write). */
+#define DETAIL(c, ...) nsb_appendf((c)->detail, sizeof (c)->detail, __VA_ARGS__)
+#define FIX(c, ...) nsb_appendf((c)->fix, sizeof (c)->fix, __VA_ARGS__)
 
 static void fix_sep(struct doc_check *c)
 {

@@ -52,20 +52,6 @@ static size_t utf8_len(const unsigned char *s, size_t left)
         return n;
 }
 
-static void append(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void append(char *buf, size_t size, const char *fmt, ...)
-{
-        size_t used = strnlen(buf, size);
-        va_list ap;
-
-        if (used + 1 >= size)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(buf + used, size - used, fmt, ap);
-        va_end(ap);
-}
-
 /* @quoted: also escape \\ and ', for text shown between quotes; a regex is
  * shown between slashes as written, its backslashes untouched. */
 static void escape_append(char *buf, size_t size, const char *s, size_t len, size_t max_chars, bool quoted)
@@ -123,17 +109,17 @@ void judge_escape_append(char *buf, size_t size, const char *s, size_t len, size
 
 static void append_regex(char *buf, size_t size, const struct judge_matcher *m)
 {
-        append(buf, size, "/");
+        nsb_appendf(buf, size, "/");
         escape_append(buf, size, m->text, m->len, EXCERPT_MAX, false);
-        append(buf, size, "/");
+        nsb_appendf(buf, size, "/");
 }
 
 /* 'text', escaped and clipped; '...text' when it starts mid-line. */
 static void append_excerpt_at(char *buf, size_t size, const char *s, size_t len, bool mid)
 {
-        append(buf, size, mid ? "'..." : "'");
+        nsb_appendf(buf, size, mid ? "'..." : "'");
         judge_escape_append(buf, size, s, len, EXCERPT_MAX);
-        append(buf, size, "'");
+        nsb_appendf(buf, size, "'");
 }
 
 static void append_excerpt(char *buf, size_t size, const char *s, size_t len)
@@ -175,7 +161,7 @@ static void equals_reason(char *buf, size_t size, const char *stream, const char
                         line++;
                         ls = i + 1;
                 }
-        append(buf, size, "%s differs at line %zu: expected ", stream, line);
+        nsb_appendf(buf, size, "%s differs at line %zu: expected ", stream, line);
         el = ls < exp_len ? line_len(exp, exp_len, ls) : 0;
         gl = ls < got_len ? line_len(got, got_len, ls) : 0;
         /* Only the trailing newline differs: show it, or the two excerpts
@@ -192,26 +178,26 @@ static void equals_reason(char *buf, size_t size, const char *stream, const char
         while (win > ls && (((unsigned char) exp[win] & 0xc0) == 0x80))
                 win--;
         if (ls >= exp_len) {
-                append(buf, size, "end of output");
+                nsb_appendf(buf, size, "end of output");
         } else {
                 append_excerpt_at(buf, size, exp + win, el - (win - ls), win > ls);
         }
-        append(buf, size, ", got ");
+        nsb_appendf(buf, size, ", got ");
         if (ls >= got_len) {
-                append(buf, size, cut ? "end of the kept output" : "end of output");
+                nsb_appendf(buf, size, cut ? "end of the kept output" : "end of output");
         } else {
                 append_excerpt_at(buf, size, got + win, gl - (win - ls), win > ls);
         }
         if (!cut) {
                 size_t en = count_lines(exp, exp_len), gn = count_lines(got, got_len);
                 if (en != gn)
-                        append(buf, size, " (expected %zu line%s, got %zu)", en, en == 1 ? "" : "s", gn);
+                        nsb_appendf(buf, size, " (expected %zu line%s, got %zu)", en, en == 1 ? "" : "s", gn);
         }
 }
 
 static void cut_note(char *buf, size_t size, const char *stream, const struct run_stream *s)
 {
-        append(buf, size, "%s was cut at %zu of %llu bytes", stream, s->kept, (unsigned long long) s->bytes);
+        nsb_appendf(buf, size, "%s was cut at %zu of %llu bytes", stream, s->kept, (unsigned long long) s->bytes);
 }
 
 /* ---- matchers ------------------------------------------------------------ */
@@ -223,7 +209,7 @@ static enum judge_verdict match_equals(const struct judge_matcher *m, const char
 
         if (!cut) {
                 if (kept == m->len && memcmp(text, m->text, kept) == 0) {
-                        append(reason, size, "%s equals expected", stream);
+                        nsb_appendf(reason, size, "%s equals expected", stream);
                         return JUDGE_PASS;
                 }
                 equals_reason(reason, size, stream, m->text, m->len, text, kept, false);
@@ -235,33 +221,33 @@ static enum judge_verdict match_equals(const struct judge_matcher *m, const char
                 /* The kept prefix already differs (or goes past the expected
                  * end): evidence, whatever was cut. */
                 equals_reason(reason, size, stream, m->text, m->len, text, kept, true);
-                append(reason, size, " (");
+                nsb_appendf(reason, size, " (");
                 cut_note(reason, size, stream, s);
-                append(reason, size, ")");
+                nsb_appendf(reason, size, ")");
                 return JUDGE_FAIL;
         }
         if (s->bytes != m->len) {
-                append(reason, size, "%s differs: expected %zu bytes, the program wrote %llu (", stream, m->len,
+                nsb_appendf(reason, size, "%s differs: expected %zu bytes, the program wrote %llu (", stream, m->len,
                        (unsigned long long) s->bytes);
                 cut_note(reason, size, stream, s);
-                append(reason, size, ")");
+                nsb_appendf(reason, size, ")");
                 return JUDGE_FAIL;
         }
         /* Same length, same prefix: the tail holds the stream's last bytes. */
         if (s->tail_len > 0 && s->tail_len <= m->len && s->tail_len <= sizeof s->tail) {
                 if (memcmp(s->tail, m->text + m->len - s->tail_len, s->tail_len) != 0) {
-                        append(reason, size, "%s differs in its last %zu bytes (", stream, s->tail_len);
+                        nsb_appendf(reason, size, "%s differs in its last %zu bytes (", stream, s->tail_len);
                         cut_note(reason, size, stream, s);
-                        append(reason, size, ")");
+                        nsb_appendf(reason, size, ")");
                         return JUDGE_FAIL;
                 }
                 if (kept + s->tail_len >= s->bytes) {
-                        append(reason, size, "%s equals expected (from the kept part and the tail)", stream);
+                        nsb_appendf(reason, size, "%s equals expected (from the kept part and the tail)", stream);
                         return JUDGE_PASS;
                 }
         }
         cut_note(reason, size, stream, s);
-        append(reason, size, "; the kept part matches, the rest cannot be checked");
+        nsb_appendf(reason, size, "; the kept part matches, the rest cannot be checked");
         return JUDGE_UNDETERMINED;
 }
 
@@ -274,17 +260,17 @@ static enum judge_verdict match_contains(const struct judge_matcher *m, const ch
         if (!found && cut && s->tail_len <= sizeof s->tail)
                 found = nsb_memmem(s->tail, s->tail_len, m->text, m->len) != NULL;
         if (found) {
-                append(reason, size, "%s contains ", stream);
+                nsb_appendf(reason, size, "%s contains ", stream);
                 append_excerpt(reason, size, m->text, m->len);
                 return JUDGE_PASS;
         }
         if (cut) {
                 cut_note(reason, size, stream, s);
-                append(reason, size, " and the kept part does not contain ");
+                nsb_appendf(reason, size, " and the kept part does not contain ");
                 append_excerpt(reason, size, m->text, m->len);
                 return JUDGE_UNDETERMINED;
         }
-        append(reason, size, "%s does not contain ", stream);
+        nsb_appendf(reason, size, "%s does not contain ", stream);
         append_excerpt(reason, size, m->text, m->len);
         return JUDGE_FAIL;
 }
@@ -299,7 +285,7 @@ static enum judge_verdict match_regex(const struct judge_matcher *m, const char 
         /* An anchor, a lookahead or a greedy span may depend on what was cut. */
         if (cut) {
                 cut_note(reason, size, stream, s);
-                append(reason, size, "; a regex cannot be settled on cut output");
+                nsb_appendf(reason, size, "; a regex cannot be settled on cut output");
                 return JUDGE_UNDETERMINED;
         }
         md = pcre2_match_data_create_from_pattern(m->re, NULL);
@@ -307,7 +293,7 @@ static enum judge_verdict match_regex(const struct judge_matcher *m, const char 
         if (!md || !mctx) {
                 pcre2_match_data_free(md);
                 pcre2_match_context_free(mctx);
-                append(reason, size, "%s: out of memory while matching the regex", stream);
+                nsb_appendf(reason, size, "%s: out of memory while matching the regex", stream);
                 return JUDGE_UNDETERMINED;
         }
         pcre2_set_heap_limit(mctx, REGEX_HEAP_LIMIT_KIB);
@@ -315,12 +301,12 @@ static enum judge_verdict match_regex(const struct judge_matcher *m, const char 
         pcre2_match_data_free(md);
         pcre2_match_context_free(mctx);
         if (rc >= 0) {
-                append(reason, size, "%s matches ", stream);
+                nsb_appendf(reason, size, "%s matches ", stream);
                 append_regex(reason, size, m);
                 return JUDGE_PASS;
         }
         if (rc == PCRE2_ERROR_NOMATCH) {
-                append(reason, size, "%s does not match ", stream);
+                nsb_appendf(reason, size, "%s does not match ", stream);
                 append_regex(reason, size, m);
                 return JUDGE_FAIL;
         }
@@ -329,7 +315,7 @@ static enum judge_verdict match_regex(const struct judge_matcher *m, const char 
                 if (pcre2_get_error_message(rc, msg, sizeof msg) < 0)
                         snprintf((char *) msg, sizeof msg, "error %d", rc);
                 /* A limit of the matcher, not evidence about the program. */
-                append(reason, size, "%s: the regex could not be evaluated: %s", stream, (char *) msg);
+                nsb_appendf(reason, size, "%s: the regex could not be evaluated: %s", stream, (char *) msg);
         }
         return JUDGE_UNDETERMINED;
 }
@@ -378,9 +364,9 @@ static void append_stderr_hint(char *buf, size_t size, const struct run_stream *
         start = end;
         while (start > 0 && s[start - 1] != '\n')
                 start--;
-        append(buf, size, " (stderr: ");
+        nsb_appendf(buf, size, " (stderr: ");
         append_excerpt(buf, size, s + start, end - start);
-        append(buf, size, ")");
+        nsb_appendf(buf, size, ")");
 }
 
 static void signal_text(int sig, char *buf, size_t size)
@@ -398,8 +384,8 @@ static void join(char *buf, size_t size, const char *part)
         if (!*part)
                 return;
         if (*buf)
-                append(buf, size, "; ");
-        append(buf, size, "%s", part);
+                nsb_appendf(buf, size, "; ");
+        nsb_appendf(buf, size, "%s", part);
 }
 
 int judge_case_verdict(const struct judge_expect *x, const struct run_result *r, struct judge_case_report *ret)
@@ -413,22 +399,22 @@ int judge_case_verdict(const struct judge_expect *x, const struct run_result *r,
                 char msg[NSB_ERROR_MSG_MAX + 64];
 
                 nsb_error_describe(&r->error, msg, sizeof msg);
-                append(reason, size, "sandbox error at stage %s: ", nsb_stage_name(r->error.stage));
+                nsb_appendf(reason, size, "sandbox error at stage %s: ", nsb_stage_name(r->error.stage));
                 judge_escape_append(reason, size, msg, strlen(msg), 300);
                 ret->verdict = JUDGE_UNDETERMINED;
                 return 0;
         }
         case RUN_CANCELLED:
-                append(reason, size, "cancelled before the case finished");
+                nsb_appendf(reason, size, "cancelled before the case finished");
                 ret->verdict = JUDGE_UNDETERMINED;
                 return 0;
         case RUN_LIMIT: {
                 const char *name = run_limit_name(r->limit);
 
                 if (name)
-                        append(reason, size, "stopped by the %s limit", name);
+                        nsb_appendf(reason, size, "stopped by the %s limit", name);
                 else
-                        append(reason, size, "stopped by a limit");
+                        nsb_appendf(reason, size, "stopped by a limit");
                 append_stderr_hint(reason, size, &r->err);
                 ret->verdict = JUDGE_FAIL;
                 return 0;
@@ -437,7 +423,7 @@ int judge_case_verdict(const struct judge_expect *x, const struct run_result *r,
                 char sig[32];
 
                 signal_text(r->signal, sig, sizeof sig);
-                append(reason, size, "killed by %s", sig);
+                nsb_appendf(reason, size, "killed by %s", sig);
                 append_stderr_hint(reason, size, &r->err);
                 ret->verdict = JUDGE_FAIL;
                 return 0;
@@ -454,12 +440,12 @@ int judge_case_verdict(const struct judge_expect *x, const struct run_result *r,
 
                 if (r->exit_code != x->exit_code) {
                         ev = JUDGE_FAIL;
-                        append(exit_part, sizeof exit_part, "exit code %d, expected %d", r->exit_code,
+                        nsb_appendf(exit_part, sizeof exit_part, "exit code %d, expected %d", r->exit_code,
                                x->exit_code);
                         if (x->err.kind == JUDGE_MATCH_NONE)
                                 append_stderr_hint(exit_part, sizeof exit_part, &r->err);
                 } else {
-                        append(exit_part, sizeof exit_part, "exit code %d", r->exit_code);
+                        nsb_appendf(exit_part, sizeof exit_part, "exit code %d", r->exit_code);
                 }
                 ov = judge_match_stream(&x->out, "stdout", &r->out, out_part, sizeof out_part);
                 erv = judge_match_stream(&x->err, "stderr", &r->err, err_part, sizeof err_part);
@@ -480,11 +466,11 @@ int judge_case_verdict(const struct judge_expect *x, const struct run_result *r,
                                 join(reason, size, err_part);
                 } else {
                         ret->verdict = JUDGE_PASS;
-                        append(reason, size, "%s", exit_part);
+                        nsb_appendf(reason, size, "%s", exit_part);
                         if (*out_part)
-                                append(reason, size, ", %s", out_part);
+                                nsb_appendf(reason, size, ", %s", out_part);
                         if (*err_part)
-                                append(reason, size, ", %s", err_part);
+                                nsb_appendf(reason, size, ", %s", err_part);
                 }
         }
         return 0;

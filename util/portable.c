@@ -28,6 +28,18 @@ int nsb_asprintf(char **ret, const char *fmt, ...)
         return n;
 }
 
+void nsb_appendf(char *buf, size_t size, const char *fmt, ...)
+{
+        size_t used = strnlen(buf, size);
+        va_list ap;
+
+        if (used + 1 >= size)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(buf + used, size - used, fmt, ap);
+        va_end(ap);
+}
+
 void *nsb_memmem(const void *hay, size_t hlen, const void *needle, size_t nlen)
 {
         const unsigned char *h = hay, *end;

@@ -2,21 +2,9 @@
  * facts in, the report doctor.h renders out. Pure. */
 #include "platform/posix/posix.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
-__attribute__((format(printf, 3, 4))) static void put(char *buf, size_t size, const char *fmt, ...)
-{
-        size_t len = strnlen(buf, size);
-        va_list ap;
-
-        if (len + 1 >= size)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(buf + len, size - len, fmt, ap);
-        va_end(ap);
-}
+#include "util/portable.h"
 
 static struct doc_check *add_check(struct doc_report *r, const char *name, enum doc_status st)
 {
@@ -36,41 +24,41 @@ void px_doctor_plan(const struct px_doc_facts *f, enum nsb_isolation iso, struct
         ret->isolation = iso;
 
         c = add_check(ret, "platform", iso == NSB_ISOLATION_STRICT ? DOC_UNAVAILABLE : DOC_DEGRADED);
-        put(c->detail, sizeof c->detail,
+        nsb_appendf(c->detail, sizeof c->detail,
             "nsbox built for the posix platform, running on %s %s: no user, mount, pid, network or IPC "
             "namespaces, no cgroups, no seccomp, no Landlock, no no_new_privs",
             f->sysname, f->release);
         if (iso == NSB_ISOLATION_STRICT) {
-                put(c->detail, sizeof c->detail, "; strict isolation cannot run here");
-                put(c->fix, sizeof c->fix,
+                nsb_appendf(c->detail, sizeof c->detail, "; strict isolation cannot run here");
+                nsb_appendf(c->fix, sizeof c->fix,
                     "--isolation reduced (only a process group, rlimits, a private working directory and a "
                     "scrubbed environment; the program reads and writes what your user can and reaches the "
                     "network: docs/platforms.md), or build nsbox with -Dplatform=linux on Linux");
         } else {
-                put(c->detail, sizeof c->detail,
+                nsb_appendf(c->detail, sizeof c->detail,
                     "; reduced isolation runs (process group, rlimits, private working directory, scrubbed "
                     "environment), labelled in every result; network, filesystem view, pid view, seccomp and "
                     "landlock are `unavailable`");
         }
 
         c = add_check(ret, "rlimits", DOC_OK);
-        put(c->detail, sizeof c->detail, "per process: RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_CORE=0, RLIMIT_AS");
+        nsb_appendf(c->detail, sizeof c->detail, "per process: RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_CORE=0, RLIMIT_AS");
         if (f->nproc_defined && f->tasks_countable) {
-                put(c->detail, sizeof c->detail, "; RLIMIT_NPROC (per user: the %ld tasks %s already runs are added to --pids)",
+                nsb_appendf(c->detail, sizeof c->detail, "; RLIMIT_NPROC (per user: the %ld tasks %s already runs are added to --pids)",
                     f->user_tasks, f->as_nobody ? "nobody (the user a root caller's program runs as)" : "your user");
         } else {
                 c->status = DOC_DEGRADED;
-                put(c->detail, sizeof c->detail, "; processes are not bounded (%s): pids is `unavailable` in results",
+                nsb_appendf(c->detail, sizeof c->detail, "; processes are not bounded (%s): pids is `unavailable` in results",
                     f->nproc_defined ? "RLIMIT_NPROC is per user and this system's tasks cannot be counted"
                                      : "no RLIMIT_NPROC on this system");
         }
 
         c = add_check(ret, "interpreter", f->interpreter_ok ? DOC_OK : DOC_UNAVAILABLE);
         if (f->interpreter_ok) {
-                put(c->detail, sizeof c->detail, "%s (executable)", f->interpreter);
+                nsb_appendf(c->detail, sizeof c->detail, "%s (executable)", f->interpreter);
         } else {
-                put(c->detail, sizeof c->detail, "%s is not executable: %s", f->interpreter, f->interpreter_error);
-                put(c->fix, sizeof c->fix, "pass an existing interpreter with --interpreter PATH");
+                nsb_appendf(c->detail, sizeof c->detail, "%s is not executable: %s", f->interpreter, f->interpreter_error);
+                nsb_appendf(c->fix, sizeof c->fix, "pass an existing interpreter with --interpreter PATH");
         }
 
         ret->ready = true;

@@ -30,6 +30,7 @@
 #include "supervisor/env_plan.h"
 #include "supervisor/outcome.h"
 #include "supervisor/reduced.h"
+#include "supervisor/run_io.h"
 
 #include "nsbox-config.h"
 
@@ -58,33 +59,6 @@ struct psbx {
         struct timespec start;
 };
 
-static double elapsed_ms(const struct timespec *start)
-{
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        return (double) (now.tv_sec - start->tv_sec) * 1e3 + (double) (now.tv_nsec - start->tv_nsec) / 1e6;
-}
-
-static void close_fd(int *fd)
-{
-        if (*fd >= 0)
-                close(*fd);
-        *fd = -1;
-}
-
-static int copy_command(struct run_result *r, char *const *argv, size_t argc)
-{
-        r->command = calloc(argc + 1, sizeof *r->command);
-        if (!r->command)
-                return -ENOMEM;
-        for (size_t i = 0; i < argc; i++) {
-                if (!(r->command[i] = strdup(argv[i])))
-                        return -ENOMEM;
-                r->command_len = i + 1;
-        }
-        return 0;
-}
-
 /* The tasks the host will count against the program's RLIMIT_NPROC besides
  * its own, or -1 when this system cannot say (no Linux-style /proc): the
  * user's, and the keeper, one more, unless the program alone drops to
@@ -111,14 +85,8 @@ static int plan(struct psbx *s, struct nsb_error *e)
                 snprintf(u.sysname, sizeof u.sysname, "an unknown system");
         if ((r = px_check(cfg, req->runner_dir, u.sysname, e)) < 0)
                 return r;
-        if (cfg->workspace) {
-                struct stat st;
-                if (stat(cfg->workspace, &st) < 0)
-                        return nsb_fail(e, NSB_STAGE_CONFIG, errno, "--workspace '%s'", cfg->workspace);
-                if (!S_ISDIR(st.st_mode))
-                        return nsb_fail(e, NSB_STAGE_CONFIG, ENOTDIR, "--workspace '%s' is not a directory",
-                                        cfg->workspace);
-        }
+        if ((r = run_check_dir("--workspace", cfg->workspace, e)) < 0)
+                return r;
         if (req->python) {
                 if (!(s->exec_path = strdup(cfg->interpreter ? cfg->interpreter : SBX_DEFAULT_INTERPRETER)))
                         return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
@@ -177,17 +145,6 @@ static int open_fds(struct psbx *s, struct nsb_error *e)
         return open_stdin(s, e);
 }
 
-static int test_fail_stage(void)
-{
-#if NSBOX_TEST_HOOKS
-        const char *v = getenv("NSBOX_TEST_FAIL_STEP");
-        for (int st = 1; v && st < NSB_STAGE__MAX; st++)
-                if (strcmp(v, nsb_stage_name((enum nsb_stage) st)) == 0)
-                        return st;
-#endif
-        return 0;
-}
-
 static int spawn(struct psbx *s, struct nsb_error *e)
 {
         struct px_child c = {
@@ -201,7 +158,7 @@ static int spawn(struct psbx *s, struct nsb_error *e)
                 .workdir = s->red.workdir,
                 .drop_to_nobody = s->red.drop_to_nobody,
                 .rlimits = &s->rlimits,
-                .fail_stage = test_fail_stage(),
+                .fail_stage = run_test_fail_stage(),
         };
 
         clock_gettime(CLOCK_MONOTONIC, &s->start);
@@ -217,11 +174,11 @@ static int spawn(struct psbx *s, struct nsb_error *e)
                 close(s->err[0]);
                 px_keeper_main(&c);
         }
-        close_fd(&s->status[1]);
-        close_fd(&s->life[0]);
-        close_fd(&s->out[1]);
-        close_fd(&s->err[1]);
-        close_fd(&s->stdin_fd);
+        run_close_fd(&s->status[1]);
+        run_close_fd(&s->life[0]);
+        run_close_fd(&s->out[1]);
+        run_close_fd(&s->err[1]);
+        run_close_fd(&s->stdin_fd);
         return 0;
 }
 
@@ -229,67 +186,34 @@ static void stop(struct psbx *s, enum kill_reason why)
 {
         if (s->obs.killed == KILL_NONE)
                 s->obs.killed = why;
-        close_fd(&s->life[1]);   /* the keeper kills the group */
-}
-
-static void relay(int fd, const char *buf, size_t n)
-{
-        while (n > 0) {
-                ssize_t w = write(fd, buf, n);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w <= 0)
-                        return;   /* our own reader went away: keep capturing */
-                buf += w;
-                n -= (size_t) w;
-        }
+        run_close_fd(&s->life[1]);   /* the keeper kills the group */
 }
 
 static int read_stream(struct psbx *s, int *fd, struct run_stream *st, int relay_fd)
 {
-        char buf[65536];
-        ssize_t n = read(*fd, buf, sizeof buf);
-        long kept;
+        int r = run_read_stream(fd, st, s->cfg->output_limit_bytes, s->req->relay ? relay_fd : -1, s->res);
 
-        if (n < 0 && (errno == EINTR || errno == EAGAIN))
-                return 0;
-        if (n <= 0) {
-                close_fd(fd);
-                return 0;
-        }
-        kept = capture_feed(st, s->cfg->output_limit_bytes, buf, (size_t) n);
-        if (kept < 0)
-                return -ENOMEM;
-        if (s->req->relay && kept > 0)
-                relay(relay_fd, buf, (size_t) kept);
-        if (capture_over_limit(s->res->out.bytes + s->res->err.bytes, s->cfg->output_limit_bytes))
+        if (r > 0)
                 stop(s, KILL_OUTPUT);
-        return 0;
+        return r < 0 ? r : 0;
 }
 
 static void handle_record(struct psbx *s, const struct px_record *m)
 {
         if (m->version != PX_WIRE_VERSION) {
-                if (!s->obs.setup_error) {
-                        s->obs.setup_error = true;
-                        nsb_fail(&s->res->error, NSB_STAGE_SUPERVISE, EPROTO, "malformed record from the keeper");
-                }
+                struct nsb_error e;
+                nsb_fail(&e, NSB_STAGE_SUPERVISE, EPROTO, "malformed record from the keeper");
+                run_take_error(s->res, &s->obs.setup_error, &e);
                 return;
         }
         switch (m->kind) {
         case PX_READY:
                 s->obs.program_started = true;
                 s->prog = m->pid;
-                for (int p = 0; p < PROT__MAX; p++)
-                        if (m->ledger.val[p][0])
-                                ledger_set(&s->res->ledger, (enum nsb_prot) p, m->ledger.val[p]);
+                run_take_ledger(s->res, &m->ledger);
                 break;
         case PX_ERROR:
-                if (!s->obs.setup_error) {
-                        s->obs.setup_error = true;
-                        s->res->error = m->error;
-                        s->res->error.msg[NSB_ERROR_MSG_MAX - 1] = '\0';
-                }
+                run_take_error(s->res, &s->obs.setup_error, &m->error);
                 break;
         case PX_EXIT:
                 s->obs.got_exit = true;
@@ -311,7 +235,7 @@ static void read_records(struct psbx *s)
         if (n < 0 && (errno == EINTR || errno == EAGAIN))
                 return;
         if (n <= 0) {
-                close_fd(&s->status[0]);   /* the keeper (and the program before exec) are done */
+                run_close_fd(&s->status[0]);   /* the keeper (and the program before exec) are done */
                 return;
         }
         s->rlen += (size_t) n;
@@ -333,7 +257,7 @@ static int supervise(struct psbx *s, struct nsb_error *e)
         while (s->status[0] >= 0 || s->out[0] >= 0 || s->err[0] >= 0) {
                 struct pollfd p[4];
                 int n = 0, i_st = -1, i_out = -1, i_err = -1, i_cancel = -1, timeout, r;
-                double now = elapsed_ms(&s->start);
+                double now = run_elapsed_ms(&s->start);
 
                 if (s->status[0] < 0 && drain_deadline < 0)
                         drain_deadline = now + DRAIN_AFTER_EXIT_MS;
@@ -385,7 +309,7 @@ static void reap_keeper(struct psbx *s)
                 return;
         if (!s->obs.got_exit && s->prog > 0)
                 (void) kill(-s->prog, SIGKILL);
-        close_fd(&s->life[1]);
+        run_close_fd(&s->life[1]);
         while (waitpid(s->keeper, &status, 0) < 0 && errno == EINTR)
                 ;
         s->obs.init_status = status;
@@ -396,18 +320,18 @@ static void cleanup(struct psbx *s)
 {
         if (s->keeper > 0) {
                 /* Never leave a run behind, whatever happened above. */
-                close_fd(&s->life[1]);
+                run_close_fd(&s->life[1]);
                 reap_keeper(s);
         }
-        close_fd(&s->status[0]);
-        close_fd(&s->status[1]);
-        close_fd(&s->life[0]);
-        close_fd(&s->life[1]);
-        close_fd(&s->out[0]);
-        close_fd(&s->out[1]);
-        close_fd(&s->err[0]);
-        close_fd(&s->err[1]);
-        close_fd(&s->stdin_fd);
+        run_close_fd(&s->status[0]);
+        run_close_fd(&s->status[1]);
+        run_close_fd(&s->life[0]);
+        run_close_fd(&s->life[1]);
+        run_close_fd(&s->out[0]);
+        run_close_fd(&s->out[1]);
+        run_close_fd(&s->err[0]);
+        run_close_fd(&s->err[1]);
+        run_close_fd(&s->stdin_fd);
         env_free(s->envp);
         free(s->exec_path);
         reduced_argv_free(s->argv);
@@ -430,14 +354,14 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
         ledger_init(&ret->ledger);   /* every entry "unavailable" until a step enforces it */
         clock_gettime(CLOCK_MONOTONIC, &s.start);
         r = plan(&s, e);
-        if (copy_command(ret, s.argv ? s.argv : req->argv, req->argc) < 0) {
+        if (run_copy_command(ret, s.argv ? s.argv : req->argv, req->argc) < 0) {
                 nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
                 goto fail;
         }
         if (r < 0 || (r = open_fds(&s, e)) < 0 || (r = spawn(&s, e)) < 0 || (r = supervise(&s, e)) < 0)
                 goto fail;
         reap_keeper(&s);
-        ret->wall_ms = elapsed_ms(&s.start);
+        ret->wall_ms = run_elapsed_ms(&s.start);
         /* RLIMIT_CPU is the only judge of CPU time here, per process: a
          * SIGXCPU death is its soft limit's; a SIGKILL one (its hard limit,
          * a second later, for a program that caught SIGXCPU) is when the
@@ -454,7 +378,7 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
 fail:
         stop(&s, KILL_NONE);
         if (ret->wall_ms == 0)
-                ret->wall_ms = elapsed_ms(&s.start);
+                ret->wall_ms = run_elapsed_ms(&s.start);
         cleanup(&s);
         ret->status = RUN_ERROR;
         if (ret->error.stage == NSB_STAGE_NONE)

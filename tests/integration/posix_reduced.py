@@ -151,13 +151,7 @@ class PosixReduced(ReducedCases, unittest.TestCase):
 
     def test_sigint_cancels_and_kills_the_whole_group(self):
         marker = "nsbox-posix-sigint-%d" % os.getpid()
-        code = ("import os, time\n"
-                "if os.fork() == 0:\n"
-                "    os.execv('/usr/bin/python3', ['python3', '-c', 'import time; time.sleep(60)', %r])\n"
-                "print('started', flush=True)\n"
-                "time.sleep(60)\n" % marker)
-        proc = subprocess.Popen([NSBOX, "python", "--isolation", "reduced", "-c", code], env=self.env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = self.start_a_group(marker, stderr=subprocess.PIPE)
         try:
             self.assertEqual(proc.stdout.readline(), b"started\n")
             self.assertTrue(processes_with(marker))

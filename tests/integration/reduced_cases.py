@@ -144,17 +144,22 @@ class ReducedCases:
             self.assertEqual((res["status"], res["limit"]), ("limit", "memory"), res)
 
 
-    def kill_then_run(self, *next_run):
-        """SIGKILL a reduced nsbox mid-run; its group dies with it, and the
-        private directory it had no chance to remove goes with NEXT_RUN."""
-        marker = "nsbox-reduced-orphan-%d" % os.getpid()
+    def start_a_group(self, marker, stderr):
+        """A reduced nsbox whose program forks a child (MARKER on its command
+        line) and prints 'started'; stdout is a pipe."""
         code = ("import os, time\n"
                 "if os.fork() == 0:\n"
                 "    os.execv('/usr/bin/python3', ['python3', '-c', 'import time; time.sleep(60)', %r])\n"
                 "print('started', flush=True)\n"
                 "time.sleep(60)\n" % marker)
-        proc = subprocess.Popen([NSBOX, "python", "--isolation", "reduced", "-c", code], env=self.env,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        return subprocess.Popen([NSBOX, "python", "--isolation", "reduced", "-c", code], env=self.env,
+                                stdout=subprocess.PIPE, stderr=stderr)
+
+    def kill_then_run(self, *next_run):
+        """SIGKILL a reduced nsbox mid-run; its group dies with it, and the
+        private directory it had no chance to remove goes with NEXT_RUN."""
+        marker = "nsbox-reduced-orphan-%d" % os.getpid()
+        proc = self.start_a_group(marker, stderr=subprocess.DEVNULL)
         try:
             self.assertEqual(proc.stdout.readline(), b"started\n")
             self.assertTrue(processes_with(marker))
