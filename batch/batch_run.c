@@ -11,12 +11,13 @@
  * next to clone (STYLE 14); a worker per job also gives each job its own
  * pid, so its cgroup name (nsbox-PID-0) cannot collide with another job's.
  *
- * Cancel: SIGINT/SIGTERM/SIGHUP arrive on the parent's signalfd. The parent
- * stops taking jobs and sends SIGTERM to every worker. Workers keep those
- * signals blocked and inherit the signalfd, which reads the signals queued to
- * the worker itself: the running sbx_run sees it readable and kills its tree,
- * and the worker exits without a line. A worker also gets SIGTERM if the
- * parent dies (PR_SET_PDEATHSIG; platform.h: not on posix), and its sandbox dies with the worker
+ * Cancel: SIGINT/SIGTERM/SIGHUP arrive on the parent's signalfd (on the
+ * posix platform a self-pipe: platform.h). The parent stops taking jobs and
+ * sends SIGTERM to every worker. Workers keep those signals blocked and
+ * inherit the signalfd, which reads the signals queued to the worker itself:
+ * the running sbx_run sees it readable and kills its tree, and the worker
+ * exits without a line. A worker also gets SIGTERM if the parent dies
+ * (PR_SET_PDEATHSIG; POSIX has none), and its sandbox dies with the worker
  * (the sandbox init has PR_SET_PDEATHSIG SIGKILL).
  */
 #include "batch/batch_internal.h"

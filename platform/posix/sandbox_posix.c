@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -26,7 +25,6 @@
 #include "config/policy.h"
 #include "platform/platform.h"
 #include "platform/posix/posix.h"
-#include "supervisor/capture.h"
 #include "supervisor/env_plan.h"
 #include "supervisor/outcome.h"
 #include "supervisor/reduced.h"
