@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const mnt_reserved[MNT_N_RESERVED] = { "/proc", "/dev", "/tmp", "/workspace", "/program", "/harness", "/nsbox" };
+const char *const mnt_reserved[MNT_N_RESERVED] = { "/proc",    "/dev",    "/tmp",  "/workspace",
+                                                   "/program", "/harness", "/nsbox" };
 
 bool mnt_path_under(const char *path, const char *dir)
 {

@@ -57,9 +57,9 @@ struct px_rlimit_plan {
 void px_rlimits_plan(const struct nsb_config *cfg, long user_tasks, struct px_rlimit_plan *ret);
 
 /* What the posix platform refuses, with the reason: strict isolation (named
- * with the system @sysname, what it lacks and the opt-in), what cannot be
- * enforced without Landlock or seccomp (--ro-bind, packages, seccomp_deny), and what
- * reduced isolation refuses everywhere (reduced_check). */
+ * with the system @sysname, what it lacks and the opt-in), what reduced
+ * isolation refuses everywhere (reduced_check), and what cannot be enforced
+ * without Landlock or seccomp (--ro-bind, packages, seccomp_deny). */
 int px_check(const struct nsb_config *cfg, const char *runner_dir, const char *sysname, struct nsb_error *e);
 
 /* The CPU seconds RLIMIT_CPU gets: the limit, rounded up. */

@@ -167,6 +167,31 @@ class PosixReduced(ReducedCases, unittest.TestCase):
                 proc.kill()
                 proc.communicate()
 
+    def test_a_program_that_kills_its_keeper_still_dies_whole(self):
+        """No seccomp or Landlock keeps the program off its keeper here. Root's
+        keeper stays root, out of nobody's reach; a user's keeper can be
+        killed, and then nsbox kills the group itself and reports an error."""
+        marker = "nsbox-posix-keeper-%d" % os.getpid()
+        code = ("import os, signal, time\n"
+                "if os.fork() == 0:\n"
+                "    os.execv('/usr/bin/python3', ['python3', '-c', 'import time; time.sleep(60)', %r])\n"
+                "try:\n"
+                "    os.kill(os.getppid(), signal.SIGKILL)\n"
+                "    print('killed', flush=True)\n"
+                "except PermissionError:\n"
+                "    print('EPERM', flush=True)\n"
+                "time.sleep(1)\n" % marker)
+        p, res = self.run_json("python", "--wall-time", "30s", "-c", code)
+        if os.getuid() == 0:
+            self.assertEqual((res["status"], res["stdout"]["text"]), ("exited", "EPERM\n"), res)
+        else:
+            self.assertEqual((p.returncode, res["status"], res["error"]["stage"]), (125, "error", "supervise"), res)
+            self.assertIn("before reporting", res["error"]["message"])
+            self.assertLess(res["wall_ms"], 10000, res)
+        time.sleep(0.2)
+        self.assertEqual(processes_with(marker), [])
+        self.assertEqual(self.leftovers(), [])
+
     def test_environment_is_scrubbed(self):
         self.env["NSBOX_POSIX_SECRET"] = "do-not-pass"
         p, res = self.run_json("python", "--env", "EXTRA=1", "-c",
