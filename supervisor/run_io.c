@@ -97,7 +97,7 @@ int run_check_dir(const char *option, const char *path, struct nsb_error *e)
         if (stat(path, &st) < 0)
                 return nsb_fail(e, NSB_STAGE_CONFIG, errno, "%s '%s'", option, path);
         if (!S_ISDIR(st.st_mode))
-                return nsb_fail(e, NSB_STAGE_CONFIG, ENOTDIR, "%s '%s' is not a directory", option, path);
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s '%s' is not a directory", option, path);
         if (access(path, X_OK) < 0)     /* the program could not enter it */
                 return nsb_fail(e, NSB_STAGE_CONFIG, errno, "%s '%s'", option, path);
         return 0;

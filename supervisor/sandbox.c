@@ -29,6 +29,7 @@
 
 #include "cgroup/cgroup.h"
 #include "config/policy.h"
+#include "doctor/doctor.h"
 #include "landlock/landlock.h"
 #include "mount/mnt.h"
 #include "ns/ns.h"
@@ -801,6 +802,20 @@ static void cleanup(struct sbx *s)
         reduced_cleanup(&s->red);   /* every process of the run is gone by now */
 }
 
+/* A strict run that could not use its new namespaces on a host where
+ * AppArmor restricts them says so, and how to fix it, rather than leaving a
+ * bare "sethostname: EPERM" or "mount: EPERM" (doctor/doctor.h). Read only on
+ * failure: one sysctl, this binary's path, the profile file. */
+static void explain_host_refusal(const struct sbx *s, struct run_result *ret)
+{
+        struct doc_aa aa;
+
+        if (s->reduced || ret->status != RUN_ERROR)
+                return;
+        doctor_aa_gather(doctor_proc_sys(), &aa);
+        (void) doctor_aa_explain(&aa, &ret->error);
+}
+
 int sbx_run(const struct sbx_request *req, struct run_result *ret)
 {
         struct sbx s = {
@@ -901,6 +916,7 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
                 s.obs.cpu_over = true;
         cleanup(&s);
         outcome_decide(&s.obs, ret);
+        explain_host_refusal(&s, ret);
         return 0;
 fail:
         if (s.pidfd >= 0)
@@ -911,5 +927,6 @@ fail:
         ret->status = RUN_ERROR;
         if (ret->error.stage == NSB_STAGE_NONE)
                 ret->error.stage = NSB_STAGE_SUPERVISE;
+        explain_host_refusal(&s, ret);
         return 0;
 }
