@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "batch/batch.h"
@@ -15,11 +14,13 @@
 #include "doctor/doctor.h"
 #include "judge/judge.h"
 #include "report/report.h"
+#include "platform/platform.h"
 #include "result/result.h"
 #include "supervisor/sandbox.h"
 #include "testcmd/testcmd.h"
 #include "util/cleanup.h"
 #include "util/cmdline.h"
+#include "util/portable.h"
 #include "util/readfile.h"
 #include "util/resultfile.h"
 #include "util/sha256.h"
@@ -45,20 +46,6 @@ static int usage_error_or_die(const struct nsb_error *e)
         return EXIT_NSBOX_FAILURE;
 }
 
-/* SIGINT/SIGTERM become a readable fd: the supervisor cancels the run. */
-static int cancel_fd_or_die(void)
-{
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, SIGINT);
-        sigaddset(&set, SIGTERM);
-        sigaddset(&set, SIGHUP);
-        sigprocmask(SIG_BLOCK, &set, NULL);
-        /* A closed stdout must not kill nsbox mid-run (the child resets it). */
-        signal(SIGPIPE, SIG_IGN);
-        return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-}
-
 static void explain(const struct run_result *r)
 {
         char buf[NSB_ERROR_MSG_MAX + 128];
@@ -82,9 +69,7 @@ static void explain(const struct run_result *r)
 static void warn_reduced(const struct nsb_config *cfg)
 {
         if (cfg->isolation == NSB_ISOLATION_REDUCED && cfg->cmd != NSB_CMD_DOCTOR)
-                fprintf(stderr, "nsbox: warning: --isolation reduced: no namespaces; the program shares this "
-                                "host's file tree, network and process table, narrowed by Landlock, seccomp and "
-                                "limits only (docs/security.md)\n");
+                fprintf(stderr, "nsbox: warning: --isolation reduced: %s\n", plat_reduced_banner);
 }
 
 static int emit(const struct nsb_config *cfg, const struct run_result *r)
@@ -163,7 +148,7 @@ static int run_or_die(struct nsb_config *cfg, int cancel_fd)
                                 return usage_error_or_die(&e);
                         }
                         base = strrchr(cfg->argv[0], '/') ? strrchr(cfg->argv[0], '/') + 1 : cfg->argv[0];
-                        if (asprintf(&prog_path, "/program/%s", base) < 0)
+                        if (nsb_asprintf(&prog_path, "/program/%s", base) < 0)
                                 return EXIT_NSBOX_FAILURE;
                         tail[n_tail++] = prog_path;
                         req.program_name = base;
@@ -282,7 +267,8 @@ int main(int argc, char **argv)
                 return EXIT_NSBOX_FAILURE;
         }
         warn_reduced(&cfg);
-        cancel_fd = cancel_fd_or_die();
+        /* SIGINT/SIGTERM/SIGHUP become a readable fd: the supervisor cancels the run. */
+        cancel_fd = plat_cancel_fd();
         switch (cfg.cmd) {
         case NSB_CMD_RUN:
         case NSB_CMD_PYTHON:

@@ -6,6 +6,7 @@
  * sandboxed command's own flags are never read as nsbox's.
  */
 #include "config/config.h"
+#include "util/portable.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -683,7 +684,7 @@ int cfg_absolute_sources(struct nsb_config *cfg, const char *cwd, struct nsb_err
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                         "%s '%s': a relative SRC is found in the current directory, but DST must "
                                         "be absolute (SRC:/DST)", what, b->src);
-                if (asprintf(&abs, "%s%s%s", cwd, strcmp(cwd, "/") == 0 ? "" : "/",
+                if (nsb_asprintf(&abs, "%s%s%s", cwd, strcmp(cwd, "/") == 0 ? "" : "/",
                              strncmp(b->src, "./", 2) == 0 ? b->src + 2 : b->src) < 0)
                         return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory");
                 free(b->src);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "util/cleanup.h"
+#include "util/portable.h"
 
 DEFINE_AUTO_CLEANUP(json_t, json_decref)
 
@@ -230,9 +231,9 @@ static char *path_join(const char *spec_path, const char *rel)
         if (rel[0] == '/' || !slash)
                 return strdup(rel);
         if (slash == spec_path)
-                n = asprintf(&out, "/%s", rel);
+                n = nsb_asprintf(&out, "/%s", rel);
         else
-                n = asprintf(&out, "%.*s/%s", (int) (slash - spec_path), spec_path, rel);
+                n = nsb_asprintf(&out, "%.*s/%s", (int) (slash - spec_path), spec_path, rel);
         return n < 0 ? NULL : out;
 }
 
@@ -269,7 +270,7 @@ static int parse_program(const json_t *obj, const char *spec_path, struct judge_
                 return judge_fail_at(e, "program.path", "must name a file, not a directory");
         p->name = strdup(base);
         p->path = path_join(spec_path, rel);
-        if (asprintf(&p->sandbox_path, "/program/%s", base) < 0)
+        if (nsb_asprintf(&p->sandbox_path, "/program/%s", base) < 0)
                 p->sandbox_path = NULL;
         return p->name && p->path && p->sandbox_path ? 0 : fail_oom(e);
 }

@@ -6,14 +6,15 @@
  * the pure functions of test_plan.c.
  *
  * The channel is drained while the sandbox runs by a forked helper process
- * that copies it into a memfd (capped at CHANNEL_MAX; the rest is read and
- * dropped), so a runner with many long messages never blocks on a full pipe
+ * that copies it into an anonymous file (platform.h: a memfd on Linux;
+ * capped at CHANNEL_MAX, the rest is read and dropped), so a runner with many long messages never blocks on a full pipe
  * and so never turns into a false wall-time limit. A helper process rather
  * than a thread: sbx_run() clones, and a clone taken while another thread
  * holds the malloc lock would inherit it held.
  */
 #include "testcmd/testcmd_internal.h"
 #include "config/policy.h"
+#include "platform/platform.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +23,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -32,6 +32,7 @@
 #include "supervisor/sandbox.h"
 #include "testcmd/testcmd-paths.h"
 #include "util/cleanup.h"
+#include "util/portable.h"
 #include "util/resultfile.h"
 #include "report/junit.h"
 
@@ -234,14 +235,16 @@ static int run_runner(const struct nsb_config *cfg, const char *runner_dir, int 
         req.argc = argc;
         /* The runner reports timeouts itself before nsbox's wall limit. */
         snprintf(budget, sizeof budget, "%.3f", wall_s - margin > 0.05 ? wall_s - margin : 0.05);
-        if (pipe2(p, O_CLOEXEC) < 0)
+        if (plat_pipe_cloexec(p) < 0)
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "results channel: pipe");
         rfd = p[0];
         wfd = p[1];
+#ifdef F_SETPIPE_SZ   /* Linux only; elsewhere the helper drains a pipe of the default size */
         (void) fcntl(wfd, F_SETPIPE_SZ, CHANNEL_PIPE_SIZE); /* best effort: pipe-max-size may be lower */
-        sink = memfd_create("nsbox-test-channel", MFD_CLOEXEC);
+#endif
+        sink = plat_anon_fd("nsbox-test-channel");
         if (sink < 0)
-                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "results channel: memfd_create");
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "results channel: an anonymous file");
         helper = fork();
         if (helper < 0)
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "results channel: fork");
@@ -308,8 +311,8 @@ static int write_junit(const struct nsb_config *cfg, const struct tc_report *rep
         for (size_t i = 0; i < rep->n_collect_errors; i++) {
                 struct junit_case *c = &jc[n++];
 
-                if (asprintf(&names[i], "collect: %s",
-                             rep->collect_errors[i].file ? rep->collect_errors[i].file : "(harness)") < 0) {
+                if (nsb_asprintf(&names[i], "collect: %s",
+                                 rep->collect_errors[i].file ? rep->collect_errors[i].file : "(harness)") < 0) {
                         names[i] = NULL;
                         r = nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "--junit: out of memory");
                         goto out;

@@ -12,6 +12,7 @@
 
 #include "judge/judge_internal.h"
 #include "util/cleanup.h"
+#include "util/portable.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -621,8 +622,8 @@ static void test_request_has_no_expectation(void **state)
         for (size_t i = 0; i < req.argc; i++) {
                 assert_null(strstr(req.argv[i], "SECRET"));
         }
-        assert_null(memmem(req.stdin_data, req.stdin_len, "SECRET", 6));
-        assert_null(memmem(req.program_data, req.program_len, "SECRET", 6));
+        assert_null(nsb_memmem(req.stdin_data, req.stdin_len, "SECRET", 6));
+        assert_null(nsb_memmem(req.program_data, req.program_len, "SECRET", 6));
         free(argv);
 
         /* no stdin given: an empty one, never the caller's */
