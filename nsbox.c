@@ -246,7 +246,8 @@ int main(int argc, char **argv)
         /* Relative bind sources from here; the judge resolves its own
          * profile: its spec may name the profile. */
         if ((getcwd(cwd, sizeof cwd) && cfg_absolute_sources(&cfg, cwd, &e) < 0) ||
-            (cfg.cmd != NSB_CMD_JUDGE && cfg.cmd != NSB_CMD_DOCTOR && cfg_profile_resolve(&cfg, NULL, &e) < 0)) {
+            (cfg.cmd != NSB_CMD_JUDGE && cfg.cmd != NSB_CMD_DOCTOR && cfg_profile_resolve(&cfg, NULL, &e) < 0) ||
+            (cfg.cmd != NSB_CMD_RUN && cfg.cmd != NSB_CMD_DOCTOR && cfg_check_python_memory(cfg.memory_bytes, &e) < 0)) {
                 code = usage_error_or_die(&e);
                 cfg_free(&cfg);
                 return code;
@@ -280,7 +281,8 @@ int main(int argc, char **argv)
                         command_error("test", &e);
                 break;
         case NSB_CMD_BATCH:
-                code = batch_main(&cfg, cancel_fd, STDOUT_FILENO, isatty(STDERR_FILENO) ? stderr : NULL, &e);
+                code = batch_main(&cfg, cancel_fd, STDOUT_FILENO,
+                                  !cfg.quiet && isatty(STDERR_FILENO) ? stderr : NULL, cfg.quiet ? NULL : stderr, &e);
                 if (code == BATCH_EXIT_SETUP)
                         usage_error_or_die(&e);
                 break;

@@ -134,13 +134,14 @@ static int opt_interp_args(struct nsb_config *c, const char *v, struct nsb_error
 static int opt_json(struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->json = true; c->doctor_json = true; return 0; }
 static int opt_help(struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->help = true; return 0; }
 static int opt_fail_fast(struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->fail_fast = true; return 0; }
-static int opt_wall(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_duration(v, &c->wall_time_ms, e); }
-static int opt_cpu(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_duration(v, &c->cpu_time_ms, e); }
-static int opt_memory(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_bound(v, &c->memory_bytes, e); }
-static int opt_output(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_size(v, &c->output_limit_bytes, e); }
-static int opt_fsize(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_size(v, &c->file_size_bytes, e); }
-static int opt_tmp(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_bound(v, &c->tmp_size_bytes, e); }
-static int opt_pids(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_count(v, 1, 1 << 22, &c->pids_max, e); }
+static int opt_quiet(struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->quiet = true; return 0; }
+static int opt_wall(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("wall-time", v, &c->wall_time_ms, e); }
+static int opt_cpu(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("cpu-time", v, &c->cpu_time_ms, e); }
+static int opt_memory(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("memory", v, &c->memory_bytes, e); }
+static int opt_output(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("output-limit", v, &c->output_limit_bytes, e); }
+static int opt_fsize(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("file-size", v, &c->file_size_bytes, e); }
+static int opt_tmp(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("tmp-size", v, &c->tmp_size_bytes, e); }
+static int opt_pids(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("pids", v, &c->pids_max, e); }
 
 static int opt_jobs(struct nsb_config *c, const char *v, struct nsb_error *e)
 {
@@ -347,6 +348,7 @@ static const struct cli_opt options[] = {
         { "resume", "FILE", C_BATCH, opt_resume, "skip the jobs whose id already has a line in FILE (earlier results)" },
         { "shard", "K/N", C_BATCH, opt_shard, "take every Nth line from line K+1 (0 <= K < N): one of N machines" },
         { "fail-fast", NULL, C_JUDGE, opt_fail_fast, "stop at the first failing case" },
+        { "quiet", NULL, C_BATCH, opt_quiet, "no progress line and no closing summary on stderr" },
         { "help", NULL, C_ALL | (1u << NSB_CMD_PROFILE), opt_help, "show this help" },
 };
 

@@ -190,6 +190,32 @@ static int check_dir_option(const char *option, const char *path, struct nsb_err
         return 0;
 }
 
+/* The command could not be run (timeout(1)'s rule): 127 when it does not
+ * exist, 126 when it exists but cannot be executed (no x bit, a directory,
+ * not an executable format); 0 for any other errno (ENOMEM: not its fault). */
+static int command_exit_of(int err)
+{
+        switch (err) {
+        case ENOENT:
+                return 127;
+        case EACCES: case EPERM: case EISDIR: case ENOTDIR: case ENOEXEC: case ELOOP: case ETXTBSY:
+        case ENAMETOOLONG: case E2BIG: case ELIBBAD:
+                return 126;
+        default:
+                return 0;
+        }
+}
+
+/* A failure to find or open the command: stage exec, as its execve failing
+ * inside would be, and its 126/127. */
+static int command_failed(struct sbx *s, int r, struct nsb_error *e)
+{
+        s->res->command_exit = command_exit_of(-r);
+        if (s->res->command_exit)
+                e->stage = NSB_STAGE_EXEC;
+        return r;
+}
+
 static int plan_all(struct sbx *s, struct nsb_error *e)
 {
         const struct sbx_request *req = s->req;
@@ -206,6 +232,13 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
                 return r;
         if (req->python) {
                 const char *interp = cfg->interpreter ? cfg->interpreter : SBX_DEFAULT_INTERPRETER;
+
+                /* The parsers refuse it first; this catches a limit from a
+                 * profile a judge spec names: never a run that cannot start. */
+                if ((r = cfg_check_python_memory(cfg->memory_bytes, e)) < 0) {
+                        e->stage = NSB_STAGE_CONFIG;
+                        return r;
+                }
                 /* A batch resolved the interpreter once: start from its copy. */
                 r = req->python_host ? host_set_add_all(&s->host, req->python_host, e)
                                      : profile_add_python(&s->host, interp, NULL, e);
@@ -224,16 +257,17 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
                 const char *path = getenv("PATH");
                 r = profile_which(req->argv[0], path ? path : "/usr/local/bin:/usr/bin:/bin", &s->exec_path, e);
                 if (r < 0)
-                        return r;
+                        return command_failed(s, r, e);
                 if (!s->reduced && mnt_path_is_reserved(s->exec_path))
                         return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
                                         "command '%s' lies under a path the sandbox owns (/tmp, /workspace, "
                                         "/proc, /dev, ...); run it from another directory",
                                         s->exec_path);
-                /* a script brings its #! interpreter (and env's target) */
+                /* a script brings its #! interpreter (and env's target); a
+                 * python interpreter its standard library */
                 r = profile_add_command(&s->host, s->exec_path, SBX_PROGRAM_PATH, e);
                 if (r < 0)
-                        return r;
+                        return command_failed(s, r, e);
                 /* --package / packages under run: mounted all the same */
                 r = profile_add_python_extras(&s->host, NULL, cfg->packages, cfg->n_packages, e);
                 if (r < 0)
@@ -665,6 +699,10 @@ static void handle_msg(struct sbx *s, const struct wire_msg *m, ssize_t n)
                         s->obs.setup_error = true;
                         s->res->error = m->error;
                         s->res->error.msg[NSB_ERROR_MSG_MAX - 1] = '\0';
+                        /* After READY the only step left is execve: the
+                         * command itself could not be run. */
+                        if (s->obs.program_started)
+                                s->res->command_exit = command_exit_of(m->error.errnum);
                 }
                 break;
         case WIRE_EXIT:
