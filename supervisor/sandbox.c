@@ -444,6 +444,13 @@ static int open_stdin(struct sbx *s, struct nsb_error *e)
                 }
                 return 0;
         }
+        if (cfg_stdin_is_ours(s->cfg)) {
+                /* --stdin -: the program reads nsbox's own stdin as it comes */
+                s->stdin_fd = cfg_stdin_dash_open(e);
+                if (s->stdin_fd < 0)
+                        e->stage = NSB_STAGE_PREPARE;
+                return s->stdin_fd < 0 ? s->stdin_fd : 0;
+        }
         s->stdin_fd = open(s->cfg->stdin_path ? s->cfg->stdin_path : "/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (s->stdin_fd < 0 && s->cfg->stdin_path)
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "--stdin '%s'", s->cfg->stdin_path);
