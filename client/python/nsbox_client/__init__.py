@@ -33,7 +33,7 @@ import subprocess
 import textwrap
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 from . import validate
 from .jobs import JudgeJob, TestOutcome, TestReport
@@ -265,11 +265,7 @@ class Client:
         read_all = False
         try:
             for line in p.stdout:
-                try:
-                    d = json.loads(line)
-                except ValueError as e:
-                    raise NsboxError("nsbox batch wrote a line that is not JSON: %r" % line[:200]) from e
-                yield _from_line(d)
+                yield _batch_result(line)
             read_all = True
         finally:
             if p.poll() is None and (feed_error or writer.is_alive() or not read_all):
@@ -317,20 +313,11 @@ class Client:
     def judge(self, spec: Union[dict, str, os.PathLike]) -> Verdict:
         """A judge spec (a dict, or the path of a SPEC.json) -> its verdict."""
         if isinstance(spec, dict):
-            spec = json.loads(json.dumps(validate.spec(spec)))
-            prog = spec.get("program")
-            if isinstance(prog, dict) and isinstance(prog.get("path"), str) and not os.path.isabs(prog["path"]):
-                prog["path"] = os.path.abspath(prog["path"])   # as the caller meant it, not /dev's
             rc, out, err = self._run(["judge", "--json", *self.extra_args, "/dev/stdin"],
-                                     input=json.dumps(spec).encode())
+                                     input=json.dumps(_spec_for_nsbox(validate.spec(spec))).encode())
         else:
             rc, out, err = self._run(["judge", "--json", *self.extra_args, os.fspath(spec)])
-        if rc not in (0, 1, 3):
-            raise self._refused("judge", rc, err)
-        try:
-            return Verdict.from_json(json.loads(out))
-        except (ValueError, KeyError, TypeError) as e:
-            raise NsboxError("nsbox judge gave an unreadable verdict: %r" % out[:200]) from e
+        return _answer("judge", "verdict", rc, out, err, Verdict.from_json)
 
     def test(self, harness: Union[str, "os.PathLike[str]"], workspace: Optional[Union[str, "os.PathLike[str]"]] = None,
              timeout: Optional[float] = None, limits: Optional[Dict[str, Any]] = None) -> TestReport:
@@ -338,12 +325,7 @@ class Client:
         @workspace (read-write; default: a fresh empty one)."""
         args = _testcmd_args(harness, workspace, timeout, limits)
         rc, out, err = self._run(["test", "--json", *args, *self.extra_args])
-        if rc not in (0, 1, 3):
-            raise self._refused("test", rc, err)
-        try:
-            return TestReport.from_json(json.loads(out))
-        except (ValueError, KeyError, TypeError) as e:
-            raise NsboxError("nsbox test gave an unreadable report: %r" % out[:200]) from e
+        return _answer("test", "report", rc, out, err, TestReport.from_json)
 
     def doctor(self) -> DoctorReport:
         """What this host can enforce (nsbox doctor --json)."""
@@ -375,14 +357,42 @@ def _testcmd_args(harness: Any, workspace: Any, timeout: Optional[float], limits
     return args
 
 
+_T = TypeVar("_T")
+
+
+def _answer(cmd: str, what: str, rc: int, out: bytes, err: str, parse: Callable[[Dict[str, Any]], _T]) -> _T:
+    """judge/test: 0 pass, 1 fail, 3 undetermined carry the answer; any
+    other status is nsbox refusing (or failing)."""
+    if rc not in (0, 1, 3):
+        raise Client._refused(cmd, rc, err)
+    try:
+        return parse(json.loads(out))
+    except (ValueError, KeyError, TypeError) as e:
+        raise NsboxError("nsbox %s gave an unreadable %s: %r" % (cmd, what, out[:200])) from e
+
+
+def _spec_for_nsbox(spec: Mapping[str, Any]) -> Dict[str, Any]:
+    """A JSON copy whose relative program.path is the caller's (nsbox reads
+    the spec from stdin, or a jobs pipe: it would resolve it elsewhere)."""
+    out: Dict[str, Any] = json.loads(json.dumps(spec))
+    prog = out.get("program")
+    if isinstance(prog, dict) and isinstance(prog.get("path"), str) and not os.path.isabs(prog["path"]):
+        prog["path"] = os.path.abspath(prog["path"])
+    return out
+
+
+def _batch_result(line: bytes) -> Union[RunResult, Verdict]:
+    try:
+        d = json.loads(line)
+    except ValueError as e:
+        raise NsboxError("nsbox batch wrote a line that is not JSON: %r" % line[:200]) from e
+    return _from_line(d)
+
+
 def _batch_line(i: int, item: Any, timeout: Optional[float], limits: Optional[Dict[str, Any]], dedent: bool
                 ) -> Dict[str, Any]:
     if isinstance(item, JudgeJob):
-        spec = json.loads(json.dumps(item.spec))
-        prog = spec.get("program")
-        if isinstance(prog, dict) and isinstance(prog.get("path"), str) and not os.path.isabs(prog["path"]):
-            prog["path"] = os.path.abspath(prog["path"])
-        return {"id": i, "kind": "judge", "spec": spec}
+        return {"id": i, "kind": "judge", "spec": _spec_for_nsbox(item.spec)}
     code, test = (item, None) if isinstance(item, str) else item
     return _job(i, code, test, timeout, limits, dedent)
 

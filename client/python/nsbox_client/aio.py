@@ -20,8 +20,8 @@ import json
 import os
 from typing import Any, AsyncIterator, Dict, List, Optional, Sequence, Tuple, Union
 
-from . import (DEFAULT_TIMEOUT, Client, NsboxError, NsboxUnavailable, RunResult, Verdict, _batch_line,
-               _from_line, _testcmd_args)
+from . import (DEFAULT_TIMEOUT, Client, NsboxError, NsboxUnavailable, RunResult, Verdict, _answer, _batch_line,
+               _batch_result, _spec_for_nsbox, _testcmd_args)
 from . import validate
 from .jobs import TestReport
 
@@ -115,11 +115,7 @@ class AsyncClient:
                 line = await stdout.readline()
                 if not line:
                     break
-                try:
-                    d = json.loads(line)
-                except ValueError as e:
-                    raise NsboxError("nsbox batch wrote a line that is not JSON: %r" % line[:200]) from e
-                yield _from_line(d)
+                yield _batch_result(line)
             done = True
         finally:
             if not done:
@@ -156,15 +152,11 @@ class AsyncClient:
     # -- judge and test -----------------------------------------------------------
     async def judge(self, spec: Dict[str, Any]) -> Verdict:
         """A judge spec (a dict) -> its verdict."""
-        line = _batch_line(0, validate.item(0, _judge_job(spec)), None, None, self._client.dedent)
+        if not isinstance(spec, dict):
+            raise TypeError("spec must be a dict (a judge spec), not %s" % type(spec).__name__)
         rc, out, err = await self._communicate(["judge", "--json", *self._client.extra_args, "/dev/stdin"],
-                                                json.dumps(line["spec"]).encode())
-        if rc not in (0, 1, 3):
-            raise Client._refused("judge", rc, err)
-        try:
-            return Verdict.from_json(json.loads(out))
-        except (ValueError, KeyError, TypeError) as e:
-            raise NsboxError("nsbox judge gave an unreadable verdict: %r" % out[:200]) from e
+                                                json.dumps(_spec_for_nsbox(validate.spec(spec))).encode())
+        return _answer("judge", "verdict", rc, out, err, Verdict.from_json)
 
     async def test(self, harness: Union[str, "os.PathLike[str]"],
                    workspace: Optional[Union[str, "os.PathLike[str]"]] = None,
@@ -172,19 +164,7 @@ class AsyncClient:
         """`nsbox test`: the hidden tests in @harness against @workspace."""
         args = _testcmd_args(harness, workspace, timeout, limits)
         rc, out, err = await self._communicate(["test", "--json", *args, *self._client.extra_args])
-        if rc not in (0, 1, 3):
-            raise Client._refused("test", rc, err)
-        try:
-            return TestReport.from_json(json.loads(out))
-        except (ValueError, KeyError, TypeError) as e:
-            raise NsboxError("nsbox test gave an unreadable report: %r" % out[:200]) from e
-
-
-def _judge_job(spec: object) -> object:
-    from .jobs import JudgeJob
-    if not isinstance(spec, dict):
-        raise TypeError("spec must be a dict (a judge spec), not %s" % type(spec).__name__)
-    return JudgeJob(spec)
+        return _answer("test", "report", rc, out, err, TestReport.from_json)
 
 
 async def run_code(code: str, test_code: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT,
