@@ -94,6 +94,7 @@ struct batch {
         bool first_checked;             /* the first non-blank line was JSON Lines */
         bool refused;                   /* ... or not: nothing runs, @refusal says why */
         struct nsb_error refusal;
+        bool result_pending;            /* --result FILE not opened yet (see open_result_late) */
 };
 
 static double since_ms(const struct timespec *t0)
@@ -278,6 +279,22 @@ static void emit_bad_line(struct batch *b, const json_t *id, size_t line, const 
         if (!b->prog.bad_lines++)
                 b->prog.first_bad_line = line;
         emit_error(b, id, line, err);
+}
+
+static int open_result(const struct nsb_config *cli, struct nsb_error *e);
+
+/* --result FILE is opened (truncated, unless it is the --resume file) once
+ * the input's first line passed as JSON Lines, still before any job runs:
+ * input refused as not JSON Lines leaves an earlier results file whole. A
+ * failure to open it is a refusal too. */
+static void open_result_late(struct batch *b)
+{
+        if (!b->result_pending || b->refused)
+                return;
+        b->result_pending = false;
+        b->result_fd = open_result(b->cli, &b->refusal);
+        if (b->result_fd < 0)
+                b->refused = true;
 }
 
 /* ---- workers ----------------------------------------------------------- */
@@ -547,6 +564,9 @@ static int next_job(struct batch *b, const char *jobs_path, struct batch_job *jo
                                 b->refused = true;
                                 return 0;
                         }
+                        open_result_late(b);
+                        if (b->refused)
+                                return 0;
                 }
                 if (!batch_shard_takes(b->cli->shard_index, b->cli->shard_count, b->in.line))
                         continue;
@@ -809,7 +829,7 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
         bool from_stdin = !cli->input_path || strcmp(cli->input_path, "-") == 0;
         AUTO(json_decref) json_t *resume = json_object();
         AUTO(json_decref) json_t *seen = json_object();
-        AUTOCLOSE int in_fd = -1, result_fd = -1;
+        AUTOCLOSE int in_fd = -1;
         struct batch b = {
                 .cli = cli, .cancel_fd = cancel_fd, .out_fd = out_fd, .progress = progress,
                 .resume = resume, .seen = seen, .result_fd = -1,
@@ -847,12 +867,7 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
         }
         if (check_file_roles(from_stdin ? STDIN_FILENO : in_fd, out_fd, cli, e) < 0)
                 return BATCH_EXIT_SETUP;
-        if (cli->result_path) {
-                result_fd = open_result(cli, e);
-                if (result_fd < 0)
-                        return BATCH_EXIT_SETUP;
-                b.result_fd = result_fd;
-        }
+        b.result_pending = cli->result_path != NULL;
         b.in.fd = from_stdin ? STDIN_FILENO : in_fd;
         b.n_slots = cli->jobs ? cli->jobs : cpu_count();
         b.max_busy = b.n_slots;
@@ -862,6 +877,10 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
                 return BATCH_EXIT_SETUP;
         }
         r = loop(&b, from_stdin ? NULL : cli->input_path, e);
+        if (!b.cancelled && r == 0)
+                open_result_late(&b);   /* an input without a job line: the results file is still made */
+        if (b.result_fd >= 0)
+                close(b.result_fd);     /* every line is written: only the parent writes it */
         if (b.refused) {
                 free(b.slots);
                 free(b.in.buf);

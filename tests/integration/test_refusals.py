@@ -71,6 +71,23 @@ class BatchInput(SandboxTest):
         self.assertEqual(p.returncode, 125, p.stderr)
         self.assertIn(b"the input on stdin is not JSON Lines", p.stderr)
 
+    def test_an_earlier_results_file_survives_a_refusal(self):
+        out = self.write("out.jsonl", b'{"id":"old","status":"exited"}\n')
+        arr = self.write("arr.json", json.dumps([JOB]).encode() + b"\n")
+        p = self.nsbox("batch", "--result", out, arr)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        with open(out, "rb") as f:
+            self.assertEqual(f.read(), b'{"id":"old","status":"exited"}\n')
+        # a JSON Lines input still gets it truncated and written, and an
+        # empty one still makes it (empty)
+        p = self.nsbox("batch", "--result", out, self.write("jobs.jsonl", jsonl(JOB)))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out, "rb") as f:
+            self.assertEqual([json.loads(l)["id"] for l in f.read().splitlines()], ["a"])
+        empty = os.path.join(self.dir, "empty.jsonl")
+        p = self.nsbox("batch", "--result", empty, "-", input=b"\n")
+        self.assertEqual((p.returncode, os.path.getsize(empty)), (0, 0), p.stderr)
+
     def test_summary_on_a_pipe_and_the_bad_lines_status(self):
         jobs = jsonl(JOB, {"id": "b", "kind": "python", "code": "1/0"}) + b"{broken\n" + \
             jsonl({"id": "c", "kind": "python", "code": "print(3)", "limits": {"walltime": "2s"}})
