@@ -137,6 +137,21 @@ class Limits(SandboxTest):
         p, res = self.run_json("python", "--memory", "16M", "-c", "print('up')")
         self.assertEqual((res["status"], res["stdout"]["text"]), ("exited", "up\n"), res)
 
+    def test_a_profile_below_the_python_floor(self):
+        d = tempfile.mkdtemp(dir="/var/tmp")
+        os.chmod(d, 0o755)
+        try:
+            prof = os.path.join(d, "small.ini")
+            with open(prof, "w") as f:
+                f.write("[limits]\nmemory = 8M\n")
+            os.chmod(prof, 0o644)
+            self.usage("python", "--profile", prof, "-c", "pass",
+                       needle="memory limit 8M is below 16M, the least a Python interpreter needs")
+            p, res = self.run_json("run", "--profile", prof, "--", "/bin/true")
+            self.assertEqual((res["status"], p.returncode), ("exited", 0), res)
+        finally:
+            shutil.rmtree(d)
+
     def test_judge_spec_and_batch_line_limits(self):
         d = tempfile.mkdtemp(dir="/var/tmp")
         os.chmod(d, 0o755)
