@@ -7,7 +7,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
+import threading
 
 from nsbtest import NSBOX, SandboxTest
 
@@ -190,6 +190,9 @@ class StdinDash(SandboxTest):
                                  "import sys\nprint('got', sys.stdin.readline().strip(), flush=True)\n"
                                  "print('then', sys.stdin.readline().strip(), flush=True)"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        guard = threading.Timer(60, proc.kill)   # a hang guard, not a timing: a stuck read fails, not hangs
+        guard.start()
+        self.addCleanup(guard.cancel)
         try:
             proc.stdin.write(b"one\n")
             proc.stdin.flush()
