@@ -195,6 +195,8 @@ int cfg_check_stdin(const struct nsb_config *cfg, struct nsb_error *e)
                 return nsb_fail(e, NSB_STAGE_USAGE, 0,
                                 "--stdin -: a batch runs many jobs and nsbox's standard input can feed one; give "
                                 "each job its \"stdin\", or --stdin FILE (every job reads it anew)");
+        if (isatty(STDIN_FILENO))
+                return 0;   /* copied into a pipe by the supervisor (supervisor/stdin_pump.h) */
         fd = cfg_stdin_dash_open(e);
         if (fd < 0)
                 return fd;
@@ -208,8 +210,8 @@ int cfg_check_shared_stdin(const struct nsb_config *cfg, const struct stat *test
         AUTOCLOSE int fd = -1;
         struct stat st, other;
 
-        if (!cfg->stdin_path)
-                return 0;
+        if (!cfg->stdin_path || (cfg_stdin_is_ours(cfg) && isatty(STDIN_FILENO)))
+                return 0;   /* a terminal is neither the tests nor the results */
         fd = cfg_stdin_is_ours(cfg) ? cfg_stdin_dash_open(e)
                                     : open(cfg->stdin_path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0 && cfg_stdin_is_ours(cfg))

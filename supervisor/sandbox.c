@@ -29,6 +29,7 @@
 
 #include "cgroup/cgroup.h"
 #include "config/policy.h"
+#include "supervisor/stdin_pump.h"
 #include "landlock/landlock.h"
 #include "mount/mnt.h"
 #include "ns/ns.h"
@@ -82,6 +83,7 @@ struct sbx {
         int sock[2];
         int out[2], err[2];
         int stdin_fd;
+        struct stdin_pump pump;         /* --stdin - from a terminal (stdin_pump.h) */
         int pidfd;
         pid_t pid;
         int wall_tfd, cpu_tfd;
@@ -444,6 +446,8 @@ static int open_stdin(struct sbx *s, struct nsb_error *e)
                 }
                 return 0;
         }
+        if (cfg_stdin_is_ours(s->cfg) && isatty(STDIN_FILENO))
+                return stdin_pump_open(&s->pump, STDIN_FILENO, &s->stdin_fd, e);   /* never the terminal itself */
         if (cfg_stdin_is_ours(s->cfg)) {
                 /* --stdin -: the program reads nsbox's own stdin as it comes */
                 s->stdin_fd = cfg_stdin_dash_open(e);
@@ -525,6 +529,11 @@ static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
                  * POLLRDHUP after the prctl); a copy here would keep the socket
                  * open and the sandbox alive without its supervisor. */
                 close(s->sock[0]);
+                /* Nor the write end of a terminal's pipe (stdin_pump.h): the
+                 * init outlives the program's reads, and while it held a
+                 * copy the program never saw the end of its input. */
+                if (s->pump.dst >= 0)
+                        close(s->pump.dst);
                 if (s->reduced)
                         child_reduced_main(c);   /* never returns */
                 child_init_main(c);              /* never returns */
@@ -766,8 +775,10 @@ static int supervise(struct sbx *s, struct nsb_error *e)
         ledger_set(&s->res->ledger, PROT_OUTPUT, "supervisor");
 
         while (init_alive || s->out[0] >= 0 || s->err[0] >= 0) {
-                struct pollfd p[7];
+                struct pollfd p[8];
                 int n = 0, i_sock = -1, i_pid = -1, i_out = -1, i_err = -1, i_wall = -1, i_cpu = -1, i_cancel = -1;
+                int i_pump = -1, pump_fd;
+                short pump_events;
                 int timeout = -1;
 
                 if (s->sock[0] >= 0)
@@ -783,6 +794,8 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                         p[i_cpu = n++] = (struct pollfd){ s->cpu_tfd, POLLIN, 0 };
                         if (s->req->cancel_fd >= 0)
                                 p[i_cancel = n++] = (struct pollfd){ s->req->cancel_fd, POLLIN, 0 };
+                        if (stdin_pump_want(&s->pump, &pump_fd, &pump_events))
+                                p[i_pump = n++] = (struct pollfd){ pump_fd, pump_events, 0 };
                 } else {
                         double left = drain_deadline - elapsed_ms(&s->start);
                         if (left <= 0)
@@ -819,6 +832,8 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                 }
                 if (i_cancel >= 0 && p[i_cancel].revents)
                         kill_tree(s, KILL_CANCEL);
+                if (i_pump >= 0 && p[i_pump].revents)
+                        stdin_pump_step(&s->pump);
                 if (i_pid >= 0 && p[i_pid].revents) {
                         struct rusage ru;
                         int status = 0;
@@ -904,6 +919,7 @@ static void cleanup(struct sbx *s)
         close_fd(&s->err[0]);
         close_fd(&s->err[1]);
         close_fd(&s->stdin_fd);
+        stdin_pump_close(&s->pump);
         close_fd(&s->pidfd);
         close_fd(&s->wall_tfd);
         close_fd(&s->cpu_tfd);
@@ -936,7 +952,7 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
         struct sbx s = {
                 .req = req, .cfg = req->cfg, .res = ret,
                 .sock = { -1, -1 }, .out = { -1, -1 }, .err = { -1, -1 },
-                .stdin_fd = -1, .pidfd = -1, .wall_tfd = -1, .cpu_tfd = -1,
+                .stdin_fd = -1, .pump = { .src = -1, .dst = -1 }, .pidfd = -1, .wall_tfd = -1, .cpu_tfd = -1,
         };
         struct child_ctx c;
         struct nsb_error *e = &ret->error;

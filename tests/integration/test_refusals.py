@@ -247,14 +247,34 @@ class StdinDash(SandboxTest):
             b.close()
         self.assertEqual(p.returncode, 125, p.stderr)
         self.assertIn(b"is a socket", p.stderr)
+
+    def test_a_terminal_is_copied_in_never_handed_in(self):
+        """Typed input reaches the program line by line through a pipe;
+        the terminal itself (TIOCSTI could type into the caller's shell)
+        never enters the sandbox, and Ctrl-D is the end of the input."""
         master, slave = os.openpty()
+        code = ("import os, sys\n"
+                "first = input('name? ')\n"
+                "print('hello', first, os.isatty(0), os.readlink('/proc/self/fd/0').split(':')[0])\n"
+                "print('rest', sys.stdin.read().split())\n")
+        proc = subprocess.Popen([NSBOX, "python", "--stdin", "-", "--wall-time", "20s", "-c", code],
+                                stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        os.close(slave)
+        guard = threading.Timer(60, proc.kill)   # a hang guard, not a timing
+        guard.start()
+        self.addCleanup(guard.cancel)
         try:
-            p = self.nsbox("python", "--stdin", "-", "-c", "pass", stdin=slave)
+            self.assertEqual(proc.stdout.read(len(b"name? ")), b"name? ")   # the program is reading
+            os.write(master, b"ada\n")
+            os.write(master, b"x y\n")
+            os.write(master, b"\x04")                                        # Ctrl-D on an empty line
+            out, err = proc.stdout.read(), proc.stderr.read()
+            proc.wait(timeout=30)
         finally:
             os.close(master)
-            os.close(slave)
-        self.assertEqual(p.returncode, 125, p.stderr)
-        self.assertIn(b"is a terminal", p.stderr)
+            proc.stdout.close()
+            proc.stderr.close()
+        self.assertEqual((proc.returncode, out), (0, b"hello ada False pipe\nrest ['x', 'y']\n"), err)
 
 
 class CommandStatus(SandboxTest):
