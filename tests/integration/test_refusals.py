@@ -18,6 +18,19 @@ def jsonl(*jobs):
     return "".join(json.dumps(j) + "\n" for j in jobs).encode()
 
 
+def host_file(test, name, data):
+    """A world-readable file in a fresh directory under /var/tmp (the
+    sandbox owns /tmp), removed after the test; its path."""
+    d = tempfile.mkdtemp(dir="/var/tmp")
+    os.chmod(d, 0o755)
+    test.addCleanup(shutil.rmtree, d)
+    path = os.path.join(d, name)
+    with open(path, "wb") as f:
+        f.write(data if isinstance(data, bytes) else json.dumps(data).encode())
+    os.chmod(path, 0o644)
+    return path
+
+
 class BatchInput(SandboxTest):
     def setUp(self):
         super().setUp()
@@ -138,36 +151,19 @@ class Limits(SandboxTest):
         self.assertEqual((res["status"], res["stdout"]["text"]), ("exited", "up\n"), res)
 
     def test_a_profile_below_the_python_floor(self):
-        d = tempfile.mkdtemp(dir="/var/tmp")
-        os.chmod(d, 0o755)
-        try:
-            prof = os.path.join(d, "small.ini")
-            with open(prof, "w") as f:
-                f.write("[limits]\nmemory = 8M\n")
-            os.chmod(prof, 0o644)
-            self.usage("python", "--profile", prof, "-c", "pass",
-                       needle="memory limit 8M is below 16M, the least a Python interpreter needs")
-            p, res = self.run_json("run", "--profile", prof, "--", "/bin/true")
-            self.assertEqual((res["status"], p.returncode), ("exited", 0), res)
-        finally:
-            shutil.rmtree(d)
+        prof = host_file(self, "small.ini", b"[limits]\nmemory = 8M\n")
+        self.usage("python", "--profile", prof, "-c", "pass",
+                   needle="memory limit 8M is below 16M, the least a Python interpreter needs")
+        p, res = self.run_json("run", "--profile", prof, "--", "/bin/true")
+        self.assertEqual((res["status"], p.returncode), ("exited", 0), res)
 
     def test_judge_spec_and_batch_line_limits(self):
-        d = tempfile.mkdtemp(dir="/var/tmp")
-        os.chmod(d, 0o755)
-        try:
-            spec = os.path.join(d, "spec.json")
-            with open(spec, "w") as f:
-                json.dump({"program": {"source": "print(1)"}, "limits": {"memory": "4M"},
-                           "cases": [{"name": "a"}]}, f)
-            os.chmod(spec, 0o644)
-            self.usage("judge", spec, needle="limits.memory: memory limit 4M is below 16M")
-        finally:
-            shutil.rmtree(d)
+        spec = host_file(self, "spec.json", {"program": {"source": "print(1)"}, "limits": {"memory": "4M"},
+                                             "cases": [{"name": "a"}]})
+        self.usage("judge", spec, needle="limits.memory: memory limit 4M is below 16M")
         p = self.nsbox("batch", "-", input=jsonl(dict(JOB, limits={"memory": "1k"}), dict(JOB, id="b")))
         self.assertEqual(p.returncode, 2, p.stderr)
-        bad = json.loads(p.stdout.splitlines()[0]) if b'"a"' in p.stdout.splitlines()[0] else \
-            json.loads(p.stdout.splitlines()[1])
+        bad = {d["id"]: d for d in map(json.loads, p.stdout.splitlines())}["a"]
         self.assertEqual((bad["status"], bad["outcome"]), ("error", "error"))
         self.assertIn("limits.memory: '1k' is out of range: allowed 1M to 1T", bad["error"]["message"])
 
@@ -215,24 +211,17 @@ class StdinDash(SandboxTest):
             f.seek(0)
             p = self.nsbox("run", "--stdin", "-", "--", "/bin/cat", stdin=f)
         self.assertEqual((p.returncode, p.stdout), (0, b"from a file\n"), p.stderr)
-        d = tempfile.mkdtemp(dir="/var/tmp")
-        os.chmod(d, 0o755)
-        try:
-            spec = os.path.join(d, "spec.json")
-            with open(spec, "w") as f:
-                json.dump({"program": {"source": "print(input())"},
-                           "cases": [{"name": "piped", "expect": {"stdout": {"equals": "hi\n"}}},
-                                     {"name": "own", "stdin": "x\n", "expect": {"stdout": {"equals": "x\n"}}}]}, f)
-            os.chmod(spec, 0o644)
-            p = self.nsbox("judge", "--stdin", "-", spec, input=b"hi\n")
-            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-            with open(spec, "w") as f:
-                json.dump({"program": {"source": "print(input())"}, "cases": [{"name": "a"}, {"name": "b"}]}, f)
-            p = self.nsbox("judge", "--stdin", "-", spec, input=b"hi\n")
-            self.assertEqual(p.returncode, 125, p.stdout)
-            self.assertIn(b"2 cases give no \"stdin\" of their own", p.stderr)
-        finally:
-            shutil.rmtree(d)
+        spec = host_file(self, "one.json", {
+            "program": {"source": "print(input())"},
+            "cases": [{"name": "piped", "expect": {"stdout": {"equals": "hi\n"}}},
+                      {"name": "own", "stdin": "x\n", "expect": {"stdout": {"equals": "x\n"}}}]})
+        p = self.nsbox("judge", "--stdin", "-", spec, input=b"hi\n")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        spec = host_file(self, "two.json", {"program": {"source": "print(input())"},
+                                            "cases": [{"name": "a"}, {"name": "b"}]})
+        p = self.nsbox("judge", "--stdin", "-", spec, input=b"hi\n")
+        self.assertEqual(p.returncode, 125, p.stdout)
+        self.assertIn(b"2 cases give no \"stdin\" of their own", p.stderr)
 
     def test_refused_where_it_cannot_serve(self):
         p = self.nsbox("batch", "--stdin", "-", "-", input=jsonl(JOB))
