@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "batch/batch.h"
@@ -46,9 +47,10 @@ static int usage_error_or_die(const struct nsb_error *e)
         return EXIT_NSBOX_FAILURE;
 }
 
-static void explain(const struct run_result *r)
+static void explain(const struct nsb_config *cfg, const struct run_result *r)
 {
         char buf[NSB_ERROR_MSG_MAX + 128];
+        struct stat in;
 
         if (r->status == RUN_ERROR)
                 fprintf(stderr, "nsbox: sandbox error (%s): %s\n", nsb_stage_name((enum nsb_stage) r->error.stage),
@@ -62,6 +64,11 @@ static void explain(const struct run_result *r)
                         (unsigned long long) r->out.bytes, (unsigned long long) r->err.bytes);
         if (r->isolation == NSB_ISOLATION_REDUCED)
                 fprintf(stderr, "nsbox: warning: this run used REDUCED isolation\n");
+        /* `echo hi | nsbox python x.py` that failed: say why input() saw EOF. */
+        if (r->status == RUN_EXITED && r->exit_code != 0 && !cfg->stdin_path && fstat(STDIN_FILENO, &in) == 0 &&
+            (S_ISFIFO(in.st_mode) || (S_ISREG(in.st_mode) && in.st_size > 0)))
+                fprintf(stderr, "nsbox: note: the program's standard input was empty: nsbox's own is passed "
+                                "only with --stdin -\n");
 }
 
 /* Before anything runs, and whatever the output format: reduced isolation is
@@ -96,7 +103,7 @@ static int emit(const struct nsb_config *cfg, const struct run_result *r)
                         return EXIT_NSBOX_FAILURE;
                 }
         } else {
-                explain(r);
+                explain(cfg, r);
         }
         json_decref(j);
         return result_exit_code(r);
@@ -256,7 +263,9 @@ int main(int argc, char **argv)
         /* Relative bind sources from here; the judge resolves its own
          * profile: its spec may name the profile. */
         if ((getcwd(cwd, sizeof cwd) && cfg_absolute_sources(&cfg, cwd, &e) < 0) ||
-            (cfg.cmd != NSB_CMD_JUDGE && cfg.cmd != NSB_CMD_DOCTOR && cfg_profile_resolve(&cfg, NULL, &e) < 0)) {
+            (cfg.cmd != NSB_CMD_JUDGE && cfg.cmd != NSB_CMD_DOCTOR && cfg_profile_resolve(&cfg, NULL, &e) < 0) ||
+            (cfg.cmd != NSB_CMD_RUN && cfg.cmd != NSB_CMD_DOCTOR && cfg_check_python_memory(cfg.memory_bytes, &e) < 0) ||
+            cfg_check_stdin(&cfg, &e) < 0) {
                 code = usage_error_or_die(&e);
                 cfg_free(&cfg);
                 return code;
@@ -285,7 +294,8 @@ int main(int argc, char **argv)
                         print_error("test", &e);
                 break;
         case NSB_CMD_BATCH:
-                code = batch_main(&cfg, cancel_fd, STDOUT_FILENO, isatty(STDERR_FILENO) ? stderr : NULL, &e);
+                code = batch_main(&cfg, cancel_fd, STDOUT_FILENO,
+                                  !cfg.quiet && isatty(STDERR_FILENO) ? stderr : NULL, cfg.quiet ? NULL : stderr, &e);
                 if (code == BATCH_EXIT_SETUP)
                         usage_error_or_die(&e);
                 break;

@@ -144,13 +144,14 @@ static int opt_help(struct nsb_config *c, const char *v, struct nsb_error *e) { 
 static int opt_observe(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->observe_path, v, e); }
 static int opt_replay(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->replay_path, v, e); }
 static int opt_fail_fast(struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->fail_fast = true; return 0; }
-static int opt_wall(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_duration(v, &c->wall_time_ms, e); }
-static int opt_cpu(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_duration(v, &c->cpu_time_ms, e); }
-static int opt_memory(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_bound(v, &c->memory_bytes, e); }
-static int opt_output(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_size(v, &c->output_limit_bytes, e); }
-static int opt_fsize(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_size(v, &c->file_size_bytes, e); }
-static int opt_tmp(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_bound(v, &c->tmp_size_bytes, e); }
-static int opt_pids(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_count(v, 1, 1 << 22, &c->pids_max, e); }
+static int opt_quiet(struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->quiet = true; return 0; }
+static int opt_wall(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("wall-time", v, &c->wall_time_ms, e); }
+static int opt_cpu(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("cpu-time", v, &c->cpu_time_ms, e); }
+static int opt_memory(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("memory", v, &c->memory_bytes, e); }
+static int opt_output(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("output-limit", v, &c->output_limit_bytes, e); }
+static int opt_fsize(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("file-size", v, &c->file_size_bytes, e); }
+static int opt_tmp(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("tmp-size", v, &c->tmp_size_bytes, e); }
+static int opt_pids(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("pids", v, &c->pids_max, e); }
 
 static int opt_jobs(struct nsb_config *c, const char *v, struct nsb_error *e)
 {
@@ -376,6 +377,7 @@ static const struct cli_opt options[] = {
         { "replay", "OBS.jsonl", C_JUDGE, opt_replay, "judge the observations in OBS.jsonl against the spec; no sandbox runs", G_JUDGE },
         { "junit", "FILE", C_JUDGE | C_TEST, opt_junit, "also write the cases (tests) as JUnit XML to FILE", G_OUTPUT },
         { "html", "FILE", C_REPORT, opt_html, "also write the summary as one self-contained HTML page to FILE", G_OUTPUT },
+        { "quiet", NULL, C_BATCH, opt_quiet, "no progress line and no closing summary on stderr", G_BATCH },
         { "help", NULL, C_ALL | (1u << NSB_CMD_PROFILE) | C_REPORT, opt_help, "show this help", G_GENERAL },
 };
 

@@ -119,6 +119,7 @@ struct nsb_config {
 
         /* report: the RESULTS files are argv/argc ("-" = stdin) */
         char *html_path;                /* report --html: the self-contained page */
+        bool quiet;                     /* batch --quiet: no progress line, no closing summary */
 };
 
 /* Secure defaults for @cmd. */
@@ -144,6 +145,20 @@ int cfg_parse_size(const char *s, uint64_t *ret_bytes, struct nsb_error *e);
 int cfg_parse_bound(const char *s, uint64_t *ret_bytes, struct nsb_error *e);
 int cfg_parse_duration(const char *s, uint64_t *ret_ms, struct nsb_error *e);
 int cfg_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *ret, struct nsb_error *e);
+
+/* A limit's value, by the flag's name ("memory", "wall-time") or the spec
+ * key ("wall_time"): parsed as its kind (size, duration, count), then
+ * checked against the range every source of limits shares (zero and absurd
+ * values are refused, the message says what is allowed). Stage usage. */
+int cfg_parse_limit(const char *name, const char *s, uint64_t *ret, struct nsb_error *e);
+
+/* The least memory limit a CPython 3 interpreter starts under, on either
+ * backend: measured for Debian 12's python3.11 at 3M charged under cgroup v1
+ * and 12.5M of address space under the rlimit backend (RLIMIT_AS); 16M
+ * leaves a margin for other builds (docs/profiles.md). */
+#define CFG_PYTHON_MEMORY_MIN (16ULL << 20)
+/* -ERANGE, stage usage, naming the minimum, when @memory_bytes is below it. */
+int cfg_check_python_memory(uint64_t memory_bytes, struct nsb_error *e);
 
 /* Parse argv (argv[0] is the program name). Fills @cfg; on failure returns
  * -EINVAL with stage "usage" and a message naming the bad argument. */

@@ -338,7 +338,20 @@ static int add_interpreter(struct host_set *set, const char *path, const char *s
 
 int profile_add_command(struct host_set *set, const char *path, const char *sandbox_path, struct nsb_error *e)
 {
-        int r = profile_add_executable(set, path, e);
+        char real[PATH_MAX];
+        int r;
+
+        /* `nsbox run -- /usr/bin/python3 ...` (or python3.11, a symlink to
+         * it, python3 on PATH) needs its standard library as much as a #!
+         * python script does. A "python..." that is not a CPython binary
+         * (python3-config, a pyenv shim) is an ordinary command. */
+        if (is_python(path) || (realpath(path, real) && is_python(real))) {
+                struct nsb_error ignored;
+
+                if (profile_add_python(set, path, NULL, &ignored) == 0)
+                        return 0;
+        }
+        r = profile_add_executable(set, path, e);
 
         return r < 0 ? r : add_script_interpreter(set, path, sandbox_path, 0, e);
 }

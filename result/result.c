@@ -230,7 +230,7 @@ int result_exit_code(const struct run_result *r)
                 return 130;
         case RUN_ERROR:
         default:
-                return 125;
+                return r->command_exit == 126 || r->command_exit == 127 ? r->command_exit : 125;
         }
 }
 

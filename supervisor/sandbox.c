@@ -30,6 +30,7 @@
 #include "cgroup/cgroup.h"
 #include "config/policy.h"
 #include "doctor/doctor.h"
+#include "supervisor/stdin_pump.h"
 #include "landlock/landlock.h"
 #include "mount/mnt.h"
 #include "ns/ns.h"
@@ -84,6 +85,7 @@ struct sbx {
         int sock[2];
         int out[2], err[2];
         int stdin_fd;
+        struct stdin_pump pump;         /* --stdin - from a terminal (stdin_pump.h) */
         int pidfd;
         pid_t pid;
         int wall_tfd, cpu_tfd;
@@ -147,6 +149,32 @@ static int plan_reduced(struct sbx *s, struct nsb_error *e)
         return reduced_argv(&s->red, req->program_name, req->argv, req->argc, &s->red_argv, e);
 }
 
+/* The command could not be run (timeout(1)'s rule): 127 when it does not
+ * exist, 126 when it exists but cannot be executed (no x bit, a directory,
+ * not an executable format); 0 for any other errno (ENOMEM: not its fault). */
+static int command_exit_of(int err)
+{
+        switch (err) {
+        case ENOENT:
+                return 127;
+        case EACCES: case EPERM: case EISDIR: case ENOTDIR: case ENOEXEC: case ELOOP: case ETXTBSY:
+        case ENAMETOOLONG: case E2BIG: case ELIBBAD:
+                return 126;
+        default:
+                return 0;
+        }
+}
+
+/* A failure to find or open the command: stage exec, as its execve failing
+ * inside would be, and its 126/127. */
+static int command_failed(struct sbx *s, int r, struct nsb_error *e)
+{
+        s->res->command_exit = command_exit_of(-r);
+        if (s->res->command_exit)
+                e->stage = NSB_STAGE_EXEC;
+        return r;
+}
+
 static int plan_all(struct sbx *s, struct nsb_error *e)
 {
         const struct sbx_request *req = s->req;
@@ -163,6 +191,13 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
                 return r;
         if (req->python) {
                 const char *interp = cfg->interpreter ? cfg->interpreter : SBX_DEFAULT_INTERPRETER;
+
+                /* The parsers refuse it first; this catches a limit from a
+                 * profile a judge spec names: never a run that cannot start. */
+                if ((r = cfg_check_python_memory(cfg->memory_bytes, e)) < 0) {
+                        e->stage = NSB_STAGE_CONFIG;
+                        return r;
+                }
                 /* A batch resolved the interpreter once: start from its copy. */
                 r = req->python_host ? host_set_add_all(&s->host, req->python_host, e)
                                      : profile_add_python(&s->host, interp, NULL, e);
@@ -181,16 +216,17 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
                 const char *path = getenv("PATH");
                 r = profile_which(req->argv[0], path ? path : "/usr/local/bin:/usr/bin:/bin", &s->exec_path, e);
                 if (r < 0)
-                        return r;
+                        return command_failed(s, r, e);
                 if (!s->reduced && mnt_path_is_reserved(s->exec_path))
                         return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
                                         "command '%s' lies under a path the sandbox owns (/tmp, /workspace, "
                                         "/proc, /dev, ...); run it from another directory",
                                         s->exec_path);
-                /* a script brings its #! interpreter (and env's target) */
+                /* a script brings its #! interpreter (and env's target); a
+                 * python interpreter its standard library */
                 r = profile_add_command(&s->host, s->exec_path, SBX_PROGRAM_PATH, e);
                 if (r < 0)
-                        return r;
+                        return command_failed(s, r, e);
                 /* --package / packages under run: mounted all the same */
                 r = profile_add_python_extras(&s->host, NULL, cfg->packages, cfg->n_packages, e);
                 if (r < 0)
@@ -370,6 +406,15 @@ static int open_stdin(struct sbx *s, struct nsb_error *e)
                 }
                 return 0;
         }
+        if (cfg_stdin_is_ours(s->cfg) && isatty(STDIN_FILENO))
+                return stdin_pump_open(&s->pump, STDIN_FILENO, &s->stdin_fd, e);   /* never the terminal itself */
+        if (cfg_stdin_is_ours(s->cfg)) {
+                /* --stdin -: the program reads nsbox's own stdin as it comes */
+                s->stdin_fd = cfg_stdin_dash_open(e);
+                if (s->stdin_fd < 0)
+                        e->stage = NSB_STAGE_PREPARE;
+                return s->stdin_fd < 0 ? s->stdin_fd : 0;
+        }
         s->stdin_fd = open(s->cfg->stdin_path ? s->cfg->stdin_path : "/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (s->stdin_fd < 0 && s->cfg->stdin_path)
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "--stdin '%s'", s->cfg->stdin_path);
@@ -444,6 +489,11 @@ static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
                  * POLLRDHUP after the prctl); a copy here would keep the socket
                  * open and the sandbox alive without its supervisor. */
                 close(s->sock[0]);
+                /* Nor the write end of a terminal's pipe (stdin_pump.h): the
+                 * init outlives the program's reads, and while it held a
+                 * copy the program never saw the end of its input. */
+                if (s->pump.dst >= 0)
+                        close(s->pump.dst);
                 if (s->reduced)
                         child_reduced_main(c);   /* never returns */
                 child_init_main(c);              /* never returns */
@@ -591,9 +641,16 @@ static void handle_msg(struct sbx *s, const struct wire_msg *m, ssize_t n)
                 s->obs.program_started = true;
                 run_take_ledger(s->res, &m->ledger);
                 break;
-        case WIRE_ERROR:
+        case WIRE_ERROR: {
+                bool first = !s->obs.setup_error;
+
                 run_take_error(s->res, &s->obs.setup_error, &m->error);
+                /* After READY the only step left is execve: the command
+                 * itself could not be run. */
+                if (first && s->obs.program_started)
+                        s->res->command_exit = command_exit_of(m->error.errnum);
                 break;
+        }
         case WIRE_EXIT:
                 s->obs.got_exit = true;
                 s->obs.wait_status = m->wait_status;
@@ -648,8 +705,10 @@ static int supervise(struct sbx *s, struct nsb_error *e)
         ledger_set(&s->res->ledger, PROT_OUTPUT, "supervisor");
 
         while (init_alive || s->out[0] >= 0 || s->err[0] >= 0) {
-                struct pollfd p[7];
+                struct pollfd p[8];
                 int n = 0, i_sock = -1, i_pid = -1, i_out = -1, i_err = -1, i_wall = -1, i_cpu = -1, i_cancel = -1;
+                int i_pump = -1, pump_fd;
+                short pump_events;
                 int timeout = -1;
 
                 if (s->sock[0] >= 0)
@@ -665,6 +724,8 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                         p[i_cpu = n++] = (struct pollfd){ s->cpu_tfd, POLLIN, 0 };
                         if (s->req->cancel_fd >= 0)
                                 p[i_cancel = n++] = (struct pollfd){ s->req->cancel_fd, POLLIN, 0 };
+                        if (stdin_pump_want(&s->pump, &pump_fd, &pump_events))
+                                p[i_pump = n++] = (struct pollfd){ pump_fd, pump_events, 0 };
                 } else {
                         double left = drain_deadline - run_elapsed_ms(&s->start);
                         if (left <= 0)
@@ -701,6 +762,8 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                 }
                 if (i_cancel >= 0 && p[i_cancel].revents)
                         kill_tree(s, KILL_CANCEL);
+                if (i_pump >= 0 && p[i_pump].revents)
+                        stdin_pump_step(&s->pump);
                 if (i_pid >= 0 && p[i_pid].revents) {
                         struct rusage ru;
                         int status = 0;
@@ -786,6 +849,7 @@ static void cleanup(struct sbx *s)
         run_close_fd(&s->err[0]);
         run_close_fd(&s->err[1]);
         run_close_fd(&s->stdin_fd);
+        stdin_pump_close(&s->pump);
         run_close_fd(&s->pidfd);
         run_close_fd(&s->wall_tfd);
         run_close_fd(&s->cpu_tfd);
@@ -821,7 +885,7 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
         struct sbx s = {
                 .req = req, .cfg = req->cfg, .res = ret,
                 .sock = { -1, -1 }, .out = { -1, -1 }, .err = { -1, -1 },
-                .stdin_fd = -1, .pidfd = -1, .wall_tfd = -1, .cpu_tfd = -1,
+                .stdin_fd = -1, .pump = { .src = -1, .dst = -1 }, .pidfd = -1, .wall_tfd = -1, .cpu_tfd = -1,
         };
         struct child_ctx c;
         struct nsb_error *e = &ret->error;

@@ -24,8 +24,9 @@ def landlock_abi():
 
 class Reduced(ReducedCases, unittest.TestCase):
     def setUp(self):
-        if landlock_abi() < 6:
-            skip_or_fail(self, "Landlock ABI 6+ (signal and socket scopes) is needed for these checks")
+        # Probe, then check: what Landlock this host offers decides what the
+        # tests may demand (test_doors), never whether they run.
+        self.landlock_abi = landlock_abi()
         super().setUp()
 
     def check_labels(self, prot):
@@ -85,11 +86,26 @@ class Reduced(ReducedCases, unittest.TestCase):
                 "socketpair": "ok", "kill_nsbox": "EPERM", "kill_parent": "EPERM",
                 "setsid": "EPERM", "setpgid": "EPERM", "prlimit_nsbox": "EPERM",
             }
+            if self.landlock_abi < 1:
+                # No Landlock at all: reduced runs without it and says so
+                # (docs/security.md); the file checks are its, not asked here.
+                print("\nnote: this host has no Landlock: reduced runs labelled landlock: unavailable")
+                self.assertEqual(res["protections"]["landlock"], "unavailable", res)
+                for k in ("read_secret", "read_etc_hostname", "write_outside", "write_dev_shm", "list_proc",
+                          "nsbox_environ"):
+                    del want[k]
             for k, v in want.items():
                 self.assertEqual(obs[k], v, "%s: %s" % (k, obs))
             time.sleep(0.1)
-            self.assertEqual(os.listdir(outside), [])   # nothing written, victim not signalled
-            self.assertIsNone(victim.poll())
+            if self.landlock_abi >= 1:
+                self.assertEqual(os.listdir(outside), [])   # nothing written
+            if self.landlock_abi >= 6:
+                self.assertIsNone(victim.poll())             # not signalled: Landlock's signal scope
+            else:
+                # Below ABI 6 there is no signal scope: a process of the
+                # program's own uid is reachable (docs/security.md, residual risk).
+                print("\nnote: Landlock ABI %d here: no signal scope, the victim check is not made"
+                      % self.landlock_abi)
             self.assertTrue(obs["cwd"].startswith(self.base), obs["cwd"])
             self.assertTrue(obs["home"].startswith(self.base), obs["home"])
             self.assertNotEqual(obs["uid"], 0)

@@ -33,12 +33,16 @@ import subprocess
 import textwrap
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
+
+from . import validate
+from .jobs import JudgeJob, TestOutcome, TestReport
 
 __all__ = [
     "Client", "RunResult", "Verdict", "CaseVerdict", "DoctorReport", "DoctorCheck",
     "NsboxError", "NsboxUnavailable", "run_code", "batch_run", "batch_stream", "judge", "doctor",
     "replay", "read_observations", "Observation",
+    "JudgeJob", "TestReport", "TestOutcome", "test",
 ]
 
 DEFAULT_TIMEOUT = 10
@@ -116,6 +120,7 @@ class Verdict:
     cases: list
     program_sha256: Optional[str] = None
     raw: dict = field(default_factory=dict, repr=False)
+    id: Any = None        # its batch item's index (batch_run / batch_stream)
 
     @property
     def passed(self) -> bool:
@@ -125,6 +130,15 @@ class Verdict:
     def replayed(self) -> bool:
         """Judged from stored observations (replay()): no sandbox ran."""
         return self.raw.get("replayed") is True
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Verdict":
+        """A verdict, or (a batch's judge job whose sandbox could not even
+        start) a result with status error: undetermined, no cases."""
+        if "verdict" not in d and d.get("status") == "error":
+            return cls("undetermined", [], None, d, d.get("id"))
+        cases = [CaseVerdict(c["name"], c["verdict"], c.get("reason", ""), c.get("result")) for c in d["cases"]]
+        return cls(d["verdict"], cases, d.get("program_sha256"), d, d.get("id"))
 
 
 @dataclass
@@ -154,15 +168,10 @@ def _text(stream: Optional[dict]) -> str:
 
 def _job(id_: Any, code: str, test_code: Optional[str], timeout: Optional[float], limits: Optional[dict],
          dedent: bool) -> dict:
-    if not isinstance(code, str):
-        raise TypeError("code must be a str")
-    if test_code is not None and not isinstance(test_code, str):
-        raise TypeError("test_code must be a str or None")
-    for name, text in (("code", code), ("test_code", test_code or "")):
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as e:   # a lone surrogate: no file, no JSON line can hold it
-            raise ValueError("%s is not valid Unicode text: %s" % (name, e)) from None
+    code = validate.text(code, "code") or ""
+    test_code = validate.text(test_code, "test_code", optional=True)
+    limits = validate.limits(limits)
+    timeout = validate.timeout(timeout)
     job = {"id": id_, "kind": "python", "code": textwrap.dedent(code) if dedent else code}
     if test_code is not None:
         job["test_code"] = textwrap.dedent(test_code) if dedent else test_code
@@ -220,11 +229,19 @@ class Client:
         return NsboxError("nsbox %s failed: %s" % (cmd, msg), rc, err)
 
     # -- python jobs ----------------------------------------------------------
-    def batch_stream(self, pairs: Iterable[Union[Tuple[str, Optional[str]], str]], timeout: Optional[float] = DEFAULT_TIMEOUT,
-                     jobs: Optional[int] = None, limits: Optional[dict] = None) -> Iterator[RunResult]:
-        """Runs (code, test_code) pairs through one `nsbox batch`; yields each
-        result as it completes (completion order; .id is the pair's index)."""
-        args = ["batch", *self.extra_args]
+    def batch_stream(self, pairs: Iterable[Union[Tuple[str, Optional[str]], str, JudgeJob]],
+                     timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
+                     limits: Optional[dict] = None) -> Iterator[Union[RunResult, Verdict]]:
+        """Runs (code, test_code) pairs (or code, or JudgeJob items: a Verdict
+        each) through one `nsbox batch`; yields each result as it completes
+        (completion order; .id is the item's index). A list is checked whole
+        before nsbox starts; a lazy iterable item by item as it is fed."""
+        validate.timeout(timeout)
+        validate.limits(limits)
+        validate.jobs(jobs)
+        if isinstance(pairs, (list, tuple)):
+            pairs = list(validate.items(pairs))
+        args = ["batch", "--quiet", *self.extra_args]
         if jobs:
             args += ["-j", str(int(jobs))]
         p = self._popen(args + ["-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -233,8 +250,8 @@ class Client:
         def feed():
             try:
                 for i, pair in enumerate(pairs):
-                    code, test = (pair, None) if isinstance(pair, str) else (pair[0], pair[1] if len(pair) > 1 else None)
-                    p.stdin.write((json.dumps(_job(i, code, test, timeout, limits, self.dedent)) + "\n").encode())
+                    p.stdin.write((json.dumps(_batch_line(i, validate.item(i, pair), timeout, limits, self.dedent))
+                                   + "\n").encode())
                 p.stdin.close()
             except BrokenPipeError:
                 pass
@@ -254,11 +271,7 @@ class Client:
         read_all = False
         try:
             for line in p.stdout:
-                try:
-                    d = json.loads(line)
-                except ValueError as e:
-                    raise NsboxError("nsbox batch wrote a line that is not JSON: %r" % line[:200]) from e
-                yield RunResult.from_line(d)
+                yield _batch_result(line)
             read_all = True
         finally:
             if p.poll() is None and (feed_error or writer.is_alive() or not read_all):
@@ -279,10 +292,12 @@ class Client:
         if p.returncode != 0:
             raise self._refused("batch", p.returncode, (stderr_box[0] if stderr_box else b"").decode("utf-8", "replace"))
 
-    def batch_run(self, pairs: Iterable[Union[Tuple[str, Optional[str]], str]], timeout: Optional[float] = DEFAULT_TIMEOUT,
-                  jobs: Optional[int] = None, limits: Optional[dict] = None) -> list:
-        """Like batch_stream, collected: one RunResult per pair, in input order."""
-        pairs = list(pairs)
+    def batch_run(self, pairs: Iterable[Union[Tuple[str, Optional[str]], str, JudgeJob]],
+                  timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
+                  limits: Optional[dict] = None) -> list:
+        """Like batch_stream, collected: one result per item, in input order.
+        Every item and argument is checked before the first one runs."""
+        pairs = list(validate.items(list(pairs)))
         got = {}
         for r in self.batch_stream(pairs, timeout=timeout, jobs=jobs, limits=limits):
             got[r.id] = r
@@ -304,22 +319,19 @@ class Client:
     def judge(self, spec: Union[dict, str, os.PathLike]) -> Verdict:
         """A judge spec (a dict, or the path of a SPEC.json) -> its verdict."""
         if isinstance(spec, dict):
-            spec = json.loads(json.dumps(spec))
-            prog = spec.get("program")
-            if isinstance(prog, dict) and isinstance(prog.get("path"), str) and not os.path.isabs(prog["path"]):
-                prog["path"] = os.path.abspath(prog["path"])   # as the caller meant it, not /dev's
             rc, out, err = self._run(["judge", "--json", *self.extra_args, "/dev/stdin"],
-                                     input=json.dumps(spec).encode())
+                                     input=json.dumps(_spec_for_nsbox(validate.spec(spec))).encode())
         else:
             rc, out, err = self._run(["judge", "--json", *self.extra_args, os.fspath(spec)])
-        if rc not in (0, 1, 3):
-            raise self._refused("judge", rc, err)
-        try:
-            d = json.loads(out)
-            cases = [CaseVerdict(c["name"], c["verdict"], c.get("reason", ""), c.get("result")) for c in d["cases"]]
-            return Verdict(d["verdict"], cases, d.get("program_sha256"), d)
-        except (ValueError, KeyError, TypeError) as e:
-            raise NsboxError("nsbox judge gave an unreadable verdict: %r" % out[:200]) from e
+        return _answer("judge", "verdict", rc, out, err, Verdict.from_json)
+
+    def test(self, harness: Union[str, "os.PathLike[str]"], workspace: Optional[Union[str, "os.PathLike[str]"]] = None,
+             timeout: Optional[float] = None, limits: Optional[Dict[str, Any]] = None) -> TestReport:
+        """`nsbox test`: the hidden tests in @harness (read-only) against
+        @workspace (read-write; default: a fresh empty one)."""
+        args = _testcmd_args(harness, workspace, timeout, limits)
+        rc, out, err = self._run(["test", "--json", *args, *self.extra_args])
+        return _answer("test", "report", rc, out, err, TestReport.from_json)
 
     def doctor(self) -> DoctorReport:
         """What this host can enforce (nsbox doctor --json)."""
@@ -334,6 +346,71 @@ class Client:
             raise NsboxError("nsbox doctor gave an unreadable report: %r" % out[:200]) from e
 
 
+_LIMIT_FLAGS = {"wall_time": "--wall-time", "cpu_time": "--cpu-time", "memory": "--memory", "pids": "--pids",
+                "output_limit": "--output-limit", "file_size": "--file-size", "tmp_size": "--tmp-size"}
+
+
+def _testcmd_args(harness: Any, workspace: Any, timeout: Optional[float], limits: Optional[Dict[str, Any]]) -> List[str]:
+    args = ["--harness", validate.directory(harness, "harness")]
+    if workspace is not None:
+        args += ["--workspace", validate.directory(workspace, "workspace")]
+    checked = validate.limits(limits)
+    if timeout is not None and "wall_time" not in checked:
+        checked["wall_time"] = validate.timeout(timeout) or 0.0
+    for key, value in checked.items():
+        args += [_LIMIT_FLAGS[key], "%gs" % value if key in ("wall_time", "cpu_time") and not isinstance(value, str)
+                 else str(value)]
+    return args
+
+
+_T = TypeVar("_T")
+
+
+def _answer(cmd: str, what: str, rc: int, out: bytes, err: str, parse: Callable[[Dict[str, Any]], _T]) -> _T:
+    """judge/test: 0 pass, 1 fail, 3 undetermined carry the answer; any
+    other status is nsbox refusing (or failing)."""
+    if rc not in (0, 1, 3):
+        raise Client._refused(cmd, rc, err)
+    try:
+        return parse(json.loads(out))
+    except (ValueError, KeyError, TypeError) as e:
+        raise NsboxError("nsbox %s gave an unreadable %s: %r" % (cmd, what, out[:200])) from e
+
+
+def _spec_for_nsbox(spec: Mapping[str, Any]) -> Dict[str, Any]:
+    """A JSON copy whose relative program.path is the caller's (nsbox reads
+    the spec from stdin, or a jobs pipe: it would resolve it elsewhere)."""
+    out: Dict[str, Any] = json.loads(json.dumps(spec))
+    prog = out.get("program")
+    if isinstance(prog, dict) and isinstance(prog.get("path"), str) and not os.path.isabs(prog["path"]):
+        prog["path"] = os.path.abspath(prog["path"])
+    return out
+
+
+def _batch_result(line: bytes) -> Union[RunResult, Verdict]:
+    try:
+        d = json.loads(line)
+    except ValueError as e:
+        raise NsboxError("nsbox batch wrote a line that is not JSON: %r" % line[:200]) from e
+    return _from_line(d)
+
+
+def _batch_line(i: int, item: Any, timeout: Optional[float], limits: Optional[Dict[str, Any]], dedent: bool
+                ) -> Dict[str, Any]:
+    if isinstance(item, JudgeJob):
+        return {"id": i, "kind": "judge", "spec": _spec_for_nsbox(item.spec)}
+    code, test = (item, None) if isinstance(item, str) else item
+    return _job(i, code, test, timeout, limits, dedent)
+
+
+def _from_line(d: Dict[str, Any]) -> Union[RunResult, Verdict]:
+    if str(d.get("schema", "")).startswith("nsbox.verdict") or ("outcome" not in d and "verdict" in d):
+        return Verdict.from_json(d)
+    if "outcome" not in d and d.get("status") == "error" and "id" in d:
+        return Verdict.from_json(d)   # a judge job that could not start
+    return RunResult.from_line(d)
+
+
 def run_code(code: str, test_code: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT, **kw) -> RunResult:
     return Client().run_code(code, test_code, timeout, **kw)
 
@@ -342,7 +419,7 @@ def batch_run(pairs, timeout: Optional[float] = DEFAULT_TIMEOUT, **kw) -> list:
     return Client().batch_run(pairs, timeout, **kw)
 
 
-def batch_stream(pairs, timeout: Optional[float] = DEFAULT_TIMEOUT, **kw) -> Iterator[RunResult]:
+def batch_stream(pairs, timeout: Optional[float] = DEFAULT_TIMEOUT, **kw) -> Iterator[Union[RunResult, Verdict]]:
     return Client().batch_stream(pairs, timeout, **kw)
 
 
@@ -355,6 +432,11 @@ def judge(spec: observations.SpecLike, observe: Optional[observations.PathLike] 
 
 def doctor() -> DoctorReport:
     return Client().doctor()
+
+
+def test(harness: Union[str, "os.PathLike[str]"], workspace: Optional[Union[str, "os.PathLike[str]"]] = None,
+         **kw: Any) -> TestReport:
+    return Client().test(harness, workspace, **kw)
 
 
 # judge(spec, observe=...) and replay(observations, spec): observations.py
