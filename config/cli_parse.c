@@ -537,6 +537,25 @@ int cfg_set_option(struct nsb_config *cfg, const char *name, const char *value, 
         return o->fn(cfg, value, e);
 }
 
+bool cfg_option_row(size_t i, const char **ret_name, const char **ret_metavar, unsigned *ret_cmds)
+{
+        if (i >= sizeof options / sizeof options[0])
+                return false;
+        *ret_name = options[i].name;
+        *ret_metavar = options[i].metavar;
+        *ret_cmds = options[i].cmds;
+        return true;
+}
+
+bool cfg_command_row(size_t i, const char **ret_name, enum nsb_cmd *ret_cmd)
+{
+        if (i >= sizeof commands / sizeof commands[0])
+                return false;
+        *ret_name = commands[i].name;
+        *ret_cmd = commands[i].cmd;
+        return true;
+}
+
 char *cfg_usage(enum nsb_cmd cmd)
 {
         char *buf = NULL;

@@ -156,6 +156,15 @@ int cfg_set_option(struct nsb_config *cfg, const char *name, const char *value, 
 /* The cfg_field bit of command-line option @name, 0 for list options. */
 uint32_t cfg_field_of_option(const char *name);
 
+/* The option table, row by row, for what is generated from it (the man
+ * page check, shell completion): false past the last row. @ret_cmds has bit
+ * (1u << enum nsb_cmd) set for each command that accepts the option;
+ * @ret_metavar is NULL for a flag. Pure. */
+bool cfg_option_row(size_t i, const char **ret_name, const char **ret_metavar, unsigned *ret_cmds);
+
+/* The command table: name and enum of row @i; false past the last row. Pure. */
+bool cfg_command_row(size_t i, const char **ret_name, enum nsb_cmd *ret_cmd);
+
 /* Usage text for @cmd (NSB_CMD_NONE: the top-level help). Generated from the
  * option table. Returns a malloc'd string. */
 char *cfg_usage(enum nsb_cmd cmd);
