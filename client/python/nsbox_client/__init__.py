@@ -33,7 +33,7 @@ import subprocess
 import textwrap
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Union
+from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 __all__ = [
     "Client", "RunResult", "Verdict", "CaseVerdict", "DoctorReport", "DoctorCheck",
@@ -76,11 +76,11 @@ class RunResult:
     label: int
     id: Any = None
     limit: Optional[str] = None
-    error: Optional[dict] = None
-    raw: dict = field(default_factory=dict, repr=False)
+    error: Optional[Dict[str, Any]] = None
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_line(cls, d: dict) -> "RunResult":
+    def from_line(cls, d: Dict[str, Any]) -> "RunResult":
         if "outcome" not in d or "status" not in d:
             raise NsboxError("not a python job result: %r" % (str(d)[:200],))
         st = d["status"]
@@ -95,7 +95,7 @@ class RunResult:
                    return_code=rc, elapsed_ms=float(d.get("wall_ms") or 0.0), label=int(d.get("label", 0)),
                    id=d.get("id"), limit=d.get("limit"), error=d.get("error"), raw=d)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> Dict[str, Any]:
         """The executor's dict: status, stdout, stderr, return_code, elapsed_ms, label."""
         return {"status": self.status, "stdout": self.stdout, "stderr": self.stderr,
                 "return_code": self.return_code, "elapsed_ms": self.elapsed_ms, "label": self.label}
@@ -106,15 +106,15 @@ class CaseVerdict:
     name: str
     verdict: str          # pass | fail | undetermined | not_run
     reason: str
-    result: Optional[dict]
+    result: Optional[Dict[str, Any]]
 
 
 @dataclass
 class Verdict:
     verdict: str          # pass | fail | undetermined
-    cases: list
+    cases: List[CaseVerdict]
     program_sha256: Optional[str] = None
-    raw: dict = field(default_factory=dict, repr=False)
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -133,21 +133,21 @@ class DoctorCheck:
 class DoctorReport:
     ready: bool
     isolation: str
-    checks: list
-    raw: dict = field(default_factory=dict, repr=False)
+    checks: List[DoctorCheck]
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
 
-def _text(stream: Optional[dict]) -> str:
+def _text(stream: Optional[Dict[str, Any]]) -> str:
     if not stream:
         return ""
-    text = stream.get("text", "")
+    text: str = stream.get("text", "")
     if stream.get("truncated") and stream.get("tail"):
         text += "\n[... truncated ...]\n" + stream["tail"]
     return text
 
 
-def _job(id_: Any, code: str, test_code: Optional[str], timeout: Optional[float], limits: Optional[dict],
-         dedent: bool) -> dict:
+def _job(id_: Any, code: str, test_code: Optional[str], timeout: Optional[float], limits: Optional[Dict[str, Any]],
+         dedent: bool) -> Dict[str, Any]:
     if not isinstance(code, str):
         raise TypeError("code must be a str")
     if test_code is not None and not isinstance(test_code, str):
@@ -181,7 +181,7 @@ class Client:
         self.dedent = dedent
 
     # -- plumbing -----------------------------------------------------------
-    def _popen(self, args: Sequence[str], **kw) -> subprocess.Popen:
+    def _popen(self, args: Sequence[str], **kw: Any) -> "subprocess.Popen[bytes]":
         try:
             return subprocess.Popen([self.nsbox, *args], **kw)
         except FileNotFoundError as e:
@@ -191,7 +191,8 @@ class Client:
         except OSError as e:
             raise NsboxUnavailable("cannot start nsbox (%s): %s" % (self.nsbox, e)) from e
 
-    def _run(self, args: Sequence[str], input: Optional[bytes] = None, timeout: Optional[float] = None):
+    def _run(self, args: Sequence[str], input: Optional[bytes] = None,
+             timeout: Optional[float] = None) -> Tuple[int, bytes, str]:
         p = self._popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             out, err = p.communicate(input, timeout=timeout)
@@ -215,39 +216,42 @@ class Client:
 
     # -- python jobs ----------------------------------------------------------
     def batch_stream(self, pairs: Iterable[Union[Tuple[str, Optional[str]], str]], timeout: Optional[float] = DEFAULT_TIMEOUT,
-                     jobs: Optional[int] = None, limits: Optional[dict] = None) -> Iterator[RunResult]:
+                     jobs: Optional[int] = None, limits: Optional[Dict[str, Any]] = None) -> Iterator[RunResult]:
         """Runs (code, test_code) pairs through one `nsbox batch`; yields each
         result as it completes (completion order; .id is the pair's index)."""
         args = ["batch", *self.extra_args]
         if jobs:
             args += ["-j", str(int(jobs))]
         p = self._popen(args + ["-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        feed_error = []
+        stdin: IO[bytes] = p.stdin  # type: ignore[assignment]  # PIPE: never None
+        feed_error: List[Exception] = []
 
-        def feed():
+        def feed() -> None:
             try:
                 for i, pair in enumerate(pairs):
                     code, test = (pair, None) if isinstance(pair, str) else (pair[0], pair[1] if len(pair) > 1 else None)
-                    p.stdin.write((json.dumps(_job(i, code, test, timeout, limits, self.dedent)) + "\n").encode())
-                p.stdin.close()
+                    stdin.write((json.dumps(_job(i, code, test, timeout, limits, self.dedent)) + "\n").encode())
+                stdin.close()
             except BrokenPipeError:
                 pass
             except Exception as e:   # a bad pair: stop nsbox, report it
                 feed_error.append(e)
                 p.terminate()
                 try:
-                    p.stdin.close()
+                    stdin.close()
                 except OSError:
                     pass
 
         writer = threading.Thread(target=feed, daemon=True)
         writer.start()
-        stderr_box = []
-        reader = threading.Thread(target=lambda: stderr_box.append(p.stderr.read()), daemon=True)
+        stdout: IO[bytes] = p.stdout  # type: ignore[assignment]  # PIPE: never None
+        stderr: IO[bytes] = p.stderr  # type: ignore[assignment]
+        stderr_box: List[bytes] = []
+        reader = threading.Thread(target=lambda: stderr_box.append(stderr.read()), daemon=True)
         reader.start()
         read_all = False
         try:
-            for line in p.stdout:
+            for line in stdout:
                 try:
                     d = json.loads(line)
                 except ValueError as e:
@@ -261,23 +265,23 @@ class Client:
                 # drained, as nsbox blocked on a full pipe would never see it.
                 p.terminate()
             if not read_all:
-                for _ in p.stdout:
+                for _ in stdout:
                     pass
             writer.join()
             p.wait()
             reader.join()
-            p.stdout.close()
-            p.stderr.close()
+            stdout.close()
+            stderr.close()
         if feed_error:
             raise feed_error[0]
         if p.returncode != 0:
             raise self._refused("batch", p.returncode, (stderr_box[0] if stderr_box else b"").decode("utf-8", "replace"))
 
     def batch_run(self, pairs: Iterable[Union[Tuple[str, Optional[str]], str]], timeout: Optional[float] = DEFAULT_TIMEOUT,
-                  jobs: Optional[int] = None, limits: Optional[dict] = None) -> list:
+                  jobs: Optional[int] = None, limits: Optional[Dict[str, Any]] = None) -> List[RunResult]:
         """Like batch_stream, collected: one RunResult per pair, in input order."""
         pairs = list(pairs)
-        got = {}
+        got: Dict[int, RunResult] = {}
         for r in self.batch_stream(pairs, timeout=timeout, jobs=jobs, limits=limits):
             got[r.id] = r
         if len(got) != len(pairs) or set(got) != set(range(len(pairs))):
@@ -286,7 +290,7 @@ class Client:
         return [got[i] for i in range(len(pairs))]
 
     def run_code(self, code: str, test_code: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT,
-                 limits: Optional[dict] = None) -> RunResult:
+                 limits: Optional[Dict[str, Any]] = None) -> RunResult:
         """One (code, test_code) pair in a fresh sandbox: test_code runs after
         code in the same module. timeout is the wall-clock limit in seconds."""
         results = self.batch_run([(code, test_code)], timeout=timeout, jobs=1, limits=limits)
@@ -295,11 +299,11 @@ class Client:
         return results[0]
 
     # -- judge and doctor -------------------------------------------------------
-    def judge(self, spec: Union[dict, str, os.PathLike]) -> Verdict:
+    def judge(self, spec: Union[Dict[str, Any], str, "os.PathLike[str]"]) -> Verdict:
         """A judge spec (a dict, or the path of a SPEC.json) -> its verdict."""
         if isinstance(spec, dict):
             spec = json.loads(json.dumps(spec))
-            prog = spec.get("program")
+            prog = spec.get("program")  # type: ignore[union-attr]  # a dict again
             if isinstance(prog, dict) and isinstance(prog.get("path"), str) and not os.path.isabs(prog["path"]):
                 prog["path"] = os.path.abspath(prog["path"])   # as the caller meant it, not /dev's
             rc, out, err = self._run(["judge", "--json", *self.extra_args, "/dev/stdin"],
@@ -328,19 +332,22 @@ class Client:
             raise NsboxError("nsbox doctor gave an unreadable report: %r" % out[:200]) from e
 
 
-def run_code(code: str, test_code: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT, **kw) -> RunResult:
+def run_code(code: str, test_code: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT,
+             **kw: Any) -> RunResult:
     return Client().run_code(code, test_code, timeout, **kw)
 
 
-def batch_run(pairs, timeout: Optional[float] = DEFAULT_TIMEOUT, **kw) -> list:
+def batch_run(pairs: Iterable[Union[Tuple[str, Optional[str]], str]], timeout: Optional[float] = DEFAULT_TIMEOUT,
+              **kw: Any) -> List[RunResult]:
     return Client().batch_run(pairs, timeout, **kw)
 
 
-def batch_stream(pairs, timeout: Optional[float] = DEFAULT_TIMEOUT, **kw) -> Iterator[RunResult]:
+def batch_stream(pairs: Iterable[Union[Tuple[str, Optional[str]], str]], timeout: Optional[float] = DEFAULT_TIMEOUT,
+                 **kw: Any) -> Iterator[RunResult]:
     return Client().batch_stream(pairs, timeout, **kw)
 
 
-def judge(spec) -> Verdict:
+def judge(spec: Union[Dict[str, Any], str, "os.PathLike[str]"]) -> Verdict:
     return Client().judge(spec)
 
 
