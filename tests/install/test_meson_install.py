@@ -238,5 +238,34 @@ class InstalledTree(unittest.TestCase):
         self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "course\n", ""))
 
 
+class BuildTreeRunner(unittest.TestCase):
+    """The source tree's harness/ is the build tree's binary's alone: a copy
+    of that binary anywhere else looks only in the configured data dir."""
+
+    def nsbox_test(self, nsbox, user=None):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("NSBOX")}
+        env.update(HOME="/tmp", PATH="/usr/bin:/bin")
+        argv = (NOBODY if user == "nobody" else []) + [
+            nsbox, "test", "--json", "--harness", os.path.join(SOURCE, "examples", "course", "harness"),
+            "--workspace", os.path.join(SOURCE, "examples", "course", "workspace")]
+        return subprocess.run(argv, env=env, cwd="/", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              timeout=120)
+
+    def test_build_tree_binary_uses_the_source_runner(self):
+        r = self.nsbox_test(os.environ["NSBOX"])
+        self.assertEqual((r.returncode, json.loads(r.stdout)["verdict"]), (0, "pass"), r.stderr)
+
+    def test_a_copy_elsewhere_does_not(self):
+        datadir = os.environ["NSBOX_DATADIR"]
+        if os.path.exists(os.path.join(datadir, "harness", "nsbox_test_runner.py")):
+            self.skipTest("%s/harness holds a runner (an installed nsbox): a copy would rightly use it" % datadir)
+        with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
+            os.chmod(d, 0o755)
+            copy = shutil.copy2(os.environ["NSBOX"], os.path.join(d, "nsbox"))
+            r = self.nsbox_test(copy)
+        self.assertEqual(r.returncode, 125, r.stdout + r.stderr)
+        self.assertIn("cannot find nsbox_test_runner.py: it is installed in %s/harness" % datadir, r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
