@@ -181,6 +181,10 @@ def zsh(commands, options, sysdir):
             kind, words = value_kind(metavar)
             action = "(%s)" % " ".join(words) if kind == "words" else ZSH_VALUES[kind]
             specs.append("'*--%s=:%s:%s'" % (n, zsh_escape(metavar), action))
+        if c == "python":
+            specs.append("'-c:CODE: '")
+        elif c == "batch":
+            specs.append("'*-j:N: '")
         if c == "run":
             specs.append("'*::command:_normal'")
         elif c == "profile":
