@@ -14,6 +14,8 @@ import subprocess
 import tempfile
 import unittest
 
+from srccopy import copy_source
+
 SOURCE = os.environ["NSBOX_SOURCE"]
 VERSION = os.environ["NSBOX_VERSION"]
 APT = ["apt-get", "-o", "DPkg::Lock::Timeout=900", "-y", "--no-install-recommends"]
@@ -24,12 +26,6 @@ WATCHED = ["/usr/bin/nsbox", "/usr/share/nsbox", "/etc/nsbox", "/etc/apparmor.d/
            "/etc/apparmor.d/local/nsbox", "/etc/apparmor.d/disable/nsbox",
            "/usr/lib/python3/dist-packages/nsbox_client", "/usr/share/man/man1/nsbox.1.gz",
            "/usr/share/doc/nsbox", "/usr/share/doc/python3-nsbox"]
-
-
-def ignore_builds(directory, names):
-    if os.path.realpath(directory) != os.path.realpath(SOURCE):
-        return ["__pycache__"] if "__pycache__" in names else []
-    return [n for n in names if n.startswith("build") or n.startswith(".git") or n == "__pycache__"]
 
 
 def run(argv, **kw):
@@ -54,7 +50,7 @@ class DebianPackage(unittest.TestCase):
         cls.top = tempfile.mkdtemp(prefix="nsbox-deb.", dir="/var/tmp")
         os.chmod(cls.top, 0o755)
         cls.src = os.path.join(cls.top, "nsbox-" + VERSION)
-        shutil.copytree(SOURCE, cls.src, ignore=ignore_builds, symlinks=True)
+        copy_source(SOURCE, cls.src)
         env = dict(os.environ, DEB_BUILD_OPTIONS="nocheck parallel=%d" % (os.cpu_count() or 1))
         cls.build = run(["dpkg-buildpackage", "-us", "-uc", "-b"], cwd=cls.src, env=env)
         arch = run(["dpkg", "--print-architecture"]).stdout.strip()

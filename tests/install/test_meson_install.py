@@ -18,15 +18,10 @@ import sys
 import tempfile
 import unittest
 
+from srccopy import copy_source
+
 SOURCE = os.environ["NSBOX_SOURCE"]
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-
-
-def ignore_builds(directory, names):
-    """Leave out build trees and VCS data at the top of the source."""
-    if os.path.realpath(directory) != os.path.realpath(SOURCE):
-        return ["__pycache__"] if "__pycache__" in names else []
-    return [n for n in names if n.startswith("build") or n.startswith(".git") or n == "__pycache__"]
 
 
 def sh(*argv, **kw):
@@ -47,7 +42,7 @@ class InstalledTree(unittest.TestCase):
         cls.sysprofiles = os.path.join(cls.prefix, "etc", "nsbox", "profiles")
         src, build, dest = (os.path.join(cls.top, n) for n in ("src", "build", "dest"))
         try:
-            shutil.copytree(SOURCE, src, ignore=ignore_builds, symlinks=True)
+            copy_source(SOURCE, src)
             sh("meson", "setup", build, src, "--prefix=" + cls.prefix, "-Dtests=false",
                "-Dsystem_profile_dir=" + cls.sysprofiles)
             sh("ninja", "-C", build)
