@@ -93,6 +93,15 @@ class ManPages(unittest.TestCase):
                 self.assertEqual((r.returncode, r.stderr), (0, ""))
                 self.assertGreater(len(r.stdout), 500)
 
+    def test_pages_carry_the_project_version(self):
+        """.TH names the version meson.build gives, so a release cannot ship
+        pages of an older one."""
+        for page in PAGES:
+            with open(os.path.join(MANDIR, page), encoding="utf-8") as f:
+                th = [line for line in f if line.startswith(".TH ")]
+            self.assertEqual(len(th), 1, page)
+            self.assertIn('"nsbox %s"' % os.environ["NSBOX_VERSION"], th[0], page)
+
     def test_the_check_catches_an_undocumented_option(self):
         """The check itself: nsbox(1) with --shard's entry renamed lacks --shard."""
         _, options, _ = tables()
