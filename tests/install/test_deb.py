@@ -39,14 +39,17 @@ def installed_packages():
 
 
 def state():
-    return installed_packages(), {p: os.path.lexists(p) for p in WATCHED}, sorted(os.listdir("/etc/apparmor.d")) \
-        if os.path.isdir("/etc/apparmor.d") else None
+    apparmor = sorted(os.listdir("/etc/apparmor.d")) if os.path.isdir("/etc/apparmor.d") else None
+    return installed_packages(), {p: os.path.lexists(p) for p in WATCHED}, apparmor
 
 
-@unittest.skipUnless(os.geteuid() == 0, "installing a package needs root (CI runs as root)")
 class DebianPackage(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
+        if os.geteuid() != 0:
+            if os.environ.get("NSBOX_TESTS_MUST_RUN") == "1":
+                raise AssertionError("installing a package needs root (CI runs as root)")
+            raise unittest.SkipTest("installing a package needs root (CI runs as root)")
         cls.top = tempfile.mkdtemp(prefix="nsbox-deb.", dir="/var/tmp")
         os.chmod(cls.top, 0o755)
         cls.src = os.path.join(cls.top, "nsbox-" + VERSION)
