@@ -28,20 +28,20 @@
 #define EXIT_NSBOX_FAILURE 125
 #define MAX_PROGRAM_BYTES (64u << 20)
 
-static int usage_error_or_die(const struct nsb_error *e)
+/* "nsbox: [CMD: ]message", with the errno text only for a system error
+ * (nsb_error_describe): "--memory: size '0' is out of range ...", never
+ * "...: Invalid argument" after a message that says what is allowed. */
+static void print_error(const char *cmd, const struct nsb_error *e)
 {
         char buf[NSB_ERROR_MSG_MAX + 128];
-        fprintf(stderr, "nsbox: %s\n", nsb_error_describe(e, buf, sizeof buf));
-        return EXIT_NSBOX_FAILURE;
+
+        fprintf(stderr, "nsbox: %s%s%s\n", cmd ? cmd : "", cmd ? ": " : "", nsb_error_describe(e, buf, sizeof buf));
 }
 
-/* judge and test word their own errors fully ("spec 'x': cases[2]..."), so
- * the errno text is added only to a system error (a file that cannot be
- * read or written), never to one they made up themselves (EINVAL). */
-static void command_error(const char *cmd, const struct nsb_error *e)
+static int usage_error_or_die(const struct nsb_error *e)
 {
-        bool sys = e->errnum > 0 && e->errnum != EINVAL;
-        fprintf(stderr, "nsbox: %s: %s%s%s\n", cmd, e->msg, sys ? ": " : "", sys ? strerror(e->errnum) : "");
+        print_error(NULL, e);
+        return EXIT_NSBOX_FAILURE;
 }
 
 /* SIGINT/SIGTERM become a readable fd: the supervisor cancels the run. */
@@ -98,7 +98,7 @@ static int emit(const struct nsb_config *cfg, const struct run_result *r)
                 return EXIT_NSBOX_FAILURE;
         }
         if (cfg->result_path && result_file_write(cfg->result_path, j, flags, &e) < 0) {
-                fprintf(stderr, "nsbox: %s\n", e.msg);
+                print_error(NULL, &e);
                 json_decref(j);
                 return EXIT_NSBOX_FAILURE;
         }
@@ -272,12 +272,12 @@ int main(int argc, char **argv)
         case NSB_CMD_JUDGE:
                 code = judge_main(&cfg, cancel_fd, stdout, &e);
                 if (code == JUDGE_EXIT_BAD_SPEC)
-                        command_error("judge", &e);
+                        print_error("judge", &e);
                 break;
         case NSB_CMD_TEST:
                 code = test_main(&cfg, cancel_fd, stdout, &e);
                 if (code == TESTCMD_EXIT_SETUP)
-                        command_error("test", &e);
+                        print_error("test", &e);
                 break;
         case NSB_CMD_BATCH:
                 code = batch_main(&cfg, cancel_fd, STDOUT_FILENO, isatty(STDERR_FILENO) ? stderr : NULL, &e);

@@ -156,6 +156,13 @@ int cfg_set_option(struct nsb_config *cfg, const char *name, const char *value, 
 /* The cfg_field bit of command-line option @name, 0 for list options. */
 uint32_t cfg_field_of_option(const char *name);
 
+/* "Did you mean": the name among @names (n distinct ones) closest to the
+ * mistyped @word, or NULL when none is close (config/suggest.c). Pure. */
+const char *cfg_closest(const char *word, const char *const *names, size_t n);
+/* Edits (insert, delete, substitute, swap two adjacent) from @a to @b;
+ * SIZE_MAX for words longer than 64 bytes. */
+size_t cfg_edit_distance(const char *a, const char *b);
+
 /* The option table, row by row, for what is generated from it (the man
  * page check, shell completion): false past the last row. @ret_cmds has bit
  * (1u << enum nsb_cmd) set for each command that accepts the option;

@@ -57,6 +57,8 @@ static int fail_at(struct nsb_error *e, const char *path, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(what, sizeof what, fmt, ap);
         va_end(ap);
+        if (!path)      /* the spec itself: its callers name it ("spec 'x.json'") */
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s", what);
         return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s: %s", path, what);
 }
 
@@ -415,13 +417,13 @@ static int parse_spec(const json_t *root, const char *spec_path, struct judge_sp
         int r;
 
         if (!json_is_object(root))
-                return fail_at(e, "spec", "expected a JSON object");
-        r = check_keys(root, "spec", top_keys, e);
+                return fail_at(e, NULL, "expected a JSON object");
+        r = check_keys(root, NULL, top_keys, e);
         if (r < 0)
                 return r;
 
         if (!(v = json_object_get(root, "program")))
-                return fail_at(e, "spec", "missing \"program\"");
+                return fail_at(e, NULL, "missing \"program\"");
         r = parse_program(v, spec_path, &spec->program, e);
         if (r < 0)
                 return r;
@@ -438,7 +440,7 @@ static int parse_spec(const json_t *root, const char *spec_path, struct judge_sp
         }
 
         if (!(cases = json_object_get(root, "cases")))
-                return fail_at(e, "spec", "missing \"cases\"");
+                return fail_at(e, NULL, "missing \"cases\"");
         if (!json_is_array(cases) || json_array_size(cases) == 0)
                 return fail_at(e, "cases", "expected a non-empty array of cases");
         spec->cases = calloc(json_array_size(cases), sizeof *spec->cases);

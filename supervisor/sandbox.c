@@ -29,6 +29,7 @@
 
 #include "cgroup/cgroup.h"
 #include "config/policy.h"
+#include "doctor/doctor.h"
 #include "landlock/landlock.h"
 #include "mount/mnt.h"
 #include "ns/ns.h"
@@ -184,7 +185,7 @@ static int check_dir_option(const char *option, const char *path, struct nsb_err
         if (stat(path, &st) < 0)
                 return nsb_fail(e, NSB_STAGE_CONFIG, errno, "%s '%s'", option, path);
         if (!S_ISDIR(st.st_mode))
-                return nsb_fail(e, NSB_STAGE_CONFIG, ENOTDIR, "%s '%s' is not a directory", option, path);
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s '%s' is not a directory", option, path);
         if (access(path, X_OK) < 0)     /* the program could not enter it */
                 return nsb_fail(e, NSB_STAGE_CONFIG, errno, "%s '%s'", option, path);
         return 0;
@@ -875,6 +876,20 @@ static void cleanup(struct sbx *s)
         reduced_cleanup(&s->red);   /* every process of the run is gone by now */
 }
 
+/* A strict run that could not use its new namespaces on a host where
+ * AppArmor restricts them says so, and how to fix it, rather than leaving a
+ * bare "sethostname: EPERM" or "mount: EPERM" (doctor/doctor.h). Read only on
+ * failure: one sysctl, this binary's path, the profile file. */
+static void explain_host_refusal(const struct sbx *s, struct run_result *ret)
+{
+        struct doc_aa aa;
+
+        if (s->reduced || ret->status != RUN_ERROR)
+                return;
+        doctor_aa_gather(doctor_proc_sys(), &aa);
+        (void) doctor_aa_explain(&aa, &ret->error);
+}
+
 static int test_fail_stage(void)
 {
 #if NSBOX_TEST_HOOKS
@@ -986,6 +1001,7 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
                 s.obs.cpu_over = true;
         cleanup(&s);
         outcome_decide(&s.obs, ret);
+        explain_host_refusal(&s, ret);
         return 0;
 fail:
         if (s.pidfd >= 0)
@@ -996,5 +1012,6 @@ fail:
         ret->status = RUN_ERROR;
         if (ret->error.stage == NSB_STAGE_NONE)
                 ret->error.stage = NSB_STAGE_SUPERVISE;
+        explain_host_refusal(&s, ret);
         return 0;
 }

@@ -115,13 +115,13 @@ static int check_dirs(const struct nsb_config *cfg, struct nsb_error *e)
         if (!realpath(cfg->harness, h) || stat(h, &st) < 0)
                 return nsb_fail(e, NSB_STAGE_USAGE, errno, "--harness '%s'", cfg->harness);
         if (!S_ISDIR(st.st_mode))
-                return nsb_fail(e, NSB_STAGE_USAGE, ENOTDIR, "--harness '%s' is not a directory", cfg->harness);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--harness '%s' is not a directory", cfg->harness);
         if (!cfg->workspace)
                 return harness_unexposed(cfg, e);
         if (!realpath(cfg->workspace, w) || stat(w, &st) < 0)
                 return nsb_fail(e, NSB_STAGE_USAGE, errno, "--workspace '%s'", cfg->workspace);
         if (!S_ISDIR(st.st_mode))
-                return nsb_fail(e, NSB_STAGE_USAGE, ENOTDIR, "--workspace '%s' is not a directory",
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--workspace '%s' is not a directory",
                                 cfg->workspace);
         wl = strlen(w);
         if (strncmp(h, w, wl) == 0 && (h[wl] == '\0' || h[wl] == '/' || wl == 1))

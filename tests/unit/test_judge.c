@@ -162,7 +162,7 @@ static void test_parse_bad(void **state)
          * followed somewhere by @needle. */
         static const struct { const char *json; bool exact; const char *msg, *needle; } rows[] = {
                 { "{" P ONE_CASE ", \"extra\": 1}", true,
-                  "spec: unknown key \"extra\" (expected one of: program, profile, limits, cases)", NULL },
+                  "unknown key \"extra\" (expected one of: program, profile, limits, cases)", NULL },
                 { "{" P "\"cases\": [{\"name\": \"a\"}, {\"name\": \"b\"}, {\"name\": \"c\", \"expect\": "
                   "{\"stdout\": {\"equal\": \"5\"}}}]}", true,
                   "cases[2].expect.stdout: unknown matcher \"equal\" (expected equals, contains or regex)", NULL },
@@ -174,7 +174,7 @@ static void test_parse_bad(void **state)
                   false, "cases[0].expect.stdout.regex: bad regex at offset 3: ", "missing closing parenthesis" },
                 { "{" P "\"cases\": [{\"name\": \"a\", \"expect\": {\"stdout\": \"5\"}}]}",
                   false, "cases[0].expect.stdout: expected a matcher", NULL },
-                { "{" P "\"profile\": \"python\"}", true, "spec: missing \"cases\"", NULL },
+                { "{" P "\"profile\": \"python\"}", true, "missing \"cases\"", NULL },
                 { "{" P "\"cases\": []}", true, "cases: expected a non-empty array of cases", NULL },
                 { "{" P "\"cases\": {\"name\": \"a\"}}", true, "cases: expected a non-empty array of cases", NULL },
                 { "{" P "\"cases\": [{\"name\": \"a\"}, {\"name\": \"b\"}, {\"name\": \"a\"}]}", true,
@@ -190,7 +190,7 @@ static void test_parse_bad(void **state)
                   "program: give either \"path\" or \"source\", not both", NULL },
                 { "{\"program\": {}, " ONE_CASE "}", true, "program: expected {\"path\": FILE} or {\"source\": TEXT}", NULL },
                 { "{\"program\": {\"path\": \"dir/\"}, " ONE_CASE "}", true, "program.path: must name a file, not a directory", NULL },
-                { "{" ONE_CASE "}", true, "spec: missing \"program\"", NULL },
+                { "{" ONE_CASE "}", true, "missing \"program\"", NULL },
                 { "{" P "\"limits\": {\"wall\": \"2s\"}, " ONE_CASE "}", true,
                   "limits: unknown key \"wall\" (expected one of: wall_time, cpu_time, memory, pids, output_limit, "
                   "file_size, tmp_size)", NULL },
@@ -216,7 +216,7 @@ static void test_parse_bad(void **state)
                 { "{" P "\"profile\": 3, " ONE_CASE "}", true, "profile: expected a string", NULL },
                 { "{" P ONE_CASE ", \"cases\": []}", false, "invalid JSON at line 1, column ", "duplicate" },
                 { "{" P ONE_CASE, false, "invalid JSON at line 1, column ", NULL },
-                { "[1, 2]", true, "spec: expected a JSON object", NULL },
+                { "[1, 2]", true, "expected a JSON object", NULL },
         };
         (void) state;
         for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
