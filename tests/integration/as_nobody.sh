@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs the integration suite as uid/gid 65534 with no supplementary groups.
 # As a non-root user this is the same as the plain run: skip (77), honestly.
+# The copied binary is not the build tree's, so NSBOX_RUNNER_DIR names the
+# copied runner for nsbox test (docs/testing.md, "Finding the runner").
 set -euo pipefail
 python3=$1 src=$2
 if [ "$(id -u)" -ne 0 ]; then
@@ -23,5 +25,6 @@ cd "$tmp"
 # never ran, and every unprivileged run left a copy in /var/tmp)
 setpriv --reuid=65534 --regid=65534 --clear-groups \
   env NSBOX="$tmp/nsbox" FIXTURES="$tmp/fixtures" FIXTURES_BUILD="$tmp/fixtures-build" NSBOX_SOURCE="$tmp/src" \
+  NSBOX_RUNNER_DIR="$tmp/src/harness" \
   NSBOX_TESTS_MUST_RUN="${NSBOX_TESTS_MUST_RUN:-}" HOME=/tmp \
   "$python3" -m unittest discover -s "$tmp/tests" -p 'test_*.py'
