@@ -704,6 +704,25 @@ int cfg_set_option(struct nsb_config *cfg, const char *name, const char *value, 
         return o->fn(cfg, value, e);
 }
 
+bool cfg_option_row(size_t i, const char **ret_name, const char **ret_metavar, unsigned *ret_cmds)
+{
+        if (i >= N_OPTIONS)
+                return false;
+        *ret_name = options[i].name;
+        *ret_metavar = options[i].metavar;
+        *ret_cmds = options[i].cmds;
+        return true;
+}
+
+bool cfg_command_row(size_t i, const char **ret_name, enum nsb_cmd *ret_cmd)
+{
+        if (i >= N_COMMANDS)
+                return false;
+        *ret_name = commands[i].name;
+        *ret_cmd = commands[i].cmd;
+        return true;
+}
+
 /* "--memory SIZE" */
 static void opt_head(const struct cli_opt *o, char *buf, size_t size)
 {

@@ -185,6 +185,15 @@ const char *cfg_closest(const char *word, const char *const *names, size_t n);
  * SIZE_MAX for words longer than 64 bytes. */
 size_t cfg_edit_distance(const char *a, const char *b);
 
+/* The option table, row by row, for what is generated from it (the man
+ * page check, shell completion): false past the last row. @ret_cmds has bit
+ * (1u << enum nsb_cmd) set for each command that accepts the option;
+ * @ret_metavar is NULL for a flag. Pure. */
+bool cfg_option_row(size_t i, const char **ret_name, const char **ret_metavar, unsigned *ret_cmds);
+
+/* The command table: name and enum of row @i; false past the last row. Pure. */
+bool cfg_command_row(size_t i, const char **ret_name, enum nsb_cmd *ret_cmd);
+
 /* Usage text for @cmd (NSB_CMD_NONE: the top-level help). Generated from the
  * option table. Returns a malloc'd string. */
 char *cfg_usage(enum nsb_cmd cmd);

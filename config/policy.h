@@ -28,10 +28,12 @@
 #include <stddef.h>
 
 #include "config/config.h"
+#include "nsbox-config.h"
 #include "util/error.h"
 
 #define CFG_PROFILE_MAX_BYTES (1u << 20)
-#define CFG_PROFILE_SYSTEM_DIR "/etc/nsbox/profiles"
+/* meson's -Dsystem_profile_dir, default /etc/nsbox/profiles */
+#define CFG_PROFILE_SYSTEM_DIR NSBOX_PROFILE_SYSTEM_DIR
 #define CFG_DEFAULT_INTERPRETER "/usr/bin/python3"
 
 struct cfg_profile_opts {
@@ -40,6 +42,10 @@ struct cfg_profile_opts {
         bool (*exists)(const char *path, void *user);
         void *user;
 };
+
+/* The profile key table, row by row (for the man page check): false past
+ * the last row. [env] takes any variable name and has no row. Pure. */
+bool cfg_profile_key_row(size_t i, const char **ret_section, const char **ret_key);
 
 /* Parse profile @text (@len bytes; NUL bytes are an error) on top of @cfg,
  * which the caller has set to cfg_defaults(). Pure. */

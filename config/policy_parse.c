@@ -393,6 +393,15 @@ int cfg_profile_parse(const char *text, size_t len, const struct cfg_profile_opt
         return 0;
 }
 
+bool cfg_profile_key_row(size_t i, const char **ret_section, const char **ret_key)
+{
+        if (i >= ARRAY_SIZE(keys))
+                return false;
+        *ret_section = keys[i].section;
+        *ret_key = keys[i].key;
+        return true;
+}
+
 const char *cfg_profile_builtin(const char *name)
 {
         /* The limits repeat cfg_defaults() so `nsbox profile show` says them;

@@ -51,14 +51,31 @@ static bool has_runner(const char *dir)
         return access(path, R_OK) == 0;
 }
 
-/* NSBOX_RUNNER_DIR; else <dir of the binary>/../harness (the build tree and a
- * relocatable install); else the installed data dir; else the source tree. */
+/* Is this process the nsbox the build tree made (build/nsbox), rather than
+ * an installed copy? Only that one may use the source tree's runner. */
+static bool running_from_build_tree(void)
+{
+        char exe[PATH_MAX], build[PATH_MAX], *slash;
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+
+        if (n <= 0 || !realpath(NSBOX_BUILD_ROOT, build))
+                return false;
+        exe[n] = '\0';
+        slash = strrchr(exe, '/');
+        if (!slash)
+                return false;
+        *slash = '\0';
+        return strcmp(exe, build) == 0;
+}
+
+/* NSBOX_RUNNER_DIR; else, for the build tree's binary only, the source
+ * tree's harness/; else the data dir of the configured prefix
+ * (DATADIR/nsbox/harness, where meson install puts it). */
 static int find_runner_dir(char *ret, size_t size, struct nsb_error *e)
 {
         const char *env = getenv("NSBOX_RUNNER_DIR");
-        char exe[PATH_MAX];
-        ssize_t n;
 
+        (void) size;
         if (env && env[0]) {
                 if (!has_runner(env))
                         return nsb_fail(e, NSB_STAGE_PREPARE, ENOENT, "NSBOX_RUNNER_DIR '%s' has no readable %s",
@@ -67,26 +84,14 @@ static int find_runner_dir(char *ret, size_t size, struct nsb_error *e)
                         return nsb_fail(e, NSB_STAGE_PREPARE, errno, "NSBOX_RUNNER_DIR '%s'", env);
                 return 0;
         }
-        n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        if (n > 0) {
-                char *slash, cand[PATH_MAX + 16];
-
-                exe[n] = '\0';
-                slash = strrchr(exe, '/');
-                if (slash) {
-                        *slash = '\0';
-                        snprintf(cand, sizeof cand, "%s/../harness", exe);
-                        if (has_runner(cand) && realpath(cand, ret))
-                                return 0;
-                }
-        }
+        if (running_from_build_tree() && has_runner(NSBOX_RUNNER_SOURCE_DIR) && realpath(NSBOX_RUNNER_SOURCE_DIR, ret))
+                return 0;
         if (has_runner(NSBOX_DATADIR "/harness") && realpath(NSBOX_DATADIR "/harness", ret))
                 return 0;
-        if (has_runner(NSBOX_RUNNER_SOURCE_DIR) && realpath(NSBOX_RUNNER_SOURCE_DIR, ret))
-                return 0;
-        (void) size;
         return nsb_fail(e, NSB_STAGE_PREPARE, ENOENT,
-                        "cannot find %s (set NSBOX_RUNNER_DIR to the directory that holds it)", RUNNER_FILE);
+                        "cannot find %s: it is installed in %s (meson install, or the nsbox package); "
+                        "set NSBOX_RUNNER_DIR to the directory that holds it",
+                        RUNNER_FILE, NSBOX_DATADIR "/harness");
 }
 
 /* The harness must be a directory outside the workspace: the learner's code

@@ -33,7 +33,7 @@ import subprocess
 import textwrap
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
+from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 from . import validate
 from .jobs import JudgeJob, TestOutcome, TestReport
@@ -81,11 +81,11 @@ class RunResult:
     label: int
     id: Any = None
     limit: Optional[str] = None
-    error: Optional[dict] = None
-    raw: dict = field(default_factory=dict, repr=False)
+    error: Optional[Dict[str, Any]] = None
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_line(cls, d: dict) -> "RunResult":
+    def from_line(cls, d: Dict[str, Any]) -> "RunResult":
         if "outcome" not in d or "status" not in d:
             raise NsboxError("not a python job result: %r" % (str(d)[:200],))
         st = d["status"]
@@ -100,7 +100,7 @@ class RunResult:
                    return_code=rc, elapsed_ms=float(d.get("wall_ms") or 0.0), label=int(d.get("label", 0)),
                    id=d.get("id"), limit=d.get("limit"), error=d.get("error"), raw=d)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> Dict[str, Any]:
         """The executor's dict: status, stdout, stderr, return_code, elapsed_ms, label."""
         return {"status": self.status, "stdout": self.stdout, "stderr": self.stderr,
                 "return_code": self.return_code, "elapsed_ms": self.elapsed_ms, "label": self.label}
@@ -111,15 +111,15 @@ class CaseVerdict:
     name: str
     verdict: str          # pass | fail | undetermined | not_run
     reason: str
-    result: Optional[dict]
+    result: Optional[Dict[str, Any]]
 
 
 @dataclass
 class Verdict:
     verdict: str          # pass | fail | undetermined
-    cases: list
+    cases: List[CaseVerdict]
     program_sha256: Optional[str] = None
-    raw: dict = field(default_factory=dict, repr=False)
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
     id: Any = None        # its batch item's index (batch_run / batch_stream)
 
     @property
@@ -153,21 +153,21 @@ class DoctorCheck:
 class DoctorReport:
     ready: bool
     isolation: str
-    checks: list
-    raw: dict = field(default_factory=dict, repr=False)
+    checks: List[DoctorCheck]
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
 
-def _text(stream: Optional[dict]) -> str:
+def _text(stream: Optional[Dict[str, Any]]) -> str:
     if not stream:
         return ""
-    text = stream.get("text", "")
+    text: str = stream.get("text", "")
     if stream.get("truncated") and stream.get("tail"):
         text += "\n[... truncated ...]\n" + stream["tail"]
     return text
 
 
-def _job(id_: Any, code: str, test_code: Optional[str], timeout: Optional[float], limits: Optional[dict],
-         dedent: bool) -> dict:
+def _job(id_: Any, code: str, test_code: Optional[str], timeout: Optional[float], limits: Optional[Dict[str, Any]],
+         dedent: bool) -> Dict[str, Any]:
     code = validate.text(code, "code") or ""
     test_code = validate.text(test_code, "test_code", optional=True)
     limits = validate.limits(limits)
@@ -196,7 +196,7 @@ class Client:
         self.dedent = dedent
 
     # -- plumbing -----------------------------------------------------------
-    def _popen(self, args: Sequence[str], **kw) -> subprocess.Popen:
+    def _popen(self, args: Sequence[str], **kw: Any) -> "subprocess.Popen[bytes]":
         try:
             return subprocess.Popen([self.nsbox, *args], **kw)
         except FileNotFoundError as e:
@@ -206,7 +206,8 @@ class Client:
         except OSError as e:
             raise NsboxUnavailable("cannot start nsbox (%s): %s" % (self.nsbox, e)) from e
 
-    def _run(self, args: Sequence[str], input: Optional[bytes] = None, timeout: Optional[float] = None):
+    def _run(self, args: Sequence[str], input: Optional[bytes] = None,
+             timeout: Optional[float] = None) -> Tuple[int, bytes, str]:
         p = self._popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             out, err = p.communicate(input, timeout=timeout)
@@ -231,7 +232,7 @@ class Client:
     # -- python jobs ----------------------------------------------------------
     def batch_stream(self, pairs: Iterable[Union[Tuple[str, Optional[str]], str, JudgeJob]],
                      timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
-                     limits: Optional[dict] = None) -> Iterator[Union[RunResult, Verdict]]:
+                     limits: Optional[Dict[str, Any]] = None) -> Iterator[Union[RunResult, Verdict]]:
         """Runs (code, test_code) pairs (or code, or JudgeJob items: a Verdict
         each) through one `nsbox batch`; yields each result as it completes
         (completion order; .id is the item's index). A list is checked whole
@@ -245,32 +246,35 @@ class Client:
         if jobs:
             args += ["-j", str(int(jobs))]
         p = self._popen(args + ["-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        feed_error = []
+        stdin: IO[bytes] = p.stdin  # type: ignore[assignment]  # PIPE: never None
+        feed_error: List[Exception] = []
 
-        def feed():
+        def feed() -> None:
             try:
                 for i, pair in enumerate(pairs):
-                    p.stdin.write((json.dumps(_batch_line(i, validate.item(i, pair), timeout, limits, self.dedent))
-                                   + "\n").encode())
-                p.stdin.close()
+                    stdin.write((json.dumps(_batch_line(i, validate.item(i, pair), timeout, limits, self.dedent))
+                                 + "\n").encode())
+                stdin.close()
             except BrokenPipeError:
                 pass
             except Exception as e:   # a bad pair: stop nsbox, report it
                 feed_error.append(e)
                 p.terminate()
                 try:
-                    p.stdin.close()
+                    stdin.close()
                 except OSError:
                     pass
 
         writer = threading.Thread(target=feed, daemon=True)
         writer.start()
-        stderr_box = []
-        reader = threading.Thread(target=lambda: stderr_box.append(p.stderr.read()), daemon=True)
+        stdout: IO[bytes] = p.stdout  # type: ignore[assignment]  # PIPE: never None
+        stderr: IO[bytes] = p.stderr  # type: ignore[assignment]
+        stderr_box: List[bytes] = []
+        reader = threading.Thread(target=lambda: stderr_box.append(stderr.read()), daemon=True)
         reader.start()
         read_all = False
         try:
-            for line in p.stdout:
+            for line in stdout:
                 yield _batch_result(line)
             read_all = True
         finally:
@@ -280,13 +284,13 @@ class Client:
                 # drained, as nsbox blocked on a full pipe would never see it.
                 p.terminate()
             if not read_all:
-                for _ in p.stdout:
+                for _ in stdout:
                     pass
             writer.join()
             p.wait()
             reader.join()
-            p.stdout.close()
-            p.stderr.close()
+            stdout.close()
+            stderr.close()
         if feed_error:
             raise feed_error[0]
         if p.returncode != 0:
@@ -294,11 +298,11 @@ class Client:
 
     def batch_run(self, pairs: Iterable[Union[Tuple[str, Optional[str]], str, JudgeJob]],
                   timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
-                  limits: Optional[dict] = None) -> list:
+                  limits: Optional[Dict[str, Any]] = None) -> List[Union[RunResult, Verdict]]:
         """Like batch_stream, collected: one result per item, in input order.
         Every item and argument is checked before the first one runs."""
         pairs = list(validate.items(list(pairs)))
-        got = {}
+        got: Dict[Any, Union[RunResult, Verdict]] = {}
         for r in self.batch_stream(pairs, timeout=timeout, jobs=jobs, limits=limits):
             got[r.id] = r
         if len(got) != len(pairs) or set(got) != set(range(len(pairs))):
@@ -307,16 +311,18 @@ class Client:
         return [got[i] for i in range(len(pairs))]
 
     def run_code(self, code: str, test_code: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT,
-                 limits: Optional[dict] = None) -> RunResult:
+                 limits: Optional[Dict[str, Any]] = None) -> RunResult:
         """One (code, test_code) pair in a fresh sandbox: test_code runs after
         code in the same module. timeout is the wall-clock limit in seconds."""
         results = self.batch_run([(code, test_code)], timeout=timeout, jobs=1, limits=limits)
         if len(results) != 1:
             raise NsboxError("nsbox batch gave %d results for one job" % len(results))
+        if not isinstance(results[0], RunResult):
+            raise NsboxError("nsbox batch answered a python job with a verdict")
         return results[0]
 
     # -- judge and doctor -------------------------------------------------------
-    def judge(self, spec: Union[dict, str, os.PathLike]) -> Verdict:
+    def judge(self, spec: Union[Dict[str, Any], str, "os.PathLike[str]"]) -> Verdict:
         """A judge spec (a dict, or the path of a SPEC.json) -> its verdict."""
         if isinstance(spec, dict):
             rc, out, err = self._run(["judge", "--json", *self.extra_args, "/dev/stdin"],
@@ -411,15 +417,18 @@ def _from_line(d: Dict[str, Any]) -> Union[RunResult, Verdict]:
     return RunResult.from_line(d)
 
 
-def run_code(code: str, test_code: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT, **kw) -> RunResult:
+def run_code(code: str, test_code: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT,
+             **kw: Any) -> RunResult:
     return Client().run_code(code, test_code, timeout, **kw)
 
 
-def batch_run(pairs, timeout: Optional[float] = DEFAULT_TIMEOUT, **kw) -> list:
+def batch_run(pairs: Iterable[Union[Tuple[str, Optional[str]], str, JudgeJob]],
+              timeout: Optional[float] = DEFAULT_TIMEOUT, **kw: Any) -> List[Union[RunResult, Verdict]]:
     return Client().batch_run(pairs, timeout, **kw)
 
 
-def batch_stream(pairs, timeout: Optional[float] = DEFAULT_TIMEOUT, **kw) -> Iterator[Union[RunResult, Verdict]]:
+def batch_stream(pairs: Iterable[Union[Tuple[str, Optional[str]], str, JudgeJob]],
+                 timeout: Optional[float] = DEFAULT_TIMEOUT, **kw: Any) -> Iterator[Union[RunResult, Verdict]]:
     return Client().batch_stream(pairs, timeout, **kw)
 
 
