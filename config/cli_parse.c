@@ -381,10 +381,12 @@ static const struct cli_opt options[] = {
         { "help", NULL, C_ALL | (1u << NSB_CMD_PROFILE) | C_REPORT, opt_help, "show this help", G_GENERAL },
 };
 
-#define EXIT_RUN                                                                                        \
+/* run and python share these; run adds 126/127 between them. */
+#define EXIT_RUN_HEAD                                                                                   \
         "  N      the program exited with status N\n"                                                  \
         "  124    a limit stopped it (the result's `limit` says which)\n"                              \
-        "  125    nsbox itself failed: usage, configuration, sandbox set-up (status error)\n"          \
+        "  125    nsbox itself failed: usage, configuration, sandbox set-up (status error)\n"
+#define EXIT_RUN_TAIL                                                                                   \
         "  128+N  it died of signal N\n"                                                               \
         "  130    cancelled (SIGINT, SIGTERM, SIGHUP): the whole tree was killed\n"
 #define EXIT_VERDICT(what)                                                                             \
@@ -401,10 +403,12 @@ static const struct cli_cmd {
         const char *example;
 } commands[] = {
         { "run", NSB_CMD_RUN, "nsbox run [OPTIONS] -- COMMAND [ARG...]",
-          "run COMMAND in a fresh sandbox (minimal profile)", EXIT_RUN,
+          "run COMMAND in a fresh sandbox (minimal profile)",
+          EXIT_RUN_HEAD "  126    COMMAND exists but cannot be executed (status error, stage exec)\n"
+                        "  127    COMMAND does not exist (status error, stage exec)\n" EXIT_RUN_TAIL,
           "nsbox run --json --wall-time 2s -- /bin/echo hi" },
         { "python", NSB_CMD_PYTHON, "nsbox python [OPTIONS] [--] SCRIPT [ARG...]\n       nsbox python [OPTIONS] -c CODE [ARG...]",
-          "run a Python script, or code given with -c, in a fresh sandbox (python profile)", EXIT_RUN,
+          "run a Python script, or code given with -c, in a fresh sandbox (python profile)", EXIT_RUN_HEAD EXIT_RUN_TAIL,
           "nsbox python --json --memory 128M --wall-time 2s -c 'print(sum(range(10**6)))'" },
         { "judge", NSB_CMD_JUDGE, "nsbox judge [OPTIONS] SPEC.json",
           "run a program against the cases of SPEC.json, one sandbox per case, and print a verdict",
@@ -417,6 +421,7 @@ static const struct cli_cmd {
         { "batch", NSB_CMD_BATCH, "nsbox batch [OPTIONS] [JOBS.jsonl|-]",
           "run many jobs (JSON Lines) in parallel, one sandbox each, one result line each",
           "  0      every job taken produced its line (whatever the jobs' own outcomes)\n"
+          "  2      as 0, but some input lines were bad (each got an error line)\n"
           "  125    usage, unreadable input or --resume file, stdout closed\n"
           "  130    cancelled (SIGINT, SIGTERM, SIGHUP): the lines written so far are whole\n",
           "nsbox batch -j 2 examples/jobs.jsonl > results.jsonl" },
