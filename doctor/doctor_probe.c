@@ -344,8 +344,10 @@ int doctor_gather(const char *proc_sys, int fake_userns, const char *interpreter
         return 0;
 }
 
-int doctor_main(const struct nsb_config *cfg, FILE *out, struct nsb_error *e)
+int doctor_main(const struct frame_run *run, struct nsb_error *e)
 {
+        const struct nsb_config *cfg = run->cfg;
+        FILE *out = run->out;
         const char *proc_sys = doctor_proc_sys();
         int fake_userns = -1;
         struct doc_facts *f = calloc(1, sizeof *f);

@@ -345,8 +345,11 @@ out:
         return r;
 }
 
-int test_main(const struct nsb_config *cfg, int cancel_fd, FILE *out, struct nsb_error *e)
+int test_main(const struct frame_run *run, struct nsb_error *e)
 {
+        const struct nsb_config *cfg = run->cfg;
+        int cancel_fd = run->cancel_fd;
+        FILE *out = run->out;
         __attribute__((cleanup(tc_report_free))) struct tc_report rep = { 0 };
         AUTO(json_decref) json_t *root = NULL;
         AUTOFREE char *chan = NULL;
@@ -356,8 +359,7 @@ int test_main(const struct nsb_config *cfg, int cancel_fd, FILE *out, struct nsb
         int r;
 
         memset(&res, 0, sizeof res);
-        if (check_dirs(cfg, e) < 0 || find_runner_dir(runner_dir, sizeof runner_dir, e) < 0 ||
-            cfg_check_unexposed(cfg, cfg->junit_path, "--junit", false, e) < 0)
+        if (check_dirs(cfg, e) < 0 || find_runner_dir(runner_dir, sizeof runner_dir, e) < 0)
                 return TESTCMD_EXIT_SETUP;
         r = run_runner(cfg, runner_dir, cancel_fd, &res, &chan, &chan_len, e);
         if (r < 0) {
