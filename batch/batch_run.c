@@ -37,11 +37,10 @@
 #include "platform/platform.h"
 #include "supervisor/sandbox.h"
 #include "util/cleanup.h"
+#include "util/json_cleanup.h"
 #include "util/readfile.h"
 #include "util/resultfile.h"
 #include "util/sha256.h"
-
-DEFINE_AUTO_CLEANUP(json_t, json_decref)
 
 #define LINE_MAX_BYTES (64u << 20)      /* a longer job line is an error line */
 #define READ_CHUNK 65536

@@ -9,6 +9,7 @@
  * Everything else is an error that quotes the input.
  */
 #include "config/config.h"
+#include "util/cleanup.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -99,7 +100,7 @@ int cfg_parse_size(const char *s, uint64_t *ret_bytes, struct nsb_error *e)
         if (r < 0)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                 "malformed size '%s' (expected a number of bytes with an optional unit K, M, G or T, e.g. 512K, 256M, 1G)", s);
-        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
                 if (strcasecmp(d.rest, units[i].suffix) != 0)
                         continue;
                 if (d.frac_digits > 0 && units[i].mult == 1)
@@ -143,7 +144,7 @@ int cfg_parse_duration(const char *s, uint64_t *ret_ms, struct nsb_error *e)
         if (r < 0)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                 "malformed duration '%s' (expected a number with a unit ms, s, m or h, e.g. 500ms, 10s, 2m)", s);
-        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
                 uint64_t ms;
                 if (strcmp(d.rest, units[i].suffix) != 0)
                         continue;
@@ -215,7 +216,7 @@ int cfg_parse_limit(const char *name, const char *s, uint64_t *ret, struct nsb_e
         uint64_t v;
         int r;
 
-        for (size_t i = 0; i < sizeof limit_ranges / sizeof limit_ranges[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(limit_ranges); i++) {
                 const char *a = limit_ranges[i].option, *b = name;
                 while (*a && (*a == *b || (*a == '-' && *b == '_')))
                         a++, b++;

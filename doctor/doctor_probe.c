@@ -181,7 +181,7 @@ static int probe_seccomp_filter(void)
 {
         static const unsigned actions[] = { SECCOMP_RET_KILL_PROCESS, SECCOMP_RET_ERRNO };
 
-        for (size_t i = 0; i < sizeof actions / sizeof actions[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(actions); i++) {
                 unsigned action = actions[i];
                 if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) < 0)
                         return errno;

@@ -18,13 +18,12 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/json_cleanup.h"
 #include "util/readfile.h"
 #include "report/junit.h"
 #include "util/resultfile.h"
 #include "util/sha256.h"
 #include "nsbox-config.h"
-
-DEFINE_AUTO_CLEANUP(json_t, json_decref)
 
 /* Larger inputs are refused rather than read into memory. */
 #define SPEC_MAX_BYTES (64u << 20)

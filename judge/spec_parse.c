@@ -15,9 +15,8 @@
 #include <string.h>
 
 #include "util/cleanup.h"
+#include "util/json_cleanup.h"
 #include "util/portable.h"
-
-DEFINE_AUTO_CLEANUP(json_t, json_decref)
 
 #define PATH_MAX_LEN 160
 
@@ -43,7 +42,6 @@ static const struct {
         { "file_size", LIM_SIZE, CFG_F_FILE_SIZE, offsetof(struct nsb_config, file_size_bytes) },
         { "tmp_size", LIM_BOUND, CFG_F_TMP_SIZE, offsetof(struct nsb_config, tmp_size_bytes) },
 };
-
 
 int judge_fail_at(struct nsb_error *e, const char *path, const char *fmt, ...)
 {

@@ -30,6 +30,7 @@
 #include "supervisor/wire.h"
 #include "util/cmdline.h"
 #include "util/sys.h"
+#include "util/cleanup.h"
 
 static void send_msg(int sock, enum wire_kind kind, const struct nsb_error *err, const struct nsb_ledger *l,
                      int wait_status, uint32_t cpu_prof_ms)
@@ -167,7 +168,7 @@ const struct child_step child_program_steps[] = {
         { NSB_STAGE_LANDLOCK, step_landlock },  /* after the mount tree is final: rules name its paths */
         { NSB_STAGE_SECCOMP, step_seccomp },    /* last: the filter need not allow any setup syscall */
 };
-const unsigned child_program_n_steps = sizeof child_program_steps / sizeof child_program_steps[0];
+const unsigned child_program_n_steps = ARRAY_SIZE(child_program_steps);
 
 /* execve through the sandbox PATH when the path has no slash. */
 static int exec_program(struct child_ctx *c, struct nsb_error *e)

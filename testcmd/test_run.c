@@ -32,11 +32,10 @@
 #include "supervisor/sandbox.h"
 #include "testcmd/testcmd-paths.h"
 #include "util/cleanup.h"
+#include "util/json_cleanup.h"
 #include "util/portable.h"
 #include "util/resultfile.h"
 #include "report/junit.h"
-
-DEFINE_AUTO_CLEANUP(json_t, json_decref)
 
 #define RUNNER_FILE "nsbox_test_runner.py"
 #define CHANNEL_MAX (4u << 20)        /* bytes of channel kept; the runner clips its messages */

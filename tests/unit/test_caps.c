@@ -29,6 +29,7 @@
 
 #include "caps/caps.h"
 #include "net/net.h"
+#include "util/cleanup.h"
 
 #define CHILD_SKIP 77
 
@@ -125,7 +126,7 @@ static int child_drop_all(char *msg, size_t len)
         CHECK(r == 0, "caps_drop_all: %s (errno %d)", e.msg, e.errnum);
         CHECK(strcmp(ledger_get(&ledger, PROT_CAPS), "dropped") == 0, "ledger says '%s'",
               ledger_get(&ledger, PROT_CAPS));
-        for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
                 CHECK(status_caps(fields[i]) == 0, "%s is %llx after caps_drop_all", fields[i],
                       status_caps(fields[i]));
         bits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);

@@ -23,6 +23,7 @@
 
 #include "cgroup/cg_internal.h"
 #include "cgroup/cgroup.h"
+#include "util/cleanup.h"
 
 #define L(s) (s), (sizeof(s) - 1)
 
@@ -217,7 +218,7 @@ static void test_parse_procs_and_names(void **state)
                 "nsbox-1-2-3", "nsbox-sup-", "nsbox-sup-x", "nsbox-sup-1-2", "nsbox-a-1", "xnsbox-1-1",
                 "nsbox-99999999999-1", "nsbox-1-x", "user.slice",
         };
-        for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
+        for (size_t i = 0; i < ARRAY_SIZE(other); i++)
                 if (cg_parse_name(other[i], &pid) != CG_NAME_OTHER)
                         fail_msg("'%s' parsed as ours", other[i]);
 
