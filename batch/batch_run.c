@@ -768,8 +768,7 @@ static int open_result(const struct nsb_config *cli, struct nsb_error *e)
                 if (fd < 0)
                         return fd;
                 if (fstat(fd, &st) == 0 && (st.st_dev != rs.st_dev || st.st_ino != rs.st_ino)) {
-                        close(fd);
-                        fd = -1;
+                        close_fd(&fd);
                         append = false;   /* another file: truncated below, as for any --result */
                 }
         }

@@ -503,10 +503,10 @@ static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
                                                        PROT_IPC_NS, PROT_UTS_NS, PROT_CGROUP_NS };
                 for (size_t i = 0; i < sizeof walls / sizeof walls[0]; i++)
                         ledger_set(&s->res->ledger, walls[i], "disabled");
-                run_close_fd(&s->sock[1]);
-                run_close_fd(&s->out[1]);
-                run_close_fd(&s->err[1]);
-                run_close_fd(&s->stdin_fd);
+                close_fd(&s->sock[1]);
+                close_fd(&s->out[1]);
+                close_fd(&s->err[1]);
+                close_fd(&s->stdin_fd);
                 return 0;   /* no id maps to write, nothing to wait for */
         }
 
@@ -517,12 +517,12 @@ static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
         ledger_set(&s->res->ledger, PROT_UTS_NS, "enforced");
         ledger_set(&s->res->ledger, PROT_CGROUP_NS, "enforced");
 
-        run_close_fd(&s->sock[1]);
-        run_close_fd(&s->out[1]);
-        run_close_fd(&s->err[1]);
-        run_close_fd(&s->stdin_fd);
+        close_fd(&s->sock[1]);
+        close_fd(&s->out[1]);
+        close_fd(&s->err[1]);
+        close_fd(&s->stdin_fd);
         for (unsigned i = 0; i < s->mounts.n_slots; i++)
-                run_close_fd(&s->slot_fds[i]);
+                close_fd(&s->slot_fds[i]);
 
         r = ns_idmap_apply(s->pid, &s->idmap, e);
         if (r < 0)
@@ -744,7 +744,7 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                         if (k > 0)
                                 handle_msg(s, &m, k);
                         else if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
-                                run_close_fd(&s->sock[0]);
+                                close_fd(&s->sock[0]);
                 }
                 if (i_out >= 0 && p[i_out].revents && read_stream(s, &s->out[0], &s->res->out, STDOUT_FILENO) < 0)
                         return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "capturing stdout");
@@ -788,7 +788,7 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                                 struct wire_msg m;
                                 ssize_t k = recv_record(s->sock[0], &m);
                                 if (k <= 0) {
-                                        run_close_fd(&s->sock[0]);
+                                        close_fd(&s->sock[0]);
                                         break;
                                 }
                                 handle_msg(s, &m, k);
@@ -840,22 +840,22 @@ static void cleanup(struct sbx *s)
                         (void) s->cg_ops->kill_all(&s->cg_run, &ignored);
                 s->cg_ops->destroy(&s->cg_run);
         }
-        run_close_fd(&s->cg_env.proc_fd);
-        run_close_fd(&s->cg_env.sys_cgroup_fd);
-        run_close_fd(&s->sock[0]);
-        run_close_fd(&s->sock[1]);
-        run_close_fd(&s->out[0]);
-        run_close_fd(&s->out[1]);
-        run_close_fd(&s->err[0]);
-        run_close_fd(&s->err[1]);
-        run_close_fd(&s->stdin_fd);
+        close_fd(&s->cg_env.proc_fd);
+        close_fd(&s->cg_env.sys_cgroup_fd);
+        close_fd(&s->sock[0]);
+        close_fd(&s->sock[1]);
+        close_fd(&s->out[0]);
+        close_fd(&s->out[1]);
+        close_fd(&s->err[0]);
+        close_fd(&s->err[1]);
+        close_fd(&s->stdin_fd);
         stdin_pump_close(&s->pump);
-        run_close_fd(&s->pidfd);
-        run_close_fd(&s->wall_tfd);
-        run_close_fd(&s->cpu_tfd);
+        close_fd(&s->pidfd);
+        close_fd(&s->wall_tfd);
+        close_fd(&s->cpu_tfd);
         if (s->slot_fds)
                 for (unsigned i = 0; i < s->mounts.n_slots; i++)
-                        run_close_fd(&s->slot_fds[i]);
+                        close_fd(&s->slot_fds[i]);
         free(s->slot_fds);
         host_set_free(&s->host);
         mnt_plan_free(&s->mounts);
