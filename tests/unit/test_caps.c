@@ -30,6 +30,7 @@
 #include "caps/caps.h"
 #include "net/net.h"
 #include "util/cleanup.h"
+#include "tests/unit/must_run.h"
 
 #define CHILD_SKIP 77
 
@@ -61,12 +62,8 @@ static void run_in_child(child_fn fn)
         assert_int_equal(waitpid(pid, &status, 0), pid);
         if (WIFSIGNALED(status))
                 fail_msg("child killed by signal %d (%s)", WTERMSIG(status), msg);
-        if (WEXITSTATUS(status) == CHILD_SKIP) {
-                const char *must = getenv("NSBOX_TESTS_MUST_RUN");
-                if (must && strcmp(must, "1") == 0)
-                        fail_msg("NSBOX_TESTS_MUST_RUN=1 but %s", msg);
-                skip();
-        }
+        if (WEXITSTATUS(status) == CHILD_SKIP)
+                skip_or_fail("%s", msg);
         if (WEXITSTATUS(status) != 0)
                 fail_msg("%s", msg);
 }

@@ -24,6 +24,7 @@
 #include "cgroup/cg_internal.h"
 #include "cgroup/cgroup.h"
 #include "util/cleanup.h"
+#include "tests/unit/must_run.h"
 
 #define L(s) (s), (sizeof(s) - 1)
 
@@ -849,8 +850,7 @@ static void test_reap_stale(void **state)
 
 static bool must_run(void)
 {
-        const char *v = getenv("NSBOX_TESTS_MUST_RUN");
-        return v && strcmp(v, "1") == 0 && geteuid() == 0;
+        return tests_must_run() && geteuid() == 0;
 }
 
 struct real {
