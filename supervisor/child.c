@@ -85,9 +85,9 @@ static int step_rlimits(struct child_ctx *c, struct nsb_error *e)
         if (setrlimit(RLIMIT_CORE, &core) < 0)
                 return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "RLIMIT_CORE");
         /* Queued signals are counted per user up the user-namespace chain:
-         * without this a program queued the caller's whole RLIMIT_SIGPENDING
-         * (96362 here) and the caller's own sigqueue()/timers got EAGAIN
-         * until the run ended. Lowered only, never raised. */
+         * without this a program could queue the caller's whole
+         * RLIMIT_SIGPENDING, and the caller's own sigqueue()/timers would get
+         * EAGAIN until the run ended. Lowered only, never raised. */
         {
                 struct rlimit sp;
                 if (getrlimit(RLIMIT_SIGPENDING, &sp) < 0)

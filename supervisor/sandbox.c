@@ -970,8 +970,7 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
                 s.obs.cpu_over = true;
         /* Without cgroup accounting, the kernel's RLIMIT_CPU check is the
          * only judge, and it reads the program's PROF clock, which the
-         * rusage we get can read short of (measured up to 15% on a loaded
-         * host). The init read that clock before the reap: a SIGKILL (what
+         * rusage we get can read well short of on a loaded host. The init read that clock before the reap: a SIGKILL (what
          * the check sends, soft = hard) or SIGXCPU death with the clock at
          * the limit is the limit's; one before it came from the program. */
         if (s.cg_run.backend == CG_BACKEND_RLIMIT && s.obs.got_exit && WIFSIGNALED(s.obs.wait_status) &&

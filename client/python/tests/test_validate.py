@@ -126,8 +126,8 @@ class JudgeJobsAndTest(WithNsbox):
         self.assertIn("failed", {t.outcome for t in wrong.tests})
 
     def test_nothing_ran_before_a_bad_pair(self):
-        """The pairs before an unusable one used to run (and leave their
-        files in the workspace) before the exception came."""
+        """Every pair is checked before any runs: none leaves its files in
+        the workspace before the exception comes."""
         ws = tempfile.mkdtemp(dir="/var/tmp")
         os.chmod(ws, 0o777)
         self.addCleanup(shutil.rmtree, ws)
