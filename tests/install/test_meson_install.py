@@ -22,6 +22,7 @@ from srccopy import copy_source
 
 SOURCE = os.environ["NSBOX_SOURCE"]
 CLIENT_PKG = os.path.join(SOURCE, "client", "python", "nsbox_client")
+RUNNER_PKG = os.path.join(SOURCE, "harness", "nsbox_runner")
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
 
@@ -118,7 +119,8 @@ class InstalledTree(unittest.TestCase):
                 "share/bash-completion/completions/nsbox",
                 "share/zsh/site-functions/_nsbox",
                 "lib/python%s/dist-packages/nsbox_client/py.typed" % self.pyver]
-        # every module of the client package, whatever its layout
+        # every module of the runner's package and of the client's
+        want += ["share/nsbox/harness/nsbox_runner/%s" % m for m in sorted(os.listdir(RUNNER_PKG)) if m.endswith(".py")]
         want += ["lib/python%s/dist-packages/nsbox_client/%s" % (self.pyver, m)
                  for m in sorted(os.listdir(CLIENT_PKG)) if m.endswith(".py")]
         for f in want:
