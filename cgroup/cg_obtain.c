@@ -34,11 +34,10 @@ static void manager_facts(struct cg_manager_facts *m, char *bus_path, size_t siz
         m->self = getpid();
 }
 
-static void describe(struct cg_obtained *o, const struct cg_facts *f, const char *how)
+static void describe(struct cg_obtained *o, const char *how)
 {
         snprintf(o->detail, sizeof o->detail, "%s (%s)%s%s", cg_origin_name(o->origin), how,
                  o->scope[0] ? ": " : "", o->scope);
-        (void) f;
 }
 
 /* v2: our leaf and the controllers, once, before anything forks. */
@@ -81,7 +80,7 @@ int cg_obtain(const struct cg_env *env, bool prepare, struct cg_facts *ret_facts
                         leaf = strrchr(ret_facts->v2_base_rel, '/');
                         snprintf(ret->scope, sizeof ret->scope, "%s", leaf ? leaf + 1 : ret_facts->v2_base_rel);
                 }
-                describe(ret, ret_facts, plan.reason);
+                describe(ret, plan.reason);
                 return prepare ? prepare_v2(env, ret_facts, ret, e) : 0;
         case CG_OBTAIN_ASK_SYSTEMD:
                 break;
@@ -120,7 +119,7 @@ int cg_obtain(const struct cg_env *env, bool prepare, struct cg_facts *ret_facts
                          cg_v2_unusable(ret_facts));
                 return 0;
         }
-        describe(ret, ret_facts, plan.user_manager ? "asked the systemd user manager, Delegate=yes"
+        describe(ret, plan.user_manager ? "asked the systemd user manager, Delegate=yes"
                                                    : "asked the systemd system manager, Delegate=yes");
         return prepare ? prepare_v2(env, ret_facts, ret, e) : 0;
 }
