@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "batch/batch.h"
@@ -14,11 +13,14 @@
 #include "config/policy.h"
 #include "doctor/doctor.h"
 #include "judge/judge.h"
+#include "report/report.h"
+#include "platform/platform.h"
 #include "result/result.h"
 #include "supervisor/sandbox.h"
 #include "testcmd/testcmd.h"
 #include "util/cleanup.h"
 #include "util/cmdline.h"
+#include "util/portable.h"
 #include "util/readfile.h"
 #include "util/resultfile.h"
 #include "util/sha256.h"
@@ -28,34 +30,20 @@
 #define EXIT_NSBOX_FAILURE 125
 #define MAX_PROGRAM_BYTES (64u << 20)
 
-static int usage_error_or_die(const struct nsb_error *e)
+/* "nsbox: [CMD: ]message", with the errno text only for a system error
+ * (nsb_error_describe): "--memory: size '0' is out of range ...", never
+ * "...: Invalid argument" after a message that says what is allowed. */
+static void print_error(const char *cmd, const struct nsb_error *e)
 {
         char buf[NSB_ERROR_MSG_MAX + 128];
-        fprintf(stderr, "nsbox: %s\n", nsb_error_describe(e, buf, sizeof buf));
+
+        fprintf(stderr, "nsbox: %s%s%s\n", cmd ? cmd : "", cmd ? ": " : "", nsb_error_describe(e, buf, sizeof buf));
+}
+
+static int usage_error_or_die(const struct nsb_error *e)
+{
+        print_error(NULL, e);
         return EXIT_NSBOX_FAILURE;
-}
-
-/* judge and test word their own errors fully ("spec 'x': cases[2]..."), so
- * the errno text is added only to a system error (a file that cannot be
- * read or written), never to one they made up themselves (EINVAL). */
-static void command_error(const char *cmd, const struct nsb_error *e)
-{
-        bool sys = e->errnum > 0 && e->errnum != EINVAL;
-        fprintf(stderr, "nsbox: %s: %s%s%s\n", cmd, e->msg, sys ? ": " : "", sys ? strerror(e->errnum) : "");
-}
-
-/* SIGINT/SIGTERM become a readable fd: the supervisor cancels the run. */
-static int cancel_fd_or_die(void)
-{
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, SIGINT);
-        sigaddset(&set, SIGTERM);
-        sigaddset(&set, SIGHUP);
-        sigprocmask(SIG_BLOCK, &set, NULL);
-        /* A closed stdout must not kill nsbox mid-run (the child resets it). */
-        signal(SIGPIPE, SIG_IGN);
-        return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
 static void explain(const struct run_result *r)
@@ -81,9 +69,7 @@ static void explain(const struct run_result *r)
 static void warn_reduced(const struct nsb_config *cfg)
 {
         if (cfg->isolation == NSB_ISOLATION_REDUCED && cfg->cmd != NSB_CMD_DOCTOR)
-                fprintf(stderr, "nsbox: warning: --isolation reduced: no namespaces; the program shares this "
-                                "host's file tree, network and process table, narrowed by Landlock, seccomp and "
-                                "limits only (docs/security.md)\n");
+                fprintf(stderr, "nsbox: warning: --isolation reduced: %s\n", plat_reduced_banner);
 }
 
 static int emit(const struct nsb_config *cfg, const struct run_result *r)
@@ -98,7 +84,7 @@ static int emit(const struct nsb_config *cfg, const struct run_result *r)
                 return EXIT_NSBOX_FAILURE;
         }
         if (cfg->result_path && result_file_write(cfg->result_path, j, flags, &e) < 0) {
-                fprintf(stderr, "nsbox: %s\n", e.msg);
+                print_error(NULL, &e);
                 json_decref(j);
                 return EXIT_NSBOX_FAILURE;
         }
@@ -162,7 +148,7 @@ static int run_or_die(struct nsb_config *cfg, int cancel_fd)
                                 return usage_error_or_die(&e);
                         }
                         base = strrchr(cfg->argv[0], '/') ? strrchr(cfg->argv[0], '/') + 1 : cfg->argv[0];
-                        if (asprintf(&prog_path, "/program/%s", base) < 0)
+                        if (nsb_asprintf(&prog_path, "/program/%s", base) < 0)
                                 return EXIT_NSBOX_FAILURE;
                         tail[n_tail++] = prog_path;
                         req.program_name = base;
@@ -213,6 +199,22 @@ static int stdout_delivered_or_die(int code)
         return code;
 }
 
+/* --result, --junit: the directory resolved before anything runs. */
+static int pin_path(char **path)
+{
+        char *pinned;
+
+        if (!*path)
+                return 0;
+        if (!(pinned = result_path_pin(*path))) {
+                fprintf(stderr, "nsbox: out of memory\n");
+                return -ENOMEM;
+        }
+        free(*path);
+        *path = pinned;
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         struct nsb_config cfg;
@@ -243,6 +245,14 @@ int main(int argc, char **argv)
                 cfg_free(&cfg);
                 return stdout_delivered_or_die(code);
         }
+        if (cfg.cmd == NSB_CMD_REPORT) {
+                /* Reads files, runs nothing: no profile, no sandbox. */
+                code = report_main(&cfg, stdout, &e);
+                if (code != REPORT_EXIT_OK)
+                        print_error("report", &e);
+                cfg_free(&cfg);
+                return stdout_delivered_or_die(code);
+        }
         /* Relative bind sources from here; the judge resolves its own
          * profile: its spec may name the profile. */
         if ((getcwd(cwd, sizeof cwd) && cfg_absolute_sources(&cfg, cwd, &e) < 0) ||
@@ -252,18 +262,13 @@ int main(int argc, char **argv)
                 return code;
         }
         /* Pinned before the program runs: see util/resultfile.h. */
-        if (cfg.result_path) {
-                char *pinned = result_path_pin(cfg.result_path);
-                if (!pinned) {
-                        fprintf(stderr, "nsbox: out of memory\n");
-                        cfg_free(&cfg);
-                        return EXIT_NSBOX_FAILURE;
-                }
-                free(cfg.result_path);
-                cfg.result_path = pinned;
+        if (pin_path(&cfg.result_path) < 0 || pin_path(&cfg.junit_path) < 0) {
+                cfg_free(&cfg);
+                return EXIT_NSBOX_FAILURE;
         }
         warn_reduced(&cfg);
-        cancel_fd = cancel_fd_or_die();
+        /* SIGINT/SIGTERM/SIGHUP become a readable fd: the supervisor cancels the run. */
+        cancel_fd = plat_cancel_fd();
         switch (cfg.cmd) {
         case NSB_CMD_RUN:
         case NSB_CMD_PYTHON:
@@ -272,12 +277,12 @@ int main(int argc, char **argv)
         case NSB_CMD_JUDGE:
                 code = judge_main(&cfg, cancel_fd, stdout, &e);
                 if (code == JUDGE_EXIT_BAD_SPEC)
-                        command_error("judge", &e);
+                        print_error("judge", &e);
                 break;
         case NSB_CMD_TEST:
                 code = test_main(&cfg, cancel_fd, stdout, &e);
                 if (code == TESTCMD_EXIT_SETUP)
-                        command_error("test", &e);
+                        print_error("test", &e);
                 break;
         case NSB_CMD_BATCH:
                 code = batch_main(&cfg, cancel_fd, STDOUT_FILENO, isatty(STDERR_FILENO) ? stderr : NULL, &e);

@@ -11,12 +11,13 @@
  * next to clone (STYLE 14); a worker per job also gives each job its own
  * pid, so its cgroup name (nsbox-PID-0) cannot collide with another job's.
  *
- * Cancel: SIGINT/SIGTERM/SIGHUP arrive on the parent's signalfd. The parent
- * stops taking jobs and sends SIGTERM to every worker. Workers keep those
- * signals blocked and inherit the signalfd, which reads the signals queued to
- * the worker itself: the running sbx_run sees it readable and kills its tree,
- * and the worker exits without a line. A worker also gets SIGTERM if the
- * parent dies (PR_SET_PDEATHSIG), and its sandbox dies with the worker
+ * Cancel: SIGINT/SIGTERM/SIGHUP arrive on the parent's signalfd (on the
+ * posix platform a self-pipe: platform.h). The parent stops taking jobs and
+ * sends SIGTERM to every worker. Workers keep those signals blocked and
+ * inherit the signalfd, which reads the signals queued to the worker itself:
+ * the running sbx_run sees it readable and kills its tree, and the worker
+ * exits without a line. A worker also gets SIGTERM if the parent dies
+ * (PR_SET_PDEATHSIG; POSIX has none), and its sandbox dies with the worker
  * (the sandbox init has PR_SET_PDEATHSIG SIGKILL).
  */
 #include "batch/batch_internal.h"
@@ -24,17 +25,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "config/policy.h"
+#include "platform/platform.h"
 #include "supervisor/sandbox.h"
 #include "util/cleanup.h"
 #include "util/readfile.h"
@@ -367,7 +367,7 @@ static __attribute__((noreturn)) void worker(const struct batch *b, const struct
 
         /* SIGTERM (a cancel, through the inherited signalfd) if the batch
          * dies; checked after, as the parent may already be gone. */
-        if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
+        if (plat_die_with_parent(parent) < 0)
                 _exit(WORKER_CANCELLED);
         /* Only the parent writes stdout: nothing of ours may reach it. */
         devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -408,8 +408,8 @@ static void resolve_python_once(struct batch *b)
         if (b->python_host_tried)
                 return;
         b->python_host_tried = true;
-        if (profile_add_python(&b->python_host, b->cli->interpreter ? b->cli->interpreter : SBX_DEFAULT_INTERPRETER, NULL,
-                               &ignored) < 0)
+        if (plat_python_host(&b->python_host, b->cli->interpreter ? b->cli->interpreter : SBX_DEFAULT_INTERPRETER,
+                             &ignored) < 0)
                 host_set_free(&b->python_host);
 }
 
@@ -421,7 +421,7 @@ static int start_worker(struct batch *b, struct slot *s, struct batch_job *job, 
         if (job->kind != BATCH_RUN)
                 resolve_python_once(b);
 
-        if (pipe2(p, O_CLOEXEC) < 0)
+        if (plat_pipe_cloexec(p) < 0)
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "pipe for the worker of line %zu", job->line);
         pid = fork();
         if (pid < 0) {
@@ -667,15 +667,6 @@ static int loop(struct batch *b, const char *jobs_path, struct nsb_error *e)
         return r;
 }
 
-static unsigned cpu_count(void)
-{
-        cpu_set_t set;
-
-        if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-                return (unsigned) CPU_COUNT(&set);
-        return 1;
-}
-
 /* An earlier results file, line by line through the jobs' own reader: it
  * grows with the batch (a job that floods its output leaves a line of about
  * a MiB), so it is never held whole. A line over LINE_MAX_BYTES is skipped,
@@ -829,7 +820,7 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
                 b.result_fd = result_fd;
         }
         b.in.fd = from_stdin ? STDIN_FILENO : in_fd;
-        b.n_slots = cli->jobs ? cli->jobs : cpu_count();
+        b.n_slots = cli->jobs ? cli->jobs : plat_cpu_count();
         b.max_busy = b.n_slots;
         b.slots = calloc(b.n_slots, sizeof *b.slots);
         if (!b.slots) {

@@ -23,6 +23,7 @@ enum nsb_cmd {
         NSB_CMD_BATCH,
         NSB_CMD_DOCTOR,
         NSB_CMD_PROFILE,        /* nsbox profile show NAME|FILE */
+        NSB_CMD_REPORT,         /* nsbox report RESULTS.jsonl... */
         NSB_CMD_VERSION,
         NSB_CMD_HELP,
 };
@@ -116,6 +117,12 @@ struct nsb_config {
         unsigned shard_index;           /* batch --shard K/N: take lines with (line-1) % N == K */
         unsigned shard_count;           /* 0 = no sharding */
         bool fail_fast;                 /* judge --fail-fast */
+        char *observe_path;             /* judge --observe: write each case's observation here */
+        char *replay_path;              /* judge --replay: judge these observations, run nothing */
+        char *junit_path;               /* judge, test --junit: also write JUnit XML here */
+
+        /* report: the RESULTS files are argv/argc ("-" = stdin) */
+        char *html_path;                /* report --html: the self-contained page */
 };
 
 /* Secure defaults for @cmd. */
@@ -159,6 +166,13 @@ int cfg_set_option(struct nsb_config *cfg, const char *name, const char *value, 
 
 /* The cfg_field bit of command-line option @name, 0 for list options. */
 uint32_t cfg_field_of_option(const char *name);
+
+/* "Did you mean": the name among @names (n distinct ones) closest to the
+ * mistyped @word, or NULL when none is close (config/suggest.c). Pure. */
+const char *cfg_closest(const char *word, const char *const *names, size_t n);
+/* Edits (insert, delete, substitute, swap two adjacent) from @a to @b;
+ * SIZE_MAX for words longer than 64 bytes. */
+size_t cfg_edit_distance(const char *a, const char *b);
 
 /* Usage text for @cmd (NSB_CMD_NONE: the top-level help). Generated from the
  * option table. Returns a malloc'd string. */

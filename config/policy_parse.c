@@ -21,6 +21,7 @@
 
 #include "mount/mnt.h"
 #include "util/cleanup.h"
+#include "util/portable.h"
 
 enum key_check { CHECK_NONE = 0, CHECK_BIND, CHECK_TMPFS, CHECK_PATH };
 
@@ -300,7 +301,7 @@ static int on_env(struct ini_ctx *c, const char *name, const char *value)
                         fail_at(c, EINVAL, "[env] %s is given twice", name);
                         return 0;
                 }
-        if (asprintf(&kv, "%s=%s", name, value) < 0) {
+        if (nsb_asprintf(&kv, "%s=%s", name, value) < 0) {
                 fail_at(c, ENOMEM, "out of memory");
                 return 0;
         }

@@ -98,7 +98,7 @@ int cfg_parse_size(const char *s, uint64_t *ret_bytes, struct nsb_error *e)
                 return nsb_fail(e, NSB_STAGE_USAGE, ERANGE, "size '%s' is too large", s);
         if (r < 0)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                "malformed size '%s' (expected e.g. 512K, 256M, 1G)", s);
+                                "malformed size '%s' (expected a number of bytes with an optional unit K, M, G or T, e.g. 512K, 256M, 1G)", s);
         for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
                 if (strcasecmp(d.rest, units[i].suffix) != 0)
                         continue;
@@ -142,7 +142,7 @@ int cfg_parse_duration(const char *s, uint64_t *ret_ms, struct nsb_error *e)
                 return nsb_fail(e, NSB_STAGE_USAGE, ERANGE, "duration '%s' is too large", s);
         if (r < 0)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                "malformed duration '%s' (expected e.g. 500ms, 10s, 2m)", s);
+                                "malformed duration '%s' (expected a number with a unit ms, s, m or h, e.g. 500ms, 10s, 2m)", s);
         for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
                 uint64_t ms;
                 if (strcmp(d.rest, units[i].suffix) != 0)
@@ -169,7 +169,7 @@ int cfg_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *ret, st
         if (!s || !*s)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "empty number");
         if (parse_decimal(s, &d) < 0 || *d.rest || d.frac_digits)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "malformed number '%s'", s);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "malformed number '%s' (expected a whole number)", s);
         if (d.whole < min || d.whole > max)
                 return nsb_fail(e, NSB_STAGE_USAGE, ERANGE,
                                 "number '%s' is out of range (%llu to %llu)", s,

@@ -9,8 +9,9 @@
  *   - doctor_plan.c is pure: a struct doc_facts (fabricated by the unit
  *     tests) in, a struct doc_report out, plus its JSON and human renderings;
  *   - doctor_probe.c gathers the facts: /proc/sys files (through an
- *     injectable root), a forked child that tries unshare(CLONE_NEWUSER) and
- *     writes its uid_map, prctl, cg_detect, ll_abi_version and
+ *     injectable root), a forked child that tries unshare(CLONE_NEWUSER),
+ *     writes its uid_map and uses the namespace (unshare, a private mount),
+ *     prctl, cg_obtain, ll_abi_version and
  *     profile_add_python_uncached. It changes nothing on the host that
  *     outlives it: the probe child's namespaces die with it, and no file or
  *     sysctl is written; where nsbox would ask systemd for a delegated scope
@@ -18,7 +19,8 @@
  *     and that scope goes away with doctor (it is never prepared: no leaf).
  *
  * Test hooks (only when the build has NSBOX_TEST_HOOKS=1):
- *   NSBOX_DOCTOR_PROC_SYS=DIR   read sysctls from DIR instead of /proc/sys
+ *   NSBOX_DOCTOR_PROC_SYS=DIR   read sysctls from DIR instead of /proc/sys (doctor,
+ *                               and a failed run explaining itself: doctor_aa_gather)
  *   NSBOX_DOCTOR_FAKE_USERNS=0|1  skip the probe child, pretend it failed/worked
  */
 #pragma once
@@ -40,6 +42,25 @@ enum doc_probe { DOC_PROBE_UNKNOWN = 0, DOC_PROBE_OK, DOC_PROBE_FAILED };
 #define DOC_SYSCTL_MAX 64
 #define DOC_PATH_MAX 1024
 
+/* Where the nsbox package and `meson install` put nsbox's AppArmor profile
+ * (its source: apparmor/nsbox.in). */
+#define DOC_AA_PROFILE "/etc/apparmor.d/nsbox"
+
+/* AppArmor's restriction of unprivileged user namespaces (Ubuntu 23.10 and
+ * later): with kernel.apparmor_restrict_unprivileged_userns=1 a program that
+ * no AppArmor profile grants `userns` still gets its user namespace, but
+ * without any capability in it, so sethostname, mount and pivot_root fail
+ * with EPERM. It does not bind root (CAP_SYS_ADMIN). Plain data. */
+struct doc_aa {
+        bool root;                              /* euid 0 */
+        char restrict_sysctl[DOC_SYSCTL_MAX];   /* kernel/apparmor_restrict_unprivileged_userns; "" absent */
+        char self_exe[DOC_PATH_MAX];            /* this nsbox binary ("" unknown) */
+        char bindir[DOC_PATH_MAX];              /* where `meson install` puts nsbox (this build's prefix) */
+        char build_dir[DOC_PATH_MAX];           /* self_exe's directory when it is a meson build dir, else "" */
+        bool profile_present;                   /* DOC_AA_PROFILE exists */
+        bool profile_names_self;                /* ... and names self_exe */
+};
+
 /* Everything doctor_plan() needs. Plain data; "" = the file was absent. */
 struct doc_facts {
         bool root;                                      /* euid 0 */
@@ -47,8 +68,9 @@ struct doc_facts {
         /* user namespaces */
         char userns_clone[DOC_SYSCTL_MAX];              /* kernel/unprivileged_userns_clone (Debian/Ubuntu) */
         char max_user_ns[DOC_SYSCTL_MAX];               /* user/max_user_namespaces */
-        char apparmor_restrict[DOC_SYSCTL_MAX];         /* kernel/apparmor_restrict_unprivileged_userns */
+        struct doc_aa aa;                               /* AppArmor's userns restriction */
         enum doc_probe userns_probe;
+        bool userns_created;                            /* the probe's unshare(CLONE_NEWUSER) worked */
         char userns_step[32];                           /* failed step: "unshare", "uid_map", ... */
         int userns_errno;
 
@@ -75,7 +97,6 @@ struct doc_facts {
 
         int landlock_abi;                               /* ll_abi_version(): >= 1, or -errno */
         char lsm[256];                                  /* /sys/kernel/security/lsm ("" unreadable) */
-        char self_exe[DOC_PATH_MAX];                    /* this nsbox binary ("" unknown) */
 
         /* interpreter */
         char interpreter[DOC_PATH_MAX];                 /* as asked */
@@ -117,6 +138,24 @@ json_t *doctor_to_json(const struct doc_report *r);
 char *doctor_to_text(const struct doc_report *r);
 
 const char *doctor_status_name(enum doc_status s);
+
+/* Pure: AppArmor's restriction applies to this nsbox (on, and not root). */
+bool doctor_aa_restricts(const struct doc_aa *aa);
+/* Pure: the exact command that lets this nsbox have user namespaces under
+ * the restriction: load the profile shipped with nsbox (installing it first
+ * where it is missing or names another binary), never "turn AppArmor off". */
+void doctor_aa_fix(const struct doc_aa *aa, char *buf, size_t size);
+/* Pure: when the restriction applies and @e is the sandbox's failure to use
+ * its new namespaces (EPERM/EACCES in the clone, userns, net or mount
+ * stage), say so in @e (the restriction, then the fix, then the step that
+ * failed) and return true; else leave @e alone and return false. */
+bool doctor_aa_explain(const struct doc_aa *aa, struct nsb_error *e);
+
+/* Syscalls: the AppArmor facts (reads one sysctl under @proc_sys, this
+ * binary's path and DOC_AA_PROFILE; changes nothing). */
+void doctor_aa_gather(const char *proc_sys, struct doc_aa *ret);
+/* "/proc/sys", or, in a build with test hooks, NSBOX_DOCTOR_PROC_SYS. */
+const char *doctor_proc_sys(void);
 
 /* Syscalls: gather the facts. @proc_sys: normally "/proc/sys". Fails only on
  * allocation failure; everything the host lacks is a fact. */

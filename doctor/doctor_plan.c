@@ -4,8 +4,11 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/portable.h"
 
 static const char *const status_names[] = {
         [DOC_OK] = "ok", [DOC_DEGRADED] = "degraded", [DOC_UNAVAILABLE] = "unavailable",
@@ -14,20 +17,6 @@ static const char *const status_names[] = {
 const char *doctor_status_name(enum doc_status s)
 {
         return (unsigned) s < sizeof status_names / sizeof status_names[0] ? status_names[s] : "unknown";
-}
-
-/* Append printf output to a fixed buffer, truncating silently (these are
- * human-readable texts; the buffers are sized for the longest we write). */
-__attribute__((format(printf, 3, 4))) static void append(char *buf, size_t size, const char *fmt, ...)
-{
-        size_t len = strnlen(buf, size);
-        va_list ap;
-
-        if (len + 1 >= size)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(buf + len, size - len, fmt, ap);
-        va_end(ap);
 }
 
 static struct doc_check *add_check(struct doc_report *r, const char *name)
@@ -40,8 +29,9 @@ static struct doc_check *add_check(struct doc_report *r, const char *name)
         return c;
 }
 
-#define DETAIL(c, ...) append((c)->detail, sizeof (c)->detail, __VA_ARGS__)
-#define FIX(c, ...) append((c)->fix, sizeof (c)->fix, __VA_ARGS__)
+/* Texts in fixed buffers, truncated silently (sized for the longest we write). */
+#define DETAIL(c, ...) nsb_appendf((c)->detail, sizeof (c)->detail, __VA_ARGS__)
+#define FIX(c, ...) nsb_appendf((c)->fix, sizeof (c)->fix, __VA_ARGS__)
 
 static void fix_sep(struct doc_check *c)
 {
@@ -53,12 +43,77 @@ static void fix_sep(struct doc_check *c)
 
 #define FIX_USERNS_CLONE "sudo sysctl -w kernel.unprivileged_userns_clone=1"
 #define FIX_MAX_USERNS "sudo sysctl -w user.max_user_namespaces=15000"
-#define FIX_APPARMOR "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"
-/* Or keep AppArmor's restriction and let nsbox (this very binary) create them. */
-#define FIX_APPARMOR_PROFILE                                                                          \
-        "; or keep the restriction and give nsbox an AppArmor profile that allows user namespaces: "   \
-        "printf 'abi <abi/4.0>,\\nprofile nsbox %s flags=(unconfined) {\\n  userns,\\n}\\n' | "           \
-        "sudo tee /etc/apparmor.d/nsbox && sudo apparmor_parser -r /etc/apparmor.d/nsbox"
+
+/* ---- AppArmor's restriction of unprivileged user namespaces ----------------- */
+
+bool doctor_aa_restricts(const struct doc_aa *aa)
+{
+        return !aa->root && aa->restrict_sysctl[0] && strcmp(aa->restrict_sysctl, "0") != 0;
+}
+
+#define AA_LOAD "sudo apparmor_parser -r " DOC_AA_PROFILE
+
+void doctor_aa_fix(const struct doc_aa *aa, char *buf, size_t size)
+{
+        char installed[DOC_PATH_MAX + 8];
+        bool is_installed;
+
+        buf[0] = '\0';
+        snprintf(installed, sizeof installed, "%s/nsbox", aa->bindir);
+        is_installed = aa->self_exe[0] && strcmp(aa->self_exe, installed) == 0;
+        if (aa->profile_present && aa->profile_names_self) {
+                /* installed, not loaded (AppArmor started before it came) */
+                nsb_appendf(buf, size, AA_LOAD);
+        } else if (aa->build_dir[0]) {
+                /* a profile names one binary path: this build's stays unconfined */
+                nsb_appendf(buf, size, "sudo meson install -C %s && " AA_LOAD ", then run %s (the profile names "
+                                       "that binary, not %s)", aa->build_dir, installed, aa->self_exe);
+        } else if (is_installed && strcmp(aa->bindir, "/usr/bin") == 0) {
+                nsb_appendf(buf, size, "sudo apt-get install --reinstall nsbox (the package ships %s), then " AA_LOAD,
+                            DOC_AA_PROFILE);
+        } else if (is_installed) {
+                nsb_appendf(buf, size, "run sudo meson install again from nsbox's build directory (it installs %s), "
+                                       "then " AA_LOAD, DOC_AA_PROFILE);
+        } else {
+                nsb_appendf(buf, size, "install nsbox with its AppArmor profile (the nsbox package, or sudo meson install "
+                                       "from its build directory, which installs %s naming %s), then " AA_LOAD
+                                       ", and run that nsbox",
+                            DOC_AA_PROFILE, installed);
+        }
+        if (aa->profile_present && !aa->profile_names_self)
+                nsb_appendf(buf, size, " (%s is there, but names another nsbox binary than %s)", DOC_AA_PROFILE,
+                            aa->self_exe[0] ? aa->self_exe : "this one");
+}
+
+bool doctor_aa_explain(const struct doc_aa *aa, struct nsb_error *e)
+{
+        char fix[DOC_FIX_MAX];
+
+        if (!doctor_aa_restricts(aa) || (e->errnum != EPERM && e->errnum != EACCES))
+                return false;
+        if (e->stage != NSB_STAGE_CLONE && e->stage != NSB_STAGE_USERNS && e->stage != NSB_STAGE_MOUNT &&
+            e->stage != NSB_STAGE_NET)
+                return false;
+        doctor_aa_fix(aa, fix, sizeof fix);
+        nsb_error_prefix(e, "AppArmor's restriction of unprivileged user namespaces "
+                            "(kernel.apparmor_restrict_unprivileged_userns=%s) left the sandbox's namespace "
+                            "without capabilities (no profile grants this nsbox userns); fix: %s; failed step",
+                         aa->restrict_sysctl, fix);
+        return true;
+}
+
+/* ---- user namespaces ------------------------------------------------------- */
+
+#define FIX_USERNS_CLONE "sudo sysctl -w kernel.unprivileged_userns_clone=1"
+#define FIX_MAX_USERNS "sudo sysctl -w user.max_user_namespaces=15000"
+
+/* The probe made its user namespace, and then could not use it: no
+ * capability in it (AppArmor's restriction, or another LSM's policy). */
+static bool userns_without_caps(const struct doc_facts *f)
+{
+        return f->userns_probe == DOC_PROBE_FAILED && f->userns_created &&
+               (f->userns_errno == EPERM || f->userns_errno == EACCES);
+}
 
 static void plan_userns(const struct doc_facts *f, enum nsb_isolation iso, struct doc_report *r)
 {
@@ -67,14 +122,30 @@ static void plan_userns(const struct doc_facts *f, enum nsb_isolation iso, struc
          * CAP_SYS_ADMIN (root); a limit of 0 namespaces applies to everyone. */
         bool clone_off = !f->root && strcmp(f->userns_clone, "0") == 0;
         bool max_zero = strcmp(f->max_user_ns, "0") == 0;
-        bool aa_on = !f->root && f->apparmor_restrict[0] && strcmp(f->apparmor_restrict, "0") != 0;
+        bool aa_on = doctor_aa_restricts(&f->aa);
+        bool no_caps = userns_without_caps(f);
         bool blocked = clone_off || max_zero || aa_on;
 
         if (f->userns_probe == DOC_PROBE_OK) {
-                DETAIL(c, "unprivileged user namespaces work (probe: unshare(CLONE_NEWUSER), uid_map, namespaces)");
+                DETAIL(c, "unprivileged user namespaces work (probe: unshare(CLONE_NEWUSER), uid_map, namespaces, "
+                          "a private mount)");
+        } else if (f->userns_probe == DOC_PROBE_FAILED && aa_on && !clone_off && !max_zero) {
+                /* One line that names the cause: the restriction. */
+                c->status = DOC_UNAVAILABLE;
+                DETAIL(c, "AppArmor restricts unprivileged user namespaces on this host "
+                          "(kernel.apparmor_restrict_unprivileged_userns=%s) and no AppArmor profile grants this "
+                          "nsbox `userns`, so its namespaces come up without capabilities (probe: %s failed",
+                       f->aa.restrict_sysctl, f->userns_step[0] ? f->userns_step : "?");
+                if (f->userns_errno > 0)
+                        DETAIL(c, ": %s", strerror(f->userns_errno));
+                DETAIL(c, ")");
         } else if (f->userns_probe == DOC_PROBE_FAILED) {
                 c->status = DOC_UNAVAILABLE;
-                DETAIL(c, "cannot create a user namespace: the probe failed at %s", f->userns_step[0] ? f->userns_step : "?");
+                if (no_caps)
+                        DETAIL(c, "a user namespace is created but comes up without capabilities: ");
+                else
+                        DETAIL(c, "cannot create a user namespace: ");
+                DETAIL(c, "the probe failed at %s", f->userns_step[0] ? f->userns_step : "?");
                 if (f->userns_errno > 0)
                         DETAIL(c, " (%s)", strerror(f->userns_errno));
         } else {
@@ -87,9 +158,10 @@ static void plan_userns(const struct doc_facts *f, enum nsb_isolation iso, struc
                        clone_off ? " (disables them for non-root users)" : "");
         if (f->max_user_ns[0])
                 DETAIL(c, "; user.max_user_namespaces=%s%s", f->max_user_ns, max_zero ? " (none may be created)" : "");
-        if (f->apparmor_restrict[0])
-                DETAIL(c, "; kernel.apparmor_restrict_unprivileged_userns=%s%s", f->apparmor_restrict,
-                       aa_on ? " (AppArmor denies them to unconfined programs)" : "");
+        if (f->aa.restrict_sysctl[0] && (c->status == DOC_OK || clone_off || max_zero || !aa_on))
+                DETAIL(c, "; kernel.apparmor_restrict_unprivileged_userns=%s%s", f->aa.restrict_sysctl,
+                       !aa_on ? "" : c->status == DOC_OK ? " (an AppArmor profile grants nsbox userns)"
+                                                         : " (AppArmor gives unconfined programs' namespaces no capabilities)");
 
         if (c->status == DOC_OK)
                 return;
@@ -107,26 +179,28 @@ static void plan_userns(const struct doc_facts *f, enum nsb_isolation iso, struc
                 fix_sep(c);
                 FIX(c, FIX_MAX_USERNS);
         }
-        if (aa_on) {
-                fix_sep(c);
-                FIX(c, FIX_APPARMOR);
-        }
-        if (blocked) {
+        if (clone_off || max_zero)
                 FIX(c, " (persist it in /etc/sysctl.d/99-nsbox.conf)");
-                if (aa_on)
-                        FIX(c, FIX_APPARMOR_PROFILE, f->self_exe[0] ? f->self_exe : "/usr/local/bin/nsbox");
-                return;
+        if (aa_on) {
+                /* Keep AppArmor's restriction; give nsbox the profile it ships. */
+                char fix[DOC_FIX_MAX];
+                fix_sep(c);
+                doctor_aa_fix(&f->aa, fix, sizeof fix);
+                FIX(c, "%s", fix);
         }
+        if (blocked)
+                return;
         /* No sysctl explains it. */
         if (f->userns_errno == ENOSPC)
                 FIX(c, "the user namespace limit is exhausted: " FIX_MAX_USERNS);
         else if (f->userns_errno == EINVAL || f->userns_errno == ENOSYS)
                 FIX(c, "use a kernel built with CONFIG_USER_NS=y");
         else
-                FIX(c, "if nsbox runs in a container, its seccomp or LSM policy forbids unshare(CLONE_NEWUSER): "
+                FIX(c, "if nsbox runs in a container, its seccomp or LSM policy forbids %s: "
                        "run nsbox on the host, or allow user namespaces in the container (e.g. podman, or "
                        "docker --security-opt seccomp=unconfined --security-opt apparmor=unconfined); "
-                       "otherwise check `sysctl user.max_user_namespaces` (" FIX_MAX_USERNS ")");
+                       "otherwise check `sysctl user.max_user_namespaces` (" FIX_MAX_USERNS ")",
+                    no_caps ? "the use of a new user namespace (mount, unshare)" : "unshare(CLONE_NEWUSER)");
 }
 
 /* ---- cgroup ------------------------------------------------------------------ */

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/seccomp.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,6 +53,7 @@ static void read_sysctl(const char *proc_sys, const char *rel, char *buf, size_t
 struct probe_msg {
         char step[32];
         int err;
+        bool created;   /* the user namespace exists: a later step failed in it */
 };
 
 static int write_proc_self(const char *file, const char *text)
@@ -69,10 +72,10 @@ static int write_proc_self(const char *file, const char *text)
         return r;
 }
 
-/* In the forked child: the same steps the sandbox needs, minus mounting. */
+/* In the forked child: the steps the sandbox takes, up to its first mount. */
 static __attribute__((noreturn)) void probe_child(int wfd, uid_t uid, gid_t gid)
 {
-        struct probe_msg m = { .step = "", .err = 0 };
+        struct probe_msg m = { .step = "", .err = 0, .created = false };
         char map[64];
         int r;
 
@@ -81,6 +84,7 @@ static __attribute__((noreturn)) void probe_child(int wfd, uid_t uid, gid_t gid)
                 m.err = errno;
                 goto out;
         }
+        m.created = true;
         r = write_proc_self("setgroups", "deny");
         if (r < 0 && r != -ENOENT) {
                 snprintf(m.step, sizeof m.step, "setgroups");
@@ -106,6 +110,13 @@ static __attribute__((noreturn)) void probe_child(int wfd, uid_t uid, gid_t gid)
          * namespace: creating one is the slow part and adds nothing here. */
         if (unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS) < 0) {
                 snprintf(m.step, sizeof m.step, "unshare(namespaces)");
+                m.err = errno;
+                goto out;
+        }
+        /* The sandbox's first mount, in this private mount namespace, which
+         * dies with the child. */
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+                snprintf(m.step, sizeof m.step, "mount");
                 m.err = errno;
                 goto out;
         }
@@ -157,6 +168,7 @@ static void probe_userns(struct doc_facts *f)
         }
         snprintf(f->userns_step, sizeof f->userns_step, "%s", m.step);
         f->userns_errno = m.err;
+        f->userns_created = m.created;
 }
 
 /* ---- seccomp ------------------------------------------------------------------------ */
@@ -245,6 +257,63 @@ static void gather_interpreter(const char *interpreter, struct doc_facts *f)
         host_set_free(&set);
 }
 
+/* ---- AppArmor ---------------------------------------------------------------------- */
+
+const char *doctor_proc_sys(void)
+{
+#if NSBOX_TEST_HOOKS
+        const char *v = getenv("NSBOX_DOCTOR_PROC_SYS");
+        if (v && *v)
+                return v;
+#endif
+        return "/proc/sys";
+}
+
+/* Does the profile at @path name @exe (as its attachment path)? Read whole:
+ * a profile is a few hundred bytes. */
+static bool profile_names(const char *path, const char *exe)
+{
+        char text[8192];
+        AUTOCLOSE int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        ssize_t n;
+        size_t len = strlen(exe);
+
+        if (fd < 0 || !exe[0])
+                return false;
+        n = read(fd, text, sizeof text - 1);
+        if (n <= 0)
+                return false;
+        text[n] = '\0';
+        for (const char *p = strstr(text, exe); p; p = strstr(p + 1, exe))
+                if ((p == text || p[-1] == ' ' || p[-1] == '"') &&
+                    (p[len] == ' ' || p[len] == '"' || p[len] == '\n' || p[len] == '{'))
+                        return true;
+        return false;
+}
+
+void doctor_aa_gather(const char *proc_sys, struct doc_aa *ret)
+{
+        char ninja[DOC_PATH_MAX + 16];
+        int r;
+
+        memset(ret, 0, sizeof *ret);
+        ret->root = geteuid() == 0;
+        read_sysctl(proc_sys, "kernel/apparmor_restrict_unprivileged_userns", ret->restrict_sysctl,
+                    sizeof ret->restrict_sysctl);
+        r = (int) readlink("/proc/self/exe", ret->self_exe, sizeof ret->self_exe - 1);
+        ret->self_exe[r > 0 ? r : 0] = '\0';
+        snprintf(ret->bindir, sizeof ret->bindir, "%s", NSBOX_BINDIR);
+        /* A binary in a meson build directory (build.ninja next to it). */
+        if (ret->self_exe[0] && strrchr(ret->self_exe, '/')) {
+                size_t dir = (size_t) (strrchr(ret->self_exe, '/') - ret->self_exe);
+                snprintf(ninja, sizeof ninja, "%.*s/build.ninja", (int) dir, ret->self_exe);
+                if (access(ninja, F_OK) == 0)
+                        snprintf(ret->build_dir, sizeof ret->build_dir, "%.*s", (int) dir, ret->self_exe);
+        }
+        ret->profile_present = access(DOC_AA_PROFILE, F_OK) == 0;
+        ret->profile_names_self = ret->profile_present && profile_names(DOC_AA_PROFILE, ret->self_exe);
+}
+
 int doctor_gather(const char *proc_sys, int fake_userns, const char *interpreter, const char *cgroup_parent,
                   struct doc_facts *ret,
                   struct nsb_error *e)
@@ -256,8 +325,7 @@ int doctor_gather(const char *proc_sys, int fake_userns, const char *interpreter
 
         read_sysctl(proc_sys, "kernel/unprivileged_userns_clone", ret->userns_clone, sizeof ret->userns_clone);
         read_sysctl(proc_sys, "user/max_user_namespaces", ret->max_user_ns, sizeof ret->max_user_ns);
-        read_sysctl(proc_sys, "kernel/apparmor_restrict_unprivileged_userns", ret->apparmor_restrict,
-                    sizeof ret->apparmor_restrict);
+        doctor_aa_gather(proc_sys, &ret->aa);
         if (fake_userns == 0) {
                 ret->userns_probe = DOC_PROBE_FAILED;
                 snprintf(ret->userns_step, sizeof ret->userns_step, "unshare(CLONE_NEWUSER)");
@@ -284,15 +352,13 @@ int doctor_gather(const char *proc_sys, int fake_userns, const char *interpreter
 
         ret->landlock_abi = ll_abi_version();
         read_sysctl("/sys/kernel/security", "lsm", ret->lsm, sizeof ret->lsm);
-        r = (int) readlink("/proc/self/exe", ret->self_exe, sizeof ret->self_exe - 1);
-        ret->self_exe[r > 0 ? r : 0] = '\0';
         gather_interpreter(interpreter, ret);
         return 0;
 }
 
 int doctor_main(const struct nsb_config *cfg, FILE *out, struct nsb_error *e)
 {
-        const char *proc_sys = "/proc/sys";
+        const char *proc_sys = doctor_proc_sys();
         int fake_userns = -1;
         struct doc_facts *f = calloc(1, sizeof *f);
         struct doc_report *rep = calloc(1, sizeof *rep);
@@ -300,10 +366,7 @@ int doctor_main(const struct nsb_config *cfg, FILE *out, struct nsb_error *e)
 
 #if NSBOX_TEST_HOOKS
         {
-                const char *v = getenv("NSBOX_DOCTOR_PROC_SYS");
-                if (v && *v)
-                        proc_sys = v;
-                v = getenv("NSBOX_DOCTOR_FAKE_USERNS");
+                const char *v = getenv("NSBOX_DOCTOR_FAKE_USERNS");
                 if (v && (strcmp(v, "0") == 0 || strcmp(v, "1") == 0))
                         fake_userns = v[0] - '0';
         }

@@ -86,19 +86,47 @@ struct judge_spec {
         size_t n_cases;
 };
 
+/* One stream as a `nsbox.result/1` object records it: the only bytes a
+ * matcher may use (text_base64/tail_base64 when given, else text/tail). */
+struct judge_stream_view {
+        const char *text;            /* the first `kept` bytes the program wrote, raw */
+        size_t kept;
+        uint64_t bytes;              /* all that the program wrote */
+        bool cut;                    /* bytes > kept */
+        const char *tail;            /* the recorded last bytes (cut streams; at most the output limit) */
+        size_t tail_len;
+};
+
+/* What a case verdict is a function of: read from the recorded result object
+ * alone (judge_evidence_parse), for a live run and for a replay alike. */
+struct judge_evidence {
+        enum run_status status;
+        const char *limit;           /* RUN_LIMIT: its name, or NULL */
+        int exit_code;               /* RUN_EXITED */
+        int signal;                  /* RUN_SIGNALED */
+        const char *error_stage;     /* RUN_ERROR */
+        const char *error_message;
+        struct judge_stream_view out, err;
+        char *owned[4];              /* decoded base64, freed by judge_evidence_free */
+};
+
 /* One case after it ran (or did not). */
 struct judge_case_report {
         const char *name;            /* borrowed from the spec */
         enum judge_verdict verdict;
         char reason[JUDGE_REASON_MAX];
-        bool ran;                    /* false: not_run, `result` is unset */
-        struct run_result result;
+        bool ran;                    /* false: not_run, `result_json` is NULL */
+        enum run_status status;      /* when ran */
+        struct run_result result;    /* a live run's observation (zero in a replay) */
+        json_t *result_json;         /* the recorded result object the verdict was read from (owned) */
+        char observation_id[65];     /* --observe/--replay: its observation; else "" */
 };
 
 struct judge_report {
         enum judge_verdict verdict;
         char program_sha256[65];
         uint64_t output_limit;       /* passed to the result renderer */
+        bool replayed;               /* judged from stored observations: no sandbox ran */
         struct judge_case_report *cases;
         size_t n_cases;
 };
@@ -119,11 +147,23 @@ int judge_limits_parse(const json_t *obj, struct nsb_config *overlay, unsigned *
 /* Copy into @cfg the limit fields of @overlay named by the bits in @take. */
 void judge_limits_apply(const struct nsb_config *overlay, unsigned take, struct nsb_config *cfg);
 
-/* Verdict of one case from what the sandbox observed (pure). Fills @ret
- * (verdict and reason); returns 0, or -ENOMEM (then the verdict is
- * undetermined and the reason says so). */
-int judge_case_verdict(const struct judge_expect *x, const struct run_result *r,
+/* Read the evidence of one case from its `nsbox.result/1` object (pure;
+ * pointers into @result, which must outlive it). Strict: a missing or
+ * ill-typed key, an unknown status, a base64 field that is not the bytes of
+ * its text, or counts that contradict each other is -EINVAL (stage config)
+ * with the key's path ("stdout.tail_base64: ..."); -ENOMEM. */
+int judge_evidence_parse(const json_t *result, struct judge_evidence *ret, struct nsb_error *e);
+void judge_evidence_free(struct judge_evidence *ev);
+
+/* Verdict of one case from its evidence (pure). Fills @ret (verdict and
+ * reason); returns 0. */
+int judge_case_verdict(const struct judge_expect *x, const struct judge_evidence *r,
                        struct judge_case_report *ret);
+
+/* Settle case @c from its recorded result object (takes the reference
+ * @result; NULL = rendering failed): the verdict is read from that object
+ * alone, never from memory the object does not hold. Pure. */
+void judge_case_settle(const struct judge_expect *x, json_t *result, struct judge_case_report *c);
 
 /* pass iff every case passed; fail if any failed; else undetermined. */
 enum judge_verdict judge_suite_verdict(const struct judge_case_report *cases, size_t n);

@@ -10,7 +10,11 @@
  * expected", "stdout differs at line 3: ...") into @reason. Uses the raw
  * bytes (text/kept, and tail when the stream was cut), never sanitized text. */
 enum judge_verdict judge_match_stream(const struct judge_matcher *m, const char *stream_name,
-                                      const struct run_stream *s, char *reason, size_t reason_len);
+                                      const struct judge_stream_view *s, char *reason, size_t reason_len);
+
+/* -EINVAL, stage config, "PATH: what" (spec_parse.c): an error at a JSON
+ * path; NULL for the document itself (its caller names it). */
+int judge_fail_at(struct nsb_error *e, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Limit fields the command line gave explicitly (cli->set), even a flag
  * that repeats the default. */
@@ -43,3 +47,42 @@ char *judge_summary_text(const struct judge_report *rep);
  * (\n \t \r \\ \' \xNN; invalid UTF-8 as \xNN, so the result is always
  * valid UTF-8) and clipped to @max_chars output bytes, "..." marking a cut. */
 void judge_escape_append(char *buf, size_t size, const char *s, size_t len, size_t max_chars);
+
+/* ---- observations (observe_plan.c) ---------------------------------------- */
+
+#define JUDGE_OBS_SCHEMA "nsbox.observation/1"
+
+/* The stdin a case ran with. !known: not read (a case that did not run
+ * with --stdin FILE): recorded as null, and a replay does not compare it. */
+struct judge_obs_stdin {
+        const char *data;
+        size_t len;
+        bool known;
+};
+
+/* The "what was run" part of case @idx's observation: {"case", "program":
+ * {"name", "sha256"}, "invocation": {"args", "argv", "stdin", "limits"},
+ * "policy", "policy_sha256"}. @argv: the case's argv (judge_request_build).
+ * Never an expected value. NULL on ENOMEM. */
+json_t *judge_obs_plan(const struct judge_spec *spec, size_t idx, const char *program_sha256,
+                       const struct nsb_config *cfg, char *const *argv, size_t argc,
+                       const struct judge_obs_stdin *in);
+
+/* Observation line @idx: schema, its id, @run_id, @version, case_index,
+ * @body (from judge_obs_plan, copied), then the result object (takes the
+ * reference; NULL for a case that did not run, with @not_run its reason).
+ * observation_id, also written to @id, is the SHA-256 of the rest of the
+ * line, compact with sorted keys. A new line, or NULL on ENOMEM. */
+json_t *judge_obs_seal(const json_t *body, size_t idx, const char *run_id, const char *version, json_t *result,
+                       const char *not_run, char id[65]);
+
+/* The observations file (@len bytes of @text; @path in messages): one line
+ * per case, in order, of one run, each checked (shape, result, id). *ret: a
+ * new array of the lines. -EINVAL "PATH:LINE: what is wrong" (stage config),
+ * -ENOMEM. */
+int judge_obs_parse(const char *text, size_t len, const char *path, json_t **ret, struct nsb_error *e);
+
+/* Does stored line @observed differ from @planned (judge_obs_plan) in what
+ * was run? Then true, and @buf names the first difference, in the plan's
+ * order ("invocation.args[0] was \"2\", is now \"7\""). */
+bool judge_obs_difference(const json_t *observed, const json_t *planned, char *buf, size_t size);

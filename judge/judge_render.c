@@ -32,7 +32,11 @@ static json_t *case_json(const struct judge_case_report *c, uint64_t output_limi
             set(o, "verdict", json_string(judge_verdict_name(c->verdict))) < 0 ||
             set(o, "reason", json_string(c->reason)) < 0)
                 return NULL;
-        if (set(o, "result", c->ran ? render_result(&c->result, output_limit) : json_null()) < 0)
+        /* The recorded result object the verdict was read from, as it is. */
+        if (set(o, "result", c->result_json ? json_incref(c->result_json) :
+                             c->ran ? render_result(&c->result, output_limit) : json_null()) < 0)
+                return NULL;
+        if (c->observation_id[0] && set(o, "observation_id", json_string(c->observation_id)) < 0)
                 return NULL;
         return move_ptr(&o);
 }
@@ -48,7 +52,7 @@ json_t *judge_report_to_json(const struct judge_report *rep,
         if (set(root, "schema", json_string(JUDGE_SCHEMA)) < 0 ||
             set(root, "verdict", json_string(judge_verdict_name(rep->verdict))) < 0 ||
             set(root, "program_sha256", json_string(rep->program_sha256)) < 0 ||
-            set(root, "cases", json_array()) < 0)
+            (rep->replayed && set(root, "replayed", json_true()) < 0) || set(root, "cases", json_array()) < 0)
                 return NULL;
         cases = json_object_get(root, "cases");
         for (size_t i = 0; i < rep->n_cases; i++)
@@ -95,7 +99,7 @@ char *judge_summary_text(const struct judge_report *rep)
                 count[JUDGE_PASS], count[JUDGE_FAIL], count[JUDGE_UNDETERMINED]);
         if (count[JUDGE_NOT_RUN])
                 fprintf(f, ", %zu not run", count[JUDGE_NOT_RUN]);
-        fprintf(f, ")\n");
+        fprintf(f, ")%s\n", rep->replayed ? ", replayed from stored observations: no sandbox ran" : "");
         if (fclose(f) != 0) {
                 free(buf);
                 return NULL;

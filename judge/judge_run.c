@@ -13,19 +13,24 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/cleanup.h"
 #include "util/readfile.h"
+#include "report/junit.h"
 #include "util/resultfile.h"
 #include "util/sha256.h"
+#include "nsbox-config.h"
 
 DEFINE_AUTO_CLEANUP(json_t, json_decref)
 
 /* Larger inputs are refused rather than read into memory. */
 #define SPEC_MAX_BYTES (64u << 20)
 #define PROGRAM_MAX_BYTES (64u << 20)
+#define STDIN_MAX_BYTES (64u << 20)
+#define OBS_MAX_BYTES (1024u << 20)
 
 static void spec_cleanup(struct judge_spec *s)
 {
@@ -34,9 +39,11 @@ static void spec_cleanup(struct judge_spec *s)
 
 static void report_cleanup(struct judge_report *rep)
 {
-        for (size_t i = 0; i < rep->n_cases; i++)
+        for (size_t i = 0; i < rep->n_cases; i++) {
                 if (rep->cases[i].ran)
                         run_result_free(&rep->cases[i].result);
+                json_decref(rep->cases[i].result_json);
+        }
         free(rep->cases);
         rep->cases = NULL;
         rep->n_cases = 0;
@@ -64,27 +71,77 @@ static bool cancel_pending(int cancel_fd)
         return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
 }
 
-static void run_case(const struct nsb_config *cfg, const struct judge_spec *spec, const char *program,
-                     size_t program_len, const char *sha, size_t idx, int cancel_fd,
-                     const struct host_set *python_host, struct judge_case_report *c)
+/* --observe: one line per case, each run identified by its own run_id. */
+struct observe {
+        char run_id[33];
+        json_t *lines;
+};
+
+/* A case's stdin under --observe: the exact bytes, hashed and recorded, are
+ * what the program is given (read here once, never reopened by the sandbox).
+ * *in stays unknown when --stdin FILE cannot be read (@e says why). */
+static int observed_stdin(const struct nsb_config *cfg, struct judge_stimulus *st, char **owned,
+                          struct judge_obs_stdin *in, struct nsb_error *e)
+{
+        size_t len;
+
+        if (st->stdin_data || !cfg->stdin_path) {
+                /* the case's own, else empty: what judge_request_build gives */
+                *in = (struct judge_obs_stdin) { st->stdin_data ? st->stdin_data : "", st->stdin_len, true };
+                return 0;
+        }
+        if (read_file(cfg->stdin_path, STDIN_MAX_BYTES, owned, &len, e) < 0)
+                return nsb_error_prefix(e, "--stdin (recorded under --observe, at most %u MiB)", STDIN_MAX_BYTES >> 20);
+        st->stdin_data = *owned;
+        st->stdin_len = len;
+        *in = (struct judge_obs_stdin) { *owned, len, true };
+        return 0;
+}
+
+/* The case's line: what ran (judge_obs_plan) and @result (NULL: not run). */
+static int observe_case(struct observe *obs, const struct judge_spec *spec, size_t idx, const char *sha,
+                        const struct nsb_config *cfg, char *const *argv, size_t argc, const struct judge_obs_stdin *in,
+                        struct judge_case_report *c, struct nsb_error *e)
+{
+        AUTO(json_decref) json_t *body = judge_obs_plan(spec, idx, sha, cfg, argv, argc, in);
+
+        if (!body || (c->ran && !c->result_json) ||
+            json_array_append_new(obs->lines, judge_obs_seal(body, idx, obs->run_id, NSBOX_VERSION,
+                                                             c->ran ? json_incref(c->result_json) : NULL, c->reason,
+                                                             c->observation_id)) < 0)
+                return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "--observe: out of memory");
+        return 0;
+}
+
+static int run_case(const struct nsb_config *cfg, const struct judge_spec *spec, const char *program,
+                    size_t program_len, const char *sha, size_t idx, int cancel_fd,
+                    const struct host_set *python_host, struct observe *obs, struct judge_case_report *c,
+                    struct nsb_error *fatal)
 {
         const struct judge_case *jc = &spec->cases[idx];
+        struct judge_stimulus st = jc->stimulus;
+        struct judge_obs_stdin in = { 0 };
         AUTOFREE char **argv = NULL;
+        AUTOFREE char *file_stdin = NULL;
         struct sbx_request req;
-        struct nsb_error e;
-        int r;
+        struct nsb_error e, build_e;
+        int r = 0, rs = 0;
 
         nsb_error_clear(&e);
+        nsb_error_clear(&build_e);
         memset(&c->result, 0, sizeof c->result);
-        c->ran = true;
+        if (obs)
+                rs = observed_stdin(cfg, &st, &file_stdin, &in, &e);
         /* Only the stimulus goes in: jc->expect is not an argument here. */
-        r = judge_request_build(cfg, &spec->program, program, program_len, &jc->stimulus, cancel_fd, &argv,
-                                &req, &e);
-        if (r >= 0) {
+        /* argv is built even when the stdin could not be read: the
+         * observation records what the case was to run. */
+        r = judge_request_build(cfg, &spec->program, program, program_len, &st, cancel_fd, &argv, &req,
+                                rs < 0 ? &build_e : &e);
+        if (r >= 0 && rs >= 0) {
                 req.python_host = python_host;
                 r = sbx_run(&req, &c->result);
         }
-        if (r < 0) {
+        if (r < 0 || rs < 0) {
                 /* Even the error result could not be produced: the case is
                  * unknown, never failed. */
                 run_result_free(&c->result);
@@ -97,7 +154,35 @@ static void run_case(const struct nsb_config *cfg, const struct judge_spec *spec
         }
         if (!c->result.program_sha256[0])
                 memcpy(c->result.program_sha256, sha, sizeof c->result.program_sha256);
-        judge_case_verdict(&jc->expect, &c->result, c);
+        /* Judged from the result object as recorded, not from c->result. */
+        judge_case_settle(&jc->expect, result_to_json(&c->result, cfg->output_limit_bytes), c);
+        if (!obs)
+                return 0;
+        if (!argv)
+                return nsb_fail(fatal, NSB_STAGE_OUTPUT, ENOMEM, "--observe: out of memory");
+        return observe_case(obs, spec, idx, sha, cfg, argv, req.argc, &in, c, fatal);
+}
+
+/* Observation lines of the cases that did not run: what they would have
+ * run, their stdin only when known without reading --stdin FILE. */
+static int observe_not_run(struct observe *obs, const struct nsb_config *cfg, const struct judge_spec *spec,
+                           const char *program, size_t program_len, const char *sha, struct judge_report *rep,
+                           struct nsb_error *e)
+{
+        for (size_t i = 0; i < rep->n_cases; i++) {
+                const struct judge_stimulus *st = &spec->cases[i].stimulus;
+                struct judge_obs_stdin in = { st->stdin_data ? st->stdin_data : "", st->stdin_len,
+                                              st->stdin_data || !cfg->stdin_path };
+                AUTOFREE char **argv = NULL;
+                struct sbx_request req;
+
+                if (rep->cases[i].ran)
+                        continue;
+                if (judge_request_build(cfg, &spec->program, program, program_len, st, -1, &argv, &req, e) < 0 ||
+                    observe_case(obs, spec, i, sha, cfg, argv, req.argc, &in, &rep->cases[i], e) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
 }
 
 void judge_report_free(struct judge_report *rep)
@@ -105,35 +190,61 @@ void judge_report_free(struct judge_report *rep)
         report_cleanup(rep);
 }
 
-int judge_run_spec(const struct nsb_config *cli, unsigned cli_explicit, const struct judge_spec *spec,
-                   int cancel_fd, const struct host_set *python_host, struct judge_report *rep, struct nsb_error *e)
+/* The program's bytes and their hash: the file is read once, so the hash is
+ * of what every case runs. */
+static int load_program(const struct judge_spec *spec, char **owned, const char **ret, size_t *ret_len,
+                        char sha[65], struct nsb_error *e)
 {
-        AUTOFREE char *file_program = NULL;
-        const char *program;
-        size_t program_len;
-        struct nsb_config cfg;
-        int r;
-
-        memset(rep, 0, sizeof *rep);
         if (spec->program.path) {
-                r = read_all(spec->program.path, PROGRAM_MAX_BYTES, &file_program, &program_len, e);
-                if (r < 0)
+                if (read_all(spec->program.path, PROGRAM_MAX_BYTES, owned, ret_len, e) < 0)
                         return nsb_error_prefix(e, "program.path");
-                program = file_program;
+                *ret = *owned;
         } else {
-                program = spec->program.source;
-                program_len = spec->program.source_len;
+                *ret = spec->program.source;
+                *ret_len = spec->program.source_len;
         }
-        sha256_hex(program, program_len, rep->program_sha256);
+        sha256_hex(*ret, *ret_len, sha);
+        return 0;
+}
 
-        judge_config_merge(cli, cli_explicit, spec, &cfg);
-        rep->output_limit = cfg.output_limit_bytes;
+static int alloc_cases(const struct judge_spec *spec, struct judge_report *rep, struct nsb_error *e)
+{
         rep->cases = calloc(spec->n_cases, sizeof *rep->cases);
         if (!rep->cases)
                 return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
         rep->n_cases = spec->n_cases;
         for (size_t i = 0; i < spec->n_cases; i++)
                 rep->cases[i].name = spec->cases[i].name;
+        return 0;
+}
+
+static void stop_after(struct judge_report *rep, size_t i)
+{
+        char why[JUDGE_REASON_MAX];
+
+        if (rep->cases[i].ran && rep->cases[i].status == RUN_CANCELLED)
+                snprintf(why, sizeof why, "not run: cancelled");
+        else
+                snprintf(why, sizeof why, "not run: --fail-fast stopped after cases[%zu] failed", i);
+        judge_mark_not_run(rep->cases, i + 1, rep->n_cases, why);
+}
+
+static int run_spec(const struct nsb_config *cli, unsigned cli_explicit, const struct judge_spec *spec,
+                    int cancel_fd, const struct host_set *python_host, struct observe *obs, struct judge_report *rep,
+                    struct nsb_error *e)
+{
+        AUTOFREE char *file_program = NULL;
+        const char *program;
+        size_t program_len;
+        struct nsb_config cfg;
+
+        memset(rep, 0, sizeof *rep);
+        if (load_program(spec, &file_program, &program, &program_len, rep->program_sha256, e) < 0)
+                return -EINVAL;
+        judge_config_merge(cli, cli_explicit, spec, &cfg);
+        rep->output_limit = cfg.output_limit_bytes;
+        if (alloc_cases(spec, rep, e) < 0)
+                return -ENOMEM;
 
         for (size_t i = 0; i < spec->n_cases; i++) {
                 struct judge_case_report *c = &rep->cases[i];
@@ -142,15 +253,115 @@ int judge_run_spec(const struct nsb_config *cli, unsigned cli_explicit, const st
                         judge_mark_not_run(rep->cases, i, spec->n_cases, "not run: cancelled");
                         break;
                 }
-                run_case(&cfg, spec, program, program_len, rep->program_sha256, i, cancel_fd, python_host, c);
+                if (run_case(&cfg, spec, program, program_len, rep->program_sha256, i, cancel_fd, python_host, obs, c,
+                             e) < 0)
+                        return -ENOMEM;
                 if (judge_should_stop(c, cli->fail_fast)) {
-                        char why[JUDGE_REASON_MAX];
+                        stop_after(rep, i);
+                        break;
+                }
+        }
+        if (obs && observe_not_run(obs, &cfg, spec, program, program_len, rep->program_sha256, rep, e) < 0)
+                return -ENOMEM;
+        rep->verdict = judge_suite_verdict(rep->cases, rep->n_cases);
+        return 0;
+}
 
-                        if (c->result.status == RUN_CANCELLED)
-                                snprintf(why, sizeof why, "not run: cancelled");
-                        else
-                                snprintf(why, sizeof why, "not run: --fail-fast stopped after cases[%zu] failed", i);
-                        judge_mark_not_run(rep->cases, i + 1, spec->n_cases, why);
+int judge_run_spec(const struct nsb_config *cli, unsigned cli_explicit, const struct judge_spec *spec,
+                   int cancel_fd, const struct host_set *python_host, struct judge_report *rep, struct nsb_error *e)
+{
+        return run_spec(cli, cli_explicit, spec, cancel_fd, python_host, NULL, rep, e);
+}
+
+/* ---- --replay: no sandbox, no process, no cgroup ---------------------------- */
+
+/* Case @i of the spec as it would run now, compared with its stored line. */
+static int replay_check_case(const struct nsb_config *cfg, const struct judge_spec *spec, size_t i,
+                             const char *program, size_t program_len, const char *sha, const json_t *line,
+                             struct nsb_error *e)
+{
+        const struct judge_stimulus *st = &spec->cases[i].stimulus;
+        const json_t *was_stdin = json_object_get(json_object_get(line, "invocation"), "stdin");
+        struct judge_stimulus now = *st;
+        struct judge_obs_stdin in = { 0 };
+        AUTOFREE char *file_stdin = NULL;
+        AUTOFREE char **argv = NULL;
+        AUTO(json_decref) json_t *planned = NULL;
+        struct sbx_request req;
+        char diff[NSB_ERROR_MSG_MAX - 80];
+
+        /* The stdin a live run would record: a --stdin FILE is read (a file
+         * read, no sandbox) only when the observation recorded one. */
+        if (!json_is_null(was_stdin) && observed_stdin(cfg, &now, &file_stdin, &in, e) < 0)
+                return -EINVAL;
+        if (judge_request_build(cfg, &spec->program, program, program_len, &now, -1, &argv, &req, e) < 0 ||
+            !(planned = judge_obs_plan(spec, i, sha, cfg, argv, req.argc, &in)))
+                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+        if (judge_obs_difference(line, planned, diff, sizeof diff))
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "cases[%zu] '%.60s': %s", i, spec->cases[i].name, diff);
+        return 0;
+}
+
+static int replay_spec(const struct nsb_config *cli, const struct judge_spec *spec, struct judge_report *rep,
+                       struct nsb_error *e)
+{
+        AUTOFREE char *file_program = NULL, *text = NULL;
+        AUTO(json_decref) json_t *lines = NULL;
+        const char *program;
+        size_t program_len, text_len, n_obs;
+        struct nsb_config cfg;
+
+        memset(rep, 0, sizeof *rep);
+        rep->replayed = true;
+        if (read_all(cli->replay_path, OBS_MAX_BYTES, &text, &text_len, e) < 0)
+                return nsb_error_prefix(e, "--replay");
+        if (judge_obs_parse(text, text_len, cli->replay_path, &lines, e) < 0)
+                return nsb_error_prefix(e, "--replay");
+        if (load_program(spec, &file_program, &program, &program_len, rep->program_sha256, e) < 0)
+                return nsb_error_prefix(e, "spec '%s'", cli->input_path);
+        judge_config_merge(cli, judge_cli_explicit(cli), spec, &cfg);
+        rep->output_limit = cfg.output_limit_bytes;
+
+        /* Everything is compared before anything is judged. */
+        n_obs = json_array_size(lines);
+        for (size_t i = 0; i < spec->n_cases || i < n_obs; i++) {
+                const json_t *line = json_array_get(lines, i);
+
+                if (i >= n_obs)
+                        return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
+                                        "--replay: cases[%zu] '%.60s' was not observed ('%s' holds %zu observations, the spec has %zu cases)",
+                                        i, spec->cases[i].name, cli->replay_path, n_obs, spec->n_cases);
+                if (i >= spec->n_cases)
+                        return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
+                                        "--replay: '%s' line %zu observes case '%.60s', which the spec does not have (it has %zu cases)",
+                                        cli->replay_path, i + 1,
+                                        json_string_value(json_object_get(line, "case")), spec->n_cases);
+                if (replay_check_case(&cfg, spec, i, program, program_len, rep->program_sha256, line, e) < 0)
+                        return nsb_error_prefix(e, "--replay: '%s' line %zu does not observe what the spec runs now",
+                                                cli->replay_path, i + 1);
+        }
+
+        if (alloc_cases(spec, rep, e) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < spec->n_cases; i++)
+                snprintf(rep->cases[i].observation_id, sizeof rep->cases[i].observation_id, "%s",
+                         json_string_value(json_object_get(json_array_get(lines, i), "observation_id")));
+        for (size_t i = 0; i < spec->n_cases; i++) {
+                const json_t *line = json_array_get(lines, i), *result = json_object_get(line, "result");
+                struct judge_case_report *c = &rep->cases[i];
+
+                if (json_is_null(result)) {
+                        const json_t *why = json_object_get(line, "not_run");
+
+                        c->verdict = JUDGE_NOT_RUN;
+                        c->reason[0] = '\0';
+                        judge_escape_append(c->reason, sizeof c->reason, json_string_value(why),
+                                            json_string_length(why), 300);
+                        continue;
+                }
+                judge_case_settle(&spec->cases[i].expect, json_incref((json_t *) result), c);
+                if (judge_should_stop(c, cli->fail_fast)) {
+                        stop_after(rep, i);
                         break;
                 }
         }
@@ -158,17 +369,89 @@ int judge_run_spec(const struct nsb_config *cli, unsigned cli_explicit, const st
         return 0;
 }
 
+static int write_verdict(const struct nsb_config *cli, const struct judge_report *rep, FILE *out, json_t **ret_root,
+                         struct nsb_error *e)
+{
+        json_t *root = judge_report_to_json(rep, result_to_json);
+
+        *ret_root = root;
+        if (!root)
+                return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "cannot render the verdict");
+        if (cli->json) {
+                if (json_dumpf(root, out, JSON_INDENT(2)) < 0 || fputc('\n', out) == EOF)
+                        return nsb_fail(e, NSB_STAGE_OUTPUT, EIO, "cannot write the verdict");
+        } else {
+                AUTOFREE char *summary = judge_summary_text(rep);
+
+                if (!summary || fputs(summary, out) == EOF)
+                        return nsb_fail(e, NSB_STAGE_OUTPUT, summary ? EIO : ENOMEM, "cannot write the verdict");
+        }
+        if (fflush(out) != 0)
+                return nsb_fail(e, NSB_STAGE_OUTPUT, errno, "cannot write the verdict");
+        return 0;
+}
+
+/* A run id for --observe: 128 random bits, so no two attempts share one. */
+static int new_run_id(char out[33], struct nsb_error *e)
+{
+        unsigned char b[16];
+
+        if (getrandom(b, sizeof b, 0) != (ssize_t) sizeof b)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "--observe: getrandom");
+        for (size_t i = 0; i < sizeof b; i++)
+                snprintf(out + 2 * i, 3, "%02x", b[i]);
+        return 0;
+}
+
+/* --junit FILE: one testcase per case; undetermined is an <error> (nsbox
+ * could not decide), not a <failure>; a case not run is <skipped>. */
+static int write_junit(const char *path, const char *spec_path, const struct judge_report *rep,
+                       struct nsb_error *e)
+{
+        AUTOFREE struct junit_case *jc = calloc(rep->n_cases ? rep->n_cases : 1, sizeof *jc);
+        static const enum junit_kind kind[] = {
+                [JUDGE_PASS] = JUNIT_PASS, [JUDGE_FAIL] = JUNIT_FAILURE,
+                [JUDGE_UNDETERMINED] = JUNIT_ERROR, [JUDGE_NOT_RUN] = JUNIT_SKIPPED,
+        };
+        double total = 0;
+
+        if (!jc)
+                return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "--junit: out of memory");
+        for (size_t i = 0; i < rep->n_cases; i++) {
+                const struct judge_case_report *c = &rep->cases[i];
+
+                jc[i].name = c->name ? c->name : "";
+                jc[i].classname = spec_path;
+                jc[i].time_s = c->ran ? c->result.wall_ms / 1000.0 : -1;
+                jc[i].kind = kind[c->verdict];
+                jc[i].message = c->verdict == JUDGE_PASS ? NULL : c->reason;
+                if (c->ran && c->verdict != JUDGE_PASS) {
+                        jc[i].detail = c->result.err.text;     /* the head of its stderr */
+                        jc[i].detail_len = c->result.err.kept;
+                }
+                if (c->ran)
+                        total += c->result.wall_ms / 1000.0;
+        }
+        return junit_write(path, spec_path, jc, rep->n_cases, total, e);
+}
+
 int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_error *e)
 {
         __attribute__((cleanup(spec_cleanup))) struct judge_spec spec = { 0 };
         __attribute__((cleanup(report_cleanup))) struct judge_report rep = { 0 };
-        AUTO(json_decref) json_t *root = NULL;
-        AUTOFREE char *text = NULL;
+        AUTO(json_decref) json_t *root = NULL, *obs_lines = NULL;
+        AUTOFREE char *text = NULL, *obs_path = NULL;
+        struct observe obs = { 0 };
         size_t text_len;
         int r;
 
         if (!cli->input_path) {
                 nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "judge: expected SPEC.json");
+                return JUDGE_EXIT_BAD_SPEC;
+        }
+        if (cli->observe_path && cli->replay_path) {
+                nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                         "judge: --observe and --replay exclude each other (a replay runs nothing to observe)");
                 return JUDGE_EXIT_BAD_SPEC;
         }
         r = read_all(cli->input_path, SPEC_MAX_BYTES, &text, &text_len, e);
@@ -182,7 +465,8 @@ int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_erro
                 return JUDGE_EXIT_BAD_SPEC;
         }
         /* Precedence: an explicit flag > the spec's limits > the profile
-         * (--profile, else the spec's "profile", else python) > defaults. */
+         * (--profile, else the spec's "profile", else python) > defaults.
+         * A replay resolves the policy the same way, to compare it. */
         r = cfg_profile_resolve(cli, cli->profile ? cli->profile : spec.profile, e);
         if (r < 0)
                 return JUDGE_EXIT_BAD_SPEC;
@@ -197,39 +481,55 @@ int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_erro
                         return JUDGE_EXIT_BAD_SPEC;
         }
         /* Nor as the verdict (its reasons quote them) left in --result inside
-         * a directory that a later run of the program is given. */
+         * a directory that a later run of the program is given. The
+         * observations go by the same rules: a program given their directory
+         * could rewrite the evidence a later replay judges. */
         if (cfg_check_unexposed(cli, cli->result_path, "--result", false, e) < 0 ||
+            cfg_check_unexposed(cli, cli->observe_path, "--observe", false, e) < 0 ||
+            cfg_check_unexposed(cli, cli->junit_path, "--junit", false, e) < 0 ||
             cfg_check_unexposed_fd(cli, fileno(out), "stdout", e) < 0)
                 return JUDGE_EXIT_BAD_SPEC;
-        r = judge_run_spec(cli, judge_cli_explicit(cli), &spec, cancel_fd, NULL, &rep, e);
-        if (r < 0) {
-                nsb_error_prefix(e, "spec '%s'", cli->input_path);
-                return JUDGE_EXIT_BAD_SPEC;
-        }
+        if (cli->replay_path) {
+                AUTOFREE char *pinned = result_path_pin(cli->replay_path);
 
-        root = judge_report_to_json(&rep, result_to_json);
-        if (!root) {
-                nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "cannot render the verdict");
-                return JUDGE_EXIT_BAD_SPEC;
-        }
-        if (cli->json) {
-                if (json_dumpf(root, out, JSON_INDENT(2)) < 0 || fputc('\n', out) == EOF) {
-                        nsb_fail(e, NSB_STAGE_OUTPUT, EIO, "cannot write the verdict");
+                /* the verdict must not overwrite the evidence it was judged from */
+                if (pinned && cli->result_path && strcmp(pinned, cli->result_path) == 0) {
+                        nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "judge: --replay and --result name the same file '%s'",
+                                 pinned);
                         return JUDGE_EXIT_BAD_SPEC;
                 }
+                r = replay_spec(cli, &spec, &rep, e);
         } else {
-                AUTOFREE char *summary = judge_summary_text(&rep);
-
-                if (!summary || fputs(summary, out) == EOF) {
-                        nsb_fail(e, NSB_STAGE_OUTPUT, summary ? EIO : ENOMEM, "cannot write the verdict");
-                        return JUDGE_EXIT_BAD_SPEC;
+                if (cli->observe_path) {
+                        /* Pinned before the program runs: see util/resultfile.h. */
+                        if (!(obs_path = result_path_pin(cli->observe_path)) || !(obs_lines = json_array())) {
+                                nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+                                return JUDGE_EXIT_BAD_SPEC;
+                        }
+                        if (cli->result_path && strcmp(obs_path, cli->result_path) == 0) {
+                                nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                         "judge: --observe and --result name the same file '%s'", obs_path);
+                                return JUDGE_EXIT_BAD_SPEC;
+                        }
+                        if (new_run_id(obs.run_id, e) < 0)
+                                return JUDGE_EXIT_BAD_SPEC;
+                        obs.lines = obs_lines;
                 }
+                r = run_spec(cli, judge_cli_explicit(cli), &spec, cancel_fd, NULL, obs_path ? &obs : NULL, &rep, e);
+                if (r < 0)
+                        nsb_error_prefix(e, "spec '%s'", cli->input_path);
         }
-        if (fflush(out) != 0) {
-                nsb_fail(e, NSB_STAGE_OUTPUT, errno, "cannot write the verdict");
+        if (r < 0)
                 return JUDGE_EXIT_BAD_SPEC;
-        }
+        /* The evidence first: a verdict is never shown whose observations
+         * were asked for and could not be kept. */
+        if (obs_path && result_file_write_lines(obs_path, "--observe", obs_lines, e) < 0)
+                return JUDGE_EXIT_BAD_SPEC;
+        if (write_verdict(cli, &rep, out, &root, e) < 0)
+                return JUDGE_EXIT_BAD_SPEC;
         if (cli->result_path && result_file_write(cli->result_path, root, JSON_INDENT(2), e) < 0)
+                return JUDGE_EXIT_BAD_SPEC;
+        if (cli->junit_path && write_junit(cli->junit_path, cli->input_path, &rep, e) < 0)
                 return JUDGE_EXIT_BAD_SPEC;
         return judge_exit_code(rep.verdict);
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "util/cleanup.h"
+#include "util/portable.h"
 
 DEFINE_AUTO_CLEANUP(json_t, json_decref)
 
@@ -46,10 +47,7 @@ static const struct {
 /* Same range as the --pids flag. */
 #define PIDS_MAX_VALUE (1u << 22)
 
-static int fail_at(struct nsb_error *e, const char *path, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-
-static int fail_at(struct nsb_error *e, const char *path, const char *fmt, ...)
+int judge_fail_at(struct nsb_error *e, const char *path, const char *fmt, ...)
 {
         char what[NSB_ERROR_MSG_MAX];
         va_list ap;
@@ -57,6 +55,8 @@ static int fail_at(struct nsb_error *e, const char *path, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(what, sizeof what, fmt, ap);
         va_end(ap);
+        if (!path)      /* the spec itself: its callers name it ("spec 'x.json'") */
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s", what);
         return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s: %s", path, what);
 }
 
@@ -92,8 +92,8 @@ static int check_keys(const json_t *obj, const char *path, const char *const *al
                                 strncat(list, ", ", sizeof list - strlen(list) - 1);
                         strncat(list, allowed[i], sizeof list - strlen(list) - 1);
                 }
-                return fail_at(e, path, "unknown key \"%s\" (expected one of: %s)",
-                               shown(k, sizeof k, key), list);
+                return judge_fail_at(e, path, "unknown key \"%s\" (expected one of: %s)",
+                                     shown(k, sizeof k, key), list);
         }
         return 0;
 }
@@ -108,13 +108,13 @@ static int take_string(const json_t *v, const char *path, bool allow_nul, bool a
         char *copy;
 
         if (!json_is_string(v))
-                return fail_at(e, path, "expected a string");
+                return judge_fail_at(e, path, "expected a string");
         s = json_string_value(v);
         len = json_string_length(v);
         if (!allow_nul && memchr(s, '\0', len))
-                return fail_at(e, path, "must not contain a NUL character");
+                return judge_fail_at(e, path, "must not contain a NUL character");
         if (!allow_empty && len == 0)
-                return fail_at(e, path, "must not be empty");
+                return judge_fail_at(e, path, "must not be empty");
         copy = malloc(len + 1);
         if (!copy)
                 return fail_oom(e);
@@ -158,7 +158,7 @@ int judge_limits_parse(const json_t *obj, struct nsb_config *overlay, unsigned *
         json_t *v;
 
         if (!json_is_object(obj))
-                return fail_at(e, "limits", "expected an object");
+                return judge_fail_at(e, "limits", "expected an object");
         json_object_foreach((json_t *) obj, key, v) {
                 char path[PATH_MAX_LEN], num[64], list[160] = "", k[64];
                 const char *text = NULL;
@@ -175,8 +175,8 @@ int judge_limits_parse(const json_t *obj, struct nsb_config *overlay, unsigned *
                                         strncat(list, ", ", sizeof list - strlen(list) - 1);
                                 strncat(list, limit_keys[j].key, sizeof list - strlen(list) - 1);
                         }
-                        return fail_at(e, "limits", "unknown key \"%s\" (expected one of: %s)",
-                                       shown(k, sizeof k, key), list);
+                        return judge_fail_at(e, "limits", "unknown key \"%s\" (expected one of: %s)",
+                                             shown(k, sizeof k, key), list);
                 }
                 snprintf(path, sizeof path, "limits.%s", key);
                 field = (uint64_t *) ((char *) overlay + limit_keys[i].offset);
@@ -184,19 +184,19 @@ int judge_limits_parse(const json_t *obj, struct nsb_config *overlay, unsigned *
                 if (json_is_string(v)) {
                         text = json_string_value(v);
                         if (memchr(text, '\0', json_string_length(v)))
-                                return fail_at(e, path, "must not contain a NUL character");
+                                return judge_fail_at(e, path, "must not contain a NUL character");
                 } else if (limit_keys[i].kind == LIM_DURATION && number_text(v, num, sizeof num) == 0) {
                         text = num;          /* a number of seconds, as a bare CLI value */
                 } else if (limit_keys[i].kind == LIM_COUNT && json_is_integer(v)) {
                         snprintf(num, sizeof num, "%lld", (long long) json_integer_value(v));
                         text = num;
                 } else {
-                        return fail_at(e, path, "%s",
-                                       limit_keys[i].kind == LIM_SIZE || limit_keys[i].kind == LIM_BOUND
-                                               ? "expected a size string like \"256M\""
-                                       : limit_keys[i].kind == LIM_DURATION
-                                               ? "expected a duration like \"2s\" or a number of seconds"
-                                               : "expected an integer");
+                        return judge_fail_at(e, path, "%s",
+                                             limit_keys[i].kind == LIM_SIZE || limit_keys[i].kind == LIM_BOUND
+                                                     ? "expected a size string like \"256M\""
+                                             : limit_keys[i].kind == LIM_DURATION
+                                                     ? "expected a duration like \"2s\" or a number of seconds"
+                                                     : "expected an integer");
                 }
 
                 switch (limit_keys[i].kind) {
@@ -231,9 +231,9 @@ static char *path_join(const char *spec_path, const char *rel)
         if (rel[0] == '/' || !slash)
                 return strdup(rel);
         if (slash == spec_path)
-                n = asprintf(&out, "/%s", rel);
+                n = nsb_asprintf(&out, "/%s", rel);
         else
-                n = asprintf(&out, "%.*s/%s", (int) (slash - spec_path), spec_path, rel);
+                n = nsb_asprintf(&out, "%.*s/%s", (int) (slash - spec_path), spec_path, rel);
         return n < 0 ? NULL : out;
 }
 
@@ -245,14 +245,14 @@ static int parse_program(const json_t *obj, const char *spec_path, struct judge_
         int r;
 
         if (!json_is_object(obj))
-                return fail_at(e, "program", "expected {\"path\": FILE} or {\"source\": TEXT}");
+                return judge_fail_at(e, "program", "expected {\"path\": FILE} or {\"source\": TEXT}");
         r = check_keys(obj, "program", program_keys, e);
         if (r < 0)
                 return r;
         if (path && src)
-                return fail_at(e, "program", "give either \"path\" or \"source\", not both");
+                return judge_fail_at(e, "program", "give either \"path\" or \"source\", not both");
         if (!path && !src)
-                return fail_at(e, "program", "expected {\"path\": FILE} or {\"source\": TEXT}");
+                return judge_fail_at(e, "program", "expected {\"path\": FILE} or {\"source\": TEXT}");
         if (src) {
                 r = take_string(src, "program.source", true, true, &p->source, &p->source_len, e);
                 if (r < 0)
@@ -267,10 +267,10 @@ static int parse_program(const json_t *obj, const char *spec_path, struct judge_
         base = strrchr(rel, '/');
         base = base ? base + 1 : rel;
         if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
-                return fail_at(e, "program.path", "must name a file, not a directory");
+                return judge_fail_at(e, "program.path", "must name a file, not a directory");
         p->name = strdup(base);
         p->path = path_join(spec_path, rel);
-        if (asprintf(&p->sandbox_path, "/program/%s", base) < 0)
+        if (nsb_asprintf(&p->sandbox_path, "/program/%s", base) < 0)
                 p->sandbox_path = NULL;
         return p->name && p->path && p->sandbox_path ? 0 : fail_oom(e);
 }
@@ -289,17 +289,17 @@ static int parse_matcher(const json_t *obj, const char *path, struct judge_match
         int r;
 
         if (!json_is_object(obj))
-                return fail_at(e, path, "expected a matcher like {\"equals\": \"...\"}");
+                return judge_fail_at(e, path, "expected a matcher like {\"equals\": \"...\"}");
         if (json_object_size(obj) != 1)
-                return fail_at(e, path, "a matcher takes exactly one key (equals, contains or regex), got %zu",
-                               json_object_size(obj));
+                return judge_fail_at(e, path, "a matcher takes exactly one key (equals, contains or regex), got %zu",
+                                     json_object_size(obj));
         json_object_foreach((json_t *) obj, key, v) {
                 for (i = 0; i < ARRAY_SIZE(kinds); i++)
                         if (strcmp(key, kinds[i].key) == 0)
                                 break;
                 if (i == ARRAY_SIZE(kinds))
-                        return fail_at(e, path, "unknown matcher \"%s\" (expected equals, contains or regex)",
-                                       shown(k, sizeof k, key));
+                        return judge_fail_at(e, path, "unknown matcher \"%s\" (expected equals, contains or regex)",
+                                             shown(k, sizeof k, key));
                 snprintf(vpath, sizeof vpath, "%s.%s", path, key);
                 r = take_string(v, vpath, true, true, &m->text, &m->len, e);
                 if (r < 0)
@@ -321,7 +321,7 @@ static int parse_matcher(const json_t *obj, const char *path, struct judge_match
 
                         if (pcre2_get_error_message(code, msg, sizeof msg) < 0)
                                 snprintf((char *) msg, sizeof msg, "error %d", code);
-                        return fail_at(e, vpath, "bad regex at offset %zu: %s", (size_t) off, (char *) msg);
+                        return judge_fail_at(e, vpath, "bad regex at offset %zu: %s", (size_t) off, (char *) msg);
                 }
         }
         return 0;
@@ -334,14 +334,14 @@ static int parse_expect(const json_t *obj, const char *path, struct judge_expect
         int r;
 
         if (!json_is_object(obj))
-                return fail_at(e, path, "expected an object");
+                return judge_fail_at(e, path, "expected an object");
         r = check_keys(obj, path, expect_keys, e);
         if (r < 0)
                 return r;
         if ((v = json_object_get(obj, "exit_code"))) {
                 snprintf(sub, sizeof sub, "%s.exit_code", path);
                 if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 255)
-                        return fail_at(e, sub, "expected an integer from 0 to 255");
+                        return judge_fail_at(e, sub, "expected an integer from 0 to 255");
                 x->exit_code = (int) json_integer_value(v);
         }
         if ((v = json_object_get(obj, "stdout"))) {
@@ -367,14 +367,14 @@ static int parse_case(const json_t *obj, size_t idx, struct judge_case *c, struc
 
         snprintf(path, sizeof path, "cases[%zu]", idx);
         if (!json_is_object(obj))
-                return fail_at(e, path, "expected an object");
+                return judge_fail_at(e, path, "expected an object");
         r = check_keys(obj, path, case_keys, e);
         if (r < 0)
                 return r;
 
         snprintf(sub, sizeof sub, "%s.name", path);
         if (!(v = json_object_get(obj, "name")))
-                return fail_at(e, path, "missing \"name\"");
+                return judge_fail_at(e, path, "missing \"name\"");
         r = take_string(v, sub, false, false, &c->name, NULL, e);
         if (r < 0)
                 return r;
@@ -382,7 +382,7 @@ static int parse_case(const json_t *obj, size_t idx, struct judge_case *c, struc
         if ((v = json_object_get(obj, "args"))) {
                 snprintf(sub, sizeof sub, "%s.args", path);
                 if (!json_is_array(v))
-                        return fail_at(e, sub, "expected an array of strings");
+                        return judge_fail_at(e, sub, "expected an array of strings");
                 c->stimulus.args = calloc(json_array_size(v) + 1, sizeof *c->stimulus.args);
                 if (!c->stimulus.args)
                         return fail_oom(e);
@@ -415,13 +415,13 @@ static int parse_spec(const json_t *root, const char *spec_path, struct judge_sp
         int r;
 
         if (!json_is_object(root))
-                return fail_at(e, "spec", "expected a JSON object");
-        r = check_keys(root, "spec", top_keys, e);
+                return judge_fail_at(e, NULL, "expected a JSON object");
+        r = check_keys(root, NULL, top_keys, e);
         if (r < 0)
                 return r;
 
         if (!(v = json_object_get(root, "program")))
-                return fail_at(e, "spec", "missing \"program\"");
+                return judge_fail_at(e, NULL, "missing \"program\"");
         r = parse_program(v, spec_path, &spec->program, e);
         if (r < 0)
                 return r;
@@ -438,9 +438,9 @@ static int parse_spec(const json_t *root, const char *spec_path, struct judge_sp
         }
 
         if (!(cases = json_object_get(root, "cases")))
-                return fail_at(e, "spec", "missing \"cases\"");
+                return judge_fail_at(e, NULL, "missing \"cases\"");
         if (!json_is_array(cases) || json_array_size(cases) == 0)
-                return fail_at(e, "cases", "expected a non-empty array of cases");
+                return judge_fail_at(e, "cases", "expected a non-empty array of cases");
         spec->cases = calloc(json_array_size(cases), sizeof *spec->cases);
         if (!spec->cases)
                 return fail_oom(e);
@@ -453,8 +453,8 @@ static int parse_spec(const json_t *root, const char *spec_path, struct judge_sp
                         if (strcmp(spec->cases[j].name, spec->cases[i].name) == 0) {
                                 char path[PATH_MAX_LEN], n[64];
                                 snprintf(path, sizeof path, "cases[%zu].name", i);
-                                return fail_at(e, path, "duplicate case name \"%s\" (also cases[%zu])",
-                                               shown(n, sizeof n, spec->cases[i].name), j);
+                                return judge_fail_at(e, path, "duplicate case name \"%s\" (also cases[%zu])",
+                                                     shown(n, sizeof n, spec->cases[i].name), j);
                         }
         }
         return 0;

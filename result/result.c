@@ -1,8 +1,11 @@
 /* result/result.c — rendering of struct run_result, and its exit code. Pure. */
 #include "result/result.h"
+#include "util/portable.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/base64.h"
 
 static const char *const status_names[] = {
         [RUN_EXITED] = "exited", [RUN_SIGNALED] = "signaled", [RUN_LIMIT] = "limit",
@@ -91,6 +94,11 @@ char *result_utf8_sanitize(const char *s, size_t len)
         return sanitize(s, len, &n);
 }
 
+char *result_utf8_sanitize_len(const char *s, size_t len, size_t *ret_len)
+{
+        return sanitize(s, len, ret_len);
+}
+
 static json_t *text_json(const char *s, size_t len)
 {
         size_t n;
@@ -104,18 +112,43 @@ static json_t *text_json(const char *s, size_t len)
         return j;
 }
 
+bool result_utf8_valid(const char *s, size_t len)
+{
+        for (size_t i = 0, n; i < len; i += n)
+                if ((n = utf8_seq((const unsigned char *) s + i, len - i)) == 0)
+                        return false;
+        return true;
+}
+
+/* "text" (valid UTF-8, U+FFFD for what was not), and "text_base64" with the
+ * exact bytes when that replacement changed them: the result records what
+ * the program wrote, so a verdict can be checked from it (judge). */
+static void put_bytes(json_t *o, const char *key, const char *s, size_t len)
+{
+        char key64[32];
+
+        json_object_set_new(o, key, text_json(s, len));
+        if (s && !result_utf8_valid(s, len)) {
+                char *b = b64_encode(s, len);
+
+                snprintf(key64, sizeof key64, "%s_base64", key);
+                json_object_set_new(o, key64, b ? json_string(b) : NULL);
+                free(b);
+        }
+}
+
 static json_t *stream_json(const struct run_stream *st, uint64_t output_limit)
 {
         json_t *o = json_object();
 
-        json_object_set_new(o, "text", text_json(st->text, st->kept));
+        put_bytes(o, "text", st->text, st->kept);
         json_object_set_new(o, "bytes", json_integer((json_int_t) st->bytes));
         json_object_set_new(o, "truncated", json_boolean(st->truncated));
         if (st->truncated) {
                 size_t n = st->tail_len;
                 if (n > output_limit)
                         n = (size_t) output_limit;
-                json_object_set_new(o, "tail", text_json(st->tail + (st->tail_len - n), n));
+                put_bytes(o, "tail", st->tail + (st->tail_len - n), n);
         }
         return o;
 }
@@ -141,7 +174,7 @@ json_t *result_to_json(const struct run_result *r, uint64_t output_limit)
         json_object_set_new(o, "limits_hit", hits);
         json_object_set_new(o, "exit_code", r->status == RUN_EXITED ? json_integer(r->exit_code) : json_null());
         if (r->status == RUN_SIGNALED || (r->status == RUN_LIMIT && r->signal > 0)) {
-                const char *abbrev = sigabbrev_np(r->signal);
+                const char *abbrev = nsb_signame(r->signal);
                 char name[32];
                 snprintf(name, sizeof name, "SIG%s", abbrev ? abbrev : "UNKNOWN");
                 json_object_set_new(o, "signal", json_integer(r->signal));

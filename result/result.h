@@ -65,14 +65,21 @@ const char *run_status_name(enum run_status s);
 const char *run_limit_name(enum run_limit l);   /* NULL for LIMIT_NONE */
 
 /* The CONTRACT's result object. @output_limit bounds `tail` (never more than
- * the limit). Returns a new reference, NULL on allocation failure. */
+ * the limit). A stream's `text` or `tail` that is not valid UTF-8 also comes
+ * as `text_base64`/`tail_base64`, the exact bytes. Returns a new reference,
+ * NULL on allocation failure. */
 json_t *result_to_json(const struct run_result *r, uint64_t output_limit);
 
 /* Exit status of nsbox run/python: the program's exit code; 128+N for signal
  * N; 124 for a limit; 130 for cancelled; 125 for an nsbox failure. */
 int result_exit_code(const struct run_result *r);
 
+/* Are these @len bytes valid UTF-8 (NUL included)? */
+bool result_utf8_valid(const char *s, size_t len);
+
 /* Valid UTF-8 copy of @len bytes, invalid sequences replaced with U+FFFD. */
 char *result_utf8_sanitize(const char *s, size_t len);
+/* The same, with its length in *ret_len (a NUL byte is kept). */
+char *result_utf8_sanitize_len(const char *s, size_t len, size_t *ret_len);
 
 void run_result_free(struct run_result *r);

@@ -44,7 +44,8 @@ static int add_entry(scmp_filter_ctx ctx, const struct filter_entry *en, struct 
          * negative "pseudo-syscall" means the call does not exist natively. */
         nr = filter_syscall_nr(en->syscall);
         if (nr == __NR_SCMP_ERROR)
-                return nsb_fail(e, NSB_STAGE_SECCOMP, EINVAL, "unknown syscall '%s'", en->syscall);
+                return nsb_fail(e, NSB_STAGE_SECCOMP, EINVAL, "unknown syscall '%s' (not a system call name "
+                                "libseccomp knows for this architecture)", en->syscall);
         if (nr < 0)
                 return nsb_fail(e, NSB_STAGE_SECCOMP, EINVAL, "'%s' is not a native syscall", en->syscall);
 
@@ -159,8 +160,11 @@ int filter_compile_rules(const struct filter_rule *rules, size_t n_rules, const 
         for (size_t i = 0; i < spec->n_extra_deny; i++) {
                 struct filter_entry extra = { .syscall = spec->extra_deny[i], .action = FILTER_EPERM };
                 r = add_entry(ctx, &extra, e);
-                if (r < 0)
-                        return nsb_error_prefix(e, "seccomp_deny '%s'", spec->extra_deny[i]);
+                if (r < 0) {
+                        if (e->errnum == EINVAL)
+                                e->stage = NSB_STAGE_CONFIG;    /* the user's value, not the filter */
+                        return nsb_error_prefix(e, "seccomp_deny");
+                }
         }
 
         r = export_bpf(ctx, &body, &n_body, e);

@@ -29,6 +29,7 @@
 
 #include "cgroup/cgroup.h"
 #include "config/policy.h"
+#include "doctor/doctor.h"
 #include "landlock/landlock.h"
 #include "mount/mnt.h"
 #include "ns/ns.h"
@@ -40,6 +41,7 @@
 #include "supervisor/outcome.h"
 #include "supervisor/proc_tree.h"
 #include "supervisor/reduced.h"
+#include "supervisor/run_io.h"
 #include "supervisor/wire.h"
 #include "util/cleanup.h"
 #include "util/sys.h"
@@ -94,33 +96,6 @@ struct sbx {
         uint64_t tree_pss_peak;         /* rlimit: the largest memory sum a poll saw */
 };
 
-static double elapsed_ms(const struct timespec *start)
-{
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        return (double) (now.tv_sec - start->tv_sec) * 1e3 + (double) (now.tv_nsec - start->tv_nsec) / 1e6;
-}
-
-static void close_fd(int *fd)
-{
-        if (*fd >= 0)
-                close(*fd);
-        *fd = -1;
-}
-
-static int copy_command(struct run_result *r, char *const *argv, size_t argc)
-{
-        r->command = calloc(argc + 1, sizeof *r->command);
-        if (!r->command)
-                return -ENOMEM;
-        for (size_t i = 0; i < argc; i++) {
-                if (!(r->command[i] = strdup(argv[i])))
-                        return -ENOMEM;
-                r->command_len = i + 1;
-        }
-        return 0;
-}
-
 /* ---- plans --------------------------------------------------------------- */
 
 static int plan_landlock(struct sbx *s)
@@ -172,24 +147,6 @@ static int plan_reduced(struct sbx *s, struct nsb_error *e)
         return reduced_argv(&s->red, req->program_name, req->argv, req->argc, &s->red_argv, e);
 }
 
-/* --workspace and --harness are mounted on directories (and the workspace is
- * the working directory): say so before anything runs, rather than let the
- * attach fail later with a bare "Invalid argument". */
-static int check_dir_option(const char *option, const char *path, struct nsb_error *e)
-{
-        struct stat st;
-
-        if (!path)
-                return 0;
-        if (stat(path, &st) < 0)
-                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "%s '%s'", option, path);
-        if (!S_ISDIR(st.st_mode))
-                return nsb_fail(e, NSB_STAGE_CONFIG, ENOTDIR, "%s '%s' is not a directory", option, path);
-        if (access(path, X_OK) < 0)     /* the program could not enter it */
-                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "%s '%s'", option, path);
-        return 0;
-}
-
 static int plan_all(struct sbx *s, struct nsb_error *e)
 {
         const struct sbx_request *req = s->req;
@@ -199,8 +156,8 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
 
         if (req->argc == 0)
                 return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "empty command");
-        if ((r = check_dir_option("--workspace", cfg->workspace, e)) < 0 ||
-            (r = check_dir_option("--harness", cfg->harness, e)) < 0)
+        if ((r = run_check_dir("--workspace", cfg->workspace, e)) < 0 ||
+            (r = run_check_dir("--harness", cfg->harness, e)) < 0)
                 return r;
         if (s->reduced && (r = reduced_check(cfg, req->runner_dir, e)) < 0)
                 return r;
@@ -305,8 +262,8 @@ int sbx_obtain_cgroup(const struct nsb_config *cfg, struct cg_obtained *ret, str
         env.sys_cgroup_fd = open("/sys/fs/cgroup", O_PATH | O_DIRECTORY | O_CLOEXEC);
         r = env.proc_fd < 0 ? nsb_fail(e, NSB_STAGE_CGROUP, errno, "open /proc")
                             : cg_obtain(&env, true, f, ret, e);
-        close_fd(&env.proc_fd);
-        close_fd(&env.sys_cgroup_fd);
+        run_close_fd(&env.proc_fd);
+        run_close_fd(&env.sys_cgroup_fd);
         free(f);
         return r;
 }
@@ -348,9 +305,12 @@ static int setup_cgroup(struct sbx *s, struct nsb_error *e)
         /* --pids counts the program's tasks; the init (nsbox's own, one
          * thread) is one task of the run's cgroup and of its uid too. */
         s->cg_spec.pids_max = s->cfg->pids_max + 1;
-        if (s->reduced && b == CG_BACKEND_RLIMIT && s->cfg->pids_max)
+        if (s->reduced && b == CG_BACKEND_RLIMIT && s->cfg->pids_max) {
                 /* The host counts every task of the user against RLIMIT_NPROC. */
-                s->cg_spec.pids_max += reduced_count_tasks(s->red.drop_to_nobody ? REDUCED_NOBODY_UID : getuid());
+                unsigned long tasks = 0;
+                (void) reduced_count_tasks(s->red.drop_to_nobody ? REDUCED_NOBODY_UID : getuid(), &tasks);
+                s->cg_spec.pids_max += tasks;
+        }
         s->cg_spec.serial = s->req->serial;
         cg_run_init(&s->cg_run);
         /* v1 cgroups are joined by the child through fds, so they can be made
@@ -515,10 +475,10 @@ static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
                                                        PROT_IPC_NS, PROT_UTS_NS, PROT_CGROUP_NS };
                 for (size_t i = 0; i < sizeof walls / sizeof walls[0]; i++)
                         ledger_set(&s->res->ledger, walls[i], "disabled");
-                close_fd(&s->sock[1]);
-                close_fd(&s->out[1]);
-                close_fd(&s->err[1]);
-                close_fd(&s->stdin_fd);
+                run_close_fd(&s->sock[1]);
+                run_close_fd(&s->out[1]);
+                run_close_fd(&s->err[1]);
+                run_close_fd(&s->stdin_fd);
                 return 0;   /* no id maps to write, nothing to wait for */
         }
 
@@ -529,12 +489,12 @@ static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
         ledger_set(&s->res->ledger, PROT_UTS_NS, "enforced");
         ledger_set(&s->res->ledger, PROT_CGROUP_NS, "enforced");
 
-        close_fd(&s->sock[1]);
-        close_fd(&s->out[1]);
-        close_fd(&s->err[1]);
-        close_fd(&s->stdin_fd);
+        run_close_fd(&s->sock[1]);
+        run_close_fd(&s->out[1]);
+        run_close_fd(&s->err[1]);
+        run_close_fd(&s->stdin_fd);
         for (unsigned i = 0; i < s->mounts.n_slots; i++)
-                close_fd(&s->slot_fds[i]);
+                run_close_fd(&s->slot_fds[i]);
 
         r = ns_idmap_apply(s->pid, &s->idmap, e);
         if (r < 0)
@@ -583,39 +543,13 @@ static void kill_tree(struct sbx *s, enum kill_reason why)
                 (void) s->cg_ops->kill_all(&s->cg_run, &ignored);
 }
 
-static void relay(int fd, const char *buf, size_t n)
-{
-        while (n > 0) {
-                ssize_t w = write(fd, buf, n);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w <= 0)
-                        return;   /* our own reader went away: keep capturing */
-                buf += w;
-                n -= (size_t) w;
-        }
-}
-
 static int read_stream(struct sbx *s, int *fd, struct run_stream *st, int relay_fd)
 {
-        char buf[65536];
-        ssize_t n = read(*fd, buf, sizeof buf);
-        long kept;
+        int r = run_read_stream(fd, st, s->cfg->output_limit_bytes, s->req->relay ? relay_fd : -1, s->res);
 
-        if (n < 0 && (errno == EINTR || errno == EAGAIN))
-                return 0;
-        if (n <= 0) {
-                close_fd(fd);
-                return 0;
-        }
-        kept = capture_feed(st, s->cfg->output_limit_bytes, buf, (size_t) n);
-        if (kept < 0)
-                return -ENOMEM;
-        if (s->req->relay && kept > 0)
-                relay(relay_fd, buf, (size_t) kept);
-        if (capture_over_limit(s->res->out.bytes + s->res->err.bytes, s->cfg->output_limit_bytes))
+        if (r > 0)
                 kill_tree(s, KILL_OUTPUT);
-        return 0;
+        return r < 0 ? r : 0;
 }
 
 /* rlimit: RLIMIT_AS bounds each process on its own, so a program that forks
@@ -669,25 +603,18 @@ static void check_cpu(struct sbx *s)
 static void handle_msg(struct sbx *s, const struct wire_msg *m, ssize_t n)
 {
         if (n != (ssize_t) sizeof *m || m->version != WIRE_VERSION) {
-                if (!s->obs.setup_error) {
-                        s->obs.setup_error = true;
-                        nsb_fail(&s->res->error, NSB_STAGE_SUPERVISE, EPROTO, "malformed record from the sandbox");
-                }
+                struct nsb_error e;
+                nsb_fail(&e, NSB_STAGE_SUPERVISE, EPROTO, "malformed record from the sandbox");
+                run_take_error(s->res, &s->obs.setup_error, &e);
                 return;
         }
         switch (m->kind) {
         case WIRE_READY:
                 s->obs.program_started = true;
-                for (int p = 0; p < PROT__MAX; p++)
-                        if (m->ledger.val[p][0])
-                                ledger_set(&s->res->ledger, (enum nsb_prot) p, m->ledger.val[p]);
+                run_take_ledger(s->res, &m->ledger);
                 break;
         case WIRE_ERROR:
-                if (!s->obs.setup_error) {
-                        s->obs.setup_error = true;
-                        s->res->error = m->error;
-                        s->res->error.msg[NSB_ERROR_MSG_MAX - 1] = '\0';
-                }
+                run_take_error(s->res, &s->obs.setup_error, &m->error);
                 break;
         case WIRE_EXIT:
                 s->obs.got_exit = true;
@@ -761,7 +688,7 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                         if (s->req->cancel_fd >= 0)
                                 p[i_cancel = n++] = (struct pollfd){ s->req->cancel_fd, POLLIN, 0 };
                 } else {
-                        double left = drain_deadline - elapsed_ms(&s->start);
+                        double left = drain_deadline - run_elapsed_ms(&s->start);
                         if (left <= 0)
                                 break;   /* a writer outlived the namespace: stop waiting */
                         timeout = (int) left + 1;
@@ -778,7 +705,7 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                         if (k > 0)
                                 handle_msg(s, &m, k);
                         else if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
-                                close_fd(&s->sock[0]);
+                                run_close_fd(&s->sock[0]);
                 }
                 if (i_out >= 0 && p[i_out].revents && read_stream(s, &s->out[0], &s->res->out, STDOUT_FILENO) < 0)
                         return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "capturing stdout");
@@ -805,7 +732,7 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                         while (w < 0 && errno == EINTR);
                         init_alive = false;
                         s->obs.init_status = status;
-                        s->res->wall_ms = elapsed_ms(&s->start);
+                        s->res->wall_ms = run_elapsed_ms(&s->start);
                         s->res->cpu_ms = (double) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
                                          (double) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
                         s->res->peak_memory_bytes = (uint64_t) ru.ru_maxrss * 1024;
@@ -814,13 +741,13 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                                 take_killed_usage(s);
                         if (s->tree_pss_peak > s->res->peak_memory_bytes)
                                 s->res->peak_memory_bytes = s->tree_pss_peak;
-                        drain_deadline = elapsed_ms(&s->start) + DRAIN_AFTER_EXIT_MS;
+                        drain_deadline = run_elapsed_ms(&s->start) + DRAIN_AFTER_EXIT_MS;
                         /* Records sent just before the exit are still queued. */
                         while (s->sock[0] >= 0) {
                                 struct wire_msg m;
                                 ssize_t k = recv_record(s->sock[0], &m);
                                 if (k <= 0) {
-                                        close_fd(&s->sock[0]);
+                                        run_close_fd(&s->sock[0]);
                                         break;
                                 }
                                 handle_msg(s, &m, k);
@@ -872,21 +799,21 @@ static void cleanup(struct sbx *s)
                         (void) s->cg_ops->kill_all(&s->cg_run, &ignored);
                 s->cg_ops->destroy(&s->cg_run);
         }
-        close_fd(&s->cg_env.proc_fd);
-        close_fd(&s->cg_env.sys_cgroup_fd);
-        close_fd(&s->sock[0]);
-        close_fd(&s->sock[1]);
-        close_fd(&s->out[0]);
-        close_fd(&s->out[1]);
-        close_fd(&s->err[0]);
-        close_fd(&s->err[1]);
-        close_fd(&s->stdin_fd);
-        close_fd(&s->pidfd);
-        close_fd(&s->wall_tfd);
-        close_fd(&s->cpu_tfd);
+        run_close_fd(&s->cg_env.proc_fd);
+        run_close_fd(&s->cg_env.sys_cgroup_fd);
+        run_close_fd(&s->sock[0]);
+        run_close_fd(&s->sock[1]);
+        run_close_fd(&s->out[0]);
+        run_close_fd(&s->out[1]);
+        run_close_fd(&s->err[0]);
+        run_close_fd(&s->err[1]);
+        run_close_fd(&s->stdin_fd);
+        run_close_fd(&s->pidfd);
+        run_close_fd(&s->wall_tfd);
+        run_close_fd(&s->cpu_tfd);
         if (s->slot_fds)
                 for (unsigned i = 0; i < s->mounts.n_slots; i++)
-                        close_fd(&s->slot_fds[i]);
+                        run_close_fd(&s->slot_fds[i]);
         free(s->slot_fds);
         host_set_free(&s->host);
         mnt_plan_free(&s->mounts);
@@ -897,15 +824,18 @@ static void cleanup(struct sbx *s)
         reduced_cleanup(&s->red);   /* every process of the run is gone by now */
 }
 
-static int test_fail_stage(void)
+/* A strict run that could not use its new namespaces on a host where
+ * AppArmor restricts them says so, and how to fix it, rather than leaving a
+ * bare "sethostname: EPERM" or "mount: EPERM" (doctor/doctor.h). Read only on
+ * failure: one sysctl, this binary's path, the profile file. */
+static void explain_host_refusal(const struct sbx *s, struct run_result *ret)
 {
-#if NSBOX_TEST_HOOKS
-        const char *v = getenv("NSBOX_TEST_FAIL_STEP");
-        for (int st = 1; v && st < NSB_STAGE__MAX; st++)
-                if (strcmp(v, nsb_stage_name((enum nsb_stage) st)) == 0)
-                        return st;
-#endif
-        return 0;
+        struct doc_aa aa;
+
+        if (s->reduced || ret->status != RUN_ERROR)
+                return;
+        doctor_aa_gather(doctor_proc_sys(), &aa);
+        (void) doctor_aa_explain(&aa, &ret->error);
 }
 
 int sbx_run(const struct sbx_request *req, struct run_result *ret)
@@ -917,7 +847,7 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
         };
         struct child_ctx c;
         struct nsb_error *e = &ret->error;
-        int fail_stage = test_fail_stage();
+        int fail_stage = run_test_fail_stage();
         int r;
 
         memset(ret, 0, sizeof *ret);
@@ -928,7 +858,7 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
         cg_run_init(&s.cg_run);
         s.cg_env.proc_fd = s.cg_env.sys_cgroup_fd = -1;
         clock_gettime(CLOCK_MONOTONIC, &s.start);
-        if (!s.reduced && copy_command(ret, req->argv, req->argc) < 0) {
+        if (!s.reduced && run_copy_command(ret, req->argv, req->argc) < 0) {
                 nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
                 goto fail;
         }
@@ -942,7 +872,7 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
                 goto fail;
         }
         r = plan_all(&s, e);
-        if (s.reduced && copy_command(ret, s.red_argv ? s.red_argv : req->argv, req->argc) < 0) {
+        if (s.reduced && run_copy_command(ret, s.red_argv ? s.red_argv : req->argv, req->argc) < 0) {
                 nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
                 goto fail;
         }
@@ -1008,15 +938,17 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
                 s.obs.cpu_over = true;
         cleanup(&s);
         outcome_decide(&s.obs, ret);
+        explain_host_refusal(&s, ret);
         return 0;
 fail:
         if (s.pidfd >= 0)
                 kill_tree(&s, KILL_NONE);
         if (ret->wall_ms == 0)
-                ret->wall_ms = elapsed_ms(&s.start);
+                ret->wall_ms = run_elapsed_ms(&s.start);
         cleanup(&s);
         ret->status = RUN_ERROR;
         if (ret->error.stage == NSB_STAGE_NONE)
                 ret->error.stage = NSB_STAGE_SUPERVISE;
+        explain_host_refusal(&s, ret);
         return 0;
 }

@@ -6,14 +6,15 @@
  * the pure functions of test_plan.c.
  *
  * The channel is drained while the sandbox runs by a forked helper process
- * that copies it into a memfd (capped at CHANNEL_MAX; the rest is read and
- * dropped), so a runner with many long messages never blocks on a full pipe
+ * that copies it into an anonymous file (platform.h: a memfd on Linux;
+ * capped at CHANNEL_MAX, the rest is read and dropped), so a runner with many long messages never blocks on a full pipe
  * and so never turns into a false wall-time limit. A helper process rather
  * than a thread: sbx_run() clones, and a clone taken while another thread
  * holds the malloc lock would inherit it held.
  */
 #include "testcmd/testcmd_internal.h"
 #include "config/policy.h"
+#include "platform/platform.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +23,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -32,7 +32,9 @@
 #include "supervisor/sandbox.h"
 #include "testcmd/testcmd-paths.h"
 #include "util/cleanup.h"
+#include "util/portable.h"
 #include "util/resultfile.h"
+#include "report/junit.h"
 
 DEFINE_AUTO_CLEANUP(json_t, json_decref)
 
@@ -110,13 +112,13 @@ static int check_dirs(const struct nsb_config *cfg, struct nsb_error *e)
         if (!realpath(cfg->harness, h) || stat(h, &st) < 0)
                 return nsb_fail(e, NSB_STAGE_USAGE, errno, "--harness '%s'", cfg->harness);
         if (!S_ISDIR(st.st_mode))
-                return nsb_fail(e, NSB_STAGE_USAGE, ENOTDIR, "--harness '%s' is not a directory", cfg->harness);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--harness '%s' is not a directory", cfg->harness);
         if (!cfg->workspace)
                 return harness_unexposed(cfg, e);
         if (!realpath(cfg->workspace, w) || stat(w, &st) < 0)
                 return nsb_fail(e, NSB_STAGE_USAGE, errno, "--workspace '%s'", cfg->workspace);
         if (!S_ISDIR(st.st_mode))
-                return nsb_fail(e, NSB_STAGE_USAGE, ENOTDIR, "--workspace '%s' is not a directory",
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--workspace '%s' is not a directory",
                                 cfg->workspace);
         wl = strlen(w);
         if (strncmp(h, w, wl) == 0 && (h[wl] == '\0' || h[wl] == '/' || wl == 1))
@@ -233,14 +235,16 @@ static int run_runner(const struct nsb_config *cfg, const char *runner_dir, int 
         req.argc = argc;
         /* The runner reports timeouts itself before nsbox's wall limit. */
         snprintf(budget, sizeof budget, "%.3f", wall_s - margin > 0.05 ? wall_s - margin : 0.05);
-        if (pipe2(p, O_CLOEXEC) < 0)
+        if (plat_pipe_cloexec(p) < 0)
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "results channel: pipe");
         rfd = p[0];
         wfd = p[1];
+#ifdef F_SETPIPE_SZ   /* Linux only; elsewhere the helper drains a pipe of the default size */
         (void) fcntl(wfd, F_SETPIPE_SZ, CHANNEL_PIPE_SIZE); /* best effort: pipe-max-size may be lower */
-        sink = memfd_create("nsbox-test-channel", MFD_CLOEXEC);
+#endif
+        sink = plat_anon_fd("nsbox-test-channel");
         if (sink < 0)
-                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "results channel: memfd_create");
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "results channel: an anonymous file");
         helper = fork();
         if (helper < 0)
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "results channel: fork");
@@ -266,6 +270,76 @@ static int run_runner(const struct nsb_config *cfg, const char *runner_dir, int 
         return 0;
 }
 
+/* --junit FILE: one testcase per test. What JUnit calls an error is what
+ * nsbox could not decide: a test's error is an <error> only when the verdict
+ * is undetermined (the sandbox failed, the channel is untrusted); otherwise
+ * it is evidence against the code (an exception in it, a limit) and a
+ * <failure>. When no test carries the verdict (the harness could not be
+ * collected, the sandbox failed before any test), one testcase "(harness)"
+ * does, so the file never reads as a pass that was not one. */
+static int write_junit(const struct nsb_config *cfg, const struct tc_report *rep, struct nsb_error *e)
+{
+        size_t n = 0, cap = rep->n_tests + rep->n_collect_errors + 1;
+        AUTOFREE struct junit_case *jc = calloc(cap, sizeof *jc);
+        AUTOFREE char **names = calloc(rep->n_collect_errors + 1, sizeof *names);
+        bool undetermined = rep->verdict == TC_UNDETERMINED, carried = rep->verdict == TC_PASS;
+        int r;
+
+        if (!jc || !names)
+                return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "--junit: out of memory");
+        for (size_t i = 0; i < rep->n_tests; i++) {
+                const struct tc_test *t = &rep->tests[i];
+                struct junit_case *c = &jc[n++];
+
+                c->name = t->name;
+                c->classname = cfg->harness;
+                c->time_s = t->outcome == TC_NOT_RUN ? -1 : t->duration_ms / 1000.0;
+                c->message = t->message ? t->message : tc_outcome_name(t->outcome);
+                c->detail = t->traceback;
+                c->detail_len = t->traceback ? strlen(t->traceback) : 0;
+                if (t->outcome == TC_PASSED)
+                        c->kind = JUNIT_PASS;
+                else if (t->outcome == TC_SKIPPED)
+                        c->kind = JUNIT_SKIPPED;
+                else
+                        c->kind = undetermined || t->outcome == TC_NOT_RUN ? JUNIT_ERROR : JUNIT_FAILURE;
+                if (c->kind == JUNIT_PASS)
+                        c->message = NULL;
+                if ((c->kind == JUNIT_ERROR && undetermined) || (c->kind == JUNIT_FAILURE && !undetermined))
+                        carried = true;
+        }
+        for (size_t i = 0; i < rep->n_collect_errors; i++) {
+                struct junit_case *c = &jc[n++];
+
+                if (nsb_asprintf(&names[i], "collect: %s",
+                                 rep->collect_errors[i].file ? rep->collect_errors[i].file : "(harness)") < 0) {
+                        names[i] = NULL;
+                        r = nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "--junit: out of memory");
+                        goto out;
+                }
+                c->name = names[i];
+                c->classname = cfg->harness;
+                c->time_s = -1;
+                c->kind = JUNIT_ERROR;
+                c->message = rep->collect_errors[i].message;
+                carried = carried || undetermined;
+        }
+        if (!carried) {
+                struct junit_case *c = &jc[n++];
+
+                c->name = "(harness)";
+                c->classname = cfg->harness;
+                c->time_s = rep->duration_ms / 1000.0;
+                c->kind = undetermined ? JUNIT_ERROR : JUNIT_FAILURE;
+                c->message = rep->reason;
+        }
+        r = junit_write(cfg->junit_path, cfg->harness, jc, n, rep->duration_ms / 1000.0, e);
+out:
+        for (size_t i = 0; i < rep->n_collect_errors; i++)
+                free(names[i]);
+        return r;
+}
+
 int test_main(const struct nsb_config *cfg, int cancel_fd, FILE *out, struct nsb_error *e)
 {
         __attribute__((cleanup(tc_report_free))) struct tc_report rep = { 0 };
@@ -277,7 +351,8 @@ int test_main(const struct nsb_config *cfg, int cancel_fd, FILE *out, struct nsb
         int r;
 
         memset(&res, 0, sizeof res);
-        if (check_dirs(cfg, e) < 0 || find_runner_dir(runner_dir, sizeof runner_dir, e) < 0)
+        if (check_dirs(cfg, e) < 0 || find_runner_dir(runner_dir, sizeof runner_dir, e) < 0 ||
+            cfg_check_unexposed(cfg, cfg->junit_path, "--junit", false, e) < 0)
                 return TESTCMD_EXIT_SETUP;
         r = run_runner(cfg, runner_dir, cancel_fd, &res, &chan, &chan_len, e);
         if (r < 0) {
@@ -314,6 +389,8 @@ int test_main(const struct nsb_config *cfg, int cancel_fd, FILE *out, struct nsb
         }
         if (cfg->result_path &&
             result_file_write(cfg->result_path, root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9), e) < 0)
+                return TESTCMD_EXIT_SETUP;
+        if (cfg->junit_path && write_junit(cfg, &rep, e) < 0)
                 return TESTCMD_EXIT_SETUP;
         return tc_exit_code(rep.verdict);
 }

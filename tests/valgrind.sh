@@ -26,9 +26,11 @@ check() {   # check EXPECTED_EXITS(a|b) CMD...
     echo "ok   (exit $got): $*"
   fi
 }
-log=$(mktemp); trap 'rm -f "$log" "$spec"' EXIT
+log=$(mktemp); trap 'rm -f "$log" "$spec" "$rspec" "$obs"' EXIT
 spec=$(mktemp --suffix=.json); echo '{"program": {"source": "print(1)"}, "cases": [{"name": 3}]}' > "$spec"
-for t in config mount cgroup caps supervisor judge doctor testcmd; do
+rspec=$(mktemp --suffix=.json); obs=$(mktemp --suffix=.jsonl)
+echo '{"program": {"source": "print(1)"}, "cases": [{"name": "a", "stdin": "x"}, {"name": "b"}]}' > "$rspec"
+for t in config mount cgroup caps supervisor judge doctor testcmd portable; do
   check 0 "$build/tests/test_$t"
 done
 cd /var/tmp   # the sandbox owns /tmp: no command may live there
@@ -40,4 +42,11 @@ check 125 "$build/nsbox" run --frobnicate -- true
 check 125 "$build/nsbox" judge "$spec"
 check 125 "$build/nsbox" python --workspace /nonexistent -c pass
 check 125 "$build/nsbox" python --json -c 'print(1)'   # stops at seccomp under valgrind
+# judge --observe records those sandbox errors; --replay judges them (no
+# sandbox at all), refuses a changed policy, and a malformed file
+check 3 "$build/nsbox" judge --json --observe "$obs" "$rspec"
+check 3 "$build/nsbox" judge --json --replay "$obs" "$rspec"
+check 125 "$build/nsbox" judge --memory 64M --replay "$obs" "$rspec"
+echo '{"schema": 1}' > "$obs"
+check 125 "$build/nsbox" judge --replay "$obs" "$rspec"
 exit $fail

@@ -2,6 +2,7 @@
 #include "util/error.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,9 +73,18 @@ int nsb_error_prefix(struct nsb_error *e, const char *fmt, ...)
         return e->errnum > 0 ? -e->errnum : -EINVAL;
 }
 
+/* A bad value in a command line, profile, spec or job: nsbox made the error
+ * up itself and its message says what is allowed; "Invalid argument" after
+ * it would only blur that. */
+static bool made_up(const struct nsb_error *e)
+{
+        return (e->stage == NSB_STAGE_USAGE || e->stage == NSB_STAGE_CONFIG) &&
+               (e->errnum == EINVAL || e->errnum == ERANGE || e->errnum == EDOM);
+}
+
 const char *nsb_error_describe(const struct nsb_error *e, char *buf, size_t len)
 {
-        if (e->errnum > 0)
+        if (e->errnum > 0 && !made_up(e))
                 snprintf(buf, len, "%s: %s", e->msg, strerror(e->errnum));
         else
                 snprintf(buf, len, "%s", e->msg);

@@ -57,7 +57,9 @@ int nsb_error_prefix(struct nsb_error *e, const char *fmt, ...) __attribute__((f
 
 const char *nsb_stage_name(enum nsb_stage stage);
 
-/* "msg: strerror(errnum)" (or just msg) into buf; returns buf. */
+/* "msg: strerror(errnum)" (or just msg) into buf; returns buf. A usage or
+ * config error with EINVAL, ERANGE or EDOM (a bad value nsbox refused, whose
+ * message says what is allowed) gets no strerror. */
 const char *nsb_error_describe(const struct nsb_error *e, char *buf, size_t len);
 
 void nsb_error_clear(struct nsb_error *e);

@@ -24,9 +24,16 @@ char *result_path_pin(const char *path);
  * batch` opens it before any job runs and writes each result line as it
  * comes. */
 int result_file_open(const char *path, bool append, struct nsb_error *e);
+/* The same, its messages naming the option @what ("--junit", "--html"). */
+int result_file_open_as(const char *path, bool append, const char *what, struct nsb_error *e);
 
 /* After the run: @root (json_dumpf @flags, then a newline) written to the
  * pinned @path, truncating it; 0, or a negative errno with @e set. Refused: a
  * symlink anywhere in the path (ELOOP), a file that is not regular (EINVAL);
  * a FIFO never blocks. */
 int result_file_write(const char *path, const json_t *root, size_t flags, struct nsb_error *e);
+
+/* The same rules for a JSON Lines file (`nsbox judge --observe`): each
+ * element of the array @lines on a line of its own, compact. @what names the
+ * option in messages ("--observe"). */
+int result_file_write_lines(const char *path, const char *what, const json_t *lines, struct nsb_error *e);

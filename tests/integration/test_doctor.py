@@ -10,7 +10,7 @@ import tempfile
 import time
 import unittest
 
-from nsbtest import NSBOX, SandboxTest, skip_or_fail, userns_available
+from nsbtest import NSBOX, SANITIZED, SandboxTest, skip_or_fail, userns_available
 
 DENY = os.path.join(os.environ.get("FIXTURES_BUILD", ""), "nsbox-deny-feature")
 
@@ -282,6 +282,112 @@ class HostsLackingAFeature(unittest.TestCase):
         p, res, ran = self.python("landlock", "--isolation", "reduced")
         self.assertEqual((res["status"], res["protections"]["landlock"], res["protections"]["rootfs"]),
                          ("exited", "unavailable", "unavailable"), res)
+
+
+class AppArmorRestrictedHost(unittest.TestCase):
+    """Ubuntu 23.10+ with kernel.apparmor_restrict_unprivileged_userns=1 and
+    no profile for nsbox: a user namespace comes up without capabilities.
+    Faked from outside: nsbox-deny-feature userns-nocaps makes every call that
+    needs a capability in the namespace fail with EPERM, and the sysctl reads
+    1 from a stand-in /proc/sys (NSBOX_DOCTOR_PROC_SYS). The restriction only
+    binds unprivileged users, so nsbox runs as uid 65534 here even when the
+    suite runs as root."""
+
+    def setUp(self):
+        if not os.access(DENY, os.X_OK):
+            self.fail("fixture nsbox-deny-feature not built at %r" % DENY)
+        self.base = tempfile.mkdtemp(prefix="nsbox-aa-test.", dir="/var/tmp")
+        os.chmod(self.base, 0o777)
+        self.proc_sys = os.path.join(self.base, "proc-sys")
+        os.makedirs(os.path.join(self.proc_sys, "kernel"))
+        with open(os.path.join(self.proc_sys, "kernel", "apparmor_restrict_unprivileged_userns"), "w") as f:
+            f.write("1\n")
+        for root, dirs, files in os.walk(self.base):
+            for n in dirs + files:
+                os.chmod(os.path.join(root, n), 0o755)
+        self.env = dict(os.environ, TMPDIR=self.base, HOME=self.base)
+
+    def tearDown(self):
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def nsbox(self, *args, restricted=True):
+        env = dict(self.env)
+        if restricted:
+            env["NSBOX_DOCTOR_PROC_SYS"] = self.proc_sys
+        drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.getuid() == 0 else []
+        return subprocess.run([*drop, DENY, "userns-nocaps", NSBOX, *args], capture_output=True, timeout=60,
+                              env=env, cwd=self.base)
+
+    def test_doctor_names_the_restriction_and_the_fix(self):
+        p = self.nsbox("doctor", "--json")
+        rep = json.loads(p.stdout)
+        self.assertEqual((p.returncode, rep["ready"]), (1, False), rep)
+        userns = next(c for c in rep["checks"] if c["name"] == "user_ns")
+        self.assertEqual(userns["status"], "unavailable")
+        self.assertTrue(userns["detail"].startswith(
+            "AppArmor restricts unprivileged user namespaces on this host "
+            "(kernel.apparmor_restrict_unprivileged_userns=1) and no AppArmor profile grants this nsbox `userns`, "
+            "so its namespaces come up without capabilities (probe: "), userns)
+        self.assertIn("failed: Operation not permitted)", userns["detail"])
+        self.assertIn("sudo apparmor_parser -r /etc/apparmor.d/nsbox", userns["fix"])
+        for never in ("sysctl", "=0", "disable", "unconfined"):
+            self.assertNotIn(never, userns["fix"])
+        # the text says it on one line, the fix on the next
+        p = self.nsbox("doctor")
+        self.assertEqual(p.returncode, 1)
+        lines = p.stdout.decode().splitlines()
+        i = next(i for i, line in enumerate(lines) if line.startswith("✗ user_ns"))
+        self.assertIn("unavailable: AppArmor restricts unprivileged user namespaces", lines[i])
+        self.assertRegex(lines[i + 1], r"^\s+fix: .*sudo apparmor_parser -r /etc/apparmor\.d/nsbox")
+        self.assertEqual(lines[-1], "ready for strict isolation: no")
+
+    def test_strict_run_fails_closed_with_that_reason(self):
+        if SANITIZED:
+            self.skipTest("unprivileged, the run's init holds the rlimit backend's RLIMIT_AS, which cannot hold "
+                          "ASan's shadow memory; this test runs in the plain build")
+        ws = os.path.join(self.base, "ws")
+        os.mkdir(ws)
+        os.chmod(ws, 0o777)
+        p = self.nsbox("python", "--json", "--workspace", ws, "-c", "open('ran', 'w').close(); print(1)")
+        res = json.loads(p.stdout)
+        self.assertEqual((p.returncode, res["status"], res["isolation"], res["exit_code"]),
+                         (125, "error", "strict", None), res)
+        msg = res["error"]["message"]
+        self.assertTrue(msg.startswith("AppArmor's restriction of unprivileged user namespaces "
+                                       "(kernel.apparmor_restrict_unprivileged_userns=1) left the sandbox's "
+                                       "namespace without capabilities"), msg)
+        self.assertIn("sudo apparmor_parser -r /etc/apparmor.d/nsbox", msg)
+        self.assertIn("failed step: ", msg)
+        self.assertEqual(res["stdout"]["text"], "")
+        self.assertFalse(os.path.exists(os.path.join(ws, "ran")))
+        # without --json: the same reason on stderr, nothing on stdout
+        p = self.nsbox("python", "-c", "print(1)")
+        self.assertEqual((p.returncode, p.stdout), (125, b""))
+        self.assertIn(b"AppArmor's restriction of unprivileged user namespaces", p.stderr)
+
+    def test_the_symptom_alone_is_named_too(self):
+        """No such sysctl (another LSM, a container's policy): doctor still
+        says the namespace has no capabilities, and blames no AppArmor."""
+        p = self.nsbox("doctor", "--json", restricted=False)
+        rep = json.loads(p.stdout)
+        userns = next(c for c in rep["checks"] if c["name"] == "user_ns")
+        self.assertEqual((p.returncode, userns["status"]), (1, "unavailable"), rep)
+        self.assertTrue(userns["detail"].startswith("a user namespace is created but comes up without capabilities"),
+                        userns)
+        self.assertNotIn("AppArmor restricts", userns["detail"])
+        if SANITIZED:
+            return      # the run's init cannot hold RLIMIT_AS under ASan (see above)
+        p = self.nsbox("python", "--json", "-c", "print(1)", restricted=False)
+        res = json.loads(p.stdout)
+        self.assertEqual((p.returncode, res["status"]), (125, "error"), res)
+        self.assertNotIn("AppArmor", res["error"]["message"])
+
+    def test_reduced_is_still_there_when_asked_for(self):
+        p = self.nsbox("doctor", "--json", "--isolation", "reduced")
+        rep = json.loads(p.stdout)
+        userns = next(c for c in rep["checks"] if c["name"] == "user_ns")
+        self.assertEqual(userns["status"], "degraded", rep)
+        self.assertIn("apparmor_parser -r /etc/apparmor.d/nsbox", userns["fix"])
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 /* Unit tests for config/: sizes, durations, counts and the command line. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -201,7 +203,7 @@ static void test_cli_errors(void **state)
                 { 4, { "nsbox", "python", "--stdin-x", "a" }, "'--stdin-x'" },
                 { 5, { "nsbox", "run", "--network", "full", "x" }, "--network" },
                 { 5, { "nsbox", "run", "--env", "1A=b", "x" }, "invalid variable name" },
-                { 4, { "nsbox", "doctor", "--memory", "1G" }, "unknown option '--memory'" },
+                { 4, { "nsbox", "doctor", "--memory", "1G" }, "'--memory' is an option of run, python, judge, test and batch, not of doctor" },
                 { 4, { "nsbox", "run", "--json=1", "x" }, "takes no value" },
                 /* 0 would mean "no limit" to the cgroup and to tmpfs */
                 { 5, { "nsbox", "run", "--memory", "0", "x" }, "0 would turn the limit off" },
@@ -221,6 +223,105 @@ static void test_cli_errors(void **state)
         }
 }
 
+/* Parse @argv, which must fail; its message in @e. */
+static void parse_fails(int argc, char **argv, struct nsb_error *e)
+{
+        struct nsb_config cfg;
+
+        nsb_error_clear(e);
+        assert_true(cfg_parse_cli(argc, argv, &cfg, e) < 0);
+        assert_int_equal(e->stage, NSB_STAGE_USAGE);
+        cfg_free(&cfg);
+}
+
+/* "did you mean": the closest name of that command, or none. */
+static void test_suggestions(void **state)
+{
+        static const struct { int argc; char *argv[5]; const char *needle; } cases[] = {
+                { 4, { "nsbox", "python", "--wall-tme", "2s" }, "unknown option '--wall-tme' (did you mean --wall-time?)" },
+                { 4, { "nsbox", "python", "--wall-tme=2s", "x" }, "unknown option '--wall-tme' (did you mean --wall-time?)" },
+                { 4, { "nsbox", "run", "--memroy", "1G" }, "(did you mean --memory?)" },
+                { 4, { "nsbox", "run", "--mem", "1G" }, "(did you mean --memory?)" },
+                { 4, { "nsbox", "python", "-memory", "1G" }, "unknown option '-memory' (did you mean --memory?)" },
+                { 3, { "nsbox", "batch", "--resum" }, "(did you mean --resume?)" },
+                { 3, { "nsbox", "doctor", "--jsn" }, "(did you mean --json?)" },
+                { 2, { "nsbox", "pyhton" }, "unknown command 'pyhton' (did you mean python?)" },
+                { 2, { "nsbox", "doctr" }, "unknown command 'doctr' (did you mean doctor?)" },
+                { 2, { "nsbox", "bach" }, "unknown command 'bach' (did you mean batch?)" },
+                /* an option of another command says whose it is */
+                { 4, { "nsbox", "python", "--shard", "0/2" }, "'--shard' is an option of batch, not of python" },
+                { 3, { "nsbox", "python", "--fail-fst" }, "(--fail-fast is an option of judge, not of python)" },
+                { 4, { "nsbox", "doctor", "--wall-time", "1s" }, "not of doctor" },
+        };
+        static const struct { int argc; char *argv[5]; } far[] = {
+                { 3, { "nsbox", "python", "--xyzzy" } },
+                { 3, { "nsbox", "run", "--q" } },
+                { 2, { "nsbox", "zzzzzz" } },
+                { 2, { "nsbox", "xy" } },
+        };
+        (void) state;
+        struct nsb_error e;
+
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                parse_fails(cases[i].argc, (char **) cases[i].argv, &e);
+                if (!strstr(e.msg, cases[i].needle))
+                        fail_msg("case %zu: '%s' lacks '%s'", i, e.msg, cases[i].needle);
+        }
+        for (size_t i = 0; i < sizeof far / sizeof far[0]; i++) {
+                parse_fails(far[i].argc, (char **) far[i].argv, &e);
+                if (strstr(e.msg, "did you mean") || strstr(e.msg, "is an option of"))
+                        fail_msg("far case %zu: '%s' suggests something", i, e.msg);
+                assert_non_null(strstr(e.msg, "--help lists the"));
+        }
+        assert_int_equal(cfg_edit_distance("pyhton", "python"), 1);
+        assert_int_equal(cfg_edit_distance("wall-tme", "wall-time"), 1);
+        assert_int_equal(cfg_edit_distance("", "run"), 3);
+        assert_int_equal(cfg_edit_distance("kitten", "sitting"), 3);
+        {
+                const char *names[] = { "run", "python", "judge" };
+                assert_null(cfg_closest("zzz", names, 3));
+                assert_string_equal(cfg_closest("rum", names, 3), "run");
+                assert_string_equal(cfg_closest("jugde", names, 3), "judge");
+        }
+}
+
+/* Every command's help teaches: purpose, usage, grouped options, exit
+ * status, an example; doctor's --json is doctor's own. */
+static void test_usage(void **state)
+{
+        static const enum nsb_cmd cmds[] = { NSB_CMD_RUN, NSB_CMD_PYTHON, NSB_CMD_JUDGE, NSB_CMD_TEST,
+                                             NSB_CMD_BATCH, NSB_CMD_DOCTOR, NSB_CMD_PROFILE };
+        (void) state;
+        for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+                char *u = cfg_usage(cmds[i]);
+                assert_non_null(u);
+                assert_non_null(strstr(u, " — "));
+                assert_non_null(strstr(u, "\nUsage: nsbox "));
+                assert_non_null(strstr(u, "\nExit status:\n"));
+                assert_non_null(strstr(u, "\nExample:\n  nsbox "));
+                assert_non_null(strstr(u, "\nGeneral:\n  --help"));
+                free(u);
+        }
+        {
+                char *u = cfg_usage(NSB_CMD_DOCTOR);
+                assert_non_null(strstr(u, "nsbox.doctor/1"));
+                assert_null(strstr(u, "result object"));
+                assert_null(strstr(u, "--memory"));
+                free(u);
+                u = cfg_usage(NSB_CMD_PYTHON);
+                assert_non_null(strstr(u, "\nLimits:\n"));
+                assert_non_null(strstr(u, "\nFilesystem:\n"));
+                assert_non_null(strstr(u, "print the result object"));
+                assert_null(strstr(u, "--shard"));
+                free(u);
+                u = cfg_usage(NSB_CMD_NONE);
+                assert_non_null(strstr(u, "\nCommands:\n"));
+                assert_non_null(strstr(u, "\n  python   run a Python script"));
+                assert_non_null(strstr(u, "\nExit status:\n"));
+                free(u);
+        }
+}
+
 static void test_error_prefix(void **state)
 {
         struct nsb_error e;
@@ -233,6 +334,16 @@ static void test_error_prefix(void **state)
         assert_string_equal(nsb_stage_name(e.stage), "mount");
         nsb_error_describe(&e, buf, sizeof buf);
         assert_non_null(strstr(buf, "No such file"));
+        /* a refused value reads as its message, without "Invalid argument" */
+        nsb_fail(&e, NSB_STAGE_USAGE, EINVAL, "'wifi': expected none or loopback");
+        assert_string_equal(nsb_error_describe(&e, buf, sizeof buf), "'wifi': expected none or loopback");
+        nsb_fail(&e, NSB_STAGE_CONFIG, ERANGE, "number '0' is out of range (1 to 64)");
+        assert_string_equal(nsb_error_describe(&e, buf, sizeof buf), "number '0' is out of range (1 to 64)");
+        /* a system error keeps its errno text, and so does EINVAL from a syscall */
+        nsb_fail(&e, NSB_STAGE_CONFIG, ENOENT, "cannot read 'x.ini'");
+        assert_non_null(strstr(nsb_error_describe(&e, buf, sizeof buf), "No such file"));
+        nsb_fail(&e, NSB_STAGE_MOUNT, EINVAL, "tmpfs at '/'");
+        assert_non_null(strstr(nsb_error_describe(&e, buf, sizeof buf), "Invalid argument"));
         /* a made-up error without errno still reads as a failure */
         assert_true(nsb_fail(&e, NSB_STAGE_CONFIG, 0, "bad") < 0);
 }
@@ -247,6 +358,7 @@ int main(void)
                 cmocka_unit_test(test_env_repeated),
                 cmocka_unit_test(test_absolute_sources),
                 cmocka_unit_test(test_cli_errors),   cmocka_unit_test(test_error_prefix),
+                cmocka_unit_test(test_suggestions),  cmocka_unit_test(test_usage),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

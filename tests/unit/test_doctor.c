@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -12,13 +13,21 @@
 
 #include "doctor/doctor.h"
 
+/* free() the text when the test ends */
+#define AUTOFREE_TEXT __attribute__((cleanup(free_text)))
+static void free_text(char **p)
+{
+        free(*p);
+}
+
 /* A host where everything works: what a good CI runner looks like. */
 static void good_host(struct doc_facts *f)
 {
         memset(f, 0, sizeof *f);
         strcpy(f->userns_clone, "1");
         strcpy(f->max_user_ns, "63414");
-        strcpy(f->apparmor_restrict, "0");
+        strcpy(f->aa.restrict_sysctl, "0");
+        strcpy(f->aa.bindir, "/usr/local/bin");
         f->userns_probe = DOC_PROBE_OK;
         f->cg_detected = true;
         f->cg_backend = CG_BACKEND_V2;
@@ -32,6 +41,16 @@ static void good_host(struct doc_facts *f)
         f->interpreter_default = true;
         f->interpreter_ok = true;
         strcpy(f->interpreter_real, "/usr/bin/python3.11");
+}
+
+/* The probe failed at @step with @err; @created: after its user namespace
+ * was made (the namespace then had no capabilities). */
+static void probe_failed(struct doc_facts *f, const char *step, int err, bool created)
+{
+        f->userns_probe = DOC_PROBE_FAILED;
+        f->userns_created = created;
+        f->userns_errno = err;
+        snprintf(f->userns_step, sizeof f->userns_step, "%s", step);
 }
 
 static const struct doc_check *find(const struct doc_report *r, const char *name)
@@ -120,7 +139,103 @@ static void test_max_user_namespaces_sysctl(void **state)
         assert_false(r.ready);
 }
 
-static void test_apparmor_sysctl(void **state)
+/* Ubuntu 23.10+: the namespace is made, without capabilities. One line
+ * says so; the fix loads the profile nsbox ships, never turns AppArmor off. */
+static void test_apparmor_restriction(void **state)
+{
+        struct doc_facts f;
+        struct doc_report r;
+        const struct doc_check *c;
+        AUTOFREE_TEXT char *text = NULL;
+
+        (void) state;
+        good_host(&f);
+        probe_failed(&f, "mount", EPERM, true);
+        strcpy(f.aa.restrict_sysctl, "1");
+        strcpy(f.aa.self_exe, "/usr/local/bin/nsbox");
+        plan(&f, &r);
+        c = find(&r, "user_ns");
+        assert_int_equal(c->status, DOC_UNAVAILABLE);
+        assert_false(r.ready);
+        assert_ptr_equal(strstr(c->detail, "AppArmor restricts unprivileged user namespaces on this host "
+                                           "(kernel.apparmor_restrict_unprivileged_userns=1)"), c->detail);
+        assert_non_null(strstr(c->detail, "without capabilities (probe: mount failed: Operation not permitted)"));
+        assert_null(strchr(c->detail, '\n'));
+        /* installed by meson install, profile missing: install it again, load it */
+        assert_string_equal(c->fix, "run sudo meson install again from nsbox's build directory (it installs "
+                                    "/etc/apparmor.d/nsbox), then sudo apparmor_parser -r /etc/apparmor.d/nsbox");
+        /* a copied binary: the installed one, with its profile */
+        strcpy(f.aa.self_exe, "/opt/x/nsbox");
+        plan(&f, &r);
+        assert_string_equal(find(&r, "user_ns")->fix,
+                            "install nsbox with its AppArmor profile (the nsbox package, or sudo meson install from "
+                            "its build directory, which installs /etc/apparmor.d/nsbox naming /usr/local/bin/nsbox), "
+                            "then sudo apparmor_parser -r /etc/apparmor.d/nsbox, and run that nsbox");
+        /* never "turn the restriction off" */
+        assert_null(strstr(find(&r, "user_ns")->fix, "sysctl"));
+        assert_null(strstr(find(&r, "user_ns")->fix, "disable"));
+        assert_null(strstr(find(&r, "user_ns")->fix, "=0"));
+
+        /* the profile is installed and names this binary: load it */
+        f.aa.profile_present = f.aa.profile_names_self = true;
+        plan(&f, &r);
+        assert_string_equal(find(&r, "user_ns")->fix, "sudo apparmor_parser -r /etc/apparmor.d/nsbox");
+
+        /* run from a build directory: install it, then run the installed one */
+        f.aa.profile_present = f.aa.profile_names_self = false;
+        strcpy(f.aa.self_exe, "/home/u/nsbox/build/nsbox");
+        strcpy(f.aa.build_dir, "/home/u/nsbox/build");
+        plan(&f, &r);
+        assert_string_equal(find(&r, "user_ns")->fix,
+                            "sudo meson install -C /home/u/nsbox/build && sudo apparmor_parser -r "
+                            "/etc/apparmor.d/nsbox, then run /usr/local/bin/nsbox (the profile names that binary, "
+                            "not /home/u/nsbox/build/nsbox)");
+        /* a profile for another binary is there: say so */
+        f.aa.profile_present = true;
+        plan(&f, &r);
+        assert_non_null(strstr(find(&r, "user_ns")->fix, "(/etc/apparmor.d/nsbox is there, but names another "
+                                                         "nsbox binary than /home/u/nsbox/build/nsbox)"));
+
+        /* the package's binary, its profile gone: reinstall the package */
+        memset(&f.aa, 0, sizeof f.aa);
+        strcpy(f.aa.restrict_sysctl, "1");
+        strcpy(f.aa.bindir, "/usr/bin");
+        strcpy(f.aa.self_exe, "/usr/bin/nsbox");
+        plan(&f, &r);
+        assert_string_equal(find(&r, "user_ns")->fix, "sudo apt-get install --reinstall nsbox (the package ships "
+                                                      "/etc/apparmor.d/nsbox), then sudo apparmor_parser -r "
+                                                      "/etc/apparmor.d/nsbox");
+
+        /* the text says it in one line, with the fix under it */
+        text = doctor_to_text(&r);
+        assert_non_null(strstr(text, "✗ user_ns       unavailable: AppArmor restricts unprivileged user namespaces"));
+        assert_non_null(strstr(text, "fix: sudo apt-get install --reinstall nsbox"));
+
+        /* reduced runs without namespaces: degraded, still with the fix */
+        doctor_plan(&f, NSB_ISOLATION_REDUCED, &r);
+        assert_int_equal(find(&r, "user_ns")->status, DOC_DEGRADED);
+        assert_true(r.ready);
+
+        /* the profile works: the probe succeeds, nothing to fix */
+        f.userns_probe = DOC_PROBE_OK;
+        plan(&f, &r);
+        c = find(&r, "user_ns");
+        assert_int_equal(c->status, DOC_OK);
+        assert_non_null(strstr(c->detail, "kernel.apparmor_restrict_unprivileged_userns=1 (an AppArmor profile grants nsbox userns)"));
+        assert_string_equal(c->fix, "");
+
+        /* root: the restriction does not bind it */
+        f.userns_probe = DOC_PROBE_FAILED;
+        f.aa.root = true;
+        f.root = true;
+        plan(&f, &r);
+        assert_null(strstr(find(&r, "user_ns")->detail, "AppArmor restricts"));
+        assert_null(strstr(find(&r, "user_ns")->fix, "apparmor_parser"));
+}
+
+/* The symptom without the sysctl: a namespace without capabilities, said
+ * as such (another LSM, a container's policy). */
+static void test_userns_without_caps(void **state)
 {
         struct doc_facts f;
         struct doc_report r;
@@ -128,25 +243,66 @@ static void test_apparmor_sysctl(void **state)
 
         (void) state;
         good_host(&f);
-        f.userns_probe = DOC_PROBE_FAILED;
-        f.userns_errno = EPERM;
-        strcpy(f.userns_step, "uid_map");
-        strcpy(f.apparmor_restrict, "1");
+        probe_failed(&f, "unshare(namespaces)", EPERM, true);
         plan(&f, &r);
         c = find(&r, "user_ns");
         assert_int_equal(c->status, DOC_UNAVAILABLE);
-        assert_non_null(strstr(c->fix, "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"));
-        assert_non_null(strstr(c->fix, "AppArmor profile"));
-        assert_non_null(strstr(c->detail, "uid_map"));
-        assert_false(r.ready);
-
-        /* the profile is for this nsbox binary, wherever it is installed */
-        strcpy(f.self_exe, "/opt/nsbox/bin/nsbox");
+        assert_non_null(strstr(c->detail, "a user namespace is created but comes up without capabilities: the probe "
+                                          "failed at unshare(namespaces) (Operation not permitted)"));
+        assert_non_null(strstr(c->fix, "the use of a new user namespace"));
+        assert_null(strstr(c->fix, "apparmor_parser"));
+        /* not made at all: said differently */
+        probe_failed(&f, "unshare(CLONE_NEWUSER)", EPERM, false);
         plan(&f, &r);
-        assert_non_null(strstr(find(&r, "user_ns")->fix,
-                               "printf 'abi <abi/4.0>,\\nprofile nsbox /opt/nsbox/bin/nsbox flags=(unconfined) {\\n  "
-                               "userns,\\n}\\n' | sudo tee /etc/apparmor.d/nsbox && "
-                               "sudo apparmor_parser -r /etc/apparmor.d/nsbox"));
+        assert_non_null(strstr(find(&r, "user_ns")->detail, "cannot create a user namespace"));
+}
+
+/* A strict run's failure in its new namespace, explained. */
+static void test_aa_explain(void **state)
+{
+        struct doc_aa aa;
+        struct nsb_error e;
+
+        (void) state;
+        memset(&aa, 0, sizeof aa);
+        strcpy(aa.restrict_sysctl, "1");
+        strcpy(aa.bindir, "/usr/bin");
+        strcpy(aa.self_exe, "/usr/bin/nsbox");
+        aa.profile_present = aa.profile_names_self = true;
+        nsb_fail(&e, NSB_STAGE_MOUNT, EPERM, "mount step 0 (/): make / private");
+        assert_true(doctor_aa_explain(&aa, &e));
+        assert_int_equal(e.stage, NSB_STAGE_MOUNT);
+        assert_int_equal(e.errnum, EPERM);
+        assert_string_equal(e.msg, "AppArmor's restriction of unprivileged user namespaces "
+                                   "(kernel.apparmor_restrict_unprivileged_userns=1) left the sandbox's namespace "
+                                   "without capabilities (no profile grants this nsbox userns); fix: sudo "
+                                   "apparmor_parser -r /etc/apparmor.d/nsbox; failed step: mount step 0 (/): make / "
+                                   "private");
+        /* the longest fix (a build directory) still leaves room for the step */
+        aa.profile_present = aa.profile_names_self = false;
+        strcpy(aa.self_exe, "/home/learner/src/nsbox/build/nsbox");
+        strcpy(aa.build_dir, "/home/learner/src/nsbox/build");
+        nsb_fail(&e, NSB_STAGE_CLONE, EPERM, "sethostname");
+        assert_true(doctor_aa_explain(&aa, &e));
+        assert_non_null(strstr(e.msg, "fix: sudo meson install -C /home/learner/src/nsbox/build && sudo "
+                                      "apparmor_parser -r /etc/apparmor.d/nsbox, then run /usr/bin/nsbox"));
+        assert_non_null(strstr(e.msg, "; failed step: sethostname"));
+
+        /* not this cause: left alone */
+        nsb_fail(&e, NSB_STAGE_MOUNT, ENOENT, "open '/srv/x'");
+        assert_false(doctor_aa_explain(&aa, &e));
+        assert_string_equal(e.msg, "open '/srv/x'");
+        nsb_fail(&e, NSB_STAGE_SECCOMP, EPERM, "load");
+        assert_false(doctor_aa_explain(&aa, &e));
+        nsb_fail(&e, NSB_STAGE_MOUNT, EPERM, "x");
+        strcpy(aa.restrict_sysctl, "0");
+        assert_false(doctor_aa_explain(&aa, &e));
+        strcpy(aa.restrict_sysctl, "");
+        assert_false(doctor_aa_explain(&aa, &e));
+        strcpy(aa.restrict_sysctl, "1");
+        aa.root = true;
+        assert_false(doctor_aa_explain(&aa, &e));
+        assert_string_equal(e.msg, "x");
 }
 
 static void test_userns_all_three_and_unexplained(void **state)
@@ -161,12 +317,13 @@ static void test_userns_all_three_and_unexplained(void **state)
         f.userns_errno = EPERM;
         strcpy(f.userns_clone, "0");
         strcpy(f.max_user_ns, "0");
-        strcpy(f.apparmor_restrict, "1");
+        strcpy(f.aa.restrict_sysctl, "1");
         plan(&f, &r);
         c = find(&r, "user_ns");
         assert_non_null(strstr(c->fix, "unprivileged_userns_clone=1"));
         assert_non_null(strstr(c->fix, "max_user_namespaces=15000"));
-        assert_non_null(strstr(c->fix, "apparmor_restrict_unprivileged_userns=0"));
+        assert_non_null(strstr(c->fix, "sudo apparmor_parser -r /etc/apparmor.d/nsbox"));
+        assert_null(strstr(c->fix, "apparmor_restrict_unprivileged_userns=0"));
 
         /* no sysctl explains it: a container's policy */
         good_host(&f);
@@ -465,7 +622,9 @@ int main(void)
                 cmocka_unit_test(test_good_host_ready),
                 cmocka_unit_test(test_userns_clone_sysctl),
                 cmocka_unit_test(test_max_user_namespaces_sysctl),
-                cmocka_unit_test(test_apparmor_sysctl),
+                cmocka_unit_test(test_apparmor_restriction),
+                cmocka_unit_test(test_userns_without_caps),
+                cmocka_unit_test(test_aa_explain),
                 cmocka_unit_test(test_userns_all_three_and_unexplained),
                 cmocka_unit_test(test_cgroup_backends),
                 cmocka_unit_test(test_cgroup_origin),

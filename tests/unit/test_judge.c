@@ -7,9 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
 
 #include "judge/judge_internal.h"
 #include "util/cleanup.h"
+#include "util/portable.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -51,6 +54,28 @@ static struct run_stream stream(const char *kept, size_t kept_len, uint64_t byte
                 memcpy(s.tail, tail, s.tail_len);
         }
         return s;
+}
+
+/* A stream as its recorded result holds it (tail: the recorded tail). */
+static const struct judge_stream_view *view(const struct run_stream *s)
+{
+        static struct judge_stream_view v;
+
+        v = (struct judge_stream_view) {
+                .text = s->text, .kept = s->kept, .bytes = s->bytes, .cut = s->truncated || s->bytes > s->kept,
+                .tail = s->tail, .tail_len = s->tail_len,
+        };
+        return &v;
+}
+
+/* The verdict of @r as judge gives it: from its rendered result object. */
+static int verdict_of(const struct judge_expect *x, const struct run_result *r, struct judge_case_report *c)
+{
+        memset(c, 0, sizeof *c);
+        judge_case_settle(x, result_to_json(r, 1u << 20), c);
+        json_decref(c->result_json);
+        c->result_json = NULL;
+        return 0;
 }
 
 static struct run_result *exited(int code, const char *out, const char *err)
@@ -162,7 +187,7 @@ static void test_parse_bad(void **state)
          * followed somewhere by @needle. */
         static const struct { const char *json; bool exact; const char *msg, *needle; } rows[] = {
                 { "{" P ONE_CASE ", \"extra\": 1}", true,
-                  "spec: unknown key \"extra\" (expected one of: program, profile, limits, cases)", NULL },
+                  "unknown key \"extra\" (expected one of: program, profile, limits, cases)", NULL },
                 { "{" P "\"cases\": [{\"name\": \"a\"}, {\"name\": \"b\"}, {\"name\": \"c\", \"expect\": "
                   "{\"stdout\": {\"equal\": \"5\"}}}]}", true,
                   "cases[2].expect.stdout: unknown matcher \"equal\" (expected equals, contains or regex)", NULL },
@@ -174,7 +199,7 @@ static void test_parse_bad(void **state)
                   false, "cases[0].expect.stdout.regex: bad regex at offset 3: ", "missing closing parenthesis" },
                 { "{" P "\"cases\": [{\"name\": \"a\", \"expect\": {\"stdout\": \"5\"}}]}",
                   false, "cases[0].expect.stdout: expected a matcher", NULL },
-                { "{" P "\"profile\": \"python\"}", true, "spec: missing \"cases\"", NULL },
+                { "{" P "\"profile\": \"python\"}", true, "missing \"cases\"", NULL },
                 { "{" P "\"cases\": []}", true, "cases: expected a non-empty array of cases", NULL },
                 { "{" P "\"cases\": {\"name\": \"a\"}}", true, "cases: expected a non-empty array of cases", NULL },
                 { "{" P "\"cases\": [{\"name\": \"a\"}, {\"name\": \"b\"}, {\"name\": \"a\"}]}", true,
@@ -190,7 +215,7 @@ static void test_parse_bad(void **state)
                   "program: give either \"path\" or \"source\", not both", NULL },
                 { "{\"program\": {}, " ONE_CASE "}", true, "program: expected {\"path\": FILE} or {\"source\": TEXT}", NULL },
                 { "{\"program\": {\"path\": \"dir/\"}, " ONE_CASE "}", true, "program.path: must name a file, not a directory", NULL },
-                { "{" ONE_CASE "}", true, "spec: missing \"program\"", NULL },
+                { "{" ONE_CASE "}", true, "missing \"program\"", NULL },
                 { "{" P "\"limits\": {\"wall\": \"2s\"}, " ONE_CASE "}", true,
                   "limits: unknown key \"wall\" (expected one of: wall_time, cpu_time, memory, pids, output_limit, "
                   "file_size, tmp_size)", NULL },
@@ -216,7 +241,7 @@ static void test_parse_bad(void **state)
                 { "{" P "\"profile\": 3, " ONE_CASE "}", true, "profile: expected a string", NULL },
                 { "{" P ONE_CASE ", \"cases\": []}", false, "invalid JSON at line 1, column ", "duplicate" },
                 { "{" P ONE_CASE, false, "invalid JSON at line 1, column ", NULL },
-                { "[1, 2]", true, "spec: expected a JSON object", NULL },
+                { "[1, 2]", true, "expected a JSON object", NULL },
         };
         (void) state;
         for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
@@ -287,7 +312,7 @@ static void test_matcher_table(void **state)
                 enum judge_verdict v;
 
                 matcher_spec(rows[i].kind, rows[i].pattern, strlen(rows[i].pattern), &spec);
-                v = judge_match_stream(&spec.cases[0].expect.out, "stdout", &s, reason, sizeof reason);
+                v = judge_match_stream(&spec.cases[0].expect.out, "stdout", view(&s), reason, sizeof reason);
                 if (v != rows[i].want)
                         fail_msg("row %zu (%s %s): got %s, want %s: %s", i, rows[i].kind, rows[i].pattern,
                                  judge_verdict_name(v), judge_verdict_name(rows[i].want), reason);
@@ -307,10 +332,10 @@ static void test_matcher_raw_bytes(void **state)
 
         (void) state;
         matcher_spec("equals", "a\0b", 3, &spec);
-        assert_int_equal(judge_match_stream(&spec.cases[0].expect.out, "stdout", &s, reason, sizeof reason),
+        assert_int_equal(judge_match_stream(&spec.cases[0].expect.out, "stdout", view(&s), reason, sizeof reason),
                          JUDGE_PASS);
         s.text = "a\0c";
-        assert_int_equal(judge_match_stream(&spec.cases[0].expect.out, "stdout", &s, reason, sizeof reason),
+        assert_int_equal(judge_match_stream(&spec.cases[0].expect.out, "stdout", view(&s), reason, sizeof reason),
                          JUDGE_FAIL);
         assert_string_equal(reason, "stdout differs at line 1: expected 'a\\x00b', got 'a\\x00c'");
         judge_spec_free(&spec);
@@ -323,7 +348,7 @@ static void check_equals_reason(const char *exp, const char *got, const char *wa
         char reason[JUDGE_REASON_MAX];
 
         matcher_spec("equals", exp, strlen(exp), &spec);
-        assert_int_equal(judge_match_stream(&spec.cases[0].expect.out, "stdout", &s, reason, sizeof reason),
+        assert_int_equal(judge_match_stream(&spec.cases[0].expect.out, "stdout", view(&s), reason, sizeof reason),
                          JUDGE_FAIL);
         if (strcmp(reason, want) != 0)
                 fail_msg("got  \"%s\"\nwant \"%s\"", reason, want);
@@ -356,7 +381,7 @@ static void test_equals_reason(void **state)
                 char reason[JUDGE_REASON_MAX];
 
                 matcher_spec("equals", exp, 200, &spec);
-                assert_int_equal(judge_match_stream(&spec.cases[0].expect.out, "stdout", &s, reason, sizeof reason),
+                assert_int_equal(judge_match_stream(&spec.cases[0].expect.out, "stdout", view(&s), reason, sizeof reason),
                                  JUDGE_FAIL);
                 assert_non_null(strstr(reason, "stdout differs at line 1: expected '..."));
                 assert_non_null(strstr(reason, "xA"));
@@ -388,7 +413,7 @@ static void test_case_verdicts(void **state)
         r = exited(0, "", "");
         r->status = RUN_ERROR;
         nsb_fail(&r->error, NSB_STAGE_MOUNT, 0, "pivot_root failed");
-        assert_int_equal(judge_case_verdict(&spec.cases[0].expect, r, &c), 0);
+        assert_int_equal(verdict_of(&spec.cases[0].expect, r, &c), 0);
         assert_int_equal(c.verdict, JUDGE_UNDETERMINED);
         assert_string_equal(c.reason, "sandbox error at stage mount: pivot_root failed");
         free(r);
@@ -396,7 +421,7 @@ static void test_case_verdicts(void **state)
         /* cancelled */
         r = exited(0, "", "");
         r->status = RUN_CANCELLED;
-        judge_case_verdict(&spec.cases[0].expect, r, &c);
+        verdict_of(&spec.cases[0].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_UNDETERMINED);
         free(r);
 
@@ -404,7 +429,7 @@ static void test_case_verdicts(void **state)
         r = exited(0, "", "");
         r->status = RUN_LIMIT;
         r->limit = LIMIT_WALL_TIME;
-        judge_case_verdict(&spec.cases[1].expect, r, &c);
+        verdict_of(&spec.cases[1].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_FAIL);
         assert_string_equal(c.reason, "stopped by the wall_time limit");
         free(r);
@@ -413,45 +438,45 @@ static void test_case_verdicts(void **state)
         r = exited(0, "", "Traceback...\n  boom\nMemoryError\n");
         r->status = RUN_SIGNALED;
         r->signal = 11;
-        judge_case_verdict(&spec.cases[0].expect, r, &c);
+        verdict_of(&spec.cases[0].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_FAIL);
         assert_string_equal(c.reason, "killed by SIGSEGV (stderr: 'MemoryError')");
         free(r);
 
         /* nonzero exit without an explicit exit_code: 0 was expected */
         r = exited(1, "", "Traceback (most recent call last):\nZeroDivisionError: division by zero\n");
-        judge_case_verdict(&spec.cases[0].expect, r, &c);
+        verdict_of(&spec.cases[0].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_FAIL);
         assert_string_equal(c.reason, "exit code 1, expected 0 (stderr: 'ZeroDivisionError: division by zero')");
         free(r);
 
         r = exited(0, "", "");
-        judge_case_verdict(&spec.cases[0].expect, r, &c);
+        verdict_of(&spec.cases[0].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_PASS);
         assert_string_equal(c.reason, "exit code 0");
         free(r);
 
         r = exited(0, "5\n", "");
-        judge_case_verdict(&spec.cases[1].expect, r, &c);
+        verdict_of(&spec.cases[1].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_PASS);
         assert_string_equal(c.reason, "exit code 0, stdout equals expected");
         free(r);
 
         /* exit code and output both wrong: both named */
         r = exited(3, "6\n", "");
-        judge_case_verdict(&spec.cases[1].expect, r, &c);
+        verdict_of(&spec.cases[1].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_FAIL);
         assert_string_equal(c.reason, "exit code 3, expected 0; stdout differs at line 1: expected '5', got '6'");
         free(r);
 
         /* an expected nonzero exit */
         r = exited(2, "", "usage: prog N\n");
-        judge_case_verdict(&spec.cases[2].expect, r, &c);
+        verdict_of(&spec.cases[2].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_PASS);
         assert_string_equal(c.reason, "exit code 2, stderr contains 'usage'");
         free(r);
         r = exited(0, "", "usage: prog N\n");
-        judge_case_verdict(&spec.cases[2].expect, r, &c);
+        verdict_of(&spec.cases[2].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_FAIL);
         assert_string_equal(c.reason, "exit code 0, expected 2");
         free(r);
@@ -460,12 +485,12 @@ static void test_case_verdicts(void **state)
         r = exited(0, "", "x");
         r->out = stream("5", 1, 2, "\n");   /* kept 1 of 2 bytes, no tail cover of the middle... */
         r->out.tail_len = 0;
-        judge_case_verdict(&spec.cases[3].expect, r, &c);
+        verdict_of(&spec.cases[3].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_UNDETERMINED);
         assert_non_null(strstr(c.reason, "stdout was cut at 1 of 2 bytes"));
         /* ...but a failing stderr is evidence, whatever stdout says */
         r->err = stream("y", 1, 1, NULL);
-        judge_case_verdict(&spec.cases[3].expect, r, &c);
+        verdict_of(&spec.cases[3].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_FAIL);
         assert_string_equal(c.reason, "stderr does not match /x/");
         free(r);
@@ -512,7 +537,7 @@ static void test_suite_verdict(void **state)
         c[0].verdict = JUDGE_UNDETERMINED;
         assert_false(judge_should_stop(&c[0], true));
         /* a cancel always stops */
-        c[0].result.status = RUN_CANCELLED;
+        c[0].status = RUN_CANCELLED;
         assert_true(judge_should_stop(&c[0], false));
 
         c[0].verdict = JUDGE_FAIL;
@@ -597,8 +622,8 @@ static void test_request_has_no_expectation(void **state)
         for (size_t i = 0; i < req.argc; i++) {
                 assert_null(strstr(req.argv[i], "SECRET"));
         }
-        assert_null(memmem(req.stdin_data, req.stdin_len, "SECRET", 6));
-        assert_null(memmem(req.program_data, req.program_len, "SECRET", 6));
+        assert_null(nsb_memmem(req.stdin_data, req.stdin_len, "SECRET", 6));
+        assert_null(nsb_memmem(req.program_data, req.program_len, "SECRET", 6));
         free(argv);
 
         /* no stdin given: an empty one, never the caller's */
@@ -686,6 +711,380 @@ static void test_escape(void **state)
         assert_true(strlen(buf) < 8);
 }
 
+
+/* ---- verdicts from the recorded result (issue #19) ----------------------- */
+
+/* Case 0 of a one-case spec with stdout matcher {kind: text}. */
+static enum judge_verdict judged(const char *kind, const char *text, size_t len, const struct run_result *r,
+                                 uint64_t output_limit, json_t **ret_result, char *reason)
+{
+        struct judge_spec spec;
+        struct judge_case_report c;
+
+        memset(&c, 0, sizeof c);
+        matcher_spec(kind, text, len, &spec);
+        judge_case_settle(&spec.cases[0].expect, result_to_json(r, output_limit), &c);
+        judge_spec_free(&spec);
+        if (reason)
+                strcpy(reason, c.reason);
+        *ret_result = c.result_json;
+        return c.verdict;
+}
+
+/* The same case judged again from the printed object alone: dumped, read
+ * back, judged; the verdict and reason must be the same. */
+static void assert_rejudged(const char *kind, const char *text, size_t len, json_t *result,
+                            enum judge_verdict want, const char *want_reason)
+{
+        struct judge_spec spec;
+        struct judge_case_report c;
+        char *dumped = json_dumps(result, JSON_COMPACT);
+        json_t *back = json_loads(dumped, JSON_ALLOW_NUL, NULL);
+
+        assert_non_null(back);
+        memset(&c, 0, sizeof c);
+        matcher_spec(kind, text, len, &spec);
+        judge_case_settle(&spec.cases[0].expect, back, &c);
+        assert_int_equal(c.verdict, want);
+        assert_string_equal(c.reason, want_reason);
+        json_decref(c.result_json);
+        judge_spec_free(&spec);
+        free(dumped);
+}
+
+static void test_cut_stream_judged_from_the_recorded_tail(void **state)
+{
+        /* The issue's case: --output-limit 1K, the program prints 3,001
+         * bytes. nsbox held a 4 KiB tail in memory (here: all 3,001 bytes),
+         * the result records 1,024 + 1,024. Judged from what is recorded:
+         * undetermined, not "pass from the kept part and the tail". */
+        static char all[3001], exp_changed[3001];
+        struct run_result r;
+        json_t *res;
+        char reason[JUDGE_REASON_MAX];
+        enum judge_verdict v;
+        uint32_t x = 12345;
+
+        (void) state;
+
+        for (size_t i = 0; i < sizeof all; i++) {   /* letters that do not repeat a 40-byte window */
+                x = x * 1103515245u + 12345u;
+                all[i] = (char) ('a' + (x >> 16) % 26);
+        }
+        memset(&r, 0, sizeof r);
+        r.status = RUN_EXITED;
+        r.out.text = all;
+        r.out.kept = 1024;
+        r.out.bytes = sizeof all;
+        r.out.truncated = true;
+        memcpy(r.out.tail, all, sizeof all);
+        r.out.tail_len = sizeof all;
+
+        v = judged("equals", all, sizeof all, &r, 1024, &res, reason);
+        assert_int_equal(v, JUDGE_UNDETERMINED);
+        assert_int_equal(json_string_length(json_object_get(json_object_get(res, "stdout"), "tail")), 1024);
+        assert_rejudged("equals", all, sizeof all, res, v, reason);
+        json_decref(res);
+
+        /* A difference in bytes 1024..1976 is in memory only: not evidence. */
+        memcpy(exp_changed, all, sizeof all);
+        exp_changed[1500] = '#';
+        v = judged("equals", exp_changed, sizeof all, &r, 1024, &res, reason);
+        assert_int_equal(v, JUDGE_UNDETERMINED);
+        json_decref(res);
+        /* ...one in the recorded tail is. */
+        exp_changed[1500] = all[1500];
+        exp_changed[2900] = '#';
+        v = judged("equals", exp_changed, sizeof all, &r, 1024, &res, reason);
+        assert_int_equal(v, JUDGE_FAIL);
+        assert_non_null(strstr(reason, "differs in its last 1024 bytes"));
+        assert_rejudged("equals", exp_changed, sizeof all, res, v, reason);
+        json_decref(res);
+
+        /* contains: only recorded bytes can prove it */
+        v = judged("contains", all + 1500, 40, &r, 1024, &res, reason);
+        assert_int_equal(v, JUDGE_UNDETERMINED);
+        assert_rejudged("contains", all + 1500, 40, res, v, reason);
+        json_decref(res);
+        v = judged("contains", all + 2500, 40, &r, 1024, &res, reason);
+        assert_int_equal(v, JUDGE_PASS);
+        assert_rejudged("contains", all + 2500, 40, res, v, reason);
+        json_decref(res);
+
+        /* A limit that records the whole tail: kept + tail cover the stream. */
+        v = judged("equals", all, sizeof all, &r, 4096, &res, reason);
+        assert_int_equal(v, JUDGE_PASS);
+        assert_string_equal(reason, "exit code 0, stdout equals expected (from the kept part and the tail)");
+        assert_int_equal(json_string_length(json_object_get(json_object_get(res, "stdout"), "tail")), 3001);
+        assert_rejudged("equals", all, sizeof all, res, v, reason);
+        json_decref(res);
+}
+
+static void test_raw_bytes_are_recorded(void **state)
+{
+        /* Invalid UTF-8 is shown as U+FFFD in `text`; the matcher compares
+         * the raw bytes, which `text_base64` records. */
+        struct run_result *r = exited(0, "\xff" "5\n", "");
+        char reason[JUDGE_REASON_MAX];
+        json_t *res, *out;
+        enum judge_verdict v;
+
+        (void) state;
+        v = judged("equals", "\xef\xbf\xbd" "5\n", 5, r, 1024, &res, reason);
+        assert_int_equal(v, JUDGE_FAIL);   /* U+FFFD is not the byte 0xff */
+        out = json_object_get(res, "stdout");
+        assert_string_equal(json_string_value(json_object_get(out, "text")), "\xef\xbf\xbd" "5\n");
+        assert_string_equal(json_string_value(json_object_get(out, "text_base64")), "/zUK");
+        assert_rejudged("equals", "\xef\xbf\xbd" "5\n", 5, res, v, reason);
+        json_decref(res);
+        v = judged("regex", "^.5$", 4, r, 1024, &res, reason);
+        assert_int_equal(v, JUDGE_FAIL);   /* an invalid byte never matches '.' */
+        assert_rejudged("regex", "^.5$", 4, res, v, reason);
+        json_decref(res);
+        v = judged("contains", "5\n", 2, r, 1024, &res, reason);
+        assert_int_equal(v, JUDGE_PASS);
+        json_decref(res);
+        free(r);
+        /* valid UTF-8 (a NUL included): no base64 copy */
+        r = exited(0, "", "");
+        r->out = stream("a\0\xc3\xa9", 4, 4, NULL);
+        v = judged("equals", "a\0\xc3\xa9", 4, r, 1024, &res, reason);
+        assert_int_equal(v, JUDGE_PASS);
+        assert_null(json_object_get(json_object_get(res, "stdout"), "text_base64"));
+        json_decref(res);
+        free(r);
+}
+
+static void test_evidence_parse_is_strict(void **state)
+{
+        static const struct { const char *json; const char *want; } rows[] = {
+                { "{}", "status: missing" },
+                { "{\"status\": \"fine\"}", "status: unknown status \"fine\"" },
+                { "{\"status\": \"exited\", \"exit_code\": 300}", "exit_code: 300 is not an exit code" },
+                { "{\"status\": \"signaled\"}", "signal: missing" },
+                { "{\"status\": \"error\", \"error\": {\"stage\": \"mount\"}}", "error.message: missing" },
+                { "{\"status\": \"exited\", \"exit_code\": 0, \"stdout\": {\"text\": \"ab\", \"bytes\": 1,"
+                  " \"truncated\": false}}", "stdout: bytes is 1, fewer than the 2 bytes of its text" },
+                { "{\"status\": \"exited\", \"exit_code\": 0, \"stdout\": {\"text\": \"ab\", \"bytes\": 5,"
+                  " \"truncated\": false}}", "stdout: truncated is false, but bytes is 5" },
+                { "{\"status\": \"exited\", \"exit_code\": 0, \"stdout\": {\"text\": \"ab\", \"bytes\": 2,"
+                  " \"truncated\": false, \"tail\": \"b\"}}", "stdout: tail is only recorded for a truncated stream" },
+                { "{\"status\": \"exited\", \"exit_code\": 0, \"stdout\": {\"text\": \"ab\", \"bytes\": 5,"
+                  " \"truncated\": true}}", "stdout.tail: missing" },
+                { "{\"status\": \"exited\", \"exit_code\": 0, \"stdout\": {\"text\": \"\\ufffd\", \"bytes\": 1,"
+                  " \"truncated\": false, \"text_base64\": \"/w\"}}", "stdout.text_base64: not base64" },
+                { "{\"status\": \"exited\", \"exit_code\": 0, \"stdout\": {\"text\": \"x\", \"bytes\": 1,"
+                  " \"truncated\": false, \"text_base64\": \"/w==\"}}", "stdout.text_base64: does not hold the bytes of stdout.text" },
+                { "{\"status\": \"exited\", \"exit_code\": 0, \"stdout\": {\"text\": \"\", \"bytes\": 0,"
+                  " \"truncated\": false}}", "stderr: missing" },
+        };
+        (void) state;
+        for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+                json_t *j = json_loads(rows[i].json, 0, NULL);
+                struct judge_evidence ev;
+                struct nsb_error e;
+
+                assert_non_null(j);
+                nsb_error_clear(&e);
+                if (judge_evidence_parse(j, &ev, &e) != -EINVAL || !strstr(e.msg, rows[i].want))
+                        fail_msg("row %zu: want \"%s\", got \"%s\"", i, rows[i].want, e.msg);
+                json_decref(j);
+        }
+}
+
+/* ---- observations ---------------------------------------------------------- */
+
+static json_t *sealed_line(const struct judge_spec *spec, const struct nsb_config *cfg, size_t idx,
+                           const char *run_id, const struct run_result *r, char id[65])
+{
+        char **argv = NULL;
+        struct sbx_request req;
+        struct nsb_error e;
+        struct judge_obs_stdin in = { spec->cases[idx].stimulus.stdin_data ? spec->cases[idx].stimulus.stdin_data : "",
+                                      spec->cases[idx].stimulus.stdin_len, true };
+        json_t *body, *line;
+
+        assert_int_equal(judge_request_build(cfg, &spec->program, "x", 1, &spec->cases[idx].stimulus, -1, &argv, &req,
+                                             &e), 0);
+        body = judge_obs_plan(spec, idx, "1111111111111111111111111111111111111111111111111111111111111111", cfg,
+                              argv, req.argc, &in);
+        assert_non_null(body);
+        line = judge_obs_seal(body, idx, run_id, "0.1.0", r ? result_to_json(r, 1024) : NULL, "not run: cancelled", id);
+        assert_non_null(line);
+        json_decref(body);
+        free(argv);
+        return line;
+}
+
+static char *dump_lines(json_t *const *lines, size_t n)
+{
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+
+        assert_non_null(f);
+        for (size_t i = 0; i < n; i++) {
+                char *t = json_dumps(lines[i], JSON_COMPACT);
+                fprintf(f, "%s\n", t);
+                free(t);
+        }
+        fclose(f);
+        return buf;
+}
+
+static void test_observation_round_trip(void **state)
+{
+        static const char json[] =
+                "{\"program\": {\"source\": \"x\"}, \"cases\": [{\"name\": \"a\", \"args\": [\"2\", \"3\"],"
+                " \"stdin\": \"in\\u0000\\n\", \"expect\": {\"stdout\": {\"equals\": \"SECRET-EXPECTED\"}}},"
+                " {\"name\": \"b\", \"expect\": {\"stderr\": {\"regex\": \"SECRET-RE\"}}}]}";
+        struct judge_spec spec;
+        struct nsb_config cfg;
+        struct run_result *r = exited(0, "5\n", "");
+        json_t *lines[2], *parsed = NULL, *planned;
+        char id0[65], id1[65], *text, diff[400], **argv = NULL;
+        struct nsb_error e;
+        struct sbx_request req;
+        struct judge_obs_stdin in = { "in\0\n", 4, true };
+
+        (void) state;
+        parse_ok(json, "s.json", &spec);
+        cfg_defaults(&cfg, NSB_CMD_JUDGE);
+        lines[0] = sealed_line(&spec, &cfg, 0, "r1", r, id0);
+        lines[1] = sealed_line(&spec, &cfg, 1, "r1", NULL, id1);
+        assert_int_equal(strlen(id0), 64);
+        assert_string_not_equal(id0, id1);
+        text = dump_lines(lines, 2);
+        /* what was run and what happened; never what was expected */
+        assert_null(strstr(text, "SECRET"));
+        assert_non_null(strstr(text, "\"args\":[\"2\",\"3\"]"));
+        assert_non_null(strstr(text, "\"stdin\":{\"sha256\":"));
+        assert_non_null(strstr(text, "\"text\":\"in\\u0000\\n\""));
+        assert_non_null(strstr(text, "\"not_run\":\"not run: cancelled\""));
+        nsb_error_clear(&e);
+        assert_int_equal(judge_obs_parse(text, strlen(text), "obs.jsonl", &parsed, &e), 0);
+        assert_int_equal(json_array_size(parsed), 2);
+        assert_true(json_equal(json_array_get(parsed, 0), lines[0]));
+
+        /* the same plan: no difference; a changed one: the first difference */
+        assert_int_equal(judge_request_build(&cfg, &spec.program, "x", 1, &spec.cases[0].stimulus, -1, &argv, &req, &e),
+                         0);
+        planned = judge_obs_plan(&spec, 0, "1111111111111111111111111111111111111111111111111111111111111111", &cfg,
+                                 argv, req.argc, &in);
+        assert_false(judge_obs_difference(json_array_get(parsed, 0), planned, diff, sizeof diff));
+        json_decref(planned);
+        planned = judge_obs_plan(&spec, 0, "2222222222222222222222222222222222222222222222222222222222222222", &cfg,
+                                 argv, req.argc, &in);
+        assert_true(judge_obs_difference(json_array_get(parsed, 0), planned, diff, sizeof diff));
+        assert_non_null(strstr(diff, "program.sha256 was \"1111"));
+        json_decref(planned);
+        cfg.memory_bytes = 1ULL << 30;
+        planned = judge_obs_plan(&spec, 0, "1111111111111111111111111111111111111111111111111111111111111111", &cfg,
+                                 argv, req.argc, &in);
+        assert_true(judge_obs_difference(json_array_get(parsed, 0), planned, diff, sizeof diff));
+        assert_string_equal(diff, "invocation.limits.memory_bytes was 268435456, is now 1073741824");
+        json_decref(planned);
+        cfg.memory_bytes = 256ULL << 20;
+        cfg.network = NSB_NETWORK_LOOPBACK;
+        planned = judge_obs_plan(&spec, 0, "1111111111111111111111111111111111111111111111111111111111111111", &cfg,
+                                 argv, req.argc, &in);
+        assert_true(judge_obs_difference(json_array_get(parsed, 0), planned, diff, sizeof diff));
+        assert_non_null(strstr(diff, "was 'network = none', is now 'network = loopback'"));
+        json_decref(planned);
+        cfg.network = NSB_NETWORK_NONE;
+        in.len = 3;
+        planned = judge_obs_plan(&spec, 0, "1111111111111111111111111111111111111111111111111111111111111111", &cfg,
+                                 argv, req.argc, &in);
+        assert_true(judge_obs_difference(json_array_get(parsed, 0), planned, diff, sizeof diff));
+        assert_non_null(strstr(diff, "invocation.stdin.sha256 was"));
+        json_decref(planned);
+        free(argv);
+        spec.cases[0].stimulus.args[1][0] = '7';
+        assert_int_equal(judge_request_build(&cfg, &spec.program, "x", 1, &spec.cases[0].stimulus, -1, &argv, &req, &e),
+                         0);
+        in.len = 4;
+        planned = judge_obs_plan(&spec, 0, "1111111111111111111111111111111111111111111111111111111111111111", &cfg,
+                                 argv, req.argc, &in);
+        assert_true(judge_obs_difference(json_array_get(parsed, 0), planned, diff, sizeof diff));
+        assert_string_equal(diff, "invocation.args[1] was \"3\", is now \"7\"");
+        json_decref(planned);
+        free(argv);
+
+        json_decref(parsed);
+        free(text);
+        json_decref(lines[0]);
+        json_decref(lines[1]);
+        free(r);
+        judge_spec_free(&spec);
+}
+
+static void test_observation_file_errors(void **state)
+{
+        static const char json[] = "{\"program\": {\"source\": \"x\"}, \"cases\": [{\"name\": \"a\"}, {\"name\": \"b\"}]}";
+        struct judge_spec spec;
+        struct nsb_config cfg;
+        struct run_result *r = exited(0, "5\n", "");
+        json_t *l[2], *edited, *parsed = NULL;
+        char id[65], *good, *text;
+        struct nsb_error e;
+        static const struct { const char *text; const char *want; } raw[] = {
+                { "", "obs.jsonl: no observations" },
+                { "{\"schema\": 1\n", "obs.jsonl:1: invalid JSON at column" },
+                { "[]\n", "obs.jsonl:1: expected an observation object" },
+                { "{\"schema\": \"nsbox.result/1\"}\n", "obs.jsonl:1: schema: expected \"nsbox.observation/1\"" },
+                { "{\"schema\": \"nsbox.observation/1\", \"extra\": 1}\n", "obs.jsonl:1: unknown key \"extra\"" },
+                { "\n", "obs.jsonl:1: empty line" },
+        };
+
+        (void) state;
+        parse_ok(json, "s.json", &spec);
+        cfg_defaults(&cfg, NSB_CMD_JUDGE);
+        for (size_t i = 0; i < ARRAY_SIZE(raw); i++) {
+                nsb_error_clear(&e);
+                if (judge_obs_parse(raw[i].text, strlen(raw[i].text), "obs.jsonl", &parsed, &e) != -EINVAL ||
+                    !strstr(e.msg, raw[i].want))
+                        fail_msg("raw row %zu: want \"%s\", got \"%s\"", i, raw[i].want, e.msg);
+        }
+        l[0] = sealed_line(&spec, &cfg, 0, "r1", r, id);
+        l[1] = sealed_line(&spec, &cfg, 1, "r1", r, id);
+        good = dump_lines(l, 2);
+        nsb_error_clear(&e);
+        assert_int_equal(judge_obs_parse(good, strlen(good), "obs.jsonl", &parsed, &e), 0);
+        json_decref(parsed);
+
+        /* an edited result: the id no longer matches, named with its line */
+        edited = json_deep_copy(l[1]);
+        json_object_set_new(json_object_get(json_object_get(edited, "result"), "stdout"), "text", json_string("6\n"));
+        text = dump_lines((json_t *[]) { l[0], edited }, 2);
+        assert_int_equal(judge_obs_parse(text, strlen(text), "obs.jsonl", &parsed, &e), -EINVAL);
+        assert_string_equal(e.msg, "obs.jsonl:2: observation_id does not match the line's content (edited after the run?)");
+        free(text);
+        /* a result that cannot be judged: its path */
+        json_object_set_new(json_object_get(json_object_get(edited, "result"), "stdout"), "bytes", json_integer(-1));
+        text = dump_lines((json_t *[]) { l[0], edited }, 2);
+        assert_int_equal(judge_obs_parse(text, strlen(text), "obs.jsonl", &parsed, &e), -EINVAL);
+        assert_non_null(strstr(e.msg, "obs.jsonl:2: result.stdout: bytes is -1"));
+        free(text);
+        json_decref(edited);
+        /* out of order, or two runs mixed */
+        text = dump_lines((json_t *[]) { l[1], l[0] }, 2);
+        assert_int_equal(judge_obs_parse(text, strlen(text), "obs.jsonl", &parsed, &e), -EINVAL);
+        assert_non_null(strstr(e.msg, "obs.jsonl:1: case_index is 1, expected 0"));
+        free(text);
+        json_decref(l[1]);
+        l[1] = sealed_line(&spec, &cfg, 1, "r2", r, id);
+        text = dump_lines(l, 2);
+        assert_int_equal(judge_obs_parse(text, strlen(text), "obs.jsonl", &parsed, &e), -EINVAL);
+        assert_non_null(strstr(e.msg, "obs.jsonl:2: run_id differs from line 1's"));
+        free(text);
+
+        free(good);
+        json_decref(l[0]);
+        json_decref(l[1]);
+        free(r);
+        judge_spec_free(&spec);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -701,6 +1100,11 @@ int main(void)
                 cmocka_unit_test(test_request_has_no_expectation),
                 cmocka_unit_test(test_render),
                 cmocka_unit_test(test_escape),
+                cmocka_unit_test(test_cut_stream_judged_from_the_recorded_tail),
+                cmocka_unit_test(test_raw_bytes_are_recorded),
+                cmocka_unit_test(test_evidence_parse_is_strict),
+                cmocka_unit_test(test_observation_round_trip),
+                cmocka_unit_test(test_observation_file_errors),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,6 +38,7 @@ from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Union
 __all__ = [
     "Client", "RunResult", "Verdict", "CaseVerdict", "DoctorReport", "DoctorCheck",
     "NsboxError", "NsboxUnavailable", "run_code", "batch_run", "batch_stream", "judge", "doctor",
+    "replay", "read_observations", "Observation",
 ]
 
 DEFAULT_TIMEOUT = 10
@@ -119,6 +120,11 @@ class Verdict:
     @property
     def passed(self) -> bool:
         return self.verdict == "pass"
+
+    @property
+    def replayed(self) -> bool:
+        """Judged from stored observations (replay()): no sandbox ran."""
+        return self.raw.get("replayed") is True
 
 
 @dataclass
@@ -340,9 +346,17 @@ def batch_stream(pairs, timeout: Optional[float] = DEFAULT_TIMEOUT, **kw) -> Ite
     return Client().batch_stream(pairs, timeout, **kw)
 
 
-def judge(spec) -> Verdict:
+def judge(spec: observations.SpecLike, observe: Optional[observations.PathLike] = None) -> Verdict:
+    """observe: also write each case's observation there (see replay())."""
+    if observe is not None:
+        return observations.judge(spec, observe=observe)
     return Client().judge(spec)
 
 
 def doctor() -> DoctorReport:
     return Client().doctor()
+
+
+# judge(spec, observe=...) and replay(observations, spec): observations.py
+from . import observations  # noqa: E402
+from .observations import Observation, read_observations, replay  # noqa: E402

@@ -1,0 +1,246 @@
+/* report/report_run.c — `nsbox report`: open the inputs, stream their lines
+ * through the aggregates, write the summary and the page. */
+#include "report/report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "report/report_internal.h"
+#include "util/cleanup.h"
+#include "util/resultfile.h"
+
+#define REPORT_LINE_MAX (64u << 20)     /* as batch: a longer line is a bad line */
+#define REPORT_CHUNK 65536
+
+/* A line reader over a stream whose buffer never grows past
+ * REPORT_LINE_MAX: the rest of a longer line is read and dropped. */
+struct line_reader {
+        FILE *f;
+        char *buf;
+        size_t cap;
+};
+
+/* 1: a line in r->buf (*ret_len bytes, no '\n'; it may hold NUL bytes,
+ * which make it a bad line), *ret_too_long when it was over the limit (then
+ * its text is not kept); 0: end of input; -errno. */
+static int next_line(struct line_reader *r, size_t *ret_len, bool *ret_too_long)
+{
+        size_t len = 0;
+        bool any = false;
+        int c;
+
+        *ret_too_long = false;
+        while ((c = getc_unlocked(r->f)) != EOF) {
+                any = true;
+                if (c == '\n')
+                        break;
+                if (*ret_too_long)
+                        continue;
+                if (len >= REPORT_LINE_MAX) {
+                        *ret_too_long = true;   /* read the rest, keep nothing */
+                        continue;
+                }
+                if (len + 1 >= r->cap) {
+                        size_t cap = r->cap ? r->cap * 2 : REPORT_CHUNK;
+                        char *nb;
+
+                        if (cap > REPORT_LINE_MAX + 1)
+                                cap = REPORT_LINE_MAX + 1;
+                        if (!(nb = realloc(r->buf, cap)))
+                                return -ENOMEM;
+                        r->buf = nb;
+                        r->cap = cap;
+                }
+                r->buf[len++] = (char) c;
+        }
+        if (ferror(r->f))
+                return errno ? -errno : -EIO;
+        if (r->buf)
+                r->buf[len] = '\0';
+        *ret_len = *ret_too_long ? 0 : len;
+        return any ? 1 : 0;
+}
+
+/* The page may not be one of the inputs: writing it would destroy the
+ * results it reports (a swapped argument, `--html out.jsonl`). */
+static int check_output(const struct nsb_config *cfg, struct nsb_error *e)
+{
+        struct stat hs, is;
+
+        if (!cfg->html_path || stat(cfg->html_path, &hs) < 0)
+                return 0;
+        for (size_t i = 0; i < cfg->argc; i++)
+                if (strcmp(cfg->argv[i], "-") != 0 && stat(cfg->argv[i], &is) == 0 && is.st_dev == hs.st_dev &&
+                    is.st_ino == hs.st_ino)
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--html '%s' is the input '%s'",
+                                        cfg->html_path, cfg->argv[i]);
+        return 0;
+}
+
+static int row_of(const struct report_job *j, void *rows)
+{
+        return rows && j->failed ? report_html_row(rows, j) : 0;
+}
+
+/* A first line that is only "{": the file is indented JSON documents (a
+ * verdict from `nsbox judge --json` or --result), never JSON Lines, where
+ * every line is a whole object. Read whole (at most REPORT_LINE_MAX) and
+ * split into documents. */
+static bool starts_document(const char *text, size_t len)
+{
+        while (len > 0 && (text[len - 1] == ' ' || text[len - 1] == '\t' || text[len - 1] == '\r'))
+                len--;
+        return len == 1 && text[0] == '{';
+}
+
+static int read_documents(struct line_reader *r, const char *name, struct report_agg *a, FILE *rows)
+{
+        size_t len = 2, n;
+        char *nb;
+
+        /* r->buf holds "{": keep it, then the rest of the stream. */
+        if (r->cap < REPORT_CHUNK + 2) {
+                if (!(nb = realloc(r->buf, REPORT_CHUNK + 2)))
+                        return -ENOMEM;
+                r->buf = nb;
+                r->cap = REPORT_CHUNK + 2;
+        }
+        r->buf[0] = '{';
+        r->buf[1] = '\n';
+        for (;;) {
+                if (len == r->cap) {
+                        if (r->cap > REPORT_LINE_MAX) {
+                                a->lines++;
+                                report_add_bad(a, name, 1, "JSON documents over 64 MiB in one file");
+                                return 0;
+                        }
+                        if (!(nb = realloc(r->buf, r->cap * 2)))
+                                return -ENOMEM;
+                        r->buf = nb;
+                        r->cap *= 2;
+                }
+                n = fread(r->buf + len, 1, r->cap - len, r->f);
+                len += n;
+                if (n == 0)
+                        break;
+        }
+        if (ferror(r->f))
+                return errno ? -errno : -EIO;
+        return report_add_documents(a, name, r->buf, len, row_of, rows);
+}
+
+static int read_input(const char *path, struct report_agg *a, FILE *rows, struct nsb_error *e)
+{
+        bool is_stdin = strcmp(path, "-") == 0;
+        const char *name = is_stdin ? "(stdin)" : path;
+        AUTO(fclose) FILE *own = NULL;
+        struct line_reader r = { 0 };
+        struct stat st;
+        uint64_t line = 0;
+        int k;
+
+        if (!is_stdin) {
+                int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+                if (fd < 0)
+                        return nsb_fail(e, NSB_STAGE_USAGE, errno, "cannot open '%s'", path);
+                if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
+                        int err = S_ISDIR(st.st_mode) ? EISDIR : errno;
+                        close(fd);
+                        return nsb_fail(e, NSB_STAGE_USAGE, err, "cannot read '%s'", path);
+                }
+                if (!(own = fdopen(fd, "r"))) {
+                        close(fd);
+                        return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "cannot read '%s'", path);
+                }
+        }
+        r.f = is_stdin ? stdin : own;
+        for (;;) {
+                struct report_job job;
+                size_t len = 0;
+                bool too_long;
+
+                k = next_line(&r, &len, &too_long);
+                if (k <= 0)
+                        break;
+                line++;
+                if (too_long) {
+                        a->lines++;
+                        report_add_bad(a, name, line, "line over 64 MiB");
+                        continue;
+                }
+                if (line == 1 && starts_document(r.buf, len)) {
+                        k = read_documents(&r, name, a, rows);
+                        break;
+                }
+                if (report_add_line(a, name, line, r.buf, len, &job) > 0) {
+                        if (row_of(&job, rows) < 0)
+                                k = -EIO;
+                        report_job_clear(&job);
+                        if (k < 0)
+                                break;
+                }
+        }
+        free(r.buf);
+        if (k < 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, -k, "reading '%s'", name);
+        return 0;
+}
+
+static int write_html(const struct nsb_config *cfg, const struct report_agg *a, FILE *rows, struct nsb_error *e)
+{
+        AUTO(fclose) FILE *f = NULL;
+        int fd = result_file_open_as(cfg->html_path, false, "--html", e), r;
+
+        if (fd < 0)
+                return fd;
+        if (!(f = fdopen(fd, "w"))) {
+                close(fd);
+                return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "--html '%s'", cfg->html_path);
+        }
+        r = report_render_html(a, rows, f);
+        if (r < 0 || fflush(f) != 0)
+                return nsb_fail(e, NSB_STAGE_OUTPUT, r < 0 ? -r : errno, "--html: writing '%s'", cfg->html_path);
+        return 0;
+}
+
+int report_main(const struct nsb_config *cfg, FILE *out, struct nsb_error *e)
+{
+        AUTOFREE struct report_agg *a = malloc(sizeof *a);
+        AUTO(fclose) FILE *rows = NULL;
+
+        if (!a)
+                return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory"), REPORT_EXIT_SETUP;
+        report_agg_init(a);
+        if (cfg->argc == 0) {
+                nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "expected RESULTS.jsonl... ('-' for stdin)");
+                return REPORT_EXIT_SETUP;
+        }
+        if (check_output(cfg, e) < 0)
+                return REPORT_EXIT_SETUP;
+        /* The rows of the failed-jobs table, every one of them, wait on disk
+         * (an unlinked file) rather than in memory. */
+        if (cfg->html_path && !(rows = tmpfile())) {
+                nsb_fail(e, NSB_STAGE_OUTPUT, errno, "--html: cannot make a temporary file");
+                return REPORT_EXIT_SETUP;
+        }
+        for (size_t i = 0; i < cfg->argc; i++)
+                if (read_input(cfg->argv[i], a, rows, e) < 0)
+                        return REPORT_EXIT_SETUP;
+        if (report_render_text(a, out) < 0 || fflush(out) != 0) {
+                nsb_fail(e, NSB_STAGE_OUTPUT, errno ? errno : EIO, "cannot write the summary");
+                return REPORT_EXIT_SETUP;
+        }
+        if (cfg->html_path && write_html(cfg, a, rows, e) < 0)
+                return REPORT_EXIT_SETUP;
+        if (a->valid == 0) {
+                nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "no valid result or verdict line in %llu lines (%llu bad)",
+                         (unsigned long long) a->lines, (unsigned long long) a->bad);
+                return REPORT_EXIT_BAD;
+        }
+        return REPORT_EXIT_OK;
+}

@@ -1,0 +1,386 @@
+/* tests/unit/test_report.c — the pure half of `nsbox report` and the JUnit writer. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "report/junit.h"
+#include "report/report_internal.h"
+
+static int add(struct report_agg *a, uint64_t line, const char *text, struct report_job *job)
+{
+        return report_add_line(a, "r.jsonl", line, text, strlen(text), job);
+}
+
+static void add_ok(struct report_agg *a, uint64_t line, const char *text)
+{
+        struct report_job j;
+
+        if (add(a, line, text, &j) != 1)
+                fail_msg("line %llu not valid: %s (%s)", (unsigned long long) line, text,
+                         a->n_bad_kept ? a->bad_kept[a->n_bad_kept - 1].why : "");
+        report_job_clear(&j);
+}
+
+static uint64_t count_of(const struct report_table *t, const char *key)
+{
+        for (size_t i = 0; i < t->n; i++)
+                if (strcmp(t->v[i].key, key) == 0)
+                        return t->v[i].n;
+        return 0;
+}
+
+static char *render(int (*fn)(const struct report_agg *, FILE *), const struct report_agg *a)
+{
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+
+        assert_non_null(f);
+        assert_int_equal(fn(a, f), 0);
+        fclose(f);
+        return buf;
+}
+
+static void test_counts(void **state)
+{
+        struct report_agg a;
+        struct report_job j;
+
+        report_agg_init(&a);
+        add_ok(&a, 1, "{\"id\":\"a\",\"schema\":\"nsbox.result/1\",\"status\":\"exited\",\"exit_code\":0,"
+                      "\"wall_ms\":12.5,\"peak_memory_bytes\":10485760,\"outcome\":\"pass\",\"start\":\"warm\"}");
+        add_ok(&a, 2, "{\"id\":2,\"status\":\"limit\",\"limit\":\"memory\",\"exit_code\":null,\"wall_ms\":40,"
+                      "\"outcome\":\"fail\",\"stderr\":{\"text\":\"MemoryError\"}}");
+        assert_int_equal(add(&a, 3, "   \r", &j), 0);
+        add_ok(&a, 4, "{\"id\":\"c\",\"status\":\"error\",\"error\":{\"stage\":\"config\",\"message\":\"bad\"},"
+                      "\"outcome\":\"error\"}");
+        add_ok(&a, 5, "{\"id\":\"d\",\"status\":\"error\",\"error\":{\"stage\":\"config\",\"message\":\"bad\"}}");
+        add_ok(&a, 6, "{\"id\":\"r\",\"status\":\"exited\",\"exit_code\":3}");   /* a run job: no outcome */
+        assert_int_equal(a.lines, 6);
+        assert_int_equal(a.valid, 5);
+        assert_int_equal(a.results, 5);
+        assert_int_equal(count_of(&a.status, "exited"), 2);
+        assert_int_equal(count_of(&a.status, "error"), 2);
+        assert_int_equal(count_of(&a.outcome, "pass"), 1);
+        assert_int_equal(count_of(&a.outcome, "fail"), 1);
+        assert_int_equal(count_of(&a.limit, "memory"), 1);
+        assert_int_equal(count_of(&a.start, "warm"), 1);
+        assert_int_equal(count_of(&a.start, "cold/unknown"), 4);
+        assert_int_equal(a.failed, 4);
+        assert_int_equal(a.errors, 2);
+        assert_int_equal(a.n_groups, 1);
+        assert_int_equal(a.groups[0].n, 2);
+        assert_string_equal(a.groups[0].first_id, "c");
+        assert_int_equal(a.wall_ms.n, 2);
+        assert_int_equal(a.mem_mib.n, 1);
+        assert_true(a.mem_mib.max == 10.0);
+        assert_int_equal(a.bad, 0);
+}
+
+static void test_job_view(void **state)
+{
+        struct report_agg a;
+        struct report_job j;
+
+        report_agg_init(&a);
+        assert_int_equal(add(&a, 9, "{\"id\":2,\"status\":\"limit\",\"limit\":\"memory\",\"outcome\":\"fail\","
+                                    "\"stderr\":{\"text\":\"MemoryError\"}}", &j), 1);
+        assert_true(j.failed);
+        assert_false(j.erred);
+        assert_string_equal(j.id, "2");
+        assert_string_equal(j.where, "r.jsonl:9");
+        assert_string_equal(j.reason, "stopped by the memory limit");
+        assert_string_equal(j.stderr_text, "MemoryError");
+        report_job_clear(&j);
+        assert_int_equal(add(&a, 10, "{\"id\":\"x\",\"status\":\"signaled\",\"signal_name\":\"SIGSEGV\"}", &j), 1);
+        assert_true(j.failed);
+        assert_string_equal(j.reason, "killed by SIGSEGV");
+        report_job_clear(&j);
+        assert_int_equal(add(&a, 12, "{\"status\":\"exited\",\"exit_code\":1}", &j), 1);
+        assert_string_equal(j.id, "r.jsonl:12");     /* no id: named by where it is */
+        report_job_clear(&j);
+        assert_int_equal(add(&a, 11, "{\"id\":\"ok\",\"status\":\"exited\",\"exit_code\":0}", &j), 1);
+        assert_false(j.failed);
+        report_job_clear(&j);
+}
+
+static void test_verdicts(void **state)
+{
+        struct report_agg a;
+        struct report_job j;
+
+        report_agg_init(&a);
+        assert_int_equal(add(&a, 1, "{\"id\":\"v\",\"schema\":\"nsbox.verdict/1\",\"verdict\":\"fail\",\"cases\":["
+                                    "{\"name\":\"a\",\"verdict\":\"pass\",\"reason\":\"ok\",\"result\":{\"status\":\"exited\","
+                                    "\"exit_code\":0,\"wall_ms\":10,\"peak_memory_bytes\":2097152}},"
+                                    "{\"name\":\"b\",\"verdict\":\"fail\",\"reason\":\"stdout differs\",\"result\":{"
+                                    "\"status\":\"limit\",\"limit\":\"wall_time\",\"wall_ms\":30,\"peak_memory_bytes\":1048576,"
+                                    "\"stderr\":{\"text\":\"Trace\"}}},"
+                                    "{\"name\":\"c\",\"verdict\":\"undetermined\",\"reason\":\"sandbox\",\"result\":{"
+                                    "\"status\":\"error\",\"error\":{\"stage\":\"mount\",\"message\":\"m\"}}},"
+                                    "{\"name\":\"d\",\"verdict\":\"not_run\",\"reason\":\"fail-fast\",\"result\":null}]}",
+                     &j), 1);
+        assert_true(j.is_verdict);
+        assert_true(j.failed);
+        assert_false(j.erred);
+        assert_string_equal(j.reason, "case b: stdout differs");
+        assert_string_equal(j.stderr_text, "Trace");
+        assert_true(j.wall_ms == 40.0);
+        assert_true(j.peak_mem_bytes == 2097152.0);
+        report_job_clear(&j);
+        assert_int_equal(a.verdicts, 1);
+        assert_int_equal(a.results, 0);
+        assert_int_equal(count_of(&a.verdict, "fail"), 1);
+        assert_int_equal(count_of(&a.limit, "wall_time"), 1);
+        assert_int_equal(a.errors, 1);
+        assert_string_equal(a.groups[0].stage, "mount");
+        /* a bad case makes the whole line bad and counts nothing */
+        assert_int_equal(add(&a, 2, "{\"verdict\":\"pass\",\"cases\":[{\"name\":\"a\",\"result\":{\"status\":\"limit\","
+                                    "\"limit\":\"memory\"}},{\"name\":5}]}", &j), -EINVAL);
+        assert_int_equal(count_of(&a.limit, "memory"), 0);
+        assert_int_equal(a.verdicts, 1);
+        assert_non_null(strstr(a.bad_kept[0].why, "cases[1]"));
+        assert_string_equal(a.bad_kept[0].where, "r.jsonl:2");
+}
+
+static int count_rows(const struct report_job *j, void *ctx)
+{
+        if (j->failed)
+                ++*(int *) ctx;
+        return 0;
+}
+
+/* Indented documents one after the other, as `nsbox judge --result` writes them. */
+static void test_documents(void **state)
+{
+        const char *text = "{\n  \"schema\": \"nsbox.verdict/1\",\n  \"verdict\": \"fail\",\n  \"cases\": []\n}\n"
+                           "\n{\n  \"status\": \"exited\",\n  \"exit_code\": 0\n}\n"
+                           "{\"id\": 5, \"status\": 7}\n"
+                           "{\n  \"status\": \"exited\",\n  \"x\": [}\n{\"status\": \"exited\"}\n";
+        struct report_agg a;
+        int failed = 0;
+
+        report_agg_init(&a);
+        assert_int_equal(report_add_documents(&a, "v.json", text, strlen(text), count_rows, &failed), 0);
+        assert_int_equal(a.verdicts, 1);
+        assert_int_equal(a.results, 1);
+        assert_int_equal(failed, 1);
+        assert_int_equal(a.bad, 2);
+        assert_string_equal(a.bad_kept[0].where, "v.json:11");
+        assert_non_null(strstr(a.bad_kept[0].why, "\"status\""));
+        /* the broken document ends the file: what follows it is not read */
+        assert_string_equal(a.bad_kept[1].where, "v.json:12");
+        assert_non_null(strstr(a.bad_kept[1].why, "not JSON"));
+        assert_int_equal(a.n_slow, 0);
+}
+
+static void test_bad_lines(void **state)
+{
+        static const struct { const char *text, *needle; } bad[] = {
+                { "{\"status\":", "not JSON" },
+                { "[1,2]", "not a JSON object" },
+                { "{\"id\":1}", "neither a result" },
+                { "{\"schema\":\"other/1\",\"status\":\"exited\"}", "schema" },
+                { "{\"status\":7}", "\"status\"" },
+                { "{\"status\":\"exited\",\"wall_ms\":\"fast\"}", "\"wall_ms\"" },
+                { "{\"status\":\"exited\",\"wall_ms\":-1}", "\"wall_ms\"" },
+                { "{\"status\":\"error\",\"error\":\"x\"}", "\"error\"" },
+                { "{\"status\":\"exited\",\"exit_code\":1.5}", "\"exit_code\"" },
+                { "{\"verdict\":\"pass\"}", "\"cases\"" },
+                { "{\"status\":\"exited\",\"status\":\"error\"}", "duplicate" },
+        };
+        struct report_agg a;
+        struct report_job j;
+
+        report_agg_init(&a);
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                assert_int_equal(add(&a, i + 1, bad[i].text, &j), -EINVAL);
+                assert_null(j.root);
+                if (!strstr(a.bad_kept[i].why, bad[i].needle))
+                        fail_msg("%s: '%s' lacks '%s'", bad[i].text, a.bad_kept[i].why, bad[i].needle);
+        }
+        assert_int_equal(a.bad, sizeof bad / sizeof bad[0]);
+        assert_int_equal(a.valid, 0);
+        assert_int_equal(a.status.n, 0);
+        assert_string_equal(a.bad_kept[3].where, "r.jsonl:4");
+        for (int i = 0; i < 30; i++)
+                assert_int_equal(add(&a, 100 + (uint64_t) i, "x", &j), -EINVAL);
+        assert_int_equal(a.n_bad_kept, REPORT_BAD_KEEP);
+        assert_int_equal(a.bad, sizeof bad / sizeof bad[0] + 30);
+}
+
+/* Keys come from the input: the tables stay bounded. */
+static void test_bounded_tables(void **state)
+{
+        struct report_agg a;
+        char line[256];
+
+        report_agg_init(&a);
+        for (int i = 0; i < REPORT_TABLE_MAX + 8; i++) {
+                snprintf(line, sizeof line, "{\"status\":\"s%d\"}", i);
+                add_ok(&a, (uint64_t) i + 1, line);
+        }
+        assert_int_equal(a.status.n, REPORT_TABLE_MAX);
+        assert_int_equal(a.status.other, 8);
+        for (int i = 0; i < REPORT_GROUPS_MAX + 5; i++) {
+                snprintf(line, sizeof line, "{\"status\":\"error\",\"error\":{\"stage\":\"config\",\"message\":\"m%d\"}}", i);
+                add_ok(&a, 1000 + (uint64_t) i, line);
+        }
+        assert_int_equal(a.n_groups, REPORT_GROUPS_MAX);
+        assert_int_equal(a.errors_ungrouped, 5);
+        assert_int_equal(a.errors, REPORT_GROUPS_MAX + 5);
+}
+
+static int cmp_desc(const void *x, const void *y)
+{
+        double a = *(const double *) x, b = *(const double *) y;
+        return a < b ? 1 : a > b ? -1 : 0;
+}
+
+/* The top-k is the k largest of everything, in order, whatever the order of arrival. */
+static void test_slowest(void **state)
+{
+        enum { N = 2000 };
+        static double all[N];
+        struct report_slow top[REPORT_TOP_K];
+        struct report_agg a;
+        char line[128];
+        size_t n;
+
+        report_agg_init(&a);
+        srand(7);
+        for (int i = 0; i < N; i++) {
+                all[i] = (double) (rand() % 100000) / 10.0;
+                snprintf(line, sizeof line, "{\"id\":%d,\"status\":\"exited\",\"exit_code\":0,\"wall_ms\":%.1f}", i, all[i]);
+                add_ok(&a, (uint64_t) i + 1, line);
+        }
+        qsort(all, N, sizeof all[0], cmp_desc);
+        n = report_slowest(&a, top);
+        assert_int_equal(n, REPORT_TOP_K);
+        for (size_t i = 0; i < n; i++)
+                if (top[i].wall_ms != all[i])
+                        fail_msg("slowest[%zu] = %f, expected %f", i, top[i].wall_ms, all[i]);
+        assert_int_equal(a.wall_ms.n, N);
+}
+
+static void test_hist_buckets(void **state)
+{
+        assert_int_equal(report_hist_bucket(0), 0);
+        assert_int_equal(report_hist_bucket(0.99), 0);
+        assert_int_equal(report_hist_bucket(1), 1);
+        assert_int_equal(report_hist_bucket(1.99), 1);
+        assert_int_equal(report_hist_bucket(2), 2);
+        assert_int_equal(report_hist_bucket(1000), 10);         /* [512, 1024) */
+        assert_int_equal(report_hist_bucket(1e300), REPORT_HIST_BUCKETS - 1);
+        assert_true(report_hist_lower(0) == 0);
+        assert_true(report_hist_lower(1) == 1);
+        assert_true(report_hist_lower(10) == 512);
+        for (size_t i = 1; i + 1 < REPORT_HIST_BUCKETS; i++)
+                assert_int_equal(report_hist_bucket(report_hist_lower(i)), i);
+}
+
+/* An escape sequence in an id or message never reaches the terminal. */
+static void test_text_render(void **state)
+{
+        struct report_agg a;
+        char *out;
+
+        report_agg_init(&a);
+        add_ok(&a, 1, "{\"id\":\"evil\\u001b[2J\",\"status\":\"error\",\"error\":{\"stage\":\"exec\","
+                      "\"message\":\"no \\u009b31m such\"},\"wall_ms\":5}");
+        add_ok(&a, 2, "{\"id\":\"ok\",\"status\":\"exited\",\"exit_code\":0,\"outcome\":\"pass\",\"wall_ms\":1500}");
+        report_add_bad(&a, "f.jsonl", 3, "not JSON");
+        out = render(report_render_text, &a);
+        assert_null(strchr(out, '\x1b'));
+        assert_null(strstr(out, "\xc2\x9b"));
+        assert_non_null(strstr(out, "evil?[2J"));
+        assert_non_null(strstr(out, "2 jobs (2 results, 0 verdicts), 1 failed or erred; 1 bad lines"));
+        assert_non_null(strstr(out, "exited 1 (50.0%)"));
+        assert_non_null(strstr(out, "f.jsonl:3: not JSON"));
+        assert_non_null(strstr(out, "1.50 s  ok"));
+        free(out);
+}
+
+static void test_html(void **state)
+{
+        struct report_agg a;
+        struct report_job j;
+        char *rows_buf = NULL, *page;
+        size_t rows_len = 0;
+        FILE *rows = tmpfile();
+
+        assert_non_null(rows);
+        report_agg_init(&a);
+        assert_int_equal(add(&a, 1, "{\"id\":\"<img src=x onerror=alert(1)>\",\"status\":\"exited\",\"exit_code\":1,"
+                                    "\"outcome\":\"fail\",\"stderr\":{\"text\":\"</pre><script>alert('x')</script>&\"}}",
+                         &j), 1);
+        assert_int_equal(report_html_row(rows, &j), 0);
+        report_job_clear(&j);
+        {
+                FILE *f = open_memstream(&rows_buf, &rows_len);
+                assert_int_equal(report_render_html(&a, rows, f), 0);
+                fclose(f);
+        }
+        page = rows_buf;
+        assert_null(strstr(page, "<img"));
+        assert_null(strstr(page, "<script>alert"));
+        assert_non_null(strstr(page, "&lt;img src=x onerror=alert(1)&gt;"));
+        assert_non_null(strstr(page, "&lt;/pre&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;"));
+        assert_non_null(strstr(page, "exit code 1"));
+        assert_non_null(strstr(page, "default-src 'none'"));
+        assert_null(strstr(page, "src=\"http"));
+        assert_null(strstr(page, "href="));
+        assert_non_null(strstr(page, "none recorded"));   /* no wall time in the input: no histogram */
+        /* exactly one script element: ours */
+        assert_non_null(strstr(page, "<script>"));
+        assert_null(strstr(strstr(page, "<script>") + 1, "<script"));
+        free(page);
+        fclose(rows);
+}
+
+static void test_junit(void **state)
+{
+        struct junit_case c[] = {
+                { "ok", "spec.json", 0.01, JUNIT_PASS, NULL, NULL, 0 },
+                { "wrong \"<out>\"", "spec.json", 0.02, JUNIT_FAILURE, "stdout differs & more", "line\n\x01" "bad\xff", 10 },
+                { "sbx", "spec.json", -1, JUNIT_ERROR, "sandbox error", NULL, 0 },
+                { "later", "spec.json", -1, JUNIT_SKIPPED, "not run", NULL, 0 },
+        };
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+
+        assert_int_equal(junit_render(f, "suite", c, 4, 0.03), 0);
+        fclose(f);
+        assert_non_null(strstr(buf, "tests=\"4\" failures=\"1\" errors=\"1\" skipped=\"1\""));
+        assert_non_null(strstr(buf, "name=\"wrong &quot;&lt;out&gt;&quot;\""));
+        assert_non_null(strstr(buf, "<failure message=\"stdout differs &amp; more\" type=\"fail\">line\nbad\xef\xbf\xbd</failure>"));
+        assert_non_null(strstr(buf, "<error message=\"sandbox error\" type=\"undetermined\"/>"));
+        assert_non_null(strstr(buf, "<skipped message=\"not run\"/>"));
+        assert_null(strchr(buf, '\x01'));
+        free(buf);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_counts),
+                cmocka_unit_test(test_job_view),
+                cmocka_unit_test(test_verdicts),
+                cmocka_unit_test(test_bad_lines),
+                cmocka_unit_test(test_documents),
+                cmocka_unit_test(test_bounded_tables),
+                cmocka_unit_test(test_slowest),
+                cmocka_unit_test(test_hist_buckets),
+                cmocka_unit_test(test_text_render),
+                cmocka_unit_test(test_html),
+                cmocka_unit_test(test_junit),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
