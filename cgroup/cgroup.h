@@ -3,11 +3,15 @@
  *
  * Owns: the run cgroups `nsbox-<supervisor pid>-<serial>` (and, on v2, the
  * supervisor's own leaf `nsbox-sup-<pid>`), always created beneath the cgroup
- * this process is in (per controller on v1), and always removed again.
+ * this process is in (per controller on v1) — or in --cgroup-parent DIR, or in
+ * the transient scope nsbox asked systemd for (`nsbox-scope-<pid>-<nonce>.scope`,
+ * removed by systemd when it empties) — and always removed again.
  *
  * Ordering (the caller's side):
- *   1. cg_detect() once (it changes nothing on the host; `nsbox doctor` uses it),
- *      cg_choose() -> backend + reason, ops = cg_ops_for(backend);
+ *   1. cg_obtain() (cg_detect(), which changes nothing, + the obtain plan: our
+ *      own cgroup, --cgroup-parent, or a delegated systemd scope asked for once
+ *      per process), which also picks the backend (cg_choose()); ops =
+ *      cg_ops_for(backend);
  *   2. cg_reap_stale() — removes empty run cgroups whose supervisor died;
  *   3. ops->create() in the supervisor, *before* clone: makes the cgroup(s) and
  *      writes every limit, so the child never runs unlimited;
