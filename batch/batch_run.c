@@ -835,6 +835,13 @@ int batch_main(const struct frame_run *run, struct nsb_error *e)
         }
         if (cli->resume_path && load_resume(cli->resume_path, resume, e) < 0)
                 return BATCH_EXIT_SETUP;
+        /* One cgroup for every job, obtained here before any worker forks: a
+         * worker that asked systemd itself would make one scope per job. */
+        {
+                struct cg_obtained cg;
+                if (sbx_obtain_cgroup(cli, &cg, e) < 0)
+                        return BATCH_EXIT_SETUP;
+        }
         if (!from_stdin) {
                 struct stat st;
 
