@@ -298,8 +298,8 @@ int sbx_obtain_cgroup(const struct nsb_config *cfg, struct cg_obtained *ret, str
         env.sys_cgroup_fd = open("/sys/fs/cgroup", O_PATH | O_DIRECTORY | O_CLOEXEC);
         r = env.proc_fd < 0 ? nsb_fail(e, NSB_STAGE_CGROUP, errno, "open /proc")
                             : cg_obtain(&env, true, f, ret, e);
-        run_close_fd(&env.proc_fd);
-        run_close_fd(&env.sys_cgroup_fd);
+        close_fd(&env.proc_fd);
+        close_fd(&env.sys_cgroup_fd);
         free(f);
         return r;
 }
