@@ -385,7 +385,7 @@ static void test_stdin_pump(void **state)
         char buf[8];
 
         (void) state;
-        signal(SIGPIPE, SIG_IGN);   /* as nsbox runs (nsbox.c): a closed reader is EPIPE */
+        signal(SIGPIPE, SIG_IGN);   /* as nsbox runs (plat_cancel_fd): a closed reader is EPIPE */
         assert_int_equal(pipe2(src, O_CLOEXEC), 0);
         assert_int_equal(stdin_pump_open(&p, src[0], &prog, &e), 0);
         assert_true(stdin_pump_want(&p, &fd, &ev));
