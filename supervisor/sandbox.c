@@ -45,6 +45,7 @@
 #include "supervisor/run_io.h"
 #include "supervisor/wire.h"
 #include "util/cleanup.h"
+#include "util/exitcode.h"
 #include "util/sys.h"
 
 #include "nsbox-config.h"
@@ -156,10 +157,10 @@ static int command_exit_of(int err)
 {
         switch (err) {
         case ENOENT:
-                return 127;
+                return NSB_EXIT_NOT_FOUND;
         case EACCES: case EPERM: case EISDIR: case ENOTDIR: case ENOEXEC: case ELOOP: case ETXTBSY:
         case ENAMETOOLONG: case E2BIG: case ELIBBAD:
-                return 126;
+                return NSB_EXIT_NOT_EXECUTABLE;
         default:
                 return 0;
         }
