@@ -48,6 +48,7 @@ static int search(const char *name, char *ret, size_t size, struct nsb_error *e)
 {
         const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
         char user_dir[4096] = "";
+        bool here;
 
         if (xdg && xdg[0] == '/')
                 snprintf(user_dir, sizeof user_dir, "%s/nsbox/profiles", xdg);
@@ -61,9 +62,14 @@ static int search(const char *name, char *ret, size_t size, struct nsb_error *e)
                 if (access(ret, F_OK) == 0)
                         return 0;
         }
-        return nsb_fail(e, NSB_STAGE_CONFIG, ENOENT,
-                        "profile '%s' not found: not a built-in (python, minimal), and no %s.ini in %s%s%s", name,
-                        name, CFG_PROFILE_SYSTEM_DIR, user_dir[0] ? " or " : "", user_dir);
+        here = access(name, F_OK) == 0;
+        /* The message names every place looked in: no errno text after it.
+         * A file of that name here is read only as a path ("./x.conf"). */
+        return nsb_fail(e, NSB_STAGE_CONFIG, 0,
+                        "profile '%s' not found: not a built-in (python, minimal), and no %s.ini in %s%s%s%s%s%s",
+                        name, name, CFG_PROFILE_SYSTEM_DIR, user_dir[0] ? " or " : "", user_dir,
+                        here ? " (to read the file in this directory, give its path: ./" : "", here ? name : "",
+                        here ? ")" : "");
 }
 
 int cfg_profile_load(const char *name, enum nsb_cmd cmd, struct nsb_config *ret, struct nsb_error *e)
