@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,10 +282,14 @@ static int opt_package(struct nsb_config *c, const char *v, struct nsb_error *e)
 
 static int opt_seccomp_deny(struct nsb_config *c, const char *v, struct nsb_error *e)
 {
-        /* Only the shape here; the filter compiler rejects a name the
-         * kernel does not know, before anything runs. */
+        /* The name is checked here, where the flag or the profile line can
+         * still be named (libseccomp's table lookup makes no syscall); the
+         * filter compiler checks it again before anything runs. */
         if (!*v || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(v))
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': not a syscall name (lower-case letters, digits and _)", v);
+        if (seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, v) < 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': not a system call of this architecture (as "
+                                "named in syscalls(2), e.g. uname, getcpu)", v);
         return push_str(&c->seccomp_deny, &c->n_seccomp_deny, v, e);
 }
 

@@ -269,9 +269,12 @@ class Messages(unittest.TestCase):
     def test_nsbox_knows_the_cause(self):
         self.assertEqual(self.error("test", "--harness", "/etc/passwd"),
                          "nsbox: test: --harness '/etc/passwd' is not a directory")
+        # a syscall name is checked with the flag, which the message names
         self.assertEqual(self.error("python", "--seccomp-deny", "no_such_call", "-c", "1"),
-                         "nsbox: sandbox error (config): seccomp_deny: unknown syscall 'no_such_call' (not a system "
-                         "call name libseccomp knows for this architecture)")
+                         "nsbox: --seccomp-deny: 'no_such_call': not a system call of this architecture (as named "
+                         "in syscalls(2), e.g. uname, getcpu)")
+        self.assertEqual(self.error("python", "--ro-bind", "/nonexistent-src:/data", "-c", "1"),
+                         "nsbox: sandbox error (config): --ro-bind '/nonexistent-src': No such file or directory")
         # a system error keeps its reason: here it is the only one
         p = nsbox("python", "--result", "/nonexistent-dir/r.json", "-c", "1")
         self.assertEqual(p.returncode, 125)
