@@ -632,6 +632,10 @@ static int take_positionals(struct nsb_config *cfg, int argc, char **argv, int i
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "judge: expected exactly one SPEC.json");
                 return set_str(&cfg->input_path, argv[i], e);
         case NSB_CMD_PROFILE:
+                if (argc - i > 2 && strcmp(argv[i], "show") == 0)
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "profile: unexpected argument '%s' after "
+                                        "'show %s'%s", argv[i + 2], argv[i + 1],
+                                        argv[i + 2][0] == '-' ? " (options go before it)" : "");
                 if (argc - i != 2 || strcmp(argv[i], "show") != 0)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "profile: expected 'show NAME|FILE'");
                 return set_str(&cfg->input_path, argv[i + 1], e);
@@ -647,7 +651,9 @@ static int take_positionals(struct nsb_config *cfg, int argc, char **argv, int i
                 break;
         case NSB_CMD_BATCH:
                 if (argc - i > 1)
-                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "batch: unexpected argument '%s'", argv[i + 1]);
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "batch: unexpected argument '%s' after JOBS.jsonl "
+                                        "'%s'%s", argv[i + 1], argv[i],
+                                        argv[i + 1][0] == '-' ? " (options go before it)" : " (one input at most)");
                 return argc - i == 1 ? set_str(&cfg->input_path, argv[i], e) : 0;
         default:
                 if (i < argc)

@@ -406,6 +406,12 @@ static void test_odd_words(void **state)
                 { 2, { "nsbox", "PYTHON" }, "unknown command 'PYTHON' (did you mean python?)" },
                 { 3, { "nsbox", "judge", "--help=x" }, "judge: --help takes no value" },
                 { 3, { "nsbox", "run", "--memory" }, "run: --memory needs a value (SIZE)" },
+                { 5, { "nsbox", "batch", "jobs.jsonl", "-j", "2" }, "batch: unexpected argument '-j' after JOBS.jsonl "
+                                                                    "'jobs.jsonl' (options go before it)" },
+                { 4, { "nsbox", "batch", "a.jsonl", "b.jsonl" }, "batch: unexpected argument 'b.jsonl' after "
+                                                                 "JOBS.jsonl 'a.jsonl' (one input at most)" },
+                { 5, { "nsbox", "profile", "show", "python", "--json" }, "profile: unexpected argument '--json' "
+                                                                         "after 'show python' (options go before it)" },
         };
         struct nsb_error e;
 
