@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/portable.h"
+
 static const char *const status_names[] = {
         [DOC_OK] = "ok", [DOC_DEGRADED] = "degraded", [DOC_UNAVAILABLE] = "unavailable",
 };
@@ -15,20 +17,6 @@ static const char *const status_names[] = {
 const char *doctor_status_name(enum doc_status s)
 {
         return (unsigned) s < sizeof status_names / sizeof status_names[0] ? status_names[s] : "unknown";
-}
-
-/* Append printf output to a fixed buffer, truncating silently (these are
- * human-readable texts; the buffers are sized for the longest we write). */
-__attribute__((format(printf, 3, 4))) static void append(char *buf, size_t size, const char *fmt, ...)
-{
-        size_t len = strnlen(buf, size);
-        va_list ap;
-
-        if (len + 1 >= size)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(buf + len, size - len, fmt, ap);
-        va_end(ap);
 }
 
 static struct doc_check *add_check(struct doc_report *r, const char *name)
@@ -41,8 +29,9 @@ static struct doc_check *add_check(struct doc_report *r, const char *name)
         return c;
 }
 
-#define DETAIL(c, ...) append((c)->detail, sizeof (c)->detail, __VA_ARGS__)
-#define FIX(c, ...) append((c)->fix, sizeof (c)->fix, __VA_ARGS__)
+/* Texts in fixed buffers, truncated silently (sized for the longest we write). */
+#define DETAIL(c, ...) nsb_appendf((c)->detail, sizeof (c)->detail, __VA_ARGS__)
+#define FIX(c, ...) nsb_appendf((c)->fix, sizeof (c)->fix, __VA_ARGS__)
 
 static void fix_sep(struct doc_check *c)
 {
@@ -74,28 +63,28 @@ void doctor_aa_fix(const struct doc_aa *aa, char *buf, size_t size)
         is_installed = aa->self_exe[0] && strcmp(aa->self_exe, installed) == 0;
         if (aa->profile_present && aa->profile_names_self) {
                 /* installed, not loaded (AppArmor started before it came) */
-                append(buf, size, AA_LOAD);
+                nsb_appendf(buf, size, AA_LOAD);
         } else if (aa->build_dir[0]) {
                 /* a profile names one binary path: this build's stays unconfined */
-                append(buf, size, "sudo meson install -C %s && " AA_LOAD ", then run %s (the profile names "
-                                  "that binary, not %s)", aa->build_dir, installed, aa->self_exe);
+                nsb_appendf(buf, size, "sudo meson install -C %s && " AA_LOAD ", then run %s (the profile names "
+                                       "that binary, not %s)", aa->build_dir, installed, aa->self_exe);
         } else if (is_installed && strcmp(aa->bindir, "/usr/bin") == 0) {
                 /* The profile is a conffile: dpkg keeps a deleted conffile
                  * deleted on a plain --reinstall; force-confmiss restores it. */
-                append(buf, size, "sudo apt-get install --reinstall -o Dpkg::Options::=--force-confmiss nsbox (the "
-                                  "package ships %s), then " AA_LOAD, DOC_AA_PROFILE);
+                nsb_appendf(buf, size, "sudo apt-get install --reinstall -o Dpkg::Options::=--force-confmiss nsbox "
+                                       "(the package ships %s), then " AA_LOAD, DOC_AA_PROFILE);
         } else if (is_installed) {
-                append(buf, size, "run sudo meson install again from nsbox's build directory (it installs %s), "
-                                  "then " AA_LOAD, DOC_AA_PROFILE);
+                nsb_appendf(buf, size, "run sudo meson install again from nsbox's build directory (it installs %s), "
+                                       "then " AA_LOAD, DOC_AA_PROFILE);
         } else {
-                append(buf, size, "install nsbox with its AppArmor profile (the nsbox package, or sudo meson install "
-                                  "from its build directory, which installs %s naming %s), then " AA_LOAD
-                                  ", and run that nsbox",
-                       DOC_AA_PROFILE, installed);
+                nsb_appendf(buf, size, "install nsbox with its AppArmor profile (the nsbox package, or sudo meson install "
+                                       "from its build directory, which installs %s naming %s), then " AA_LOAD
+                                       ", and run that nsbox",
+                            DOC_AA_PROFILE, installed);
         }
         if (aa->profile_present && !aa->profile_names_self)
-                append(buf, size, " (%s is there, but names another nsbox binary than %s)", DOC_AA_PROFILE,
-                       aa->self_exe[0] ? aa->self_exe : "this one");
+                nsb_appendf(buf, size, " (%s is there, but names another nsbox binary than %s)", DOC_AA_PROFILE,
+                            aa->self_exe[0] ? aa->self_exe : "this one");
 }
 
 bool doctor_aa_explain(const struct doc_aa *aa, struct nsb_error *e)

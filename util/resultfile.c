@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-#include <linux/openat2.h>
 
+#include "platform/platform.h"
 #include "util/cleanup.h"
+#include "util/portable.h"
 
 char *result_path_pin(const char *path)
 {
@@ -27,35 +27,19 @@ char *result_path_pin(const char *path)
         if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0 || strcmp(base, "/") == 0 ||
             !(dir = realpath(dirname(d), NULL)))
                 return strdup(path);
-        if (asprintf(&ret, "%s%s%s", dir, strcmp(dir, "/") == 0 ? "" : "/", base) < 0)
+        if (nsb_asprintf(&ret, "%s%s%s", dir, strcmp(dir, "/") == 0 ? "" : "/", base) < 0)
                 return NULL;
         return ret;
 }
 
-/* No symlink in any component: the pinned path has none, so one found now
- * was planted during the run. Kernels without openat2 (< 5.6) still get
- * O_NOFOLLOW on the last component. */
-static int open_no_symlinks(const char *path, int flags, mode_t mode)
-{
-        struct open_how how = { .flags = (unsigned) flags, .mode = mode, .resolve = RESOLVE_NO_SYMLINKS };
-        long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
-
-        if (fd < 0 && errno == ENOSYS)
-                fd = open(path, flags, mode);
-        return (int) fd;
-}
-
-static int open_named(const char *path, bool append, const char *what, struct nsb_error *e)
-{
-        return result_file_open_as(path, append, "--result", e);
-}
-
 int result_file_open_as(const char *path, bool append, const char *what, struct nsb_error *e)
 {
-        /* No O_TRUNC: nothing is truncated before it is known to be a regular file. */
-        AUTOCLOSE int fd = open_no_symlinks(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY |
-                                                          (append ? O_APPEND : 0),
-                                            0644);
+        /* No O_TRUNC: nothing is truncated before it is known to be a regular
+         * file. No symlink in any component: the pinned path has none, so one
+         * found now was planted during the run. */
+        AUTOCLOSE int fd = plat_open_no_symlinks(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
+                                                               O_NOCTTY | (append ? O_APPEND : 0),
+                                                 0644);
         struct stat st;
 
         if (fd < 0)
@@ -72,7 +56,7 @@ int result_file_open_as(const char *path, bool append, const char *what, struct 
 
 int result_file_open(const char *path, bool append, struct nsb_error *e)
 {
-        return open_named(path, append, "--result", e);
+        return result_file_open_as(path, append, "--result", e);
 }
 
 /* @n JSON values, each dumped with @flags and followed by a newline. */
@@ -80,7 +64,7 @@ static int write_values(const char *path, const char *what, json_t *const *value
                         struct nsb_error *e)
 {
         AUTO(fclose) FILE *f = NULL;
-        int fd = open_named(path, false, what, e);
+        int fd = result_file_open_as(path, false, what, e);
 
         if (fd < 0)
                 return fd;

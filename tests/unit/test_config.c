@@ -208,6 +208,16 @@ static void test_cli_errors(void **state)
                 /* 0 would mean "no limit" to the cgroup and to tmpfs */
                 { 5, { "nsbox", "run", "--memory", "0", "x" }, "0 would turn the limit off" },
                 { 5, { "nsbox", "run", "--tmp-size", "0K", "x" }, "0 would turn the limit off" },
+                /* zero and absurd limits, with what is allowed */
+                { 5, { "nsbox", "run", "--memory", "1k", "x" }, "'1k' is out of range: allowed 1M to 1T" },
+                { 5, { "nsbox", "run", "--memory", "2T", "x" }, "allowed 1M to 1T" },
+                { 5, { "nsbox", "run", "--output-limit", "0", "x" }, "'0' is out of range: allowed 1 to 1G" },
+                { 5, { "nsbox", "run", "--output-limit", "2G", "x" }, "allowed 1 to 1G" },
+                { 5, { "nsbox", "run", "--file-size", "0", "x" }, "allowed 1 to 1T" },
+                { 5, { "nsbox", "run", "--wall-time", "25h", "x" }, "allowed 1ms to 24h" },
+                { 5, { "nsbox", "run", "--cpu-time", "2000m", "x" }, "allowed 1ms to 24h" },
+                { 5, { "nsbox", "run", "--tmp-size", "1K", "x" }, "allowed 4K to 1T" },
+                { 5, { "nsbox", "run", "--pids", "0", "x" }, "out of range" },
                 { 4, { "nsbox", "judge", "spec.json", "--json" }, "unexpected argument '--json' after SPEC.json" },
         };
         (void) state;
@@ -465,6 +475,9 @@ static void test_usage_is_each_commands_own(void **state)
         u = cfg_usage(NSB_CMD_NONE);
         assert_non_null(strstr(u, "\n  report       0 summarised, 1 no result or verdict in the input"));
         assert_non_null(strstr(u, "\n  profile      0 printed, 125"));
+        /* the overview has every status each command's help lists */
+        assert_non_null(strstr(u, "126 COMMAND cannot be executed, 127 COMMAND not found"));
+        assert_non_null(strstr(u, "2 and some input lines were bad"));
         free(u);
 }
 

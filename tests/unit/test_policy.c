@@ -172,6 +172,11 @@ static void test_errors(void **state)
                 { "[python]\npackages = /tmp/pkg\n", "f.ini:2: [python] packages: '/tmp/pkg' lies under a path the sandbox owns" },
                 { "[python]\npackages = /opt/a\npackages = /opt/a\n", "f.ini:3: [python] packages: '/opt/a' is named twice" },
                 { "[limits]\nthis line has no equals sign\n", "f.ini:2: syntax error" },
+                /* the flags' ranges: zero and absurd limits, with what is allowed */
+                { "[limits]\nmemory = 1k\n", "f.ini:2: [limits] memory: '1k' is out of range: allowed 1M to 1T" },
+                { "[limits]\noutput_limit = 0\n", "f.ini:2: [limits] output_limit: '0' is out of range: allowed 1 to 1G" },
+                { "[limits]\nwall_time = 2d\n", "f.ini:2: [limits] wall_time: malformed duration" },
+                { "[limits]\nwall_time = 48h\n", "f.ini:2: [limits] wall_time: '48h' is out of range: allowed 1ms to 24h" },
                 { "[env]\nA =;x\n", "f.ini:2: [env] A: a value may not begin with ';'" },
                 { "[limits\nmemory = 1M\n", "f.ini:1: syntax error" },
                 { "[limits]\nmemory = 1M\n[bogus]\n[limits\n", "f.ini:3: unknown section [bogus]" },
