@@ -838,7 +838,7 @@ static void usage_top(FILE *f)
               "  report       0 summarised, 1 no result or verdict in the input, 125 unreadable input\n"
               "\nExample:\n  nsbox python --json --memory 128M --wall-time 2s -c 'print(sum(range(10**6)))'\n"
               "\nFirst run `nsbox doctor`. Each command explains itself: nsbox COMMAND --help.\n"
-              "The whole interface: docs/contract.md in the source tree.\n", f);
+              "The whole interface: man nsbox (installed), docs/contract.md (source tree).\n", f);
 }
 
 static void usage_cmd(FILE *f, const struct cli_cmd *c)
