@@ -564,11 +564,22 @@ static int option_before_command(const char *word, struct nsb_error *e)
         size_t n = all_option_names(names), len = strcspn(name, "=");
         char typed[WORD_BUF];
 
+        static const char *const top[] = { "help", "version" };   /* nsbox's own, before any command */
+
         if (!word[1] || strcmp(word, "--") == 0)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s' where the command belongs: nsbox COMMAND "
                                 "[OPTIONS] ARGS (nsbox --help lists the commands)", word);
+        if (strcmp(word, "-v") == 0 || strcmp(word, "-H") == 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "unknown option '%s' (did you mean %s?)", word,
+                                word[1] == 'v' ? "-V, --version" : "-h, --help");
         if (len < WORD_BUF) {
                 snprintf(typed, sizeof typed, "%.*s", (int) len, name);
+                for (size_t i = 0; i < 2 && name[len] == '='; i++)
+                        if (strcmp(typed, top[i]) == 0)
+                                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--%s takes no value", top[i]);
+                if ((best = cfg_closest(typed, top, 2)))
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "unknown option '%s' (did you mean --%s?)",
+                                        word, best);
                 best = cfg_closest(typed, names, n);
                 for (size_t i = 0; i < n; i++)
                         if (strcmp(typed, names[i]) == 0)

@@ -414,6 +414,13 @@ static void test_odd_words(void **state)
                 { 4, { "nsbox", "python", "--MEMORY", "1G" }, "python: unknown option '--MEMORY' (did you mean "
                                                               "--memory?)" },
                 { 2, { "nsbox", "PYTHON" }, "unknown command 'PYTHON' (did you mean python?)" },
+                /* nsbox's own options, before any command */
+                { 2, { "nsbox", "--halp" }, "unknown option '--halp' (did you mean --help?)" },
+                { 2, { "nsbox", "--verison" }, "unknown option '--verison' (did you mean --version?)" },
+                { 2, { "nsbox", "-v" }, "unknown option '-v' (did you mean -V, --version?)" },
+                { 2, { "nsbox", "--version=1" }, "--version takes no value" },
+                { 2, { "nsbox", "--help=1" }, "--help takes no value" },
+                { 2, { "nsbox", "-help" }, "unknown option '-help' (did you mean --help?)" },
                 { 3, { "nsbox", "judge", "--help=x" }, "judge: --help takes no value" },
                 { 3, { "nsbox", "run", "--memory" }, "run: --memory needs a value (SIZE)" },
                 { 5, { "nsbox", "batch", "jobs.jsonl", "-j", "2" }, "batch: unexpected argument '-j' after JOBS.jsonl "
