@@ -22,6 +22,8 @@
 #define QUOTE_MAX 48
 #define QUOTE_LEN(len) ((int) ((len) > QUOTE_MAX ? QUOTE_MAX : (len)))
 #define QUOTE_CUT(len) ((len) > QUOTE_MAX ? "..." : "")
+/* The arguments of "'%.*s%s'" for the string @v. */
+#define QV(v) QUOTE_LEN(strlen(v)), (v), QUOTE_CUT(strlen(v))
 
 #define DEFAULT_WALL_MS 10000ULL
 #define DEFAULT_MEMORY (256ULL << 20)
@@ -182,11 +184,11 @@ static int opt_shard(struct nsb_config *c, const char *v, struct nsb_error *e)
         uint64_t idx, n;
 
         if (!slash || (size_t) (slash - v) >= sizeof k)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': expected K/N, e.g. 0/4", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': expected K/N, e.g. 0/4", QV(v));
         memcpy(k, v, (size_t) (slash - v));
         k[slash - v] = '\0';
         if (cfg_parse_count(slash + 1, 1, 1u << 20, &n, e) < 0 || cfg_parse_count(k, 0, n - 1, &idx, e) < 0)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': expected K/N with 0 <= K < N", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': expected K/N with 0 <= K < N", QV(v));
         c->shard_index = (unsigned) idx;
         c->shard_count = (unsigned) n;
         return 0;
@@ -196,12 +198,12 @@ static int opt_env(struct nsb_config *c, const char *v, struct nsb_error *e)
 {
         const char *eq = strchr(v, '=');
         if (!eq || eq == v)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': expected NAME=VALUE", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': expected NAME=VALUE", QV(v));
         for (const char *p = v; p < eq; p++)
                 if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
                       (p > v && *p >= '0' && *p <= '9')))
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                        "'%s': invalid variable name (letters, digits and _, not starting with a digit)", v);
+                                        "'%.*s%s': invalid variable name (letters, digits and _, not starting with a digit)", QV(v));
         /* --env A=1 --env A=2: the program sees A=2, and so does the policy
          * (one entry, so the same environment always has the same hash). */
         for (size_t i = 0; i < c->n_env_add; i++)
@@ -218,7 +220,7 @@ static int opt_network(struct nsb_config *c, const char *v, struct nsb_error *e)
                 c->network = NSB_NETWORK_LOOPBACK;
         else
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                "'%s': expected none or loopback", v);
+                                "'%.*s%s': expected none or loopback", QV(v));
         return 0;
 }
 
@@ -230,7 +232,7 @@ static int opt_isolation(struct nsb_config *c, const char *v, struct nsb_error *
                 c->isolation = NSB_ISOLATION_REDUCED;
         else
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                "'%s': expected strict or reduced", v);
+                                "'%.*s%s': expected strict or reduced", QV(v));
         return 0;
 }
 
@@ -256,7 +258,7 @@ static int add_bind(struct nsb_config *c, const char *v, bool ro, struct nsb_err
         struct nsb_bind *nb;
 
         if (!*v || colon == v)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': empty source (expected SRC[:DST])", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': empty source (expected SRC[:DST])", QV(v));
         b.src = colon ? strndup(v, (size_t) (colon - v)) : strdup(v);
         b.dst = colon ? strdup(colon + 1) : strdup(v);
         if (!b.src || !b.dst) {
@@ -278,7 +280,7 @@ static int add_bind(struct nsb_config *c, const char *v, bool ro, struct nsb_err
 static int opt_package(struct nsb_config *c, const char *v, struct nsb_error *e)
 {
         if (v[0] != '/')
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': expected an absolute path", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': expected an absolute path", QV(v));
         return push_str(&c->packages, &c->n_packages, v, e);
 }
 
@@ -288,10 +290,10 @@ static int opt_seccomp_deny(struct nsb_config *c, const char *v, struct nsb_erro
          * still be named (libseccomp's table lookup makes no syscall); the
          * filter compiler checks it again before anything runs. */
         if (!*v || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(v))
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': not a syscall name (lower-case letters, digits and _)", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': not a syscall name (lower-case letters, digits and _)", QV(v));
         if (seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, v) < 0)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': not a system call of this architecture (as "
-                                "named in syscalls(2), e.g. uname, getcpu)", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': not a system call of this architecture (as "
+                                "named in syscalls(2), e.g. uname, getcpu)", QV(v));
         return push_str(&c->seccomp_deny, &c->n_seccomp_deny, v, e);
 }
 
@@ -302,11 +304,11 @@ static int opt_tmpfs(struct nsb_config *c, const char *v, struct nsb_error *e)
         struct nsb_tmpfs *nt;
 
         if (colon && cfg_parse_size(colon + 1, &t.size_bytes, e) < 0)
-                return nsb_error_prefix(e, "'%s'", v);
+                return nsb_error_prefix(e, "'%.*s%s'", QV(v));
         if (colon && t.size_bytes == 0)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': size must be positive", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': size must be positive", QV(v));
         if (v[0] != '/')
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': expected an absolute DST[:SIZE]", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': expected an absolute DST[:SIZE]", QV(v));
         if (!(t.dst = colon ? strndup(v, (size_t) (colon - v)) : strdup(v)))
                 return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory");
         nt = realloc(c->tmpfs, (c->n_tmpfs + 1) * sizeof *nt);

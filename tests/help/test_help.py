@@ -211,6 +211,19 @@ class Suggestions(unittest.TestCase):
         err = self.usage_error("python", "--" + "x" * 100000, "-c", "1")
         self.assertTrue(err.endswith("x...' (nsbox python --help lists the options)"), err[-200:])
         self.assertLess(len(err), 200)
+        # a very long value is quoted cut: what is allowed still ends the line
+        for args, end in ((["--network"], "...': expected none or loopback"),
+                          (["--memory"], "...' (expected a number of bytes with an optional unit K, M, G or T, "
+                                         "e.g. 512K, 256M, 1G)"),
+                          (["--shard"], "...': expected K/N, e.g. 0/4"),
+                          (["--profile"], "...' not found: not a built-in (python, minimal), and no "
+                                          + "z" * 48 + "....ini in /etc/nsbox/profiles")):
+            with self.subTest(option=args[0]):
+                p = nsbox("batch", *args, "z" * 5000, "/dev/null")
+                self.assertEqual((p.returncode, p.stdout), (125, b""))
+                err = p.stderr.decode().strip()
+                self.assertIn(end, err)
+                self.assertLess(len(err), 300)
 
     def test_nothing_close(self):
         self.assertEqual(self.usage_error("python", "--frobnicate", "-c", "1"),

@@ -448,6 +448,17 @@ static void test_odd_words(void **state)
         memset(long_cmd, 'b', sizeof long_cmd - 1);
         parse_fails(2, (char *[]) { "nsbox", long_cmd, NULL }, &e);
         assert_non_null(strstr(e.msg, "bbb...' (nsbox --help lists the commands)"));
+        /* so is a long value, and the message still says what is allowed */
+        long_opt[0] = 'z';
+        long_opt[1] = 'z';
+        parse_fails(5, (char *[]) { "nsbox", "python", "--network", long_opt, "x.py", NULL }, &e);
+        assert_non_null(strstr(e.msg, "aaa...': expected none or loopback"));
+        parse_fails(5, (char *[]) { "nsbox", "python", "--memory", long_opt, "x.py", NULL }, &e);
+        assert_non_null(strstr(e.msg, "aaa...' (expected a number of bytes with an optional unit K, M, G or T"));
+        parse_fails(5, (char *[]) { "nsbox", "python", "--wall-time", long_opt, "x.py", NULL }, &e);
+        assert_non_null(strstr(e.msg, "...' (expected a number with a unit ms, s, m or h"));
+        parse_fails(5, (char *[]) { "nsbox", "batch", "--jobs", long_opt, NULL }, &e);
+        assert_non_null(strstr(e.msg, "...' (expected a whole number)"));
         /* an empty value says what a value looks like */
         parse_fails(4, (char *[]) { "nsbox", "python", "--memory=", "x.py", NULL }, &e);
         assert_string_equal(e.msg, "--memory: empty size (expected a number of bytes with an optional unit K, M, "
