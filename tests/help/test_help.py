@@ -121,6 +121,18 @@ class Help(unittest.TestCase):
             self.assertIn("Exit status", secs)
             self.assertRegex(secs["Example"], r"^  nsbox ")
 
+    def test_a_synopsis_that_lists_options_lists_them_all(self):
+        """doctor's and report's usage lines name their options: none may be
+        missing (an option added to the table must reach the synopsis)."""
+        for cmd in ("doctor", "report"):
+            with self.subTest(cmd=cmd):
+                text = nsbox(cmd, "--help").stdout.decode()
+                usage = re.search(r"(?m)^Usage: (.*)$", text).group(1)
+                opts = set(re.findall(r"(?m)^  (--[a-z-]+)", text)) - {"--help"}
+                self.assertTrue(opts)
+                for opt in opts:
+                    self.assertIn("[" + opt, usage, opt)
+
     def test_help_names_a_command(self):
         """`nsbox help judge` is judge's help, as `git help commit` is; a
         name that is no command is refused with a suggestion."""
