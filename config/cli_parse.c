@@ -215,7 +215,8 @@ static int opt_env(struct nsb_config *c, const char *v, struct nsb_error *e)
                 if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
                       (p > v && *p >= '0' && *p <= '9')))
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                        "'%.*s%s': invalid variable name (letters, digits and _, not starting with a digit)", QV(v));
+                                        "'%.*s%s': invalid variable name (letters, digits and _, not starting with "
+                                        "a digit)", QV(v));
         /* --env A=1 --env A=2: the program sees A=2, and so does the policy
          * (one entry, so the same environment always has the same hash). */
         for (size_t i = 0; i < c->n_env_add; i++)
@@ -302,7 +303,8 @@ static int opt_seccomp_deny(struct nsb_config *c, const char *v, struct nsb_erro
          * still be named (libseccomp's table lookup makes no syscall); the
          * filter compiler checks it again before anything runs. */
         if (!*v || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(v))
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': not a syscall name (lower-case letters, digits and _)", QV(v));
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': not a syscall name (lower-case letters, "
+                                "digits and _)", QV(v));
         if (seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, v) < 0)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': not a system call of this architecture (as "
                                 "named in syscalls(2), e.g. uname, getcpu)", QV(v));
@@ -574,12 +576,11 @@ static int unknown_option(enum nsb_cmd cmd, const char *arg, size_t len, struct 
  * options come after the command, with the option's right name. */
 static int option_before_command(const char *word, struct nsb_error *e)
 {
+        static const char *const top[] = { "help", "version" };   /* nsbox's own, before any command */
         const char *names[N_OPTIONS];
         const char *name = word + strspn(word, "-"), *best = NULL;
         size_t n = all_option_names(names), len = strcspn(name, "=");
         char typed[WORD_BUF];
-
-        static const char *const top[] = { "help", "version" };   /* nsbox's own, before any command */
 
         if (!word[1] || strcmp(word, "--") == 0)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s' where the command belongs: nsbox COMMAND "
@@ -593,8 +594,8 @@ static int option_before_command(const char *word, struct nsb_error *e)
                         if (strcmp(typed, top[i]) == 0)
                                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--%s takes no value", top[i]);
                 if ((best = cfg_closest(typed, top, 2)))
-                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "unknown option '%s' (did you mean --%s?)",
-                                        word, best);
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "unknown option '%.*s%s' (did you mean --%s?)",
+                                        QV(word), best);
                 best = cfg_closest(typed, names, n);
                 for (size_t i = 0; i < n; i++)
                         if (strcmp(typed, names[i]) == 0)
@@ -603,10 +604,10 @@ static int option_before_command(const char *word, struct nsb_error *e)
         if (best)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s' before the command: options come after it "
                                 "(nsbox COMMAND --%s ..., and nsbox COMMAND --help lists them)",
-                                QUOTE_LEN(strlen(word)), word, QUOTE_CUT(strlen(word)), best);
+                                QV(word), best);
         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s' before the command: options come after it (nsbox "
                         "COMMAND [OPTIONS] ARGS; nsbox --help lists the commands)",
-                        QUOTE_LEN(strlen(word)), word, QUOTE_CUT(strlen(word)));
+                        QV(word));
 }
 
 static int unknown_command(const char *word, struct nsb_error *e)
@@ -623,7 +624,7 @@ static int unknown_command(const char *word, struct nsb_error *e)
         if (best)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "unknown command '%s' (did you mean %s?)", word, best);
         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "unknown command '%.*s%s' (nsbox --help lists the commands)",
-                        QUOTE_LEN(len), word, QUOTE_CUT(len));
+                        QV(word));
 }
 
 /* "nsbox help [COMMAND]", "nsbox --help [COMMAND]": that command's help, as
@@ -635,7 +636,7 @@ static int help_for(int argc, char **argv, struct nsb_config *cfg, struct nsb_er
                 return 0;
         if (argc > 3)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: unexpected argument '%.*s%s' (nsbox help [COMMAND])",
-                                argv[1], QUOTE_LEN(strlen(argv[3])), argv[3], QUOTE_CUT(strlen(argv[3])));
+                                argv[1], QV(argv[3]));
         for (size_t k = 0; k < N_COMMANDS; k++)
                 if (strcmp(argv[2], commands[k].name) == 0) {
                         cfg_defaults(cfg, commands[k].cmd);
@@ -667,8 +668,8 @@ static int take_positionals(struct nsb_config *cfg, int argc, char **argv, int i
                 return set_str(&cfg->input_path, argv[i], e);
         case NSB_CMD_PROFILE:
                 if (argc - i > 2 && strcmp(argv[i], "show") == 0)
-                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "profile: unexpected argument '%s' after "
-                                        "'show %s'%s", argv[i + 2], argv[i + 1],
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "profile: unexpected argument '%.*s%s' after "
+                                        "'show %.*s%s'%s", QV(argv[i + 2]), QV(argv[i + 1]),
                                         argv[i + 2][0] == '-' ? " (options go before it)" : "");
                 if (argc - i != 2 || strcmp(argv[i], "show") != 0)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "profile: expected 'show NAME|FILE'");
@@ -685,8 +686,8 @@ static int take_positionals(struct nsb_config *cfg, int argc, char **argv, int i
                 break;
         case NSB_CMD_BATCH:
                 if (argc - i > 1)
-                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "batch: unexpected argument '%s' after JOBS.jsonl "
-                                        "'%s'%s", argv[i + 1], argv[i],
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "batch: unexpected argument '%.*s%s' after "
+                                        "JOBS.jsonl '%.*s%s'%s", QV(argv[i + 1]), QV(argv[i]),
                                         argv[i + 1][0] == '-' ? " (options go before it)" : " (one input at most)");
                 return argc - i == 1 ? set_str(&cfg->input_path, argv[i], e) : 0;
         default:
