@@ -300,6 +300,11 @@ class Messages(unittest.TestCase):
                          "in syscalls(2), e.g. uname, getcpu)")
         self.assertEqual(self.error("python", "--ro-bind", "/nonexistent-src:/data", "-c", "1"),
                          "nsbox: sandbox error (config): --ro-bind '/nonexistent-src': No such file or directory")
+        self.assertEqual(self.error("python", "no-such-script.py"),
+                         "nsbox: python: script: 'no-such-script.py': No such file or directory")
+        self.assertEqual(self.error("python", "-"),
+                         "nsbox: python: SCRIPT '-': nsbox reads no program from its standard input; give a script "
+                         "file, or -c CODE (--stdin - hands standard input to the program)")
         # a system error keeps its reason: here it is the only one
         p = nsbox("python", "--result", "/nonexistent-dir/r.json", "-c", "1")
         self.assertEqual(p.returncode, 125)
