@@ -311,41 +311,36 @@ class Messages(unittest.TestCase):
         self.assertEqual(p.stderr.decode().strip(),
                          "nsbox: --result: cannot open '/nonexistent-dir/r.json': No such file or directory")
 
-    def test_profile_values(self):
+    def profile(self, text, name="p.ini"):
+        """A file @name holding @text in a directory removed after the test."""
         d = tempfile.mkdtemp(prefix="nsbox-help.")
-        try:
-            path = os.path.join(d, "p.ini")
-            with open(path, "w") as f:
-                f.write("[sandbox]\nnetwork = wifi\n")
-            self.assertEqual(self.error("python", "--profile", path, "-c", "1"),
-                             "nsbox: %s:2: [sandbox] network: 'wifi': expected none or loopback" % path)
-        finally:
-            shutil.rmtree(d)
+        self.addCleanup(shutil.rmtree, d)
+        path = os.path.join(d, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_profile_values(self):
+        path = self.profile("[sandbox]\nnetwork = wifi\n")
+        self.assertEqual(self.error("python", "--profile", path, "-c", "1"),
+                         "nsbox: %s:2: [sandbox] network: 'wifi': expected none or loopback" % path)
 
     def test_profile_keys_and_names(self):
-        d = tempfile.mkdtemp(prefix="nsbox-help.")
-        try:
-            path = os.path.join(d, "p.ini")
-            with open(path, "w") as f:
-                f.write("[limits]\nwall_time = 2s\nmemroy = 1G\n")
-            self.assertEqual(self.error("profile", "show", path),
-                             "nsbox: %s:3: unknown key 'memroy' in [limits] (did you mean memory?)" % path)
-            with open(path, "w") as f:
-                f.write("[sandbox]\nmemory = 1G\n")
-            self.assertEqual(self.error("profile", "show", path),
-                             "nsbox: %s:2: key 'memory' belongs in [limits], not in [sandbox]" % path)
-            # a profile that is not found says where it was looked for, with
-            # no errno text after that; a file here by that name is a path
-            with open(os.path.join(d, "course.conf"), "w") as f:
-                f.write("[limits]\nmemory = 1G\n")
-            err = self.error("python", "--profile", "course.conf", "-c", "1", cwd=d)
-            self.assertTrue(err.startswith("nsbox: profile 'course.conf' not found: not a built-in"), err)
-            self.assertTrue(err.endswith("(to read the file in this directory, give its path: ./course.conf)"), err)
-            self.assertNotIn("No such file", err)
-            p = nsbox("profile", "show", "./course.conf", cwd=d)
-            self.assertEqual(p.returncode, 0, p.stderr)
-        finally:
-            shutil.rmtree(d)
+        path = self.profile("[limits]\nwall_time = 2s\nmemroy = 1G\n")
+        self.assertEqual(self.error("profile", "show", path),
+                         "nsbox: %s:3: unknown key 'memroy' in [limits] (did you mean memory?)" % path)
+        path = self.profile("[sandbox]\nmemory = 1G\n")
+        self.assertEqual(self.error("profile", "show", path),
+                         "nsbox: %s:2: key 'memory' belongs in [limits], not in [sandbox]" % path)
+        # a profile that is not found says where it was looked for, with no
+        # errno text after that; a file here by that name is read as a path
+        d = os.path.dirname(self.profile("[limits]\nmemory = 1G\n", "course.conf"))
+        err = self.error("python", "--profile", "course.conf", "-c", "1", cwd=d)
+        self.assertTrue(err.startswith("nsbox: profile 'course.conf' not found: not a built-in"), err)
+        self.assertTrue(err.endswith("(to read the file in this directory, give its path: ./course.conf)"), err)
+        self.assertNotIn("No such file", err)
+        p = nsbox("profile", "show", "./course.conf", cwd=d)
+        self.assertEqual(p.returncode, 0, p.stderr)
 
     def test_judge_spec(self):
         d = tempfile.mkdtemp(prefix="nsbox-help.")
