@@ -135,8 +135,9 @@ static void unknown_key(struct ini_ctx *c, const char *section, const char *name
         for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
                 if (strcmp(keys[i].section, section) == 0) {
                         names[n++] = keys[i].key;
-                        len += (size_t) snprintf(list + len, len < sizeof list ? sizeof list - len : 0, "%s%s",
-                                                 len ? ", " : "", keys[i].key);
+                        if (len < sizeof list)
+                                len += (size_t) snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "",
+                                                         keys[i].key);
                 }
         best = strlen(name) < 64 ? cfg_closest(name, names, n) : NULL;
         if (!section[0])
