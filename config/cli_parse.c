@@ -10,10 +10,14 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "nsbox-config.h"
+#if NSBOX_HAVE_SECCOMP
+#include <seccomp.h>
+#endif
 
 /* Longest option or command name worth a suggestion. */
 #define WORD_BUF 64
@@ -305,9 +309,12 @@ static int opt_seccomp_deny(struct nsb_config *c, const char *v, struct nsb_erro
         if (!*v || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(v))
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': not a syscall name (lower-case letters, "
                                 "digits and _)", QV(v));
+#if NSBOX_HAVE_SECCOMP
+        /* (the posix platform has no seccomp: its plan refuses any name) */
         if (seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, v) < 0)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': not a system call of this architecture (as "
                                 "named in syscalls(2), e.g. uname, getcpu)", QV(v));
+#endif
         return push_str(&c->seccomp_deny, &c->n_seccomp_deny, v, e);
 }
 
