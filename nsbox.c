@@ -135,10 +135,15 @@ static int run_main(const struct frame_run *run, struct nsb_error *e)
                         tail[n_tail++] = "-c";
                         tail[n_tail++] = cfg->inline_code;
                 } else {
-                        if (read_file(cfg->argv[0], MAX_PROGRAM_BYTES, &program, &program_len, e) < 0) {
+                        /* `python -` reads its program from stdin; nsbox does not */
+                        if (strcmp(cfg->argv[0], "-") == 0)
+                                nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "SCRIPT '-': nsbox reads no program from its "
+                                         "standard input; give a script file, or -c CODE (--stdin - hands "
+                                         "standard input to the program)");
+                        else if (read_file(cfg->argv[0], MAX_PROGRAM_BYTES, &program, &program_len, e) < 0)
                                 nsb_error_prefix(e, "script");
+                        if (e->stage != NSB_STAGE_NONE)
                                 return NSB_EXIT_FAILURE;
-                        }
                         base = strrchr(cfg->argv[0], '/') ? strrchr(cfg->argv[0], '/') + 1 : cfg->argv[0];
                         if (nsb_asprintf(&prog_path, "/program/%s", base) < 0)
                                 return NSB_EXIT_FAILURE;
@@ -216,7 +221,7 @@ static int stdout_delivered_or_die(int code)
 static const struct frame_command commands[] = {
         /* cmd               name      profile             runs   python input   guarded                              main               explained */
         { NSB_CMD_RUN,       NULL,     FRAME_PROFILE_CLI,  true,  false, NULL,   0,                                   run_main,          NSB_EXIT_FAILURE },
-        { NSB_CMD_PYTHON,    NULL,     FRAME_PROFILE_CLI,  true,  true,  NULL,   0,                                   run_main,          NSB_EXIT_FAILURE },
+        { NSB_CMD_PYTHON,    "python", FRAME_PROFILE_CLI,  true,  true,  NULL,   0,                                   run_main,          NSB_EXIT_FAILURE },
         { NSB_CMD_JUDGE,     "judge",  FRAME_PROFILE_OWN,  true,  true,  "SPEC", FRAME_INPUT | GUARD_RESULTS | FRAME_OBSERVE | FRAME_JUNIT, judge_main, NSB_EXIT_FAILURE },
         { NSB_CMD_TEST,      "test",   FRAME_PROFILE_CLI,  true,  true,  NULL,   GUARD_RESULTS | FRAME_JUNIT,         test_main,         NSB_EXIT_FAILURE },
         { NSB_CMD_BATCH,     NULL,     FRAME_PROFILE_CLI,  true,  true,  "JOBS", FRAME_INPUT | GUARD_RESULTS,         batch_main,        NSB_EXIT_FAILURE },
