@@ -12,6 +12,9 @@ bool batch_shard_takes(unsigned index, unsigned count, size_t line);
 
 /* Only blanks (space, tab, CR): skipped silently, like a trailing newline. */
 bool batch_line_blank(const char *text, size_t len);
+/* 3 when @text starts with a UTF-8 byte order mark (which editors on
+ * Windows and PowerShell's redirection put before the first line), else 0. */
+size_t batch_bom_len(const char *text, size_t len);
 
 /* The identity of an id: its compact JSON text ("\"j1\"", "7"), so "7" and 7
  * are different jobs. malloc'd; NULL on ENOMEM or when @id is NULL. */

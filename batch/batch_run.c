@@ -548,6 +548,12 @@ static int next_job(struct batch *b, const char *jobs_path, struct batch_job *jo
 
                 if (r <= 0)
                         return 0;
+                if (b->in.line == 1 && !too_long) {
+                        size_t bom = batch_bom_len(text, len);   /* read as the text it marks */
+
+                        text += bom;
+                        len -= bom;
+                }
                 /* Whatever the shard: the input's first non-blank line says
                  * whether it is JSON Lines at all. A JSON array, a
                  * pretty-printed object, a judge spec or plain text is

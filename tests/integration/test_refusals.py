@@ -73,6 +73,22 @@ class BatchInput(SandboxTest):
             with self.subTest(name):
                 self.refused(self.write(name, data), what, fix)
 
+    def test_binary_input_is_refused_as_binary(self):
+        # A NUL in the first line: binary data, not "pretty-printed JSON".
+        path = self.write("nul.jsonl", b'{"id":"a",\0"kind":"python","code":"print(1)"}\n' + jsonl(JOB))
+        self.refused(path, "its first line holds a NUL byte (at byte 11)", "UTF-8 text")
+        self.assertNotIn(b"pretty", self.nsbox("batch", path).stderr)
+
+    def test_a_byte_order_mark_is_read_past(self):
+        # Windows editors and PowerShell's `>` start the file with a BOM:
+        # the jobs behind it run, none is lost or refused.
+        path = self.write("bom.jsonl", b"\xef\xbb\xbf" + jsonl(JOB, {"id": "b", "kind": "python", "code": "print(2)"}))
+        p = self.nsbox("batch", path, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        got = sorted((d["id"], d["outcome"], d["stdout"]["text"]) for d in map(json.loads, p.stdout.splitlines()))
+        self.assertEqual(got, [("a", "pass", "1\n"), ("b", "pass", "2\n")])
+        self.assertIn(b"bad lines 0", p.stderr)
+
     def test_refused_before_any_job_runs(self):
         # A valid job after a bad first line must not have run.
         code = "open(%r, 'w').write('x')" % self.marker

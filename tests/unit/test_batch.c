@@ -70,6 +70,35 @@ static void test_input_refusal(void **state)
         expect_refusal("42\n", "a JSON value that is not an object", "one job object");
 }
 
+static void test_input_refusal_binary(void **state)
+{
+        static const char nul_in_object[] = "{\"id\":\"a\",\0\"kind\":\"python\"}\n";
+        static const char nul_first[] = "\0\0\0\n";
+        char buf[NSB_ERROR_MSG_MAX];
+        const char *m;
+
+        (void) state;
+        /* Not "pretty-printed JSON" (jansson stops at the NUL): binary data. */
+        m = batch_input_refusal(nul_in_object, sizeof nul_in_object - 2, sizeof nul_in_object - 1, "in.json", buf,
+                                sizeof buf);
+        if (!m || !strstr(m, "in.json is not JSON Lines: its first line holds a NUL byte (at byte 11)") ||
+            strstr(m, "pretty"))
+                fail_msg("got '%s'", m ? m : "(accepted)");
+        m = batch_input_refusal(nul_first, 3, 4, NULL, buf, sizeof buf);
+        if (!m || !strstr(m, "the input on stdin is not JSON Lines: its first line holds a NUL byte (at byte 1)"))
+                fail_msg("got '%s'", m ? m : "(accepted)");
+}
+
+static void test_bom(void **state)
+{
+        (void) state;
+        assert_int_equal(batch_bom_len("\xef\xbb\xbf{}", 5), 3);
+        assert_int_equal(batch_bom_len("\xef\xbb\xbf", 3), 3);
+        assert_int_equal(batch_bom_len("\xef\xbb", 2), 0);
+        assert_int_equal(batch_bom_len("{\"id\":1}", 8), 0);
+        assert_int_equal(batch_bom_len("\xbb\xef\xbf{", 4), 0);
+}
+
 static void test_summary(void **state)
 {
         struct batch_progress p = { .done = 5, .count = { 2, 1, 1, 1 }, .elapsed_ms = 2345 };
@@ -288,6 +317,8 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_input_refusal),
+                cmocka_unit_test(test_input_refusal_binary),
+                cmocka_unit_test(test_bom),
                 cmocka_unit_test(test_summary),
                 cmocka_unit_test(test_python_job),
                 cmocka_unit_test(test_run_and_judge_jobs),
