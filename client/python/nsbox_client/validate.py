@@ -72,7 +72,25 @@ def parse_duration_ms(text: str, where: str) -> int:
 
 
 def _seconds_text(value: float) -> str:
-    return repr(float(value)) if not float(value).is_integer() else str(int(value))
+    """A number of seconds as nsbox reads a JSON number (judge/spec_parse.c
+    number_text: nine decimals, trailing zeros dropped), so 2.01, whose
+    double is 2.00999..., is the 2010ms nsbox makes of it."""
+    text = "%.9f" % value
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _seconds_ms(value: float, where: str) -> int:
+    """A finite number of seconds at most a day -> whole milliseconds as
+    nsbox counts them; ValueError when nsbox would refuse it."""
+    if not math.isfinite(value) or value <= 0 or value * 1000 > DAY_MS:
+        raise ValueError("%s=%r is out of range: a number of seconds > 0, at most 86400" % (where, value))
+    try:
+        ms = parse_duration_ms(_seconds_text(value), where)
+    except ValueError:
+        ms = -1
+    if ms <= 0:
+        raise ValueError("%s=%r is finer than a millisecond" % (where, value))
+    return ms
 
 
 def _duration(key: str, value: object, where: str) -> LimitValue:
@@ -82,16 +100,13 @@ def _duration(key: str, value: object, where: str) -> LimitValue:
     if isinstance(value, (int, float)) and not isinstance(value, str):
         if not math.isfinite(value):
             raise ValueError("%s: %r is not a number of seconds" % (where, value))
-        ms = value * 1000
-        text = _seconds_text(value)
-    else:
-        ms = parse_duration_ms(value, where)
-        text = value
+        if value <= 0 or value * 1000 > DAY_MS:
+            raise ValueError("%s: %r is out of range: allowed 1ms to 24h" % (where, value))
+        _seconds_ms(value, where)   # what nsbox will parse: it must take it too
+        return value
+    ms = parse_duration_ms(value, where)
     if ms <= 0 or ms > DAY_MS:
         raise ValueError("%s: %r is out of range: allowed 1ms to 24h" % (where, value))
-    if ms != int(ms):
-        raise ValueError("%s: %r is finer than a millisecond" % (where, value))
-    parse_duration_ms(text, where)   # what nsbox will parse: it must take it too
     return value
 
 
@@ -142,10 +157,7 @@ def timeout(value: object, where: str = "timeout") -> Optional[float]:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError("%s must be a number of seconds (int or float), not %s %r" % (where, _kind(value), value))
-    if not math.isfinite(value) or value <= 0 or value * 1000 > DAY_MS:
-        raise ValueError("%s=%r is out of range: a number of seconds > 0, at most 86400" % (where, value))
-    if value * 1000 != int(value * 1000):
-        raise ValueError("%s=%r is finer than a millisecond" % (where, value))
+    _seconds_ms(value, where)
     return float(value)
 
 

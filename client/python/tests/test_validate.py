@@ -125,6 +125,20 @@ class JudgeJobsAndTest(WithNsbox):
         self.assertGreater(wrong.counts["failed"], 0)
         self.assertIn("failed", {t.outcome for t in wrong.tests})
 
+    def test_float_seconds_nsbox_takes_are_taken(self):
+        # 2.01 * 1000 is 2009.999... in binary floating point: the client
+        # called it "finer than a millisecond" where nsbox (nine decimals)
+        # runs it as 2010ms; 34 of the timeouts 0.01..30.00 were refused.
+        for t in (2.01, 4.03, 8.05, 0.1 + 0.2):
+            with self.subTest(t):
+                r = self.client.run_code("print(1)", timeout=t)
+                self.assertEqual((r.status, r.stdout), ("pass", "1\n"))
+                r = self.client.run_code("print(1)", timeout=None, limits={"cpu_time": t})
+                self.assertEqual((r.status, r.stdout), ("pass", "1\n"))
+        for t in range(1, 3001):
+            nc.validate.timeout(t / 100)
+            nc.validate.limits({"wall_time": t / 100})
+
     def test_nothing_ran_before_a_bad_pair(self):
         """The pairs before an unusable one used to run (and leave their
         files in the workspace) before the exception came."""
