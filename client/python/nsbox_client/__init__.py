@@ -237,6 +237,7 @@ class Client:
         each) through one `nsbox batch`; yields each result as it completes
         (completion order; .id is the item's index). A list is checked whole
         before nsbox starts; a lazy iterable item by item as it is fed."""
+        validate.collection(pairs)
         validate.timeout(timeout)
         validate.limits(limits)
         validate.jobs(jobs)
@@ -301,7 +302,7 @@ class Client:
                   limits: Optional[Dict[str, Any]] = None) -> List[Union[RunResult, Verdict]]:
         """Like batch_stream, collected: one result per item, in input order.
         Every item and argument is checked before the first one runs."""
-        pairs = list(validate.items(list(pairs)))
+        pairs = list(validate.items(list(validate.collection(pairs))))
         got: Dict[Any, Union[RunResult, Verdict]] = {}
         for r in self.batch_stream(pairs, timeout=timeout, jobs=jobs, limits=limits):
             got[r.id] = r

@@ -85,7 +85,7 @@ class AsyncClient:
         """`async for` over one `nsbox batch`: a RunResult per python item, a
         Verdict per JudgeJob, in completion order (.id is the item's index).
         Every item is checked before nsbox starts."""
-        checked = validate.items(list(items))
+        checked = validate.items(list(validate.collection(items, "items")))
         validate.timeout(timeout)
         validate.limits(limits)
         validate.jobs(jobs)

@@ -11,7 +11,7 @@ import difflib
 import math
 import os
 import re
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 from .jobs import JudgeJob
 
@@ -37,6 +37,7 @@ _DURATION_UNIT = {"": 1000, "ms": 1, "s": 1000, "m": 60000, "h": 3600000}
 _NUMBER = re.compile(r"(\d+)(?:\.(\d{1,9}))?([A-Za-z]*)\Z")
 
 LimitValue = Union[str, int, float]
+_T = TypeVar("_T")
 Item = Union[str, Tuple[str, Optional[str]], JudgeJob]
 
 
@@ -226,9 +227,20 @@ def item(index: int, value: object) -> Item:
     return (code, text(value[1], where + " test_code", optional=True) if len(value) > 1 else None)
 
 
+def collection(values: _T, where: str = "pairs") -> _T:
+    """@values itself, when it can be a collection of batch items: a str (or
+    bytes, or a dict) iterates as characters (keys), each of which would
+    run as a job of its own."""
+    if isinstance(values, (str, bytes, bytearray, Mapping)):
+        raise TypeError("%s must be a list (or other iterable) of jobs, not a %s, whose every %s would run as a "
+                        "job: wrap a single job in a list" % (where, _kind(values),
+                                                              "key" if isinstance(values, Mapping) else "character"))
+    return values
+
+
 def items(values: Sequence[object]) -> List[Item]:
     """Every item checked before the first one runs."""
-    return [item(i, v) for i, v in enumerate(values)]
+    return [item(i, v) for i, v in enumerate(collection(values))]
 
 
 def directory(value: object, where: str) -> str:

@@ -91,6 +91,15 @@ class Tripwire(unittest.TestCase):
                 self.raises(exc, needle, lambda: list(self.client.batch_stream(good + [bad])))
                 self.raises(exc, needle, lambda: asyncio.run(self.aclient.batch_run(good + [bad])))
 
+    def test_a_str_is_not_a_list_of_jobs(self):
+        # batch_run("print(1)") used to run p, r, i, n, t, ... as 8 jobs
+        # (8 NameErrors that look like results).
+        for bad in ("print(1)", b"print(1)", {"print(1)": None}):
+            with self.subTest(bad):
+                self.raises(TypeError, "must be a list (or other iterable) of jobs", lambda: self.client.batch_run(bad))
+                self.raises(TypeError, "wrap a single job in a list", lambda: list(self.client.batch_stream(bad)))
+                self.raises(TypeError, "items must be a list", lambda: asyncio.run(self.aclient.batch_run(bad)))
+
     def test_judge_and_test_arguments(self):
         c = self.client
         self.raises(TypeError, "must be a dict", lambda: asyncio.run(self.aclient.judge(["cases"])))
