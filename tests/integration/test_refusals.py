@@ -318,6 +318,33 @@ class CommandStatus(SandboxTest):
                 self.assertEqual((p.returncode, res["status"], res["error"]["stage"]), (126, "error", "exec"), res)
                 self.assertIsNone(res["exit_code"])
 
+    def test_126_when_path_holds_the_name_only_unexecutable(self):
+        # execvp's rule, so env(1)'s and timeout(1)'s: a name PATH has only
+        # as a file without the x bit (or a directory) exists, it cannot be
+        # executed: 126, not 127 "not found"; an executable one later on PATH
+        # is still found.
+        name = "nsbox-cmd-%d" % os.getpid()
+        plain = os.path.join(self.dir, "plain")
+        os.mkdir(plain)
+        os.chmod(plain, 0o755)
+        self.file(os.path.join("plain", name), b"#!/bin/sh\necho hi\n", 0o644)
+        dirs = os.path.join(self.dir, "dirs")
+        os.makedirs(os.path.join(dirs, name))
+        os.chmod(dirs, 0o755)
+        good = os.path.join(self.dir, "good")
+        os.mkdir(good)
+        os.chmod(good, 0o755)
+        self.file(os.path.join("good", name), b"#!/bin/sh\necho found\n", 0o755)
+        for path, holder in ((plain, plain), (dirs, dirs), ("/nonexistent:" + plain, plain)):
+            with self.subTest(path):
+                p, res = self.run_json("run", "--", name, env=dict(os.environ, PATH=path))
+                self.assertEqual((p.returncode, res["status"], res["error"]["stage"]), (126, "error", "exec"), res)
+                self.assertIn("is on PATH only as '%s/%s'" % (holder, name), res["error"]["message"])
+        p = self.nsbox("run", "--", name, env=dict(os.environ, PATH="%s:%s:%s" % (plain, dirs, good)))
+        self.assertEqual((p.returncode, p.stdout), (0, b"found\n"), p.stderr)
+        p = self.nsbox("run", "--", name, env=dict(os.environ, PATH="/nonexistent:/usr/bin"))
+        self.assertEqual(p.returncode, 127, p.stderr)
+
     def test_other_sandbox_errors_stay_125(self):
         p, res = self.run_json("run", "--workspace", "/nonexistent/ws", "--", "/bin/true")
         self.assertEqual((p.returncode, res["status"]), (125, "error"))
