@@ -175,6 +175,11 @@ class Asyncio(WithNsbox):
         r, v = asyncio.run(main())
         self.assertEqual((r.status, r.label, v.verdict), ("pass", 1, "pass"))
 
+    def test_batch_run_takes_a_generator(self):
+        # as the sync batch_run and aio.batch_stream do (it called len() on it)
+        out = asyncio.run(self.aclient.batch_run("print(%d)" % i for i in range(3)))
+        self.assertEqual([(r.id, r.stdout) for r in out], [(0, "0\n"), (1, "1\n"), (2, "2\n")])
+
     def test_async_for_over_a_batch(self):
         async def main():
             seen = []
