@@ -192,7 +192,7 @@ class Client:
 
     def __init__(self, nsbox: Optional[str] = None, extra_args: Sequence[str] = (), dedent: bool = True):
         self.nsbox = nsbox or os.environ.get("NSBOX") or shutil.which("nsbox") or "nsbox"
-        self.extra_args = list(extra_args)
+        self.extra_args = validate.arguments(extra_args, "extra_args")
         self.dedent = dedent
 
     # -- plumbing -----------------------------------------------------------

@@ -238,6 +238,19 @@ def collection(values: _T, where: str = "pairs") -> _T:
     return values
 
 
+def arguments(value: object, where: str) -> List[str]:
+    """Command-line words: a list of str (a str alone would be split into
+    its characters, each a word nsbox refuses with a puzzling message)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+        raise TypeError("%s must be a list of str, e.g. ['--memory', '128M'], not %s" % (where, _kind(value)))
+    for i, word in enumerate(value):
+        if not isinstance(word, str):
+            raise TypeError("%s[%d] must be a str, not %s %r" % (where, i, _kind(word), word))
+        if "\0" in word:
+            raise ValueError("%s[%d] must not contain a NUL character" % (where, i))
+    return list(value)
+
+
 def items(values: Sequence[object]) -> List[Item]:
     """Every item checked before the first one runs."""
     return [item(i, v) for i, v in enumerate(collection(values))]

@@ -100,6 +100,17 @@ class Tripwire(unittest.TestCase):
                 self.raises(TypeError, "wrap a single job in a list", lambda: list(self.client.batch_stream(bad)))
                 self.raises(TypeError, "items must be a list", lambda: asyncio.run(self.aclient.batch_run(bad)))
 
+    def test_client_options(self):
+        # extra_args="--memory 64M" became the words "-", "-", "m", ...:
+        # nsbox then said "batch: unexpected argument '-'" at the first call.
+        for bad, exc, needle in (("--memory 64M", TypeError, "extra_args must be a list of str"),
+                                 (["--memory", 64], TypeError, "extra_args[1] must be a str, not int 64"),
+                                 (["--env", "A=\0"], ValueError, "extra_args[1] must not contain a NUL")):
+            with self.subTest(bad):
+                self.raises(exc, needle, lambda: nc.Client(self.client.nsbox, extra_args=bad))
+                self.raises(exc, needle, lambda: aio.AsyncClient(self.client.nsbox, extra_args=bad))
+        self.assertEqual(nc.Client(self.client.nsbox, extra_args=("--memory", "64M")).extra_args, ["--memory", "64M"])
+
     def test_judge_and_test_arguments(self):
         c = self.client
         self.raises(TypeError, "must be a dict", lambda: asyncio.run(self.aclient.judge(["cases"])))
