@@ -365,8 +365,10 @@ def _testcmd_args(harness: Any, workspace: Any, timeout: Optional[float], limits
     if timeout is not None and "wall_time" not in checked:
         checked["wall_time"] = validate.timeout(timeout) or 0.0
     for key, value in checked.items():
-        args += [_LIMIT_FLAGS[key], "%gs" % value if key in ("wall_time", "cpu_time") and not isinstance(value, str)
-                 else str(value)]
+        # seconds as nsbox reads them (nine decimals): "%g" kept six digits,
+        # so 1234.567 became --wall-time 1234.57s
+        args += [_LIMIT_FLAGS[key], validate.seconds_text(value) + "s"
+                 if key in ("wall_time", "cpu_time") and not isinstance(value, str) else str(value)]
     return args
 
 

@@ -72,7 +72,7 @@ def parse_duration_ms(text: str, where: str) -> int:
     return int(m.group(1)) * mult + (int(frac) * mult // int(10 ** len(frac)) if frac else 0)
 
 
-def _seconds_text(value: float) -> str:
+def seconds_text(value: float) -> str:
     """A number of seconds as nsbox reads a JSON number (judge/spec_parse.c
     number_text: nine decimals, trailing zeros dropped), so 2.01, whose
     double is 2.00999..., is the 2010ms nsbox makes of it."""
@@ -86,7 +86,7 @@ def _seconds_ms(value: float, where: str) -> int:
     if not math.isfinite(value) or value <= 0 or value * 1000 > DAY_MS:
         raise ValueError("%s=%r is out of range: a number of seconds > 0, at most 86400" % (where, value))
     try:
-        ms = parse_duration_ms(_seconds_text(value), where)
+        ms = parse_duration_ms(seconds_text(value), where)
     except ValueError:
         ms = -1
     if ms <= 0:

@@ -111,6 +111,14 @@ class Tripwire(unittest.TestCase):
                 self.raises(exc, needle, lambda: aio.AsyncClient(self.client.nsbox, extra_args=bad))
         self.assertEqual(nc.Client(self.client.nsbox, extra_args=("--memory", "64M")).extra_args, ["--memory", "64M"])
 
+    def test_test_flags_carry_the_seconds_given(self):
+        # "%gs" kept six significant digits: 1234.567 ran as 1234.57s
+        self.assertEqual(nc._testcmd_args(self.dir, None, 1234.567, None)[-2:], ["--wall-time", "1234.567s"])
+        self.assertEqual(nc._testcmd_args(self.dir, None, None, {"cpu_time": 86399.999})[-2:],
+                         ["--cpu-time", "86399.999s"])
+        self.assertEqual(nc._testcmd_args(self.dir, None, 2.01, None)[-2:], ["--wall-time", "2.01s"])
+        self.assertEqual(nc._testcmd_args(self.dir, None, 60, None)[-2:], ["--wall-time", "60s"])
+
     def test_judge_and_test_arguments(self):
         c = self.client
         self.raises(TypeError, "must be a dict", lambda: asyncio.run(self.aclient.judge(["cases"])))
