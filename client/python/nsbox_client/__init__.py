@@ -215,6 +215,17 @@ class Client:
             p.kill()
             p.communicate()
             raise NsboxError("nsbox did not answer within %ss" % timeout)
+        except BaseException:
+            # Interrupted (KeyboardInterrupt, a signal handler's exception):
+            # SIGTERM cancels every sandbox of the judge or test; drained and
+            # reaped, so nothing runs on after the exception.
+            p.terminate()
+            try:
+                p.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+            raise
         return p.returncode, out, err.decode("utf-8", "replace")
 
     @staticmethod

@@ -3,6 +3,7 @@ judge jobs in batch_run, and the asyncio API (stdlib unittest)."""
 import asyncio
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -179,6 +180,33 @@ class JudgeJobsAndTest(WithNsbox):
         self.assertEqual(os.listdir(ws), [])
         c.batch_run([("open('left.txt', 'w').write('x')", None)])
         self.assertEqual(os.listdir(ws), ["left.txt"])   # the same pair, run: the check above can fail
+
+
+class Interrupted(WithNsbox):
+    def test_an_interrupted_judge_leaves_nothing_running(self):
+        # An exception in the caller (here from a SIGALRM handler, as
+        # KeyboardInterrupt would be) left `nsbox judge` and its sandbox
+        # running on to the end of their wall time.
+        marker = "nsbox-int-%d-%s" % (os.getpid(), uuid.uuid4().hex[:8])
+        spec = {"program": {"source": "import os, sys\nos.execv(sys.executable, [sys.executable, '-c', "
+                                      "'import time; time.sleep(120)', %r])" % marker},
+                "limits": {"wall_time": "120s"}, "cases": [{"name": "sleeps"}]}
+
+        class Stop(Exception):
+            pass
+
+        def poll(_sig, _frame):
+            if _processes_with(marker):
+                signal.setitimer(signal.ITIMER_REAL, 0)   # one exception, as one Ctrl-C
+                raise Stop()
+        old = signal.signal(signal.SIGALRM, poll)
+        self.addCleanup(signal.signal, signal.SIGALRM, old)
+        self.addCleanup(signal.setitimer, signal.ITIMER_REAL, 0)
+        signal.setitimer(signal.ITIMER_REAL, 0.05, 0.05)
+        with self.assertRaises(Stop):
+            self.client.judge(spec)
+        self.assertEqual(_processes_with(marker), [])
+        self.assertEqual(_children_named("nsbox"), [])
 
 
 class Asyncio(WithNsbox):
