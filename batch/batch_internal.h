@@ -63,6 +63,11 @@ void batch_progress_text(const struct batch_progress *p, char *buf, size_t size)
 const char *batch_input_refusal(const char *text, size_t line_len, size_t avail, const char *input, char *buf,
                                 size_t size);
 
+/* batch_input_refusal for a first line longer than nsbox reads, from the
+ * @len bytes of its head: NULL when it starts like a job object (it is then
+ * one bad line); else the refusal (binary data, a JSON array, text). Pure. */
+const char *batch_long_line_refusal(const char *head, size_t len, const char *input, char *buf, size_t size);
+
 /* The line stderr gets when a batch ends: "nsbox batch: 12 lines in 3.4s:
  * pass 9 fail 1 timeout 1 error 1; bad lines 1 (first: line 7); skipped 2".
  * Always NUL-terminated. Pure. */

@@ -483,6 +483,19 @@ const char *batch_input_refusal(const char *text, size_t line_len, size_t avail,
         return buf;
 }
 
+const char *batch_long_line_refusal(const char *head, size_t len, const char *input, char *buf, size_t size)
+{
+        const char *p = head;
+
+        while (p < head + len && (*p == ' ' || *p == '\t' || *p == '\r'))
+                p++;
+        /* A job object too long to read is that job's bad line; a head that
+         * cannot start one (binary data, an array, text) is no JSON Lines. */
+        if (!memchr(head, '\0', len) && p < head + len && *p == '{')
+                return NULL;
+        return batch_input_refusal(head, len, len, input, buf, size);
+}
+
 void batch_summary_text(const struct batch_progress *p, bool cancelled, char *buf, size_t size)
 {
         size_t n;

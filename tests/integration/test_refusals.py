@@ -79,6 +79,20 @@ class BatchInput(SandboxTest):
         self.refused(path, "its first line holds a NUL byte (at byte 11)", "UTF-8 text")
         self.assertNotIn(b"pretty", self.nsbox("batch", path).stderr)
 
+    def test_a_first_line_too_long_to_read(self):
+        # /dev/zero has no line end: it was read (and thrown away) for ever
+        # at full CPU as one "too long" bad line; now refused from its head.
+        p = self.nsbox("batch", "/dev/zero", timeout=120)
+        self.assertEqual((p.returncode, p.stdout), (125, b""), p.stderr)
+        self.assertIn(b"/dev/zero is not JSON Lines: its first line holds a NUL byte (at byte 1)", p.stderr)
+        # a job line too long is still that job's bad line; the next runs
+        big = json.dumps(dict(JOB, id="big", code="#" + "x" * (65 << 20))).encode() + b"\n"
+        p = self.nsbox("batch", "-", input=big + jsonl(dict(JOB, id="b")), timeout=120)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        got = {d["batch"]["line"]: d for d in map(json.loads, p.stdout.splitlines())}
+        self.assertEqual((got[1]["status"], got[2]["id"], got[2]["outcome"]), ("error", "b", "pass"))
+        self.assertIn("longer than", got[1]["error"]["message"])
+
     def test_a_byte_order_mark_is_read_past(self):
         # Windows editors and PowerShell's `>` start the file with a BOM:
         # the jobs behind it run, none is lost or refused.

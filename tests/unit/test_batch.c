@@ -89,6 +89,30 @@ static void test_input_refusal_binary(void **state)
                 fail_msg("got '%s'", m ? m : "(accepted)");
 }
 
+static void test_long_line_refusal(void **state)
+{
+        char buf[NSB_ERROR_MSG_MAX];
+        const char *m;
+
+        (void) state;
+        /* the head of a job object: that job's own bad line */
+        assert_null(batch_long_line_refusal("{\"id\":\"a\",\"code\":\"xxxx", 20, "in", buf, sizeof buf));
+        assert_null(batch_long_line_refusal(" \t{\"id\"", 7, "in", buf, sizeof buf));
+        /* anything else is no JSON Lines, named from its head */
+        m = batch_long_line_refusal("\0\0\0\0", 4, "/dev/zero", buf, sizeof buf);
+        if (!m || !strstr(m, "/dev/zero is not JSON Lines: its first line holds a NUL byte (at byte 1)"))
+                fail_msg("got '%s'", m ? m : "(accepted)");
+        m = batch_long_line_refusal("{\"id\":\0", 7, "in", buf, sizeof buf);
+        if (!m || !strstr(m, "holds a NUL byte (at byte 7)"))
+                fail_msg("got '%s'", m ? m : "(accepted)");
+        m = batch_long_line_refusal("[{\"id\":\"a\",\"code\":\"xx", 20, "in", buf, sizeof buf);
+        if (!m || !strstr(m, "a JSON array") || !strstr(m, "jq -c '.[]' in"))
+                fail_msg("got '%s'", m ? m : "(accepted)");
+        m = batch_long_line_refusal("xxxxxxxx", 8, "in", buf, sizeof buf);
+        if (!m || !strstr(m, "plain text (\"xxxxxxxx\")"))
+                fail_msg("got '%s'", m ? m : "(accepted)");
+}
+
 static void test_bom(void **state)
 {
         (void) state;
@@ -319,6 +343,7 @@ int main(void)
                 cmocka_unit_test(test_input_refusal),
                 cmocka_unit_test(test_input_refusal_binary),
                 cmocka_unit_test(test_bom),
+                cmocka_unit_test(test_long_line_refusal),
                 cmocka_unit_test(test_summary),
                 cmocka_unit_test(test_python_job),
                 cmocka_unit_test(test_run_and_judge_jobs),
