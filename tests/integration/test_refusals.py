@@ -296,6 +296,33 @@ class StdinDash(SandboxTest):
         self.assertEqual((proc.returncode, out), (0, b"hello ada False pipe\nrest ['x', 'y']\n"), err)
 
 
+class LostOutput(SandboxTest):
+    def test_output_nsbox_cannot_pass_on_is_its_failure(self):
+        # `nsbox python -c 'print(1)' > /dev/full` exited 0: the program's
+        # status, with its output lost. Now 125 and a message.
+        with open("/dev/full", "wb") as full:
+            p = subprocess.run([NSBOX, "python", "-c", "print(1); raise SystemExit(3)"], stdout=full,
+                               stderr=subprocess.PIPE, timeout=60)
+            self.assertEqual(p.returncode, 125, p.stderr)
+            self.assertIn(b"cannot pass the program's stdout on: No space left on device", p.stderr)
+            p = subprocess.run([NSBOX, "run", "--", "/bin/sh", "-c", "echo oops >&2"], stdout=subprocess.PIPE,
+                               stderr=full, timeout=60)
+            self.assertEqual(p.returncode, 125)
+        # nothing written, nothing lost: the program's own status
+        with open("/dev/full", "wb") as full:
+            p = subprocess.run([NSBOX, "python", "-c", "raise SystemExit(3)"], stdout=full, stderr=subprocess.PIPE,
+                               timeout=60)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        # a reader that went away (`| head -c 1`) is the pipeline's choice
+        proc = subprocess.Popen([NSBOX, "python", "-c", "print('x' * 1000000); raise SystemExit(3)"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdout.read(1)
+        proc.stdout.close()
+        err = proc.stderr.read()
+        proc.stderr.close()
+        self.assertEqual(proc.wait(timeout=60), 3, err)
+
+
 class CommandStatus(SandboxTest):
     def setUp(self):
         super().setUp()
