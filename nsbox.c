@@ -278,7 +278,10 @@ int main(int argc, char **argv)
          * profile: its spec may name the profile. */
         if ((getcwd(cwd, sizeof cwd) && cfg_absolute_sources(&cfg, cwd, &e) < 0) ||
             (cfg.cmd != NSB_CMD_JUDGE && cfg.cmd != NSB_CMD_DOCTOR && cfg_profile_resolve(&cfg, NULL, &e) < 0) ||
-            (cfg.cmd != NSB_CMD_RUN && cfg.cmd != NSB_CMD_DOCTOR && cfg_check_python_memory(cfg.memory_bytes, &e) < 0) ||
+            (cfg.cmd != NSB_CMD_RUN && cfg.cmd != NSB_CMD_DOCTOR && cfg_check_python_memory(cfg.memory_bytes, &e) < 0 &&
+             /* a profile's limit: say whose (no flag gave it) */
+             ((cfg.set & CFG_F_MEMORY) || !cfg.profile || nsb_error_prefix(&e, "profile '%s': [limits] memory",
+                                                                          cfg.profile) < 0)) ||
             cfg_check_stdin(&cfg, &e) < 0) {
                 code = usage_error_or_die(&e);
                 cfg_free(&cfg);

@@ -184,6 +184,14 @@ class Limits(SandboxTest):
         prof = host_file(self, "small.ini", b"[limits]\nmemory = 8M\n")
         self.usage("python", "--profile", prof, "-c", "pass",
                    needle="memory limit 8M is below 16M, the least a Python interpreter needs")
+        # the message names where the limit came from (it said only "memory
+        # limit 8M ..." though no flag gave one)
+        self.usage("python", "--profile", prof, "-c", "pass",
+                   needle="profile '%s': [limits] memory: memory limit 8M is below 16M" % prof)
+        self.usage("batch", "--profile", prof, "-", needle="profile '%s': [limits] memory: " % prof)
+        p = self.nsbox("python", "--profile", prof, "--memory", "9M", "-c", "pass")
+        self.assertEqual(p.returncode, 125)
+        self.assertNotIn(b"profile '", p.stderr)   # the flag's value, not the profile's
         p, res = self.run_json("run", "--profile", prof, "--", "/bin/true")
         self.assertEqual((res["status"], p.returncode), ("exited", 0), res)
 
