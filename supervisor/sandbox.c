@@ -65,7 +65,7 @@ struct sbx {
         char **envp;
         char *exec_path;
         struct filter_prog filter;
-        struct ll_path_rule ll_rules[8 + 64 + 16];   /* fixed, binds, tmpfs (limits in mnt_plan.c) */
+        struct ll_path_rule *ll_rules;  /* strict: derived from the mount plan (owned) */
         struct ll_spec landlock;
 
         bool reduced;                   /* --isolation reduced (reduced.h) */
@@ -100,27 +100,16 @@ struct sbx {
 
 /* ---- plans --------------------------------------------------------------- */
 
-static int plan_landlock(struct sbx *s)
+/* Strict: the Landlock rules are the mount plan's (mnt_plan_landlock), so
+ * the two cannot disagree about where the program may write. */
+static int plan_landlock(struct sbx *s, struct nsb_error *e)
 {
-        const struct nsb_config *cfg = s->cfg;
-        size_t n = 0;
+        int r = mnt_plan_landlock(&s->mounts, &s->ll_rules, &s->landlock.n_rules, e);
 
-        /* Mirrors the mount plan: everything readable, writable only where a
-         * writable mount is. Landlock holds even if a mount step were wrong. */
-        s->ll_rules[n++] = (struct ll_path_rule){ "/", false };
-        s->ll_rules[n++] = (struct ll_path_rule){ "/workspace", true };
-        s->ll_rules[n++] = (struct ll_path_rule){ "/tmp", true };
-        s->ll_rules[n++] = (struct ll_path_rule){ "/dev/null", true };
-        s->ll_rules[n++] = (struct ll_path_rule){ "/dev/zero", true };
-        s->ll_rules[n++] = (struct ll_path_rule){ "/dev/full", true };
-        for (size_t i = 0; i < cfg->n_binds && n < sizeof s->ll_rules / sizeof s->ll_rules[0]; i++)
-                if (!cfg->binds[i].read_only)
-                        s->ll_rules[n++] = (struct ll_path_rule){ cfg->binds[i].dst, true };
-        for (size_t i = 0; i < cfg->n_tmpfs && n < sizeof s->ll_rules / sizeof s->ll_rules[0]; i++)
-                s->ll_rules[n++] = (struct ll_path_rule){ cfg->tmpfs[i].dst, true };
+        if (r < 0)
+                return r;
         s->landlock.rules = s->ll_rules;
-        s->landlock.n_rules = n;
-        s->landlock.allow_tcp = cfg->network == NSB_NETWORK_LOOPBACK;
+        s->landlock.allow_tcp = s->cfg->network == NSB_NETWORK_LOOPBACK;
         return 0;
 }
 
@@ -217,7 +206,7 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
                 r = profile_which(req->argv[0], path ? path : "/usr/local/bin:/usr/bin:/bin", &s->exec_path, e);
                 if (r < 0)
                         return command_failed(s, r, e);
-                if (!s->reduced && mnt_path_is_reserved(s->exec_path))
+                if (!s->reduced && path_is_reserved(s->exec_path))
                         return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
                                         "command '%s' lies under a path the sandbox owns (/tmp, /workspace, "
                                         "/proc, /dev, ...); run it from another directory",
@@ -240,7 +229,7 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
         reduced_reap_stale();
         ns_idmap_plan(geteuid(), getegid(), &s->idmap);
         in = (struct mnt_input){
-                .cfg = cfg,
+                .user = cfg_mounts(cfg),
                 .host = &s->host,
                 .program_name = req->program_name,
                 .program_data = req->program_data,
@@ -256,7 +245,7 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
         r = env_build(cfg, NULL, &s->envp, e);
         if (r < 0)
                 return r;
-        return plan_landlock(s);
+        return plan_landlock(s, e);
 }
 
 /* After setup_cgroup: which backend holds the memory limit shapes the filter. */
@@ -859,6 +848,7 @@ static void cleanup(struct sbx *s)
         free(s->slot_fds);
         host_set_free(&s->host);
         mnt_plan_free(&s->mounts);
+        free(s->ll_rules);
         env_free(s->envp);
         free(s->exec_path);
         filter_prog_free(&s->filter);
