@@ -104,6 +104,7 @@ void cfg_free(struct nsb_config *cfg)
         free(cfg->stdin_path);
         free_strv(cfg->env_add, cfg->n_env_add);
         free(cfg->result_path);
+        free(cfg->cgroup_parent);
         free(cfg->interpreter);
         free(cfg->interp_args);
         free_strv(cfg->packages, cfg->n_packages);
@@ -150,6 +151,17 @@ static int opt_workspace(struct nsb_config *c, const char *v, struct nsb_error *
 static int opt_harness(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->harness, v, e); }
 static int opt_stdin(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->stdin_path, v, e); }
 static int opt_result(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->result_path, v, e); }
+
+/* Where it is and whether it is usable is the cgroup module's question, at
+ * run time (cg_obtain); here only its form. */
+static int opt_cgroup_parent(struct nsb_config *c, const char *v, struct nsb_error *e)
+{
+        if (v[0] != '/')
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                "expected the absolute path of a cgroup v2 directory (under /sys/fs/cgroup), "
+                                "got '%s'", v);
+        return set_str(&c->cgroup_parent, v, e);
+}
 static int opt_interpreter(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->interpreter, v, e); }
 static int opt_interp_args(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->interp_args, v, e); }
 static int opt_json(struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->json = true; c->doctor_json = true; return 0; }
@@ -382,6 +394,7 @@ static const struct cli_opt options[] = {
         { "json", NULL, C_SANDBOX, opt_json, "print the result object (judge: the verdict, test: the report) on stdout instead of the program's streams or a summary", G_OUTPUT },
         { "json", NULL, C_DOCTOR, opt_json, "print the report as one JSON object (nsbox.doctor/1) instead of text", G_OUTPUT },
         { "result", "FILE", C_SANDBOX, opt_result, "also write the result object to FILE (batch: every line)", G_OUTPUT },
+        { "cgroup-parent", "DIR", C_ALL, opt_cgroup_parent, "make run cgroups in DIR, a delegated cgroup v2 subtree with memory and pids (default: nsbox's own cgroup, or a systemd scope it asks for)", G_ISOLATION },
         { "jobs", "N", C_BATCH, opt_jobs, "parallel jobs (default: number of cores); also -j N", G_BATCH },
         { "resume", "FILE", C_BATCH, opt_resume, "skip the jobs whose id already has a line in FILE (earlier results)", G_BATCH },
         { "shard", "K/N", C_BATCH, opt_shard, "take every Nth line from line K+1 (0 <= K < N): one of N machines", G_BATCH },

@@ -45,6 +45,7 @@ static const struct ini_key keys[] = {
         { "sandbox", "isolation", "isolation", false, CHECK_NONE },
         { "sandbox", "network", "network", false, CHECK_NONE },
         { "sandbox", "seccomp_deny", "seccomp-deny", true, CHECK_NONE },
+        { "sandbox", "cgroup_parent", "cgroup-parent", false, CHECK_NONE },
         { "mounts", "ro_bind", "ro-bind", true, CHECK_BIND },
         { "mounts", "bind", "bind", true, CHECK_BIND },
         { "mounts", "tmpfs", "tmpfs", true, CHECK_TMPFS },
