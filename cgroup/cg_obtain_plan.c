@@ -9,21 +9,6 @@
 
 #define ALT "systemd-run %s--scope -p Delegate=yes nsbox …, or --cgroup-parent DIR (a delegated cgroup v2 subtree)"
 
-const char *cg_origin_name(enum cg_origin o)
-{
-        switch (o) {
-        case CG_ORIGIN_DELEGATED:
-                return "delegated";
-        case CG_ORIGIN_SCOPE:
-                return "systemd-scope";
-        case CG_ORIGIN_PARENT:
-                return "cgroup-parent";
-        case CG_ORIGIN_NONE:
-        default:
-                return "none";
-        }
-}
-
 /* The last component of the base: our own scope once we asked for it (we may
  * sit in it, or in its nsbox-sup-<pid> leaf). */
 static bool in_own_scope(const struct cg_facts *f, pid_t self)
