@@ -15,6 +15,16 @@
 #include "supervisor/run_io.h"
 #include "supervisor/wire.h"
 
+/* The namespace walls in the ledger: all up, or all down. */
+static void ledger_walls(struct sbx *s, const char *how)
+{
+        static const enum nsb_prot walls[] = { PROT_USER_NS, PROT_MOUNT_NS, PROT_PID_NS,
+                                               PROT_IPC_NS,  PROT_UTS_NS,   PROT_CGROUP_NS };
+
+        for (size_t i = 0; i < sizeof walls / sizeof walls[0]; i++)
+                ledger_set(&s->res->ledger, walls[i], how);
+}
+
 /* ---- strict: namespaces, a mount plan, Landlock from the plan -------------- */
 
 static int strict_plan(struct sbx *s, struct nsb_error *e)
@@ -52,13 +62,10 @@ static int strict_plan(struct sbx *s, struct nsb_error *e)
  * v1, make the cgroups while it builds its tree. */
 static int strict_after_clone(struct sbx *s, struct nsb_error *e)
 {
-        static const enum nsb_prot walls[] = { PROT_USER_NS, PROT_MOUNT_NS, PROT_PID_NS,
-                                               PROT_IPC_NS,  PROT_UTS_NS,   PROT_CGROUP_NS };
         struct wire_msg go;
         int r;
 
-        for (size_t i = 0; i < sizeof walls / sizeof walls[0]; i++)
-                ledger_set(&s->res->ledger, walls[i], "enforced");
+        ledger_walls(s, "enforced");
         for (unsigned i = 0; i < s->mounts.n_slots; i++)
                 run_close_fd(&s->slot_fds[i]);
         if ((r = ns_idmap_apply(s->pid, &s->idmap, e)) < 0)
@@ -137,11 +144,7 @@ static void reduced_cg_spec_adjust(struct sbx *s)
 
 static int reduced_after_clone(struct sbx *s, struct nsb_error *e)
 {
-        static const enum nsb_prot walls[] = { PROT_USER_NS, PROT_MOUNT_NS, PROT_PID_NS,
-                                               PROT_IPC_NS,  PROT_UTS_NS,   PROT_CGROUP_NS };
-
-        for (size_t i = 0; i < sizeof walls / sizeof walls[0]; i++)
-                ledger_set(&s->res->ledger, walls[i], "disabled");
+        ledger_walls(s, "disabled");
         return 0;   /* no id maps to write, nothing to wait for */
 }
 
