@@ -91,6 +91,20 @@ static int emit(const struct nsb_config *cfg, const struct run_result *r)
                 }
         } else {
                 explain(cfg, r);
+                /* Output the program wrote and nsbox could not pass on (a
+                 * full disk, an I/O error) is a failure of nsbox's, never
+                 * the program's exit status; a reader that went away (EPIPE,
+                 * `| head`) is the pipeline's choice. */
+                for (int i = 0; i < 2; i++) {
+                        int err = i ? r->err.relay_errno : r->out.relay_errno;
+
+                        if (err && err != EPIPE) {
+                                fprintf(stderr, "nsbox: cannot pass the program's %s on: %s\n",
+                                        i ? "stderr" : "stdout", strerror(err));
+                                json_decref(j);
+                                return NSB_EXIT_FAILURE;
+                        }
+                }
         }
         json_decref(j);
         return result_exit_code(r);

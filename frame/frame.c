@@ -71,9 +71,14 @@ int frame_prepare(const struct frame_command *c, struct nsb_config *cfg, struct 
                 return 0;   /* reads files or prints: no sandbox, no signals of its own */
         /* Relative bind sources from here, before a profile adds its own. */
         if ((getcwd(cwd, sizeof cwd) && (r = cfg_absolute_sources(cfg, cwd, e)) < 0) ||
-            (c->profile == FRAME_PROFILE_CLI && (r = cfg_profile_resolve(cfg, NULL, e)) < 0) ||
-            (c->python && (r = cfg_check_python_memory(cfg->memory_bytes, e)) < 0) ||
-            (r = cfg_check_stdin(cfg, e)) < 0)
+            (c->profile == FRAME_PROFILE_CLI && (r = cfg_profile_resolve(cfg, NULL, e)) < 0))
+                return r;
+        if (c->python && (r = cfg_check_python_memory(cfg->memory_bytes, e)) < 0)
+                /* a profile's limit: say whose (no flag gave it) */
+                return (cfg->set & CFG_F_MEMORY) || !cfg->profile
+                               ? r
+                               : nsb_error_prefix(e, "profile '%s': [limits] memory", cfg->profile);
+        if ((r = cfg_check_stdin(cfg, e)) < 0)
                 return r;
         /* A command that resolves its own profile checks its files then. */
         if (c->profile != FRAME_PROFILE_OWN && (r = frame_check_files(run, e)) < 0)
