@@ -463,7 +463,7 @@ int report_add_line(struct report_agg *a, const char *file, uint64_t line, const
         a->lines++;
         if (blank(text, len))
                 return 0;
-        ret_job->root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+        ret_job->root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
         if (!ret_job->root) {
                 snprintf(why, sizeof why, "not JSON: %s (column %d)", jerr.text, jerr.column);
                 goto bad;
@@ -524,7 +524,7 @@ int report_add_documents(struct report_agg *a, const char *file, const char *tex
                         line += text[off++] == '\n';
                 if (off == len)
                         return 0;
-                v = json_loadb(text + off, len - off, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &jerr);
+                v = json_loadb(text + off, len - off, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
                 if (!v) {
                         char why[REPORT_REASON_MAX];
 

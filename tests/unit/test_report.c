@@ -367,6 +367,29 @@ static void test_junit(void **state)
         free(buf);
 }
 
+/* A program that writes a NUL byte gets "\u0000" in its result's text (and
+ * a verdict holds that result): the line is still a result, never a bad line
+ * that would hide a failed job from the counts and the table. */
+static void test_nul_in_output(void **state)
+{
+        static const char line[] = "{\"id\":\"n\",\"status\":\"exited\",\"exit_code\":1,"
+                                   "\"stdout\":{\"text\":\"a\\u0000b\",\"bytes\":3,\"truncated\":false}}";
+        static const char doc[] = "{\n  \"schema\": \"nsbox.verdict/1\",\n  \"verdict\": \"fail\",\n  \"cases\": [\n"
+                                  "    {\"name\": \"x\", \"verdict\": \"fail\", \"reason\": \"r\", \"result\":\n"
+                                  "      {\"status\": \"exited\", \"exit_code\": 0, \"stderr\": {\"text\": \"\\u0000\"}}}]\n}\n";
+        struct report_agg a;
+        int failed = 0;
+
+        (void) state;
+        report_agg_init(&a);
+        add_ok(&a, 1, line);
+        assert_int_equal(report_add_documents(&a, "v.json", doc, strlen(doc), count_rows, &failed), 0);
+        assert_int_equal(a.bad, 0);
+        assert_int_equal(a.results, 1);
+        assert_int_equal(a.verdicts, 1);
+        assert_int_equal(failed, 1);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -381,6 +404,7 @@ int main(void)
                 cmocka_unit_test(test_text_render),
                 cmocka_unit_test(test_html),
                 cmocka_unit_test(test_junit),
+                cmocka_unit_test(test_nul_in_output),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
