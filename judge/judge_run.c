@@ -470,6 +470,22 @@ int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_erro
         r = cfg_profile_resolve(cli, cli->profile ? cli->profile : spec.profile, e);
         if (r < 0)
                 return JUDGE_EXIT_BAD_SPEC;
+        /* Nothing written may be something read or written too: a verdict
+         * written over the spec, a JUnit file over the observations a replay
+         * judged, --observe over the --stdin file it records. */
+        {
+                const struct result_file_role outs[] = {
+                        { "--observe", cli->observe_path }, { "--junit", cli->junit_path },
+                        { "--result", cli->result_path },
+                };
+                const struct result_file_role ins[] = {
+                        { "--replay", cli->replay_path }, { "the spec", cli->input_path },
+                        { "program.path", spec.program.path }, { "--stdin", cli->stdin_path },
+                };
+
+                if (result_files_distinct(outs, 3, ins, 4, e) < 0)
+                        return JUDGE_EXIT_BAD_SPEC;
+        }
         /* The expected values must never enter the sandbox: not even as the
          * spec file inside a directory the program is given. */
         {
@@ -490,25 +506,12 @@ int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_erro
             cfg_check_unexposed_fd(cli, fileno(out), "stdout", e) < 0)
                 return JUDGE_EXIT_BAD_SPEC;
         if (cli->replay_path) {
-                AUTOFREE char *pinned = result_path_pin(cli->replay_path);
-
-                /* the verdict must not overwrite the evidence it was judged from */
-                if (pinned && cli->result_path && strcmp(pinned, cli->result_path) == 0) {
-                        nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "judge: --replay and --result name the same file '%s'",
-                                 pinned);
-                        return JUDGE_EXIT_BAD_SPEC;
-                }
                 r = replay_spec(cli, &spec, &rep, e);
         } else {
                 if (cli->observe_path) {
                         /* Pinned before the program runs: see util/resultfile.h. */
                         if (!(obs_path = result_path_pin(cli->observe_path)) || !(obs_lines = json_array())) {
                                 nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
-                                return JUDGE_EXIT_BAD_SPEC;
-                        }
-                        if (cli->result_path && strcmp(obs_path, cli->result_path) == 0) {
-                                nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                         "judge: --observe and --result name the same file '%s'", obs_path);
                                 return JUDGE_EXIT_BAD_SPEC;
                         }
                         if (new_run_id(obs.run_id, e) < 0)

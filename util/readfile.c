@@ -11,7 +11,11 @@
 
 int read_file(const char *path, size_t max, char **ret, size_t *ret_len, struct nsb_error *e)
 {
-        AUTOCLOSE int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        /* O_NONBLOCK: a FIFO with no writer would block the open forever,
+         * with SIGINT and SIGTERM held for the cancel fd; opened this way it
+         * reads as empty, and a pipe that has a writer (`<(zcat f.gz)`) is
+         * read as before once the flag is cleared. */
+        AUTOCLOSE int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         AUTOFREE char *buf = NULL;
         size_t len = 0, cap = 0;
         struct stat st;
@@ -22,6 +26,8 @@ int read_file(const char *path, size_t max, char **ret, size_t *ret_len, struct 
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "'%s'", path);
         if (S_ISDIR(st.st_mode))
                 return nsb_fail(e, NSB_STAGE_PREPARE, EISDIR, "'%s'", path);
+        if (fcntl(fd, F_SETFL, 0) < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "'%s'", path);
         for (;;) {
                 ssize_t n;
                 if (len == cap) {

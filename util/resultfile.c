@@ -47,7 +47,7 @@ static int open_no_symlinks(const char *path, int flags, mode_t mode)
 
 static int open_named(const char *path, bool append, const char *what, struct nsb_error *e)
 {
-        return result_file_open_as(path, append, "--result", e);
+        return result_file_open_as(path, append, what, e);
 }
 
 int result_file_open_as(const char *path, bool append, const char *what, struct nsb_error *e)
@@ -115,4 +115,42 @@ int result_file_write_lines(const char *path, const char *what, const json_t *li
         for (size_t i = 0; i < n; i++)
                 v[i] = json_array_get(lines, i);
         return write_values(path, what, v, n, JSON_COMPACT, e);
+}
+
+static bool same_file(const char *a, const char *b)
+{
+        AUTOFREE char *pa = NULL, *pb = NULL;
+        struct stat sa, sb;
+        bool ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+
+        if (ea && eb)
+                return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+        if (ea != eb)
+                return false;
+        pa = result_path_pin(a);
+        pb = result_path_pin(b);
+        return pa && pb && strcmp(pa, pb) == 0;
+}
+
+static int collide(const struct result_file_role *x, const struct result_file_role *y, struct nsb_error *e)
+{
+        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                        "%s and %s name the same file '%s' (nsbox would write over one with the other; name two files)",
+                        x->what, y->what, x->path);
+}
+
+int result_files_distinct(const struct result_file_role *outs, size_t n_out,
+                          const struct result_file_role *ins, size_t n_in, struct nsb_error *e)
+{
+        for (size_t i = 0; i < n_out; i++) {
+                if (!outs[i].path)
+                        continue;
+                for (size_t j = i + 1; j < n_out; j++)
+                        if (outs[j].path && same_file(outs[i].path, outs[j].path))
+                                return collide(&outs[i], &outs[j], e);
+                for (size_t j = 0; j < n_in; j++)
+                        if (ins[j].path && same_file(outs[i].path, ins[j].path))
+                                return collide(&ins[j], &outs[i], e);
+        }
+        return 0;
 }

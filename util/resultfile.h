@@ -37,3 +37,18 @@ int result_file_write(const char *path, const json_t *root, size_t flags, struct
  * element of the array @lines on a line of its own, compact. @what names the
  * option in messages ("--observe"). */
 int result_file_write_lines(const char *path, const char *what, const json_t *lines, struct nsb_error *e);
+
+/* A file nsbox reads or writes, named by the option (or operand) that gave it. */
+struct result_file_role {
+        const char *what;       /* "--junit", "the spec", ... */
+        const char *path;       /* NULL: not given */
+};
+
+/* Before anything runs or is written: 0 when each of the @n_out files nsbox
+ * will write differs from every other one and from each of the @n_in files it
+ * reads; else -EINVAL with @e naming both ("--junit and --result name the
+ * same file 'P' ..."): one would overwrite the other, or the evidence or the
+ * spec. The same file is the same inode (a hard link, another spelling of the
+ * path), or, for a file not there yet, the same pinned path. */
+int result_files_distinct(const struct result_file_role *outs, size_t n_out,
+                          const struct result_file_role *ins, size_t n_in, struct nsb_error *e);

@@ -448,5 +448,69 @@ class ObserveReplay(ReplayBase):
         self.assertFalse(os.path.exists(self.path("elsewhere.jsonl")))
 
 
+class FilesNeverClobbered(ReplayBase):
+    """Review of #18/#19: each file nsbox writes (--observe, --result,
+    --junit) is refused, exit 125 before anything runs, when it is another of
+    them or a file the run reads (the spec, program.path, --stdin, --replay):
+    written after the run, it would destroy the spec, the program or the
+    evidence a replay judged."""
+
+    def snapshot(self):
+        out = {}
+        for n in sorted(os.listdir(self.d)):
+            with open(self.path(n), "rb") as f:
+                out[n] = f.read()
+        return out
+
+    def test_outputs_never_overwrite_inputs_or_each_other(self):
+        prog = self.path("prog.py")
+        with open(prog, "w") as f:
+            f.write("print(5)\n")
+        spec = self.path("spec.json")
+        with open(spec, "w") as f:
+            json.dump({"program": {"path": "prog.py"}, "cases": [{"name": "a"}]}, f)
+        with open(self.path("in.txt"), "w") as f:
+            f.write("x\n")
+        obs = self.path("obs.jsonl")
+        p, _ = self.judge("--observe", obs, spec)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        os.link(obs, self.path("hard.jsonl"))
+        before = self.snapshot()
+        rel = os.path.relpath(self.path("new.out"))
+        for args, names in (
+                (["--observe", spec], (b"the spec", b"--observe")),
+                (["--result", spec], (b"the spec", b"--result")),
+                (["--junit", spec], (b"the spec", b"--junit")),
+                (["--junit", prog], (b"program.path", b"--junit")),
+                (["--result", self.path("new.out"), "--junit", rel], (b"--junit", b"--result")),
+                (["--observe", self.path("new.out"), "--junit", self.path("new.out")], (b"--observe", b"--junit")),
+                (["--stdin", self.path("in.txt"), "--observe", self.path("in.txt")], (b"--stdin", b"--observe")),
+                (["--replay", obs, "--junit", obs], (b"--replay", b"--junit")),
+                (["--replay", obs, "--junit", self.path("hard.jsonl")], (b"--replay", b"--junit")),
+                (["--replay", obs, "--result", obs], (b"--replay", b"--result"))):
+            p, _ = self.judge(*args, spec, expect_json=False)
+            self.assertEqual((p.returncode, p.stdout), (125, b""), (args, p.stderr))
+            self.assertIn(b"%s and %s name the same file" % names, p.stderr)
+            self.assertEqual(self.snapshot(), before, args)
+
+    def test_replay_of_a_fifo_does_not_hang(self):
+        """A FIFO nobody writes blocked the open for ever, with SIGINT and
+        SIGTERM held for the cancel fd: only SIGKILL ended it. It now reads
+        as empty (refused); a pipe with a writer still works."""
+        spec = self.write_spec([{"name": "a", "args": [b64(SMALL), "", "0"]}])
+        obs = self.path("obs.jsonl")
+        self.judge("--observe", obs, spec)
+        fifo = self.path("fifo")
+        os.mkfifo(fifo)
+        p = subprocess.run([NSBOX, "judge", "--replay", fifo, spec], capture_output=True, timeout=30)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"no observations", p.stderr)
+        with open(obs, "rb") as src:
+            p = subprocess.run([NSBOX, "judge", "--replay", "/dev/stdin", spec], input=src.read(),
+                               capture_output=True, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(b"replayed from stored observations", p.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -404,6 +404,21 @@ class JUnit(SandboxTest):
         with open(target) as f:
             self.assertEqual(f.read(), "keep")
 
+    def test_junit_and_result_never_the_same_file(self):
+        """Review of #18: --junit FILE --result FILE silently left only the
+        JUnit file (the verdict written, then overwritten): refused, 125,
+        before anything runs, for judge and test alike."""
+        spec = os.path.join(self.tmp, "spec.json")
+        with open(spec, "w") as f:
+            json.dump({"program": {"source": "print(1)"}, "cases": [{"name": "one"}]}, f)
+        same = os.path.join(self.tmp, "same.out")
+        for cmd in (["judge", spec], ["test", "--harness", os.path.join(COURSE, "harness"), "--workspace",
+                                      os.path.join(COURSE, "workspace")]):
+            p = self.nsbox_env(cmd[0], "--junit", same, "--result", same, *cmd[1:])
+            self.assertEqual((p.returncode, p.stdout), (125, ""), p.stderr)
+            self.assertIn("--junit and --result name the same file", p.stderr)
+            self.assertFalse(os.path.exists(same))
+
 
 if __name__ == "__main__":
     unittest.main()
