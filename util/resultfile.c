@@ -5,7 +5,9 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -75,6 +77,23 @@ int result_file_open(const char *path, bool append, struct nsb_error *e)
         return open_named(path, append, "--result", e);
 }
 
+int result_file_fail(FILE *f, struct nsb_error *e, const char *fmt, ...)
+{
+        int err = errno ? errno : EIO;
+        char what[NSB_ERROR_MSG_MAX];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(what, sizeof what, fmt, ap);
+        va_end(ap);
+        /* no half file that reads as the start of a whole one, and nothing
+         * buffered that fclose would write after the cut */
+        __fpurge(f);
+        if (ftruncate(fileno(f), 0) == 0)
+                return nsb_fail(e, NSB_STAGE_OUTPUT, err, "%s (left empty)", what);
+        return nsb_fail(e, NSB_STAGE_OUTPUT, err, "%s", what);
+}
+
 /* @n JSON values, each dumped with @flags and followed by a newline. */
 static int write_values(const char *path, const char *what, json_t *const *values, size_t n, size_t flags,
                         struct nsb_error *e)
@@ -90,9 +109,12 @@ static int write_values(const char *path, const char *what, json_t *const *value
                 close(fd);
                 return nsb_fail(e, NSB_STAGE_OUTPUT, err, "%s: cannot open '%s'", what, path);
         }
+        errno = 0;
         for (size_t i = 0; i < n; i++)
                 if (json_dumpf(values[i], f, flags) < 0 || fputc('\n', f) == EOF)
-                        return nsb_fail(e, NSB_STAGE_OUTPUT, EIO, "%s: cannot write '%s'", what, path);
+                        return result_file_fail(f, e, "%s: cannot write '%s'", what, path);
+        if (fflush(f) != 0)
+                return result_file_fail(f, e, "%s: cannot write '%s'", what, path);
         if (fclose(move_ptr(&f)) != 0)
                 return nsb_fail(e, NSB_STAGE_OUTPUT, errno, "%s: cannot write '%s'", what, path);
         return 0;

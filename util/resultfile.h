@@ -11,6 +11,7 @@
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <jansson.h>
 #include "util/error.h"
 
@@ -52,3 +53,9 @@ struct result_file_role {
  * path), or, for a file not there yet, the same pinned path. */
 int result_files_distinct(const struct result_file_role *outs, size_t n_out,
                           const struct result_file_role *ins, size_t n_in, struct nsb_error *e);
+
+/* A write to @f (a file opened by result_file_open*) failed: @f truncated to
+ * nothing, so no half-written file is left that reads as the start of a whole
+ * one, and @e set to the formatted message with errno's reason (ENOSPC,
+ * EFBIG; EIO when errno says nothing). Returns a negative errno. */
+int result_file_fail(FILE *f, struct nsb_error *e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -512,5 +512,33 @@ class FilesNeverClobbered(ReplayBase):
         self.assertIn(b"replayed from stored observations", p.stdout)
 
 
+class OutputFailures(ReplayBase):
+    def test_a_failed_write_leaves_no_half_file_and_says_why(self):
+        """Review of #19: a full disk (here RLIMIT_FSIZE, 64 KiB) while
+        writing --observe left 64 KiB of cut observations and said
+        'Input/output error'. Now: exit 125, no verdict, the file left empty,
+        the real reason (File too large / No space left on device)."""
+        import resource
+        import signal
+
+        def small_files():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (65536, resource.RLIM_INFINITY))
+
+        out = b64(b"x" * 30000)
+        spec = self.write_spec([{"name": n, "args": [out, "", "0"]} for n in "abc"],
+                               limits={"wall_time": "5s", "output_limit": "64K"})
+        for opt, name in (("--observe", "obs.jsonl"), ("--result", "r.json")):
+            target = self.path(name)
+            p = subprocess.run([NSBOX, "judge", opt, target, spec], capture_output=True, timeout=120,
+                               preexec_fn=small_files)
+            self.assertEqual(p.returncode, 125, p.stderr)
+            self.assertIn(b"%s: cannot write" % opt.encode(), p.stderr)
+            self.assertIn(b"(left empty): File too large", p.stderr)
+            self.assertEqual(os.path.getsize(target), 0)
+            if opt == "--observe":
+                self.assertEqual(p.stdout, b"")     # no verdict without its evidence
+
+
 if __name__ == "__main__":
     unittest.main()
