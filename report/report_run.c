@@ -202,9 +202,12 @@ static int write_html(const struct nsb_config *cfg, const struct report_agg *a, 
                 close(fd);
                 return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "--html '%s'", cfg->html_path);
         }
+        errno = 0;
         r = report_render_html(a, rows, f);
-        if (r < 0 || fflush(f) != 0)
-                return nsb_fail(e, NSB_STAGE_OUTPUT, r < 0 ? -r : errno, "--html: writing '%s'", cfg->html_path);
+        if (r < 0 || fflush(f) != 0) {
+                errno = r < 0 && !errno ? -r : errno;
+                return result_file_fail(f, e, "--html: writing '%s'", cfg->html_path);
+        }
         return 0;
 }
 

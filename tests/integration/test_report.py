@@ -209,6 +209,24 @@ class Report(SandboxTest):
         finally:
             os.unlink(link)
 
+    def test_html_on_a_full_disk_is_left_empty(self):
+        """Review of #18: a page cut by a full disk (RLIMIT_FSIZE 2 KiB here)
+        was left half-written; now it is emptied, exit 125, the reason
+        named."""
+        import resource
+        import signal
+
+        def small_files():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (2048, resource.RLIM_INFINITY))
+
+        page = os.path.join(self.tmp, "full.html")
+        p = self.report("--html", page, self.a, self.b, preexec_fn=small_files)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn("--html: writing", p.stderr)
+        self.assertIn("(left empty): File too large", p.stderr)
+        self.assertEqual(os.path.getsize(page), 0)
+
     def browser(self, *args, url):
         prof = tempfile.mkdtemp(prefix="chromium-", dir=self.tmp)
         argv = [chromium(), "--headless", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
