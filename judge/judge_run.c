@@ -405,34 +405,46 @@ static int new_run_id(char out[33], struct nsb_error *e)
 
 /* --junit FILE: one testcase per case; undetermined is an <error> (nsbox
  * could not decide), not a <failure>; a case not run is <skipped>. */
+/* From each case's recorded result object, as its verdict was: a replay
+ * writes the same file as the live run (the time, the head of the stderr). */
 static int write_junit(const char *path, const char *spec_path, const struct judge_report *rep,
                        struct nsb_error *e)
 {
         AUTOFREE struct junit_case *jc = calloc(rep->n_cases ? rep->n_cases : 1, sizeof *jc);
+        AUTOFREE struct judge_evidence *ev = calloc(rep->n_cases ? rep->n_cases : 1, sizeof *ev);
         static const enum junit_kind kind[] = {
                 [JUDGE_PASS] = JUNIT_PASS, [JUDGE_FAIL] = JUNIT_FAILURE,
                 [JUDGE_UNDETERMINED] = JUNIT_ERROR, [JUDGE_NOT_RUN] = JUNIT_SKIPPED,
         };
         double total = 0;
+        int r;
 
-        if (!jc)
+        if (!jc || !ev)
                 return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "--junit: out of memory");
         for (size_t i = 0; i < rep->n_cases; i++) {
                 const struct judge_case_report *c = &rep->cases[i];
+                const json_t *wall = json_object_get(c->result_json, "wall_ms");
+                struct nsb_error ignored;
 
                 jc[i].name = c->name ? c->name : "";
                 jc[i].classname = spec_path;
-                jc[i].time_s = c->ran ? c->result.wall_ms / 1000.0 : -1;
+                jc[i].time_s = json_is_number(wall) && json_number_value(wall) >= 0 ? json_number_value(wall) / 1000.0 : -1;
                 jc[i].kind = kind[c->verdict];
                 jc[i].message = c->verdict == JUDGE_PASS ? NULL : c->reason;
-                if (c->ran && c->verdict != JUDGE_PASS) {
-                        jc[i].detail = c->result.err.text;     /* the head of its stderr */
-                        jc[i].detail_len = c->result.err.kept;
+                /* the head of its stderr, as recorded; a result the judge
+                 * could not read has none */
+                if (c->result_json && c->verdict != JUDGE_PASS &&
+                    judge_evidence_parse(c->result_json, &ev[i], &ignored) == 0) {
+                        jc[i].detail = ev[i].err.text;
+                        jc[i].detail_len = ev[i].err.kept;
                 }
-                if (c->ran)
-                        total += c->result.wall_ms / 1000.0;
+                if (jc[i].time_s >= 0)
+                        total += jc[i].time_s;
         }
-        return junit_write(path, spec_path, jc, rep->n_cases, total, e);
+        r = junit_write(path, spec_path, jc, rep->n_cases, total, e);
+        for (size_t i = 0; i < rep->n_cases; i++)
+                judge_evidence_free(&ev[i]);    /* a no-op on one never parsed */
+        return r;
 }
 
 int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_error *e)

@@ -540,5 +540,28 @@ class OutputFailures(ReplayBase):
                 self.assertEqual(p.stdout, b"")     # no verdict without its evidence
 
 
+class ReplayJUnit(ReplayBase):
+    def test_replay_writes_the_live_junit(self):
+        """Review of #18/#19: --junit under --replay read the time and the
+        stderr head from the in-memory run (zero in a replay): every testcase
+        had time="0.000" and no stderr. Both now come from the recorded
+        result, so the replay's file is the live run's, byte for byte."""
+        spec = self.write_spec([{"name": "ok", "args": [b64(SMALL), "", "0"]},
+                                {"name": "boom", "args": [b64(SMALL), b64(b"Traceback: boom\xff\n"), "3"]},
+                                {"name": "cut", "args": [b64(BIG), b64(BIG), "0"],
+                                 "expect": {"stdout": {"regex": "x"}}}])
+        obs = self.path("obs.jsonl")
+        live, replayed = self.path("live.xml"), self.path("replay.xml")
+        self.judge("--observe", obs, "--junit", live, spec)
+        self.judge("--replay", obs, "--junit", replayed, spec)
+        with open(live, "rb") as a, open(replayed, "rb") as b:
+            want, got = a.read(), b.read()
+        self.assertEqual(got, want)
+        self.assertIn(b"Traceback: boom\xef\xbf\xbd", got)
+        times = re.findall(rb'<testcase name="[a-z]+" classname="[^"]*" time="([0-9.]+)"', got)
+        self.assertEqual(len(times), 3, got)
+        self.assertTrue(all(float(t) > 0 for t in times), got)
+
+
 if __name__ == "__main__":
     unittest.main()
