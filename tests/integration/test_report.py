@@ -55,6 +55,8 @@ class Report(SandboxTest):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="nsbox-report-")
+        # removed even when the batch below fails (tearDownClass then never runs)
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, True)
         os.chmod(cls.tmp, 0o755)
         jobs = os.path.join(cls.tmp, "jobs.jsonl")
         with open(jobs, "w") as f:
@@ -72,10 +74,6 @@ class Report(SandboxTest):
             f.writelines(text[:4])
         with open(cls.b, "w") as f:
             f.writelines(text[4:6] + ["\n", "{\"id\": \"cut\", \"sta\n"] + text[6:])
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def report(self, *args, **kw):
         return subprocess.run([NSBOX, "report", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
