@@ -7,10 +7,19 @@
 #include "report/report_internal.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-/* @s with C0/C1 control characters and DEL shown as '?'. */
+/* U+202A..U+202E, U+2066..U+2069: the bidirectional embeddings, overrides
+ * and isolates, which reorder what follows them on the line. */
+static bool bidi_control(const unsigned char *p)
+{
+        return p[0] == 0xe2 && ((p[1] == 0x80 && p[2] >= 0xaa && p[2] <= 0xae) ||
+                                (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9));
+}
+
+/* @s with C0/C1 control characters, DEL and bidi controls shown as '?'. */
 static void put_safe(FILE *out, const char *s)
 {
         for (const unsigned char *p = (const unsigned char *) s; *p; p++) {
@@ -19,6 +28,9 @@ static void put_safe(FILE *out, const char *s)
                 else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
                         fputc('?', out);        /* U+0080..U+009F, e.g. the 8-bit CSI */
                         p++;
+                } else if (bidi_control(p)) {
+                        fputc('?', out);        /* a line that reads in another order than it is */
+                        p += 2;
                 } else
                         fputc(*p, out);
         }

@@ -390,6 +390,26 @@ static void test_nul_in_output(void **state)
         assert_int_equal(failed, 1);
 }
 
+/* An id or message with a bidi override (U+202E) or isolate (U+2066) would
+ * make its line read in another order than it is written: shown as '?'. */
+static void test_text_render_bidi(void **state)
+{
+        struct report_agg a;
+        char *out;
+
+        (void) state;
+        report_agg_init(&a);
+        add_ok(&a, 1, "{\"id\":\"sub\u202eliaf\",\"status\":\"error\",\"error\":{\"stage\":\"exec\","
+                      "\"message\":\"x\u2066y\u2069 \u00e9\u2028\"},\"wall_ms\":5}");
+        out = render(report_render_text, &a);
+        assert_null(strstr(out, "\xe2\x80\xae"));
+        assert_null(strstr(out, "\xe2\x81\xa6"));
+        assert_null(strstr(out, "\xe2\x81\xa9"));
+        assert_non_null(strstr(out, "sub?liaf"));
+        assert_non_null(strstr(out, "x?y? \xc3\xa9\xe2\x80\xa8"));       /* other text as it is */
+        free(out);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -405,6 +425,7 @@ int main(void)
                 cmocka_unit_test(test_html),
                 cmocka_unit_test(test_junit),
                 cmocka_unit_test(test_nul_in_output),
+                cmocka_unit_test(test_text_render_bidi),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
