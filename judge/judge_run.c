@@ -482,22 +482,6 @@ int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_erro
         r = cfg_profile_resolve(cli, cli->profile ? cli->profile : spec.profile, e);
         if (r < 0)
                 return JUDGE_EXIT_BAD_SPEC;
-        /* Nothing written may be something read or written too: a verdict
-         * written over the spec, a JUnit file over the observations a replay
-         * judged, --observe over the --stdin file it records. */
-        {
-                const struct result_file_role outs[] = {
-                        { "--observe", cli->observe_path }, { "--junit", cli->junit_path },
-                        { "--result", cli->result_path },
-                };
-                const struct result_file_role ins[] = {
-                        { "--replay", cli->replay_path }, { "the spec", cli->input_path },
-                        { "program.path", spec.program.path }, { "--stdin", cli->stdin_path },
-                };
-
-                if (result_files_distinct(outs, 3, ins, 4, e) < 0)
-                        return JUDGE_EXIT_BAD_SPEC;
-        }
         /* The expected values must never enter the sandbox: not even as the
          * spec file inside a directory the program is given. */
         {
@@ -517,6 +501,25 @@ int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_erro
             cfg_check_unexposed(cli, cli->junit_path, "--junit", false, e) < 0 ||
             cfg_check_unexposed_fd(cli, fileno(out), "stdout", e) < 0)
                 return JUDGE_EXIT_BAD_SPEC;
+        /* Nothing written may be something read or written too: a verdict
+         * written over the spec, a JUnit file over the observations a replay
+         * judged, --observe over the --stdin file it records. */
+        {
+                const struct result_file_role outs[] = {
+                        { "--observe", cli->observe_path }, { "--junit", cli->junit_path },
+                        { "--result", cli->result_path },
+                };
+                const struct result_file_role ins[] = {
+                        { "--replay", cli->replay_path }, { "the spec", cli->input_path },
+                        { "program.path", spec.program.path }, { "--stdin", cli->stdin_path },
+                };
+
+                if (result_files_distinct(outs, 3, ins, 4, e) < 0)
+                        return JUDGE_EXIT_BAD_SPEC;
+                for (size_t i = 0; i < 3; i++)
+                        if (result_file_precheck(outs[i].what, outs[i].path, e) < 0)
+                                return JUDGE_EXIT_BAD_SPEC;
+        }
         if (cli->replay_path) {
                 r = replay_spec(cli, &spec, &rep, e);
         } else {

@@ -352,7 +352,8 @@ int test_main(const struct nsb_config *cfg, int cancel_fd, FILE *out, struct nsb
 
         memset(&res, 0, sizeof res);
         /* one would overwrite the other after the run */
-        if (result_files_distinct(outs, 2, ins, 1, e) < 0)
+        if (result_files_distinct(outs, 2, ins, 1, e) < 0 || result_file_precheck("--junit", cfg->junit_path, e) < 0 ||
+            result_file_precheck("--result", cfg->result_path, e) < 0)
                 return TESTCMD_EXIT_SETUP;
         if (check_dirs(cfg, e) < 0 || find_runner_dir(runner_dir, sizeof runner_dir, e) < 0 ||
             cfg_check_unexposed(cfg, cfg->junit_path, "--junit", false, e) < 0)

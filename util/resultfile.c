@@ -176,3 +176,31 @@ int result_files_distinct(const struct result_file_role *outs, size_t n_out,
         }
         return 0;
 }
+
+int result_file_precheck(const char *what, const char *path, struct nsb_error *e)
+{
+        AUTOFREE char *copy = NULL;
+        const char *dir;
+        struct stat st;
+
+        if (!path)
+                return 0;
+        if (lstat(path, &st) == 0) {
+                if (S_ISLNK(st.st_mode))
+                        return nsb_fail(e, NSB_STAGE_USAGE, ELOOP, "%s: cannot open '%s' (a symlink in the path: refused, never followed)",
+                                        what, path);
+                if (!S_ISREG(st.st_mode))
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: '%s' is not a regular file", what, path);
+                if (access(path, W_OK) < 0)
+                        return nsb_fail(e, NSB_STAGE_USAGE, errno, "%s: cannot write '%s'", what, path);
+                return 0;
+        }
+        if (errno != ENOENT)
+                return nsb_fail(e, NSB_STAGE_USAGE, errno, "%s: '%s'", what, path);
+        if (!(copy = strdup(path)))
+                return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory");
+        dir = dirname(copy);
+        if (access(dir, W_OK | X_OK) < 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, errno, "%s: cannot create '%s'", what, path);
+        return 0;
+}

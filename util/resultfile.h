@@ -59,3 +59,11 @@ int result_files_distinct(const struct result_file_role *outs, size_t n_out,
  * one, and @e set to the formatted message with errno's reason (ENOSPC,
  * EFBIG; EIO when errno says nothing). Returns a negative errno. */
 int result_file_fail(FILE *f, struct nsb_error *e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Before the run: 0 when @path (pinned; NULL: not given) can be written
+ * afterwards as far as can be told now: an existing regular file we may
+ * write, or a new name in a directory we may write. Else -errno with @e
+ * ("@what: cannot create 'P': No such file or directory"), so that a
+ * long run is not made only to find its output cannot be kept. The write
+ * after the run still checks everything again. */
+int result_file_precheck(const char *what, const char *path, struct nsb_error *e);

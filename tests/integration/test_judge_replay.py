@@ -493,6 +493,29 @@ class FilesNeverClobbered(ReplayBase):
             self.assertIn(b"%s and %s name the same file" % names, p.stderr)
             self.assertEqual(self.snapshot(), before, args)
 
+    def test_an_output_that_cannot_be_written_is_refused_before_any_case_runs(self):
+        """Review of #19: --observe (--result, --junit) into a missing
+        directory, a directory, a FIFO or a symlink ran every case and only
+        then failed: a long judge for nothing. Refused up front now; the
+        case here would take 5 s."""
+        spec = self.write_spec([{"name": "slow", "args": [b64(SMALL), "", "0"]}],
+                               program="import time\ntime.sleep(5)\n" + PROGRAM)
+        os.mkfifo(self.path("fifo"))
+        os.symlink(self.path("elsewhere"), self.path("link"))
+        for opt in ("--observe", "--result", "--junit"):
+            for target, why in ((self.path("missing/out"), b"cannot create"), (self.d, b"not a regular file"),
+                                (self.path("fifo"), b"not a regular file"), (self.path("link"), b"a symlink")):
+                import time
+                t0 = time.monotonic()
+                p, _ = self.judge(opt, target, spec, expect_json=False)
+                # the case sleeps 5 s: a refusal that took that long ran it
+                self.assertLess(time.monotonic() - t0, 5, (opt, target))
+                self.assertEqual((p.returncode, p.stdout), (125, b""), p.stderr)
+                self.assertIn(opt.encode() + b": ", p.stderr)
+                self.assertIn(why, p.stderr)
+                self.assertNotIn(b"slow", p.stderr)
+        self.assertFalse(os.path.exists(self.path("elsewhere")))
+
     def test_replay_of_a_fifo_does_not_hang(self):
         """A FIFO nobody writes blocked the open for ever, with SIGINT and
         SIGTERM held for the cancel fd: only SIGKILL ended it. It now reads
