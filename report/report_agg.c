@@ -179,12 +179,29 @@ static void group_add(struct report_agg *a, const char *stage, const char *messa
                         return;
                 }
         if (a->n_groups == REPORT_GROUPS_MAX) {
-                a->errors_ungrouped++;
+                /* Full: the new group takes the place of the least frequent
+                 * one and its count (Space-Saving), so an error that is
+                 * frequent overall is kept whatever came before it (more
+                 * than 1 in 256 of the errors: always), its count at most
+                 * `over` too high. Counting only the first 256 groups let a
+                 * few hundred one-off messages hide the error of most jobs. */
+                struct report_group *g = &a->groups[0];
+
+                for (size_t i = 1; i < a->n_groups; i++)
+                        if (a->groups[i].n < g->n)
+                                g = &a->groups[i];
+                a->errors_ungrouped += g->n;
+                memcpy(g->stage, s, sizeof s);
+                memcpy(g->message, m, sizeof m);
+                copy_trunc(g->first_id, REPORT_ID_MAX, id);
+                g->over = g->n;
+                g->n++;
                 return;
         }
         memcpy(a->groups[a->n_groups].stage, s, sizeof s);
         memcpy(a->groups[a->n_groups].message, m, sizeof m);
         copy_trunc(a->groups[a->n_groups].first_id, REPORT_ID_MAX, id);
+        a->groups[a->n_groups].over = 0;
         a->groups[a->n_groups++].n = 1;
 }
 

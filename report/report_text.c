@@ -124,7 +124,11 @@ int report_render_text(const struct report_agg *a, FILE *out)
         if (a->errors) {
                 fprintf(out, "\nerrors by stage and message (%llu)\n", (unsigned long long) a->errors);
                 for (size_t i = 0; i < n_groups && i < 20; i++) {
-                        fprintf(out, "  %8llu  ", (unsigned long long) groups[i].n);
+                        char count[32];
+
+                        snprintf(count, sizeof count, "%s%llu", groups[i].over ? "~" : "",
+                                 (unsigned long long) groups[i].n);
+                        fprintf(out, "  %8s  ", count);
                         put_safe(out, groups[i].stage);
                         fputs(": ", out);
                         put_safe(out, groups[i].message);
@@ -132,9 +136,11 @@ int report_render_text(const struct report_agg *a, FILE *out)
                         put_safe(out, groups[i].first_id);
                         fputs(")\n", out);
                 }
-                if (n_groups > 20 || a->errors_ungrouped)
-                        fprintf(out, "  ... %zu more groups%s\n", n_groups > 20 ? n_groups - 20 : 0,
-                                a->errors_ungrouped ? " and errors beyond the groups kept" : "");
+                if (n_groups > 20)
+                        fprintf(out, "  ... %zu more groups\n", n_groups - 20);
+                if (a->errors_ungrouped)
+                        fprintf(out, "  (over %d distinct groups: the most frequent are kept; ~N is at most N)\n",
+                                REPORT_GROUPS_MAX);
         }
         if (a->bad) {
                 fprintf(out, "\nbad lines (%llu)\n", (unsigned long long) a->bad);

@@ -237,6 +237,43 @@ static void test_bounded_tables(void **state)
         assert_int_equal(a.errors, REPORT_GROUPS_MAX + 5);
 }
 
+/* More one-off messages than groups kept, then one error that most jobs had:
+ * that error is the first group shown, with a count that may be high by at
+ * most what it inherited. Before, only the first REPORT_GROUPS_MAX groups
+ * were counted and it did not appear at all. */
+static void test_frequent_error_after_many_unique(void **state)
+{
+        struct report_agg a;
+        struct report_group g[REPORT_GROUPS_MAX];
+        char line[256], *out;
+        size_t n;
+
+        (void) state;
+        report_agg_init(&a);
+        for (int i = 0; i < REPORT_GROUPS_MAX + 44; i++) {
+                snprintf(line, sizeof line, "{\"status\":\"error\",\"error\":{\"stage\":\"mount\",\"message\":\"u%d\"}}", i);
+                add_ok(&a, (uint64_t) i + 1, line);
+        }
+        for (int i = 0; i < 1000; i++) {
+                /* interleaved with more one-offs: still kept */
+                snprintf(line, sizeof line, "{\"status\":\"error\",\"error\":{\"stage\":\"mount\",\"message\":\"v%d\"}}", i);
+                add_ok(&a, 2000 + (uint64_t) i, line);
+                add_ok(&a, 4000 + (uint64_t) i,
+                       "{\"id\":\"big\",\"status\":\"error\",\"error\":{\"stage\":\"cgroup\",\"message\":\"no space\"}}");
+        }
+        n = report_groups_sorted(&a, g);
+        assert_int_equal(n, REPORT_GROUPS_MAX);
+        assert_string_equal(g[0].stage, "cgroup");
+        assert_string_equal(g[0].message, "no space");
+        assert_true(g[0].n >= 1000 && g[0].n - g[0].over <= 1000);
+        assert_true(g[0].over > 0);
+        out = render(report_render_text, &a);
+        assert_non_null(strstr(out, "cgroup: no space"));
+        assert_non_null(strstr(out, "~"));
+        assert_non_null(strstr(out, "the most frequent are kept"));
+        free(out);
+}
+
 static int cmp_desc(const void *x, const void *y)
 {
         double a = *(const double *) x, b = *(const double *) y;
@@ -426,6 +463,7 @@ int main(void)
                 cmocka_unit_test(test_junit),
                 cmocka_unit_test(test_nul_in_output),
                 cmocka_unit_test(test_text_render_bidi),
+                cmocka_unit_test(test_frequent_error_after_many_unique),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
