@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "batch/batch.h"
@@ -15,11 +15,13 @@
 #include "doctor/doctor.h"
 #include "judge/judge.h"
 #include "report/report.h"
+#include "platform/platform.h"
 #include "result/result.h"
 #include "supervisor/sandbox.h"
 #include "testcmd/testcmd.h"
 #include "util/cleanup.h"
 #include "util/cmdline.h"
+#include "util/portable.h"
 #include "util/readfile.h"
 #include "util/resultfile.h"
 #include "util/sha256.h"
@@ -45,23 +47,10 @@ static int usage_error_or_die(const struct nsb_error *e)
         return EXIT_NSBOX_FAILURE;
 }
 
-/* SIGINT/SIGTERM become a readable fd: the supervisor cancels the run. */
-static int cancel_fd_or_die(void)
-{
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, SIGINT);
-        sigaddset(&set, SIGTERM);
-        sigaddset(&set, SIGHUP);
-        sigprocmask(SIG_BLOCK, &set, NULL);
-        /* A closed stdout must not kill nsbox mid-run (the child resets it). */
-        signal(SIGPIPE, SIG_IGN);
-        return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-}
-
-static void explain(const struct run_result *r)
+static void explain(const struct nsb_config *cfg, const struct run_result *r)
 {
         char buf[NSB_ERROR_MSG_MAX + 128];
+        struct stat in;
 
         if (r->status == RUN_ERROR)
                 fprintf(stderr, "nsbox: sandbox error (%s): %s\n", nsb_stage_name((enum nsb_stage) r->error.stage),
@@ -75,6 +64,11 @@ static void explain(const struct run_result *r)
                         (unsigned long long) r->out.bytes, (unsigned long long) r->err.bytes);
         if (r->isolation == NSB_ISOLATION_REDUCED)
                 fprintf(stderr, "nsbox: warning: this run used REDUCED isolation\n");
+        /* `echo hi | nsbox python x.py` that failed: say why input() saw EOF. */
+        if (r->status == RUN_EXITED && r->exit_code != 0 && !cfg->stdin_path && fstat(STDIN_FILENO, &in) == 0 &&
+            (S_ISFIFO(in.st_mode) || (S_ISREG(in.st_mode) && in.st_size > 0)))
+                fprintf(stderr, "nsbox: note: the program's standard input was empty: nsbox's own is passed "
+                                "only with --stdin -\n");
 }
 
 /* Before anything runs, and whatever the output format: reduced isolation is
@@ -82,9 +76,7 @@ static void explain(const struct run_result *r)
 static void warn_reduced(const struct nsb_config *cfg)
 {
         if (cfg->isolation == NSB_ISOLATION_REDUCED && cfg->cmd != NSB_CMD_DOCTOR)
-                fprintf(stderr, "nsbox: warning: --isolation reduced: no namespaces; the program shares this "
-                                "host's file tree, network and process table, narrowed by Landlock, seccomp and "
-                                "limits only (docs/security.md)\n");
+                fprintf(stderr, "nsbox: warning: --isolation reduced: %s\n", plat_reduced_banner);
 }
 
 static int emit(const struct nsb_config *cfg, const struct run_result *r)
@@ -111,7 +103,7 @@ static int emit(const struct nsb_config *cfg, const struct run_result *r)
                         return EXIT_NSBOX_FAILURE;
                 }
         } else {
-                explain(r);
+                explain(cfg, r);
         }
         json_decref(j);
         return result_exit_code(r);
@@ -163,7 +155,7 @@ static int run_or_die(struct nsb_config *cfg, int cancel_fd)
                                 return usage_error_or_die(&e);
                         }
                         base = strrchr(cfg->argv[0], '/') ? strrchr(cfg->argv[0], '/') + 1 : cfg->argv[0];
-                        if (asprintf(&prog_path, "/program/%s", base) < 0)
+                        if (nsb_asprintf(&prog_path, "/program/%s", base) < 0)
                                 return EXIT_NSBOX_FAILURE;
                         tail[n_tail++] = prog_path;
                         req.program_name = base;
@@ -271,7 +263,9 @@ int main(int argc, char **argv)
         /* Relative bind sources from here; the judge resolves its own
          * profile: its spec may name the profile. */
         if ((getcwd(cwd, sizeof cwd) && cfg_absolute_sources(&cfg, cwd, &e) < 0) ||
-            (cfg.cmd != NSB_CMD_JUDGE && cfg.cmd != NSB_CMD_DOCTOR && cfg_profile_resolve(&cfg, NULL, &e) < 0)) {
+            (cfg.cmd != NSB_CMD_JUDGE && cfg.cmd != NSB_CMD_DOCTOR && cfg_profile_resolve(&cfg, NULL, &e) < 0) ||
+            (cfg.cmd != NSB_CMD_RUN && cfg.cmd != NSB_CMD_DOCTOR && cfg_check_python_memory(cfg.memory_bytes, &e) < 0) ||
+            cfg_check_stdin(&cfg, &e) < 0) {
                 code = usage_error_or_die(&e);
                 cfg_free(&cfg);
                 return code;
@@ -282,7 +276,8 @@ int main(int argc, char **argv)
                 return EXIT_NSBOX_FAILURE;
         }
         warn_reduced(&cfg);
-        cancel_fd = cancel_fd_or_die();
+        /* SIGINT/SIGTERM/SIGHUP become a readable fd: the supervisor cancels the run. */
+        cancel_fd = plat_cancel_fd();
         switch (cfg.cmd) {
         case NSB_CMD_RUN:
         case NSB_CMD_PYTHON:
@@ -299,7 +294,8 @@ int main(int argc, char **argv)
                         print_error("test", &e);
                 break;
         case NSB_CMD_BATCH:
-                code = batch_main(&cfg, cancel_fd, STDOUT_FILENO, isatty(STDERR_FILENO) ? stderr : NULL, &e);
+                code = batch_main(&cfg, cancel_fd, STDOUT_FILENO,
+                                  !cfg.quiet && isatty(STDERR_FILENO) ? stderr : NULL, cfg.quiet ? NULL : stderr, &e);
                 if (code == BATCH_EXIT_SETUP)
                         usage_error_or_die(&e);
                 break;

@@ -28,7 +28,9 @@
 #include "result/result.h"
 #include "util/error.h"
 
-#define BATCH_EXIT_OK 0           /* every job taken produced its line */
+#define BATCH_EXIT_OK 0           /* every job taken produced its line, none was a bad line */
+#define BATCH_EXIT_BAD_LINES 2    /* the same, but some lines could not become jobs (their error lines
+                                     are in the output): a caller's mistake, never a program's */
 #define BATCH_EXIT_SETUP 125      /* usage, unreadable input or --resume file, stdout closed */
 #define BATCH_EXIT_CANCELLED 130  /* SIGINT/SIGTERM/SIGHUP: the lines so far are whole */
 
@@ -68,6 +70,9 @@ const char *batch_outcome_name(enum batch_outcome o);
 
 /* The whole command: read cli->input_path (NULL or "-": stdin), run the jobs
  * with cli->jobs workers (0: one per CPU), write lines to @out_fd. Progress
- * goes to @progress (NULL: none). Returns a BATCH_EXIT_* status; on 125 @e
- * says why. */
-int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *progress, struct nsb_error *e);
+ * goes to @progress (NULL: none), the closing summary line to @summary
+ * (NULL: none). Input whose first non-blank line is not a JSON object line
+ * is refused (125) before any job runs. Returns a BATCH_EXIT_* status; on
+ * 125 @e says why. */
+int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *progress, FILE *summary,
+               struct nsb_error *e);

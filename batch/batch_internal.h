@@ -41,9 +41,26 @@ struct batch_progress {
         size_t done;                 /* lines written */
         size_t skipped;              /* --resume: already in the results file */
         size_t count[OUTCOME__MAX];
+        size_t bad_lines;            /* lines that could not become a job (counted as error too) */
+        size_t first_bad_line;       /* 1-based; 0 = none */
         double elapsed_ms;
 };
 
 /* "[#####.....]  412/1000  37.1/s  ETA 16s  pass 390 fail 20 timeout 1 error 1"
  * into @buf (always NUL-terminated). */
 void batch_progress_text(const struct batch_progress *p, char *buf, size_t size);
+
+/* The first non-blank line of the input decides whether it is JSON Lines at
+ * all: NULL when it is a JSON object line that could be a job; else the
+ * refusal (what it looks like, and how to convert it) in @buf. @text holds
+ * that line (@line_len bytes) and whatever of the input follows it in
+ * memory (@avail bytes in all: a pretty-printed object continues there);
+ * @input names the input (NULL: stdin) in the message and the conversion
+ * hint. Pure. */
+const char *batch_input_refusal(const char *text, size_t line_len, size_t avail, const char *input, char *buf,
+                                size_t size);
+
+/* The line stderr gets when a batch ends: "nsbox batch: 12 lines in 3.4s:
+ * pass 9 fail 1 timeout 1 error 1; bad lines 1 (first: line 7); skipped 2".
+ * Always NUL-terminated. Pure. */
+void batch_summary_text(const struct batch_progress *p, bool cancelled, char *buf, size_t size);

@@ -188,6 +188,13 @@ static int parse_limits(const json_t *root, struct batch_job *job, struct nsb_er
                 if (r < 0)
                         return nsb_error_prefix(e, "\"timeout\"");
         }
+        /* A python job under less memory than python needs would "fail"
+         * every time: the caller's mistake, told as such. */
+        if (job->kind == BATCH_PYTHON && (job->limits_set & CFG_F_MEMORY) &&
+            cfg_check_python_memory(job->limits.memory_bytes, e) < 0) {
+                e->stage = NSB_STAGE_CONFIG;
+                return nsb_error_prefix(e, "limits.memory");
+        }
         return 0;
 }
 
@@ -380,4 +387,99 @@ void batch_progress_text(const struct batch_progress *p, char *buf, size_t size)
                 n = (size_t) snprintf(buf, size, "%zu done  %.1f/s  %s", seen, rate, tail);
         if (p->skipped && n < size)
                 snprintf(buf + n, size - n, "  skipped %zu", p->skipped);
+}
+
+/* At most 40 bytes of @s, non-printing bytes as '?', for a message. */
+static void shown_text(const char *s, size_t len, char *buf, size_t size)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < len && i < 40 && n + 1 < size; i++)
+                buf[n++] = (unsigned char) s[i] >= 0x20 && (unsigned char) s[i] < 0x7f && s[i] != '"' ? s[i] : '?';
+        buf[n] = '\0';
+}
+
+static bool has_any(const json_t *o, const char *const *keys)
+{
+        for (; *keys; keys++)
+                if (json_object_get(o, *keys))
+                        return true;
+        return false;
+}
+
+const char *batch_input_refusal(const char *text, size_t line_len, size_t avail, const char *input, char *buf,
+                                size_t size)
+{
+        const char *file = input ? input : "FILE";
+        static const char *const job_keys[] = { "id", "kind", NULL };
+        static const char *const spec_keys[] = { "cases", "program", NULL };
+        AUTO(json_decref) json_t *root = json_loadb(text, line_len, JSON_DECODE_ANY, NULL);
+        AUTO(json_decref) json_t *whole = NULL;
+        const char *p = text, *what, *fix;
+        char head[48];
+
+        while (p < text + line_len && (*p == ' ' || *p == '\t' || *p == '\r'))
+                p++;
+        if (json_is_object(root) && !has_any(root, job_keys) && has_any(root, spec_keys)) {
+                what = "a judge spec (an object with \"cases\"), not a job";
+                fix = "run it with `nsbox judge %s`, or make it one judge job: "
+                      "jq -c '{id: \"1\", kind: \"judge\", spec: .}' %s";
+        } else if (json_is_object(root) && !has_any(root, job_keys) && json_is_string(json_object_get(root, "schema")) &&
+                   strncmp(json_string_value(json_object_get(root, "schema")), "nsbox.", 6) == 0) {
+                what = "nsbox's own output (a result or verdict line), not a job";
+                fix = "give nsbox batch the jobs, not its results%.0s%.0s";
+        } else if (json_is_object(root)) {
+                return NULL;   /* a job line; its own errors are its own bad line */
+        } else if (json_is_array(root) || (!root && *p == '[')) {
+                what = root ? "a JSON array" : "a JSON array over several lines";
+                fix = "convert it: jq -c '.[]' %s > jobs.jsonl%.0s";
+        } else if (!root && *p == '{') {
+                /* Pretty-printed: the object goes on past this line. */
+                whole = json_loadb(text, avail, JSON_DISABLE_EOF_CHECK, NULL);
+                if (json_is_object(whole) && !has_any(whole, job_keys) && has_any(whole, spec_keys)) {
+                        what = "a pretty-printed judge spec, not a job";
+                        fix = "run it with `nsbox judge %s`, or make it one judge job: "
+                              "jq -c '{id: \"1\", kind: \"judge\", spec: .}' %s";
+                } else {
+                        what = "pretty-printed JSON (an object over several lines)";
+                        fix = "put each job on one line: jq -c . %s > jobs.jsonl%.0s";
+                }
+        } else if (root) {
+                what = "a JSON value that is not an object";
+                fix = "each line must be one job object (docs/batch.md)%.0s%.0s";
+        } else {
+                shown_text(p, line_len - (size_t) (p - text), head, sizeof head);
+                snprintf(buf, size,
+                         "%s is not JSON Lines: its first line is plain text (\"%s\"); nsbox batch reads one job "
+                         "object per line, e.g. {\"id\": \"a\", \"kind\": \"python\", \"code\": \"print(1)\"} "
+                         "(docs/batch.md)",
+                         input ? input : "the input on stdin", head);
+                return buf;
+        }
+        {
+                char hint[256];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+                snprintf(hint, sizeof hint, fix, file, file);
+#pragma GCC diagnostic pop
+                snprintf(buf, size, "%s is not JSON Lines: its first line is %s; %s", input ? input : "the input on stdin",
+                         what, hint);
+        }
+        return buf;
+}
+
+void batch_summary_text(const struct batch_progress *p, bool cancelled, char *buf, size_t size)
+{
+        size_t n;
+
+        n = (size_t) snprintf(buf, size, "nsbox batch: %zu line%s in %.1fs%s: pass %zu fail %zu timeout %zu error %zu",
+                              p->done, p->done == 1 ? "" : "s", p->elapsed_ms / 1e3, cancelled ? " (cancelled)" : "",
+                              p->count[OUTCOME_PASS], p->count[OUTCOME_FAIL], p->count[OUTCOME_TIMEOUT],
+                              p->count[OUTCOME_ERROR]);
+        if (n < size)
+                n += (size_t) snprintf(buf + n, size - n, "; bad lines %zu", p->bad_lines);
+        if (p->bad_lines && n < size)
+                n += (size_t) snprintf(buf + n, size - n, " (first: line %zu)", p->first_bad_line);
+        if (p->skipped && n < size)
+                snprintf(buf + n, size - n, "; skipped %zu (--resume)", p->skipped);
 }

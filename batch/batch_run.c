@@ -11,12 +11,13 @@
  * next to clone (STYLE 14); a worker per job also gives each job its own
  * pid, so its cgroup name (nsbox-PID-0) cannot collide with another job's.
  *
- * Cancel: SIGINT/SIGTERM/SIGHUP arrive on the parent's signalfd. The parent
- * stops taking jobs and sends SIGTERM to every worker. Workers keep those
- * signals blocked and inherit the signalfd, which reads the signals queued to
- * the worker itself: the running sbx_run sees it readable and kills its tree,
- * and the worker exits without a line. A worker also gets SIGTERM if the
- * parent dies (PR_SET_PDEATHSIG), and its sandbox dies with the worker
+ * Cancel: SIGINT/SIGTERM/SIGHUP arrive on the parent's signalfd (on the
+ * posix platform a self-pipe: platform.h). The parent stops taking jobs and
+ * sends SIGTERM to every worker. Workers keep those signals blocked and
+ * inherit the signalfd, which reads the signals queued to the worker itself:
+ * the running sbx_run sees it readable and kills its tree, and the worker
+ * exits without a line. A worker also gets SIGTERM if the parent dies
+ * (PR_SET_PDEATHSIG; POSIX has none), and its sandbox dies with the worker
  * (the sandbox init has PR_SET_PDEATHSIG SIGKILL).
  */
 #include "batch/batch_internal.h"
@@ -24,17 +25,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "config/policy.h"
+#include "platform/platform.h"
 #include "supervisor/sandbox.h"
 #include "util/cleanup.h"
 #include "util/readfile.h"
@@ -91,6 +91,10 @@ struct batch {
         int result_fd;          /* --result FILE: every line goes there too; -1 = none */
         int result_err;         /* errno of the first failed write there */
         bool out_is_tty;                /* lines and the status line share a terminal */
+        bool first_checked;             /* the first non-blank line was JSON Lines */
+        bool refused;                   /* ... or not: nothing runs, @refusal says why */
+        struct nsb_error refusal;
+        bool result_pending;            /* --result FILE not opened yet (see open_result_late) */
 };
 
 static double since_ms(const struct timespec *t0)
@@ -268,6 +272,31 @@ static void emit_error(struct batch *b, const json_t *id, size_t line, const str
         emit(b, batch_error_line(id, line, err), OUTCOME_ERROR);
 }
 
+/* A line that could not become a job: its error line, and the count that
+ * makes the batch end with BATCH_EXIT_BAD_LINES. */
+static void emit_bad_line(struct batch *b, const json_t *id, size_t line, const struct nsb_error *err)
+{
+        if (!b->prog.bad_lines++)
+                b->prog.first_bad_line = line;
+        emit_error(b, id, line, err);
+}
+
+static int open_result(const struct nsb_config *cli, struct nsb_error *e);
+
+/* --result FILE is opened (truncated, unless it is the --resume file) once
+ * the input's first line passed as JSON Lines, still before any job runs:
+ * input refused as not JSON Lines leaves an earlier results file whole. A
+ * failure to open it is a refusal too. */
+static void open_result_late(struct batch *b)
+{
+        if (!b->result_pending || b->refused)
+                return;
+        b->result_pending = false;
+        b->result_fd = open_result(b->cli, &b->refusal);
+        if (b->result_fd < 0)
+                b->refused = true;
+}
+
 /* ---- workers ----------------------------------------------------------- */
 
 /* *ret_outcome: for the counts; the line carries it only for python jobs. */
@@ -367,7 +396,7 @@ static __attribute__((noreturn)) void worker(const struct batch *b, const struct
 
         /* SIGTERM (a cancel, through the inherited signalfd) if the batch
          * dies; checked after, as the parent may already be gone. */
-        if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
+        if (plat_die_with_parent(parent) < 0)
                 _exit(WORKER_CANCELLED);
         /* Only the parent writes stdout: nothing of ours may reach it. */
         devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -408,8 +437,8 @@ static void resolve_python_once(struct batch *b)
         if (b->python_host_tried)
                 return;
         b->python_host_tried = true;
-        if (profile_add_python(&b->python_host, b->cli->interpreter ? b->cli->interpreter : SBX_DEFAULT_INTERPRETER, NULL,
-                               &ignored) < 0)
+        if (plat_python_host(&b->python_host, b->cli->interpreter ? b->cli->interpreter : SBX_DEFAULT_INTERPRETER,
+                             &ignored) < 0)
                 host_set_free(&b->python_host);
 }
 
@@ -421,7 +450,7 @@ static int start_worker(struct batch *b, struct slot *s, struct batch_job *job, 
         if (job->kind != BATCH_RUN)
                 resolve_python_once(b);
 
-        if (pipe2(p, O_CLOEXEC) < 0)
+        if (plat_pipe_cloexec(p) < 0)
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "pipe for the worker of line %zu", job->line);
         pid = fork();
         if (pid < 0) {
@@ -519,12 +548,32 @@ static int next_job(struct batch *b, const char *jobs_path, struct batch_job *jo
 
                 if (r <= 0)
                         return 0;
+                /* Whatever the shard: the input's first non-blank line says
+                 * whether it is JSON Lines at all. A JSON array, a
+                 * pretty-printed object, a judge spec or plain text is
+                 * refused whole before any job runs, not turned into one
+                 * error line per physical line. */
+                if (!b->first_checked && (too_long || !batch_line_blank(text, len))) {
+                        char why[NSB_ERROR_MSG_MAX];
+
+                        b->first_checked = true;
+                        if (!too_long && batch_input_refusal(text, len, b->in.len - (size_t) (text - b->in.buf),
+                                                             jobs_path, why,
+                                                             sizeof why)) {
+                                nsb_fail(&b->refusal, NSB_STAGE_USAGE, 0, "%s", why);
+                                b->refused = true;
+                                return 0;
+                        }
+                        open_result_late(b);
+                        if (b->refused)
+                                return 0;
+                }
                 if (!batch_shard_takes(b->cli->shard_index, b->cli->shard_count, b->in.line))
                         continue;
                 if (too_long) {
                         nsb_fail(&err, NSB_STAGE_CONFIG, EFBIG, "line %zu: longer than %u bytes", b->in.line,
                                  LINE_MAX_BYTES);
-                        emit_error(b, NULL, b->in.line, &err);
+                        emit_bad_line(b, NULL, b->in.line, &err);
                         continue;
                 }
                 if (batch_line_blank(text, len))
@@ -538,7 +587,7 @@ static int next_job(struct batch *b, const char *jobs_path, struct batch_job *jo
                          * --resume would skip after a crash between them). */
                         if (key && !json_object_get(b->seen, key))
                                 json_object_set_new(b->seen, key, json_integer((json_int_t) job->line));
-                        emit_error(b, job->id, job->line, &err);
+                        emit_bad_line(b, job->id, job->line, &err);
                         batch_job_free(job);
                         continue;
                 }
@@ -551,7 +600,7 @@ static int next_job(struct batch *b, const char *jobs_path, struct batch_job *jo
                 if (key && json_object_get(b->seen, key)) {
                         nsb_fail(&err, NSB_STAGE_CONFIG, EINVAL, "line %zu: duplicate id %s (first on line %lld)",
                                  job->line, key, (long long) json_integer_value(json_object_get(b->seen, key)));
-                        emit_error(b, job->id, job->line, &err);
+                        emit_bad_line(b, job->id, job->line, &err);
                         batch_job_free(job);
                         continue;
                 }
@@ -575,7 +624,7 @@ static bool resource_errno(int err)
  * goes on. */
 static void take_lines(struct batch *b, const char *jobs_path)
 {
-        while (b->busy < b->max_busy && !b->cancelled) {
+        while (b->busy < b->max_busy && !b->cancelled && !b->refused) {
                 struct batch_job job;
                 struct nsb_error err;
                 int r = -ENOSPC;
@@ -625,6 +674,8 @@ static int loop(struct batch *b, const char *jobs_path, struct nsb_error *e)
 
                 if (!b->cancelled)
                         take_lines(b, jobs_path);
+                if (b->refused)
+                        break;   /* before any job: no worker runs */
                 if ((b->out_err || b->result_err) && !b->cancelled)
                         cancel_all(b);
                 if (b->busy == 0 && (b->cancelled || (b->in.eof && !b->has_pending)))
@@ -665,15 +716,6 @@ static int loop(struct batch *b, const char *jobs_path, struct nsb_error *e)
         }
         free(p);
         return r;
-}
-
-static unsigned cpu_count(void)
-{
-        cpu_set_t set;
-
-        if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-                return (unsigned) CPU_COUNT(&set);
-        return 1;
 }
 
 /* An earlier results file, line by line through the jobs' own reader: it
@@ -772,12 +814,13 @@ static int check_file_roles(int in_fd, int out_fd, const struct nsb_config *cli,
         return cfg_check_shared_stdin(cli, have_in && S_ISREG(in.st_mode) ? &in : NULL, "jobs file", e);
 }
 
-int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *progress, struct nsb_error *e)
+int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *progress, FILE *summary,
+               struct nsb_error *e)
 {
         bool from_stdin = !cli->input_path || strcmp(cli->input_path, "-") == 0;
         AUTO(json_decref) json_t *resume = json_object();
         AUTO(json_decref) json_t *seen = json_object();
-        AUTOCLOSE int in_fd = -1, result_fd = -1;
+        AUTOCLOSE int in_fd = -1;
         struct batch b = {
                 .cli = cli, .cancel_fd = cancel_fd, .out_fd = out_fd, .progress = progress,
                 .resume = resume, .seen = seen, .result_fd = -1,
@@ -801,6 +844,13 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
         if (cfg_check_unexposed(cli, cli->result_path, "--result", false, e) < 0 ||
             cfg_check_unexposed_fd(cli, out_fd, "stdout", e) < 0)
                 return BATCH_EXIT_SETUP;
+        /* One cgroup for every job, obtained here before any worker forks: a
+         * worker that asked systemd itself would make one scope per job. */
+        {
+                struct cg_obtained cg;
+                if (sbx_obtain_cgroup(cli, &cg, e) < 0)
+                        return BATCH_EXIT_SETUP;
+        }
         if (!from_stdin) {
                 struct stat st;
 
@@ -815,14 +865,9 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
         }
         if (check_file_roles(from_stdin ? STDIN_FILENO : in_fd, out_fd, cli, e) < 0)
                 return BATCH_EXIT_SETUP;
-        if (cli->result_path) {
-                result_fd = open_result(cli, e);
-                if (result_fd < 0)
-                        return BATCH_EXIT_SETUP;
-                b.result_fd = result_fd;
-        }
+        b.result_pending = cli->result_path != NULL;
         b.in.fd = from_stdin ? STDIN_FILENO : in_fd;
-        b.n_slots = cli->jobs ? cli->jobs : cpu_count();
+        b.n_slots = cli->jobs ? cli->jobs : plat_cpu_count();
         b.max_busy = b.n_slots;
         b.slots = calloc(b.n_slots, sizeof *b.slots);
         if (!b.slots) {
@@ -830,7 +875,28 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
                 return BATCH_EXIT_SETUP;
         }
         r = loop(&b, from_stdin ? NULL : cli->input_path, e);
+        if (!b.cancelled && r == 0)
+                open_result_late(&b);   /* an input without a job line: the results file is still made */
+        if (b.result_fd >= 0)
+                close(b.result_fd);     /* every line is written: only the parent writes it */
+        if (b.refused) {
+                free(b.slots);
+                free(b.in.buf);
+                host_set_free(&b.python_host);
+                *e = b.refusal;
+                return BATCH_EXIT_SETUP;
+        }
         draw_progress(&b, true);
+        /* Every batch that ran says what it did, on a terminal or not:
+         * a pipeline's log shows the bad lines without reading the results. */
+        if (summary) {
+                char text[512];
+
+                b.prog.elapsed_ms = since_ms(&b.t0);
+                batch_summary_text(&b.prog, b.cancelled, text, sizeof text);
+                fprintf(summary, "%s\n", text);
+                fflush(summary);
+        }
         if (b.has_pending)
                 batch_job_free(&b.pending);   /* cancelled before it could start: no line, --resume runs it */
         free(b.slots);
@@ -848,5 +914,5 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
         }
         if (r < 0)
                 return BATCH_EXIT_SETUP;
-        return b.cancelled ? BATCH_EXIT_CANCELLED : BATCH_EXIT_OK;
+        return b.cancelled ? BATCH_EXIT_CANCELLED : b.prog.bad_lines ? BATCH_EXIT_BAD_LINES : BATCH_EXIT_OK;
 }

@@ -6,6 +6,7 @@
  * sandboxed command's own flags are never read as nsbox's.
  */
 #include "config/config.h"
+#include "util/portable.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -90,6 +91,7 @@ void cfg_free(struct nsb_config *cfg)
         free(cfg->stdin_path);
         free_strv(cfg->env_add, cfg->n_env_add);
         free(cfg->result_path);
+        free(cfg->cgroup_parent);
         free(cfg->interpreter);
         free(cfg->interp_args);
         free_strv(cfg->packages, cfg->n_packages);
@@ -136,6 +138,17 @@ static int opt_workspace(struct nsb_config *c, const char *v, struct nsb_error *
 static int opt_harness(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->harness, v, e); }
 static int opt_stdin(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->stdin_path, v, e); }
 static int opt_result(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->result_path, v, e); }
+
+/* Where it is and whether it is usable is the cgroup module's question, at
+ * run time (cg_obtain); here only its form. */
+static int opt_cgroup_parent(struct nsb_config *c, const char *v, struct nsb_error *e)
+{
+        if (v[0] != '/')
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                "expected the absolute path of a cgroup v2 directory (under /sys/fs/cgroup), "
+                                "got '%s'", v);
+        return set_str(&c->cgroup_parent, v, e);
+}
 static int opt_interpreter(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->interpreter, v, e); }
 static int opt_interp_args(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->interp_args, v, e); }
 static int opt_json(struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->json = true; c->doctor_json = true; return 0; }
@@ -143,13 +156,14 @@ static int opt_help(struct nsb_config *c, const char *v, struct nsb_error *e) { 
 static int opt_observe(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->observe_path, v, e); }
 static int opt_replay(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->replay_path, v, e); }
 static int opt_fail_fast(struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->fail_fast = true; return 0; }
-static int opt_wall(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_duration(v, &c->wall_time_ms, e); }
-static int opt_cpu(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_duration(v, &c->cpu_time_ms, e); }
-static int opt_memory(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_bound(v, &c->memory_bytes, e); }
-static int opt_output(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_size(v, &c->output_limit_bytes, e); }
-static int opt_fsize(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_size(v, &c->file_size_bytes, e); }
-static int opt_tmp(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_bound(v, &c->tmp_size_bytes, e); }
-static int opt_pids(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_count(v, 1, 1 << 22, &c->pids_max, e); }
+static int opt_quiet(struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->quiet = true; return 0; }
+static int opt_wall(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("wall-time", v, &c->wall_time_ms, e); }
+static int opt_cpu(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("cpu-time", v, &c->cpu_time_ms, e); }
+static int opt_memory(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("memory", v, &c->memory_bytes, e); }
+static int opt_output(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("output-limit", v, &c->output_limit_bytes, e); }
+static int opt_fsize(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("file-size", v, &c->file_size_bytes, e); }
+static int opt_tmp(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("tmp-size", v, &c->tmp_size_bytes, e); }
+static int opt_pids(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("pids", v, &c->pids_max, e); }
 
 static int opt_jobs(struct nsb_config *c, const char *v, struct nsb_error *e)
 {
@@ -367,6 +381,7 @@ static const struct cli_opt options[] = {
         { "json", NULL, C_SANDBOX, opt_json, "print the result object (judge: the verdict, test: the report) on stdout instead of the program's streams or a summary", G_OUTPUT },
         { "json", NULL, C_DOCTOR, opt_json, "print the report as one JSON object (nsbox.doctor/1) instead of text", G_OUTPUT },
         { "result", "FILE", C_SANDBOX, opt_result, "also write the result object to FILE (batch: every line)", G_OUTPUT },
+        { "cgroup-parent", "DIR", C_ALL, opt_cgroup_parent, "make run cgroups in DIR, a delegated cgroup v2 subtree with memory and pids (default: nsbox's own cgroup, or a systemd scope it asks for)", G_ISOLATION },
         { "jobs", "N", C_BATCH, opt_jobs, "parallel jobs (default: number of cores); also -j N", G_BATCH },
         { "resume", "FILE", C_BATCH, opt_resume, "skip the jobs whose id already has a line in FILE (earlier results)", G_BATCH },
         { "shard", "K/N", C_BATCH, opt_shard, "take every Nth line from line K+1 (0 <= K < N): one of N machines", G_BATCH },
@@ -375,13 +390,16 @@ static const struct cli_opt options[] = {
         { "replay", "OBS.jsonl", C_JUDGE, opt_replay, "judge the observations in OBS.jsonl against the spec; no sandbox runs", G_JUDGE },
         { "junit", "FILE", C_JUDGE | C_TEST, opt_junit, "also write the cases (tests) as JUnit XML to FILE", G_OUTPUT },
         { "html", "FILE", C_REPORT, opt_html, "also write the summary as one self-contained HTML page to FILE", G_OUTPUT },
+        { "quiet", NULL, C_BATCH, opt_quiet, "no progress line and no closing summary on stderr", G_BATCH },
         { "help", NULL, C_ALL | (1u << NSB_CMD_PROFILE) | C_REPORT, opt_help, "show this help", G_GENERAL },
 };
 
-#define EXIT_RUN                                                                                        \
+/* run and python share these; run adds 126/127 between them. */
+#define EXIT_RUN_HEAD                                                                                   \
         "  N      the program exited with status N\n"                                                  \
         "  124    a limit stopped it (the result's `limit` says which)\n"                              \
-        "  125    nsbox itself failed: usage, configuration, sandbox set-up (status error)\n"          \
+        "  125    nsbox itself failed: usage, configuration, sandbox set-up (status error)\n"
+#define EXIT_RUN_TAIL                                                                                   \
         "  128+N  it died of signal N\n"                                                               \
         "  130    cancelled (SIGINT, SIGTERM, SIGHUP): the whole tree was killed\n"
 #define EXIT_VERDICT(what)                                                                             \
@@ -398,10 +416,12 @@ static const struct cli_cmd {
         const char *example;
 } commands[] = {
         { "run", NSB_CMD_RUN, "nsbox run [OPTIONS] -- COMMAND [ARG...]",
-          "run COMMAND in a fresh sandbox (minimal profile)", EXIT_RUN,
+          "run COMMAND in a fresh sandbox (minimal profile)",
+          EXIT_RUN_HEAD "  126    COMMAND exists but cannot be executed (status error, stage exec)\n"
+                        "  127    COMMAND does not exist (status error, stage exec)\n" EXIT_RUN_TAIL,
           "nsbox run --json --wall-time 2s -- /bin/echo hi" },
         { "python", NSB_CMD_PYTHON, "nsbox python [OPTIONS] [--] SCRIPT [ARG...]\n       nsbox python [OPTIONS] -c CODE [ARG...]",
-          "run a Python script, or code given with -c, in a fresh sandbox (python profile)", EXIT_RUN,
+          "run a Python script, or code given with -c, in a fresh sandbox (python profile)", EXIT_RUN_HEAD EXIT_RUN_TAIL,
           "nsbox python --json --memory 128M --wall-time 2s -c 'print(sum(range(10**6)))'" },
         { "judge", NSB_CMD_JUDGE, "nsbox judge [OPTIONS] SPEC.json",
           "run a program against the cases of SPEC.json, one sandbox per case, and print a verdict",
@@ -414,6 +434,7 @@ static const struct cli_cmd {
         { "batch", NSB_CMD_BATCH, "nsbox batch [OPTIONS] [JOBS.jsonl|-]",
           "run many jobs (JSON Lines) in parallel, one sandbox each, one result line each",
           "  0      every job taken produced its line (whatever the jobs' own outcomes)\n"
+          "  2      as 0, but some input lines were bad (each got an error line)\n"
           "  125    usage, unreadable input or --resume file, stdout closed\n"
           "  130    cancelled (SIGINT, SIGTERM, SIGHUP): the lines written so far are whole\n",
           "nsbox batch -j 2 examples/jobs.jsonl > results.jsonl" },
@@ -683,7 +704,7 @@ int cfg_absolute_sources(struct nsb_config *cfg, const char *cwd, struct nsb_err
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                         "%s '%s': a relative SRC is found in the current directory, but DST must "
                                         "be absolute (SRC:/DST)", what, b->src);
-                if (asprintf(&abs, "%s%s%s", cwd, strcmp(cwd, "/") == 0 ? "" : "/",
+                if (nsb_asprintf(&abs, "%s%s%s", cwd, strcmp(cwd, "/") == 0 ? "" : "/",
                              strncmp(b->src, "./", 2) == 0 ? b->src + 2 : b->src) < 0)
                         return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory");
                 free(b->src);
@@ -699,6 +720,25 @@ int cfg_set_option(struct nsb_config *cfg, const char *name, const char *value, 
         if (!o || !o->metavar)
                 return nsb_fail(e, NSB_STAGE_CONFIG, ENOENT, "no option '%s'", name);
         return o->fn(cfg, value, e);
+}
+
+bool cfg_option_row(size_t i, const char **ret_name, const char **ret_metavar, unsigned *ret_cmds)
+{
+        if (i >= N_OPTIONS)
+                return false;
+        *ret_name = options[i].name;
+        *ret_metavar = options[i].metavar;
+        *ret_cmds = options[i].cmds;
+        return true;
+}
+
+bool cfg_command_row(size_t i, const char **ret_name, enum nsb_cmd *ret_cmd)
+{
+        if (i >= N_COMMANDS)
+                return false;
+        *ret_name = commands[i].name;
+        *ret_cmd = commands[i].cmd;
+        return true;
 }
 
 /* "--memory SIZE" */

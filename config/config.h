@@ -54,6 +54,7 @@ enum cfg_field {
         CFG_F_ISOLATION = 1u << 8,
         CFG_F_INTERPRETER = 1u << 9,
         CFG_F_INTERP_ARGS = 1u << 10,
+        CFG_F_CGROUP_PARENT = 1u << 11,
 };
 
 struct nsb_tmpfs {
@@ -90,6 +91,9 @@ struct nsb_config {
         enum nsb_isolation isolation;
         bool json;                      /* result object on stdout instead of the streams */
         char *result_path;              /* also write the result object here */
+        char *cgroup_parent;            /* a delegated cgroup v2 directory (absolute, under
+                                           /sys/fs/cgroup) to make run cgroups in; NULL = the
+                                           one nsbox is in, or a systemd scope it asks for */
 
         char *interpreter;              /* python profile: host interpreter; default /usr/bin/python3 */
         char *interp_args;              /* its arguments before the program, split on blanks;
@@ -119,6 +123,7 @@ struct nsb_config {
 
         /* report: the RESULTS files are argv/argc ("-" = stdin) */
         char *html_path;                /* report --html: the self-contained page */
+        bool quiet;                     /* batch --quiet: no progress line, no closing summary */
 };
 
 /* Secure defaults for @cmd. */
@@ -145,6 +150,20 @@ int cfg_parse_bound(const char *s, uint64_t *ret_bytes, struct nsb_error *e);
 int cfg_parse_duration(const char *s, uint64_t *ret_ms, struct nsb_error *e);
 int cfg_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *ret, struct nsb_error *e);
 
+/* A limit's value, by the flag's name ("memory", "wall-time") or the spec
+ * key ("wall_time"): parsed as its kind (size, duration, count), then
+ * checked against the range every source of limits shares (zero and absurd
+ * values are refused, the message says what is allowed). Stage usage. */
+int cfg_parse_limit(const char *name, const char *s, uint64_t *ret, struct nsb_error *e);
+
+/* The least memory limit a CPython 3 interpreter starts under, on either
+ * backend: measured for Debian 12's python3.11 at 3M charged under cgroup v1
+ * and 12.5M of address space under the rlimit backend (RLIMIT_AS); 16M
+ * leaves a margin for other builds (docs/profiles.md). */
+#define CFG_PYTHON_MEMORY_MIN (16ULL << 20)
+/* -ERANGE, stage usage, naming the minimum, when @memory_bytes is below it. */
+int cfg_check_python_memory(uint64_t memory_bytes, struct nsb_error *e);
+
 /* Parse argv (argv[0] is the program name). Fills @cfg; on failure returns
  * -EINVAL with stage "usage" and a message naming the bad argument. */
 int cfg_parse_cli(int argc, char **argv, struct nsb_config *cfg, struct nsb_error *e);
@@ -169,6 +188,15 @@ const char *cfg_closest(const char *word, const char *const *names, size_t n);
 /* Edits (insert, delete, substitute, swap two adjacent) from @a to @b;
  * SIZE_MAX for words longer than 64 bytes. */
 size_t cfg_edit_distance(const char *a, const char *b);
+
+/* The option table, row by row, for what is generated from it (the man
+ * page check, shell completion): false past the last row. @ret_cmds has bit
+ * (1u << enum nsb_cmd) set for each command that accepts the option;
+ * @ret_metavar is NULL for a flag. Pure. */
+bool cfg_option_row(size_t i, const char **ret_name, const char **ret_metavar, unsigned *ret_cmds);
+
+/* The command table: name and enum of row @i; false past the last row. Pure. */
+bool cfg_command_row(size_t i, const char **ret_name, enum nsb_cmd *ret_cmd);
 
 /* Usage text for @cmd (NSB_CMD_NONE: the top-level help). Generated from the
  * option table. Returns a malloc'd string. */

@@ -28,10 +28,12 @@
 #include <stddef.h>
 
 #include "config/config.h"
+#include "nsbox-config.h"
 #include "util/error.h"
 
 #define CFG_PROFILE_MAX_BYTES (1u << 20)
-#define CFG_PROFILE_SYSTEM_DIR "/etc/nsbox/profiles"
+/* meson's -Dsystem_profile_dir, default /etc/nsbox/profiles */
+#define CFG_PROFILE_SYSTEM_DIR NSBOX_PROFILE_SYSTEM_DIR
 #define CFG_DEFAULT_INTERPRETER "/usr/bin/python3"
 
 struct cfg_profile_opts {
@@ -40,6 +42,10 @@ struct cfg_profile_opts {
         bool (*exists)(const char *path, void *user);
         void *user;
 };
+
+/* The profile key table, row by row (for the man page check): false past
+ * the last row. [env] takes any variable name and has no row. Pure. */
+bool cfg_profile_key_row(size_t i, const char **ret_section, const char **ret_key);
 
 /* Parse profile @text (@len bytes; NUL bytes are an error) on top of @cfg,
  * which the caller has set to cfg_defaults(). Pure. */
@@ -98,6 +104,26 @@ int cfg_check_unexposed_fd(const struct nsb_config *cfg, int fd, const char *wha
 struct stat;
 int cfg_check_shared_stdin(const struct nsb_config *cfg, const struct stat *tests, const char *tests_what,
                            struct nsb_error *e);
+
+/* --stdin -: nsbox's own standard input, handed to the program as it is, so
+ * it reads it as it comes (streamed, never read whole by nsbox). A new
+ * CLOEXEC descriptor open for reading only (a read-write one is reopened
+ * read-only at the same offset), or -errno (stage usage) when it cannot be
+ * handed in: a terminal (TIOCSTI/TIOCLINUX would let the program type into
+ * the caller's shell: the supervisor copies a terminal's input into a pipe
+ * instead, supervisor/stdin_pump.h), a socket (the program could write back
+ * through it), closed, or anything but a pipe, a FIFO, a file or a
+ * character device. */
+int cfg_stdin_dash_open(struct nsb_error *e);
+
+/* Before anything runs, --stdin - where it cannot serve: batch (many jobs,
+ * one input), or a standard input that is neither a terminal (copied in by
+ * the supervisor) nor one cfg_stdin_dash_open takes. Anything else passes.
+ * Stage usage. */
+int cfg_check_stdin(const struct nsb_config *cfg, struct nsb_error *e);
+
+/* --stdin -? */
+bool cfg_stdin_is_ours(const struct nsb_config *cfg);
 
 /* The profile a command uses when none is named: python for python, judge,
  * test and batch; minimal for run. */

@@ -142,17 +142,87 @@ static bool same_file(const struct stat *a, const struct stat *b)
         return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
+bool cfg_stdin_is_ours(const struct nsb_config *cfg)
+{
+        return cfg->stdin_path && strcmp(cfg->stdin_path, "-") == 0;
+}
+
+int cfg_stdin_dash_open(struct nsb_error *e)
+{
+        struct stat st;
+        int flags = fcntl(STDIN_FILENO, F_GETFL);
+        int fd;
+
+        if (flags < 0 || fstat(STDIN_FILENO, &st) < 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, EBADF, "--stdin -: nsbox's standard input is closed");
+        if (isatty(STDIN_FILENO))
+                return nsb_fail(e, NSB_STAGE_USAGE, 0,
+                                "--stdin -: nsbox's standard input is a terminal, which is never handed to the "
+                                "sandbox (TIOCSTI could type into your shell); pipe the input in "
+                                "(printf 'hi\\n' | nsbox ...) or give --stdin FILE");
+        if (S_ISSOCK(st.st_mode))
+                return nsb_fail(e, NSB_STAGE_USAGE, 0,
+                                "--stdin -: nsbox's standard input is a socket, which the program could write back "
+                                "through; use a pipe or --stdin FILE");
+        if (!S_ISFIFO(st.st_mode) && !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
+                return nsb_fail(e, NSB_STAGE_USAGE, 0,
+                                "--stdin -: nsbox's standard input is not a pipe, a file or a device");
+        if ((flags & O_ACCMODE) == O_RDONLY) {
+                fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+        } else {
+                /* Opened for writing too (`<>`): the program gets a
+                 * read-only descriptor of the same file, at the same place. */
+                off_t at = S_ISREG(st.st_mode) ? lseek(STDIN_FILENO, 0, SEEK_CUR) : 0;
+
+                fd = open("/proc/self/fd/0", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                if (fd >= 0 && at > 0 && lseek(fd, at, SEEK_SET) < 0) {
+                        close(fd);
+                        fd = -1;
+                }
+        }
+        if (fd < 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, errno, "--stdin -: nsbox's standard input");
+        return fd;
+}
+
+int cfg_check_stdin(const struct nsb_config *cfg, struct nsb_error *e)
+{
+        int fd;
+
+        if (!cfg_stdin_is_ours(cfg))
+                return 0;
+        if (cfg->cmd == NSB_CMD_BATCH)
+                return nsb_fail(e, NSB_STAGE_USAGE, 0,
+                                "--stdin -: a batch runs many jobs and nsbox's standard input can feed one; give "
+                                "each job its \"stdin\", or --stdin FILE (every job reads it anew)");
+        if (isatty(STDIN_FILENO))
+                return 0;   /* copied into a pipe by the supervisor (supervisor/stdin_pump.h) */
+        fd = cfg_stdin_dash_open(e);
+        if (fd < 0)
+                return fd;
+        close(fd);
+        return 0;
+}
+
 int cfg_check_shared_stdin(const struct nsb_config *cfg, const struct stat *tests, const char *tests_what,
                            struct nsb_error *e)
 {
         AUTOCLOSE int fd = -1;
         struct stat st, other;
 
-        if (!cfg->stdin_path)
-                return 0;
-        fd = open(cfg->stdin_path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (!cfg->stdin_path || (cfg_stdin_is_ours(cfg) && isatty(STDIN_FILENO)))
+                return 0;   /* a terminal is neither the tests nor the results */
+        fd = cfg_stdin_is_ours(cfg) ? cfg_stdin_dash_open(e)
+                                    : open(cfg->stdin_path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0 && cfg_stdin_is_ours(cfg))
+                return fd;
         if (fd < 0 || fstat(fd, &st) < 0)
                 return nsb_fail(e, NSB_STAGE_USAGE, errno, "--stdin '%s'", cfg->stdin_path);
+        if (cfg_stdin_is_ours(cfg) && tests && same_file(&st, tests))
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--stdin -: nsbox's standard input is the %s: the "
+                                "program would read the tests", tests_what);
+        if (cfg_stdin_is_ours(cfg))
+                return 0;   /* one run reads it (the caller counted): a pipe is fine */
         if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                 "--stdin '%s': not a file (every case or job without its own stdin reads it anew, "

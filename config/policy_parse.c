@@ -21,6 +21,7 @@
 
 #include "mount/mnt.h"
 #include "util/cleanup.h"
+#include "util/portable.h"
 
 enum key_check { CHECK_NONE = 0, CHECK_BIND, CHECK_TMPFS, CHECK_PATH };
 
@@ -44,6 +45,7 @@ static const struct ini_key keys[] = {
         { "sandbox", "isolation", "isolation", false, CHECK_NONE },
         { "sandbox", "network", "network", false, CHECK_NONE },
         { "sandbox", "seccomp_deny", "seccomp-deny", true, CHECK_NONE },
+        { "sandbox", "cgroup_parent", "cgroup-parent", false, CHECK_NONE },
         { "mounts", "ro_bind", "ro-bind", true, CHECK_BIND },
         { "mounts", "bind", "bind", true, CHECK_BIND },
         { "mounts", "tmpfs", "tmpfs", true, CHECK_TMPFS },
@@ -299,7 +301,7 @@ static int on_env(struct ini_ctx *c, const char *name, const char *value)
                         fail_at(c, EINVAL, "[env] %s is given twice", name);
                         return 0;
                 }
-        if (asprintf(&kv, "%s=%s", name, value) < 0) {
+        if (nsb_asprintf(&kv, "%s=%s", name, value) < 0) {
                 fail_at(c, ENOMEM, "out of memory");
                 return 0;
         }
@@ -390,6 +392,15 @@ int cfg_profile_parse(const char *text, size_t len, const struct cfg_profile_opt
         if (c.err_line)
                 return -(e->errnum ? e->errnum : EINVAL);
         return 0;
+}
+
+bool cfg_profile_key_row(size_t i, const char **ret_section, const char **ret_key)
+{
+        if (i >= ARRAY_SIZE(keys))
+                return false;
+        *ret_section = keys[i].section;
+        *ret_key = keys[i].key;
+        return true;
 }
 
 const char *cfg_profile_builtin(const char *name)

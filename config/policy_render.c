@@ -181,7 +181,7 @@ uint32_t cfg_field_of_option(const char *name)
                 { "output-limit", CFG_F_OUTPUT }, { "file-size", CFG_F_FILE_SIZE },
                 { "tmp-size", CFG_F_TMP_SIZE }, { "network", CFG_F_NETWORK },
                 { "isolation", CFG_F_ISOLATION }, { "interpreter", CFG_F_INTERPRETER },
-                { "interpreter-args", CFG_F_INTERP_ARGS },
+                { "interpreter-args", CFG_F_INTERP_ARGS }, { "cgroup-parent", CFG_F_CGROUP_PARENT },
         };
 
         for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
@@ -267,6 +267,8 @@ int cfg_profile_overlay(struct nsb_config *cfg, struct nsb_config *p, struct nsb
                 take_str(&cfg->interpreter, &p->interpreter);
         if (!(set & CFG_F_INTERP_ARGS))
                 take_str(&cfg->interp_args, &p->interp_args);
+        if (!(set & CFG_F_CGROUP_PARENT))
+                take_str(&cfg->cgroup_parent, &p->cgroup_parent);
         if (prepend((void **) &cfg->binds, &cfg->n_binds, (void **) &p->binds, &p->n_binds, sizeof *cfg->binds) < 0 ||
             prepend((void **) &cfg->tmpfs, &cfg->n_tmpfs, (void **) &p->tmpfs, &p->n_tmpfs, sizeof *cfg->tmpfs) < 0 ||
             prepend((void **) &cfg->env_add, &cfg->n_env_add, (void **) &p->env_add, &p->n_env_add,

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/portable.h"
+
 static const char *const status_names[] = {
         [DOC_OK] = "ok", [DOC_DEGRADED] = "degraded", [DOC_UNAVAILABLE] = "unavailable",
 };
@@ -15,20 +17,6 @@ static const char *const status_names[] = {
 const char *doctor_status_name(enum doc_status s)
 {
         return (unsigned) s < sizeof status_names / sizeof status_names[0] ? status_names[s] : "unknown";
-}
-
-/* Append printf output to a fixed buffer, truncating silently (these are
- * human-readable texts; the buffers are sized for the longest we write). */
-__attribute__((format(printf, 3, 4))) static void append(char *buf, size_t size, const char *fmt, ...)
-{
-        size_t len = strnlen(buf, size);
-        va_list ap;
-
-        if (len + 1 >= size)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(buf + len, size - len, fmt, ap);
-        va_end(ap);
 }
 
 static struct doc_check *add_check(struct doc_report *r, const char *name)
@@ -41,8 +29,9 @@ static struct doc_check *add_check(struct doc_report *r, const char *name)
         return c;
 }
 
-#define DETAIL(c, ...) append((c)->detail, sizeof (c)->detail, __VA_ARGS__)
-#define FIX(c, ...) append((c)->fix, sizeof (c)->fix, __VA_ARGS__)
+/* Texts in fixed buffers, truncated silently (sized for the longest we write). */
+#define DETAIL(c, ...) nsb_appendf((c)->detail, sizeof (c)->detail, __VA_ARGS__)
+#define FIX(c, ...) nsb_appendf((c)->fix, sizeof (c)->fix, __VA_ARGS__)
 
 static void fix_sep(struct doc_check *c)
 {
@@ -74,26 +63,26 @@ void doctor_aa_fix(const struct doc_aa *aa, char *buf, size_t size)
         is_installed = aa->self_exe[0] && strcmp(aa->self_exe, installed) == 0;
         if (aa->profile_present && aa->profile_names_self) {
                 /* installed, not loaded (AppArmor started before it came) */
-                append(buf, size, AA_LOAD);
+                nsb_appendf(buf, size, AA_LOAD);
         } else if (aa->build_dir[0]) {
                 /* a profile names one binary path: this build's stays unconfined */
-                append(buf, size, "sudo meson install -C %s && " AA_LOAD ", then run %s (the profile names "
-                                  "that binary, not %s)", aa->build_dir, installed, aa->self_exe);
+                nsb_appendf(buf, size, "sudo meson install -C %s && " AA_LOAD ", then run %s (the profile names "
+                                       "that binary, not %s)", aa->build_dir, installed, aa->self_exe);
         } else if (is_installed && strcmp(aa->bindir, "/usr/bin") == 0) {
-                append(buf, size, "sudo apt-get install --reinstall nsbox (the package ships %s), then " AA_LOAD,
-                       DOC_AA_PROFILE);
+                nsb_appendf(buf, size, "sudo apt-get install --reinstall nsbox (the package ships %s), then " AA_LOAD,
+                            DOC_AA_PROFILE);
         } else if (is_installed) {
-                append(buf, size, "run sudo meson install again from nsbox's build directory (it installs %s), "
-                                  "then " AA_LOAD, DOC_AA_PROFILE);
+                nsb_appendf(buf, size, "run sudo meson install again from nsbox's build directory (it installs %s), "
+                                       "then " AA_LOAD, DOC_AA_PROFILE);
         } else {
-                append(buf, size, "install nsbox with its AppArmor profile (the nsbox package, or sudo meson install "
-                                  "from its build directory, which installs %s naming %s), then " AA_LOAD
-                                  ", and run that nsbox",
-                       DOC_AA_PROFILE, installed);
+                nsb_appendf(buf, size, "install nsbox with its AppArmor profile (the nsbox package, or sudo meson install "
+                                       "from its build directory, which installs %s naming %s), then " AA_LOAD
+                                       ", and run that nsbox",
+                            DOC_AA_PROFILE, installed);
         }
         if (aa->profile_present && !aa->profile_names_self)
-                append(buf, size, " (%s is there, but names another nsbox binary than %s)", DOC_AA_PROFILE,
-                       aa->self_exe[0] ? aa->self_exe : "this one");
+                nsb_appendf(buf, size, " (%s is there, but names another nsbox binary than %s)", DOC_AA_PROFILE,
+                            aa->self_exe[0] ? aa->self_exe : "this one");
 }
 
 bool doctor_aa_explain(const struct doc_aa *aa, struct nsb_error *e)
@@ -226,9 +215,20 @@ static void plan_cgroup(const struct doc_facts *f, struct doc_report *r)
                 FIX(c, "mount procfs at /proc (mount -t proc proc /proc)");
                 return;
         }
+        c->origin = cg_origin_name(f->cg_origin);
+        if (f->cg_refused) {
+                c->status = DOC_UNAVAILABLE;
+                c->origin = cg_origin_name(CG_ORIGIN_PARENT);
+                DETAIL(c, "%s", f->cg_refusal);
+                FIX(c, "give --cgroup-parent a cgroup v2 directory delegated to this user (memory and pids in its "
+                       "cgroup.controllers; it, its cgroup.procs and cgroup.subtree_control writable; no other "
+                       "processes in it), or leave the option out");
+                return;
+        }
         switch (f->cg_backend) {
         case CG_BACKEND_V2:
-                DETAIL(c, "cgroup v2, delegated to this user (memory, pids, cpu accounting): %s", f->cg_reason);
+                DETAIL(c, "cgroup v2 (memory, pids, cpu accounting), obtained %s: %s", f->cg_origin_detail,
+                       f->cg_reason);
                 if (f->clone3_errno == ENOSYS) {
                         /* nsbox falls back to clone(2) where clone3 is refused,
                          * but a v2 run is born in its cgroup: CLONE_INTO_CGROUP. */
@@ -240,14 +240,19 @@ static void plan_cgroup(const struct doc_facts *f, struct doc_report *r)
                 }
                 return;
         case CG_BACKEND_V1:
-                DETAIL(c, "cgroup v1, own cgroups writable (memory, pids): %s", f->cg_reason);
+                DETAIL(c, "cgroup v1, own cgroups writable (memory, pids), obtained %s: %s", f->cg_origin_detail,
+                       f->cg_reason);
                 return;
         case CG_BACKEND_RLIMIT:
                 c->status = DOC_DEGRADED;
                 DETAIL(c, "no usable cgroup, not delegated: memory and tasks bounded by the rlimit fallback "
                           "(RLIMIT_AS per process, RLIMIT_NPROC per user; weaker, labelled `rlimit` in results): %s",
                        f->cg_reason);
-                if (f->cg_v1_mounted && !f->root)      /* hybrid: memory and pids live on v1 */
+                if (f->cg_origin_detail[0])
+                        DETAIL(c, "; obtained %s", f->cg_origin_detail);
+                if (f->cg_fix[0])               /* what the obtain plan found would help on this host */
+                        FIX(c, "%s", f->cg_fix);
+                else if (f->cg_v1_mounted && !f->root)      /* hybrid: memory and pids live on v1 */
                         FIX(c, "run nsbox as root (cgroup v1 directories belong to root), or use a pure cgroup v2 "
                                "host with systemd-run --user --scope -p Delegate=yes nsbox …");
                 else if (f->cg_v2_mounted)
@@ -425,9 +430,13 @@ json_t *doctor_to_json(const struct doc_report *r)
                 return NULL;
         for (size_t i = 0; i < r->n_checks; i++) {
                 const struct doc_check *c = &r->checks[i];
-                if (json_array_append_new(checks, json_pack("{s:s, s:s, s:s, s:s}", "name", c->name, "status",
-                                                            doctor_status_name(c->status), "detail", c->detail,
-                                                            "fix", c->fix)) < 0) {
+                json_t *jc = json_pack("{s:s, s:s, s:s, s:s}", "name", c->name, "status",
+                                       doctor_status_name(c->status), "detail", c->detail, "fix", c->fix);
+                if (jc && c->origin && json_object_set_new(jc, "origin", json_string(c->origin)) < 0) {
+                        json_decref(jc);
+                        jc = NULL;
+                }
+                if (json_array_append_new(checks, jc) < 0) {
                         json_decref(checks);
                         return NULL;
                 }

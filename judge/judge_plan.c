@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "util/cleanup.h"
+#include "util/portable.h"
 
 /* Excerpts of output in a reason are clipped to this many bytes. */
 #define EXCERPT_MAX 80
@@ -49,20 +50,6 @@ static size_t utf8_len(const unsigned char *s, size_t left)
             (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))     /* overlong, > U+10FFFF */
                 return 0;
         return n;
-}
-
-static void append(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void append(char *buf, size_t size, const char *fmt, ...)
-{
-        size_t used = strnlen(buf, size);
-        va_list ap;
-
-        if (used + 1 >= size)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(buf + used, size - used, fmt, ap);
-        va_end(ap);
 }
 
 /* @quoted: also escape \\ and ', for text shown between quotes; a regex is
@@ -122,17 +109,17 @@ void judge_escape_append(char *buf, size_t size, const char *s, size_t len, size
 
 static void append_regex(char *buf, size_t size, const struct judge_matcher *m)
 {
-        append(buf, size, "/");
+        nsb_appendf(buf, size, "/");
         escape_append(buf, size, m->text, m->len, EXCERPT_MAX, false);
-        append(buf, size, "/");
+        nsb_appendf(buf, size, "/");
 }
 
 /* 'text', escaped and clipped; '...text' when it starts mid-line. */
 static void append_excerpt_at(char *buf, size_t size, const char *s, size_t len, bool mid)
 {
-        append(buf, size, mid ? "'..." : "'");
+        nsb_appendf(buf, size, mid ? "'..." : "'");
         judge_escape_append(buf, size, s, len, EXCERPT_MAX);
-        append(buf, size, "'");
+        nsb_appendf(buf, size, "'");
 }
 
 static void append_excerpt(char *buf, size_t size, const char *s, size_t len)
@@ -174,7 +161,7 @@ static void equals_reason(char *buf, size_t size, const char *stream, const char
                         line++;
                         ls = i + 1;
                 }
-        append(buf, size, "%s differs at line %zu: expected ", stream, line);
+        nsb_appendf(buf, size, "%s differs at line %zu: expected ", stream, line);
         el = ls < exp_len ? line_len(exp, exp_len, ls) : 0;
         gl = ls < got_len ? line_len(got, got_len, ls) : 0;
         /* Only the trailing newline differs: show it, or the two excerpts
@@ -191,26 +178,26 @@ static void equals_reason(char *buf, size_t size, const char *stream, const char
         while (win > ls && (((unsigned char) exp[win] & 0xc0) == 0x80))
                 win--;
         if (ls >= exp_len) {
-                append(buf, size, "end of output");
+                nsb_appendf(buf, size, "end of output");
         } else {
                 append_excerpt_at(buf, size, exp + win, el - (win - ls), win > ls);
         }
-        append(buf, size, ", got ");
+        nsb_appendf(buf, size, ", got ");
         if (ls >= got_len) {
-                append(buf, size, cut ? "end of the kept output" : "end of output");
+                nsb_appendf(buf, size, cut ? "end of the kept output" : "end of output");
         } else {
                 append_excerpt_at(buf, size, got + win, gl - (win - ls), win > ls);
         }
         if (!cut) {
                 size_t en = count_lines(exp, exp_len), gn = count_lines(got, got_len);
                 if (en != gn)
-                        append(buf, size, " (expected %zu line%s, got %zu)", en, en == 1 ? "" : "s", gn);
+                        nsb_appendf(buf, size, " (expected %zu line%s, got %zu)", en, en == 1 ? "" : "s", gn);
         }
 }
 
 static void cut_note(char *buf, size_t size, const char *stream, const struct judge_stream_view *s)
 {
-        append(buf, size, "%s was cut at %zu of %llu bytes", stream, s->kept, (unsigned long long) s->bytes);
+        nsb_appendf(buf, size, "%s was cut at %zu of %llu bytes", stream, s->kept, (unsigned long long) s->bytes);
 }
 
 /* ---- matchers ------------------------------------------------------------ */
@@ -222,7 +209,7 @@ static enum judge_verdict match_equals(const struct judge_matcher *m, const char
 
         if (!cut) {
                 if (kept == m->len && memcmp(text, m->text, kept) == 0) {
-                        append(reason, size, "%s equals expected", stream);
+                        nsb_appendf(reason, size, "%s equals expected", stream);
                         return JUDGE_PASS;
                 }
                 equals_reason(reason, size, stream, m->text, m->len, text, kept, false);
@@ -234,16 +221,16 @@ static enum judge_verdict match_equals(const struct judge_matcher *m, const char
                 /* The kept prefix already differs (or goes past the expected
                  * end): evidence, whatever was cut. */
                 equals_reason(reason, size, stream, m->text, m->len, text, kept, true);
-                append(reason, size, " (");
+                nsb_appendf(reason, size, " (");
                 cut_note(reason, size, stream, s);
-                append(reason, size, ")");
+                nsb_appendf(reason, size, ")");
                 return JUDGE_FAIL;
         }
         if (s->bytes != m->len) {
-                append(reason, size, "%s differs: expected %zu bytes, the program wrote %llu (", stream, m->len,
+                nsb_appendf(reason, size, "%s differs: expected %zu bytes, the program wrote %llu (", stream, m->len,
                        (unsigned long long) s->bytes);
                 cut_note(reason, size, stream, s);
-                append(reason, size, ")");
+                nsb_appendf(reason, size, ")");
                 return JUDGE_FAIL;
         }
         /* Same length, same prefix: the recorded tail holds the stream's
@@ -251,41 +238,41 @@ static enum judge_verdict match_equals(const struct judge_matcher *m, const char
          * reaches this verdict too). */
         if (s->tail_len > 0 && s->tail_len <= m->len) {
                 if (memcmp(s->tail, m->text + m->len - s->tail_len, s->tail_len) != 0) {
-                        append(reason, size, "%s differs in its last %zu bytes (", stream, s->tail_len);
+                        nsb_appendf(reason, size, "%s differs in its last %zu bytes (", stream, s->tail_len);
                         cut_note(reason, size, stream, s);
-                        append(reason, size, ")");
+                        nsb_appendf(reason, size, ")");
                         return JUDGE_FAIL;
                 }
                 if (kept + s->tail_len >= s->bytes) {
-                        append(reason, size, "%s equals expected (from the kept part and the tail)", stream);
+                        nsb_appendf(reason, size, "%s equals expected (from the kept part and the tail)", stream);
                         return JUDGE_PASS;
                 }
         }
         cut_note(reason, size, stream, s);
-        append(reason, size, "; the kept part matches, the rest cannot be checked");
+        nsb_appendf(reason, size, "; the kept part matches, the rest cannot be checked");
         return JUDGE_UNDETERMINED;
 }
 
 static enum judge_verdict match_contains(const struct judge_matcher *m, const char *stream, const char *text,
                                          const struct judge_stream_view *s, bool cut, char *reason, size_t size)
 {
-        bool found = m->len == 0 || memmem(text, s->kept, m->text, m->len) != NULL;
+        bool found = m->len == 0 || nsb_memmem(text, s->kept, m->text, m->len) != NULL;
 
         /* A cut stream can still prove a substring: what was kept is real. */
         if (!found && cut && s->tail_len > 0)
-                found = memmem(s->tail, s->tail_len, m->text, m->len) != NULL;
+                found = nsb_memmem(s->tail, s->tail_len, m->text, m->len) != NULL;
         if (found) {
-                append(reason, size, "%s contains ", stream);
+                nsb_appendf(reason, size, "%s contains ", stream);
                 append_excerpt(reason, size, m->text, m->len);
                 return JUDGE_PASS;
         }
         if (cut) {
                 cut_note(reason, size, stream, s);
-                append(reason, size, " and neither the kept part nor the recorded tail contains ");
+                nsb_appendf(reason, size, " and neither the kept part nor the recorded tail contains ");
                 append_excerpt(reason, size, m->text, m->len);
                 return JUDGE_UNDETERMINED;
         }
-        append(reason, size, "%s does not contain ", stream);
+        nsb_appendf(reason, size, "%s does not contain ", stream);
         append_excerpt(reason, size, m->text, m->len);
         return JUDGE_FAIL;
 }
@@ -300,7 +287,7 @@ static enum judge_verdict match_regex(const struct judge_matcher *m, const char 
         /* An anchor, a lookahead or a greedy span may depend on what was cut. */
         if (cut) {
                 cut_note(reason, size, stream, s);
-                append(reason, size, "; a regex cannot be settled on cut output");
+                nsb_appendf(reason, size, "; a regex cannot be settled on cut output");
                 return JUDGE_UNDETERMINED;
         }
         md = pcre2_match_data_create_from_pattern(m->re, NULL);
@@ -308,7 +295,7 @@ static enum judge_verdict match_regex(const struct judge_matcher *m, const char 
         if (!md || !mctx) {
                 pcre2_match_data_free(md);
                 pcre2_match_context_free(mctx);
-                append(reason, size, "%s: out of memory while matching the regex", stream);
+                nsb_appendf(reason, size, "%s: out of memory while matching the regex", stream);
                 return JUDGE_UNDETERMINED;
         }
         pcre2_set_heap_limit(mctx, REGEX_HEAP_LIMIT_KIB);
@@ -316,12 +303,12 @@ static enum judge_verdict match_regex(const struct judge_matcher *m, const char 
         pcre2_match_data_free(md);
         pcre2_match_context_free(mctx);
         if (rc >= 0) {
-                append(reason, size, "%s matches ", stream);
+                nsb_appendf(reason, size, "%s matches ", stream);
                 append_regex(reason, size, m);
                 return JUDGE_PASS;
         }
         if (rc == PCRE2_ERROR_NOMATCH) {
-                append(reason, size, "%s does not match ", stream);
+                nsb_appendf(reason, size, "%s does not match ", stream);
                 append_regex(reason, size, m);
                 return JUDGE_FAIL;
         }
@@ -330,7 +317,7 @@ static enum judge_verdict match_regex(const struct judge_matcher *m, const char 
                 if (pcre2_get_error_message(rc, msg, sizeof msg) < 0)
                         snprintf((char *) msg, sizeof msg, "error %d", rc);
                 /* A limit of the matcher, not evidence about the program. */
-                append(reason, size, "%s: the regex could not be evaluated: %s", stream, (char *) msg);
+                nsb_appendf(reason, size, "%s: the regex could not be evaluated: %s", stream, (char *) msg);
         }
         return JUDGE_UNDETERMINED;
 }
@@ -379,14 +366,14 @@ static void append_stderr_hint(char *buf, size_t size, const struct judge_stream
         start = end;
         while (start > 0 && s[start - 1] != '\n')
                 start--;
-        append(buf, size, " (stderr: ");
+        nsb_appendf(buf, size, " (stderr: ");
         append_excerpt(buf, size, s + start, end - start);
-        append(buf, size, ")");
+        nsb_appendf(buf, size, ")");
 }
 
 static void signal_text(int sig, char *buf, size_t size)
 {
-        const char *abbrev = sig > 0 ? sigabbrev_np(sig) : NULL;
+        const char *abbrev = sig > 0 ? nsb_signame(sig) : NULL;
 
         if (abbrev)
                 snprintf(buf, size, "SIG%s", abbrev);
@@ -399,8 +386,8 @@ static void join(char *buf, size_t size, const char *part)
         if (!*part)
                 return;
         if (*buf)
-                append(buf, size, "; ");
-        append(buf, size, "%s", part);
+                nsb_appendf(buf, size, "; ");
+        nsb_appendf(buf, size, "%s", part);
 }
 
 int judge_case_verdict(const struct judge_expect *x, const struct judge_evidence *r,
@@ -415,25 +402,25 @@ int judge_case_verdict(const struct judge_expect *x, const struct judge_evidence
                 const char *msg = r->error_message ? r->error_message : "";
 
                 /* escaped: a replayed file is read, not trusted to be one line */
-                append(reason, size, "sandbox error at stage ");
+                nsb_appendf(reason, size, "sandbox error at stage ");
                 judge_escape_append(reason, size, r->error_stage ? r->error_stage : "unknown",
                                     r->error_stage ? strlen(r->error_stage) : 7, 40);
-                append(reason, size, ": ");
+                nsb_appendf(reason, size, ": ");
                 judge_escape_append(reason, size, msg, strlen(msg), 300);
                 ret->verdict = JUDGE_UNDETERMINED;
                 return 0;
         }
         case RUN_CANCELLED:
-                append(reason, size, "cancelled before the case finished");
+                nsb_appendf(reason, size, "cancelled before the case finished");
                 ret->verdict = JUDGE_UNDETERMINED;
                 return 0;
         case RUN_LIMIT:
                 if (r->limit) {
-                        append(reason, size, "stopped by the ");
+                        nsb_appendf(reason, size, "stopped by the ");
                         judge_escape_append(reason, size, r->limit, strlen(r->limit), 40);
-                        append(reason, size, " limit");
+                        nsb_appendf(reason, size, " limit");
                 } else
-                        append(reason, size, "stopped by a limit");
+                        nsb_appendf(reason, size, "stopped by a limit");
                 append_stderr_hint(reason, size, &r->err);
                 ret->verdict = JUDGE_FAIL;
                 return 0;
@@ -441,7 +428,7 @@ int judge_case_verdict(const struct judge_expect *x, const struct judge_evidence
                 char sig[32];
 
                 signal_text(r->signal, sig, sizeof sig);
-                append(reason, size, "killed by %s", sig);
+                nsb_appendf(reason, size, "killed by %s", sig);
                 append_stderr_hint(reason, size, &r->err);
                 ret->verdict = JUDGE_FAIL;
                 return 0;
@@ -458,12 +445,12 @@ int judge_case_verdict(const struct judge_expect *x, const struct judge_evidence
 
                 if (r->exit_code != x->exit_code) {
                         ev = JUDGE_FAIL;
-                        append(exit_part, sizeof exit_part, "exit code %d, expected %d", r->exit_code,
+                        nsb_appendf(exit_part, sizeof exit_part, "exit code %d, expected %d", r->exit_code,
                                x->exit_code);
                         if (x->err.kind == JUDGE_MATCH_NONE)
                                 append_stderr_hint(exit_part, sizeof exit_part, &r->err);
                 } else {
-                        append(exit_part, sizeof exit_part, "exit code %d", r->exit_code);
+                        nsb_appendf(exit_part, sizeof exit_part, "exit code %d", r->exit_code);
                 }
                 ov = judge_match_stream(&x->out, "stdout", &r->out, out_part, sizeof out_part);
                 erv = judge_match_stream(&x->err, "stderr", &r->err, err_part, sizeof err_part);
@@ -484,11 +471,11 @@ int judge_case_verdict(const struct judge_expect *x, const struct judge_evidence
                                 join(reason, size, err_part);
                 } else {
                         ret->verdict = JUDGE_PASS;
-                        append(reason, size, "%s", exit_part);
+                        nsb_appendf(reason, size, "%s", exit_part);
                         if (*out_part)
-                                append(reason, size, ", %s", out_part);
+                                nsb_appendf(reason, size, ", %s", out_part);
                         if (*err_part)
-                                append(reason, size, ", %s", err_part);
+                                nsb_appendf(reason, size, ", %s", err_part);
                 }
         }
         return 0;
@@ -505,7 +492,7 @@ void judge_case_settle(const struct judge_expect *x, json_t *result, struct judg
         if (!result) {
                 c->status = RUN_ERROR;
                 c->verdict = JUDGE_UNDETERMINED;
-                append(c->reason, sizeof c->reason, "the result could not be recorded: out of memory");
+                nsb_appendf(c->reason, sizeof c->reason, "the result could not be recorded: out of memory");
                 return;
         }
         nsb_error_clear(&e);
@@ -513,7 +500,7 @@ void judge_case_settle(const struct judge_expect *x, json_t *result, struct judg
                 /* Not evidence about the program: what was recorded cannot be read. */
                 c->status = RUN_ERROR;
                 c->verdict = JUDGE_UNDETERMINED;
-                append(c->reason, sizeof c->reason, "the recorded result cannot be judged: ");
+                nsb_appendf(c->reason, sizeof c->reason, "the recorded result cannot be judged: ");
                 judge_escape_append(c->reason, sizeof c->reason, e.msg, strlen(e.msg), 300);
                 return;
         }

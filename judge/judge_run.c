@@ -476,6 +476,20 @@ int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_erro
                 nsb_error_prefix(e, "spec '%s'", cli->input_path);
                 return JUDGE_EXIT_BAD_SPEC;
         }
+        /* --stdin -: nsbox's standard input can feed one case, not several. */
+        if (cfg_stdin_is_ours(cli)) {
+                size_t n = 0;
+
+                for (size_t i = 0; i < spec.n_cases; i++)
+                        n += !spec.cases[i].stimulus.stdin_data;
+                if (n > 1) {
+                        nsb_fail(e, NSB_STAGE_USAGE, 0,
+                                 "--stdin -: %zu cases give no \"stdin\" of their own and nsbox's standard input can "
+                                 "feed one; give each case its \"stdin\", or --stdin FILE (each case reads it anew)",
+                                 n);
+                        return JUDGE_EXIT_BAD_SPEC;
+                }
+        }
         /* Precedence: an explicit flag > the spec's limits > the profile
          * (--profile, else the spec's "profile", else python) > defaults.
          * A replay resolves the policy the same way, to compare it. */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "util/cleanup.h"
+#include "util/portable.h"
 
 DEFINE_AUTO_CLEANUP(json_t, json_decref)
 
@@ -43,8 +44,6 @@ static const struct {
         { "tmp_size", LIM_BOUND, CFG_F_TMP_SIZE, offsetof(struct nsb_config, tmp_size_bytes) },
 };
 
-/* Same range as the --pids flag. */
-#define PIDS_MAX_VALUE (1u << 22)
 
 int judge_fail_at(struct nsb_error *e, const char *path, const char *fmt, ...)
 {
@@ -198,20 +197,9 @@ int judge_limits_parse(const json_t *obj, struct nsb_config *overlay, unsigned *
                                                      : "expected an integer");
                 }
 
-                switch (limit_keys[i].kind) {
-                case LIM_SIZE:
-                        r = cfg_parse_size(text, field, e);
-                        break;
-                case LIM_BOUND:
-                        r = cfg_parse_bound(text, field, e);
-                        break;
-                case LIM_DURATION:
-                        r = cfg_parse_duration(text, field, e);
-                        break;
-                default:
-                        r = cfg_parse_count(text, 1, PIDS_MAX_VALUE, field, e);
-                        break;
-                }
+                /* The flags' own parser and range: a spec accepts exactly what
+                 * the flag does. */
+                r = cfg_parse_limit(key, text, field, e);
                 if (r < 0) {
                         e->stage = NSB_STAGE_CONFIG;   /* the shared parsers say "usage" */
                         return nsb_error_prefix(e, "%s", path);
@@ -230,9 +218,9 @@ static char *path_join(const char *spec_path, const char *rel)
         if (rel[0] == '/' || !slash)
                 return strdup(rel);
         if (slash == spec_path)
-                n = asprintf(&out, "/%s", rel);
+                n = nsb_asprintf(&out, "/%s", rel);
         else
-                n = asprintf(&out, "%.*s/%s", (int) (slash - spec_path), spec_path, rel);
+                n = nsb_asprintf(&out, "%.*s/%s", (int) (slash - spec_path), spec_path, rel);
         return n < 0 ? NULL : out;
 }
 
@@ -269,7 +257,7 @@ static int parse_program(const json_t *obj, const char *spec_path, struct judge_
                 return judge_fail_at(e, "program.path", "must name a file, not a directory");
         p->name = strdup(base);
         p->path = path_join(spec_path, rel);
-        if (asprintf(&p->sandbox_path, "/program/%s", base) < 0)
+        if (nsb_asprintf(&p->sandbox_path, "/program/%s", base) < 0)
                 p->sandbox_path = NULL;
         return p->name && p->path && p->sandbox_path ? 0 : fail_oom(e);
 }
@@ -434,6 +422,11 @@ static int parse_spec(const json_t *root, const char *spec_path, struct judge_sp
                 r = judge_limits_parse(v, &spec->limits, &spec->limits_set, e);
                 if (r < 0)
                         return r;
+                /* The judge runs the program under Python. */
+                if ((spec->limits_set & CFG_F_MEMORY) && cfg_check_python_memory(spec->limits.memory_bytes, e) < 0) {
+                        e->stage = NSB_STAGE_CONFIG;
+                        return nsb_error_prefix(e, "limits.memory");
+                }
         }
 
         if (!(cases = json_object_get(root, "cases")))

@@ -98,6 +98,10 @@ int mnt_plan_apply(const struct mnt_plan *plan, int *slot_fds, struct nsb_ledger
  * /tmp only after it. */
 bool mnt_path_is_reserved(const char *dst);
 
+/* The sandbox paths nsbox itself owns (the root's skeleton), in mnt_path.c. */
+#define MNT_N_RESERVED 7
+extern const char *const mnt_reserved[MNT_N_RESERVED];
+
 /* Validate and normalise a sandbox destination: absolute, no "..", not the
  * root; "//" and "." components and trailing slashes dropped. *ret is a
  * malloc'd copy. Errors (stage config) start with @what. Pure. */

@@ -12,8 +12,6 @@
 
 #define ROOT_TMPFS_SLACK (1ULL << 20)   /* directories, symlinks, small files */
 
-static const char *const reserved[] = { "/proc", "/dev", "/tmp", "/workspace", "/program", "/harness", "/nsbox" };
-
 struct builder {
         struct mnt_plan *plan;
         size_t cap;
@@ -21,66 +19,6 @@ struct builder {
         size_t n_dirs;
         struct nsb_error *e;
 };
-
-bool mnt_path_under(const char *path, const char *dir)
-{
-        size_t n = strlen(dir);
-        if (strcmp(dir, "/") == 0)
-                return true;
-        return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
-
-bool mnt_path_is_reserved(const char *dst)
-{
-        if (strcmp(dst, "/") == 0)
-                return true;
-        for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
-                if (mnt_path_under(dst, reserved[i]))
-                        return true;
-        return false;
-}
-
-int mnt_dst_normalize(const char *dst, const char *what, char **ret, struct nsb_error *e)
-{
-        char *out, *o;
-        const char *p = dst;
-
-        if (!dst || dst[0] != '/')
-                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s: destination '%s' is not absolute", what,
-                                dst ? dst : "");
-        if (!(out = malloc(strlen(dst) + 2)))
-                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
-        o = out;
-        while (*p) {
-                const char *c;
-                size_t n;
-                while (*p == '/')
-                        p++;
-                if (!*p)
-                        break;
-                c = p;
-                while (*p && *p != '/')
-                        p++;
-                n = (size_t) (p - c);
-                if (n == 1 && c[0] == '.')
-                        continue;
-                if (n == 2 && c[0] == '.' && c[1] == '.') {
-                        free(out);
-                        return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
-                                        "%s: destination '%s' has a '..' component", what, dst);
-                }
-                *o++ = '/';
-                memcpy(o, c, n);
-                o += n;
-        }
-        if (o == out) {
-                free(out);
-                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s: destination '%s' is the sandbox root", what, dst);
-        }
-        *o = '\0';
-        *ret = out;
-        return 0;
-}
 
 static struct mnt_op *push(struct builder *b, enum mnt_kind kind, const char *dst)
 {
@@ -403,7 +341,8 @@ int mnt_plan_build(const struct mnt_input *in, struct mnt_plan *ret, struct nsb_
                 goto oom;
         op->size = ROOT_TMPFS_SLACK + in->program_len;
         op->mode = 0755;
-        for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++) {
+        for (size_t i = 0; i < MNT_N_RESERVED; i++) {
+                const char *const *reserved = mnt_reserved;
                 if ((strcmp(reserved[i], "/program") == 0 && !in->program_name) ||
                     (strcmp(reserved[i], "/harness") == 0 && !in->cfg->harness) ||
                     (strcmp(reserved[i], "/nsbox") == 0 && !in->runner_dir))

@@ -25,17 +25,6 @@ static const char *const default_lib_dirs[] = {
         "/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib",
 };
 
-void host_set_free(struct host_set *set)
-{
-        for (size_t i = 0; i < set->n; i++) {
-                free(set->v[i].path);
-                free(set->v[i].target);
-        }
-        free(set->v);
-        set->v = NULL;
-        set->n = 0;
-}
-
 static struct host_entry *find(struct host_set *set, const char *path)
 {
         for (size_t i = 0; i < set->n; i++)
@@ -349,41 +338,22 @@ static int add_interpreter(struct host_set *set, const char *path, const char *s
 
 int profile_add_command(struct host_set *set, const char *path, const char *sandbox_path, struct nsb_error *e)
 {
-        int r = profile_add_executable(set, path, e);
+        char real[PATH_MAX];
+        int r;
+
+        /* `nsbox run -- /usr/bin/python3 ...` (or python3.11, a symlink to
+         * it, python3 on PATH) needs its standard library as much as a #!
+         * python script does. A "python..." that is not a CPython binary
+         * (python3-config, a pyenv shim) is an ordinary command. */
+        if (is_python(path) || (realpath(path, real) && is_python(real))) {
+                struct nsb_error ignored;
+
+                if (profile_add_python(set, path, NULL, &ignored) == 0)
+                        return 0;
+        }
+        r = profile_add_executable(set, path, e);
 
         return r < 0 ? r : add_script_interpreter(set, path, sandbox_path, 0, e);
-}
-
-int profile_which(const char *name, const char *search_path, char **ret, struct nsb_error *e)
-{
-        char cand[PATH_MAX];
-        const char *p = search_path;
-
-        if (strchr(name, '/')) {
-                if (name[0] != '/') {
-                        char cwd[PATH_MAX];
-                        if (!getcwd(cwd, sizeof cwd))
-                                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "getcwd");
-                        snprintf(cand, sizeof cand, "%s/%s", cwd, name);
-                } else {
-                        snprintf(cand, sizeof cand, "%s", name);
-                }
-                if (access(cand, X_OK) < 0)
-                        return nsb_fail(e, NSB_STAGE_PREPARE, errno, "command '%s'", name);
-                return (*ret = strdup(cand)) ? 0 : nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
-        }
-        while (p && *p) {
-                const char *colon = strchr(p, ':');
-                size_t n = colon ? (size_t) (colon - p) : strlen(p);
-                struct stat st;
-                if (n > 0 && p[0] == '/') {
-                        snprintf(cand, sizeof cand, "%.*s/%s", (int) n, p, name);
-                        if (access(cand, X_OK) == 0 && stat(cand, &st) == 0 && S_ISREG(st.st_mode))
-                                return (*ret = strdup(cand)) ? 0 : nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
-                }
-                p = colon ? colon + 1 : NULL;
-        }
-        return nsb_fail(e, NSB_STAGE_PREPARE, ENOENT, "command '%s' not found on PATH", name);
 }
 
 /* The standard library of an interpreter at <prefix>/bin/pythonX.Y lives in

@@ -1,5 +1,6 @@
 /* result/result.c — rendering of struct run_result, and its exit code. Pure. */
 #include "result/result.h"
+#include "util/portable.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -173,7 +174,7 @@ json_t *result_to_json(const struct run_result *r, uint64_t output_limit)
         json_object_set_new(o, "limits_hit", hits);
         json_object_set_new(o, "exit_code", r->status == RUN_EXITED ? json_integer(r->exit_code) : json_null());
         if (r->status == RUN_SIGNALED || (r->status == RUN_LIMIT && r->signal > 0)) {
-                const char *abbrev = sigabbrev_np(r->signal);
+                const char *abbrev = nsb_signame(r->signal);
                 char name[32];
                 snprintf(name, sizeof name, "SIG%s", abbrev ? abbrev : "UNKNOWN");
                 json_object_set_new(o, "signal", json_integer(r->signal));
@@ -229,7 +230,7 @@ int result_exit_code(const struct run_result *r)
                 return 130;
         case RUN_ERROR:
         default:
-                return 125;
+                return r->command_exit == 126 || r->command_exit == 127 ? r->command_exit : 125;
         }
 }
 

@@ -59,6 +59,9 @@ struct run_result {
         char program_sha256[65];     /* "" when there is no program file */
         char policy_sha256[65];      /* "" until profiles compute it */
         struct nsb_error error;      /* when RUN_ERROR */
+        int command_exit;            /* RUN_ERROR because the command itself could not be run:
+                                        127 not found, 126 found but not executable (as
+                                        timeout(1) and shells say); 0 otherwise */
 };
 
 const char *run_status_name(enum run_status s);
@@ -71,7 +74,8 @@ const char *run_limit_name(enum run_limit l);   /* NULL for LIMIT_NONE */
 json_t *result_to_json(const struct run_result *r, uint64_t output_limit);
 
 /* Exit status of nsbox run/python: the program's exit code; 128+N for signal
- * N; 124 for a limit; 130 for cancelled; 125 for an nsbox failure. */
+ * N; 124 for a limit; 130 for cancelled; 127/126 when the command does not
+ * exist / cannot be executed; 125 for any other nsbox failure. */
 int result_exit_code(const struct run_result *r);
 
 /* Are these @len bytes valid UTF-8 (NUL included)? */

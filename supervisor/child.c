@@ -23,6 +23,7 @@
 #include "cgroup/cgroup.h"
 #include "landlock/landlock.h"
 #include "net/net.h"
+#include "platform/platform.h"
 #include "ns/ns.h"
 #include "seccomp/filter.h"
 #include "supervisor/reduced.h"
@@ -197,14 +198,7 @@ __attribute__((noreturn)) static void program_main(struct child_ctx *c)
         nsb_error_clear(&e);
         /* The supervisor blocks SIGINT/SIGTERM (for its signalfd); a blocked
          * mask and ignored signals survive execve, so reset both. */
-        {
-                sigset_t none;
-                sigemptyset(&none);
-                sigprocmask(SIG_SETMASK, &none, NULL);
-                for (int sig = 1; sig < NSIG; sig++)
-                        if (sig != SIGKILL && sig != SIGSTOP)
-                                signal(sig, SIG_DFL);
-        }
+        plat_signals_reset();
         /* Its own session and process group: no controlling terminal can be
          * reached (TIOCSTI needs one too) and the group can be killed whole. */
         if (setsid() < 0) {

@@ -71,8 +71,9 @@ void reduced_reap_stale(void);
 
 /* Host: the tasks (threads) the host counts against @uid's RLIMIT_NPROC.
  * Without a user namespace that limit is shared with every process the user
- * runs, so the rlimit backend adds this to --pids (docs/security.md). */
-unsigned long reduced_count_tasks(uid_t uid);
+ * runs, so the rlimit backend adds this to --pids (docs/security.md).
+ * -ENOENT (and *ret 0) where /proc has no Linux status files to count. */
+int reduced_count_tasks(uid_t uid, unsigned long *ret);
 
 /* Host: remove the private directory and free the plan. Run only after every
  * process of the run is gone. Safe on a zeroed plan. */

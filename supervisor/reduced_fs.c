@@ -188,33 +188,45 @@ int reduced_prepare(struct reduced_plan *p, const struct nsb_config *cfg, const 
         return r;
 }
 
-unsigned long reduced_count_tasks(uid_t uid)
+int reduced_count_tasks(uid_t uid, unsigned long *ret)
 {
         AUTO(closedir) DIR *proc = opendir("/proc");
         struct dirent *de;
         unsigned long n = 0;
+        bool read_one = false;
 
         while (proc && (de = readdir(proc))) {
                 char path[64], line[256];
                 unsigned long real = ~0UL, threads = 0;
+                bool has_uid = false;
                 FILE *f;
+                int fd;
 
                 if (de->d_name[0] < '1' || de->d_name[0] > '9')
                         continue;
                 snprintf(path, sizeof path, "/proc/%s/status", de->d_name);
-                if (!(f = fopen(path, "re")))
+                if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
                         continue;
+                if (!(f = fdopen(fd, "r"))) {
+                        close(fd);
+                        continue;
+                }
                 while (fgets(line, sizeof line, f)) {
-                        if (sscanf(line, "Uid: %lu", &real) == 1)
+                        if (sscanf(line, "Uid: %lu", &real) == 1) {
+                                has_uid = true;
                                 continue;
+                        }
                         if (sscanf(line, "Threads: %lu", &threads) == 1)
                                 break;
                 }
                 fclose(f);
+                read_one |= has_uid;
                 if (real == (unsigned long) uid)
                         n += threads;
         }
-        return n;
+        *ret = n;
+        /* Our own process is always there: none read means no Linux /proc. */
+        return read_one ? 0 : -ENOENT;
 }
 
 /* Remove everything under @dfd (which it closes), then nothing else: no

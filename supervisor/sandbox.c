@@ -30,6 +30,7 @@
 #include "cgroup/cgroup.h"
 #include "config/policy.h"
 #include "doctor/doctor.h"
+#include "supervisor/stdin_pump.h"
 #include "landlock/landlock.h"
 #include "mount/mnt.h"
 #include "ns/ns.h"
@@ -41,6 +42,7 @@
 #include "supervisor/outcome.h"
 #include "supervisor/proc_tree.h"
 #include "supervisor/reduced.h"
+#include "supervisor/run_io.h"
 #include "supervisor/wire.h"
 #include "util/cleanup.h"
 #include "util/sys.h"
@@ -83,6 +85,7 @@ struct sbx {
         int sock[2];
         int out[2], err[2];
         int stdin_fd;
+        struct stdin_pump pump;         /* --stdin - from a terminal (stdin_pump.h) */
         int pidfd;
         pid_t pid;
         int wall_tfd, cpu_tfd;
@@ -94,33 +97,6 @@ struct sbx {
         uint32_t prog_cpu_prof_ms;      /* the program's PROF clock at its end (WIRE_EXIT) */
         uint64_t tree_pss_peak;         /* rlimit: the largest memory sum a poll saw */
 };
-
-static double elapsed_ms(const struct timespec *start)
-{
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        return (double) (now.tv_sec - start->tv_sec) * 1e3 + (double) (now.tv_nsec - start->tv_nsec) / 1e6;
-}
-
-static void close_fd(int *fd)
-{
-        if (*fd >= 0)
-                close(*fd);
-        *fd = -1;
-}
-
-static int copy_command(struct run_result *r, char *const *argv, size_t argc)
-{
-        r->command = calloc(argc + 1, sizeof *r->command);
-        if (!r->command)
-                return -ENOMEM;
-        for (size_t i = 0; i < argc; i++) {
-                if (!(r->command[i] = strdup(argv[i])))
-                        return -ENOMEM;
-                r->command_len = i + 1;
-        }
-        return 0;
-}
 
 /* ---- plans --------------------------------------------------------------- */
 
@@ -173,22 +149,30 @@ static int plan_reduced(struct sbx *s, struct nsb_error *e)
         return reduced_argv(&s->red, req->program_name, req->argv, req->argc, &s->red_argv, e);
 }
 
-/* --workspace and --harness are mounted on directories (and the workspace is
- * the working directory): say so before anything runs, rather than let the
- * attach fail later with a bare "Invalid argument". */
-static int check_dir_option(const char *option, const char *path, struct nsb_error *e)
+/* The command could not be run (timeout(1)'s rule): 127 when it does not
+ * exist, 126 when it exists but cannot be executed (no x bit, a directory,
+ * not an executable format); 0 for any other errno (ENOMEM: not its fault). */
+static int command_exit_of(int err)
 {
-        struct stat st;
-
-        if (!path)
+        switch (err) {
+        case ENOENT:
+                return 127;
+        case EACCES: case EPERM: case EISDIR: case ENOTDIR: case ENOEXEC: case ELOOP: case ETXTBSY:
+        case ENAMETOOLONG: case E2BIG: case ELIBBAD:
+                return 126;
+        default:
                 return 0;
-        if (stat(path, &st) < 0)
-                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "%s '%s'", option, path);
-        if (!S_ISDIR(st.st_mode))
-                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s '%s' is not a directory", option, path);
-        if (access(path, X_OK) < 0)     /* the program could not enter it */
-                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "%s '%s'", option, path);
-        return 0;
+        }
+}
+
+/* A failure to find or open the command: stage exec, as its execve failing
+ * inside would be, and its 126/127. */
+static int command_failed(struct sbx *s, int r, struct nsb_error *e)
+{
+        s->res->command_exit = command_exit_of(-r);
+        if (s->res->command_exit)
+                e->stage = NSB_STAGE_EXEC;
+        return r;
 }
 
 static int plan_all(struct sbx *s, struct nsb_error *e)
@@ -200,13 +184,20 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
 
         if (req->argc == 0)
                 return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "empty command");
-        if ((r = check_dir_option("--workspace", cfg->workspace, e)) < 0 ||
-            (r = check_dir_option("--harness", cfg->harness, e)) < 0)
+        if ((r = run_check_dir("--workspace", cfg->workspace, e)) < 0 ||
+            (r = run_check_dir("--harness", cfg->harness, e)) < 0)
                 return r;
         if (s->reduced && (r = reduced_check(cfg, req->runner_dir, e)) < 0)
                 return r;
         if (req->python) {
                 const char *interp = cfg->interpreter ? cfg->interpreter : SBX_DEFAULT_INTERPRETER;
+
+                /* The parsers refuse it first; this catches a limit from a
+                 * profile a judge spec names: never a run that cannot start. */
+                if ((r = cfg_check_python_memory(cfg->memory_bytes, e)) < 0) {
+                        e->stage = NSB_STAGE_CONFIG;
+                        return r;
+                }
                 /* A batch resolved the interpreter once: start from its copy. */
                 r = req->python_host ? host_set_add_all(&s->host, req->python_host, e)
                                      : profile_add_python(&s->host, interp, NULL, e);
@@ -225,16 +216,17 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
                 const char *path = getenv("PATH");
                 r = profile_which(req->argv[0], path ? path : "/usr/local/bin:/usr/bin:/bin", &s->exec_path, e);
                 if (r < 0)
-                        return r;
+                        return command_failed(s, r, e);
                 if (!s->reduced && mnt_path_is_reserved(s->exec_path))
                         return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
                                         "command '%s' lies under a path the sandbox owns (/tmp, /workspace, "
                                         "/proc, /dev, ...); run it from another directory",
                                         s->exec_path);
-                /* a script brings its #! interpreter (and env's target) */
+                /* a script brings its #! interpreter (and env's target); a
+                 * python interpreter its standard library */
                 r = profile_add_command(&s->host, s->exec_path, SBX_PROGRAM_PATH, e);
                 if (r < 0)
-                        return r;
+                        return command_failed(s, r, e);
                 /* --package / packages under run: mounted all the same */
                 r = profile_add_python_extras(&s->host, NULL, cfg->packages, cfg->n_packages, e);
                 if (r < 0)
@@ -294,8 +286,27 @@ static int create_cgroup(struct sbx *s, struct nsb_error *e)
         return 0;
 }
 
+int sbx_obtain_cgroup(const struct nsb_config *cfg, struct cg_obtained *ret, struct nsb_error *e)
+{
+        struct cg_env env = { .proc_fd = -1, .sys_cgroup_fd = -1, .parent_path = cfg->cgroup_parent };
+        struct cg_facts *f = calloc(1, sizeof *f);
+        int r;
+
+        if (!f)
+                return nsb_fail(e, NSB_STAGE_CGROUP, ENOMEM, "cgroup facts");
+        env.proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        env.sys_cgroup_fd = open("/sys/fs/cgroup", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        r = env.proc_fd < 0 ? nsb_fail(e, NSB_STAGE_CGROUP, errno, "open /proc")
+                            : cg_obtain(&env, true, f, ret, e);
+        run_close_fd(&env.proc_fd);
+        run_close_fd(&env.sys_cgroup_fd);
+        free(f);
+        return r;
+}
+
 static int setup_cgroup(struct sbx *s, struct nsb_error *e)
 {
+        struct cg_obtained obtained;
         enum cg_backend b;
         int r;
 
@@ -303,10 +314,13 @@ static int setup_cgroup(struct sbx *s, struct nsb_error *e)
         s->cg_env.sys_cgroup_fd = open("/sys/fs/cgroup", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (s->cg_env.proc_fd < 0)
                 return nsb_fail(e, NSB_STAGE_CGROUP, errno, "open /proc");
-        r = cg_detect(&s->cg_env, &s->cg_facts, e);
+        s->cg_env.parent_path = s->cfg->cgroup_parent;
+        /* Once per process in effect: after the first run's request, our
+         * scope (or its leaf) is found usable and systemd is not asked again. */
+        r = cg_obtain(&s->cg_env, true, &s->cg_facts, &obtained, e);
         if (r < 0)
                 return r;
-        b = cg_choose(&s->cg_facts, NULL);
+        b = obtained.backend;
 #if NSBOX_BENCH_HOOKS
         /* Bench-only builds (-Dbench_hooks=true): the same run with its limits
          * held by rlimits, to measure what the cgroup costs. The ledger then
@@ -327,9 +341,12 @@ static int setup_cgroup(struct sbx *s, struct nsb_error *e)
         /* --pids counts the program's tasks; the init (nsbox's own, one
          * thread) is one task of the run's cgroup and of its uid too. */
         s->cg_spec.pids_max = s->cfg->pids_max + 1;
-        if (s->reduced && b == CG_BACKEND_RLIMIT && s->cfg->pids_max)
+        if (s->reduced && b == CG_BACKEND_RLIMIT && s->cfg->pids_max) {
                 /* The host counts every task of the user against RLIMIT_NPROC. */
-                s->cg_spec.pids_max += reduced_count_tasks(s->red.drop_to_nobody ? REDUCED_NOBODY_UID : getuid());
+                unsigned long tasks = 0;
+                (void) reduced_count_tasks(s->red.drop_to_nobody ? REDUCED_NOBODY_UID : getuid(), &tasks);
+                s->cg_spec.pids_max += tasks;
+        }
         s->cg_spec.serial = s->req->serial;
         cg_run_init(&s->cg_run);
         /* v1 cgroups are joined by the child through fds, so they can be made
@@ -411,6 +428,15 @@ static int open_stdin(struct sbx *s, struct nsb_error *e)
                 }
                 return 0;
         }
+        if (cfg_stdin_is_ours(s->cfg) && isatty(STDIN_FILENO))
+                return stdin_pump_open(&s->pump, STDIN_FILENO, &s->stdin_fd, e);   /* never the terminal itself */
+        if (cfg_stdin_is_ours(s->cfg)) {
+                /* --stdin -: the program reads nsbox's own stdin as it comes */
+                s->stdin_fd = cfg_stdin_dash_open(e);
+                if (s->stdin_fd < 0)
+                        e->stage = NSB_STAGE_PREPARE;
+                return s->stdin_fd < 0 ? s->stdin_fd : 0;
+        }
         s->stdin_fd = open(s->cfg->stdin_path ? s->cfg->stdin_path : "/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (s->stdin_fd < 0 && s->cfg->stdin_path)
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "--stdin '%s'", s->cfg->stdin_path);
@@ -485,6 +511,11 @@ static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
                  * POLLRDHUP after the prctl); a copy here would keep the socket
                  * open and the sandbox alive without its supervisor. */
                 close(s->sock[0]);
+                /* Nor the write end of a terminal's pipe (stdin_pump.h): the
+                 * init outlives the program's reads, and while it held a
+                 * copy the program never saw the end of its input. */
+                if (s->pump.dst >= 0)
+                        close(s->pump.dst);
                 if (s->reduced)
                         child_reduced_main(c);   /* never returns */
                 child_init_main(c);              /* never returns */
@@ -494,10 +525,10 @@ static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
                                                        PROT_IPC_NS, PROT_UTS_NS, PROT_CGROUP_NS };
                 for (size_t i = 0; i < sizeof walls / sizeof walls[0]; i++)
                         ledger_set(&s->res->ledger, walls[i], "disabled");
-                close_fd(&s->sock[1]);
-                close_fd(&s->out[1]);
-                close_fd(&s->err[1]);
-                close_fd(&s->stdin_fd);
+                run_close_fd(&s->sock[1]);
+                run_close_fd(&s->out[1]);
+                run_close_fd(&s->err[1]);
+                run_close_fd(&s->stdin_fd);
                 return 0;   /* no id maps to write, nothing to wait for */
         }
 
@@ -508,12 +539,12 @@ static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
         ledger_set(&s->res->ledger, PROT_UTS_NS, "enforced");
         ledger_set(&s->res->ledger, PROT_CGROUP_NS, "enforced");
 
-        close_fd(&s->sock[1]);
-        close_fd(&s->out[1]);
-        close_fd(&s->err[1]);
-        close_fd(&s->stdin_fd);
+        run_close_fd(&s->sock[1]);
+        run_close_fd(&s->out[1]);
+        run_close_fd(&s->err[1]);
+        run_close_fd(&s->stdin_fd);
         for (unsigned i = 0; i < s->mounts.n_slots; i++)
-                close_fd(&s->slot_fds[i]);
+                run_close_fd(&s->slot_fds[i]);
 
         r = ns_idmap_apply(s->pid, &s->idmap, e);
         if (r < 0)
@@ -562,39 +593,13 @@ static void kill_tree(struct sbx *s, enum kill_reason why)
                 (void) s->cg_ops->kill_all(&s->cg_run, &ignored);
 }
 
-static void relay(int fd, const char *buf, size_t n)
-{
-        while (n > 0) {
-                ssize_t w = write(fd, buf, n);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w <= 0)
-                        return;   /* our own reader went away: keep capturing */
-                buf += w;
-                n -= (size_t) w;
-        }
-}
-
 static int read_stream(struct sbx *s, int *fd, struct run_stream *st, int relay_fd)
 {
-        char buf[65536];
-        ssize_t n = read(*fd, buf, sizeof buf);
-        long kept;
+        int r = run_read_stream(fd, st, s->cfg->output_limit_bytes, s->req->relay ? relay_fd : -1, s->res);
 
-        if (n < 0 && (errno == EINTR || errno == EAGAIN))
-                return 0;
-        if (n <= 0) {
-                close_fd(fd);
-                return 0;
-        }
-        kept = capture_feed(st, s->cfg->output_limit_bytes, buf, (size_t) n);
-        if (kept < 0)
-                return -ENOMEM;
-        if (s->req->relay && kept > 0)
-                relay(relay_fd, buf, (size_t) kept);
-        if (capture_over_limit(s->res->out.bytes + s->res->err.bytes, s->cfg->output_limit_bytes))
+        if (r > 0)
                 kill_tree(s, KILL_OUTPUT);
-        return 0;
+        return r < 0 ? r : 0;
 }
 
 /* rlimit: RLIMIT_AS bounds each process on its own, so a program that forks
@@ -648,26 +653,26 @@ static void check_cpu(struct sbx *s)
 static void handle_msg(struct sbx *s, const struct wire_msg *m, ssize_t n)
 {
         if (n != (ssize_t) sizeof *m || m->version != WIRE_VERSION) {
-                if (!s->obs.setup_error) {
-                        s->obs.setup_error = true;
-                        nsb_fail(&s->res->error, NSB_STAGE_SUPERVISE, EPROTO, "malformed record from the sandbox");
-                }
+                struct nsb_error e;
+                nsb_fail(&e, NSB_STAGE_SUPERVISE, EPROTO, "malformed record from the sandbox");
+                run_take_error(s->res, &s->obs.setup_error, &e);
                 return;
         }
         switch (m->kind) {
         case WIRE_READY:
                 s->obs.program_started = true;
-                for (int p = 0; p < PROT__MAX; p++)
-                        if (m->ledger.val[p][0])
-                                ledger_set(&s->res->ledger, (enum nsb_prot) p, m->ledger.val[p]);
+                run_take_ledger(s->res, &m->ledger);
                 break;
-        case WIRE_ERROR:
-                if (!s->obs.setup_error) {
-                        s->obs.setup_error = true;
-                        s->res->error = m->error;
-                        s->res->error.msg[NSB_ERROR_MSG_MAX - 1] = '\0';
-                }
+        case WIRE_ERROR: {
+                bool first = !s->obs.setup_error;
+
+                run_take_error(s->res, &s->obs.setup_error, &m->error);
+                /* After READY the only step left is execve: the command
+                 * itself could not be run. */
+                if (first && s->obs.program_started)
+                        s->res->command_exit = command_exit_of(m->error.errnum);
                 break;
+        }
         case WIRE_EXIT:
                 s->obs.got_exit = true;
                 s->obs.wait_status = m->wait_status;
@@ -722,8 +727,10 @@ static int supervise(struct sbx *s, struct nsb_error *e)
         ledger_set(&s->res->ledger, PROT_OUTPUT, "supervisor");
 
         while (init_alive || s->out[0] >= 0 || s->err[0] >= 0) {
-                struct pollfd p[7];
+                struct pollfd p[8];
                 int n = 0, i_sock = -1, i_pid = -1, i_out = -1, i_err = -1, i_wall = -1, i_cpu = -1, i_cancel = -1;
+                int i_pump = -1, pump_fd;
+                short pump_events;
                 int timeout = -1;
 
                 if (s->sock[0] >= 0)
@@ -739,8 +746,10 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                         p[i_cpu = n++] = (struct pollfd){ s->cpu_tfd, POLLIN, 0 };
                         if (s->req->cancel_fd >= 0)
                                 p[i_cancel = n++] = (struct pollfd){ s->req->cancel_fd, POLLIN, 0 };
+                        if (stdin_pump_want(&s->pump, &pump_fd, &pump_events))
+                                p[i_pump = n++] = (struct pollfd){ pump_fd, pump_events, 0 };
                 } else {
-                        double left = drain_deadline - elapsed_ms(&s->start);
+                        double left = drain_deadline - run_elapsed_ms(&s->start);
                         if (left <= 0)
                                 break;   /* a writer outlived the namespace: stop waiting */
                         timeout = (int) left + 1;
@@ -757,7 +766,7 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                         if (k > 0)
                                 handle_msg(s, &m, k);
                         else if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
-                                close_fd(&s->sock[0]);
+                                run_close_fd(&s->sock[0]);
                 }
                 if (i_out >= 0 && p[i_out].revents && read_stream(s, &s->out[0], &s->res->out, STDOUT_FILENO) < 0)
                         return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "capturing stdout");
@@ -775,6 +784,8 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                 }
                 if (i_cancel >= 0 && p[i_cancel].revents)
                         kill_tree(s, KILL_CANCEL);
+                if (i_pump >= 0 && p[i_pump].revents)
+                        stdin_pump_step(&s->pump);
                 if (i_pid >= 0 && p[i_pid].revents) {
                         struct rusage ru;
                         int status = 0;
@@ -784,7 +795,7 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                         while (w < 0 && errno == EINTR);
                         init_alive = false;
                         s->obs.init_status = status;
-                        s->res->wall_ms = elapsed_ms(&s->start);
+                        s->res->wall_ms = run_elapsed_ms(&s->start);
                         s->res->cpu_ms = (double) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
                                          (double) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
                         s->res->peak_memory_bytes = (uint64_t) ru.ru_maxrss * 1024;
@@ -793,13 +804,13 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                                 take_killed_usage(s);
                         if (s->tree_pss_peak > s->res->peak_memory_bytes)
                                 s->res->peak_memory_bytes = s->tree_pss_peak;
-                        drain_deadline = elapsed_ms(&s->start) + DRAIN_AFTER_EXIT_MS;
+                        drain_deadline = run_elapsed_ms(&s->start) + DRAIN_AFTER_EXIT_MS;
                         /* Records sent just before the exit are still queued. */
                         while (s->sock[0] >= 0) {
                                 struct wire_msg m;
                                 ssize_t k = recv_record(s->sock[0], &m);
                                 if (k <= 0) {
-                                        close_fd(&s->sock[0]);
+                                        run_close_fd(&s->sock[0]);
                                         break;
                                 }
                                 handle_msg(s, &m, k);
@@ -851,21 +862,22 @@ static void cleanup(struct sbx *s)
                         (void) s->cg_ops->kill_all(&s->cg_run, &ignored);
                 s->cg_ops->destroy(&s->cg_run);
         }
-        close_fd(&s->cg_env.proc_fd);
-        close_fd(&s->cg_env.sys_cgroup_fd);
-        close_fd(&s->sock[0]);
-        close_fd(&s->sock[1]);
-        close_fd(&s->out[0]);
-        close_fd(&s->out[1]);
-        close_fd(&s->err[0]);
-        close_fd(&s->err[1]);
-        close_fd(&s->stdin_fd);
-        close_fd(&s->pidfd);
-        close_fd(&s->wall_tfd);
-        close_fd(&s->cpu_tfd);
+        run_close_fd(&s->cg_env.proc_fd);
+        run_close_fd(&s->cg_env.sys_cgroup_fd);
+        run_close_fd(&s->sock[0]);
+        run_close_fd(&s->sock[1]);
+        run_close_fd(&s->out[0]);
+        run_close_fd(&s->out[1]);
+        run_close_fd(&s->err[0]);
+        run_close_fd(&s->err[1]);
+        run_close_fd(&s->stdin_fd);
+        stdin_pump_close(&s->pump);
+        run_close_fd(&s->pidfd);
+        run_close_fd(&s->wall_tfd);
+        run_close_fd(&s->cpu_tfd);
         if (s->slot_fds)
                 for (unsigned i = 0; i < s->mounts.n_slots; i++)
-                        close_fd(&s->slot_fds[i]);
+                        run_close_fd(&s->slot_fds[i]);
         free(s->slot_fds);
         host_set_free(&s->host);
         mnt_plan_free(&s->mounts);
@@ -890,27 +902,16 @@ static void explain_host_refusal(const struct sbx *s, struct run_result *ret)
         (void) doctor_aa_explain(&aa, &ret->error);
 }
 
-static int test_fail_stage(void)
-{
-#if NSBOX_TEST_HOOKS
-        const char *v = getenv("NSBOX_TEST_FAIL_STEP");
-        for (int st = 1; v && st < NSB_STAGE__MAX; st++)
-                if (strcmp(v, nsb_stage_name((enum nsb_stage) st)) == 0)
-                        return st;
-#endif
-        return 0;
-}
-
 int sbx_run(const struct sbx_request *req, struct run_result *ret)
 {
         struct sbx s = {
                 .req = req, .cfg = req->cfg, .res = ret,
                 .sock = { -1, -1 }, .out = { -1, -1 }, .err = { -1, -1 },
-                .stdin_fd = -1, .pidfd = -1, .wall_tfd = -1, .cpu_tfd = -1,
+                .stdin_fd = -1, .pump = { .src = -1, .dst = -1 }, .pidfd = -1, .wall_tfd = -1, .cpu_tfd = -1,
         };
         struct child_ctx c;
         struct nsb_error *e = &ret->error;
-        int fail_stage = test_fail_stage();
+        int fail_stage = run_test_fail_stage();
         int r;
 
         memset(ret, 0, sizeof *ret);
@@ -921,7 +922,7 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
         cg_run_init(&s.cg_run);
         s.cg_env.proc_fd = s.cg_env.sys_cgroup_fd = -1;
         clock_gettime(CLOCK_MONOTONIC, &s.start);
-        if (!s.reduced && copy_command(ret, req->argv, req->argc) < 0) {
+        if (!s.reduced && run_copy_command(ret, req->argv, req->argc) < 0) {
                 nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
                 goto fail;
         }
@@ -935,7 +936,7 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
                 goto fail;
         }
         r = plan_all(&s, e);
-        if (s.reduced && copy_command(ret, s.red_argv ? s.red_argv : req->argv, req->argc) < 0) {
+        if (s.reduced && run_copy_command(ret, s.red_argv ? s.red_argv : req->argv, req->argc) < 0) {
                 nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
                 goto fail;
         }
@@ -1007,7 +1008,7 @@ fail:
         if (s.pidfd >= 0)
                 kill_tree(&s, KILL_NONE);
         if (ret->wall_ms == 0)
-                ret->wall_ms = elapsed_ms(&s.start);
+                ret->wall_ms = run_elapsed_ms(&s.start);
         cleanup(&s);
         ret->status = RUN_ERROR;
         if (ret->error.stage == NSB_STAGE_NONE)

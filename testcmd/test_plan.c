@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "util/cleanup.h"
+#include "util/portable.h"
 
 DEFINE_AUTO_CLEANUP(json_t, json_decref)
 
@@ -240,7 +241,7 @@ static void mark_not_run(struct tc_report *rep, const char *why)
                 free(t->message);
                 free(t->traceback);
                 t->traceback = NULL;
-                if (asprintf(&t->message, "not run: %s", why) < 0)
+                if (nsb_asprintf(&t->message, "not run: %s", why) < 0)
                         t->message = NULL;
         }
 }

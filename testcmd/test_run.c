@@ -6,14 +6,15 @@
  * the pure functions of test_plan.c.
  *
  * The channel is drained while the sandbox runs by a forked helper process
- * that copies it into a memfd (capped at CHANNEL_MAX; the rest is read and
- * dropped), so a runner with many long messages never blocks on a full pipe
+ * that copies it into an anonymous file (platform.h: a memfd on Linux;
+ * capped at CHANNEL_MAX, the rest is read and dropped), so a runner with many long messages never blocks on a full pipe
  * and so never turns into a false wall-time limit. A helper process rather
  * than a thread: sbx_run() clones, and a clone taken while another thread
  * holds the malloc lock would inherit it held.
  */
 #include "testcmd/testcmd_internal.h"
 #include "config/policy.h"
+#include "platform/platform.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +23,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -32,6 +32,7 @@
 #include "supervisor/sandbox.h"
 #include "testcmd/testcmd-paths.h"
 #include "util/cleanup.h"
+#include "util/portable.h"
 #include "util/resultfile.h"
 #include "report/junit.h"
 
@@ -50,14 +51,31 @@ static bool has_runner(const char *dir)
         return access(path, R_OK) == 0;
 }
 
-/* NSBOX_RUNNER_DIR; else <dir of the binary>/../harness (the build tree and a
- * relocatable install); else the installed data dir; else the source tree. */
+/* Is this process the nsbox the build tree made (build/nsbox), rather than
+ * an installed copy? Only that one may use the source tree's runner. */
+static bool running_from_build_tree(void)
+{
+        char exe[PATH_MAX], build[PATH_MAX], *slash;
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+
+        if (n <= 0 || !realpath(NSBOX_BUILD_ROOT, build))
+                return false;
+        exe[n] = '\0';
+        slash = strrchr(exe, '/');
+        if (!slash)
+                return false;
+        *slash = '\0';
+        return strcmp(exe, build) == 0;
+}
+
+/* NSBOX_RUNNER_DIR; else, for the build tree's binary only, the source
+ * tree's harness/; else the data dir of the configured prefix
+ * (DATADIR/nsbox/harness, where meson install puts it). */
 static int find_runner_dir(char *ret, size_t size, struct nsb_error *e)
 {
         const char *env = getenv("NSBOX_RUNNER_DIR");
-        char exe[PATH_MAX];
-        ssize_t n;
 
+        (void) size;
         if (env && env[0]) {
                 if (!has_runner(env))
                         return nsb_fail(e, NSB_STAGE_PREPARE, ENOENT, "NSBOX_RUNNER_DIR '%s' has no readable %s",
@@ -66,26 +84,14 @@ static int find_runner_dir(char *ret, size_t size, struct nsb_error *e)
                         return nsb_fail(e, NSB_STAGE_PREPARE, errno, "NSBOX_RUNNER_DIR '%s'", env);
                 return 0;
         }
-        n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        if (n > 0) {
-                char *slash, cand[PATH_MAX + 16];
-
-                exe[n] = '\0';
-                slash = strrchr(exe, '/');
-                if (slash) {
-                        *slash = '\0';
-                        snprintf(cand, sizeof cand, "%s/../harness", exe);
-                        if (has_runner(cand) && realpath(cand, ret))
-                                return 0;
-                }
-        }
+        if (running_from_build_tree() && has_runner(NSBOX_RUNNER_SOURCE_DIR) && realpath(NSBOX_RUNNER_SOURCE_DIR, ret))
+                return 0;
         if (has_runner(NSBOX_DATADIR "/harness") && realpath(NSBOX_DATADIR "/harness", ret))
                 return 0;
-        if (has_runner(NSBOX_RUNNER_SOURCE_DIR) && realpath(NSBOX_RUNNER_SOURCE_DIR, ret))
-                return 0;
-        (void) size;
         return nsb_fail(e, NSB_STAGE_PREPARE, ENOENT,
-                        "cannot find %s (set NSBOX_RUNNER_DIR to the directory that holds it)", RUNNER_FILE);
+                        "cannot find %s: it is installed in %s (meson install, or the nsbox package); "
+                        "set NSBOX_RUNNER_DIR to the directory that holds it",
+                        RUNNER_FILE, NSBOX_DATADIR "/harness");
 }
 
 /* The harness must be a directory outside the workspace: the learner's code
@@ -234,14 +240,16 @@ static int run_runner(const struct nsb_config *cfg, const char *runner_dir, int 
         req.argc = argc;
         /* The runner reports timeouts itself before nsbox's wall limit. */
         snprintf(budget, sizeof budget, "%.3f", wall_s - margin > 0.05 ? wall_s - margin : 0.05);
-        if (pipe2(p, O_CLOEXEC) < 0)
+        if (plat_pipe_cloexec(p) < 0)
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "results channel: pipe");
         rfd = p[0];
         wfd = p[1];
+#ifdef F_SETPIPE_SZ   /* Linux only; elsewhere the helper drains a pipe of the default size */
         (void) fcntl(wfd, F_SETPIPE_SZ, CHANNEL_PIPE_SIZE); /* best effort: pipe-max-size may be lower */
-        sink = memfd_create("nsbox-test-channel", MFD_CLOEXEC);
+#endif
+        sink = plat_anon_fd("nsbox-test-channel");
         if (sink < 0)
-                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "results channel: memfd_create");
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "results channel: an anonymous file");
         helper = fork();
         if (helper < 0)
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "results channel: fork");
@@ -308,8 +316,8 @@ static int write_junit(const struct nsb_config *cfg, const struct tc_report *rep
         for (size_t i = 0; i < rep->n_collect_errors; i++) {
                 struct junit_case *c = &jc[n++];
 
-                if (asprintf(&names[i], "collect: %s",
-                             rep->collect_errors[i].file ? rep->collect_errors[i].file : "(harness)") < 0) {
+                if (nsb_asprintf(&names[i], "collect: %s",
+                                 rep->collect_errors[i].file ? rep->collect_errors[i].file : "(harness)") < 0) {
                         names[i] = NULL;
                         r = nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "--junit: out of memory");
                         goto out;

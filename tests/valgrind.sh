@@ -30,7 +30,7 @@ log=$(mktemp); trap 'rm -f "$log" "$spec" "$rspec" "$obs"' EXIT
 spec=$(mktemp --suffix=.json); echo '{"program": {"source": "print(1)"}, "cases": [{"name": 3}]}' > "$spec"
 rspec=$(mktemp --suffix=.json); obs=$(mktemp --suffix=.jsonl)
 echo '{"program": {"source": "print(1)"}, "cases": [{"name": "a", "stdin": "x"}, {"name": "b"}]}' > "$rspec"
-for t in config mount cgroup caps supervisor judge doctor testcmd; do
+for t in config mount cgroup caps supervisor judge doctor testcmd portable; do
   check 0 "$build/tests/test_$t"
 done
 cd /var/tmp   # the sandbox owns /tmp: no command may live there

@@ -7,15 +7,14 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-#include <linux/openat2.h>
 
+#include "platform/platform.h"
 #include "util/cleanup.h"
+#include "util/portable.h"
 
 char *result_path_pin(const char *path)
 {
@@ -29,35 +28,19 @@ char *result_path_pin(const char *path)
         if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0 || strcmp(base, "/") == 0 ||
             !(dir = realpath(dirname(d), NULL)))
                 return strdup(path);
-        if (asprintf(&ret, "%s%s%s", dir, strcmp(dir, "/") == 0 ? "" : "/", base) < 0)
+        if (nsb_asprintf(&ret, "%s%s%s", dir, strcmp(dir, "/") == 0 ? "" : "/", base) < 0)
                 return NULL;
         return ret;
 }
 
-/* No symlink in any component: the pinned path has none, so one found now
- * was planted during the run. Kernels without openat2 (< 5.6) still get
- * O_NOFOLLOW on the last component. */
-static int open_no_symlinks(const char *path, int flags, mode_t mode)
-{
-        struct open_how how = { .flags = (unsigned) flags, .mode = mode, .resolve = RESOLVE_NO_SYMLINKS };
-        long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
-
-        if (fd < 0 && errno == ENOSYS)
-                fd = open(path, flags, mode);
-        return (int) fd;
-}
-
-static int open_named(const char *path, bool append, const char *what, struct nsb_error *e)
-{
-        return result_file_open_as(path, append, what, e);
-}
-
 int result_file_open_as(const char *path, bool append, const char *what, struct nsb_error *e)
 {
-        /* No O_TRUNC: nothing is truncated before it is known to be a regular file. */
-        AUTOCLOSE int fd = open_no_symlinks(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY |
-                                                          (append ? O_APPEND : 0),
-                                            0644);
+        /* No O_TRUNC: nothing is truncated before it is known to be a regular
+         * file. No symlink in any component: the pinned path has none, so one
+         * found now was planted during the run. */
+        AUTOCLOSE int fd = plat_open_no_symlinks(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
+                                                               O_NOCTTY | (append ? O_APPEND : 0),
+                                                 0644);
         struct stat st;
 
         if (fd < 0)
@@ -74,7 +57,7 @@ int result_file_open_as(const char *path, bool append, const char *what, struct 
 
 int result_file_open(const char *path, bool append, struct nsb_error *e)
 {
-        return open_named(path, append, "--result", e);
+        return result_file_open_as(path, append, "--result", e);
 }
 
 int result_file_fail(FILE *f, struct nsb_error *e, const char *fmt, ...)
@@ -86,11 +69,18 @@ int result_file_fail(FILE *f, struct nsb_error *e, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(what, sizeof what, fmt, ap);
         va_end(ap);
-        /* no half file that reads as the start of a whole one, and nothing
-         * buffered that fclose would write after the cut */
-        __fpurge(f);
-        if (ftruncate(fileno(f), 0) == 0)
+        /* No half file that reads as the start of a whole one; and what
+         * stdio still buffers goes to /dev/null when the caller's fclose
+         * flushes it, not after the cut (POSIX has no fpurge). */
+        if (ftruncate(fileno(f), 0) == 0) {
+                int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+                if (null >= 0) {
+                        dup2(null, fileno(f));
+                        close(null);
+                }
                 return nsb_fail(e, NSB_STAGE_OUTPUT, err, "%s (left empty)", what);
+        }
         return nsb_fail(e, NSB_STAGE_OUTPUT, err, "%s", what);
 }
 
@@ -99,7 +89,7 @@ static int write_values(const char *path, const char *what, json_t *const *value
                         struct nsb_error *e)
 {
         AUTO(fclose) FILE *f = NULL;
-        int fd = open_named(path, false, what, e);
+        int fd = result_file_open_as(path, false, what, e);
 
         if (fd < 0)
                 return fd;

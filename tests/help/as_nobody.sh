@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The help suite as uid/gid 65534, from a world-readable copy of the binary
 # and the source tree (a clone under /root is not readable by it). As a
-# non-root user this is the plain run: skip (77), honestly.
+# non-root user this is the plain run: skip (77), honestly. A copied binary
+# is not the build tree's, so it is told where the copied runner is
+# (docs/testing.md, "Finding the runner").
 set -euo pipefail
 python3=$1 test=$2
 if [ "$(id -u)" -ne 0 ]; then
@@ -19,4 +21,5 @@ chmod -R a+rX "$tmp"
 chmod 1777 "$tmp"
 cd "$tmp"
 setpriv --reuid=65534 --regid=65534 --clear-groups \
-  env NSBOX="$tmp/nsbox" NSBOX_SOURCE="$tmp/src" HOME=/tmp "$python3" -m unittest -v test_help 2>&1
+  env NSBOX="$tmp/nsbox" NSBOX_SOURCE="$tmp/src" NSBOX_RUNNER_DIR="$tmp/src/harness" HOME=/tmp \
+  "$python3" -m unittest -v test_help 2>&1

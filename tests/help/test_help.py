@@ -193,7 +193,7 @@ class Messages(unittest.TestCase):
              "nsbox: --memory: malformed size 'lots' (expected a number of bytes with an optional unit K, M, G "
              "or T, e.g. 512K, 256M, 1G)"),
             (["python", "--memory", "0", "-c", "1"],
-             "nsbox: --memory: size '0' is out of range: 0 would turn the limit off (give at least 1)"),
+             "nsbox: --memory: '0' is out of range: allowed 1M to 1T (no program starts in less; 0 would turn the limit off)"),
             (["python", "--wall-time", "0", "-c", "1"], "nsbox: --wall-time: duration '0' must be positive"),
             (["python", "--wall-time", "soon", "-c", "1"],
              "nsbox: --wall-time: malformed duration 'soon' (expected a number with a unit ms, s, m or h, "

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Runs the integration suite as uid/gid 65534 with no supplementary groups.
+# Runs the integration suite (the test files matching $3, test_*.py by
+# default) as uid/gid 65534 with no supplementary groups.
 # As a non-root user this is the same as the plain run: skip (77), honestly.
+# The copied binary is not the build tree's, so NSBOX_RUNNER_DIR names the
+# copied runner for nsbox test (docs/testing.md, "Finding the runner").
 set -euo pipefail
-python3=$1 src=$2
+python3=$1 src=$2 pattern=${3:-test_*.py}
 if [ "$(id -u)" -ne 0 ]; then
   echo "already unprivileged: the plain integration run covers this" >&2
   [ "${NSBOX_TESTS_MUST_RUN:-}" = 1 ] && exit 0
@@ -23,5 +26,6 @@ cd "$tmp"
 # never ran, and every unprivileged run left a copy in /var/tmp)
 setpriv --reuid=65534 --regid=65534 --clear-groups \
   env NSBOX="$tmp/nsbox" FIXTURES="$tmp/fixtures" FIXTURES_BUILD="$tmp/fixtures-build" NSBOX_SOURCE="$tmp/src" \
-  NSBOX_TESTS_MUST_RUN="${NSBOX_TESTS_MUST_RUN:-}" HOME=/tmp \
-  "$python3" -m unittest discover -s "$tmp/tests" -p 'test_*.py'
+  NSBOX_RUNNER_DIR="$tmp/src/harness" \
+  NSBOX_TESTS_MUST_RUN="${NSBOX_TESTS_MUST_RUN:-}" NSBOX_PLATFORM="${NSBOX_PLATFORM:-}" HOME=/tmp \
+  "$python3" -m unittest discover -s "$tmp/tests" -p "$pattern"

@@ -62,7 +62,9 @@ class Batch(SandboxTest):
         self.assertEqual(out["run"]["batch"]["line"], 6)
         self.assertEqual(out["pass"]["command"], ["python3", "-I", "-B", "/program/main.py"])
         self.assertEqual(len(out["pass"]["program_sha256"]), 64)
-        self.assertEqual(p.stderr, b"")   # stderr is not a terminal: no progress line
+        # stderr is not a terminal: no progress line, only the closing summary
+        self.assertRegex(p.stderr.decode(), r"^nsbox batch: 7 lines in [\d.]+s: pass 4 fail 2 timeout 1 error 0; "
+                                            r"bad lines 0\n$")
 
     def test_bad_lines_are_results_and_the_batch_goes_on(self):
         jobs = [
@@ -76,7 +78,8 @@ class Batch(SandboxTest):
             py("b", "print(8)"),   # the id of the bad line 3: a duplicate, not a second job "b"
         ]
         p, lines, out = self.batch(jobs, "-j", "2")
-        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.returncode, 2, p.stderr)   # bad lines: a distinct status, the batch still ran
+        self.assertIn(b"; bad lines 6 (first: line 2)", p.stderr)
         self.assertEqual(len(lines), 8)
         by_line = {json.loads(l)["batch"]["line"]: json.loads(l) for l in lines}
         for n, needle in ((2, "invalid JSON"), (3, 'unknown key "walltime"'), (4, "unknown kind"),

@@ -4,13 +4,13 @@ walls, and each door they close is knocked on here."""
 import json
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
 import unittest
 
 from nsbtest import NSBOX, PY, processes_with, skip_or_fail, userns_available
+from reduced_cases import ReducedCases
 
 FIXTURES_BUILD = os.environ.get("FIXTURES_BUILD", "")
 TRY = os.path.join(FIXTURES_BUILD, "nsbox-try-syscall")
@@ -22,40 +22,14 @@ def landlock_abi():
     return libc.syscall(444, None, 0, 1)   # landlock_create_ruleset(NULL, 0, VERSION)
 
 
-class Reduced(unittest.TestCase):
+class Reduced(ReducedCases, unittest.TestCase):
     def setUp(self):
-        if landlock_abi() < 6:
-            skip_or_fail(self, "Landlock ABI 6+ (signal and socket scopes) is needed for these checks")
-        # nsbox's private directories go here, so leftovers are seen exactly.
-        self.base = tempfile.mkdtemp(prefix="nsbox-reduced-test.", dir="/var/tmp")
-        os.chmod(self.base, 0o755)
-        self.env = dict(os.environ, TMPDIR=self.base)
+        # Probe, then check: what Landlock this host offers decides what the
+        # tests may demand (test_doors), never whether they run.
+        self.landlock_abi = landlock_abi()
+        super().setUp()
 
-    def tearDown(self):
-        shutil.rmtree(self.base, ignore_errors=True)
-
-    def leftovers(self):
-        return [n for n in os.listdir(self.base) if n.startswith("nsbox-reduced-")]
-
-    def nsbox(self, *args, timeout=60):
-        return subprocess.run([NSBOX, *args], capture_output=True, timeout=timeout, env=self.env)
-
-    def run_json(self, cmd, *args, timeout=60):
-        p = self.nsbox(cmd, "--json", "--isolation", "reduced", *args, timeout=timeout)
-        try:
-            return p, json.loads(p.stdout)
-        except ValueError:
-            self.fail("no JSON result (exit %d): %r %r" % (p.returncode, p.stdout[:300], p.stderr[:1000]))
-
-    def test_labelled_in_the_result_and_on_stderr(self):
-        p = self.nsbox("python", "--isolation", "reduced", "-c", "print('hi')")
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual(p.stdout, b"hi\n")
-        self.assertIn(b"warning: --isolation reduced", p.stderr)
-        self.assertIn(b"REDUCED isolation", p.stderr)
-        p, res = self.run_json("python", "-c", "print('hi')")
-        self.assertEqual(res["isolation"], "reduced")
-        prot = res["protections"]
+    def check_labels(self, prot):
         for ns in ("user_ns", "mount_ns", "pid_ns", "ipc_ns", "uts_ns", "cgroup_ns"):
             self.assertEqual(prot[ns], "disabled", ns)
         self.assertEqual(prot["tmp_size"], "unavailable")
@@ -66,34 +40,6 @@ class Reduced(unittest.TestCase):
         self.assertEqual(prot["no_new_privs"], "enforced")
         self.assertEqual(prot["caps"], "none-held")
         self.assertIn(prot["memory"], ("cgroup1", "cgroup2", "rlimit"))
-        self.assertEqual(self.leftovers(), [])
-
-    def test_a_profile_may_ask_for_it_and_is_labelled_the_same(self):
-        prof = os.path.join(self.base, "reduced.ini")
-        with open(prof, "w") as f:
-            f.write("[sandbox]\nisolation = reduced\n")
-        p = self.nsbox("python", "--json", "--profile", prof, "-c", "pass")
-        self.assertEqual(json.loads(p.stdout)["isolation"], "reduced")
-        self.assertIn(b"warning: --isolation reduced", p.stderr)
-        p = self.nsbox("python", "--json", "--profile", prof, "--isolation", "strict", "-c", "pass")
-        self.assertEqual(json.loads(p.stdout)["isolation"], "strict")   # the flag wins
-
-    def test_batch_runs_every_kind_reduced(self):
-        spec = {"program": {"source": "print(2)"}, "cases": [{"name": "x", "expect": {"stdout": {"equals": "2\n"}}}]}
-        jobs = [{"id": "a", "kind": "python", "code": "import socket\ntry:\n    socket.socket()\nexcept OSError:\n    print('no socket')"},
-                {"id": "b", "kind": "run", "argv": ["/bin/echo", "hi"]},
-                {"id": "c", "kind": "judge", "spec": spec}]
-        p = subprocess.run([NSBOX, "batch", "--isolation", "reduced", "-"], env=self.env, capture_output=True,
-                           input="".join(json.dumps(j) + "\n" for j in jobs).encode(), timeout=120)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn(b"warning: --isolation reduced", p.stderr)
-        out = {d["id"]: d for d in map(json.loads, p.stdout.decode().splitlines())}
-        self.assertEqual((out["a"]["isolation"], out["a"]["stdout"]["text"], out["a"]["outcome"]),
-                         ("reduced", "no socket\n", "pass"))
-        self.assertEqual((out["b"]["isolation"], out["b"]["stdout"]["text"]), ("reduced", "hi\n"))
-        self.assertEqual(out["c"]["verdict"], "pass")
-        self.assertEqual(out["c"]["cases"][0]["result"]["isolation"], "reduced")
-        self.assertEqual(self.leftovers(), [])
 
     def test_strict_is_the_default_and_never_falls_back(self):
         p = subprocess.run([NSBOX, "python", "--json", "-c", "pass"], capture_output=True, timeout=60)
@@ -140,11 +86,26 @@ class Reduced(unittest.TestCase):
                 "socketpair": "ok", "kill_nsbox": "EPERM", "kill_parent": "EPERM",
                 "setsid": "EPERM", "setpgid": "EPERM", "prlimit_nsbox": "EPERM",
             }
+            if self.landlock_abi < 1:
+                # No Landlock at all: reduced runs without it and says so
+                # (docs/security.md); the file checks are its, not asked here.
+                print("\nnote: this host has no Landlock: reduced runs labelled landlock: unavailable")
+                self.assertEqual(res["protections"]["landlock"], "unavailable", res)
+                for k in ("read_secret", "read_etc_hostname", "write_outside", "write_dev_shm", "list_proc",
+                          "nsbox_environ"):
+                    del want[k]
             for k, v in want.items():
                 self.assertEqual(obs[k], v, "%s: %s" % (k, obs))
             time.sleep(0.1)
-            self.assertEqual(os.listdir(outside), [])   # nothing written, victim not signalled
-            self.assertIsNone(victim.poll())
+            if self.landlock_abi >= 1:
+                self.assertEqual(os.listdir(outside), [])   # nothing written
+            if self.landlock_abi >= 6:
+                self.assertIsNone(victim.poll())             # not signalled: Landlock's signal scope
+            else:
+                # Below ABI 6 there is no signal scope: a process of the
+                # program's own uid is reachable (docs/security.md, residual risk).
+                print("\nnote: Landlock ABI %d here: no signal scope, the victim check is not made"
+                      % self.landlock_abi)
             self.assertTrue(obs["cwd"].startswith(self.base), obs["cwd"])
             self.assertTrue(obs["home"].startswith(self.base), obs["home"])
             self.assertNotEqual(obs["uid"], 0)
@@ -206,121 +167,12 @@ class Reduced(unittest.TestCase):
         finally:
             shutil.rmtree(d)
 
-    def test_a_deep_tree_is_removed(self):
-        code = "import os\nfor i in range(300):\n    os.mkdir('d')\n    os.chdir('d')\nopen('leaf', 'w').close()\nos.fchmod(os.open('.', os.O_RDONLY), 0)\nprint('ok')"
-        p, res = self.run_json("python", "-c", code)
-        self.assertEqual((res["status"], res["exit_code"], res["stdout"]["text"]), ("exited", 0, "ok\n"), res)
-        self.assertEqual(self.leftovers(), [])
-
-    def test_command_shows_where_the_program_really_is(self):
-        p, res = self.run_json("python", os.path.join(PY, "writes.py"))
-        self.assertEqual(res["status"], "exited", res)
-        prog = res["command"][3]
-        self.assertTrue(prog.startswith(self.base) and prog.endswith("/program/writes.py"), res["command"])
-        self.assertEqual(res["command"][:3], ["python3", "-I", "-B"])
-
-    def test_workspace_is_written_on_the_host(self):
-        ws = tempfile.mkdtemp(prefix="nsbox-ws.", dir="/var/tmp")
-        try:
-            os.chmod(ws, 0o777)
-            p, res = self.run_json("python", "--workspace", ws, "-c", "open('out.txt','w').write('42')")
-            self.assertEqual(res["status"], "exited", res)
-            with open(os.path.join(ws, "out.txt")) as f:
-                self.assertEqual(f.read(), "42")
-        finally:
-            shutil.rmtree(ws, ignore_errors=True)
-
-    def test_wall_time_kills_the_whole_group(self):
-        marker = "nsbox-reduced-wall-%d" % os.getpid()
-        code = ("import os, time, sys\n"
-                "for i in range(3):\n"
-                "    if os.fork() == 0:\n"
-                "        os.execv('/usr/bin/python3', ['python3', '-c', 'import time; time.sleep(60)', %r])\n"
-                "time.sleep(60)\n" % marker)
-        p, res = self.run_json("python", "--wall-time", "1s", "-c", code)
-        self.assertEqual((res["status"], res["limit"]), ("limit", "wall_time"), res)
-        time.sleep(0.2)
-        self.assertEqual(processes_with(marker), [])
-        self.assertEqual(self.leftovers(), [])
-
-    def test_fork_bomb_stops_at_pids(self):
-        p, res = self.run_json("python", "--pids", "16", "--wall-time", "20s", os.path.join(PY, "forkbomb.py"))
-        self.assertEqual(res["status"], "exited", res)
-        obs = json.loads(res["stdout"]["text"])
-        self.assertLess(obs["forked"], 16)
-        self.assertGreater(obs["refused"], 0)
-
-    def test_memory_is_bounded(self):
-        p, res = self.run_json("python", "--memory", "96M", "--wall-time", "20s", os.path.join(PY, "memory.py"))
-        if res["protections"]["memory"] == "rlimit":
-            self.assertEqual((res["status"], res["exit_code"]), ("exited", 3), res)
-            self.assertIn("MemoryError", res["stdout"]["text"])
-        else:
-            self.assertEqual((res["status"], res["limit"]), ("limit", "memory"), res)
-
-    def kill_then_run(self, *next_run):
-        """SIGKILL a reduced nsbox mid-run; its group dies with it, and the
-        private directory it had no chance to remove goes with NEXT_RUN."""
-        marker = "nsbox-reduced-orphan-%d" % os.getpid()
-        code = ("import os, time\n"
-                "if os.fork() == 0:\n"
-                "    os.execv('/usr/bin/python3', ['python3', '-c', 'import time; time.sleep(60)', %r])\n"
-                "print('started', flush=True)\n"
-                "time.sleep(60)\n" % marker)
-        proc = subprocess.Popen([NSBOX, "python", "--isolation", "reduced", "-c", code], env=self.env,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        try:
-            self.assertEqual(proc.stdout.readline(), b"started\n")
-            self.assertTrue(processes_with(marker))
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-            for _ in range(50):
-                if not processes_with(marker):
-                    break
-                time.sleep(0.1)
-            self.assertEqual(processes_with(marker), [])
-            self.assertEqual(len(self.leftovers()), 1)   # SIGKILL gave nsbox no chance
-            p = self.nsbox(*next_run)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            self.assertEqual(self.leftovers(), [])
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-            proc.stdout.close()
-
-    def test_killed_nsbox_takes_its_group_along_and_the_next_run_cleans_up(self):
-        self.kill_then_run("python", "--isolation", "reduced", "-c", "pass")
-
     def test_a_full_isolation_run_also_removes_what_a_killed_one_left(self):
         """The next run of any kind cleans up, as for stale cgroups: a host
         that runs reduced only now and then must not keep the directory."""
         if not userns_available():
             skip_or_fail(self, "user namespaces are needed for the full-isolation run")
         self.kill_then_run("python", "-c", "pass")
-
-    def test_what_needs_a_namespace_is_refused(self):
-        for args, word in ((["python", "--network", "loopback", "-c", "pass"], b"loopback"),
-                           (["python", "--harness", "/usr", "-c", "pass"], b"--harness"),
-                           (["python", "--ro-bind", "/usr/share:/data", "-c", "pass"], b"SRC and DST"),
-                           (["python", "--tmpfs", "/data", "-c", "pass"], b"--tmpfs /data needs a mount namespace"),
-                           (["test", "--harness", os.path.join(PY)], b"strict isolation")):
-            cmd, rest = args[0], args[1:]
-            p = self.nsbox(cmd, "--isolation", "reduced", *rest)
-            self.assertEqual(p.returncode, 125, (args, p.stdout, p.stderr))
-            self.assertIn(word, p.stderr, args)
-            self.assertEqual(self.leftovers(), [])
-
-    def test_accounting_survives_a_kill(self):
-        # told to stop, the reduced init kills the group and exits without
-        # reaping it: under rlimit nothing else counted the program's CPU
-        code = ("import os, time\nt = time.process_time()\n"
-                "while time.process_time() - t < 0.3: pass\n"
-                "while True: os.write(1, b'x' * 4096)\n")
-        p, res = self.run_json("python", "--output-limit", "1K", "-c", code)
-        self.assertEqual(res["limit"], "output", res)
-        # /proc's clock ticks (10 ms) trail the program's own precise clock:
-        # 290 was read once for its 300. Unaccounted, it read about 2.
-        self.assertGreaterEqual(res["cpu_ms"], 250, res)
 
     def test_kernel_doors(self):
         if not os.access(TRY, os.X_OK):

@@ -34,6 +34,58 @@ static void parse_err(const char *line, const char *needle)
         batch_job_free(&j);
 }
 
+static const char *refusal(const char *input)
+{
+        static char buf[NSB_ERROR_MSG_MAX];
+        const char *nl = strchr(input, '\n');
+
+        return batch_input_refusal(input, nl ? (size_t) (nl - input) : strlen(input), strlen(input), "in.json", buf,
+                                   sizeof buf);
+}
+
+static void expect_refusal(const char *input, const char *what, const char *fix)
+{
+        const char *m = refusal(input);
+
+        if (!m || !strstr(m, what) || !strstr(m, fix) || strncmp(m, "in.json is not JSON Lines: ", 27) != 0)
+                fail_msg("input '%s': got '%s', want '%s' and '%s'", input, m ? m : "(accepted)", what, fix);
+}
+
+static void test_input_refusal(void **state)
+{
+        (void) state;
+        /* a job line, even a bad one, is JSON Lines: its errors are its own line */
+        assert_null(refusal("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"1\"}\n[1]\n"));
+        assert_null(refusal("{\"id\":\"a\"}"));
+        assert_null(refusal("  {\"kind\":\"perl\"}\r"));
+        expect_refusal("[{\"id\":\"a\",\"kind\":\"python\",\"code\":\"1\"}]\n", "a JSON array;", "jq -c '.[]' in.json");
+        expect_refusal("[\n {\"id\":\"a\"}\n]\n", "a JSON array over several lines", "jq -c '.[]' in.json");
+        expect_refusal("{\n  \"id\": \"a\",\n  \"kind\": \"python\"\n}\n", "pretty-printed JSON", "jq -c . in.json");
+        expect_refusal("{\n \"program\": {\"source\": \"x\"},\n \"cases\": []\n}\n", "a pretty-printed judge spec",
+                       "nsbox judge in.json");
+        expect_refusal("{\"program\": {\"source\": \"x\"}, \"cases\": []}\n", "a judge spec", "kind: \"judge\", spec: .");
+        expect_refusal("{\"schema\":\"nsbox.result/1\",\"status\":\"exited\"}\n", "nsbox's own output", "not its results");
+        expect_refusal("vm\n", "plain text (\"vm\")", "one job object per line");
+        expect_refusal("\"text\"\n", "a JSON value that is not an object", "one job object");
+        expect_refusal("42\n", "a JSON value that is not an object", "one job object");
+}
+
+static void test_summary(void **state)
+{
+        struct batch_progress p = { .done = 5, .count = { 2, 1, 1, 1 }, .elapsed_ms = 2345 };
+        char buf[256];
+
+        (void) state;
+        batch_summary_text(&p, false, buf, sizeof buf);
+        assert_string_equal(buf, "nsbox batch: 5 lines in 2.3s: pass 2 fail 1 timeout 1 error 1; bad lines 0");
+        p.bad_lines = 1;
+        p.first_bad_line = 4;
+        p.skipped = 3;
+        batch_summary_text(&p, true, buf, sizeof buf);
+        assert_string_equal(buf, "nsbox batch: 5 lines in 2.3s (cancelled): pass 2 fail 1 timeout 1 error 1; bad lines 1 "
+                                 "(first: line 4); skipped 3 (--resume)");
+}
+
 static void test_python_job(void **state)
 {
         struct batch_job j = parse_ok("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"x=1\",\"test_code\":\"assert x\",\"timeout\":2.5}");
@@ -83,6 +135,13 @@ static void test_bad_lines(void **state)
         parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"argv\":[]}", "unknown key \"argv\"");
         parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"limits\":{\"walltime\":\"1s\"}}", "unknown key \"walltime\"");
         parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"limits\":{\"memory\":\"lots\"}}", "limits.memory");
+        /* below what python needs to start: the caller's mistake, not a fail */
+        parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"limits\":{\"memory\":\"8M\"}}",
+                  "limits.memory: memory limit 8M is below 16M");
+        parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"limits\":{\"output_limit\":\"0\"}}",
+                  "limits.output_limit: '0' is out of range: allowed 1 to 1G");
+        parse_err("{\"id\":\"a\",\"kind\":\"run\",\"argv\":[\"/bin/true\"],\"limits\":{\"memory\":\"1k\"}}",
+                  "allowed 1M to 1T");
         parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"timeout\":0}", "\"timeout\"");
         parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"timeout\":1,\"limits\":{\"wall_time\":\"1s\"}}", "not both");
         parse_err("{\"id\":\"a\",\"kind\":\"run\",\"argv\":[]}", "\"argv\"");
@@ -228,6 +287,8 @@ static void test_progress(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_input_refusal),
+                cmocka_unit_test(test_summary),
                 cmocka_unit_test(test_python_job),
                 cmocka_unit_test(test_run_and_judge_jobs),
                 cmocka_unit_test(test_bad_lines),

@@ -208,6 +208,16 @@ static void test_cli_errors(void **state)
                 /* 0 would mean "no limit" to the cgroup and to tmpfs */
                 { 5, { "nsbox", "run", "--memory", "0", "x" }, "0 would turn the limit off" },
                 { 5, { "nsbox", "run", "--tmp-size", "0K", "x" }, "0 would turn the limit off" },
+                /* zero and absurd limits, with what is allowed */
+                { 5, { "nsbox", "run", "--memory", "1k", "x" }, "'1k' is out of range: allowed 1M to 1T" },
+                { 5, { "nsbox", "run", "--memory", "2T", "x" }, "allowed 1M to 1T" },
+                { 5, { "nsbox", "run", "--output-limit", "0", "x" }, "'0' is out of range: allowed 1 to 1G" },
+                { 5, { "nsbox", "run", "--output-limit", "2G", "x" }, "allowed 1 to 1G" },
+                { 5, { "nsbox", "run", "--file-size", "0", "x" }, "allowed 1 to 1T" },
+                { 5, { "nsbox", "run", "--wall-time", "25h", "x" }, "allowed 1ms to 24h" },
+                { 5, { "nsbox", "run", "--cpu-time", "2000m", "x" }, "allowed 1ms to 24h" },
+                { 5, { "nsbox", "run", "--tmp-size", "1K", "x" }, "allowed 4K to 1T" },
+                { 5, { "nsbox", "run", "--pids", "0", "x" }, "out of range" },
                 { 4, { "nsbox", "judge", "spec.json", "--json" }, "unexpected argument '--json' after SPEC.json" },
         };
         (void) state;

@@ -23,9 +23,12 @@
 #include "util/cleanup.h"
 
 /* What each attempt must do under the filter: SAME = as in the control,
- * a positive errno = that errno, KILLED = SIGSYS. */
+ * a positive errno = that errno, KILLED = SIGSYS, FOREIGN = a foreign ABI:
+ * SIGSYS where the unfiltered control shows the door exists on this host,
+ * shut either way where it does not (foreign_abi_verdict). */
 #define SAME 0
 #define KILLED (-SIGSYS)
+#define FOREIGN (-1000)
 
 static const struct expectation {
         const char *name;
@@ -130,8 +133,8 @@ static const struct expectation {
         { "read_badfd", SAME, SAME, SAME },
         { "getpid", SAME, SAME, SAME },
         { "syscall_minus1", SAME, SAME, SAME },
-        { "x32", KILLED, KILLED, KILLED },
-        { "i386", KILLED, KILLED, KILLED },
+        { "x32", FOREIGN, FOREIGN, FOREIGN },
+        { "i386", FOREIGN, FOREIGN, FOREIGN },
         { "setsid", SAME, SAME, EPERM },
         { "setpgid", SAME, SAME, EPERM },
         { "prlimit_other", SAME, SAME, EPERM },
@@ -218,6 +221,22 @@ static void probe_spec(enum probe_mode mode)
                 assert_int_equal(run_attempt(a, setup_load_filter, &prog, &got), 0);
                 describe(&control, c_desc, sizeof c_desc);
                 describe(&got, g_desc, sizeof g_desc);
+                if (want == FOREIGN) {
+                        bool present;
+                        const char *why = foreign_abi_verdict(&control, &got, &present);
+
+                        ok = !why;
+                        if (!present)
+                                print_message("note: this host has no %s door (unfiltered control: %s); "
+                                              "checked that it stays shut (got %s)\n", x->name, c_desc, g_desc);
+                        if (why)
+                                used += (size_t) snprintf(failures + used,
+                                                          used < sizeof failures ? sizeof failures - used : 0,
+                                                          "\n  %s: got %s, control %s: %s", x->name, g_desc, c_desc, why);
+                        if (used >= sizeof failures)
+                                break;
+                        continue;
+                }
                 if (want == SAME)
                         ok = same_behaviour(&control, &got);
                 else if (want < 0)
@@ -258,6 +277,88 @@ static void test_probe_reduced(void **state)
 {
         (void) state;
         probe_spec(PROBE_REDUCED);
+}
+
+/* The rule itself, on outcomes from both kinds of host: one with the door
+ * (the control's call went through) and one without (i386: SIGSEGV, the
+ * CPU faults on the missing gate; x32: ENOSYS). */
+static void test_foreign_abi_verdict_table(void **state)
+{
+        static const struct outcome ok_call = { .kind = OUTCOME_RETURNED, .ret = 42 };
+        static const struct outcome segv = { .kind = OUTCOME_SIGNALED, .sig = SIGSEGV };
+        static const struct outcome sigsys = { .kind = OUTCOME_SIGNALED, .sig = SIGSYS };
+        static const struct outcome enosys = { .kind = OUTCOME_RETURNED, .ret = -1, .err = ENOSYS };
+        static const struct outcome eperm = { .kind = OUTCOME_RETURNED, .ret = -1, .err = EPERM };
+        static const struct outcome lost = { .kind = OUTCOME_LOST };
+        static const struct row { const struct outcome *control, *got; bool ok, present; } *r, rows[] = {
+                { &ok_call, &sigsys, true, true },       /* door open, filter kills: right */
+                { &ok_call, &ok_call, false, true },     /* door open, filter lets it through */
+                { &ok_call, &segv, false, true },        /* open door, some other death: not the filter's kill */
+                { &ok_call, &enosys, false, true },
+                { &segv, &segv, true, false },           /* no i386 entry: shut with or without the filter */
+                { &segv, &sigsys, true, false },
+                { &segv, &ok_call, false, false },       /* cannot be: it went through only under the filter */
+                { &segv, &eperm, false, false },
+                { &enosys, &enosys, true, false },       /* no x32: the kernel's ENOSYS, or the filter's kill */
+                { &enosys, &sigsys, true, false },
+                { &enosys, &ok_call, false, false },
+                { &lost, &sigsys, false, false },        /* a control that said nothing proves nothing */
+        };
+
+        (void) state;
+        for (r = rows; r < rows + ARRAY_SIZE(rows); r++) {
+                bool present = !r->present;
+                const char *why = foreign_abi_verdict(r->control, r->got, &present);
+
+                if ((why == NULL) != r->ok || present != r->present)
+                        fail_msg("row %zu: verdict %s, present %d", (size_t) (r - rows), why ? why : "ok", present);
+        }
+}
+
+/* The probe on this host, both branches: the i386 door as this kernel has
+ * it, then as a kernel without the entry has it (NSBOX_FAKE_NO_I386: the
+ * same CPU fault on a missing gate, fixtures/try_syscall.c). With the door
+ * open, an unfiltered run must fail the check: it is what catches a filter
+ * that lets a reachable foreign ABI through. */
+static void test_probe_foreign_abi_both_branches(void **state)
+{
+        const struct filter_spec spec = { .allow_inet = false };
+        const struct attempt *a = find_attempt("i386");
+        struct filter_prog prog = { 0 };
+        struct nsb_error e;
+
+        (void) state;
+        if (filter_compile(&spec, &prog, &e) < 0)
+                fail_msg("filter_compile: %s", e.msg);
+        for (int fake = 0; fake <= 1; fake++) {
+                struct outcome control = { .kind = OUTCOME_LOST }, got = { .kind = OUTCOME_LOST };
+                const char *why;
+                bool present;
+                char c_desc[80], g_desc[80];
+
+                if (fake)
+                        setenv("NSBOX_FAKE_NO_I386", "1", 1);
+                assert_int_equal(run_attempt(a, NULL, NULL, &control), 0);
+                assert_int_equal(run_attempt(a, setup_load_filter, &prog, &got), 0);
+                unsetenv("NSBOX_FAKE_NO_I386");
+                describe(&control, c_desc, sizeof c_desc);
+                describe(&got, g_desc, sizeof g_desc);
+                why = foreign_abi_verdict(&control, &got, &present);
+                print_message("note: i386%s: %s door (control: %s, filtered: %s)\n", fake ? " (faked absent)" : "",
+                              present ? "this host has the" : "no", c_desc, g_desc);
+                if (why)
+                        fail_msg("i386%s: %s", fake ? " (faked absent)" : "", why);
+                if (fake) {
+                        /* the fake must really be the absent branch: a fault, not a syscall */
+                        assert_false(present);
+                        assert_int_equal(control.kind, OUTCOME_SIGNALED);
+                        assert_int_equal(control.sig, SIGSEGV);
+                } else if (present) {
+                        /* no filter at all on an open door: the check must fail */
+                        assert_non_null(foreign_abi_verdict(&control, &control, &present));
+                }
+        }
+        filter_prog_free(&prog);
 }
 
 /* The rlimit backend: memory that outlives every mapping is refused, in
@@ -553,6 +654,8 @@ int main(void)
                 cmocka_unit_test(test_probe_no_inet),
                 cmocka_unit_test(test_probe_inet),
                 cmocka_unit_test(test_probe_reduced),
+                cmocka_unit_test(test_foreign_abi_verdict_table),
+                cmocka_unit_test(test_probe_foreign_abi_both_branches),
                 cmocka_unit_test(test_probe_rlimit_memory),
                 cmocka_unit_test(test_syscall_numbers),
         };

@@ -12,6 +12,7 @@
 
 #include "judge/judge_internal.h"
 #include "util/cleanup.h"
+#include "util/portable.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -224,6 +225,15 @@ static void test_parse_bad(void **state)
                 /* 0 would mean no limit to the cgroup and to tmpfs (batch jobs share this parser) */
                 { "{" P "\"limits\": {\"memory\": \"0\"}, " ONE_CASE "}", false, "limits.memory: ", "turn the limit off" },
                 { "{" P "\"limits\": {\"tmp_size\": \"0M\"}, " ONE_CASE "}", false, "limits.tmp_size: ", "turn the limit off" },
+                /* the flags' ranges, and python's own floor */
+                { "{" P "\"limits\": {\"output_limit\": \"0\"}, " ONE_CASE "}", false, "limits.output_limit: ",
+                  "allowed 1 to 1G" },
+                { "{" P "\"limits\": {\"wall_time\": 90000}, " ONE_CASE "}", false, "limits.wall_time: ",
+                  "allowed 1ms to 24h" },
+                { "{" P "\"limits\": {\"memory\": \"1k\"}, " ONE_CASE "}", false, "limits.memory: ", "allowed 1M to 1T" },
+                { "{" P "\"limits\": {\"memory\": \"8M\"}, " ONE_CASE "}", true,
+                  "limits.memory: memory limit 8M is below 16M, the least a Python interpreter needs to start "
+                  "(docs/profiles.md, \"Limits\")", NULL },
                 { "{" P "\"limits\": {\"pids\": 1.5}, " ONE_CASE "}", true, "limits.pids: expected an integer", NULL },
                 { "{" P "\"cases\": [{\"name\": \"a\", \"expected\": {}}]}", false,
                   "cases[0]: unknown key \"expected\"", NULL },
@@ -621,8 +631,8 @@ static void test_request_has_no_expectation(void **state)
         for (size_t i = 0; i < req.argc; i++) {
                 assert_null(strstr(req.argv[i], "SECRET"));
         }
-        assert_null(memmem(req.stdin_data, req.stdin_len, "SECRET", 6));
-        assert_null(memmem(req.program_data, req.program_len, "SECRET", 6));
+        assert_null(nsb_memmem(req.stdin_data, req.stdin_len, "SECRET", 6));
+        assert_null(nsb_memmem(req.program_data, req.program_len, "SECRET", 6));
         free(argv);
 
         /* no stdin given: an empty one, never the caller's */

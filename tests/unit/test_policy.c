@@ -1,6 +1,7 @@
 /* Unit tests for config/policy*: profile parsing (every error kind, with its
  * FILE:LINE), built-ins, the round trip of `profile show`, precedence, the
  * policy hash, and the interpreter's argv. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -157,6 +158,11 @@ static void test_errors(void **state)
                 { "[python]\npackages = /tmp/pkg\n", "f.ini:2: [python] packages: '/tmp/pkg' lies under a path the sandbox owns" },
                 { "[python]\npackages = /opt/a\npackages = /opt/a\n", "f.ini:3: [python] packages: '/opt/a' is named twice" },
                 { "[limits]\nthis line has no equals sign\n", "f.ini:2: syntax error" },
+                /* the flags' ranges: zero and absurd limits, with what is allowed */
+                { "[limits]\nmemory = 1k\n", "f.ini:2: [limits] memory: '1k' is out of range: allowed 1M to 1T" },
+                { "[limits]\noutput_limit = 0\n", "f.ini:2: [limits] output_limit: '0' is out of range: allowed 1 to 1G" },
+                { "[limits]\nwall_time = 2d\n", "f.ini:2: [limits] wall_time: malformed duration" },
+                { "[limits]\nwall_time = 48h\n", "f.ini:2: [limits] wall_time: '48h' is out of range: allowed 1ms to 24h" },
                 { "[env]\nA =;x\n", "f.ini:2: [env] A: a value may not begin with ';'" },
                 { "[limits\nmemory = 1M\n", "f.ini:1: syntax error" },
                 { "[limits]\nmemory = 1M\n[bogus]\n[limits\n", "f.ini:3: unknown section [bogus]" },
@@ -335,6 +341,38 @@ static void test_policy_hash(void **state)
         cfg_free(&b);
 }
 
+/* [sandbox] cgroup_parent: parsed as --cgroup-parent is, the flag wins, and
+ * it is placement, not policy: the hash does not change with it. */
+static void test_cgroup_parent(void **state)
+{
+        char *argv[] = { "nsbox", "run", "--cgroup-parent", "/sys/fs/cgroup/cli", "--", "/bin/true", NULL };
+        struct nsb_config cli, prof, plain;
+        struct nsb_error e;
+        char h1[65], h2[65];
+
+        (void) state;
+        assert_int_equal(parse("[sandbox]\ncgroup_parent = /sys/fs/cgroup/box.slice/box\n", &prof, &e), 0);
+        assert_string_equal(prof.cgroup_parent, "/sys/fs/cgroup/box.slice/box");
+        assert_int_equal(parse("[sandbox]\nnetwork = none\n", &plain, &e), 0);
+        cfg_policy_sha256(&prof, h1);
+        cfg_policy_sha256(&plain, h2);
+        assert_string_equal(h1, h2);
+        cfg_free(&plain);
+
+        assert_int_equal(parse("[sandbox]\ncgroup_parent = box\n", &plain, &e), -EINVAL);
+        assert_non_null(strstr(e.msg, "f.ini:2: [sandbox] cgroup_parent:"));
+        assert_non_null(strstr(e.msg, "expected the absolute path of a cgroup v2 directory"));
+        cfg_free(&plain);
+
+        nsb_error_clear(&e);
+        assert_int_equal(cfg_parse_cli(6, argv, &cli, &e), 0);
+        assert_int_equal(cli.set, CFG_F_CGROUP_PARENT);
+        assert_int_equal(cfg_profile_overlay(&cli, &prof, &e), 0);
+        assert_string_equal(cli.cgroup_parent, "/sys/fs/cgroup/cli");
+        cfg_free(&cli);
+        cfg_free(&prof);
+}
+
 /* What a line cannot hold as it is (a control character, a blank at an end,
  * a ';' that would start a comment, a literal "\xHH") is written as \xHH and
  * read back as that byte: the value survives show -> file -> parse, and two
@@ -471,6 +509,7 @@ int main(void)
                 cmocka_unit_test(test_builtins_match_defaults),
                 cmocka_unit_test(test_precedence),
                 cmocka_unit_test(test_policy_hash),
+                cmocka_unit_test(test_cgroup_parent),
                 cmocka_unit_test(test_python_argv),
                 cmocka_unit_test(test_docs_list_every_key),
         };

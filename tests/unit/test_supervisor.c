@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -22,6 +23,7 @@
 #include "supervisor/outcome.h"
 #include "supervisor/proc_tree.h"
 #include "supervisor/reduced.h"
+#include "supervisor/stdin_pump.h"
 #include "supervisor/wire.h"
 
 #define EXITED(code) ((code) << 8)
@@ -369,10 +371,79 @@ static void test_proc_tree_parse(void **state)
         assert_int_equal(proc_parse_children("12 x", 4, pids, 4), -EINVAL);
 }
 
+/* The terminal pump, over pipes standing in for the terminal: bytes go
+ * through in order, a full program pipe waits (no byte lost, the source not
+ * read meanwhile), the source's end closes the program's input, and a
+ * program that closed its stdin stops the copy. */
+static void test_stdin_pump(void **state)
+{
+        struct stdin_pump p;
+        struct nsb_error e;
+        int src[2], prog = -1, fd;
+        short ev;
+        char buf[8];
+
+        (void) state;
+        signal(SIGPIPE, SIG_IGN);   /* as nsbox runs (nsbox.c): a closed reader is EPIPE */
+        assert_int_equal(pipe2(src, O_CLOEXEC), 0);
+        assert_int_equal(stdin_pump_open(&p, src[0], &prog, &e), 0);
+        assert_true(stdin_pump_want(&p, &fd, &ev));
+        assert_int_equal(fd, src[0]);
+        assert_int_equal(ev, POLLIN);
+        assert_int_equal(write(src[1], "hi\n", 3), 3);
+        stdin_pump_step(&p);
+        assert_int_equal(read(prog, buf, sizeof buf), 3);
+        assert_memory_equal(buf, "hi\n", 3);
+
+        /* the program does not read: its pipe fills, the rest waits */
+        assert_int_equal(fcntl(prog, F_SETPIPE_SZ, 4096) >= 4096, 1);
+        {
+                static char chunk[4096];
+                size_t sent = 0, got = 0;
+                memset(chunk, 'x', sizeof chunk);
+                for (int i = 0; i < 64 && !(stdin_pump_want(&p, &fd, &ev) && ev == POLLOUT); i++) {
+                        assert_int_equal(write(src[1], chunk, sizeof chunk), (ssize_t) sizeof chunk);
+                        sent += sizeof chunk;
+                        stdin_pump_step(&p);
+                }
+                assert_true(stdin_pump_want(&p, &fd, &ev));
+                assert_int_equal(ev, POLLOUT);            /* waiting on the program, not reading the source */
+                close(src[1]);                            /* end of input while bytes are pending */
+                assert_int_equal(fcntl(prog, F_SETFL, O_NONBLOCK), 0);
+                while (stdin_pump_want(&p, &fd, &ev)) {
+                        ssize_t n;
+                        if (ev == POLLOUT)
+                                while ((n = read(prog, chunk, sizeof chunk)) > 0)
+                                        got += (size_t) n;
+                        stdin_pump_step(&p);
+                }
+                {
+                        ssize_t n;
+                        while ((n = read(prog, chunk, sizeof chunk)) > 0)
+                                got += (size_t) n;
+                        assert_int_equal(n, 0);                 /* the pump closed: end of input */
+                }
+                assert_int_equal(got, sent);
+        }
+        close(prog);
+        close(src[0]);
+
+        /* a program that closed its stdin: the copy stops, nothing blocks */
+        assert_int_equal(pipe2(src, O_CLOEXEC), 0);
+        assert_int_equal(stdin_pump_open(&p, src[0], &prog, &e), 0);
+        close(prog);
+        assert_int_equal(write(src[1], "x\n", 2), 2);
+        stdin_pump_step(&p);
+        assert_false(stdin_pump_want(&p, &fd, &ev));
+        stdin_pump_close(&p);
+        close(src[0]);
+        close(src[1]);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_outcomes),   cmocka_unit_test(test_capture_bounds),
+                cmocka_unit_test(test_outcomes),   cmocka_unit_test(test_capture_bounds), cmocka_unit_test(test_stdin_pump),
                 cmocka_unit_test(test_result_json), cmocka_unit_test(test_env_scrubbed),
                 cmocka_unit_test(test_step_order), cmocka_unit_test(test_wire_fds),
                 cmocka_unit_test(test_reduced_check), cmocka_unit_test(test_reduced_rules),

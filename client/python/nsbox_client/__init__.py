@@ -33,12 +33,16 @@ import subprocess
 import textwrap
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Union
+from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
+
+from . import validate
+from .jobs import JudgeJob, TestOutcome, TestReport
 
 __all__ = [
     "Client", "RunResult", "Verdict", "CaseVerdict", "DoctorReport", "DoctorCheck",
     "NsboxError", "NsboxUnavailable", "run_code", "batch_run", "batch_stream", "judge", "doctor",
     "replay", "read_observations", "Observation",
+    "JudgeJob", "TestReport", "TestOutcome", "test",
 ]
 
 DEFAULT_TIMEOUT = 10
@@ -77,11 +81,11 @@ class RunResult:
     label: int
     id: Any = None
     limit: Optional[str] = None
-    error: Optional[dict] = None
-    raw: dict = field(default_factory=dict, repr=False)
+    error: Optional[Dict[str, Any]] = None
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_line(cls, d: dict) -> "RunResult":
+    def from_line(cls, d: Dict[str, Any]) -> "RunResult":
         if "outcome" not in d or "status" not in d:
             raise NsboxError("not a python job result: %r" % (str(d)[:200],))
         st = d["status"]
@@ -96,7 +100,7 @@ class RunResult:
                    return_code=rc, elapsed_ms=float(d.get("wall_ms") or 0.0), label=int(d.get("label", 0)),
                    id=d.get("id"), limit=d.get("limit"), error=d.get("error"), raw=d)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> Dict[str, Any]:
         """The executor's dict: status, stdout, stderr, return_code, elapsed_ms, label."""
         return {"status": self.status, "stdout": self.stdout, "stderr": self.stderr,
                 "return_code": self.return_code, "elapsed_ms": self.elapsed_ms, "label": self.label}
@@ -107,15 +111,16 @@ class CaseVerdict:
     name: str
     verdict: str          # pass | fail | undetermined | not_run
     reason: str
-    result: Optional[dict]
+    result: Optional[Dict[str, Any]]
 
 
 @dataclass
 class Verdict:
     verdict: str          # pass | fail | undetermined
-    cases: list
+    cases: List[CaseVerdict]
     program_sha256: Optional[str] = None
-    raw: dict = field(default_factory=dict, repr=False)
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+    id: Any = None        # its batch item's index (batch_run / batch_stream)
 
     @property
     def passed(self) -> bool:
@@ -125,6 +130,15 @@ class Verdict:
     def replayed(self) -> bool:
         """Judged from stored observations (replay()): no sandbox ran."""
         return self.raw.get("replayed") is True
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Verdict":
+        """A verdict, or (a batch's judge job whose sandbox could not even
+        start) a result with status error: undetermined, no cases."""
+        if "verdict" not in d and d.get("status") == "error":
+            return cls("undetermined", [], None, d, d.get("id"))
+        cases = [CaseVerdict(c["name"], c["verdict"], c.get("reason", ""), c.get("result")) for c in d["cases"]]
+        return cls(d["verdict"], cases, d.get("program_sha256"), d, d.get("id"))
 
 
 @dataclass
@@ -139,30 +153,25 @@ class DoctorCheck:
 class DoctorReport:
     ready: bool
     isolation: str
-    checks: list
-    raw: dict = field(default_factory=dict, repr=False)
+    checks: List[DoctorCheck]
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
 
-def _text(stream: Optional[dict]) -> str:
+def _text(stream: Optional[Dict[str, Any]]) -> str:
     if not stream:
         return ""
-    text = stream.get("text", "")
+    text: str = stream.get("text", "")
     if stream.get("truncated") and stream.get("tail"):
         text += "\n[... truncated ...]\n" + stream["tail"]
     return text
 
 
-def _job(id_: Any, code: str, test_code: Optional[str], timeout: Optional[float], limits: Optional[dict],
-         dedent: bool) -> dict:
-    if not isinstance(code, str):
-        raise TypeError("code must be a str")
-    if test_code is not None and not isinstance(test_code, str):
-        raise TypeError("test_code must be a str or None")
-    for name, text in (("code", code), ("test_code", test_code or "")):
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as e:   # a lone surrogate: no file, no JSON line can hold it
-            raise ValueError("%s is not valid Unicode text: %s" % (name, e)) from None
+def _job(id_: Any, code: str, test_code: Optional[str], timeout: Optional[float], limits: Optional[Dict[str, Any]],
+         dedent: bool) -> Dict[str, Any]:
+    code = validate.text(code, "code") or ""
+    test_code = validate.text(test_code, "test_code", optional=True)
+    limits = validate.limits(limits)
+    timeout = validate.timeout(timeout)
     job = {"id": id_, "kind": "python", "code": textwrap.dedent(code) if dedent else code}
     if test_code is not None:
         job["test_code"] = textwrap.dedent(test_code) if dedent else test_code
@@ -187,7 +196,7 @@ class Client:
         self.dedent = dedent
 
     # -- plumbing -----------------------------------------------------------
-    def _popen(self, args: Sequence[str], **kw) -> subprocess.Popen:
+    def _popen(self, args: Sequence[str], **kw: Any) -> "subprocess.Popen[bytes]":
         try:
             return subprocess.Popen([self.nsbox, *args], **kw)
         except FileNotFoundError as e:
@@ -197,7 +206,8 @@ class Client:
         except OSError as e:
             raise NsboxUnavailable("cannot start nsbox (%s): %s" % (self.nsbox, e)) from e
 
-    def _run(self, args: Sequence[str], input: Optional[bytes] = None, timeout: Optional[float] = None):
+    def _run(self, args: Sequence[str], input: Optional[bytes] = None,
+             timeout: Optional[float] = None) -> Tuple[int, bytes, str]:
         p = self._popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             out, err = p.communicate(input, timeout=timeout)
@@ -220,45 +230,52 @@ class Client:
         return NsboxError("nsbox %s failed: %s" % (cmd, msg), rc, err)
 
     # -- python jobs ----------------------------------------------------------
-    def batch_stream(self, pairs: Iterable[Union[Tuple[str, Optional[str]], str]], timeout: Optional[float] = DEFAULT_TIMEOUT,
-                     jobs: Optional[int] = None, limits: Optional[dict] = None) -> Iterator[RunResult]:
-        """Runs (code, test_code) pairs through one `nsbox batch`; yields each
-        result as it completes (completion order; .id is the pair's index)."""
-        args = ["batch", *self.extra_args]
+    def batch_stream(self, pairs: Iterable[Union[Tuple[str, Optional[str]], str, JudgeJob]],
+                     timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
+                     limits: Optional[Dict[str, Any]] = None) -> Iterator[Union[RunResult, Verdict]]:
+        """Runs (code, test_code) pairs (or code, or JudgeJob items: a Verdict
+        each) through one `nsbox batch`; yields each result as it completes
+        (completion order; .id is the item's index). A list is checked whole
+        before nsbox starts; a lazy iterable item by item as it is fed."""
+        validate.timeout(timeout)
+        validate.limits(limits)
+        validate.jobs(jobs)
+        if isinstance(pairs, (list, tuple)):
+            pairs = list(validate.items(pairs))
+        args = ["batch", "--quiet", *self.extra_args]
         if jobs:
             args += ["-j", str(int(jobs))]
         p = self._popen(args + ["-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        feed_error = []
+        stdin: IO[bytes] = p.stdin  # type: ignore[assignment]  # PIPE: never None
+        feed_error: List[Exception] = []
 
-        def feed():
+        def feed() -> None:
             try:
                 for i, pair in enumerate(pairs):
-                    code, test = (pair, None) if isinstance(pair, str) else (pair[0], pair[1] if len(pair) > 1 else None)
-                    p.stdin.write((json.dumps(_job(i, code, test, timeout, limits, self.dedent)) + "\n").encode())
-                p.stdin.close()
+                    stdin.write((json.dumps(_batch_line(i, validate.item(i, pair), timeout, limits, self.dedent))
+                                 + "\n").encode())
+                stdin.close()
             except BrokenPipeError:
                 pass
             except Exception as e:   # a bad pair: stop nsbox, report it
                 feed_error.append(e)
                 p.terminate()
                 try:
-                    p.stdin.close()
+                    stdin.close()
                 except OSError:
                     pass
 
         writer = threading.Thread(target=feed, daemon=True)
         writer.start()
-        stderr_box = []
-        reader = threading.Thread(target=lambda: stderr_box.append(p.stderr.read()), daemon=True)
+        stdout: IO[bytes] = p.stdout  # type: ignore[assignment]  # PIPE: never None
+        stderr: IO[bytes] = p.stderr  # type: ignore[assignment]
+        stderr_box: List[bytes] = []
+        reader = threading.Thread(target=lambda: stderr_box.append(stderr.read()), daemon=True)
         reader.start()
         read_all = False
         try:
-            for line in p.stdout:
-                try:
-                    d = json.loads(line)
-                except ValueError as e:
-                    raise NsboxError("nsbox batch wrote a line that is not JSON: %r" % line[:200]) from e
-                yield RunResult.from_line(d)
+            for line in stdout:
+                yield _batch_result(line)
             read_all = True
         finally:
             if p.poll() is None and (feed_error or writer.is_alive() or not read_all):
@@ -267,23 +284,25 @@ class Client:
                 # drained, as nsbox blocked on a full pipe would never see it.
                 p.terminate()
             if not read_all:
-                for _ in p.stdout:
+                for _ in stdout:
                     pass
             writer.join()
             p.wait()
             reader.join()
-            p.stdout.close()
-            p.stderr.close()
+            stdout.close()
+            stderr.close()
         if feed_error:
             raise feed_error[0]
         if p.returncode != 0:
             raise self._refused("batch", p.returncode, (stderr_box[0] if stderr_box else b"").decode("utf-8", "replace"))
 
-    def batch_run(self, pairs: Iterable[Union[Tuple[str, Optional[str]], str]], timeout: Optional[float] = DEFAULT_TIMEOUT,
-                  jobs: Optional[int] = None, limits: Optional[dict] = None) -> list:
-        """Like batch_stream, collected: one RunResult per pair, in input order."""
-        pairs = list(pairs)
-        got = {}
+    def batch_run(self, pairs: Iterable[Union[Tuple[str, Optional[str]], str, JudgeJob]],
+                  timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
+                  limits: Optional[Dict[str, Any]] = None) -> List[Union[RunResult, Verdict]]:
+        """Like batch_stream, collected: one result per item, in input order.
+        Every item and argument is checked before the first one runs."""
+        pairs = list(validate.items(list(pairs)))
+        got: Dict[Any, Union[RunResult, Verdict]] = {}
         for r in self.batch_stream(pairs, timeout=timeout, jobs=jobs, limits=limits):
             got[r.id] = r
         if len(got) != len(pairs) or set(got) != set(range(len(pairs))):
@@ -292,34 +311,33 @@ class Client:
         return [got[i] for i in range(len(pairs))]
 
     def run_code(self, code: str, test_code: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT,
-                 limits: Optional[dict] = None) -> RunResult:
+                 limits: Optional[Dict[str, Any]] = None) -> RunResult:
         """One (code, test_code) pair in a fresh sandbox: test_code runs after
         code in the same module. timeout is the wall-clock limit in seconds."""
         results = self.batch_run([(code, test_code)], timeout=timeout, jobs=1, limits=limits)
         if len(results) != 1:
             raise NsboxError("nsbox batch gave %d results for one job" % len(results))
+        if not isinstance(results[0], RunResult):
+            raise NsboxError("nsbox batch answered a python job with a verdict")
         return results[0]
 
     # -- judge and doctor -------------------------------------------------------
-    def judge(self, spec: Union[dict, str, os.PathLike]) -> Verdict:
+    def judge(self, spec: Union[Dict[str, Any], str, "os.PathLike[str]"]) -> Verdict:
         """A judge spec (a dict, or the path of a SPEC.json) -> its verdict."""
         if isinstance(spec, dict):
-            spec = json.loads(json.dumps(spec))
-            prog = spec.get("program")
-            if isinstance(prog, dict) and isinstance(prog.get("path"), str) and not os.path.isabs(prog["path"]):
-                prog["path"] = os.path.abspath(prog["path"])   # as the caller meant it, not /dev's
             rc, out, err = self._run(["judge", "--json", *self.extra_args, "/dev/stdin"],
-                                     input=json.dumps(spec).encode())
+                                     input=json.dumps(_spec_for_nsbox(validate.spec(spec))).encode())
         else:
             rc, out, err = self._run(["judge", "--json", *self.extra_args, os.fspath(spec)])
-        if rc not in (0, 1, 3):
-            raise self._refused("judge", rc, err)
-        try:
-            d = json.loads(out)
-            cases = [CaseVerdict(c["name"], c["verdict"], c.get("reason", ""), c.get("result")) for c in d["cases"]]
-            return Verdict(d["verdict"], cases, d.get("program_sha256"), d)
-        except (ValueError, KeyError, TypeError) as e:
-            raise NsboxError("nsbox judge gave an unreadable verdict: %r" % out[:200]) from e
+        return _answer("judge", "verdict", rc, out, err, Verdict.from_json)
+
+    def test(self, harness: Union[str, "os.PathLike[str]"], workspace: Optional[Union[str, "os.PathLike[str]"]] = None,
+             timeout: Optional[float] = None, limits: Optional[Dict[str, Any]] = None) -> TestReport:
+        """`nsbox test`: the hidden tests in @harness (read-only) against
+        @workspace (read-write; default: a fresh empty one)."""
+        args = _testcmd_args(harness, workspace, timeout, limits)
+        rc, out, err = self._run(["test", "--json", *args, *self.extra_args])
+        return _answer("test", "report", rc, out, err, TestReport.from_json)
 
     def doctor(self) -> DoctorReport:
         """What this host can enforce (nsbox doctor --json)."""
@@ -334,15 +352,83 @@ class Client:
             raise NsboxError("nsbox doctor gave an unreadable report: %r" % out[:200]) from e
 
 
-def run_code(code: str, test_code: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT, **kw) -> RunResult:
+_LIMIT_FLAGS = {"wall_time": "--wall-time", "cpu_time": "--cpu-time", "memory": "--memory", "pids": "--pids",
+                "output_limit": "--output-limit", "file_size": "--file-size", "tmp_size": "--tmp-size"}
+
+
+def _testcmd_args(harness: Any, workspace: Any, timeout: Optional[float], limits: Optional[Dict[str, Any]]) -> List[str]:
+    args = ["--harness", validate.directory(harness, "harness")]
+    if workspace is not None:
+        args += ["--workspace", validate.directory(workspace, "workspace")]
+    checked = validate.limits(limits)
+    if timeout is not None and "wall_time" not in checked:
+        checked["wall_time"] = validate.timeout(timeout) or 0.0
+    for key, value in checked.items():
+        args += [_LIMIT_FLAGS[key], "%gs" % value if key in ("wall_time", "cpu_time") and not isinstance(value, str)
+                 else str(value)]
+    return args
+
+
+_T = TypeVar("_T")
+
+
+def _answer(cmd: str, what: str, rc: int, out: bytes, err: str, parse: Callable[[Dict[str, Any]], _T]) -> _T:
+    """judge/test: 0 pass, 1 fail, 3 undetermined carry the answer; any
+    other status is nsbox refusing (or failing)."""
+    if rc not in (0, 1, 3):
+        raise Client._refused(cmd, rc, err)
+    try:
+        return parse(json.loads(out))
+    except (ValueError, KeyError, TypeError) as e:
+        raise NsboxError("nsbox %s gave an unreadable %s: %r" % (cmd, what, out[:200])) from e
+
+
+def _spec_for_nsbox(spec: Mapping[str, Any]) -> Dict[str, Any]:
+    """A JSON copy whose relative program.path is the caller's (nsbox reads
+    the spec from stdin, or a jobs pipe: it would resolve it elsewhere)."""
+    out: Dict[str, Any] = json.loads(json.dumps(spec))
+    prog = out.get("program")
+    if isinstance(prog, dict) and isinstance(prog.get("path"), str) and not os.path.isabs(prog["path"]):
+        prog["path"] = os.path.abspath(prog["path"])
+    return out
+
+
+def _batch_result(line: bytes) -> Union[RunResult, Verdict]:
+    try:
+        d = json.loads(line)
+    except ValueError as e:
+        raise NsboxError("nsbox batch wrote a line that is not JSON: %r" % line[:200]) from e
+    return _from_line(d)
+
+
+def _batch_line(i: int, item: Any, timeout: Optional[float], limits: Optional[Dict[str, Any]], dedent: bool
+                ) -> Dict[str, Any]:
+    if isinstance(item, JudgeJob):
+        return {"id": i, "kind": "judge", "spec": _spec_for_nsbox(item.spec)}
+    code, test = (item, None) if isinstance(item, str) else item
+    return _job(i, code, test, timeout, limits, dedent)
+
+
+def _from_line(d: Dict[str, Any]) -> Union[RunResult, Verdict]:
+    if str(d.get("schema", "")).startswith("nsbox.verdict") or ("outcome" not in d and "verdict" in d):
+        return Verdict.from_json(d)
+    if "outcome" not in d and d.get("status") == "error" and "id" in d:
+        return Verdict.from_json(d)   # a judge job that could not start
+    return RunResult.from_line(d)
+
+
+def run_code(code: str, test_code: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT,
+             **kw: Any) -> RunResult:
     return Client().run_code(code, test_code, timeout, **kw)
 
 
-def batch_run(pairs, timeout: Optional[float] = DEFAULT_TIMEOUT, **kw) -> list:
+def batch_run(pairs: Iterable[Union[Tuple[str, Optional[str]], str, JudgeJob]],
+              timeout: Optional[float] = DEFAULT_TIMEOUT, **kw: Any) -> List[Union[RunResult, Verdict]]:
     return Client().batch_run(pairs, timeout, **kw)
 
 
-def batch_stream(pairs, timeout: Optional[float] = DEFAULT_TIMEOUT, **kw) -> Iterator[RunResult]:
+def batch_stream(pairs: Iterable[Union[Tuple[str, Optional[str]], str, JudgeJob]],
+                 timeout: Optional[float] = DEFAULT_TIMEOUT, **kw: Any) -> Iterator[Union[RunResult, Verdict]]:
     return Client().batch_stream(pairs, timeout, **kw)
 
 
@@ -355,6 +441,11 @@ def judge(spec: observations.SpecLike, observe: Optional[observations.PathLike] 
 
 def doctor() -> DoctorReport:
     return Client().doctor()
+
+
+def test(harness: Union[str, "os.PathLike[str]"], workspace: Optional[Union[str, "os.PathLike[str]"]] = None,
+         **kw: Any) -> TestReport:
+    return Client().test(harness, workspace, **kw)
 
 
 # judge(spec, observe=...) and replay(observations, spec): observations.py
