@@ -14,8 +14,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nsbox-config.h"
+#if NSBOX_HAVE_SECCOMP
+#include <seccomp.h>
+#endif
+
 /* Longest option or command name worth a suggestion. */
 #define WORD_BUF 64
+/* Longest word a message quotes whole: a longer one is cut, with "...", so
+ * the message keeps its end (what to do) within NSB_ERROR_MSG_MAX. */
+#define QUOTE_MAX 48
+#define QUOTE_LEN(len) ((int) ((len) > QUOTE_MAX ? QUOTE_MAX : (len)))
+#define QUOTE_CUT(len) ((len) > QUOTE_MAX ? "..." : "")
+/* The arguments of "'%.*s%s'" for the string @v. */
+#define QV(v) QUOTE_LEN(strlen(v)), (v), QUOTE_CUT(strlen(v))
 
 #define DEFAULT_WALL_MS 10000ULL
 #define DEFAULT_MEMORY (256ULL << 20)
@@ -188,11 +200,11 @@ static int opt_shard(struct nsb_config *c, const char *v, struct nsb_error *e)
         uint64_t idx, n;
 
         if (!slash || (size_t) (slash - v) >= sizeof k)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': expected K/N, e.g. 0/4", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': expected K/N, e.g. 0/4", QV(v));
         memcpy(k, v, (size_t) (slash - v));
         k[slash - v] = '\0';
         if (cfg_parse_count(slash + 1, 1, 1u << 20, &n, e) < 0 || cfg_parse_count(k, 0, n - 1, &idx, e) < 0)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': expected K/N with 0 <= K < N", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': expected K/N with 0 <= K < N", QV(v));
         c->shard_index = (unsigned) idx;
         c->shard_count = (unsigned) n;
         return 0;
@@ -202,12 +214,13 @@ static int opt_env(struct nsb_config *c, const char *v, struct nsb_error *e)
 {
         const char *eq = strchr(v, '=');
         if (!eq || eq == v)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': expected NAME=VALUE", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': expected NAME=VALUE", QV(v));
         for (const char *p = v; p < eq; p++)
                 if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
                       (p > v && *p >= '0' && *p <= '9')))
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                        "'%s': invalid variable name (letters, digits and _, not starting with a digit)", v);
+                                        "'%.*s%s': invalid variable name (letters, digits and _, not starting with "
+                                        "a digit)", QV(v));
         /* --env A=1 --env A=2: the program sees A=2, and so does the policy
          * (one entry, so the same environment always has the same hash). */
         for (size_t i = 0; i < c->n_env_add; i++)
@@ -224,7 +237,7 @@ static int opt_network(struct nsb_config *c, const char *v, struct nsb_error *e)
                 c->network = NSB_NETWORK_LOOPBACK;
         else
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                "'%s': expected none or loopback", v);
+                                "'%.*s%s': expected none or loopback", QV(v));
         return 0;
 }
 
@@ -236,7 +249,7 @@ static int opt_isolation(struct nsb_config *c, const char *v, struct nsb_error *
                 c->isolation = NSB_ISOLATION_REDUCED;
         else
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                "'%s': expected strict or reduced", v);
+                                "'%.*s%s': expected strict or reduced", QV(v));
         return 0;
 }
 
@@ -262,7 +275,7 @@ static int add_bind(struct nsb_config *c, const char *v, bool ro, struct nsb_err
         struct nsb_bind *nb;
 
         if (!*v || colon == v)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': empty source (expected SRC[:DST])", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': empty source (expected SRC[:DST])", QV(v));
         b.src = colon ? strndup(v, (size_t) (colon - v)) : strdup(v);
         b.dst = colon ? strdup(colon + 1) : strdup(v);
         if (!b.src || !b.dst) {
@@ -284,16 +297,24 @@ static int add_bind(struct nsb_config *c, const char *v, bool ro, struct nsb_err
 static int opt_package(struct nsb_config *c, const char *v, struct nsb_error *e)
 {
         if (v[0] != '/')
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': expected an absolute path", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': expected an absolute path", QV(v));
         return push_str(&c->packages, &c->n_packages, v, e);
 }
 
 static int opt_seccomp_deny(struct nsb_config *c, const char *v, struct nsb_error *e)
 {
-        /* Only the shape here; the filter compiler rejects a name the
-         * kernel does not know, before anything runs. */
+        /* The name is checked here, where the flag or the profile line can
+         * still be named (libseccomp's table lookup makes no syscall); the
+         * filter compiler checks it again before anything runs. */
         if (!*v || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(v))
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': not a syscall name (lower-case letters, digits and _)", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': not a syscall name (lower-case letters, "
+                                "digits and _)", QV(v));
+#if NSBOX_HAVE_SECCOMP
+        /* (the posix platform has no seccomp: its plan refuses any name) */
+        if (seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, v) < 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': not a system call of this architecture (as "
+                                "named in syscalls(2), e.g. uname, getcpu)", QV(v));
+#endif
         return push_str(&c->seccomp_deny, &c->n_seccomp_deny, v, e);
 }
 
@@ -304,11 +325,11 @@ static int opt_tmpfs(struct nsb_config *c, const char *v, struct nsb_error *e)
         struct nsb_tmpfs *nt;
 
         if (colon && cfg_parse_size(colon + 1, &t.size_bytes, e) < 0)
-                return nsb_error_prefix(e, "'%s'", v);
+                return nsb_error_prefix(e, "'%.*s%s'", QV(v));
         if (colon && t.size_bytes == 0)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': size must be positive", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': size must be positive", QV(v));
         if (v[0] != '/')
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': expected an absolute DST[:SIZE]", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': expected an absolute DST[:SIZE]", QV(v));
         if (!(t.dst = colon ? strndup(v, (size_t) (colon - v)) : strdup(v)))
                 return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory");
         nt = realloc(c->tmpfs, (c->n_tmpfs + 1) * sizeof *nt);
@@ -369,7 +390,7 @@ static const struct cli_opt options[] = {
         { "pids", "N", C_SANDBOX, opt_pids, "process and thread limit (default 64)", G_LIMITS },
         { "output-limit", "SIZE", C_SANDBOX, opt_output, "bytes of stdout and of stderr kept each; 4x in all stops the run (default 1M)", G_LIMITS },
         { "file-size", "SIZE", C_SANDBOX, opt_fsize, "largest file the program may write (default 16M)", G_LIMITS },
-        { "tmp-size", "SIZE", C_SANDBOX, opt_tmp, "size of the private /tmp (default 64M)", G_LIMITS },
+        { "tmp-size", "SIZE", C_SANDBOX, opt_tmp, "size of the private /tmp and of the fresh workspace (default 64M)", G_LIMITS },
         { "stdin", "FILE", C_SANDBOX, opt_stdin, "standard input (default: empty); judge and batch: for the cases and jobs that give none", G_ENV },
         { "env", "NAME=VALUE", C_SANDBOX, opt_env, "add to the scrubbed environment (repeatable)", G_ENV },
         { "network", "none|loopback", C_SANDBOX, opt_network, "empty network namespace; loopback brings up lo inside it", G_ISOLATION },
@@ -378,7 +399,10 @@ static const struct cli_opt options[] = {
         { "interpreter-args", "ARGS", C_PY | C_JUDGE | C_TEST | C_BATCH, opt_interp_args, "interpreter arguments before the program, blank-separated (default \"-I -B\")", G_ENV },
         { "package", "DIR", C_SANDBOX, opt_package, "python package dir mounted read-only at the same path (repeatable)", G_FILES },
         { "seccomp-deny", "SYSCALL", C_SANDBOX, opt_seccomp_deny, "also deny this syscall with EPERM (repeatable)", G_ISOLATION },
-        { "json", NULL, C_SANDBOX, opt_json, "print the result object (judge: the verdict, test: the report) on stdout instead of the program's streams or a summary", G_OUTPUT },
+        { "json", NULL, C_RUN | C_PY, opt_json, "print the result object on stdout instead of relaying the program's streams", G_OUTPUT },
+        { "json", NULL, C_JUDGE, opt_json, "print the verdict (nsbox.verdict/1) on stdout instead of one line per case", G_OUTPUT },
+        { "json", NULL, C_TEST, opt_json, "print the report (nsbox.tests/1) on stdout instead of one line per test", G_OUTPUT },
+        { "json", NULL, C_BATCH, opt_json, "accepted and changes nothing: batch always writes JSON Lines", G_OUTPUT },
         { "json", NULL, C_DOCTOR, opt_json, "print the report as one JSON object (nsbox.doctor/1) instead of text", G_OUTPUT },
         { "result", "FILE", C_SANDBOX, opt_result, "also write the result object to FILE (batch: every line)", G_OUTPUT },
         { "cgroup-parent", "DIR", C_ALL, opt_cgroup_parent, "make run cgroups in DIR, a delegated cgroup v2 subtree with memory and pids (default: nsbox's own cgroup, or a systemd scope it asks for)", G_ISOLATION },
@@ -402,10 +426,17 @@ static const struct cli_opt options[] = {
 #define EXIT_RUN_TAIL                                                                                   \
         "  128+N  it died of signal N\n"                                                               \
         "  130    cancelled (SIGINT, SIGTERM, SIGHUP): the whole tree was killed\n"
-#define EXIT_VERDICT(what)                                                                             \
-        "  0      every " what " passed\n"                                                             \
-        "  1      some " what " failed (wrong output, nonzero exit, a limit, a crash)\n"               \
-        "  3      undetermined: the sandbox failed, or cut output cannot settle a check\n"
+#define EXIT_JUDGE                                                                                      \
+        "  0      every case passed\n"                                                                  \
+        "  1      some case failed (wrong output, nonzero exit, a limit, a crash)\n"                    \
+        "  3      undetermined: the sandbox failed, cut output cannot settle a check, or cancelled\n"    \
+        "  125    bad spec, or nsbox itself failed\n"
+#define EXIT_TEST                                                                                       \
+        "  0      every test passed (at least one ran)\n"                                               \
+        "  1      some test failed or erred, or a limit stopped the tests\n"                            \
+        "  3      undetermined: the sandbox failed, the runner was killed or cancelled, the harness\n"   \
+        "         has no tests or cannot be collected, or every test was skipped\n"                     \
+        "  125    usage or set-up error\n"
 
 static const struct cli_cmd {
         const char *name;
@@ -425,11 +456,11 @@ static const struct cli_cmd {
           "nsbox python --json --memory 128M --wall-time 2s -c 'print(sum(range(10**6)))'" },
         { "judge", NSB_CMD_JUDGE, "nsbox judge [OPTIONS] SPEC.json",
           "run a program against the cases of SPEC.json, one sandbox per case, and print a verdict",
-          EXIT_VERDICT("case") "  125    bad spec, or nsbox itself failed\n",
+          EXIT_JUDGE,
           "nsbox judge examples/judge-spec.json" },
         { "test", NSB_CMD_TEST, "nsbox test [OPTIONS] --harness DIR",
           "run the hidden tests in DIR against the workspace, with feedback per test",
-          EXIT_VERDICT("test") "  125    usage or set-up error\n",
+          EXIT_TEST,
           "nsbox test --harness examples/course/harness --workspace examples/course/workspace" },
         { "batch", NSB_CMD_BATCH, "nsbox batch [OPTIONS] [JOBS.jsonl|-]",
           "run many jobs (JSON Lines) in parallel, one sandbox each, one result line each",
@@ -438,7 +469,7 @@ static const struct cli_cmd {
           "  125    usage, unreadable input or --resume file, stdout closed\n"
           "  130    cancelled (SIGINT, SIGTERM, SIGHUP): the lines written so far are whole\n",
           "nsbox batch -j 2 examples/jobs.jsonl > results.jsonl" },
-        { "doctor", NSB_CMD_DOCTOR, "nsbox doctor [--json] [--isolation MODE] [--interpreter PATH]",
+        { "doctor", NSB_CMD_DOCTOR, "nsbox doctor [--json] [--isolation MODE] [--interpreter PATH] [--cgroup-parent DIR]",
           "say whether this host can sandbox programs, and the exact fix when it cannot",
           "  0      the requested isolation can be provided\n"
           "  1      it cannot (each failing check says why, and its fix)\n"
@@ -500,6 +531,17 @@ static void cmds_text(unsigned cmds, char *buf, size_t size)
         }
 }
 
+/* The names of every option, each once (rows of one name are adjacent). */
+static size_t all_option_names(const char **names)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < N_OPTIONS; i++)
+                if (n == 0 || strcmp(names[n - 1], options[i].name) != 0)
+                        names[n++] = options[i].name;
+        return n;
+}
+
 /* "unknown option '--wall-tme' (did you mean --wall-time?)": only the
  * options @cmd takes are suggested; an option of other commands says whose. */
 static int unknown_option(enum nsb_cmd cmd, const char *arg, size_t len, struct nsb_error *e)
@@ -513,8 +555,8 @@ static int unknown_option(enum nsb_cmd cmd, const char *arg, size_t len, struct 
 
         if (other && !(other->cmds & (1u << cmd))) {
                 cmds_text(other->cmds, whose, sizeof whose);
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: '%.*s' is an option of %s, not of %s",
-                                cmd_name(cmd), (int) len, arg, whose, cmd_name(cmd));
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: '%.*s%s' is an option of %s, not of %s",
+                                cmd_name(cmd), QUOTE_LEN(len), arg, QUOTE_CUT(len), whose, cmd_name(cmd));
         }
         for (size_t i = 0; i < N_OPTIONS; i++)
                 if ((options[i].cmds & (1u << cmd)) && (n == 0 || strcmp(names[n - 1], options[i].name) != 0))
@@ -522,34 +564,93 @@ static int unknown_option(enum nsb_cmd cmd, const char *arg, size_t len, struct 
         snprintf(typed, sizeof typed, "%.*s", (int) wlen, word);
         best = cfg_closest(typed, names, n);
         if (best)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: unknown option '%.*s' (did you mean --%s?)",
-                                cmd_name(cmd), (int) len, arg, best);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: unknown option '%.*s%s' (did you mean --%s?)",
+                                cmd_name(cmd), QUOTE_LEN(len), arg, QUOTE_CUT(len), best);
         /* Close to an option of another command: say whose it is. */
-        n = 0;
-        for (size_t i = 0; i < N_OPTIONS; i++)
-                if (n == 0 || strcmp(names[n - 1], options[i].name) != 0)
-                        names[n++] = options[i].name;
+        n = all_option_names(names);
         best = cfg_closest(typed, names, n);
         if (best && (other = find_opt(best, strlen(best), cmd))) {
                 cmds_text(other->cmds, whose, sizeof whose);
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: unknown option '%.*s' (--%s is an option of %s, "
-                                "not of %s)", cmd_name(cmd), (int) len, arg, best, whose, cmd_name(cmd));
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: unknown option '%.*s%s' (--%s is an option of %s, "
+                                "not of %s)", cmd_name(cmd), QUOTE_LEN(len), arg, QUOTE_CUT(len), best, whose,
+                                cmd_name(cmd));
         }
-        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: unknown option '%.*s' (nsbox %s --help lists the options)",
-                        cmd_name(cmd), (int) len, arg, cmd_name(cmd));
+        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: unknown option '%.*s%s' (nsbox %s --help lists the options)",
+                        cmd_name(cmd), QUOTE_LEN(len), arg, QUOTE_CUT(len), cmd_name(cmd));
+}
+
+/* An option where the command belongs ("nsbox --json python"): say that
+ * options come after the command, with the option's right name. */
+static int option_before_command(const char *word, struct nsb_error *e)
+{
+        static const char *const top[] = { "help", "version" };   /* nsbox's own, before any command */
+        const char *names[N_OPTIONS];
+        const char *name = word + strspn(word, "-"), *best = NULL;
+        size_t n = all_option_names(names), len = strcspn(name, "=");
+        char typed[WORD_BUF];
+
+        if (!word[1] || strcmp(word, "--") == 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s' where the command belongs: nsbox COMMAND "
+                                "[OPTIONS] ARGS (nsbox --help lists the commands)", word);
+        if (strcmp(word, "-v") == 0 || strcmp(word, "-H") == 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "unknown option '%s' (did you mean %s?)", word,
+                                word[1] == 'v' ? "-V, --version" : "-h, --help");
+        if (len < WORD_BUF) {
+                snprintf(typed, sizeof typed, "%.*s", (int) len, name);
+                for (size_t i = 0; i < 2 && name[len] == '='; i++)
+                        if (strcmp(typed, top[i]) == 0)
+                                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--%s takes no value", top[i]);
+                if ((best = cfg_closest(typed, top, 2)))
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "unknown option '%.*s%s' (did you mean --%s?)",
+                                        QV(word), best);
+                best = cfg_closest(typed, names, n);
+                for (size_t i = 0; i < n; i++)
+                        if (strcmp(typed, names[i]) == 0)
+                                best = names[i];
+        }
+        if (best)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s' before the command: options come after it "
+                                "(nsbox COMMAND --%s ..., and nsbox COMMAND --help lists them)",
+                                QV(word), best);
+        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s' before the command: options come after it (nsbox "
+                        "COMMAND [OPTIONS] ARGS; nsbox --help lists the commands)",
+                        QV(word));
 }
 
 static int unknown_command(const char *word, struct nsb_error *e)
 {
         const char *names[N_COMMANDS];
         const char *best;
+        size_t len = strlen(word);
 
+        if (word[0] == '-')
+                return option_before_command(word, e);
         for (size_t i = 0; i < N_COMMANDS; i++)
                 names[i] = commands[i].name;
-        best = strlen(word) < WORD_BUF ? cfg_closest(word, names, N_COMMANDS) : NULL;
+        best = len < WORD_BUF ? cfg_closest(word, names, N_COMMANDS) : NULL;
         if (best)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "unknown command '%s' (did you mean %s?)", word, best);
-        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "unknown command '%s' (nsbox --help lists the commands)", word);
+        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "unknown command '%.*s%s' (nsbox --help lists the commands)",
+                        QV(word));
+}
+
+/* "nsbox help [COMMAND]", "nsbox --help [COMMAND]": that command's help, as
+ * `git help` does; no COMMAND: the overview. */
+static int help_for(int argc, char **argv, struct nsb_config *cfg, struct nsb_error *e)
+{
+        cfg_defaults(cfg, NSB_CMD_HELP);
+        if (argc < 3)
+                return 0;
+        if (argc > 3)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: unexpected argument '%.*s%s' (nsbox help [COMMAND])",
+                                argv[1], QV(argv[3]));
+        for (size_t k = 0; k < N_COMMANDS; k++)
+                if (strcmp(argv[2], commands[k].name) == 0) {
+                        cfg_defaults(cfg, commands[k].cmd);
+                        cfg->help = true;
+                        return 0;
+                }
+        return unknown_command(argv[2], e);
 }
 
 /* Positional arguments of each command, after the options. */
@@ -573,6 +674,10 @@ static int take_positionals(struct nsb_config *cfg, int argc, char **argv, int i
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "judge: expected exactly one SPEC.json");
                 return set_str(&cfg->input_path, argv[i], e);
         case NSB_CMD_PROFILE:
+                if (argc - i > 2 && strcmp(argv[i], "show") == 0)
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "profile: unexpected argument '%.*s%s' after "
+                                        "'show %.*s%s'%s", QV(argv[i + 2]), QV(argv[i + 1]),
+                                        argv[i + 2][0] == '-' ? " (options go before it)" : "");
                 if (argc - i != 2 || strcmp(argv[i], "show") != 0)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "profile: expected 'show NAME|FILE'");
                 return set_str(&cfg->input_path, argv[i + 1], e);
@@ -588,7 +693,9 @@ static int take_positionals(struct nsb_config *cfg, int argc, char **argv, int i
                 break;
         case NSB_CMD_BATCH:
                 if (argc - i > 1)
-                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "batch: unexpected argument '%s'", argv[i + 1]);
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "batch: unexpected argument '%.*s%s' after "
+                                        "JOBS.jsonl '%.*s%s'%s", QV(argv[i + 1]), QV(argv[i]),
+                                        argv[i + 1][0] == '-' ? " (options go before it)" : " (one input at most)");
                 return argc - i == 1 ? set_str(&cfg->input_path, argv[i], e) : 0;
         default:
                 if (i < argc)
@@ -619,10 +726,8 @@ int cfg_parse_cli(int argc, char **argv, struct nsb_config *cfg, struct nsb_erro
                 cfg_defaults(cfg, NSB_CMD_VERSION);
                 return 0;
         }
-        if (strcmp(word, "--help") == 0 || strcmp(word, "-h") == 0 || strcmp(word, "help") == 0) {
-                cfg_defaults(cfg, NSB_CMD_HELP);
-                return 0;
-        }
+        if (strcmp(word, "--help") == 0 || strcmp(word, "-h") == 0 || strcmp(word, "help") == 0)
+                return help_for(argc, argv, cfg, e);
         for (size_t k = 0; k < N_COMMANDS; k++)
                 if (strcmp(word, commands[k].name) == 0)
                         cmd = commands[k].cmd;
@@ -669,17 +774,18 @@ int cfg_parse_cli(int argc, char **argv, struct nsb_config *cfg, struct nsb_erro
                 len = eq ? (size_t) (eq - (a + 2)) : strlen(a + 2);
                 o = find_opt(a + 2, len, cmd);
                 if (!o || !(o->cmds & (1u << cmd)))
-                        return unknown_option(cmd, a, len + 2, e);
+                        return unknown_option(cmd, a, len ? len + 2 : strlen(a), e);
                 if (o->metavar) {
                         if (eq)
                                 value = eq + 1;
                         else if (i + 1 < argc)
                                 value = argv[++i];
                         else
-                                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--%s needs a value (%s)",
-                                                o->name, o->metavar);
+                                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: --%s needs a value (%s)",
+                                                cmd_name(cmd), o->name, o->metavar);
                 } else if (eq) {
-                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--%s takes no value", o->name);
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: --%s takes no value", cmd_name(cmd),
+                                        o->name);
                 }
                 r = o->fn(cfg, value, e);
                 if (r < 0)
@@ -756,13 +862,17 @@ static void usage_top(FILE *f)
                 fprintf(f, "  %-8s %s\n", commands[k].name, commands[k].purpose);
         fputs("\nExit status:\n"
               "  run, python  the program's own status; 124 a limit stopped it; 128+N signal N;\n"
-              "               130 cancelled; 125 nsbox itself failed (usage, configuration, set-up)\n"
+              "               130 cancelled; 125 nsbox itself failed (usage, configuration, set-up);\n"
+              "               run: 126 COMMAND cannot be executed, 127 COMMAND not found\n"
               "  judge, test  0 pass, 1 fail, 3 undetermined, 125 bad input or set-up error\n"
-              "  batch        0 every job produced its line, 125 set-up error, 130 cancelled\n"
-              "  doctor       0 ready, 1 not ready\n"
+              "  batch        0 every job produced its line, 2 and some input lines were bad,\n"
+              "               125 set-up error, 130 cancelled\n"
+              "  doctor       0 ready, 1 not ready, 125 usage error\n"
+              "  profile      0 printed, 125 no such profile or a bad file\n"
+              "  report       0 summarised, 1 no result or verdict in the input, 125 unreadable input\n"
               "\nExample:\n  nsbox python --json --memory 128M --wall-time 2s -c 'print(sum(range(10**6)))'\n"
               "\nFirst run `nsbox doctor`. Each command explains itself: nsbox COMMAND --help.\n"
-              "The whole interface: docs/contract.md in the source tree.\n", f);
+              "The whole interface: man nsbox (installed), docs/contract.md (source tree).\n", f);
 }
 
 static void usage_cmd(FILE *f, const struct cli_cmd *c)
