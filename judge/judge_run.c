@@ -404,9 +404,9 @@ static int new_run_id(char out[33], struct nsb_error *e)
 }
 
 /* --junit FILE: one testcase per case; undetermined is an <error> (nsbox
- * could not decide), not a <failure>; a case not run is <skipped>. */
-/* From each case's recorded result object, as its verdict was: a replay
- * writes the same file as the live run (the time, the head of the stderr). */
+ * could not decide), not a <failure>; a case not run is <skipped>. The time
+ * and the head of the stderr come from each case's recorded result object,
+ * as its verdict does: a replay writes the live run's file. */
 static int write_junit(const char *path, const char *spec_path, const struct judge_report *rep,
                        struct nsb_error *e)
 {

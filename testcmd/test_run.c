@@ -359,7 +359,7 @@ int test_main(const struct nsb_config *cfg, int cancel_fd, FILE *out, struct nsb
         const struct result_file_role ins[] = { { "--stdin", cfg->stdin_path } };
 
         memset(&res, 0, sizeof res);
-        /* one would overwrite the other after the run */
+        /* written after the run: neither over the other, both writable */
         if (result_files_distinct(outs, 2, ins, 1, e) < 0 || result_file_precheck("--junit", cfg->junit_path, e) < 0 ||
             result_file_precheck("--result", cfg->result_path, e) < 0)
                 return TESTCMD_EXIT_SETUP;
