@@ -434,6 +434,11 @@ class JUnit(SandboxTest):
             self.assertEqual((p.returncode, p.stdout), (125, ""), p.stderr)
             self.assertIn("--junit and --result name the same file", p.stderr)
             self.assertFalse(os.path.exists(same))
+            # nor into a directory that is not there: refused before anything runs
+            missing = os.path.join(self.tmp, "missing", "x.xml")
+            p = self.nsbox_env(cmd[0], "--junit", missing, *cmd[1:])
+            self.assertEqual((p.returncode, p.stdout), (125, ""), p.stderr)
+            self.assertIn("--junit: cannot create '%s': No such file or directory" % missing, p.stderr)
 
 
 if __name__ == "__main__":
