@@ -90,8 +90,17 @@ static int observed_stdin(const struct nsb_config *cfg, struct judge_stimulus *s
                 *in = (struct judge_obs_stdin) { st->stdin_data ? st->stdin_data : "", st->stdin_len, true };
                 return 0;
         }
-        if (read_file(cfg->stdin_path, STDIN_MAX_BYTES, owned, &len, e) < 0)
+        if (cfg_stdin_is_ours(cfg)) {
+                /* --stdin -: nsbox's standard input, read once (judge lets
+                 * only one case take it), as the sandbox would get it */
+                AUTOCLOSE int fd = cfg_stdin_dash_open(e);
+
+                if (fd < 0 || read_fd(fd, "--stdin -", STDIN_MAX_BYTES, owned, &len, e) < 0)
+                        return nsb_error_prefix(e, "--stdin - (recorded under --observe, at most %u MiB)",
+                                                STDIN_MAX_BYTES >> 20);
+        } else if (read_file(cfg->stdin_path, STDIN_MAX_BYTES, owned, &len, e) < 0) {
                 return nsb_error_prefix(e, "--stdin (recorded under --observe, at most %u MiB)", STDIN_MAX_BYTES >> 20);
+        }
         st->stdin_data = *owned;
         st->stdin_len = len;
         *in = (struct judge_obs_stdin) { *owned, len, true };

@@ -586,5 +586,33 @@ class ReplayJUnit(ReplayBase):
         self.assertTrue(all(float(t) > 0 for t in times), got)
 
 
+class StdinDash(ReplayBase):
+    def test_observe_and_replay_with_stdin_dash(self):
+        """Review of #16 and #19 together: `--stdin - --observe` opened a
+        file named '-' (the case became a sandbox error, undetermined, where
+        the live run without --observe passed). nsbox's standard input is now
+        read once, recorded, and given to the case; a replay hashes the
+        standard input it is given."""
+        prog = "import sys\nprint(sys.stdin.read().upper())\n"
+        spec = self.write_spec([{"name": "piped", "expect": {"stdout": {"equals": "HELLO\n\n"}}},
+                                {"name": "own", "stdin": "x", "expect": {"stdout": {"equals": "X\n"}}}],
+                               program=prog)
+        obs = self.path("obs.jsonl")
+        run = lambda *a, data: subprocess.run([NSBOX, "judge", "--json", *a, spec], input=data,
+                                              capture_output=True, timeout=120, cwd=self.d)
+        p = run("--stdin", "-", "--observe", obs, data=b"hello\n")
+        self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr)
+        self.assertFalse(os.path.exists(self.path("-")))
+        with open(obs) as f:
+            first = json.loads(f.readline())
+        self.assertEqual(first["invocation"]["stdin"]["text"], "hello\n")
+        p = run("--stdin", "-", "--replay", obs, data=b"hello\n")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIs(json.loads(p.stdout)["replayed"], True)
+        p = run("--stdin", "-", "--replay", obs, data=b"other\n")
+        self.assertEqual((p.returncode, p.stdout), (125, b""), p.stderr)
+        self.assertIn(b"invocation.stdin.sha256", p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
