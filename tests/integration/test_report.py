@@ -207,6 +207,22 @@ class Report(SandboxTest):
         finally:
             os.unlink(link)
 
+    def test_outputs_and_inputs_checked_before_reading(self):
+        """Review of #18: '-' twice read stdin once and the second '-' as
+        empty; --html - wrote a file named '-'; --html into a missing
+        directory or onto a directory was found only after every input was
+        read. All refused first, 125, nothing written."""
+        cwd = tempfile.mkdtemp(dir=self.tmp)
+        for args, why in ((["-", "-"], "'-' (standard input) given twice"),
+                          (["--html", "-", self.a], "--html -: the page goes to a file"),
+                          (["--html", os.path.join(self.tmp, "missing", "r.html"), self.a],
+                           "--html: cannot create"),
+                          (["--html", self.tmp, self.a], "--html: '%s' is not a regular file" % self.tmp)):
+            p = self.report(*args, stdin=subprocess.DEVNULL, cwd=cwd)
+            self.assertEqual((p.returncode, p.stdout), (125, ""), (args, p.stderr))
+            self.assertIn(why, p.stderr)
+        self.assertEqual(os.listdir(cwd), [])
+
     def test_html_on_a_full_disk_is_left_empty(self):
         """Review of #18: a page cut by a full disk (RLIMIT_FSIZE 2 KiB here)
         was left half-written; now it is emptied, exit 125, the reason
