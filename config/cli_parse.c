@@ -38,6 +38,11 @@ void cfg_defaults(struct nsb_config *cfg, enum nsb_cmd cmd)
         cfg->isolation = NSB_ISOLATION_STRICT;
 }
 
+const char *cfg_interpreter(const struct nsb_config *cfg)
+{
+        return cfg->interpreter ? cfg->interpreter : CFG_DEFAULT_INTERPRETER;
+}
+
 uint64_t cfg_cpu_time_ms(const struct nsb_config *cfg)
 {
         return cfg->cpu_time_ms ? cfg->cpu_time_ms : cfg->wall_time_ms;

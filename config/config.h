@@ -132,6 +132,13 @@ void cfg_free(struct nsb_config *cfg);
  * refuses such a run; a profile refuses the key with its FILE:LINE. */
 const char *cfg_reduced_conflict(const struct nsb_config *cfg, char *buf, size_t size);
 
+/* The python profile's interpreter when none is named: the one default,
+ * read by the builder, the supervisor's mounts, batch and doctor. */
+#define CFG_DEFAULT_INTERPRETER "/usr/bin/python3"
+
+/* The interpreter @cfg runs: its own, else CFG_DEFAULT_INTERPRETER. */
+const char *cfg_interpreter(const struct nsb_config *cfg);
+
 /* Effective CPU limit: cpu_time_ms, or wall_time_ms when unset. */
 uint64_t cfg_cpu_time_ms(const struct nsb_config *cfg);
 

@@ -285,7 +285,7 @@ int cfg_profile_overlay(struct nsb_config *cfg, struct nsb_config *p, struct nsb
 
 int cfg_python_argv(const struct nsb_config *cfg, char *const *tail, size_t n_tail, char ***ret, size_t *ret_n)
 {
-        const char *interp = cfg->interpreter ? cfg->interpreter : CFG_DEFAULT_INTERPRETER;
+        const char *interp = cfg_interpreter(cfg);
         const char *args = cfg->interp_args ? cfg->interp_args : DEFAULT_INTERP_ARGS;
         /* The default keeps the contract's argv[0]. Any other interpreter is
          * named by its path: CPython finds its prefix (and a venv's

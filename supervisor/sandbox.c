@@ -190,7 +190,7 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
         if (s->reduced && (r = reduced_check(cfg, req->runner_dir, e)) < 0)
                 return r;
         if (req->python) {
-                const char *interp = cfg->interpreter ? cfg->interpreter : SBX_DEFAULT_INTERPRETER;
+                const char *interp = cfg_interpreter(cfg);
 
                 /* The parsers refuse it first; this catches a limit from a
                  * profile a judge spec names: never a run that cannot start. */

@@ -16,9 +16,6 @@
 #include "profile/profile.h"
 #include "result/result.h"
 
-/* The python profile's interpreter when cfg->interpreter is NULL. */
-#define SBX_DEFAULT_INTERPRETER "/usr/bin/python3"
-
 struct sbx_request {
         const struct nsb_config *cfg;        /* limits, mounts, network, isolation, env */
         char *const *argv;                   /* exact argv inside the sandbox; argv[0] absolute

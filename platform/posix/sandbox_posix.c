@@ -86,7 +86,7 @@ static int plan(struct psbx *s, struct nsb_error *e)
         if ((r = run_check_dir("--workspace", cfg->workspace, e)) < 0)
                 return r;
         if (req->python) {
-                if (!(s->exec_path = strdup(cfg->interpreter ? cfg->interpreter : SBX_DEFAULT_INTERPRETER)))
+                if (!(s->exec_path = strdup(cfg_interpreter(cfg))))
                         return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
                 if (access(s->exec_path, X_OK) < 0)
                         return nsb_fail(e, NSB_STAGE_PREPARE, errno, "interpreter '%s'", s->exec_path);
