@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "config/policy.h"
+#include "config/schema.h"
 #include "platform/platform.h"
 #include "program/program.h"
 #include "supervisor/sandbox.h"
@@ -409,7 +410,7 @@ static __attribute__((noreturn)) void worker(const struct batch *b, const struct
                 close(devnull);
         }
         start = since_ms(&b->t0);
-        judge_limits_apply(&job->limits, job->limits_set, &cfg);
+        cfg_limits_apply(&job->limits, job->limits_set, &cfg);
         body = job->kind == BATCH_JUDGE ? run_judge(&cfg, job, b->cancel_fd, &b->python_host, &outcome)
                                         : run_sandboxed(&cfg, job, b->cancel_fd, &b->python_host, &outcome);
         if (cancel_pending(b->cancel_fd))

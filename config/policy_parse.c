@@ -10,6 +10,7 @@
  * unknown empty section would otherwise pass unseen).
  */
 #include "config/policy.h"
+#include "config/schema.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -23,38 +24,6 @@
 #include "util/cleanup.h"
 #include "util/portable.h"
 
-enum key_check { CHECK_NONE = 0, CHECK_BIND, CHECK_TMPFS, CHECK_PATH };
-
-struct ini_key {
-        const char *section, *key;
-        const char *option;     /* the command-line option that parses the value */
-        bool list;              /* repeatable: each line adds an entry */
-        enum key_check check;
-};
-
-/* The one table of profile keys. docs/profiles.md lists every row (a unit
- * test checks it). [env] takes any variable name as its key. */
-static const struct ini_key keys[] = {
-        { "limits", "wall_time", "wall-time", false, CHECK_NONE },
-        { "limits", "cpu_time", "cpu-time", false, CHECK_NONE },
-        { "limits", "memory", "memory", false, CHECK_NONE },
-        { "limits", "pids", "pids", false, CHECK_NONE },
-        { "limits", "output_limit", "output-limit", false, CHECK_NONE },
-        { "limits", "file_size", "file-size", false, CHECK_NONE },
-        { "limits", "tmp_size", "tmp-size", false, CHECK_NONE },
-        { "sandbox", "isolation", "isolation", false, CHECK_NONE },
-        { "sandbox", "network", "network", false, CHECK_NONE },
-        { "sandbox", "seccomp_deny", "seccomp-deny", true, CHECK_NONE },
-        { "mounts", "ro_bind", "ro-bind", true, CHECK_BIND },
-        { "mounts", "bind", "bind", true, CHECK_BIND },
-        { "mounts", "tmpfs", "tmpfs", true, CHECK_TMPFS },
-        { "python", "interpreter", "interpreter", false, CHECK_PATH },
-        { "python", "args", "interpreter-args", false, CHECK_NONE },
-        { "python", "packages", "package", true, CHECK_PATH },
-};
-
-static const char *const sections[] = { "limits", "sandbox", "mounts", "env", "python" };
-
 struct ini_ctx {
         const struct cfg_profile_opts *opts;
         struct nsb_config *cfg;
@@ -63,7 +32,7 @@ struct ini_ctx {
         size_t len, pos;
         int line;               /* of the line last handed to inih */
         int err_line;           /* first error we found; 0 = none */
-        uint32_t seen;          /* scalar keys (bit = index in keys[]) already given */
+        uint64_t seen;          /* scalar keys (bit = their schema row) already given */
 };
 
 static const char *file_name(const struct ini_ctx *c)
@@ -99,8 +68,8 @@ static void check_section_line(struct ini_ctx *c, const char *s)
         if (!end)
                 return;         /* inih reports the syntax error */
         n = (size_t) (end - s - 1);
-        for (size_t i = 0; i < ARRAY_SIZE(sections); i++)
-                if (strlen(sections[i]) == n && strncmp(sections[i], s + 1, n) == 0)
+        for (size_t i = 0; cfg_profile_section(i); i++)
+                if (strlen(cfg_profile_section(i)) == n && strncmp(cfg_profile_section(i), s + 1, n) == 0)
                         return;
         fail_at(c, EINVAL, "unknown section [%.*s] (expected [limits], [sandbox], [mounts], [env] or [python])",
                 (int) (n > 64 ? 64 : n), s + 1);
@@ -317,7 +286,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
         struct ini_ctx *c = user;
         AUTOFREE char *value = NULL;
         int r;
-        const struct ini_key *k = NULL;
+        const struct cfg_key *k = NULL;
         struct nsb_error sub;
         size_t idx = 0;
         char what[128];
@@ -340,9 +309,9 @@ static int on_key(void *user, const char *section, const char *name, const char 
         }
         if (strcmp(section, "env") == 0)
                 return on_env(c, name, value);
-        for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
-                if (strcmp(keys[i].section, section) == 0 && strcmp(keys[i].key, name) == 0) {
-                        k = &keys[i];
+        for (size_t i = 0; cfg_key_at(i); i++)
+                if (cfg_key_at(i)->key && cfg_key_by_profile(section, name) == cfg_key_at(i)) {
+                        k = cfg_key_at(i);
                         idx = i;
                 }
         if (!k) {
@@ -353,24 +322,24 @@ static int on_key(void *user, const char *section, const char *name, const char 
                 return 0;
         }
         snprintf(what, sizeof what, "[%s] %s", section, name);
-        if (!k->list) {
-                if (c->seen & (1u << idx)) {
+        if (k->kind != CFG_KIND_LIST) {
+                if (c->seen & (1ull << idx)) {
                         fail_at(c, EINVAL, "%s is given twice", what);
                         return 0;
                 }
-                c->seen |= 1u << idx;
+                c->seen |= 1ull << idx;
         }
         nsb_error_clear(&sub);
-        if (cfg_set_option(c->cfg, k->option, value, &sub) < 0) {
+        if (k->parse(k, c->cfg, value, &sub) < 0) {
                 fail_at(c, sub.errnum ? sub.errnum : EINVAL, "%s: %s", what, sub.msg);
                 return 0;
         }
-        if (k->check == CHECK_BIND)
+        if (k->check == CFG_CHECK_BIND)
                 check_bind(c, what);
-        else if (k->check == CHECK_TMPFS)
+        else if (k->check == CFG_CHECK_TMPFS)
                 check_dst(c, what, c->cfg->tmpfs[c->cfg->n_tmpfs - 1].dst, true);
-        else if (k->check == CHECK_PATH)
-                check_path(c, what, k->list);
+        else if (k->check == CFG_CHECK_PATH)
+                check_path(c, what, k->kind == CFG_KIND_LIST);
         check_reduced(c, what);
         return c->err_line ? 0 : 1;
 }
@@ -395,11 +364,15 @@ int cfg_profile_parse(const char *text, size_t len, const struct cfg_profile_opt
 
 bool cfg_profile_key_row(size_t i, const char **ret_section, const char **ret_key)
 {
-        if (i >= ARRAY_SIZE(keys))
-                return false;
-        *ret_section = keys[i].section;
-        *ret_key = keys[i].key;
-        return true;
+        for (size_t k = 0; cfg_key_at(k); k++) {
+                const struct cfg_key *row = cfg_key_at(k);
+                if (!row->section || !row->key || i-- > 0)
+                        continue;
+                *ret_section = row->section;
+                *ret_key = row->key;
+                return true;
+        }
+        return false;
 }
 
 const char *cfg_profile_builtin(const char *name)

@@ -7,6 +7,7 @@
  * decides). Broken infrastructure must never look like a wrong program.
  */
 #include "judge/judge_internal.h"
+#include "config/schema.h"
 #include "config/policy.h"
 
 #include <errno.h>
@@ -570,26 +571,7 @@ unsigned judge_cli_explicit(const struct nsb_config *cli)
 {
         /* The limits the command line marked, so a flag that repeats the
          * default still wins over the spec. */
-        return cli->set & (CFG_F_WALL_TIME | CFG_F_CPU_TIME | CFG_F_MEMORY | CFG_F_PIDS | CFG_F_OUTPUT |
-                           CFG_F_FILE_SIZE | CFG_F_TMP_SIZE);
-}
-
-void judge_limits_apply(const struct nsb_config *overlay, unsigned take, struct nsb_config *cfg)
-{
-        if (take & CFG_F_WALL_TIME)
-                cfg->wall_time_ms = overlay->wall_time_ms;
-        if (take & CFG_F_CPU_TIME)
-                cfg->cpu_time_ms = overlay->cpu_time_ms;
-        if (take & CFG_F_MEMORY)
-                cfg->memory_bytes = overlay->memory_bytes;
-        if (take & CFG_F_PIDS)
-                cfg->pids_max = overlay->pids_max;
-        if (take & CFG_F_OUTPUT)
-                cfg->output_limit_bytes = overlay->output_limit_bytes;
-        if (take & CFG_F_FILE_SIZE)
-                cfg->file_size_bytes = overlay->file_size_bytes;
-        if (take & CFG_F_TMP_SIZE)
-                cfg->tmp_size_bytes = overlay->tmp_size_bytes;
+        return cli->set & cfg_limit_bits();
 }
 
 void judge_config_merge(const struct nsb_config *cli, unsigned cli_explicit, const struct judge_spec *spec,
@@ -597,7 +579,7 @@ void judge_config_merge(const struct nsb_config *cli, unsigned cli_explicit, con
 {
         *ret = *cli;
         /* precedence: flag > spec > default */
-        judge_limits_apply(&spec->limits, spec->limits_set & ~cli_explicit, ret);
+        cfg_limits_apply(&spec->limits, spec->limits_set & ~cli_explicit, ret);
         if (!cli->profile && spec->profile)
                 ret->profile = spec->profile;
 }
