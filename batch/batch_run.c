@@ -848,6 +848,13 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
         if (cfg_check_unexposed(cli, cli->result_path, "--result", false, e) < 0 ||
             cfg_check_unexposed_fd(cli, out_fd, "stdout", e) < 0)
                 return BATCH_EXIT_SETUP;
+        /* One cgroup for every job, obtained here before any worker forks: a
+         * worker that asked systemd itself would make one scope per job. */
+        {
+                struct cg_obtained cg;
+                if (sbx_obtain_cgroup(cli, &cg, e) < 0)
+                        return BATCH_EXIT_SETUP;
+        }
         if (!from_stdin) {
                 struct stat st;
 

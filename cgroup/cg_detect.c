@@ -19,8 +19,39 @@ static bool can_write(int dirfd, const char *rel, int mode)
         return faccessat(dirfd, rel, mode, AT_EACCESS) == 0;
 }
 
+/* --cgroup-parent: it becomes the base. Are we in it (or in its sup leaf),
+ * or outside, starting runs in it from elsewhere? @f->v2_base_rel holds our
+ * own base on entry. */
+static bool use_parent(const struct cg_env *env, const struct cg_mounts *m, struct cg_facts *f, const char *sys_path)
+{
+        char prel[CG_PATH_MAX], own[CG_PATH_MAX], anc[CG_PATH_MAX + 16];
+        size_t mlen = strlen(m->v2.rel);
+
+        f->parent_error = cg_parent_rel(env->parent_path, sys_path, prel, sizeof prel);
+        if (f->parent_error)
+                return false;
+        if (mlen && !(strncmp(prel, m->v2.rel, mlen) == 0 && (prel[mlen] == '\0' || prel[mlen] == '/'))) {
+                f->parent_error = "not on the cgroup2 hierarchy (a cgroup v1 directory, or not a cgroup)";
+                return false;
+        }
+        snprintf(own, sizeof own, "%s", f->v2_base_rel);
+        f->v2_self_outside = !own[0] || strcmp(own, prel) != 0;
+        if (f->v2_self_outside) {
+                f->v2_in_sup_leaf = false;      /* a leaf elsewhere is not the parent's */
+                /* Our own cgroup itself (not the base), or the top of the
+                 * mount when it is not visible from here. */
+                if (cg_own_rel(&m->v2, f->v2_own_path, own, sizeof own) < 0)
+                        snprintf(own, sizeof own, "%s", m->v2.rel[0] ? m->v2.rel : ".");
+                cg_common_ancestor(own, prel, anc, CG_PATH_MAX);
+                strcat(anc, "/cgroup.procs");
+                f->v2_ancestor_writable = can_write(env->sys_cgroup_fd, anc, W_OK);
+        }
+        snprintf(f->v2_base_rel, sizeof f->v2_base_rel, "%s", prel);
+        return true;
+}
+
 static void detect_v2(const struct cg_env *env, const struct cg_mounts *m, const struct cg_self *self,
-                      struct cg_facts *f)
+                      struct cg_facts *f, const char *sys_path)
 {
         char base[CG_PATH_MAX], buf[4096];
         const char *leaf;
@@ -30,9 +61,21 @@ static void detect_v2(const struct cg_env *env, const struct cg_mounts *m, const
 
         f->v2_mounted = m->v2.found;
         f->v2_member = self->has_v2;
+        f->parent_given = env->parent_path != NULL;
         if (!f->v2_mounted || !f->v2_member)
                 return;
         strcpy(f->v2_own_path, self->v2_path);
+
+        /* Could any cgroup of this hierarchy (a systemd scope) have memory
+         * and pids? Not on a hybrid host, where they are bound to v1. */
+        {
+                char root[CG_PATH_MAX + 32];
+                snprintf(root, sizeof root, "%s%scgroup.controllers", m->v2.rel, m->v2.rel[0] ? "/" : "");
+                n = cg_read_at(env->sys_cgroup_fd, root, buf, sizeof buf);
+                f->v2_root_has_controllers =
+                        n >= 0 && (cg_parse_controllers(buf, (size_t) n) & (CG_CTRL_MEMORY | CG_CTRL_PIDS)) ==
+                                          (CG_CTRL_MEMORY | CG_CTRL_PIDS);
+        }
 
         /* Inside our own nsbox-sup-<pid> leaf (an earlier create moved us
          * there), run cgroups go next to it, in its parent. */
@@ -45,7 +88,12 @@ static void detect_v2(const struct cg_env *env, const struct cg_mounts *m, const
                 else
                         base[leaf - base] = '\0';
         }
-        if (cg_own_rel(&m->v2, base, f->v2_base_rel, sizeof f->v2_base_rel) < 0)
+        if (cg_own_rel(&m->v2, base, f->v2_base_rel, sizeof f->v2_base_rel) < 0) {
+                if (!f->parent_given)
+                        return;
+                f->v2_base_rel[0] = '\0';     /* our cgroup is not visible: outside, surely */
+        }
+        if (f->parent_given && !use_parent(env, m, f, sys_path))
                 return;
         bfd = openat(env->sys_cgroup_fd, f->v2_base_rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (bfd < 0)
@@ -127,7 +175,7 @@ int cg_detect(const struct cg_env *env, struct cg_facts *ret, struct nsb_error *
         if (r < 0)
                 return nsb_fail(e, NSB_STAGE_CGROUP, -r, "parse /proc/self/mountinfo");
 
-        detect_v2(env, mounts, self, ret);
+        detect_v2(env, mounts, self, ret, sys_path);
         detect_v1(env, mounts, self, ret);
         cg_facts_explain(ret);
         return 0;

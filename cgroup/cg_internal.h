@@ -70,6 +70,31 @@ enum cg_name_kind cg_parse_name(const char *name, pid_t *ret_pid);
 int cg_format_run_name(pid_t pid, unsigned serial, char *buf, size_t size);
 int cg_format_sup_name(pid_t pid, char *buf, size_t size);
 
+/* Our own transient scope: "nsbox-scope-<pid>-<nonce>.scope" (never a run or
+ * sup name). Parse: the pid, or 0 when the name is no such scope. */
+int cg_format_scope_name(pid_t pid, unsigned long long nonce, char *buf, size_t size);
+pid_t cg_parse_scope_name(const char *name);
+
+/* --cgroup-parent: an absolute path under @sys_path -> relative to it ("." for
+ * @sys_path itself), normalised (no "//", no trailing "/"). NULL on success,
+ * else a static reason. Pure. */
+const char *cg_parent_rel(const char *path, const char *sys_path, char *buf, size_t size);
+
+/* The longest common leading path of two relative cgroup paths ("." when none). */
+void cg_common_ancestor(const char *a, const char *b, char *buf, size_t size);
+
+/* v2: move this process into nsbox-sup-<pid> (unless it is outside a
+ * --cgroup-parent) and enable memory and pids in the base's subtree_control.
+ * Done once, by cg_obtain or by the first create. */
+int cg_v2_prepare(const struct cg_env *env, const struct cg_facts *f, struct nsb_error *e);
+
+/* ---- asking systemd (cg_systemd.c; a stub without libsystemd) ---- */
+
+/* StartTransientUnit @unit (a scope with Delegate=yes holding this process)
+ * on @plan's bus; returns once its job is removed (done), or -errno with @e. */
+int cg_systemd_scope(const struct cg_obtain_plan *plan, const char *unit, struct nsb_error *e);
+extern const bool cg_have_sd_bus;
+
 /* ---- backend choice (pure) ---- */
 
 /* NULL when usable, else a static reason. */

@@ -4,6 +4,7 @@
  * matched "cpuset"). */
 #include "cgroup/cg_internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -423,4 +424,81 @@ int cg_format_sup_name(pid_t pid, char *buf, size_t size)
 {
         int n = snprintf(buf, size, "nsbox-sup-%d", (int) pid);
         return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 0;
+}
+
+int cg_format_scope_name(pid_t pid, unsigned long long nonce, char *buf, size_t size)
+{
+        int n = snprintf(buf, size, "nsbox-scope-%d-%llx.scope", (int) pid, nonce);
+        return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 0;
+}
+
+pid_t cg_parse_scope_name(const char *name)
+{
+        static const char pfx[] = "nsbox-scope-", sfx[] = ".scope";
+        size_t len = strlen(name);
+        struct tok rest, a, b, extra;
+        pid_t pid;
+
+        if (len <= sizeof pfx - 1 + sizeof sfx - 1 || strncmp(name, pfx, sizeof pfx - 1) != 0 ||
+            strcmp(name + len - (sizeof sfx - 1), sfx) != 0)
+                return 0;
+        rest.p = name + sizeof pfx - 1;
+        rest.n = len - (sizeof pfx - 1) - (sizeof sfx - 1);
+        if (rest.p[rest.n - 1] == '-' || !next_tok(&rest, '-', &a) || !next_tok(&rest, '-', &b) ||
+            next_tok(&rest, '-', &extra) || !parse_pid_tok(a, &pid) || b.n == 0 || b.n > 16)
+                return 0;
+        for (size_t i = 0; i < b.n; i++)
+                if (!isxdigit((unsigned char) b.p[i]))
+                        return 0;
+        return pid;
+}
+
+const char *cg_parent_rel(const char *path, const char *sys_path, char *buf, size_t size)
+{
+        const char *rest;
+        size_t n = 0;
+        struct tok line, t;
+
+        if (!path || path[0] != '/')
+                return "not an absolute path";
+        rest = path_under(path, sys_path);
+        if (!rest)
+                return "not under the cgroup filesystem (/sys/fs/cgroup)";
+        line.p = rest;
+        line.n = strlen(rest);
+        buf[0] = '\0';
+        while (next_tok(&line, '/', &t)) {
+                if (t.n == 0)
+                        continue;       /* "//" or a trailing "/" */
+                if (tok_eq(t, "..") || tok_eq(t, "."))
+                        return "has a '.' or '..' component";
+                if (n + (n ? 1 : 0) + t.n + 1 > size)
+                        return "is too long";
+                if (n)
+                        buf[n++] = '/';
+                memcpy(buf + n, t.p, t.n);
+                n += t.n;
+                buf[n] = '\0';
+        }
+        if (n == 0)
+                snprintf(buf, size, ".");
+        return NULL;
+}
+
+void cg_common_ancestor(const char *a, const char *b, char *buf, size_t size)
+{
+        size_t i = 0, last = 0;
+
+        /* Whole components only: "x/ab" and "x/abc" meet at "x". */
+        for (;; i++) {
+                bool end_a = a[i] == '\0' || a[i] == '/', end_b = b[i] == '\0' || b[i] == '/';
+                if (end_a && end_b)
+                        last = i;
+                if (a[i] != b[i] || a[i] == '\0')
+                        break;
+        }
+        if (last == 0 || (last == 1 && a[0] == '.'))
+                snprintf(buf, size, ".");
+        else
+                snprintf(buf, size, "%.*s", (int) last, a);
 }

@@ -15,8 +15,36 @@ unsigned cg_v2_missing_subtree(const struct cg_facts *f)
         return (CG_CTRL_MEMORY | CG_CTRL_PIDS) & ~f->v2_subtree;
 }
 
+/* --cgroup-parent: the same rules, worded for a cgroup someone gave us. */
+static const char *parent_unusable(const struct cg_facts *f)
+{
+        if (!f->v2_mounted)
+                return "--cgroup-parent needs cgroup v2, and no cgroup2 hierarchy is mounted under /sys/fs/cgroup";
+        if (f->parent_error)
+                return f->parent_error;
+        if (!f->v2_base_found)
+                return "no such cgroup";
+        if ((f->v2_controllers & (CG_CTRL_MEMORY | CG_CTRL_PIDS)) != (CG_CTRL_MEMORY | CG_CTRL_PIDS))
+                return "memory and pids are not both in its cgroup.controllers (not delegated to it)";
+        if (!f->v2_writable)
+                return "not writable by this user (its directory, cgroup.procs and cgroup.subtree_control "
+                       "must be: a delegated subtree)";
+        if (cg_v2_missing_subtree(f) && f->v2_other_procs > 0)
+                return "it holds processes other than nsbox, so memory and pids cannot be enabled below it "
+                       "(no-internal-processes rule)";
+        /* CLONE_INTO_CGROUP from outside needs write access to cgroup.procs of
+         * the common ancestor of both cgroups (cgroup-v2.rst, "Delegation
+         * Containment"; cgroup_procs_write_permission()). */
+        if (f->v2_self_outside && !f->v2_ancestor_writable)
+                return "nsbox's own cgroup and this one meet at a cgroup whose cgroup.procs this user cannot "
+                       "write, so runs cannot be started inside it (start nsbox inside that subtree, or as root)";
+        return NULL;
+}
+
 const char *cg_v2_unusable(const struct cg_facts *f)
 {
+        if (f->parent_given)
+                return parent_unusable(f);
         if (!f->v2_mounted)
                 return "no cgroup2 hierarchy is mounted under /sys/fs/cgroup";
         if (!f->v2_member)
@@ -70,8 +98,11 @@ void cg_facts_explain(struct cg_facts *f)
 {
         const char *v2 = cg_v2_unusable(f), *v1 = cg_v1_unusable(f);
 
-        snprintf(f->reason, sizeof f->reason, "cgroup v2: %s; cgroup v1: %s",
-                 v2 ? v2 : "usable (memory and pids)", v1 ? v1 : "usable (memory and pids writable)");
+        if (f->parent_given)    /* no fallback from a cgroup we were given */
+                snprintf(f->reason, sizeof f->reason, "--cgroup-parent: %s", v2 ? v2 : "usable (memory and pids)");
+        else
+                snprintf(f->reason, sizeof f->reason, "cgroup v2: %s; cgroup v1: %s",
+                         v2 ? v2 : "usable (memory and pids)", v1 ? v1 : "usable (memory and pids writable)");
 }
 
 enum cg_backend cg_choose(const struct cg_facts *f, const char **ret_reason)

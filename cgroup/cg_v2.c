@@ -46,7 +46,9 @@ static int v2_enable_controllers(const struct cg_env *env, const struct cg_facts
         if (!missing)
                 return 0;
 
-        if (!f->v2_base_is_root && !f->v2_in_sup_leaf) {
+        /* From outside a --cgroup-parent nothing of ours is in it: enable
+         * directly (the kernel refuses, EBUSY, if someone else moved in). */
+        if (!f->v2_base_is_root && !f->v2_in_sup_leaf && !f->v2_self_outside) {
                 r = cg_format_sup_name(getpid(), sup, sizeof sup);
                 if (r < 0)
                         return nsb_fail(e, NSB_STAGE_CGROUP, -r, "supervisor cgroup name");
@@ -66,6 +68,15 @@ static int v2_enable_controllers(const struct cg_env *env, const struct cg_facts
                                 ctrl_list(missing), f->v2_base_rel,
                                 r == -EBUSY ? " (other processes in this cgroup)" : "");
         return 0;
+}
+
+int cg_v2_prepare(const struct cg_env *env, const struct cg_facts *f, struct nsb_error *e)
+{
+        AUTOCLOSE int base = openat(env->sys_cgroup_fd, f->v2_base_rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+        if (base < 0)
+                return nsb_fail(e, NSB_STAGE_CGROUP, errno, "open %s", f->v2_base_rel);
+        return v2_enable_controllers(env, f, base, e);
 }
 
 static int v2_mkdir_run(int base, const char *name, const char *const *fake_files)

@@ -3,11 +3,15 @@
  *
  * Owns: the run cgroups `nsbox-<supervisor pid>-<serial>` (and, on v2, the
  * supervisor's own leaf `nsbox-sup-<pid>`), always created beneath the cgroup
- * this process is in (per controller on v1), and always removed again.
+ * this process is in (per controller on v1) — or in --cgroup-parent DIR, or in
+ * the transient scope nsbox asked systemd for (`nsbox-scope-<pid>-<nonce>.scope`,
+ * removed by systemd when it empties) — and always removed again.
  *
  * Ordering (the caller's side):
- *   1. cg_detect() once (it changes nothing on the host; `nsbox doctor` uses it),
- *      cg_choose() -> backend + reason, ops = cg_ops_for(backend);
+ *   1. cg_obtain() (cg_detect(), which changes nothing, + the obtain plan: our
+ *      own cgroup, --cgroup-parent, or a delegated systemd scope asked for once
+ *      per process), which also picks the backend (cg_choose()); ops =
+ *      cg_ops_for(backend);
  *   2. cg_reap_stale() — removes empty run cgroups whose supervisor died;
  *   3. ops->create() in the supervisor, *before* clone: makes the cgroup(s) and
  *      writes every limit, so the child never runs unlimited;
@@ -28,6 +32,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "util/error.h"
 
@@ -43,6 +48,9 @@ struct cg_env {
         const char *const *fake_files;  /* tests only, NULL otherwise: sys_cgroup_fd is a plain
                                            directory, so after each mkdir these (empty) files are
                                            created, as cgroupfs would, and removed before rmdir */
+        const char *parent_path;        /* --cgroup-parent: absolute path of a delegated v2
+                                           cgroup (under sys_cgroup_path) to make run cgroups
+                                           in, instead of our own; NULL = our own */
 };
 
 #define CG_PATH_MAX 1024
@@ -78,6 +86,18 @@ struct cg_facts {
         unsigned v2_subtree;            /* CG_CTRL_* in base/cgroup.subtree_control */
         unsigned v2_other_procs;        /* processes in base/cgroup.procs other than us */
         bool v2_writable;               /* base dir, cgroup.procs, cgroup.subtree_control */
+        bool v2_root_has_controllers;   /* memory and pids in the v2 root's cgroup.controllers:
+                                           a cgroup elsewhere on this hierarchy (a systemd
+                                           scope) could have them; false on hybrid hosts */
+        /* --cgroup-parent only (parent_given): */
+        bool parent_given;
+        const char *parent_error;       /* static: the path itself is unusable (not absolute,
+                                           "..", not on the cgroup2 hierarchy), or NULL */
+        bool v2_self_outside;           /* we are neither in the parent nor in its sup leaf:
+                                           runs are cloned into it from outside */
+        bool v2_ancestor_writable;      /* outside: cgroup.procs of the common ancestor of our
+                                           cgroup and the parent (what CLONE_INTO_CGROUP asks
+                                           of a non-root caller) */
         struct cg_v1_facts v1[CG_V1__MAX];
         char reason[CG_REASON_MAX];     /* "cgroup v2: ...; cgroup v1: ..." for doctor */
 };
@@ -91,6 +111,73 @@ int cg_detect(const struct cg_env *env, struct cg_facts *ret, struct nsb_error *
  * *ret_reason (optional) explains the choice; it points into @f or to a
  * static string. */
 enum cg_backend cg_choose(const struct cg_facts *f, const char **ret_reason);
+
+/* ---- how the cgroup was obtained (once per process) ----
+ *
+ * cg_obtain() = cg_detect() + cg_obtain_plan() (pure) + what the plan asks:
+ * nothing (our own cgroup or --cgroup-parent is usable), a transient systemd
+ * scope with Delegate=yes holding this process (cg_systemd.c: D-Bus
+ * StartTransientUnit, wait for its job), then cg_detect() again; or the
+ * rlimit fallback with the reason. Idempotent: once in our scope (or its
+ * nsbox-sup-<pid> leaf) a later call finds it usable and asks nothing, so a
+ * batch or any long-lived process asks systemd at most once. */
+enum cg_origin {
+        CG_ORIGIN_NONE = 0,             /* no usable cgroup: rlimit */
+        CG_ORIGIN_DELEGATED,            /* our own cgroup was usable as it was */
+        CG_ORIGIN_SCOPE,                /* a systemd scope nsbox asked for */
+        CG_ORIGIN_PARENT,               /* --cgroup-parent */
+};
+const char *cg_origin_name(enum cg_origin o);  /* "delegated", "systemd-scope", "cgroup-parent", "none" */
+
+/* What the plan needs besides the cgroup facts. Plain data (tests fabricate it). */
+struct cg_manager_facts {
+        bool root;                      /* euid 0: ask the system manager, else the user's */
+        const char *session_bus;        /* $DBUS_SESSION_BUS_ADDRESS, or NULL */
+        const char *runtime_dir;        /* $XDG_RUNTIME_DIR, or NULL */
+        const char *system_bus;         /* $DBUS_SYSTEM_BUS_ADDRESS, or NULL */
+        bool runtime_bus_exists;        /* $XDG_RUNTIME_DIR/bus is a socket */
+        bool system_bus_exists;         /* /run/dbus/system_bus_socket is a socket */
+        bool have_sd_bus;               /* built with libsystemd (sd-bus) */
+        pid_t self;
+};
+
+enum cg_obtain_action {
+        CG_OBTAIN_USE = 0,              /* the facts' backend, as they are */
+        CG_OBTAIN_ASK_SYSTEMD,          /* ask for a scope, then detect again */
+        CG_OBTAIN_REFUSE,               /* --cgroup-parent unusable: an error, not a fallback */
+};
+
+#define CG_BUS_MAX (CG_PATH_MAX + 32)
+struct cg_obtain_plan {
+        enum cg_obtain_action action;
+        enum cg_origin origin;          /* USE: where the cgroup comes from */
+        bool user_manager;              /* ASK: the user's manager, else the system's */
+        char bus_address[CG_BUS_MAX];   /* ASK: a D-Bus address (sd_bus_set_address) */
+        char reason[CG_REASON_MAX];     /* why this way; REFUSE: why not (no errno text) */
+        char fix[CG_REASON_MAX];        /* origin none (or a scope that may fail): what would help here */
+};
+
+/* Pure. */
+void cg_obtain_plan(const struct cg_facts *f, const struct cg_manager_facts *m, struct cg_obtain_plan *ret);
+
+struct cg_obtained {
+        enum cg_backend backend;
+        enum cg_origin origin;
+        char scope[128];                /* the scope's unit name ("" = none) */
+        char detail[CG_REASON_MAX + 256]; /* how it was obtained, or why not (doctor's detail) */
+        char fix[CG_REASON_MAX];        /* origin none: what would help on this host */
+        bool asked_systemd;             /* this call asked (false: nothing, or already in it) */
+};
+
+/* Detect, plan, ask systemd when the plan says so, detect again. Fills
+ * @ret_facts (the final ones) and @ret. Fails (-errno, stage cgroup) when /proc
+ * cannot be read or --cgroup-parent is refused; a failed request to systemd
+ * is no error: the rlimit fallback, with the reason in ret->detail. With
+ * @prepare, a v2 cgroup is made ready at once (cg_v2_prepare: our leaf, memory
+ * and pids enabled), so processes forked afterwards (batch workers) find it
+ * ready too; doctor passes false and changes nothing it did not create. */
+int cg_obtain(const struct cg_env *env, bool prepare, struct cg_facts *ret_facts, struct cg_obtained *ret,
+              struct nsb_error *e);
 
 /* A limit of 0 or UINT64_MAX means "no limit". */
 struct cg_spec {

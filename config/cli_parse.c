@@ -79,6 +79,7 @@ void cfg_free(struct nsb_config *cfg)
         free(cfg->stdin_path);
         free_strv(cfg->env_add, cfg->n_env_add);
         free(cfg->result_path);
+        free(cfg->cgroup_parent);
         free(cfg->interpreter);
         free(cfg->interp_args);
         free_strv(cfg->packages, cfg->n_packages);
@@ -442,7 +443,7 @@ static void help_line(const struct cfg_key *k, char *buf, size_t size)
         uint64_t v = 0;
 
         snprintf(buf, size, "%s", k->help);
-        if (k->kind == CFG_KIND_NONE || k->kind == CFG_KIND_LIST)
+        if (k->kind == CFG_KIND_NONE || k->kind == CFG_KIND_LIST || (k->kind == CFG_KIND_TEXT && !k->def_text))
                 return;
         if (k->kind != CFG_KIND_TEXT && k->kind != CFG_KIND_CHOICE) {
                 memcpy(&v, &k->def, sizeof v);

@@ -54,6 +54,7 @@ enum cfg_field {
         CFG_F_ISOLATION = 1u << 8,
         CFG_F_INTERPRETER = 1u << 9,
         CFG_F_INTERP_ARGS = 1u << 10,
+        CFG_F_CGROUP_PARENT = 1u << 11,
 };
 
 struct nsb_tmpfs {
@@ -90,6 +91,9 @@ struct nsb_config {
         enum nsb_isolation isolation;
         bool json;                      /* result object on stdout instead of the streams */
         char *result_path;              /* also write the result object here */
+        char *cgroup_parent;            /* a delegated cgroup v2 directory (absolute, under
+                                           /sys/fs/cgroup) to make run cgroups in; NULL = the
+                                           one nsbox is in, or a systemd scope it asks for */
 
         char *interpreter;              /* python profile: host interpreter; default /usr/bin/python3 */
         char *interp_args;              /* its arguments before the program, split on blanks;

@@ -41,6 +41,16 @@ static int opt_workspace(const struct cfg_key *k, struct nsb_config *c, const ch
 static int opt_harness(const struct cfg_key *k, struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_set_text(&c->harness, v, e); }
 static int opt_stdin(const struct cfg_key *k, struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_set_text(&c->stdin_path, v, e); }
 static int opt_result(const struct cfg_key *k, struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_set_text(&c->result_path, v, e); }
+/* Where it is and whether it is usable is the cgroup module's question, at
+ * run time (cg_obtain); here only its form. */
+static int opt_cgroup_parent(const struct cfg_key *k, struct nsb_config *c, const char *v, struct nsb_error *e)
+{
+        if (v[0] != '/')
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                "expected the absolute path of a cgroup v2 directory (under /sys/fs/cgroup), "
+                                "got '%s'", v);
+        return cfg_set_text(&c->cgroup_parent, v, e);
+}
 static int opt_json(const struct cfg_key *k, struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->json = true; c->doctor_json = true; return 0; }
 static int opt_help(const struct cfg_key *k, struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->help = true; return 0; }
 static int opt_observe(const struct cfg_key *k, struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_set_text(&c->observe_path, v, e); }
@@ -337,6 +347,13 @@ static const struct cfg_key keys[] = {
           .group = CFG_G_ISOLATION, .help = "also deny this syscall with EPERM (repeatable)", .kind = CFG_KIND_LIST,
           .section = "sandbox", .key = "seccomp_deny", LIST(seccomp_deny, n_seccomp_deny),
           .render = cfg_render_strings },
+        /* Where the run's cgroups are made, not what the program may do: a
+         * profile key and a flag, but no line of the policy text (no renderer),
+         * so policy_sha256 is the same wherever the run is accounted. */
+        { .flag = "cgroup-parent", .metavar = "DIR", .cmds = C_ALL, .parse = opt_cgroup_parent,
+          .group = CFG_G_ISOLATION, .help = "make run cgroups in DIR, a delegated cgroup v2 subtree with memory and "
+          "pids (default: nsbox's own cgroup, or a systemd scope it asks for)", .kind = CFG_KIND_TEXT,
+          .section = "sandbox", .key = "cgroup_parent", FIELD(cgroup_parent), .bit = CFG_F_CGROUP_PARENT },
         OPT("json", NULL, C_SANDBOX, opt_json, CFG_G_OUTPUT,
             "print the result object (judge: the verdict, test: the report) on stdout instead of the program's "
             "streams or a summary"),
@@ -474,7 +491,8 @@ void cfg_key_value_text(const struct cfg_key *k, const struct nsb_config *cfg, c
                 snprintf(buf, size, "%s", k->choices[choice]);
                 break;
         case CFG_KIND_TEXT:
-                snprintf(buf, size, "%s", *(char *const *) field ? *(char *const *) field : k->def_text);
+                snprintf(buf, size, "%s", *(char *const *) field ? *(char *const *) field
+                                          : k->def_text ? k->def_text : "");
                 break;
         default:
                 break;

@@ -11,9 +11,12 @@
  *   - doctor_probe.c gathers the facts: /proc/sys files (through an
  *     injectable root), a forked child that tries unshare(CLONE_NEWUSER),
  *     writes its uid_map and uses the namespace (unshare, a private mount),
- *     prctl, cg_detect, ll_abi_version and
- *     profile_add_python_uncached. It changes nothing on the host: the probe child's
- *     namespaces die with it, and no cgroup, file or sysctl is written.
+ *     prctl, cg_obtain, ll_abi_version and
+ *     profile_add_python_uncached. It changes nothing on the host that
+ *     outlives it: the probe child's namespaces die with it, and no file or
+ *     sysctl is written; where nsbox would ask systemd for a delegated scope
+ *     (cg_obtain), doctor asks too, so that its verdict is what a run gets,
+ *     and that scope goes away with doctor (it is never prepared: no leaf).
  *
  * Test hooks (only when the build has NSBOX_TEST_HOOKS=1):
  *   NSBOX_DOCTOR_PROC_SYS=DIR   read sysctls from DIR instead of /proc/sys (doctor,
@@ -79,6 +82,11 @@ struct doc_facts {
         bool cg_v2_mounted;
         bool cg_v1_mounted;                             /* memory and pids v1 hierarchies */
         int clone3_errno;                               /* ENOSYS: clone3 refused (a seccomp profile) */
+        enum cg_origin cg_origin;                       /* how the cgroup was obtained (cg_obtain) */
+        char cg_origin_detail[CG_REASON_MAX + 256];     /* cg_obtained.detail */
+        char cg_fix[CG_REASON_MAX];                     /* origin none: what would help on this host */
+        bool cg_refused;                                /* --cgroup-parent refused */
+        char cg_refusal[NSB_ERROR_MSG_MAX];             /* why */
 
         /* seccomp / no_new_privs */
         int seccomp_mode;                               /* prctl(PR_GET_SECCOMP), or -errno */
@@ -105,6 +113,7 @@ struct doc_facts {
 
 struct doc_check {
         const char *name;               /* "user_ns", "cgroup", ... (static) */
+        const char *origin;             /* cgroup only: cg_origin_name() (static), else NULL */
         enum doc_status status;
         char detail[DOC_DETAIL_MAX];
         char fix[DOC_FIX_MAX];          /* "" when there is nothing to fix */
@@ -150,7 +159,8 @@ const char *doctor_proc_sys(void);
 
 /* Syscalls: gather the facts. @proc_sys: normally "/proc/sys". Fails only on
  * allocation failure; everything the host lacks is a fact. */
-int doctor_gather(const char *proc_sys, int fake_userns, const char *interpreter, struct doc_facts *ret,
+int doctor_gather(const char *proc_sys, int fake_userns, const char *interpreter, const char *cgroup_parent,
+                  struct doc_facts *ret,
                   struct nsb_error *e);
 
 /* `nsbox doctor`: gather, plan, print (JSON when cfg->doctor_json).

@@ -215,9 +215,20 @@ static void plan_cgroup(const struct doc_facts *f, struct doc_report *r)
                 FIX(c, "mount procfs at /proc (mount -t proc proc /proc)");
                 return;
         }
+        c->origin = cg_origin_name(f->cg_origin);
+        if (f->cg_refused) {
+                c->status = DOC_UNAVAILABLE;
+                c->origin = cg_origin_name(CG_ORIGIN_PARENT);
+                DETAIL(c, "%s", f->cg_refusal);
+                FIX(c, "give --cgroup-parent a cgroup v2 directory delegated to this user (memory and pids in its "
+                       "cgroup.controllers; it, its cgroup.procs and cgroup.subtree_control writable; no other "
+                       "processes in it), or leave the option out");
+                return;
+        }
         switch (f->cg_backend) {
         case CG_BACKEND_V2:
-                DETAIL(c, "cgroup v2, delegated to this user (memory, pids, cpu accounting): %s", f->cg_reason);
+                DETAIL(c, "cgroup v2 (memory, pids, cpu accounting), obtained %s: %s", f->cg_origin_detail,
+                       f->cg_reason);
                 if (f->clone3_errno == ENOSYS) {
                         /* nsbox falls back to clone(2) where clone3 is refused,
                          * but a v2 run is born in its cgroup: CLONE_INTO_CGROUP. */
@@ -229,14 +240,19 @@ static void plan_cgroup(const struct doc_facts *f, struct doc_report *r)
                 }
                 return;
         case CG_BACKEND_V1:
-                DETAIL(c, "cgroup v1, own cgroups writable (memory, pids): %s", f->cg_reason);
+                DETAIL(c, "cgroup v1, own cgroups writable (memory, pids), obtained %s: %s", f->cg_origin_detail,
+                       f->cg_reason);
                 return;
         case CG_BACKEND_RLIMIT:
                 c->status = DOC_DEGRADED;
                 DETAIL(c, "no usable cgroup, not delegated: memory and tasks bounded by the rlimit fallback "
                           "(RLIMIT_AS per process, RLIMIT_NPROC per user; weaker, labelled `rlimit` in results): %s",
                        f->cg_reason);
-                if (f->cg_v1_mounted && !f->root)      /* hybrid: memory and pids live on v1 */
+                if (f->cg_origin_detail[0])
+                        DETAIL(c, "; obtained %s", f->cg_origin_detail);
+                if (f->cg_fix[0])               /* what the obtain plan found would help on this host */
+                        FIX(c, "%s", f->cg_fix);
+                else if (f->cg_v1_mounted && !f->root)      /* hybrid: memory and pids live on v1 */
                         FIX(c, "run nsbox as root (cgroup v1 directories belong to root), or use a pure cgroup v2 "
                                "host with systemd-run --user --scope -p Delegate=yes nsbox …");
                 else if (f->cg_v2_mounted)
@@ -414,9 +430,13 @@ json_t *doctor_to_json(const struct doc_report *r)
                 return NULL;
         for (size_t i = 0; i < r->n_checks; i++) {
                 const struct doc_check *c = &r->checks[i];
-                if (json_array_append_new(checks, json_pack("{s:s, s:s, s:s, s:s}", "name", c->name, "status",
-                                                            doctor_status_name(c->status), "detail", c->detail,
-                                                            "fix", c->fix)) < 0) {
+                json_t *jc = json_pack("{s:s, s:s, s:s, s:s}", "name", c->name, "status",
+                                       doctor_status_name(c->status), "detail", c->detail, "fix", c->fix);
+                if (jc && c->origin && json_object_set_new(jc, "origin", json_string(c->origin)) < 0) {
+                        json_decref(jc);
+                        jc = NULL;
+                }
+                if (json_array_append_new(checks, jc) < 0) {
                         json_decref(checks);
                         return NULL;
                 }

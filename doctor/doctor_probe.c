@@ -189,10 +189,11 @@ static int probe_seccomp_filter(void)
 
 /* ---- cgroup ------------------------------------------------------------------------ */
 
-static void gather_cgroup(struct doc_facts *f)
+static void gather_cgroup(struct doc_facts *f, const char *cgroup_parent)
 {
-        struct cg_env env = { .proc_fd = -1, .sys_cgroup_fd = -1 };
+        struct cg_env env = { .proc_fd = -1, .sys_cgroup_fd = -1, .parent_path = cgroup_parent };
         struct cg_facts *cf = calloc(1, sizeof *cf);
+        struct cg_obtained got;
         const char *reason = NULL;
         struct nsb_error e;
 
@@ -205,11 +206,21 @@ static void gather_cgroup(struct doc_facts *f)
         env.sys_cgroup_fd = open("/sys/fs/cgroup", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (env.proc_fd < 0) {
                 f->cg_errno = errno;
-        } else if (cg_detect(&env, cf, &e) < 0) {
-                f->cg_errno = e.errnum ? e.errnum : EIO;
+        } else if (cg_obtain(&env, false, cf, &got, &e) < 0) {
+                if (cgroup_parent && e.errnum == EINVAL) {   /* refused: a fact to report */
+                        f->cg_detected = f->cg_refused = true;
+                        snprintf(f->cg_refusal, sizeof f->cg_refusal, "%s", e.msg);
+                        f->cg_v2_mounted = cf->v2_mounted;
+                } else {
+                        f->cg_errno = e.errnum ? e.errnum : EIO;
+                }
         } else {
                 f->cg_detected = true;
-                f->cg_backend = cg_choose(cf, &reason);
+                (void) cg_choose(cf, &reason);
+                f->cg_backend = got.backend;
+                f->cg_origin = got.origin;
+                snprintf(f->cg_origin_detail, sizeof f->cg_origin_detail, "%s", got.detail);
+                snprintf(f->cg_fix, sizeof f->cg_fix, "%s", got.fix);
                 snprintf(f->cg_reason, sizeof f->cg_reason, "%s", reason ? reason : cf->reason);
                 f->cg_v2_mounted = cf->v2_mounted;
                 f->cg_v1_mounted = cf->v1[CG_V1_MEMORY].mounted && cf->v1[CG_V1_PIDS].mounted;
@@ -301,7 +312,8 @@ void doctor_aa_gather(const char *proc_sys, struct doc_aa *ret)
         ret->profile_names_self = ret->profile_present && profile_names(DOC_AA_PROFILE, ret->self_exe);
 }
 
-int doctor_gather(const char *proc_sys, int fake_userns, const char *interpreter, struct doc_facts *ret,
+int doctor_gather(const char *proc_sys, int fake_userns, const char *interpreter, const char *cgroup_parent,
+                  struct doc_facts *ret,
                   struct nsb_error *e)
 {
         int r;
@@ -322,7 +334,7 @@ int doctor_gather(const char *proc_sys, int fake_userns, const char *interpreter
                 probe_userns(ret);
         }
 
-        gather_cgroup(ret);
+        gather_cgroup(ret, cgroup_parent);
         /* A size below the first version's: EINVAL where clone3 exists,
          * ENOSYS where it is refused. Nothing is created either way. */
         ret->clone3_errno = syscall(SYS_clone3, NULL, (size_t) 0) < 0 ? errno : 0;
@@ -361,7 +373,7 @@ int doctor_main(const struct nsb_config *cfg, FILE *out, struct nsb_error *e)
                 nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "doctor: out of memory");
                 goto out;
         }
-        if (doctor_gather(proc_sys, fake_userns, cfg->interpreter, f, e) < 0)
+        if (doctor_gather(proc_sys, fake_userns, cfg->interpreter, cfg->cgroup_parent, f, e) < 0)
                 goto out;
         doctor_plan(f, cfg->isolation, rep);
         if (cfg->doctor_json) {

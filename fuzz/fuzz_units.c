@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/config.h"
 #include "config/policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -49,13 +50,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         memcpy(s, data, size);
         s[size] = '\0';
-        /* a memory limit of 0 is refused (it would mean none): round-trip the rest */
-        if (cfg_parse_size(s, &v, &e) == 0 && v > 0)
+        /* Every accepted string parses without a crash; the values a limit may
+         * take (the range every source shares: 0 and absurd sizes are
+         * refused) survive the render/parse round trip. */
+        if (cfg_parse_size(s, &v, &e) == 0 && cfg_parse_limit("memory", s, &v, &e) == 0)
                 check_round_trip(v, 0);
         if (cfg_parse_duration(s, &v, &e) == 0) {
                 if (v == 0)
                         abort();        /* durations are positive */
-                check_round_trip(UINT64_MAX, v);
+                if (cfg_parse_limit("wall-time", s, &v, &e) == 0)
+                        check_round_trip(UINT64_MAX, v);
         }
         if (cfg_parse_count(s, 1, 1u << 22, &v, &e) == 0 && (v < 1 || v > (1u << 22)))
                 abort();

@@ -286,8 +286,27 @@ static int create_cgroup(struct sbx *s, struct nsb_error *e)
         return 0;
 }
 
+int sbx_obtain_cgroup(const struct nsb_config *cfg, struct cg_obtained *ret, struct nsb_error *e)
+{
+        struct cg_env env = { .proc_fd = -1, .sys_cgroup_fd = -1, .parent_path = cfg->cgroup_parent };
+        struct cg_facts *f = calloc(1, sizeof *f);
+        int r;
+
+        if (!f)
+                return nsb_fail(e, NSB_STAGE_CGROUP, ENOMEM, "cgroup facts");
+        env.proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        env.sys_cgroup_fd = open("/sys/fs/cgroup", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        r = env.proc_fd < 0 ? nsb_fail(e, NSB_STAGE_CGROUP, errno, "open /proc")
+                            : cg_obtain(&env, true, f, ret, e);
+        run_close_fd(&env.proc_fd);
+        run_close_fd(&env.sys_cgroup_fd);
+        free(f);
+        return r;
+}
+
 static int setup_cgroup(struct sbx *s, struct nsb_error *e)
 {
+        struct cg_obtained obtained;
         enum cg_backend b;
         int r;
 
@@ -295,10 +314,13 @@ static int setup_cgroup(struct sbx *s, struct nsb_error *e)
         s->cg_env.sys_cgroup_fd = open("/sys/fs/cgroup", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (s->cg_env.proc_fd < 0)
                 return nsb_fail(e, NSB_STAGE_CGROUP, errno, "open /proc");
-        r = cg_detect(&s->cg_env, &s->cg_facts, e);
+        s->cg_env.parent_path = s->cfg->cgroup_parent;
+        /* Once per process in effect: after the first run's request, our
+         * scope (or its leaf) is found usable and systemd is not asked again. */
+        r = cg_obtain(&s->cg_env, true, &s->cg_facts, &obtained, e);
         if (r < 0)
                 return r;
-        b = cg_choose(&s->cg_facts, NULL);
+        b = obtained.backend;
 #if NSBOX_BENCH_HOOKS
         /* Bench-only builds (-Dbench_hooks=true): the same run with its limits
          * held by rlimits, to measure what the cgroup costs. The ledger then

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cgroup/cgroup.h"
 #include "config/config.h"
 #include "profile/profile.h"
 #include "result/result.h"
@@ -38,6 +39,13 @@ struct sbx_request {
         int cancel_fd;                       /* readable = cancel the run (e.g. a signalfd for
                                                 SIGINT/SIGTERM); -1 = none */
 };
+
+/* Before a process forks workers that each run sandboxes (batch): get the
+ * cgroup they will all use, once (cgroup/cgroup.h, cg_obtain: our own,
+ * --cgroup-parent, or a delegated systemd scope, then our leaf in it), so
+ * no worker asks systemd itself. sbx_run does the same and finds it done.
+ * -errno (stage cgroup) when --cgroup-parent is refused. */
+int sbx_obtain_cgroup(const struct nsb_config *cfg, struct cg_obtained *ret, struct nsb_error *e);
 
 /* Runs the request and fills @ret (always: on a sandbox failure ret->status is
  * RUN_ERROR with the stage). Returns 0, or -errno when even that failed. */

@@ -80,5 +80,10 @@ int px_check(const struct nsb_config *cfg, const char *runner_dir, const char *s
                 return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
                                 "seccomp_deny (%s, ...) cannot be enforced on the posix platform (no seccomp)",
                                 cfg->seccomp_deny[0]);
+        if (cfg->cgroup_parent)
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
+                                "--cgroup-parent %s: the posix platform has no cgroups (memory and processes are "
+                                "bounded per process by rlimits)",
+                                cfg->cgroup_parent);
         return 0;
 }

@@ -44,7 +44,13 @@ class Doctor(unittest.TestCase):
         self.assertEqual(rep["isolation"], "strict")
         self.assertEqual([c["name"] for c in rep["checks"]], CHECKS)
         for c in rep["checks"]:
-            self.assertEqual(sorted(c), ["detail", "fix", "name", "status"])
+            # the cgroup check also says how the cgroup was obtained (docs/doctor.md)
+            extra = ["origin"] if c["name"] == "cgroup" else []
+            self.assertEqual(sorted(c), sorted(["detail", "fix", "name", "status"] + extra))
+            if extra:
+                self.assertIn(c["origin"], ("delegated", "systemd-scope", "cgroup-parent", "none"))
+                # this host: v1 as root (own cgroups), rlimit as a user (hybrid: no scope could help)
+                self.assertEqual(c["origin"], "delegated" if c["status"] == "ok" else "none", c)
             self.assertIn(c["status"], ("ok", "degraded", "unavailable"))
             self.assertTrue(c["detail"])
             if c["status"] != "ok":

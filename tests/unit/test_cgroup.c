@@ -391,6 +391,216 @@ static void test_choose(void **state)
         assert_string_equal(cg_ops_for(CG_BACKEND_RLIMIT)->label, "rlimit");
 }
 
+/* ---------------------------------------------- obtaining a cgroup (pure) */
+
+static void test_scope_names_and_paths(void **state)
+{
+        char buf[CG_PATH_MAX];
+        pid_t pid;
+
+        (void) state;
+        assert_int_equal(cg_format_scope_name(1234, 0xabcdefULL, buf, sizeof buf), 0);
+        assert_string_equal(buf, "nsbox-scope-1234-abcdef.scope");
+        assert_int_equal(cg_parse_scope_name(buf), 1234);
+        /* never mistaken for a run or sup cgroup, which the reaper removes */
+        assert_int_equal(cg_parse_name(buf, &pid), CG_NAME_OTHER);
+        assert_int_equal(cg_parse_scope_name("nsbox-scope-1234-abcdef"), 0);
+        assert_int_equal(cg_parse_scope_name("nsbox-scope-1234-.scope"), 0);
+        assert_int_equal(cg_parse_scope_name("nsbox-scope-x-1.scope"), 0);
+        assert_int_equal(cg_parse_scope_name("nsbox-scope-12-1-2.scope"), 0);
+        assert_int_equal(cg_parse_scope_name("nsbox-scope-12-zz.scope"), 0);
+        assert_int_equal(cg_parse_scope_name("run-r1.scope"), 0);
+
+        assert_null(cg_parent_rel("/sys/fs/cgroup/a//b/", "/sys/fs/cgroup", buf, sizeof buf));
+        assert_string_equal(buf, "a/b");
+        assert_null(cg_parent_rel("/sys/fs/cgroup", "/sys/fs/cgroup", buf, sizeof buf));
+        assert_string_equal(buf, ".");
+        assert_non_null(strstr(cg_parent_rel("/sys/fs/cgroup/a/../b", "/sys/fs/cgroup", buf, sizeof buf), ".."));
+        assert_non_null(strstr(cg_parent_rel("/sys/fs/cgroupx/a", "/sys/fs/cgroup", buf, sizeof buf), "not under"));
+        assert_non_null(strstr(cg_parent_rel("/tmp/a", "/sys/fs/cgroup", buf, sizeof buf), "not under"));
+        assert_non_null(strstr(cg_parent_rel("sys/fs/cgroup/a", "/sys/fs/cgroup", buf, sizeof buf), "absolute"));
+
+        cg_common_ancestor("a/b/c", "a/b/d", buf, sizeof buf);
+        assert_string_equal(buf, "a/b");
+        cg_common_ancestor("x/ab", "x/abc", buf, sizeof buf);       /* whole components */
+        assert_string_equal(buf, "x");
+        cg_common_ancestor("a/b", "a/b/c", buf, sizeof buf);
+        assert_string_equal(buf, "a/b");
+        cg_common_ancestor("a", "b", buf, sizeof buf);
+        assert_string_equal(buf, ".");
+        cg_common_ancestor(".", "b/c", buf, sizeof buf);
+        assert_string_equal(buf, ".");
+}
+
+/* A learner's laptop: pure v2, the shell shares nsbox's session scope. */
+static void facts_shared_scope(struct cg_facts *f, struct cg_manager_facts *m)
+{
+        facts_pure_v2(f);
+        f->v2_other_procs = 1;
+        f->v2_root_has_controllers = true;
+        memset(m, 0, sizeof *m);
+        m->have_sd_bus = true;
+        m->self = 4321;
+        m->runtime_dir = "/run/user/1000";
+        m->runtime_bus_exists = true;
+}
+
+static void test_obtain_plan(void **state)
+{
+        struct cg_facts f;
+        struct cg_manager_facts m;
+        struct cg_obtain_plan p;
+
+        (void) state;
+        /* usable as it is: nothing to ask */
+        facts_shared_scope(&f, &m);
+        f.v2_other_procs = 0;
+        cg_obtain_plan(&f, &m, &p);
+        assert_int_equal(p.action, CG_OBTAIN_USE);
+        assert_int_equal(p.origin, CG_ORIGIN_DELEGATED);
+        assert_string_equal(cg_origin_name(p.origin), "delegated");
+
+        /* in the scope this very process asked for (or its leaf): once per
+         * process, so a later run asks nothing */
+        snprintf(f.v2_base_rel, sizeof f.v2_base_rel, "user.slice/u/app.slice/nsbox-scope-4321-1f.scope");
+        cg_obtain_plan(&f, &m, &p);
+        assert_int_equal(p.action, CG_OBTAIN_USE);
+        assert_int_equal(p.origin, CG_ORIGIN_SCOPE);
+        m.self = 999;                           /* another nsbox's scope is just delegated to us */
+        cg_obtain_plan(&f, &m, &p);
+        assert_int_equal(p.origin, CG_ORIGIN_DELEGATED);
+
+        /* the shell shares our scope: ask the user manager, on the bus the
+         * environment names, else $XDG_RUNTIME_DIR/bus */
+        facts_shared_scope(&f, &m);
+        cg_obtain_plan(&f, &m, &p);
+        assert_int_equal(p.action, CG_OBTAIN_ASK_SYSTEMD);
+        assert_int_equal(p.origin, CG_ORIGIN_SCOPE);
+        assert_true(p.user_manager);
+        assert_string_equal(p.bus_address, "unix:path=/run/user/1000/bus");
+        assert_non_null(strstr(p.reason, "no-internal-processes"));
+        m.session_bus = "unix:path=/run/user/1000/bus,guid=ab";
+        cg_obtain_plan(&f, &m, &p);
+        assert_string_equal(p.bus_address, "unix:path=/run/user/1000/bus,guid=ab");
+
+        /* no user bus: the fallback, and what would help here */
+        facts_shared_scope(&f, &m);
+        m.runtime_bus_exists = false;
+        cg_obtain_plan(&f, &m, &p);
+        assert_int_equal(p.action, CG_OBTAIN_USE);
+        assert_int_equal(p.origin, CG_ORIGIN_NONE);
+        assert_non_null(strstr(p.reason, "$XDG_RUNTIME_DIR/bus does not exist"));
+        assert_non_null(strstr(p.fix, "dbus-user-session"));
+        assert_non_null(strstr(p.fix, "systemd-run --user --scope -p Delegate=yes"));
+        m.runtime_dir = NULL;
+        cg_obtain_plan(&f, &m, &p);
+        assert_non_null(strstr(p.reason, "not a login session"));
+        assert_non_null(strstr(p.fix, "loginctl enable-linger"));
+
+        /* root: the system manager, on the system bus */
+        facts_shared_scope(&f, &m);
+        m.root = true;
+        m.system_bus_exists = true;
+        cg_obtain_plan(&f, &m, &p);
+        assert_int_equal(p.action, CG_OBTAIN_ASK_SYSTEMD);
+        assert_false(p.user_manager);
+        assert_string_equal(p.bus_address, "unix:path=/run/dbus/system_bus_socket");
+        m.system_bus = "unix:path=/elsewhere";
+        cg_obtain_plan(&f, &m, &p);
+        assert_string_equal(p.bus_address, "unix:path=/elsewhere");
+        m.system_bus = NULL;
+        m.system_bus_exists = false;
+        cg_obtain_plan(&f, &m, &p);
+        assert_int_equal(p.origin, CG_ORIGIN_NONE);
+        assert_non_null(strstr(p.fix, "systemd-run --scope -p Delegate=yes"));
+
+        /* built without libsystemd */
+        facts_shared_scope(&f, &m);
+        m.have_sd_bus = false;
+        cg_obtain_plan(&f, &m, &p);
+        assert_int_equal(p.origin, CG_ORIGIN_NONE);
+        assert_non_null(strstr(p.reason, "without libsystemd"));
+
+        /* hybrid (this CI host) as a user: no scope could carry memory and
+         * pids, so none is asked for; root has v1 */
+        facts_hybrid(&f, false);
+        f.v2_member = f.v2_mounted = true;
+        memset(&m, 0, sizeof m);
+        m.have_sd_bus = true;
+        m.session_bus = "unix:path=/run/user/1000/bus";
+        cg_obtain_plan(&f, &m, &p);
+        assert_int_equal(p.action, CG_OBTAIN_USE);
+        assert_int_equal(p.origin, CG_ORIGIN_NONE);
+        assert_non_null(strstr(p.reason, "hybrid"));
+        assert_non_null(strstr(p.fix, "run nsbox as root"));
+        facts_hybrid(&f, true);
+        cg_obtain_plan(&f, &m, &p);
+        assert_int_equal(p.action, CG_OBTAIN_USE);
+        assert_int_equal(p.origin, CG_ORIGIN_DELEGATED);
+
+        /* no cgroup2 at all */
+        memset(&f, 0, sizeof f);
+        cg_obtain_plan(&f, &m, &p);
+        assert_int_equal(p.origin, CG_ORIGIN_NONE);
+        assert_non_null(strstr(p.fix, "cgroup2"));
+}
+
+static void test_obtain_plan_parent(void **state)
+{
+        struct cg_facts f;
+        struct cg_manager_facts m;
+        struct cg_obtain_plan p;
+
+        (void) state;
+        facts_shared_scope(&f, &m);
+        f.parent_given = true;
+        f.v2_other_procs = 0;
+        f.v2_self_outside = true;
+        f.v2_ancestor_writable = true;
+        cg_obtain_plan(&f, &m, &p);
+        assert_int_equal(p.action, CG_OBTAIN_USE);
+        assert_int_equal(p.origin, CG_ORIGIN_PARENT);
+        assert_int_equal(cg_choose(&f, NULL), CG_BACKEND_V2);
+
+        /* each refusal, never a fallback to a scope or rlimit */
+        f.v2_ancestor_writable = false;
+        cg_obtain_plan(&f, &m, &p);
+        assert_int_equal(p.action, CG_OBTAIN_REFUSE);
+        assert_non_null(strstr(p.reason, "meet at a cgroup whose cgroup.procs this user cannot write"));
+        f.v2_self_outside = false;                  /* inside it: no ancestor to cross */
+        cg_obtain_plan(&f, &m, &p);
+        assert_int_equal(p.action, CG_OBTAIN_USE);
+        f.v2_writable = false;
+        cg_obtain_plan(&f, &m, &p);
+        assert_int_equal(p.action, CG_OBTAIN_REFUSE);
+        assert_non_null(strstr(p.reason, "not writable by this user"));
+        f.v2_writable = true;
+        f.v2_controllers = CG_CTRL_MEMORY;
+        cg_obtain_plan(&f, &m, &p);
+        assert_int_equal(p.action, CG_OBTAIN_REFUSE);
+        assert_non_null(strstr(p.reason, "memory and pids are not both"));
+        f.v2_controllers = CG_CTRL_MEMORY | CG_CTRL_PIDS;
+        f.v2_other_procs = 3;
+        cg_obtain_plan(&f, &m, &p);
+        assert_int_equal(p.action, CG_OBTAIN_REFUSE);
+        assert_non_null(strstr(p.reason, "holds processes other than nsbox"));
+        f.v2_subtree = CG_CTRL_MEMORY | CG_CTRL_PIDS;  /* already enabled: its processes sit in leaves */
+        cg_obtain_plan(&f, &m, &p);
+        assert_int_equal(p.action, CG_OBTAIN_USE);
+        f.v2_base_found = false;
+        cg_obtain_plan(&f, &m, &p);
+        assert_string_equal(p.reason, "no such cgroup");
+        f.parent_error = "not on the cgroup2 hierarchy (a cgroup v1 directory, or not a cgroup)";
+        cg_obtain_plan(&f, &m, &p);
+        assert_int_equal(p.action, CG_OBTAIN_REFUSE);
+        assert_non_null(strstr(p.reason, "not on the cgroup2 hierarchy"));
+        f.v2_mounted = false;
+        cg_obtain_plan(&f, &m, &p);
+        assert_non_null(strstr(p.reason, "needs cgroup v2"));
+        cg_facts_explain(&f);
+        assert_non_null(strstr(f.reason, "--cgroup-parent: "));
+}
+
 /* ------------------------------------------------------- fake v2 tree */
 
 #define BASE "user.slice/user-1000.slice/user@1000.service/app.slice/nsbox.scope"
@@ -530,6 +740,112 @@ static int fake_teardown(void **state)
                 nftw(fk->root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
         free(fk);
         return 0;
+}
+
+/* --cgroup-parent, from outside: runs go into the given cgroup; nothing of
+ * ours moves, and controllers are enabled there directly. */
+#define PARENT "system.slice/isolate.service/box"
+
+static int fake_parent(struct fake *fk, const char *procs, const char *controllers)
+{
+        if (mkdir_p(fk->sys_fd, PARENT) < 0 ||
+            put(fk->sys_fd, PARENT "/cgroup.controllers", controllers) < 0 ||
+            put(fk->sys_fd, PARENT "/cgroup.subtree_control", "\n") < 0 ||
+            put(fk->sys_fd, PARENT "/cgroup.procs", procs) < 0 || put(fk->sys_fd, PARENT "/cgroup.type", "domain\n") < 0 ||
+            put(fk->sys_fd, "cgroup.procs", "1\n") < 0)
+                return -1;
+        fk->env.parent_path = "/sys/fs/cgroup/" PARENT;
+        return 0;
+}
+
+static void test_v2_cgroup_parent(void **state)
+{
+        struct fake *fk = *state;
+        const struct cg_ops *ops = cg_ops_for(CG_BACKEND_V2);
+        struct cg_spec spec = { .memory_bytes = 64ULL << 20, .pids_max = 16, .serial = 3 };
+        struct cg_facts f;
+        struct cg_obtained got;
+        struct cg_run run;
+        struct nsb_error e;
+        char file[CG_PATH_MAX + 64];
+
+        assert_int_equal(fake_parent(fk, "", "memory pids\n"), 0);
+        if (cg_obtain(&fk->env, true, &f, &got, &e) < 0)
+                fail_msg("obtain: %s", e.msg);
+        assert_int_equal(got.origin, CG_ORIGIN_PARENT);
+        assert_int_equal(got.backend, CG_BACKEND_V2);
+        assert_false(got.asked_systemd);
+        assert_true(f.v2_self_outside);
+        assert_string_equal(f.v2_base_rel, PARENT);
+        /* enabled in the parent at once; we did not move (no leaf anywhere) */
+        assert_string_equal(get(fk->sys_fd, PARENT "/cgroup.subtree_control"), "+memory +pids");
+        snprintf(file, sizeof file, PARENT "/nsbox-sup-%d", (int) getpid());
+        assert_false(exists(fk->sys_fd, file));
+        snprintf(file, sizeof file, BASE "/nsbox-sup-%d", (int) getpid());
+        assert_false(exists(fk->sys_fd, file));
+
+        put(fk->sys_fd, PARENT "/cgroup.subtree_control", "memory pids\n");  /* as the kernel shows it */
+        assert_int_equal(cg_detect(&fk->env, &f, &e), 0);
+        if (ops->create(&fk->env, &f, &spec, &run, &e) < 0)
+                fail_msg("create: %s", e.msg);
+        snprintf(file, sizeof file, PARENT "/nsbox-%d-3/memory.max", (int) getpid());
+        assert_string_equal(get(fk->sys_fd, file), "67108864");
+        snprintf(file, sizeof file, PARENT "/nsbox-%d-3/pids.max", (int) getpid());
+        assert_string_equal(get(fk->sys_fd, file), "16");
+        ops->destroy(&run);
+        snprintf(file, sizeof file, PARENT "/nsbox-%d-3", (int) getpid());
+        assert_false(exists(fk->sys_fd, file));
+}
+
+static void test_v2_cgroup_parent_refused(void **state)
+{
+        struct fake *fk = *state;
+        struct cg_facts f;
+        struct cg_obtained got;
+        struct nsb_error e;
+
+        /* memory and pids not delegated to it */
+        assert_int_equal(fake_parent(fk, "", "cpu io\n"), 0);
+        nsb_error_clear(&e);
+        assert_int_equal(cg_obtain(&fk->env, true, &f, &got, &e), -EINVAL);
+        assert_int_equal(e.stage, NSB_STAGE_CGROUP);
+        assert_non_null(strstr(e.msg, "--cgroup-parent /sys/fs/cgroup/" PARENT ": memory and pids are not both"));
+        /* nothing was written */
+        assert_string_equal(get(fk->sys_fd, PARENT "/cgroup.subtree_control"), "\n");
+
+        /* someone else's processes in it */
+        assert_int_equal(fake_parent(fk, "77\n78\n", "memory pids\n"), 0);
+        nsb_error_clear(&e);
+        assert_int_equal(cg_obtain(&fk->env, true, &f, &got, &e), -EINVAL);
+        assert_non_null(strstr(e.msg, "holds processes other than nsbox"));
+
+        /* missing, and not a cgroup path at all */
+        fk->env.parent_path = "/sys/fs/cgroup/" PARENT "/nope";
+        assert_int_equal(cg_obtain(&fk->env, true, &f, &got, &e), -EINVAL);
+        assert_non_null(strstr(e.msg, "no such cgroup"));
+        fk->env.parent_path = "/var/lib/box";
+        assert_int_equal(cg_obtain(&fk->env, true, &f, &got, &e), -EINVAL);
+        assert_non_null(strstr(e.msg, "not under the cgroup filesystem"));
+}
+
+/* Without --cgroup-parent, on a usable own cgroup: cg_obtain prepares it
+ * once (our leaf, controllers), so forked workers find it ready. */
+static void test_v2_obtain_prepares(void **state)
+{
+        struct fake *fk = *state;
+        struct cg_facts f;
+        struct cg_obtained got;
+        struct nsb_error e;
+        char file[CG_PATH_MAX + 64];
+
+        if (cg_obtain(&fk->env, true, &f, &got, &e) < 0)
+                fail_msg("obtain: %s", e.msg);
+        assert_int_equal(got.origin, CG_ORIGIN_DELEGATED);
+        assert_int_equal(got.backend, CG_BACKEND_V2);
+        snprintf(file, sizeof file, BASE "/nsbox-sup-%d/cgroup.procs", (int) getpid());
+        assert_string_equal(get(fk->sys_fd, file), "0");
+        assert_string_equal(get(fk->sys_fd, BASE "/cgroup.subtree_control"), "+memory +pids");
+        assert_non_null(strstr(got.detail, "delegated"));
 }
 
 static void test_v2_detect(void **state)
@@ -1178,6 +1494,12 @@ int main(void)
                 cmocka_unit_test(test_own_rel),
                 cmocka_unit_test(test_plan),
                 cmocka_unit_test(test_choose),
+                cmocka_unit_test(test_scope_names_and_paths),
+                cmocka_unit_test(test_obtain_plan),
+                cmocka_unit_test(test_obtain_plan_parent),
+                cmocka_unit_test_setup_teardown(test_v2_cgroup_parent, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_v2_cgroup_parent_refused, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_v2_obtain_prepares, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_v2_detect, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_v2_create_usage_kill_destroy, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_v2_child_join_closes, fake_setup, fake_teardown),

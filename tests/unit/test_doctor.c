@@ -416,6 +416,59 @@ static void test_cgroup_backends(void **state)
         assert_true(r.ready);
 }
 
+/* How the cgroup was obtained, and the host-specific fix of the obtain plan. */
+static void test_cgroup_origin(void **state)
+{
+        struct doc_facts f;
+        struct doc_report r;
+        const struct doc_check *c;
+        json_t *j, *checks;
+        const char *origin = NULL;
+
+        (void) state;
+        good_host(&f);
+        f.cg_origin = CG_ORIGIN_SCOPE;
+        strcpy(f.cg_origin_detail, "systemd-scope (asked the systemd user manager, Delegate=yes): nsbox-scope-9-1.scope");
+        plan(&f, &r);
+        c = find(&r, "cgroup");
+        assert_int_equal(c->status, DOC_OK);
+        assert_string_equal(c->origin, "systemd-scope");
+        assert_non_null(strstr(c->detail, "obtained systemd-scope (asked the systemd user manager"));
+        j = doctor_to_json(&r);
+        checks = json_object_get(j, "checks");
+        for (size_t i = 0; i < json_array_size(checks); i++)
+                if (strcmp(json_string_value(json_object_get(json_array_get(checks, i), "name")), "cgroup") == 0)
+                        origin = json_string_value(json_object_get(json_array_get(checks, i), "origin"));
+        assert_non_null(origin);
+        assert_string_equal(origin, "systemd-scope");
+        json_decref(j);
+
+        /* none: the plan's fix for this host replaces the generic one */
+        good_host(&f);
+        f.cg_backend = CG_BACKEND_RLIMIT;
+        f.cg_origin = CG_ORIGIN_NONE;
+        strcpy(f.cg_origin_detail, "none (no usable cgroup, and no systemd user manager to ask for one)");
+        strcpy(f.cg_fix, "start nsbox from a login session (pam_systemd starts the user manager)");
+        plan(&f, &r);
+        c = find(&r, "cgroup");
+        assert_int_equal(c->status, DOC_DEGRADED);
+        assert_string_equal(c->origin, "none");
+        assert_string_equal(c->fix, "start nsbox from a login session (pam_systemd starts the user manager)");
+        assert_non_null(strstr(c->detail, "obtained none (no usable cgroup, and no systemd user manager"));
+
+        /* --cgroup-parent refused: the sandbox cannot start */
+        good_host(&f);
+        f.cg_refused = true;
+        strcpy(f.cg_refusal, "--cgroup-parent /sys/fs/cgroup/x: not writable by this user");
+        plan(&f, &r);
+        c = find(&r, "cgroup");
+        assert_int_equal(c->status, DOC_UNAVAILABLE);
+        assert_string_equal(c->origin, "cgroup-parent");
+        assert_non_null(strstr(c->detail, "not writable by this user"));
+        assert_non_null(strstr(c->fix, "delegated to this user"));
+        assert_false(r.ready);
+}
+
 static void test_landlock(void **state)
 {
         struct doc_facts f;
@@ -574,6 +627,7 @@ int main(void)
                 cmocka_unit_test(test_aa_explain),
                 cmocka_unit_test(test_userns_all_three_and_unexplained),
                 cmocka_unit_test(test_cgroup_backends),
+                cmocka_unit_test(test_cgroup_origin),
                 cmocka_unit_test(test_landlock),
                 cmocka_unit_test(test_seccomp_nnp_interpreter),
                 cmocka_unit_test(test_renderings),

@@ -1,6 +1,7 @@
 /* Unit tests for config/policy*: profile parsing (every error kind, with its
  * FILE:LINE), built-ins, the round trip of `profile show`, precedence, the
  * policy hash, and the interpreter's argv. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -340,6 +341,38 @@ static void test_policy_hash(void **state)
         cfg_free(&b);
 }
 
+/* [sandbox] cgroup_parent: parsed as --cgroup-parent is, the flag wins, and
+ * it is placement, not policy: the hash does not change with it. */
+static void test_cgroup_parent(void **state)
+{
+        char *argv[] = { "nsbox", "run", "--cgroup-parent", "/sys/fs/cgroup/cli", "--", "/bin/true", NULL };
+        struct nsb_config cli, prof, plain;
+        struct nsb_error e;
+        char h1[65], h2[65];
+
+        (void) state;
+        assert_int_equal(parse("[sandbox]\ncgroup_parent = /sys/fs/cgroup/box.slice/box\n", &prof, &e), 0);
+        assert_string_equal(prof.cgroup_parent, "/sys/fs/cgroup/box.slice/box");
+        assert_int_equal(parse("[sandbox]\nnetwork = none\n", &plain, &e), 0);
+        cfg_policy_sha256(&prof, h1);
+        cfg_policy_sha256(&plain, h2);
+        assert_string_equal(h1, h2);
+        cfg_free(&plain);
+
+        assert_int_equal(parse("[sandbox]\ncgroup_parent = box\n", &plain, &e), -EINVAL);
+        assert_non_null(strstr(e.msg, "f.ini:2: [sandbox] cgroup_parent:"));
+        assert_non_null(strstr(e.msg, "expected the absolute path of a cgroup v2 directory"));
+        cfg_free(&plain);
+
+        nsb_error_clear(&e);
+        assert_int_equal(cfg_parse_cli(6, argv, &cli, &e), 0);
+        assert_int_equal(cli.set, CFG_F_CGROUP_PARENT);
+        assert_int_equal(cfg_profile_overlay(&cli, &prof, &e), 0);
+        assert_string_equal(cli.cgroup_parent, "/sys/fs/cgroup/cli");
+        cfg_free(&cli);
+        cfg_free(&prof);
+}
+
 /* What a line cannot hold as it is (a control character, a blank at an end,
  * a ';' that would start a comment, a literal "\xHH") is written as \xHH and
  * read back as that byte: the value survives show -> file -> parse, and two
@@ -476,6 +509,7 @@ int main(void)
                 cmocka_unit_test(test_builtins_match_defaults),
                 cmocka_unit_test(test_precedence),
                 cmocka_unit_test(test_policy_hash),
+                cmocka_unit_test(test_cgroup_parent),
                 cmocka_unit_test(test_python_argv),
                 cmocka_unit_test(test_docs_list_every_key),
         };

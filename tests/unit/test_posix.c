@@ -64,6 +64,10 @@ static void test_check(void **state)
         assert_int_equal(px_check(&c, NULL, "Plan9", &e), -EINVAL);
         assert_non_null(strstr(e.msg, "no seccomp"));
         c.n_seccomp_deny = 0;
+        c.cgroup_parent = (char *) "/sys/fs/cgroup/course";
+        assert_int_equal(px_check(&c, NULL, "Plan9", &e), -EINVAL);
+        assert_non_null(strstr(e.msg, "no cgroups"));
+        c.cgroup_parent = NULL;
         /* what reduced refuses everywhere */
         c.network = NSB_NETWORK_LOOPBACK;
         assert_int_equal(px_check(&c, NULL, "Plan9", &e), -EINVAL);
