@@ -190,7 +190,7 @@ static int render_section(const struct nsb_config *cfg, const char *section, boo
                 return -ENOMEM;
         for (size_t i = 0; cfg_key_at(i); i++) {
                 const struct cfg_key *k = cfg_key_at(i);
-                if (k->section && k->render && strcmp(k->section, section) == 0)
+                if (k->section && k->render && strcmp(k->section, section) == 0 && !cfg_key_list_shared(k))
                         k->render(k, cfg, s);
         }
         if (fclose(s) != 0) {
@@ -292,16 +292,6 @@ static void take_str(char **dst, char **src)
         *dst = move_ptr(src);
 }
 
-/* Did an earlier row already take the list at @k's field (ro_bind and bind
- * share one)? */
-static bool list_taken(const struct cfg_key *k)
-{
-        for (size_t i = 0; cfg_key_at(i) != k; i++)
-                if (cfg_key_at(i)->kind == CFG_KIND_LIST && cfg_key_at(i)->offset == k->offset)
-                        return true;
-        return false;
-}
-
 int cfg_profile_overlay(struct nsb_config *cfg, struct nsb_config *p, struct nsb_error *e)
 {
         for (size_t i = 0; cfg_key_at(i); i++) {
@@ -311,7 +301,7 @@ int cfg_profile_overlay(struct nsb_config *cfg, struct nsb_config *p, struct nsb
                 if (k->kind == CFG_KIND_NONE)
                         continue;
                 if (k->kind == CFG_KIND_LIST) {
-                        if (list_taken(k))
+                        if (cfg_key_list_shared(k))
                                 continue;
                         if (prepend((void **) to, (size_t *) ((char *) cfg + k->count_offset), (void **) from,
                                     (size_t *) ((char *) p + k->count_offset), k->elem_size) < 0)

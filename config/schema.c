@@ -286,10 +286,10 @@ static const struct cfg_key keys[] = {
         { .flag = "ro-bind", .metavar = "SRC[:DST]", .cmds = C_SANDBOX, .parse = opt_ro_bind, .group = CFG_G_FILES,
           .help = "extra read-only mount (repeatable)", .kind = CFG_KIND_LIST, .section = "mounts",
           .key = "ro_bind", LIST(binds, n_binds), .check = CFG_CHECK_BIND, .render = cfg_render_binds },
-        /* rendered with ro_bind: the two share one list, in the order given */
+        /* ro_bind and bind share one list, in the order given */
         { .flag = "bind", .metavar = "SRC[:DST]", .cmds = C_SANDBOX, .parse = opt_bind, .group = CFG_G_FILES,
           .help = "extra read-write mount (repeatable)", .kind = CFG_KIND_LIST, .section = "mounts", .key = "bind",
-          LIST(binds, n_binds), .check = CFG_CHECK_BIND },
+          LIST(binds, n_binds), .check = CFG_CHECK_BIND, .render = cfg_render_binds },
         { .flag = "tmpfs", .metavar = "DST[:SIZE]", .cmds = C_SANDBOX, .parse = opt_tmpfs, .group = CFG_G_FILES,
           .help = "extra private writable tmpfs (default size: --tmp-size; repeatable)", .kind = CFG_KIND_LIST,
           .section = "mounts", .key = "tmpfs", LIST(tmpfs, n_tmpfs), .check = CFG_CHECK_TMPFS,
@@ -431,6 +431,14 @@ const struct cfg_key *cfg_key_by_json(const char *json)
                 if (keys[i].json && strcmp(keys[i].json, json) == 0)
                         return &keys[i];
         return NULL;
+}
+
+bool cfg_key_list_shared(const struct cfg_key *k)
+{
+        for (const struct cfg_key *o = keys; o < k; o++)
+                if (k->kind == CFG_KIND_LIST && o->kind == CFG_KIND_LIST && o->offset == k->offset)
+                        return true;
+        return false;
 }
 
 /* ---- what is derived from the rows ------------------------------------------ */

@@ -94,6 +94,10 @@ const struct cfg_key *cfg_key_by_flag(const char *flag, size_t len, enum nsb_cmd
 const struct cfg_key *cfg_key_by_profile(const char *section, const char *key);
 const struct cfg_key *cfg_key_by_json(const char *json);
 
+/* Does an earlier row fill the same list as @k (bind after ro_bind)? The
+ * overlay and the renderer then handle that list once, at the first. */
+bool cfg_key_list_shared(const struct cfg_key *k);
+
 /* Profile section @i in the canonical order (limits, sandbox, mounts, env,
  * python); NULL past the last. */
 const char *cfg_profile_section(size_t i);
