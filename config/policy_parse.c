@@ -11,6 +11,7 @@
  */
 #include "config/policy.h"
 #include "config/schema.h"
+#include "config/config_internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -377,30 +378,16 @@ bool cfg_profile_key_row(size_t i, const char **ret_section, const char **ret_ke
 
 const char *cfg_profile_builtin(const char *name)
 {
-        /* The limits repeat cfg_defaults() so `nsbox profile show` says them;
-         * a unit test checks the two agree. */
-#define NSB_BUILTIN_COMMON                                              \
-        "[limits]\n"                                                    \
-        "wall_time = 10s\n"                                             \
-        "memory = 256M\n"                                               \
-        "pids = 64\n"                                                   \
-        "output_limit = 1M\n"                                           \
-        "file_size = 16M\n"                                             \
-        "tmp_size = 64M\n"                                              \
-        "\n"                                                            \
-        "[sandbox]\n"                                                   \
-        "isolation = strict\n"                                          \
-        "network = none\n"
+        /* A profile starts from cfg_defaults(), the schema's rows: a built-in
+         * names only what differs from them. `nsbox profile show` prints the
+         * resolved policy, defaults included. */
         static const struct { const char *name, *text; } builtins[] = {
-                { "minimal", "; minimal: the default of nsbox run. No interpreter, no extra mounts.\n"
-                             NSB_BUILTIN_COMMON },
+                { "minimal", "; minimal: the default of nsbox run. No interpreter, no extra mounts.\n" },
                 { "python", "; python: the default of nsbox python, judge and test.\n"
-                            NSB_BUILTIN_COMMON
-                            "\n[python]\n"
-                            "interpreter = /usr/bin/python3\n"
-                            "args = -I -B\n" },
+                            "[python]\n"
+                            "interpreter = " CFG_DEFAULT_INTERPRETER "\n"
+                            "args = " CFG_DEFAULT_INTERP_ARGS "\n" },
         };
-#undef NSB_BUILTIN_COMMON
         for (size_t i = 0; i < ARRAY_SIZE(builtins); i++)
                 if (strcmp(builtins[i].name, name) == 0)
                         return builtins[i].text;
