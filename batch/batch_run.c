@@ -301,7 +301,7 @@ static void open_result_late(struct batch *b)
 
 /* ---- workers ----------------------------------------------------------- */
 
-static json_t *judge_error(const struct nsb_error *e, enum batch_outcome *ret_outcome)
+static json_t *error_body(const struct nsb_error *e, enum batch_outcome *ret_outcome)
 {
         struct run_result r;
 
@@ -334,7 +334,7 @@ static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_jo
         if (job->kind == BATCH_PYTHON) {
                 /* The profile's interpreter and its args, as under nsbox python. */
                 if (prog_build(cfg, &src, &prog, &e) < 0)
-                        return judge_error(&e, ret_outcome);
+                        return error_body(&e, ret_outcome);
                 req = prog.req;
                 /* Resolved once in the parent, inherited through fork. */
                 req.python_host = python_host && python_host->n ? python_host : NULL;
@@ -365,14 +365,14 @@ static json_t *run_judge(struct nsb_config *cfg, const struct batch_job *job, in
          * closure resolved for the batch may not be that profile's. */
         if (job->spec.profile && !cfg->profile) {
                 if (cfg_profile_resolve(cfg, job->spec.profile, &e) < 0)
-                        return judge_error(&e, ret_outcome);
+                        return error_body(&e, ret_outcome);
                 python_host = NULL;
         }
         /* cli_explicit 0: the job's spec limits win over the batch flags. */
         if (judge_run_spec(cfg, 0, &job->spec, cancel_fd, python_host && python_host->n ? python_host : NULL, &rep,
                            &e) < 0) {
                 judge_report_free(&rep);
-                return judge_error(&e, ret_outcome);
+                return error_body(&e, ret_outcome);
         }
         *ret_outcome = batch_verdict_outcome(rep.verdict);
         body = judge_report_to_json(&rep, result_to_json);

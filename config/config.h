@@ -1,9 +1,11 @@
 /* config/config.h — struct nsb_config, the single schema of a run.
  *
  * Owns: every value a run can be configured with, with units in the names.
- * The command line (cli_parse.c) fills it through one option table; profile
- * files (config/policy.h) fill it through the same table's value parsers. Defaults are the secure ones:
- * relaxing anything is explicit and shows up in the result's `isolation`.
+ * Each field a policy key fills has one row in config/schema.c (flag,
+ * profile key, JSON key, default, range, rendering); the command line,
+ * profiles, judge specs and batch jobs all fill it through those rows.
+ * Defaults are the secure ones: relaxing anything is explicit and shows up
+ * in the result's `isolation`.
  * Pure: nothing here makes a syscall.
  */
 #pragma once

@@ -2,8 +2,9 @@
  * nsb_config. Pure: allocation only; whether a mount source exists is asked
  * of the caller's callback.
  *
- * Every value goes through the command line's own parser for the matching
- * option (cfg_set_option), so a profile accepts exactly what the flag does.
+ * Every key is a row of the schema (config/schema.h) and its value goes
+ * through that row's parser, the flag's own, so a profile accepts exactly
+ * what the flag does.
  * inih gives no line numbers to the handler, so the text is fed through our
  * own line reader, which counts lines, rejects NUL bytes and over-long lines,
  * and checks section headers (inih only reports sections through keys, so an
