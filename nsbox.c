@@ -162,7 +162,6 @@ static int python_or_die(struct nsb_config *cfg, int cancel_fd)
         prog.req.relay = !cfg->json;
         prog.req.cancel_fd = cancel_fd;
         sbx_run(&prog.req, &r);
-        prog_finish(&prog, &r);
         prog_free(&prog);
         code = emit(cfg, &r);
         run_result_free(&r);

@@ -343,7 +343,6 @@ static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_jo
         }
         req.cancel_fd = cancel_fd;
         sbx_run(&req, &r);
-        prog_finish(&prog, &r);
         prog_free(&prog);
         *ret_outcome = batch_outcome_of(&r);
         body = result_to_json(&r, cfg->output_limit_bytes);

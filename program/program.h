@@ -14,7 +14,9 @@
  *   - the argv the sandbox runs is cfg_python_argv(@cfg, program...): nothing
  *     else spells an interpreter flag;
  *   - prog.sha256 is the hash of exactly the bytes placed at /program/NAME
- *     (or of -c CODE); "" when the program is not a file nsbox was given.
+ *     (or of -c CODE); "" when the program is not a file nsbox was given;
+ *     sbx_run copies it into the result next to policy_sha256, so a result
+ *     never names one without the other.
  * Pure: allocation only.
  */
 #pragma once
@@ -53,7 +55,9 @@ struct prog {
         struct sbx_request req;         /* ready for sbx_run; borrows @cfg and the source's bytes */
         char **argv;                    /* owned: the one allocation of cfg_python_argv */
         char *path;                     /* owned: "/program/NAME" */
-        char sha256[65];                /* program_sha256; "" when none */
+        char sha256[65];                /* program_sha256 (req.program_sha256 points here, and
+                                           sbx_run fills it where it fills policy_sha256);
+                                           "" when none */
 };
 
 /* Fill @ret for running @src under @cfg (the caller sets req.cancel_fd,
@@ -61,6 +65,3 @@ struct prog {
  * -ENOMEM (stage prepare). Free with prog_free. */
 int prog_build(const struct nsb_config *cfg, const struct prog_source *src, struct prog *ret, struct nsb_error *e);
 void prog_free(struct prog *p);
-
-/* After sbx_run: the result names the program that ran. */
-void prog_finish(const struct prog *p, struct run_result *r);

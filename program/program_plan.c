@@ -61,8 +61,10 @@ int prog_build(const struct nsb_config *cfg, const struct prog_source *src, stru
          * never nsbox's own stdin, which feeds one run at most. */
         if (src->stdin_mode == PROG_STDIN_PER_RUN && !src->stdin_data && !cfg->stdin_path)
                 ret->req.stdin_data = "";
-        if (src->kind != PROG_PATH)
+        if (src->kind != PROG_PATH) {
                 sha256_hex(src->data, src->len, ret->sha256);
+                ret->req.program_sha256 = ret->sha256;
+        }
         return 0;
 oom:
         prog_free(ret);
@@ -75,9 +77,4 @@ void prog_free(struct prog *p)
         free(p->path);
         p->argv = NULL;
         p->path = NULL;
-}
-
-void prog_finish(const struct prog *p, struct run_result *r)
-{
-        memcpy(r->program_sha256, p->sha256, sizeof r->program_sha256);
 }

@@ -918,6 +918,8 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
         ret->isolation = req->cfg->isolation;
         s.reduced = req->cfg->isolation == NSB_ISOLATION_REDUCED;
         cfg_policy_sha256(req->cfg, ret->policy_sha256);
+        if (req->program_sha256)
+                snprintf(ret->program_sha256, sizeof ret->program_sha256, "%s", req->program_sha256);
         ledger_init(&ret->ledger);
         cg_run_init(&s.cg_run);
         s.cg_env.proc_fd = s.cg_env.sys_cgroup_fd = -1;

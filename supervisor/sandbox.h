@@ -29,6 +29,8 @@ struct sbx_request {
         const char *program_name;            /* file placed read-only at /program/NAME; NULL = none */
         const char *program_data;            /* its bytes (already read by the caller, hashed) */
         size_t program_len;
+        const char *program_sha256;          /* hex SHA-256 of the program (program/program.h):
+                                                the result's program_sha256; NULL = none */
         const char *stdin_data;              /* when non-NULL: the program's stdin bytes */
         size_t stdin_len;
         bool relay;                          /* also copy the (bounded) streams to our stdout/stderr */

@@ -360,6 +360,8 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
         memset(ret, 0, sizeof *ret);
         ret->isolation = req->cfg->isolation;
         cfg_policy_sha256(req->cfg, ret->policy_sha256);
+        if (req->program_sha256)
+                snprintf(ret->program_sha256, sizeof ret->program_sha256, "%s", req->program_sha256);
         ledger_init(&ret->ledger);   /* every entry "unavailable" until a step enforces it */
         clock_gettime(CLOCK_MONOTONIC, &s.start);
         r = plan(&s, e);
