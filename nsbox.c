@@ -146,9 +146,16 @@ static int python_or_die(struct nsb_config *cfg, int cancel_fd)
                 src.args = cfg->argv;
                 src.n_args = cfg->argc;
         } else {
-                if (read_file(cfg->argv[0], MAX_PROGRAM_BYTES, &program, &program_len, &e) < 0) {
+                /* `python -` reads its program from stdin; nsbox does not */
+                if (strcmp(cfg->argv[0], "-") == 0)
+                        nsb_fail(&e, NSB_STAGE_USAGE, EINVAL, "SCRIPT '-': nsbox reads no program from its "
+                                 "standard input; give a script file, or -c CODE (--stdin - hands "
+                                 "standard input to the program)");
+                else if (read_file(cfg->argv[0], MAX_PROGRAM_BYTES, &program, &program_len, &e) < 0)
                         nsb_error_prefix(&e, "script");
-                        return usage_error_or_die(&e);
+                if (e.stage != NSB_STAGE_NONE) {
+                        print_error("python", &e);
+                        return EXIT_NSBOX_FAILURE;
                 }
                 src.kind = PROG_FILE;
                 src.name = strrchr(cfg->argv[0], '/') ? strrchr(cfg->argv[0], '/') + 1 : cfg->argv[0];

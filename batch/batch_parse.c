@@ -20,7 +20,7 @@ DEFINE_AUTO_CLEANUP(json_t, json_decref)
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-static const struct {
+static const struct job_kind {
         const char *name;
         enum batch_kind kind;
         const char *const keys[8];   /* allowed besides id and kind, NULL-terminated */
@@ -62,6 +62,18 @@ void batch_resume_add(json_t *set, const char *text, size_t len)
         key = batch_id_key(id);
         if (key)
                 json_object_set_new(set, key, json_true());
+}
+
+/* "unknown key \"cod\" for a python job (expected id, kind, code, ...)". */
+static int unknown_key(const struct job_kind *kind, const char *key, struct nsb_error *e)
+{
+        char list[256];
+        size_t len = (size_t) snprintf(list, sizeof list, "id, kind");
+
+        for (size_t i = 0; kind->keys[i] && len < sizeof list; i++)
+                len += (size_t) snprintf(list + len, sizeof list - len, ", %s", kind->keys[i]);
+        return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "unknown key \"%.64s\" for a %s job (expected %s)", key,
+                        kind->name, list);
 }
 
 /* A string field without NUL bytes (they cannot reach argv or a file name). */
@@ -224,7 +236,8 @@ static int parse_job(const json_t *root, const char *jobs_path, struct batch_job
                         break;
         if (k == ARRAY_SIZE(kinds))
                 return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
-                                "\"kind\": unknown kind (expected \"python\", \"judge\" or \"run\")");
+                                "\"kind\": unknown kind \"%.64s\" (expected \"python\", \"judge\" or \"run\")",
+                                json_string_value(kind));
         job->kind = kinds[k].kind;
         json_object_foreach((json_t *) root, key, v) {
                 bool known = strcmp(key, "id") == 0 || strcmp(key, "kind") == 0;
@@ -232,8 +245,7 @@ static int parse_job(const json_t *root, const char *jobs_path, struct batch_job
                 for (size_t i = 0; !known && kinds[k].keys[i]; i++)
                         known = strcmp(key, kinds[k].keys[i]) == 0;
                 if (!known)
-                        return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "unknown key \"%.64s\" for a %s job", key,
-                                        kinds[k].name);
+                        return unknown_key(&kinds[k], key, e);
         }
         if ((v = json_object_get(root, "stdin"))) {
                 r = take_text(v, "stdin", true, &job->stdin_data, &job->stdin_len, e);

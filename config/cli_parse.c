@@ -103,10 +103,17 @@ void cfg_free(struct nsb_config *cfg)
 #define EXIT_RUN_TAIL                                                                                   \
         "  128+N  it died of signal N\n"                                                               \
         "  130    cancelled (SIGINT, SIGTERM, SIGHUP): the whole tree was killed\n"
-#define EXIT_VERDICT(what)                                                                             \
-        "  0      every " what " passed\n"                                                             \
-        "  1      some " what " failed (wrong output, nonzero exit, a limit, a crash)\n"               \
-        "  3      undetermined: the sandbox failed, or cut output cannot settle a check\n"
+#define EXIT_JUDGE                                                                                      \
+        "  0      every case passed\n"                                                                  \
+        "  1      some case failed (wrong output, nonzero exit, a limit, a crash)\n"                    \
+        "  3      undetermined: the sandbox failed, cut output cannot settle a check, or cancelled\n"    \
+        "  125    bad spec, or nsbox itself failed\n"
+#define EXIT_TEST                                                                                       \
+        "  0      every test passed (at least one ran)\n"                                               \
+        "  1      some test failed or erred, or a limit stopped the tests\n"                            \
+        "  3      undetermined: the sandbox failed, the runner was killed or cancelled, the harness\n"   \
+        "         has no tests or cannot be collected, or every test was skipped\n"                     \
+        "  125    usage or set-up error\n"
 
 static const struct cli_cmd {
         const char *name;
@@ -126,11 +133,11 @@ static const struct cli_cmd {
           "nsbox python --json --memory 128M --wall-time 2s -c 'print(sum(range(10**6)))'" },
         { "judge", NSB_CMD_JUDGE, "nsbox judge [OPTIONS] SPEC.json",
           "run a program against the cases of SPEC.json, one sandbox per case, and print a verdict",
-          EXIT_VERDICT("case") "  125    bad spec, or nsbox itself failed\n",
+          EXIT_JUDGE,
           "nsbox judge examples/judge-spec.json" },
         { "test", NSB_CMD_TEST, "nsbox test [OPTIONS] --harness DIR",
           "run the hidden tests in DIR against the workspace, with feedback per test",
-          EXIT_VERDICT("test") "  125    usage or set-up error\n",
+          EXIT_TEST,
           "nsbox test --harness examples/course/harness --workspace examples/course/workspace" },
         { "batch", NSB_CMD_BATCH, "nsbox batch [OPTIONS] [JOBS.jsonl|-]",
           "run many jobs (JSON Lines) in parallel, one sandbox each, one result line each",
@@ -139,7 +146,7 @@ static const struct cli_cmd {
           "  125    usage, unreadable input or --resume file, stdout closed\n"
           "  130    cancelled (SIGINT, SIGTERM, SIGHUP): the lines written so far are whole\n",
           "nsbox batch -j 2 examples/jobs.jsonl > results.jsonl" },
-        { "doctor", NSB_CMD_DOCTOR, "nsbox doctor [--json] [--isolation MODE] [--interpreter PATH]",
+        { "doctor", NSB_CMD_DOCTOR, "nsbox doctor [--json] [--isolation MODE] [--interpreter PATH] [--cgroup-parent DIR]",
           "say whether this host can sandbox programs, and the exact fix when it cannot",
           "  0      the requested isolation can be provided\n"
           "  1      it cannot (each failing check says why, and its fix)\n"
@@ -185,6 +192,18 @@ static void cmds_text(unsigned cmds, char *buf, size_t size)
         }
 }
 
+/* The names of every option, each once (rows of one name are adjacent). */
+static size_t all_option_names(const char **names)
+{
+        const struct cfg_key *k;
+        size_t n = 0;
+
+        for (size_t i = 0; (k = cfg_key_at(i)) && n < N_KEYS_MAX; i++)
+                if (n == 0 || strcmp(names[n - 1], k->flag) != 0)
+                        names[n++] = k->flag;
+        return n;
+}
+
 /* "unknown option '--wall-tme' (did you mean --wall-time?)": only the
  * options @cmd takes are suggested; an option of other commands says whose. */
 static int unknown_option(enum nsb_cmd cmd, const char *arg, size_t len, struct nsb_error *e)
@@ -198,8 +217,8 @@ static int unknown_option(enum nsb_cmd cmd, const char *arg, size_t len, struct 
 
         if (other && !(other->cmds & (1u << cmd))) {
                 cmds_text(other->cmds, whose, sizeof whose);
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: '%.*s' is an option of %s, not of %s",
-                                cmd_name(cmd), (int) len, arg, whose, cmd_name(cmd));
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: '%.*s%s' is an option of %s, not of %s",
+                                cmd_name(cmd), QUOTE_LEN(len), arg, QUOTE_CUT(len), whose, cmd_name(cmd));
         }
         for (size_t i_key = 0; (k = cfg_key_at(i_key)); i_key++)
                 if ((k->cmds & (1u << cmd)) && (n == 0 || strcmp(names[n - 1], k->flag) != 0) && n < N_KEYS_MAX)
@@ -207,34 +226,93 @@ static int unknown_option(enum nsb_cmd cmd, const char *arg, size_t len, struct 
         snprintf(typed, sizeof typed, "%.*s", (int) wlen, word);
         best = cfg_closest(typed, names, n);
         if (best)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: unknown option '%.*s' (did you mean --%s?)",
-                                cmd_name(cmd), (int) len, arg, best);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: unknown option '%.*s%s' (did you mean --%s?)",
+                                cmd_name(cmd), QUOTE_LEN(len), arg, QUOTE_CUT(len), best);
         /* Close to an option of another command: say whose it is. */
-        n = 0;
-        for (size_t i_key = 0; (k = cfg_key_at(i_key)); i_key++)
-                if ((n == 0 || strcmp(names[n - 1], k->flag) != 0) && n < N_KEYS_MAX)
-                        names[n++] = k->flag;
+        n = all_option_names(names);
         best = cfg_closest(typed, names, n);
         if (best && (other = cfg_key_by_flag(best, strlen(best), cmd))) {
                 cmds_text(other->cmds, whose, sizeof whose);
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: unknown option '%.*s' (--%s is an option of %s, "
-                                "not of %s)", cmd_name(cmd), (int) len, arg, best, whose, cmd_name(cmd));
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: unknown option '%.*s%s' (--%s is an option of %s, "
+                                "not of %s)", cmd_name(cmd), QUOTE_LEN(len), arg, QUOTE_CUT(len), best, whose,
+                                cmd_name(cmd));
         }
-        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: unknown option '%.*s' (nsbox %s --help lists the options)",
-                        cmd_name(cmd), (int) len, arg, cmd_name(cmd));
+        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: unknown option '%.*s%s' (nsbox %s --help lists the options)",
+                        cmd_name(cmd), QUOTE_LEN(len), arg, QUOTE_CUT(len), cmd_name(cmd));
+}
+
+/* An option where the command belongs ("nsbox --json python"): say that
+ * options come after the command, with the option's right name. */
+static int option_before_command(const char *word, struct nsb_error *e)
+{
+        static const char *const top[] = { "help", "version" };   /* nsbox's own, before any command */
+        const char *names[N_KEYS_MAX];
+        const char *name = word + strspn(word, "-"), *best = NULL;
+        size_t n = all_option_names(names), len = strcspn(name, "=");
+        char typed[WORD_BUF];
+
+        if (!word[1] || strcmp(word, "--") == 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s' where the command belongs: nsbox COMMAND "
+                                "[OPTIONS] ARGS (nsbox --help lists the commands)", word);
+        if (strcmp(word, "-v") == 0 || strcmp(word, "-H") == 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "unknown option '%s' (did you mean %s?)", word,
+                                word[1] == 'v' ? "-V, --version" : "-h, --help");
+        if (len < WORD_BUF) {
+                snprintf(typed, sizeof typed, "%.*s", (int) len, name);
+                for (size_t i = 0; i < 2 && name[len] == '='; i++)
+                        if (strcmp(typed, top[i]) == 0)
+                                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--%s takes no value", top[i]);
+                if ((best = cfg_closest(typed, top, 2)))
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "unknown option '%.*s%s' (did you mean --%s?)",
+                                        QV(word), best);
+                best = cfg_closest(typed, names, n);
+                for (size_t i = 0; i < n; i++)
+                        if (strcmp(typed, names[i]) == 0)
+                                best = names[i];
+        }
+        if (best)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s' before the command: options come after it "
+                                "(nsbox COMMAND --%s ..., and nsbox COMMAND --help lists them)",
+                                QV(word), best);
+        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s' before the command: options come after it (nsbox "
+                        "COMMAND [OPTIONS] ARGS; nsbox --help lists the commands)",
+                        QV(word));
 }
 
 static int unknown_command(const char *word, struct nsb_error *e)
 {
         const char *names[N_COMMANDS];
         const char *best;
+        size_t len = strlen(word);
 
+        if (word[0] == '-')
+                return option_before_command(word, e);
         for (size_t i = 0; i < N_COMMANDS; i++)
                 names[i] = commands[i].name;
-        best = strlen(word) < WORD_BUF ? cfg_closest(word, names, N_COMMANDS) : NULL;
+        best = len < WORD_BUF ? cfg_closest(word, names, N_COMMANDS) : NULL;
         if (best)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "unknown command '%s' (did you mean %s?)", word, best);
-        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "unknown command '%s' (nsbox --help lists the commands)", word);
+        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "unknown command '%.*s%s' (nsbox --help lists the commands)",
+                        QV(word));
+}
+
+/* "nsbox help [COMMAND]", "nsbox --help [COMMAND]": that command's help, as
+ * `git help` does; no COMMAND: the overview. */
+static int help_for(int argc, char **argv, struct nsb_config *cfg, struct nsb_error *e)
+{
+        cfg_defaults(cfg, NSB_CMD_HELP);
+        if (argc < 3)
+                return 0;
+        if (argc > 3)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: unexpected argument '%.*s%s' (nsbox help [COMMAND])",
+                                argv[1], QV(argv[3]));
+        for (size_t k = 0; k < N_COMMANDS; k++)
+                if (strcmp(argv[2], commands[k].name) == 0) {
+                        cfg_defaults(cfg, commands[k].cmd);
+                        cfg->help = true;
+                        return 0;
+                }
+        return unknown_command(argv[2], e);
 }
 
 /* Positional arguments of each command, after the options. */
@@ -258,6 +336,10 @@ static int take_positionals(struct nsb_config *cfg, int argc, char **argv, int i
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "judge: expected exactly one SPEC.json");
                 return cfg_set_text(&cfg->input_path, argv[i], e);
         case NSB_CMD_PROFILE:
+                if (argc - i > 2 && strcmp(argv[i], "show") == 0)
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "profile: unexpected argument '%.*s%s' after "
+                                        "'show %.*s%s'%s", QV(argv[i + 2]), QV(argv[i + 1]),
+                                        argv[i + 2][0] == '-' ? " (options go before it)" : "");
                 if (argc - i != 2 || strcmp(argv[i], "show") != 0)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "profile: expected 'show NAME|FILE'");
                 return cfg_set_text(&cfg->input_path, argv[i + 1], e);
@@ -273,7 +355,9 @@ static int take_positionals(struct nsb_config *cfg, int argc, char **argv, int i
                 break;
         case NSB_CMD_BATCH:
                 if (argc - i > 1)
-                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "batch: unexpected argument '%s'", argv[i + 1]);
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "batch: unexpected argument '%.*s%s' after "
+                                        "JOBS.jsonl '%.*s%s'%s", QV(argv[i + 1]), QV(argv[i]),
+                                        argv[i + 1][0] == '-' ? " (options go before it)" : " (one input at most)");
                 return argc - i == 1 ? cfg_set_text(&cfg->input_path, argv[i], e) : 0;
         default:
                 if (i < argc)
@@ -304,10 +388,8 @@ int cfg_parse_cli(int argc, char **argv, struct nsb_config *cfg, struct nsb_erro
                 cfg_defaults(cfg, NSB_CMD_VERSION);
                 return 0;
         }
-        if (strcmp(word, "--help") == 0 || strcmp(word, "-h") == 0 || strcmp(word, "help") == 0) {
-                cfg_defaults(cfg, NSB_CMD_HELP);
-                return 0;
-        }
+        if (strcmp(word, "--help") == 0 || strcmp(word, "-h") == 0 || strcmp(word, "help") == 0)
+                return help_for(argc, argv, cfg, e);
         for (size_t k = 0; k < N_COMMANDS; k++)
                 if (strcmp(word, commands[k].name) == 0)
                         cmd = commands[k].cmd;
@@ -355,17 +437,18 @@ int cfg_parse_cli(int argc, char **argv, struct nsb_config *cfg, struct nsb_erro
                 len = eq ? (size_t) (eq - (a + 2)) : strlen(a + 2);
                 o = cfg_key_by_flag(a + 2, len, cmd);
                 if (!o || !(o->cmds & (1u << cmd)))
-                        return unknown_option(cmd, a, len + 2, e);
+                        return unknown_option(cmd, a, len ? len + 2 : strlen(a), e);
                 if (o->metavar) {
                         if (eq)
                                 value = eq + 1;
                         else if (i + 1 < argc)
                                 value = argv[++i];
                         else
-                                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--%s needs a value (%s)",
-                                                o->flag, o->metavar);
+                                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: --%s needs a value (%s)",
+                                                cmd_name(cmd), o->flag, o->metavar);
                 } else if (eq) {
-                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--%s takes no value", o->flag);
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: --%s takes no value", cmd_name(cmd),
+                                        o->flag);
                 }
                 r = o->parse(o, cfg, value, e);
                 if (r < 0)
@@ -471,13 +554,17 @@ static void usage_top(FILE *f)
                 fprintf(f, "  %-8s %s\n", commands[k].name, commands[k].purpose);
         fputs("\nExit status:\n"
               "  run, python  the program's own status; 124 a limit stopped it; 128+N signal N;\n"
-              "               130 cancelled; 125 nsbox itself failed (usage, configuration, set-up)\n"
+              "               130 cancelled; 125 nsbox itself failed (usage, configuration, set-up);\n"
+              "               run: 126 COMMAND cannot be executed, 127 COMMAND not found\n"
               "  judge, test  0 pass, 1 fail, 3 undetermined, 125 bad input or set-up error\n"
-              "  batch        0 every job produced its line, 125 set-up error, 130 cancelled\n"
-              "  doctor       0 ready, 1 not ready\n"
+              "  batch        0 every job produced its line, 2 and some input lines were bad,\n"
+              "               125 set-up error, 130 cancelled\n"
+              "  doctor       0 ready, 1 not ready, 125 usage error\n"
+              "  profile      0 printed, 125 no such profile or a bad file\n"
+              "  report       0 summarised, 1 no result or verdict in the input, 125 unreadable input\n"
               "\nExample:\n  nsbox python --json --memory 128M --wall-time 2s -c 'print(sum(range(10**6)))'\n"
               "\nFirst run `nsbox doctor`. Each command explains itself: nsbox COMMAND --help.\n"
-              "The whole interface: docs/contract.md in the source tree.\n", f);
+              "The whole interface: man nsbox (installed), docs/contract.md (source tree).\n", f);
 }
 
 static void usage_cmd(FILE *f, const struct cli_cmd *c)

@@ -5,8 +5,17 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "config/schema.h"
+
+/* Longest word a message quotes whole: a longer one is cut, with "...", so
+ * the message keeps its end (what to do) within NSB_ERROR_MSG_MAX. */
+#define QUOTE_MAX 48
+#define QUOTE_LEN(len) ((int) ((len) > QUOTE_MAX ? QUOTE_MAX : (len)))
+#define QUOTE_CUT(len) ((len) > QUOTE_MAX ? "..." : "")
+/* The arguments of "'%.*s%s'" for the string @v. */
+#define QV(v) QUOTE_LEN(strlen(v)), (v), QUOTE_CUT(strlen(v))
 
 /* The python profile's interpreter arguments when none are given. */
 #define CFG_DEFAULT_INTERP_ARGS "-I -B"

@@ -32,6 +32,10 @@ static bool host_path_exists(const char *path, void *user)
         return stat(path, &st) == 0;
 }
 
+/* A profile name as a message quotes it: cut after 48 characters, so the
+ * message keeps what it says about the search path. */
+#define NAME_QUOTE(n) (int) (strlen(n) > 48 ? 48 : strlen(n)), (n), strlen(n) > 48 ? "..." : ""
+
 static bool looks_like_path(const char *s)
 {
         size_t n = strlen(s);
@@ -48,6 +52,7 @@ static int search(const char *name, char *ret, size_t size, struct nsb_error *e)
 {
         const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
         char user_dir[4096] = "";
+        bool here;
 
         if (xdg && xdg[0] == '/')
                 snprintf(user_dir, sizeof user_dir, "%s/nsbox/profiles", xdg);
@@ -61,9 +66,15 @@ static int search(const char *name, char *ret, size_t size, struct nsb_error *e)
                 if (access(ret, F_OK) == 0)
                         return 0;
         }
-        return nsb_fail(e, NSB_STAGE_CONFIG, ENOENT,
-                        "profile '%s' not found: not a built-in (python, minimal), and no %s.ini in %s%s%s", name,
-                        name, CFG_PROFILE_SYSTEM_DIR, user_dir[0] ? " or " : "", user_dir);
+        here = access(name, F_OK) == 0;
+        /* The message names every place looked in: no errno text after it.
+         * A file of that name here is read only as a path ("./x.conf"). */
+        return nsb_fail(e, NSB_STAGE_CONFIG, 0,
+                        "profile '%.*s%s' not found: not a built-in (python, minimal), and no %.*s%s.ini in %s%s%s"
+                        "%s%s%s", NAME_QUOTE(name), NAME_QUOTE(name), CFG_PROFILE_SYSTEM_DIR,
+                        user_dir[0] ? " or " : "", user_dir,
+                        here ? " (to read the file in this directory, give its path: ./" : "", here ? name : "",
+                        here ? ")" : "");
 }
 
 int cfg_profile_load(const char *name, enum nsb_cmd cmd, struct nsb_config *ret, struct nsb_error *e)
@@ -87,8 +98,8 @@ int cfg_profile_load(const char *name, enum nsb_cmd cmd, struct nsb_config *ret,
         } else {
                 if (!valid_name(name))
                         return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
-                                        "profile '%s': a name is letters, digits, '.', '_' and '-' "
-                                        "(or give a path to an .ini file)", name);
+                                        "profile '%.*s%s': a name is letters, digits, '.', '_' and '-' "
+                                        "(or give a path to an .ini file)", NAME_QUOTE(name));
                 r = search(name, path, sizeof path, e);
                 if (r < 0)
                         return r;

@@ -60,7 +60,9 @@ static void fail_at(struct ini_ctx *c, int errnum, const char *fmt, ...)
 
 static void check_section_line(struct ini_ctx *c, const char *s)
 {
-        const char *end;
+        const char *end, *best, *sections[8];
+        char typed[64];
+        size_t n_sections = 0;
         size_t n;
 
         s += strspn(s, " \t\r");
@@ -73,8 +75,52 @@ static void check_section_line(struct ini_ctx *c, const char *s)
         for (size_t i = 0; cfg_profile_section(i); i++)
                 if (strlen(cfg_profile_section(i)) == n && strncmp(cfg_profile_section(i), s + 1, n) == 0)
                         return;
-        fail_at(c, EINVAL, "unknown section [%.*s] (expected [limits], [sandbox], [mounts], [env] or [python])",
-                (int) (n > 64 ? 64 : n), s + 1);
+        snprintf(typed, sizeof typed, "%.*s", (int) (n < sizeof typed ? n : 0), s + 1);
+        for (size_t i = 0; cfg_profile_section(i); i++)
+                sections[n_sections++] = cfg_profile_section(i);
+        best = n < sizeof typed ? cfg_closest(typed, sections, n_sections) : NULL;
+        if (best)
+                fail_at(c, EINVAL, "unknown section [%.*s] (did you mean [%s]?)", (int) (n > 64 ? 64 : n), s + 1,
+                        best);
+        else
+                fail_at(c, EINVAL, "unknown section [%.*s] (expected [limits], [sandbox], [mounts], [env] or "
+                        "[python])", (int) (n > 64 ? 64 : n), s + 1);
+}
+
+/* "unknown key 'memroy' in [limits] (did you mean memory?)"; a key of
+ * another section says where it belongs; else the section's keys. */
+static void unknown_key(struct ini_ctx *c, const char *section, const char *name)
+{
+        const char *names[64], *best;
+        const struct cfg_key *k;
+        char list[256] = "";
+        size_t n = 0, len = 0;
+
+        for (size_t i = 0; (k = cfg_key_at(i)); i++)
+                if (k->key && strcmp(k->key, name) == 0) {
+                        if (!section[0])
+                                fail_at(c, EINVAL, "key '%s' outside any section (it belongs in [%s])", name,
+                                        k->section);
+                        else
+                                fail_at(c, EINVAL, "key '%s' belongs in [%s], not in [%s]", name, k->section,
+                                        section);
+                        return;
+                }
+        for (size_t i = 0; (k = cfg_key_at(i)) && n < ARRAY_SIZE(names); i++)
+                if (k->key && strcmp(k->section, section) == 0) {
+                        names[n++] = k->key;
+                        if (len < sizeof list)
+                                len += (size_t) snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "",
+                                                         k->key);
+                }
+        best = strlen(name) < 64 ? cfg_closest(name, names, n) : NULL;
+        if (!section[0])
+                fail_at(c, EINVAL, "key '%.64s' outside any section (keys follow a [section] line: [limits], "
+                        "[sandbox], [mounts], [env] or [python])", name);
+        else if (best)
+                fail_at(c, EINVAL, "unknown key '%.64s' in [%s] (did you mean %s?)", name, section, best);
+        else
+                fail_at(c, EINVAL, "unknown key '%.64s' in [%s] (expected %s)", name, section, list);
 }
 
 /* inih's line reader (fgets-like), over our buffer. */
@@ -317,10 +363,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
                         idx = i;
                 }
         if (!k) {
-                if (!section[0])
-                        fail_at(c, EINVAL, "key '%s' outside any section", name);
-                else
-                        fail_at(c, EINVAL, "unknown key '%s' in [%s]", name, section);
+                unknown_key(c, section, name);
                 return 0;
         }
         snprintf(what, sizeof what, "[%s] %s", section, name);

@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nsbox-config.h"
+#if NSBOX_HAVE_SECCOMP
+#include <seccomp.h>
+#endif
 #include "util/cleanup.h"
 #include "util/portable.h"
 
@@ -81,11 +85,11 @@ static int opt_shard(const struct cfg_key *row, struct nsb_config *c, const char
         uint64_t idx, n;
 
         if (!slash || (size_t) (slash - v) >= sizeof k)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': expected K/N, e.g. 0/4", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': expected K/N, e.g. 0/4", QV(v));
         memcpy(k, v, (size_t) (slash - v));
         k[slash - v] = '\0';
         if (cfg_parse_count(slash + 1, 1, 1u << 20, &n, e) < 0 || cfg_parse_count(k, 0, n - 1, &idx, e) < 0)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': expected K/N with 0 <= K < N", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': expected K/N with 0 <= K < N", QV(v));
         c->shard_index = (unsigned) idx;
         c->shard_count = (unsigned) n;
         return 0;
@@ -95,12 +99,13 @@ static int opt_env(const struct cfg_key *k, struct nsb_config *c, const char *v,
 {
         const char *eq = strchr(v, '=');
         if (!eq || eq == v)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': expected NAME=VALUE", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': expected NAME=VALUE", QV(v));
         for (const char *p = v; p < eq; p++)
                 if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
                       (p > v && *p >= '0' && *p <= '9')))
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                        "'%s': invalid variable name (letters, digits and _, not starting with a digit)", v);
+                                        "'%.*s%s': invalid variable name (letters, digits and _, not starting with "
+                                        "a digit)", QV(v));
         /* --env A=1 --env A=2: the program sees A=2, and so does the policy
          * (one entry, so the same environment always has the same hash). */
         for (size_t i = 0; i < c->n_env_add; i++)
@@ -131,7 +136,7 @@ static int add_bind(struct nsb_config *c, const char *v, bool ro, struct nsb_err
         struct nsb_bind *nb;
 
         if (!*v || colon == v)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': empty source (expected SRC[:DST])", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': empty source (expected SRC[:DST])", QV(v));
         b.src = colon ? strndup(v, (size_t) (colon - v)) : strdup(v);
         b.dst = colon ? strdup(colon + 1) : strdup(v);
         if (!b.src || !b.dst) {
@@ -153,16 +158,24 @@ static int add_bind(struct nsb_config *c, const char *v, bool ro, struct nsb_err
 static int opt_package(const struct cfg_key *k, struct nsb_config *c, const char *v, struct nsb_error *e)
 {
         if (v[0] != '/')
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': expected an absolute path", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': expected an absolute path", QV(v));
         return cfg_push_text(&c->packages, &c->n_packages, v, e);
 }
 
 static int opt_seccomp_deny(const struct cfg_key *k, struct nsb_config *c, const char *v, struct nsb_error *e)
 {
-        /* Only the shape here; the filter compiler rejects a name the
-         * kernel does not know, before anything runs. */
+        /* The name is checked here, where the flag or the profile line can
+         * still be named (libseccomp's table lookup makes no syscall); the
+         * filter compiler checks it again before anything runs. */
         if (!*v || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(v))
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': not a syscall name (lower-case letters, digits and _)", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': not a syscall name (lower-case letters, "
+                                "digits and _)", QV(v));
+#if NSBOX_HAVE_SECCOMP
+        /* (the posix platform has no seccomp: its plan refuses any name) */
+        if (seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, v) < 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': not a system call of this architecture (as "
+                                "named in syscalls(2), e.g. uname, getcpu)", QV(v));
+#endif
         return cfg_push_text(&c->seccomp_deny, &c->n_seccomp_deny, v, e);
 }
 
@@ -173,11 +186,11 @@ static int opt_tmpfs(const struct cfg_key *k, struct nsb_config *c, const char *
         struct nsb_tmpfs *nt;
 
         if (colon && cfg_parse_size(colon + 1, &t.size_bytes, e) < 0)
-                return nsb_error_prefix(e, "'%s'", v);
+                return nsb_error_prefix(e, "'%.*s%s'", QV(v));
         if (colon && t.size_bytes == 0)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': size must be positive", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': size must be positive", QV(v));
         if (v[0] != '/')
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': expected an absolute DST[:SIZE]", v);
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': expected an absolute DST[:SIZE]", QV(v));
         if (!(t.dst = colon ? strndup(v, (size_t) (colon - v)) : strdup(v)))
                 return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory");
         nt = realloc(c->tmpfs, (c->n_tmpfs + 1) * sizeof *nt);
@@ -229,7 +242,7 @@ static int parse_choice(const struct cfg_key *k, struct nsb_config *c, const cha
                 }
                 nsb_appendf(list, sizeof list, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ", k->choices[i]);
         }
-        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%s': expected %s", v, list);
+        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': expected %s", QV(v), list);
 }
 
 /* A string field (the interpreter, its args). */
@@ -316,7 +329,7 @@ static const struct cfg_key keys[] = {
               "largest file the program may write"),
         LIMIT("tmp-size", "SIZE", "tmp_size", CFG_KIND_SIZE, tmp_size_bytes, 64 * MIB, CFG_F_TMP_SIZE, 4 * KIB, TIB,
               "4K", "1T", "0 would turn the limit off: a tmpfs of size 0 is unbounded; one page is its least",
-              "size of the private /tmp"),
+              "size of the private /tmp and of the fresh workspace"),
         OPT("stdin", "FILE", C_SANDBOX, opt_stdin, CFG_G_ENV,
             "standard input (default: empty); judge and batch: for the cases and jobs that give none"),
         /* [env] takes any variable name as its key */
@@ -354,9 +367,13 @@ static const struct cfg_key keys[] = {
           .group = CFG_G_ISOLATION, .help = "make run cgroups in DIR, a delegated cgroup v2 subtree with memory and "
           "pids (default: nsbox's own cgroup, or a systemd scope it asks for)", .kind = CFG_KIND_TEXT,
           .section = "sandbox", .key = "cgroup_parent", FIELD(cgroup_parent), .bit = CFG_F_CGROUP_PARENT },
-        OPT("json", NULL, C_SANDBOX, opt_json, CFG_G_OUTPUT,
-            "print the result object (judge: the verdict, test: the report) on stdout instead of the program's "
-            "streams or a summary"),
+        OPT("json", NULL, C_RUN | C_PY, opt_json, CFG_G_OUTPUT,
+            "print the result object on stdout instead of relaying the program's streams"),
+        OPT("json", NULL, C_JUDGE, opt_json, CFG_G_OUTPUT,
+            "print the verdict (nsbox.verdict/1) on stdout instead of one line per case"),
+        OPT("json", NULL, C_TEST, opt_json, CFG_G_OUTPUT,
+            "print the report (nsbox.tests/1) on stdout instead of one line per test"),
+        OPT("json", NULL, C_BATCH, opt_json, CFG_G_OUTPUT, "accepted and changes nothing: batch always writes JSON Lines"),
         OPT("json", NULL, C_DOCTOR, opt_json, CFG_G_OUTPUT,
             "print the report as one JSON object (nsbox.doctor/1) instead of text"),
         OPT("result", "FILE", C_SANDBOX, opt_result, CFG_G_OUTPUT,

@@ -6,13 +6,20 @@
  * "wall-tme" one from "wall-time". A name counts as close when it is at most
  * a third of its length away (at least one edit, at most three), or when the
  * typed word is the start of exactly that name and at least three characters
- * long ("--mem" for --memory). Ties go to the first candidate. @names holds
- * each name once. */
+ * long ("--mem" for --memory). Letter case is ignored ("--MEMORY",
+ * "[Limits]"): every name nsbox knows is lower case. Ties go to the first
+ * candidate. @names holds each name once. */
 #include "config/config.h"
 
 #include <string.h>
+#include <strings.h>
 
 #define WORD_MAX 64
+
+static char lower(char c)
+{
+        return c >= 'A' && c <= 'Z' ? (char) (c - 'A' + 'a') : c;
+}
 
 static size_t min3(size_t a, size_t b, size_t c)
 {
@@ -33,9 +40,10 @@ size_t cfg_edit_distance(const char *a, const char *b)
                 d[0][j] = j;
         for (size_t i = 1; i <= la; i++)
                 for (size_t j = 1; j <= lb; j++) {
-                        size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+                        size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
                         d[i][j] = min3(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-                        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                        if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
+                            lower(a[i - 2]) == lower(b[j - 1]) &&
                             d[i - 2][j - 2] + 1 < d[i][j])
                                 d[i][j] = d[i - 2][j - 2] + 1;
                 }
@@ -51,7 +59,7 @@ const char *cfg_closest(const char *word, const char *const *names, size_t n)
                 size_t d = cfg_edit_distance(word, names[i]), len = strlen(names[i]);
                 size_t allowed = len / 3 < 1 ? 1 : len / 3 > 3 ? 3 : len / 3;
 
-                if (wlen >= 3 && wlen < len && strncmp(word, names[i], wlen) == 0) {
+                if (wlen >= 3 && wlen < len && strncasecmp(word, names[i], wlen) == 0) {
                         prefix_of = names[i];
                         n_prefix++;
                 }

@@ -79,6 +79,13 @@ static int scale(const struct decimal *d, uint64_t mult, bool exact, uint64_t *r
         return 0;
 }
 
+/* What each kind of value looks like: said when one is empty or malformed. */
+#define SIZE_FORM "expected a number of bytes with an optional unit K, M, G or T, e.g. 512K, 256M, 1G"
+#define DURATION_FORM "expected a number with a unit ms, s, m or h, e.g. 500ms, 10s, 2m"
+/* No size, duration or count is longer: a longer value is quoted cut, so
+ * the message still says what a value looks like. */
+#define VALUE_MAX 32
+
 int cfg_parse_size(const char *s, uint64_t *ret_bytes, struct nsb_error *e)
 {
         static const struct { const char *suffix; uint64_t mult; } units[] = {
@@ -93,13 +100,15 @@ int cfg_parse_size(const char *s, uint64_t *ret_bytes, struct nsb_error *e)
         int r;
 
         if (!s || !*s)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "empty size");
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "empty size (" SIZE_FORM ")");
+        if (strlen(s) > VALUE_MAX)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "malformed size '%.*s...' (" SIZE_FORM ")", VALUE_MAX, s);
         r = parse_decimal(s, &d);
         if (r == -ERANGE)
                 return nsb_fail(e, NSB_STAGE_USAGE, ERANGE, "size '%s' is too large", s);
         if (r < 0)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                "malformed size '%s' (expected a number of bytes with an optional unit K, M, G or T, e.g. 512K, 256M, 1G)", s);
+                                "malformed size '%s' (" SIZE_FORM ")", s);
         for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
                 if (strcasecmp(d.rest, units[i].suffix) != 0)
                         continue;
@@ -137,13 +146,16 @@ int cfg_parse_duration(const char *s, uint64_t *ret_ms, struct nsb_error *e)
         int r;
 
         if (!s || !*s)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "empty duration");
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "empty duration (" DURATION_FORM ")");
+        if (strlen(s) > VALUE_MAX)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "malformed duration '%.*s...' (" DURATION_FORM ")",
+                                VALUE_MAX, s);
         r = parse_decimal(s, &d);
         if (r == -ERANGE)
                 return nsb_fail(e, NSB_STAGE_USAGE, ERANGE, "duration '%s' is too large", s);
         if (r < 0)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                "malformed duration '%s' (expected a number with a unit ms, s, m or h, e.g. 500ms, 10s, 2m)", s);
+                                "malformed duration '%s' (" DURATION_FORM ")", s);
         for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
                 uint64_t ms;
                 if (strcmp(d.rest, units[i].suffix) != 0)
@@ -168,7 +180,10 @@ int cfg_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *ret, st
         struct decimal d;
 
         if (!s || !*s)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "empty number");
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "empty number (expected a whole number)");
+        if (strlen(s) > VALUE_MAX)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "malformed number '%.*s...' (expected a whole number)",
+                                VALUE_MAX, s);
         if (parse_decimal(s, &d) < 0 || *d.rest || d.frac_digits)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "malformed number '%s' (expected a whole number)", s);
         if (d.whole < min || d.whole > max)

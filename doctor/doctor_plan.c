@@ -69,8 +69,10 @@ void doctor_aa_fix(const struct doc_aa *aa, char *buf, size_t size)
                 nsb_appendf(buf, size, "sudo meson install -C %s && " AA_LOAD ", then run %s (the profile names "
                                        "that binary, not %s)", aa->build_dir, installed, aa->self_exe);
         } else if (is_installed && strcmp(aa->bindir, "/usr/bin") == 0) {
-                nsb_appendf(buf, size, "sudo apt-get install --reinstall nsbox (the package ships %s), then " AA_LOAD,
-                            DOC_AA_PROFILE);
+                /* The profile is a conffile: dpkg keeps a deleted conffile
+                 * deleted on a plain --reinstall; force-confmiss restores it. */
+                nsb_appendf(buf, size, "sudo apt-get install --reinstall -o Dpkg::Options::=--force-confmiss nsbox "
+                                       "(the package ships %s), then " AA_LOAD, DOC_AA_PROFILE);
         } else if (is_installed) {
                 nsb_appendf(buf, size, "run sudo meson install again from nsbox's build directory (it installs %s), "
                                        "then " AA_LOAD, DOC_AA_PROFILE);

@@ -187,6 +187,14 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
         if ((r = run_check_dir("--workspace", cfg->workspace, e)) < 0 ||
             (r = run_check_dir("--harness", cfg->harness, e)) < 0)
                 return r;
+        /* A missing bind source is named with its flag, not as a failed
+         * mount step (a profile's sources were checked with their line). */
+        for (size_t i = 0; i < cfg->n_binds; i++) {
+                struct stat st;
+                if (stat(cfg->binds[i].src, &st) < 0)
+                        return nsb_fail(e, NSB_STAGE_CONFIG, errno, "%s '%s'",
+                                        cfg->binds[i].read_only ? "--ro-bind" : "--bind", cfg->binds[i].src);
+        }
         if (s->reduced && (r = reduced_check(cfg, req->runner_dir, e)) < 0)
                 return r;
         if (req->python) {

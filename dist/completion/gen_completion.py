@@ -62,7 +62,12 @@ _nsbox()
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
     COMPREPLY=()
     if ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W "%(commands)s --help --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "%(commands)s help --help --version" -- "$cur"))
+        return
+    fi
+    # nsbox help COMMAND, nsbox --help COMMAND
+    if [[ $cmd == help || $cmd == --help || $cmd == -h ]]; then
+        ((COMP_CWORD == 2)) && COMPREPLY=($(compgen -W "%(commands)s" -- "$cur"))
         return
     fi
     # after "--" (or run's COMMAND) the words are the program's: files
@@ -147,10 +152,14 @@ _nsbox_profiles()
 _nsbox()
 {
     if (( CURRENT == 2 )); then
-        compadd -- %(commands)s --help --version
+        compadd -- %(commands)s help --help --version
         return
     fi
     local cmd=$words[2]
+    if [[ $cmd == help || $cmd == --help || $cmd == -h ]]; then
+        (( CURRENT == 3 )) && compadd -- %(commands)s
+        return
+    fi
     shift words
     (( CURRENT-- ))
     case $cmd in

@@ -121,6 +121,55 @@ class Help(unittest.TestCase):
             self.assertIn("Exit status", secs)
             self.assertRegex(secs["Example"], r"^  nsbox ")
 
+    def test_a_synopsis_that_lists_options_lists_them_all(self):
+        """doctor's and report's usage lines name their options: none may be
+        missing (an option added to the table must reach the synopsis)."""
+        for cmd in ("doctor", "report"):
+            with self.subTest(cmd=cmd):
+                text = nsbox(cmd, "--help").stdout.decode()
+                usage = re.search(r"(?m)^Usage: (.*)$", text).group(1)
+                opts = set(re.findall(r"(?m)^  (--[a-z-]+)", text)) - {"--help"}
+                self.assertTrue(opts)
+                for opt in opts:
+                    self.assertIn("[" + opt, usage, opt)
+
+    def test_help_names_a_command(self):
+        """`nsbox help judge` is judge's help, as `git help commit` is; a
+        name that is no command is refused with a suggestion."""
+        for args in (["help", "judge"], ["--help", "judge"]):
+            p = nsbox(*args)
+            self.assertEqual((p.returncode, p.stdout), (0, nsbox("judge", "--help").stdout), args)
+        p = nsbox("help", "pyhton")
+        self.assertEqual((p.returncode, p.stdout), (125, b""))
+        self.assertEqual(p.stderr.decode(), "nsbox: unknown command 'pyhton' (did you mean python?)\n")
+
+    def test_each_commands_json_and_exit_statuses_are_its_own(self):
+        def json_line(cmd):
+            text = nsbox(cmd, "--help").stdout.decode()
+            return next(line for line in text.splitlines() if line.strip().startswith("--json"))
+        self.assertIn("changes nothing", json_line("batch"))
+        self.assertIn("nsbox.verdict/1", json_line("judge"))
+        self.assertIn("nsbox.tests/1", json_line("test"))
+        # batch --json does change nothing: the same lines either way
+        jobs = b'{"id": 1, "kind": "run", "argv": ["/bin/echo", "hi"]}\n'
+        keys = [[sorted(json.loads(line)) for line in nsbox("batch", *a, input=jobs).stdout.splitlines()]
+                for a in ([], ["--json"])]
+        self.assertEqual(keys[0], keys[1])
+        test = sections(nsbox("test", "--help").stdout.decode())["Exit status"]
+        self.assertNotIn("cut output", test)
+        self.assertIn("every test was skipped", test)
+        # an all-skipped harness is undetermined (3), as the help now says
+        d = tempfile.mkdtemp(prefix="nsbox-help.")
+        try:
+            os.mkdir(os.path.join(d, "h"))
+            with open(os.path.join(d, "h", "test_skip.py"), "w") as f:
+                f.write("import unittest\n\ndef test_a():\n    raise unittest.SkipTest('x')\n")
+            self.assertEqual(nsbox("test", "--harness", os.path.join(d, "h")).returncode, 3)
+        finally:
+            shutil.rmtree(d)
+        top = sections(nsbox("--help").stdout.decode())["Exit status"]
+        self.assertEqual(re.findall(r"(?m)^  (\w+)", top)[-2:], ["profile", "report"])
+
     def test_each_example_runs(self):
         """The example in each help is a command that works, from the source
         tree (batch's example, which writes a file, is the README's and runs
@@ -156,6 +205,37 @@ class Suggestions(unittest.TestCase):
     def test_command(self):
         self.assertEqual(self.usage_error("pyhton", "x.py"), "nsbox: unknown command 'pyhton' (did you mean python?)")
         self.assertEqual(self.usage_error("dcotor"), "nsbox: unknown command 'dcotor' (did you mean doctor?)")
+
+    def test_odd_words(self):
+        """What a user may type where a command or option belongs."""
+        self.assertEqual(self.usage_error("--wall-tme", "2s"),
+                         "nsbox: '--wall-tme' before the command: options come after it (nsbox COMMAND "
+                         "--wall-time ..., and nsbox COMMAND --help lists them)")
+        self.assertEqual(self.usage_error("--"),
+                         "nsbox: '--' where the command belongs: nsbox COMMAND [OPTIONS] ARGS (nsbox --help "
+                         "lists the commands)")
+        self.assertEqual(self.usage_error("python", "--=", "-c", "1"),
+                         "nsbox: python: unknown option '--=' (nsbox python --help lists the options)")
+        self.assertEqual(self.usage_error("run", "--MEMORY", "1G", "--", "true"),
+                         "nsbox: run: unknown option '--MEMORY' (did you mean --memory?)")
+        self.assertEqual(self.usage_error("python", "--mémory", "1G", "-c", "1"),
+                         "nsbox: python: unknown option '--mémory' (did you mean --memory?)")
+        err = self.usage_error("python", "--" + "x" * 100000, "-c", "1")
+        self.assertTrue(err.endswith("x...' (nsbox python --help lists the options)"), err[-200:])
+        self.assertLess(len(err), 200)
+        # a very long value is quoted cut: what is allowed still ends the line
+        for args, end in ((["--network"], "...': expected none or loopback"),
+                          (["--memory"], "...' (expected a number of bytes with an optional unit K, M, G or T, "
+                                         "e.g. 512K, 256M, 1G)"),
+                          (["--shard"], "...': expected K/N, e.g. 0/4"),
+                          (["--profile"], "...' not found: not a built-in (python, minimal), and no "
+                                          + "z" * 48 + "....ini in /etc/nsbox/profiles")):
+            with self.subTest(option=args[0]):
+                p = nsbox("batch", *args, "z" * 5000, "/dev/null")
+                self.assertEqual((p.returncode, p.stdout), (125, b""))
+                err = p.stderr.decode().strip()
+                self.assertIn(end, err)
+                self.assertLess(len(err), 300)
 
     def test_nothing_close(self):
         self.assertEqual(self.usage_error("python", "--frobnicate", "-c", "1"),
@@ -214,25 +294,53 @@ class Messages(unittest.TestCase):
     def test_nsbox_knows_the_cause(self):
         self.assertEqual(self.error("test", "--harness", "/etc/passwd"),
                          "nsbox: test: --harness '/etc/passwd' is not a directory")
+        # a syscall name is checked with the flag, which the message names
         self.assertEqual(self.error("python", "--seccomp-deny", "no_such_call", "-c", "1"),
-                         "nsbox: sandbox error (config): seccomp_deny: unknown syscall 'no_such_call' (not a system "
-                         "call name libseccomp knows for this architecture)")
+                         "nsbox: --seccomp-deny: 'no_such_call': not a system call of this architecture (as named "
+                         "in syscalls(2), e.g. uname, getcpu)")
+        self.assertEqual(self.error("python", "--ro-bind", "/nonexistent-src:/data", "-c", "1"),
+                         "nsbox: sandbox error (config): --ro-bind '/nonexistent-src': No such file or directory")
+        self.assertEqual(self.error("python", "no-such-script.py"),
+                         "nsbox: python: script: 'no-such-script.py': No such file or directory")
+        self.assertEqual(self.error("python", "-"),
+                         "nsbox: python: SCRIPT '-': nsbox reads no program from its standard input; give a script "
+                         "file, or -c CODE (--stdin - hands standard input to the program)")
         # a system error keeps its reason: here it is the only one
         p = nsbox("python", "--result", "/nonexistent-dir/r.json", "-c", "1")
         self.assertEqual(p.returncode, 125)
         self.assertEqual(p.stderr.decode().strip(),
                          "nsbox: --result: cannot open '/nonexistent-dir/r.json': No such file or directory")
 
-    def test_profile_values(self):
+    def profile(self, text, name="p.ini"):
+        """A file @name holding @text in a directory removed after the test."""
         d = tempfile.mkdtemp(prefix="nsbox-help.")
-        try:
-            path = os.path.join(d, "p.ini")
-            with open(path, "w") as f:
-                f.write("[sandbox]\nnetwork = wifi\n")
-            self.assertEqual(self.error("python", "--profile", path, "-c", "1"),
-                             "nsbox: %s:2: [sandbox] network: 'wifi': expected none or loopback" % path)
-        finally:
-            shutil.rmtree(d)
+        self.addCleanup(shutil.rmtree, d)
+        path = os.path.join(d, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_profile_values(self):
+        path = self.profile("[sandbox]\nnetwork = wifi\n")
+        self.assertEqual(self.error("python", "--profile", path, "-c", "1"),
+                         "nsbox: %s:2: [sandbox] network: 'wifi': expected none or loopback" % path)
+
+    def test_profile_keys_and_names(self):
+        path = self.profile("[limits]\nwall_time = 2s\nmemroy = 1G\n")
+        self.assertEqual(self.error("profile", "show", path),
+                         "nsbox: %s:3: unknown key 'memroy' in [limits] (did you mean memory?)" % path)
+        path = self.profile("[sandbox]\nmemory = 1G\n")
+        self.assertEqual(self.error("profile", "show", path),
+                         "nsbox: %s:2: key 'memory' belongs in [limits], not in [sandbox]" % path)
+        # a profile that is not found says where it was looked for, with no
+        # errno text after that; a file here by that name is read as a path
+        d = os.path.dirname(self.profile("[limits]\nmemory = 1G\n", "course.conf"))
+        err = self.error("python", "--profile", "course.conf", "-c", "1", cwd=d)
+        self.assertTrue(err.startswith("nsbox: profile 'course.conf' not found: not a built-in"), err)
+        self.assertTrue(err.endswith("(to read the file in this directory, give its path: ./course.conf)"), err)
+        self.assertNotIn("No such file", err)
+        p = nsbox("profile", "show", "./course.conf", cwd=d)
+        self.assertEqual(p.returncode, 0, p.stderr)
 
     def test_judge_spec(self):
         d = tempfile.mkdtemp(prefix="nsbox-help.")
@@ -259,6 +367,11 @@ class Messages(unittest.TestCase):
         self.assertEqual(line["status"], "error")
         self.assertNotIn("Invalid argument", line["error"]["message"])
         self.assertNotIn("out of range: Numerical", line["error"]["message"])
+        p = nsbox("batch", input=b'{"id": "a", "kind": "python", "cod": "1"}\n{"id": "b", "kind": "pyton"}\n')
+        msgs = sorted(json.loads(line)["error"]["message"] for line in p.stdout.splitlines())
+        self.assertEqual(msgs, ['line 1: unknown key "cod" for a python job (expected id, kind, code, test_code, '
+                                'timeout, limits, stdin)',
+                                'line 2: "kind": unknown kind "pyton" (expected "python", "judge" or "run")'])
 
 
 def console_commands(readme):

@@ -40,8 +40,12 @@ class BashCompletion(unittest.TestCase):
 
     def test_commands(self):
         commands, _ = table()
-        self.assertEqual(self.complete(""), sorted(commands + ["--help", "--version"]))
+        self.assertEqual(self.complete(""), sorted(commands + ["help", "--help", "--version"]))
         self.assertEqual(self.complete("ju"), ["judge"])
+        # nsbox help COMMAND is that command's help
+        self.assertEqual(self.complete("help", ""), sorted(commands))
+        self.assertEqual(self.complete("--help", "ba"), ["batch"])
+        self.assertEqual(self.complete("help", "judge", ""), [])
 
     def test_options_per_command_are_the_tables(self):
         commands, options = table()

@@ -130,7 +130,12 @@ static void test_bad_lines(void **state)
         parse_err("{\"kind\":\"python\",\"code\":\"\"}", "missing \"id\"");
         parse_err("{\"id\":\"\",\"kind\":\"python\",\"code\":\"\"}", "\"id\"");
         parse_err("{\"id\":1.5,\"kind\":\"python\",\"code\":\"\"}", "\"id\"");
-        parse_err("{\"id\":\"a\",\"kind\":\"perl\",\"code\":\"\"}", "unknown kind");
+        parse_err("{\"id\":\"a\",\"kind\":\"perl\",\"code\":\"\"}",
+                  "\"kind\": unknown kind \"perl\" (expected \"python\", \"judge\" or \"run\")");
+        parse_err("{\"id\":\"a\",\"kind\":\"python\",\"cod\":\"\"}",
+                  "unknown key \"cod\" for a python job (expected id, kind, code, test_code, timeout, limits, stdin)");
+        parse_err("{\"id\":\"a\",\"kind\":\"judge\",\"spce\":{}}",
+                  "unknown key \"spce\" for a judge job (expected id, kind, spec)");
         parse_err("{\"id\":\"a\",\"kind\":\"python\"}", "missing \"code\"");
         parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"argv\":[]}", "unknown key \"argv\"");
         parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"limits\":{\"walltime\":\"1s\"}}", "unknown key \"walltime\"");

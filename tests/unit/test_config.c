@@ -358,6 +358,147 @@ static void test_error_prefix(void **state)
         assert_true(nsb_fail(&e, NSB_STAGE_CONFIG, 0, "bad") < 0);
 }
 
+/* nsbox help COMMAND (and --help COMMAND) is that command's help; a name
+ * that is no command is refused with a suggestion, as `nsbox pyhton` is. */
+static void test_help_for_a_command(void **state)
+{
+        static const struct { int argc; char *argv[4]; enum nsb_cmd cmd; } ok[] = {
+                { 3, { "nsbox", "help", "judge" }, NSB_CMD_JUDGE },
+                { 3, { "nsbox", "--help", "batch" }, NSB_CMD_BATCH },
+                { 3, { "nsbox", "-h", "doctor" }, NSB_CMD_DOCTOR },
+        };
+        static const struct { int argc; char *argv[5]; const char *want; } bad[] = {
+                { 3, { "nsbox", "help", "pyhton" }, "unknown command 'pyhton' (did you mean python?)" },
+                { 3, { "nsbox", "help", "xyzzy" }, "unknown command 'xyzzy' (nsbox --help lists the commands)" },
+                { 4, { "nsbox", "help", "judge", "x" }, "help: unexpected argument 'x' (nsbox help [COMMAND])" },
+        };
+        struct nsb_config cfg;
+        struct nsb_error e;
+
+        (void) state;
+        for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+                nsb_error_clear(&e);
+                assert_int_equal(cfg_parse_cli(ok[i].argc, (char **) ok[i].argv, &cfg, &e), 0);
+                assert_int_equal(cfg.cmd, ok[i].cmd);
+                assert_true(cfg.help);
+                cfg_free(&cfg);
+        }
+        nsb_error_clear(&e);
+        assert_int_equal(cfg_parse_cli(2, (char *[]) { "nsbox", "help", NULL }, &cfg, &e), 0);
+        assert_int_equal(cfg.cmd, NSB_CMD_HELP);
+        cfg_free(&cfg);
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                parse_fails(bad[i].argc, (char **) bad[i].argv, &e);
+                assert_string_equal(e.msg, bad[i].want);
+        }
+}
+
+/* Odd words where a command or option belongs: each message quotes what was
+ * typed (cut when long, so its advice still fits) and says what to do. */
+static void test_odd_words(void **state)
+{
+        static char long_opt[2 + 5000 + 1], long_cmd[5000 + 1];
+        static const struct { int argc; char *argv[5]; const char *want; } cases[] = {
+                { 2, { "nsbox", "--wall-tme" }, "'--wall-tme' before the command: options come after it (nsbox "
+                                                "COMMAND --wall-time ..., and nsbox COMMAND --help lists them)" },
+                { 3, { "nsbox", "--json", "python" }, "'--json' before the command: options come after it (nsbox "
+                                                      "COMMAND --json ..., and nsbox COMMAND --help lists them)" },
+                { 2, { "nsbox", "--" }, "'--' where the command belongs: nsbox COMMAND [OPTIONS] ARGS (nsbox "
+                                        "--help lists the commands)" },
+                { 2, { "nsbox", "-" }, "'-' where the command belongs: nsbox COMMAND [OPTIONS] ARGS (nsbox "
+                                       "--help lists the commands)" },
+                { 2, { "nsbox", "---x" }, "'---x' before the command: options come after it (nsbox COMMAND "
+                                          "[OPTIONS] ARGS; nsbox --help lists the commands)" },
+                { 4, { "nsbox", "python", "--=", "x.py" }, "python: unknown option '--=' (nsbox python --help "
+                                                          "lists the options)" },
+                { 4, { "nsbox", "python", "--MEMORY", "1G" }, "python: unknown option '--MEMORY' (did you mean "
+                                                              "--memory?)" },
+                { 2, { "nsbox", "PYTHON" }, "unknown command 'PYTHON' (did you mean python?)" },
+                /* nsbox's own options, before any command */
+                { 2, { "nsbox", "--halp" }, "unknown option '--halp' (did you mean --help?)" },
+                { 2, { "nsbox", "--verison" }, "unknown option '--verison' (did you mean --version?)" },
+                { 2, { "nsbox", "-v" }, "unknown option '-v' (did you mean -V, --version?)" },
+                { 2, { "nsbox", "--version=1" }, "--version takes no value" },
+                { 2, { "nsbox", "--help=1" }, "--help takes no value" },
+                { 2, { "nsbox", "-help" }, "unknown option '-help' (did you mean --help?)" },
+                { 3, { "nsbox", "judge", "--help=x" }, "judge: --help takes no value" },
+                { 3, { "nsbox", "run", "--memory" }, "run: --memory needs a value (SIZE)" },
+                { 5, { "nsbox", "batch", "jobs.jsonl", "-j", "2" }, "batch: unexpected argument '-j' after JOBS.jsonl "
+                                                                    "'jobs.jsonl' (options go before it)" },
+                { 4, { "nsbox", "batch", "a.jsonl", "b.jsonl" }, "batch: unexpected argument 'b.jsonl' after "
+                                                                 "JOBS.jsonl 'a.jsonl' (one input at most)" },
+                { 5, { "nsbox", "profile", "show", "python", "--json" }, "profile: unexpected argument '--json' "
+                                                                         "after 'show python' (options go before it)" },
+        };
+        struct nsb_error e;
+
+        (void) state;
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                parse_fails(cases[i].argc, (char **) cases[i].argv, &e);
+                assert_string_equal(e.msg, cases[i].want);
+        }
+        memset(long_opt, 'a', sizeof long_opt - 1);
+        long_opt[0] = long_opt[1] = '-';
+        parse_fails(4, (char *[]) { "nsbox", "python", long_opt, "x.py", NULL }, &e);
+        assert_non_null(strstr(e.msg, "aaa...' (nsbox python --help lists the options)"));
+        assert_true(strlen(e.msg) < 200);
+        parse_fails(2, (char *[]) { "nsbox", long_opt, NULL }, &e);
+        assert_non_null(strstr(e.msg, "aaa...' before the command: options come after it"));
+        assert_true(strlen(e.msg) < 200);
+        memset(long_cmd, 'b', sizeof long_cmd - 1);
+        parse_fails(2, (char *[]) { "nsbox", long_cmd, NULL }, &e);
+        assert_non_null(strstr(e.msg, "bbb...' (nsbox --help lists the commands)"));
+        /* so is a long value, and the message still says what is allowed */
+        long_opt[0] = 'z';
+        long_opt[1] = 'z';
+        parse_fails(5, (char *[]) { "nsbox", "python", "--network", long_opt, "x.py", NULL }, &e);
+        assert_non_null(strstr(e.msg, "aaa...': expected none or loopback"));
+        parse_fails(5, (char *[]) { "nsbox", "python", "--memory", long_opt, "x.py", NULL }, &e);
+        assert_non_null(strstr(e.msg, "aaa...' (expected a number of bytes with an optional unit K, M, G or T"));
+        parse_fails(5, (char *[]) { "nsbox", "python", "--wall-time", long_opt, "x.py", NULL }, &e);
+        assert_non_null(strstr(e.msg, "...' (expected a number with a unit ms, s, m or h"));
+        parse_fails(5, (char *[]) { "nsbox", "batch", "--jobs", long_opt, NULL }, &e);
+        assert_non_null(strstr(e.msg, "...' (expected a whole number)"));
+        /* an empty value says what a value looks like */
+        parse_fails(4, (char *[]) { "nsbox", "python", "--memory=", "x.py", NULL }, &e);
+        assert_string_equal(e.msg, "--memory: empty size (expected a number of bytes with an optional unit K, M, "
+                                   "G or T, e.g. 512K, 256M, 1G)");
+        parse_fails(4, (char *[]) { "nsbox", "python", "--wall-time=", "x.py", NULL }, &e);
+        assert_string_equal(e.msg, "--wall-time: empty duration (expected a number with a unit ms, s, m or h, "
+                                   "e.g. 500ms, 10s, 2m)");
+}
+
+/* Each command's help says what that command does with --json, and its
+ * exit statuses are that command's own. */
+static void test_usage_is_each_commands_own(void **state)
+{
+        char *u;
+
+        (void) state;
+        u = cfg_usage(NSB_CMD_BATCH);
+        assert_non_null(strstr(u, "--json                     accepted and changes nothing: batch always writes "
+                                  "JSON Lines"));
+        assert_null(strstr(u, "instead of relaying"));
+        free(u);
+        u = cfg_usage(NSB_CMD_JUDGE);
+        assert_non_null(strstr(u, "print the verdict (nsbox.verdict/1)"));
+        assert_non_null(strstr(u, "  3      undetermined: the sandbox failed, cut output cannot settle a check, "
+                                  "or cancelled\n"));
+        free(u);
+        u = cfg_usage(NSB_CMD_TEST);
+        assert_non_null(strstr(u, "print the report (nsbox.tests/1)"));
+        assert_null(strstr(u, "cut output"));           /* that is the judge's */
+        assert_non_null(strstr(u, "every test was skipped"));
+        free(u);
+        u = cfg_usage(NSB_CMD_NONE);
+        assert_non_null(strstr(u, "\n  report       0 summarised, 1 no result or verdict in the input"));
+        assert_non_null(strstr(u, "\n  profile      0 printed, 125"));
+        /* the overview has every status each command's help lists */
+        assert_non_null(strstr(u, "126 COMMAND cannot be executed, 127 COMMAND not found"));
+        assert_non_null(strstr(u, "2 and some input lines were bad"));
+        free(u);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -369,6 +510,8 @@ int main(void)
                 cmocka_unit_test(test_absolute_sources),
                 cmocka_unit_test(test_cli_errors),   cmocka_unit_test(test_error_prefix),
                 cmocka_unit_test(test_suggestions),  cmocka_unit_test(test_usage),
+                cmocka_unit_test(test_help_for_a_command), cmocka_unit_test(test_odd_words),
+                cmocka_unit_test(test_usage_is_each_commands_own),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

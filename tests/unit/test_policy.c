@@ -111,6 +111,19 @@ static void test_errors(void **state)
                 { "[limits]\n\n[nothing]\n[sandbox]\nnetwork = none\n", "f.ini:3: unknown section [nothing]" },
                 { "[limits]\nmem = 1M\n", "f.ini:2: unknown key 'mem' in [limits]" },
                 { "memory = 1M\n", "f.ini:1: key 'memory' outside any section" },
+                /* what is allowed, or the closest name, or where the key belongs */
+                { "[limits]\nmemroy = 1M\n", "f.ini:2: unknown key 'memroy' in [limits] (did you mean memory?)" },
+                { "[limits]\nMemory = 1M\n", "f.ini:2: unknown key 'Memory' in [limits] (did you mean memory?)" },
+                { "[limits]\nfoo = 1M\n", "f.ini:2: unknown key 'foo' in [limits] (expected wall_time, cpu_time, "
+                                            "memory, pids, output_limit, file_size, tmp_size)" },
+                { "[sandbox]\nmemory = 1M\n", "f.ini:2: key 'memory' belongs in [limits], not in [sandbox]" },
+                { "memory = 1M\n", "f.ini:1: key 'memory' outside any section (it belongs in [limits])" },
+                { "foo = 1\n", "f.ini:1: key 'foo' outside any section (keys follow a [section] line: [limits], "
+                                "[sandbox], [mounts], [env] or [python])" },
+                { "[limit]\nmemory = 1M\n", "f.ini:1: unknown section [limit] (did you mean [limits]?)" },
+                { "[LIMITS]\nmemory = 1M\n", "f.ini:1: unknown section [LIMITS] (did you mean [limits]?)" },
+                { "[bogus]\n", "f.ini:1: unknown section [bogus] (expected [limits], [sandbox], [mounts], [env] or "
+                                "[python])" },
                 { "[limits]\nmemory = 12Q\n", "f.ini:2: [limits] memory: malformed size '12Q'" },
                 { "[limits]\nwall_time = soon\n", "f.ini:2: [limits] wall_time: malformed duration 'soon'" },
                 { "[limits]\ncpu_time = 0s\n", "f.ini:2: [limits] cpu_time: duration '0s' must be positive" },
@@ -150,6 +163,10 @@ static void test_errors(void **state)
                 { "[sandbox]\nnetwork = internet\n", "f.ini:2: [sandbox] network: 'internet': expected none or loopback" },
                 { "[sandbox]\nisolation = loose\n", "f.ini:2: [sandbox] isolation:" },
                 { "[sandbox]\nseccomp_deny = Not-A-Name\n", "f.ini:2: [sandbox] seccomp_deny:" },
+#if NSBOX_HAVE_SECCOMP
+                { "[sandbox]\nseccomp_deny = no_such_call\n", "f.ini:2: [sandbox] seccomp_deny: 'no_such_call': not a "
+                                                               "system call of this architecture" },
+#endif
                 { "[env]\n1BAD = x\n", "f.ini:2: [env] 1BAD:" },
                 { "[env]\nA = 1\nA = 2\n", "f.ini:3: [env] A is given twice" },
                 { "[python]\ninterpreter = python3\n", "f.ini:2: [python] interpreter: source 'python3' is not an absolute path" },

@@ -25,7 +25,7 @@
  * a path (mounts, packages, the interpreter, cgroup_parent), a name
  * (seccomp_deny), NAME=VALUE (env). A new row whose values none of these
  * fits fails below, naming its flag: add one here. */
-static const char *const text_candidates[] = { "/opt/nsb-sample", "nsbsample", "NSB_SAMPLE=1" };
+static const char *const text_candidates[] = { "/opt/nsb-sample", "uname", "NSB_SAMPLE=1" };
 
 static bool numeric(const struct cfg_key *k)
 {
