@@ -105,6 +105,20 @@ static int emit(const struct nsb_config *cfg, const struct run_result *r)
                 }
         } else {
                 explain(cfg, r);
+                /* Output the program wrote and nsbox could not pass on (a
+                 * full disk, an I/O error) is a failure of nsbox's, never
+                 * the program's exit status; a reader that went away (EPIPE,
+                 * `| head`) is the pipeline's choice. */
+                for (int i = 0; i < 2; i++) {
+                        int err = i ? r->err.relay_errno : r->out.relay_errno;
+
+                        if (err && err != EPIPE) {
+                                fprintf(stderr, "nsbox: cannot pass the program's %s on: %s\n",
+                                        i ? "stderr" : "stdout", strerror(err));
+                                json_decref(j);
+                                return EXIT_NSBOX_FAILURE;
+                        }
+                }
         }
         json_decref(j);
         return result_exit_code(r);
@@ -277,7 +291,10 @@ int main(int argc, char **argv)
          * profile: its spec may name the profile. */
         if ((getcwd(cwd, sizeof cwd) && cfg_absolute_sources(&cfg, cwd, &e) < 0) ||
             (cfg.cmd != NSB_CMD_JUDGE && cfg.cmd != NSB_CMD_DOCTOR && cfg_profile_resolve(&cfg, NULL, &e) < 0) ||
-            (cfg.cmd != NSB_CMD_RUN && cfg.cmd != NSB_CMD_DOCTOR && cfg_check_python_memory(cfg.memory_bytes, &e) < 0) ||
+            (cfg.cmd != NSB_CMD_RUN && cfg.cmd != NSB_CMD_DOCTOR && cfg_check_python_memory(cfg.memory_bytes, &e) < 0 &&
+             /* a profile's limit: say whose (no flag gave it) */
+             ((cfg.set & CFG_F_MEMORY) || !cfg.profile || nsb_error_prefix(&e, "profile '%s': [limits] memory",
+                                                                          cfg.profile) < 0)) ||
             cfg_check_stdin(&cfg, &e) < 0) {
                 code = usage_error_or_die(&e);
                 cfg_free(&cfg);

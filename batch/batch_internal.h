@@ -12,6 +12,9 @@ bool batch_shard_takes(unsigned index, unsigned count, size_t line);
 
 /* Only blanks (space, tab, CR): skipped silently, like a trailing newline. */
 bool batch_line_blank(const char *text, size_t len);
+/* 3 when @text starts with a UTF-8 byte order mark (which editors on
+ * Windows and PowerShell's redirection put before the first line), else 0. */
+size_t batch_bom_len(const char *text, size_t len);
 
 /* The identity of an id: its compact JSON text ("\"j1\"", "7"), so "7" and 7
  * are different jobs. malloc'd; NULL on ENOMEM or when @id is NULL. */
@@ -59,6 +62,11 @@ void batch_progress_text(const struct batch_progress *p, char *buf, size_t size)
  * hint. Pure. */
 const char *batch_input_refusal(const char *text, size_t line_len, size_t avail, const char *input, char *buf,
                                 size_t size);
+
+/* batch_input_refusal for a first line longer than nsbox reads, from the
+ * @len bytes of its head: NULL when it starts like a job object (it is then
+ * one bad line); else the refusal (binary data, a JSON array, text). Pure. */
+const char *batch_long_line_refusal(const char *head, size_t len, const char *input, char *buf, size_t size);
 
 /* The line stderr gets when a batch ends: "nsbox batch: 12 lines in 3.4s:
  * pass 9 fail 1 timeout 1 error 1; bad lines 1 (first: line 7); skipped 2".

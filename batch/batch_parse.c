@@ -43,6 +43,11 @@ bool batch_line_blank(const char *text, size_t len)
         return true;
 }
 
+size_t batch_bom_len(const char *text, size_t len)
+{
+        return len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+}
+
 char *batch_id_key(const json_t *id)
 {
         return id ? json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
@@ -433,6 +438,16 @@ const char *batch_input_refusal(const char *text, size_t line_len, size_t avail,
 
         while (p < text + line_len && (*p == ' ' || *p == '\t' || *p == '\r'))
                 p++;
+        if (memchr(text, '\0', line_len)) {
+                /* Binary data: jansson stops at the NUL, so any other
+                 * reading of this line would misname it. */
+                snprintf(buf, size,
+                         "%s is not JSON Lines: its first line holds a NUL byte (at byte %zu), so it is binary data, "
+                         "not text; nsbox batch reads one job object per line of UTF-8 text (docs/batch.md)",
+                         input ? input : "the input on stdin",
+                         (size_t) ((const char *) memchr(text, '\0', line_len) - text) + 1);
+                return buf;
+        }
         if (json_is_object(root) && !has_any(root, job_keys) && has_any(root, spec_keys)) {
                 what = "a judge spec (an object with \"cases\"), not a job";
                 fix = "run it with `nsbox judge %s`, or make it one judge job: "
@@ -479,6 +494,19 @@ const char *batch_input_refusal(const char *text, size_t line_len, size_t avail,
                          what, hint);
         }
         return buf;
+}
+
+const char *batch_long_line_refusal(const char *head, size_t len, const char *input, char *buf, size_t size)
+{
+        const char *p = head;
+
+        while (p < head + len && (*p == ' ' || *p == '\t' || *p == '\r'))
+                p++;
+        /* A job object too long to read is that job's bad line; a head that
+         * cannot start one (binary data, an array, text) is no JSON Lines. */
+        if (!memchr(head, '\0', len) && p < head + len && *p == '{')
+                return NULL;
+        return batch_input_refusal(head, len, len, input, buf, size);
 }
 
 void batch_summary_text(const struct batch_progress *p, bool cancelled, char *buf, size_t size)

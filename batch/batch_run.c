@@ -134,11 +134,11 @@ static int reader_next(struct reader *r, const char **ret_text, size_t *ret_len,
                 if (!r->discarding && r->len - r->start > LINE_MAX_BYTES) {
                         /* Report it now, drop the rest as it comes. */
                         r->discarding = true;
+                        *ret_too_long = true;
+                        *ret_text = r->buf + r->start;   /* its head: valid until the next fill */
+                        *ret_len = r->len - r->start;
                         r->start = r->len = 0;
                         r->line++;
-                        *ret_too_long = true;
-                        *ret_text = "";
-                        *ret_len = 0;
                         return 1;
                 }
                 if (r->discarding)
@@ -551,6 +551,12 @@ static int next_job(struct batch *b, const char *jobs_path, struct batch_job *jo
 
                 if (r <= 0)
                         return 0;
+                if (b->in.line == 1 && !too_long) {
+                        size_t bom = batch_bom_len(text, len);   /* read as the text it marks */
+
+                        text += bom;
+                        len -= bom;
+                }
                 /* Whatever the shard: the input's first non-blank line says
                  * whether it is JSON Lines at all. A JSON array, a
                  * pretty-printed object, a judge spec or plain text is
@@ -560,9 +566,9 @@ static int next_job(struct batch *b, const char *jobs_path, struct batch_job *jo
                         char why[NSB_ERROR_MSG_MAX];
 
                         b->first_checked = true;
-                        if (!too_long && batch_input_refusal(text, len, b->in.len - (size_t) (text - b->in.buf),
-                                                             jobs_path, why,
-                                                             sizeof why)) {
+                        if ((!too_long && batch_input_refusal(text, len, b->in.len - (size_t) (text - b->in.buf),
+                                                              jobs_path, why, sizeof why)) ||
+                            (too_long && batch_long_line_refusal(text, len, jobs_path, why, sizeof why))) {
                                 nsb_fail(&b->refusal, NSB_STAGE_USAGE, 0, "%s", why);
                                 b->refused = true;
                                 return 0;

@@ -15,6 +15,9 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
+
+#include "cgroup/proc_tree.h"
 
 static int rl_create(const struct cg_env *env, const struct cg_facts *f, const struct cg_spec *spec,
                      struct cg_run *ret, struct nsb_error *e)
@@ -59,10 +62,46 @@ static int rl_child_join(struct cg_run *run, const struct cg_spec *spec, struct 
 
 static int rl_read_usage(struct cg_run *run, struct cg_usage *ret, struct nsb_error *e)
 {
-        /* Nothing to read: CPU comes from wait4() rusage (ru_maxrss gives a
-         * peak for the main process only), limits are seen as failed calls. */
+        long hz = sysconf(_SC_CLK_TCK);
+
+        /* No group counter: CPU comes from wait4() rusage (ru_maxrss gives a
+         * peak for the main process only), limits are seen as failed calls.
+         * What the tree's counters said is a lower bound on both. */
         memset(ret, 0, sizeof *ret);
+        if (run->tree_killed_known) {
+                ret->tree_cpu_usec = run->tree_cpu_ticks * 1000000u / (uint64_t) (hz > 0 ? hz : 100);
+                ret->tree_peak_bytes = run->tree_peak_rss;
+        }
+        if (run->tree_pss_peak > ret->tree_peak_bytes)
+                ret->tree_peak_bytes = run->tree_pss_peak;
         return 0;
+}
+
+/* RLIMIT_AS bounds each process on its own, so a program that forks could
+ * hold --pids times --memory. Sum what the tree holds (its share of
+ * anonymous and shared memory) and stop it past the limit, as a cgroup
+ * would. (Its CPU is left to RLIMIT_CPU, per process.) */
+static int rl_watch(struct cg_run *run, int proc_fd, pid_t init, uint64_t memory_limit)
+{
+        struct proc_tree_usage u;
+
+        if (memory_limit == 0 || memory_limit == UINT64_MAX || init <= 0 || proc_fd < 0 ||
+            proc_tree_usage(proc_fd, init, PROC_TREE_PSS, &u) < 0)
+                return 0;
+        if (u.pss_bytes > run->tree_pss_peak)
+                run->tree_pss_peak = u.pss_bytes;
+        return u.pss_bytes > memory_limit;
+}
+
+static void rl_before_kill(struct cg_run *run, int proc_fd, pid_t init)
+{
+        struct proc_tree_usage u;
+
+        if (run->tree_killed_known || init <= 0 || proc_fd < 0 || proc_tree_usage(proc_fd, init, 0, &u) < 0)
+                return;
+        run->tree_cpu_ticks = u.cpu_ticks;
+        run->tree_peak_rss = u.peak_rss_bytes;
+        run->tree_killed_known = true;
 }
 
 static int rl_kill_all(struct cg_run *run, struct nsb_error *e)
@@ -82,4 +121,8 @@ const struct cg_ops cg_rlimit_ops = {
         .read_usage = rl_read_usage,
         .kill_all = rl_kill_all,
         .destroy = rl_destroy,
+        .per_process = true,
+        .watch = rl_watch,
+        .watch_period_ms = 20,  /* RLIMIT_AS holds each process meanwhile: only the sum can run ahead */
+        .before_kill = rl_before_kill,
 };

@@ -211,6 +211,11 @@ struct cg_run {
         int ctrl_dir[CG_V1__MAX];       /* v1: index into dir_fds per controller, -1 = none */
         int usage_fds[CG_U__MAX];       /* opened by create, read with pread */
         uint64_t peak_seen;             /* v2 < 5.19: largest memory.current read so far */
+        /* rlimit: what the tree's own counters said (proc_tree.h) */
+        uint64_t tree_cpu_ticks;        /* just before nsbox killed it */
+        uint64_t tree_peak_rss;         /* the largest VmHWM of one process then */
+        bool tree_killed_known;
+        uint64_t tree_pss_peak;         /* the largest memory sum a watch saw */
         char name[40];                  /* nsbox-<pid>-<serial>; "" = nothing to remove */
         const char *const *fake_files;  /* copied from cg_env */
 };
@@ -224,6 +229,11 @@ struct cg_usage {
         bool oom_killed;                /* the kernel OOM-killed a task of the run */
         bool memory_limit_hit;          /* usage reached the limit at least once */
         bool pids_limit_hit;            /* a fork/clone was refused by pids.max */
+        /* Lower bounds measured from the process tree (rlimit), which the
+         * supervisor takes when they exceed the init's rusage: a killed
+         * tree's children never reach it. 0 = nothing measured. */
+        uint64_t tree_cpu_usec;
+        uint64_t tree_peak_bytes;
 };
 
 struct cg_ops {
@@ -241,6 +251,18 @@ struct cg_ops {
         int (*kill_all)(struct cg_run *run, struct nsb_error *e);
         /* rmdir (retrying briefly on EBUSY), close fds; idempotent */
         void (*destroy)(struct cg_run *run);
+        /* Limits held per process (rlimits), not by a group: the memory limit
+         * is RLIMIT_AS (seccomp must refuse what would lift it) and CPU is
+         * RLIMIT_CPU with no group clock to read. */
+        bool per_process;
+        /* Optional, parent, every watch_period_ms while the run lives, for a
+         * backend that cannot enforce a group limit itself: 1 when the tree
+         * under @init is over @memory_limit (stop it), else 0. */
+        int (*watch)(struct cg_run *run, int proc_fd, pid_t init, uint64_t memory_limit);
+        unsigned watch_period_ms;
+        /* Optional, parent, just before nsbox kills the run: read what must
+         * be read while the tree still exists (read_usage reports it). */
+        void (*before_kill)(struct cg_run *run, int proc_fd, pid_t init);
 };
 
 /* NULL for CG_BACKEND_NONE or an unknown value. */

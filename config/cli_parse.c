@@ -31,6 +31,19 @@ uint64_t cfg_cpu_time_ms(const struct nsb_config *cfg)
         return cfg->cpu_time_ms ? cfg->cpu_time_ms : cfg->wall_time_ms;
 }
 
+struct path_mounts cfg_mounts(const struct nsb_config *cfg)
+{
+        return (struct path_mounts){
+                .workspace = cfg->workspace,
+                .harness = cfg->harness,
+                .binds = cfg->binds,
+                .n_binds = cfg->n_binds,
+                .tmpfs = cfg->tmpfs,
+                .n_tmpfs = cfg->n_tmpfs,
+                .tmp_size_bytes = cfg->tmp_size_bytes,
+        };
+}
+
 const char *cfg_reduced_conflict(const struct nsb_config *cfg, char *buf, size_t size)
 {
         if (cfg->network == NSB_NETWORK_LOOPBACK) {

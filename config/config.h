@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "path/path.h"   /* struct nsb_bind, nsb_tmpfs: the mount requests */
 #include "util/error.h"
 
 enum nsb_cmd {
@@ -33,12 +34,6 @@ enum nsb_cmd {
 enum nsb_isolation { NSB_ISOLATION_STRICT = 0, NSB_ISOLATION_REDUCED };
 enum nsb_network { NSB_NETWORK_NONE = 0, NSB_NETWORK_LOOPBACK };
 
-struct nsb_bind {
-        char *src;      /* host path, absolute after parsing */
-        char *dst;      /* sandbox path, absolute, no ".." */
-        bool read_only;
-};
-
 /* Bits of nsb_config.set: the policy fields the command line gave
  * explicitly. A profile fills only the fields whose bit is clear, so a flag
  * always wins, even one that repeats the default (cfg_profile_overlay). List
@@ -57,11 +52,6 @@ enum cfg_field {
         CFG_F_INTERPRETER = 1u << 9,
         CFG_F_INTERP_ARGS = 1u << 10,
         CFG_F_CGROUP_PARENT = 1u << 11,
-};
-
-struct nsb_tmpfs {
-        char *dst;              /* sandbox path, absolute, no ".." */
-        uint64_t size_bytes;    /* 0 = the tmp size */
 };
 
 struct nsb_config {
@@ -147,6 +137,10 @@ const char *cfg_interpreter(const struct nsb_config *cfg);
 
 /* Effective CPU limit: cpu_time_ms, or wall_time_ms when unset. */
 uint64_t cfg_cpu_time_ms(const struct nsb_config *cfg);
+
+/* The mounts @cfg asks for, as the path and mount layers take them
+ * (borrowed from @cfg). */
+struct path_mounts cfg_mounts(const struct nsb_config *cfg);
 
 /* Strict parsers shared by the CLI and profiles. Reject empty input, junk,
  * negative values, overflow and (for durations) zero. */

@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "mount/mnt.h"
+#include "path/path.h"
 #include "util/cleanup.h"
 #include "util/readfile.h"
 
@@ -140,7 +140,7 @@ static int check_source(const char *path_real, const char *path, const char *wha
 
         if (!src || !realpath(src, src_real))
                 return 0;
-        if (!mnt_path_under(path_real, src_real))
+        if (!path_under(path_real, src_real))
                 return 0;
         return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s '%s' lies inside %s '%s', which the program can %s",
                         what, path, option, src, strcmp(option, "--workspace") == 0 || strcmp(option, "--bind") == 0

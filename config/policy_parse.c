@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mount/mnt.h"
+#include "path/path.h"
 #include "util/cleanup.h"
 #include "util/portable.h"
 
@@ -150,14 +150,6 @@ static char *read_line(char *str, int num, void *stream)
         return str;
 }
 
-static bool path_has_dotdot(const char *p)
-{
-        for (const char *s = p; (s = strstr(s, "..")); s += 2)
-                if ((s == p || s[-1] == '/') && (s[2] == '/' || !s[2]))
-                        return true;
-        return false;
-}
-
 static void check_source(struct ini_ctx *c, const char *what, const char *src)
 {
         if (src[0] != '/')
@@ -166,35 +158,38 @@ static void check_source(struct ini_ctx *c, const char *what, const char *src)
                 fail_at(c, ENOENT, "%s: source '%s' does not exist", what, src);
 }
 
-/* @p normalised as the mount plan will see it ("//tmp", "/./tmp" and "/tmp/"
- * are all /tmp), or NULL when it is relative, the root, or memory ran out. */
+/* @p in path/'s normal form, or NULL when it is relative, has a ".."
+ * component, is the root, or memory ran out. */
 static char *normalized(const char *p)
 {
         struct nsb_error sub;
         char *out = NULL;
 
         nsb_error_clear(&sub);
-        return mnt_dst_normalize(p, "", &out, &sub) < 0 ? NULL : out;
+        return path_normalize(p, "", &out, &sub) < 0 ? NULL : out;
 }
 
-static bool same_path(const char *norm, const char *other)
+/* @norm against the mount at @other: path_conflict's rule, with the line's
+ * wording ("overlaps the bind at ..."). */
+static void check_against(struct ini_ctx *c, const char *what, const char *dst, const char *norm, bool is_tmpfs,
+                          const char *other, bool other_is_tmpfs)
 {
         AUTOFREE char *o = normalized(other);
-        return o && strcmp(o, norm) == 0;
-}
+        const char *why = o ? path_conflict(norm, is_tmpfs, o, other_is_tmpfs) : NULL;
 
-/* One inside the other (or the same): a tmpfs there would hide the bind, or
- * need a mount point inside it. */
-static bool overlap(const char *norm, const char *other)
-{
-        AUTOFREE char *o = normalized(other);
-        return o && (mnt_path_under(norm, o) || mnt_path_under(o, norm));
+        if (!why)
+                return;
+        if (strcmp(o, norm) == 0)
+                fail_at(c, EINVAL, "%s: destination '%s' is mounted twice", what, dst);
+        else
+                fail_at(c, EINVAL, "%s: destination '%s' overlaps the %s at '%s'", what, dst,
+                        other_is_tmpfs ? "tmpfs" : "bind", other);
 }
 
 /* A mount destination: absolute, no "..", not the sandbox's own, and not
  * given to another mount (binds and tmpfs share one namespace of dsts).
- * Compared after normalising, so a spelling cannot slip past a check here
- * and be refused only when the mount plan is built, without FILE:LINE. */
+ * The same rules as the mount plan's (path.h), checked here so that a
+ * profile's mistake is refused with its FILE:LINE. */
 static void check_dst(struct ini_ctx *c, const char *what, const char *dst, bool is_tmpfs)
 {
         const struct nsb_config *cfg = c->cfg;
@@ -206,23 +201,15 @@ static void check_dst(struct ini_ctx *c, const char *what, const char *dst, bool
                 return;
         }
         norm = normalized(dst);         /* NULL: the root itself ("/", "//", "/.") */
-        if (!norm || mnt_path_is_reserved(norm)) {
-                fail_at(c, EINVAL, "%s: destination '%s' is a path the sandbox owns "
-                        "(/tmp, /workspace, /program, /harness, /proc, /dev, /nsbox)", what, dst);
+        if (!norm || path_is_reserved(norm)) {
+                fail_at(c, EINVAL, "%s: destination '%s' is a path the sandbox owns (" PATH_RESERVED_LIST ")",
+                        what, dst);
                 return;
         }
         for (size_t i = 0; i < n_binds; i++)
-                if (same_path(norm, cfg->binds[i].dst))
-                        fail_at(c, EINVAL, "%s: destination '%s' is mounted twice", what, dst);
-                else if (is_tmpfs && overlap(norm, cfg->binds[i].dst))
-                        fail_at(c, EINVAL, "%s: destination '%s' overlaps the bind at '%s'", what, dst,
-                                cfg->binds[i].dst);
+                check_against(c, what, dst, norm, is_tmpfs, cfg->binds[i].dst, false);
         for (size_t i = 0; i < n_tmpfs; i++)
-                if (same_path(norm, cfg->tmpfs[i].dst))
-                        fail_at(c, EINVAL, "%s: destination '%s' is mounted twice", what, dst);
-                else if (overlap(norm, cfg->tmpfs[i].dst))
-                        fail_at(c, EINVAL, "%s: destination '%s' overlaps the tmpfs at '%s'", what, dst,
-                                cfg->tmpfs[i].dst);
+                check_against(c, what, dst, norm, is_tmpfs, cfg->tmpfs[i].dst, true);
 }
 
 static void check_bind(struct ini_ctx *c, const char *what)
@@ -244,13 +231,15 @@ static void check_path(struct ini_ctx *c, const char *what, bool package)
         if (path[0] != '/')
                 return;
         norm = normalized(path);
-        if (!norm || mnt_path_is_reserved(norm) || path_has_dotdot(path)) {
+        if (!norm || path_is_reserved(norm) || path_has_dotdot(path)) {
                 fail_at(c, EINVAL, "%s: '%s' lies under a path the sandbox owns, or has '..'", what, path);
                 return;
         }
-        for (size_t i = 0; package && i + 1 < cfg->n_packages; i++)
-                if (same_path(norm, cfg->packages[i]))
+        for (size_t i = 0; package && i + 1 < cfg->n_packages; i++) {
+                AUTOFREE char *o = normalized(cfg->packages[i]);
+                if (o && strcmp(o, norm) == 0)
                         fail_at(c, EINVAL, "%s: '%s' is named twice", what, path);
+        }
 }
 
 /* isolation = reduced and a key it cannot provide, in either order: the

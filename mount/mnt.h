@@ -29,7 +29,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "config/config.h"
+#include "landlock/landlock.h"
+#include "path/path.h"
 #include "profile/profile.h"
 #include "util/error.h"
 #include "util/ledger.h"
@@ -62,6 +63,7 @@ struct mnt_op {
         uint64_t size;      /* TMPFS / ROOT_TMPFS: bytes */
         const char *data;   /* WRITE_FILE: borrowed from the input */
         size_t data_len;
+        bool writable;      /* the program may write here: a Landlock rule grants it */
 };
 
 struct mnt_plan {
@@ -74,7 +76,7 @@ struct mnt_plan {
 
 /* What the planner needs; everything is borrowed. */
 struct mnt_input {
-        const struct nsb_config *cfg;   /* workspace, harness, binds, tmp size */
+        struct path_mounts user;        /* workspace, harness, binds, tmpfs, tmp size (cfg_mounts) */
         const struct host_set *host;    /* profile: files, dirs and symlinks to mirror read-only */
         const char *program_name;       /* basename for /program, or NULL */
         const char *program_data;
@@ -84,8 +86,10 @@ struct mnt_input {
         bool preopen_user_sources;      /* the supervisor opens workspace/harness/binds itself */
 };
 
-/* Pure. Validates destinations (absolute, no "..", not over a path the sandbox
- * owns, not a duplicate) and sources (absolute). */
+/* Pure. Validates destinations with path/'s rules (absolute, no "..", not
+ * over a path the sandbox owns, no conflict with another mount) and sources
+ * (absolute, not hiding what the profile provides). Built in phases, one per
+ * step of the order above (mnt_plan.c). */
 int mnt_plan_build(const struct mnt_input *in, struct mnt_plan *ret, struct nsb_error *e);
 void mnt_plan_free(struct mnt_plan *plan);
 
@@ -93,19 +97,8 @@ void mnt_plan_free(struct mnt_plan *plan);
  * a detached mount the supervisor opened; every fd is closed on return. */
 int mnt_plan_apply(const struct mnt_plan *plan, int *slot_fds, struct nsb_ledger *ledger, struct nsb_error *e);
 
-/* The sandbox paths nsbox itself owns; a user mount may not cover them.
- * @dst must be normalised (mnt_dst_normalize): "//tmp" and "/./tmp" are
- * /tmp only after it. */
-bool mnt_path_is_reserved(const char *dst);
-
-/* The sandbox paths nsbox itself owns (the root's skeleton), in mnt_path.c. */
-#define MNT_N_RESERVED 7
-extern const char *const mnt_reserved[MNT_N_RESERVED];
-
-/* Validate and normalise a sandbox destination: absolute, no "..", not the
- * root; "//" and "." components and trailing slashes dropped. *ret is a
- * malloc'd copy. Errors (stage config) start with @what. Pure. */
-int mnt_dst_normalize(const char *dst, const char *what, char **ret, struct nsb_error *e);
-
-/* Is @path @dir itself or inside it (whole components; both normalised)? */
-bool mnt_path_under(const char *path, const char *dir);
+/* Pure. The Landlock rules that mirror @plan: everything readable, writable
+ * exactly where the plan mounts something the program may write (op.writable),
+ * so Landlock holds even if a mount step went wrong. One rule per such op and
+ * "/" — never fewer: *ret is allocated to fit. Paths are borrowed from @plan. */
+int mnt_plan_landlock(const struct mnt_plan *plan, struct ll_path_rule **ret, size_t *n_ret, struct nsb_error *e);

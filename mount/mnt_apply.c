@@ -40,6 +40,58 @@ static int make_file(const char *path, mode_t mode)
         return fd < 0 ? -errno : 0;
 }
 
+/* A file or a directory, like the source in the op's slot. */
+static int apply_mountpoint(const struct mnt_op *op, const char *path, int *slot_fds, struct nsb_error *e)
+{
+        struct stat st;
+        int r;
+
+        if (fstat(slot_fds[op->slot], &st) < 0)
+                return nsb_fail(e, NSB_STAGE_MOUNT, errno, "stat source of '%s'", op->dst);
+        if (S_ISDIR(st.st_mode))
+                r = mkdir(path, 0755) < 0 && errno != EEXIST ? -errno : 0;
+        else
+                r = make_file(path, 0444);
+        if (r < 0 && r != -EEXIST)
+                return nsb_fail(e, NSB_STAGE_MOUNT, -r, "mount point '%s'", op->dst);
+        return 0;
+}
+
+static int apply_write_file(const struct mnt_op *op, const char *path, struct nsb_error *e)
+{
+        AUTOCLOSE int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        int r;
+
+        if (fd < 0)
+                return nsb_fail(e, NSB_STAGE_MOUNT, errno, "create '%s'", op->dst);
+        r = write_all(fd, op->data, op->data_len);
+        if (r < 0)
+                return nsb_fail(e, NSB_STAGE_MOUNT, -r, "write '%s'", op->dst);
+        if (fchmod(fd, op->mode) < 0)
+                return nsb_fail(e, NSB_STAGE_MOUNT, errno, "chmod '%s'", op->dst);
+        return 0;
+}
+
+/* The detached mount in the op's slot, its attributes set first, at @path. */
+static int apply_attach(const struct mnt_op *op, const char *path, int *slot_fds, struct nsb_error *e)
+{
+        struct mount_attr attr = { 0 };
+        int fd = slot_fds[op->slot];
+
+        if (fd < 0)
+                return nsb_fail(e, NSB_STAGE_MOUNT, EBADF, "no source opened for '%s'", op->dst);
+        if (op->attr) {
+                attr.attr_set = op->attr;
+                if (sys_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr) < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "set attributes of '%s'", op->dst);
+        }
+        if (sys_move_mount(fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                return nsb_fail(e, NSB_STAGE_MOUNT, errno, "attach '%s'", op->dst);
+        close(fd);
+        slot_fds[op->slot] = -1;
+        return 0;
+}
+
 static int apply_one(const struct mnt_op *op, int *slot_fds, const struct mnt_plan *plan, bool *pivoted,
                      struct nsb_error *e)
 {
@@ -91,44 +143,12 @@ static int apply_one(const struct mnt_op *op, int *slot_fds, const struct mnt_pl
                 if (symlink(op->src, path) < 0)
                         return nsb_fail(e, NSB_STAGE_MOUNT, errno, "symlink '%s' -> '%s'", op->dst, op->src);
                 return 0;
-        case MNT_MOUNTPOINT: {
-                struct stat st;
-                if (fstat(slot_fds[op->slot], &st) < 0)
-                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "stat source of '%s'", op->dst);
-                if (S_ISDIR(st.st_mode))
-                        r = mkdir(path, 0755) < 0 && errno != EEXIST ? -errno : 0;
-                else
-                        r = make_file(path, 0444);
-                if (r < 0 && r != -EEXIST)
-                        return nsb_fail(e, NSB_STAGE_MOUNT, -r, "mount point '%s'", op->dst);
-                return 0;
-        }
-        case MNT_WRITE_FILE: {
-                AUTOCLOSE int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-                if (fd < 0)
-                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "create '%s'", op->dst);
-                r = write_all(fd, op->data, op->data_len);
-                if (r < 0)
-                        return nsb_fail(e, NSB_STAGE_MOUNT, -r, "write '%s'", op->dst);
-                if (fchmod(fd, op->mode) < 0)
-                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "chmod '%s'", op->dst);
-                return 0;
-        }
-        case MNT_ATTACH: {
-                int fd = slot_fds[op->slot];
-                if (fd < 0)
-                        return nsb_fail(e, NSB_STAGE_MOUNT, EBADF, "no source opened for '%s'", op->dst);
-                if (op->attr) {
-                        attr.attr_set = op->attr;
-                        if (sys_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr) < 0)
-                                return nsb_fail(e, NSB_STAGE_MOUNT, errno, "set attributes of '%s'", op->dst);
-                }
-                if (sys_move_mount(fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "attach '%s'", op->dst);
-                close(fd);
-                slot_fds[op->slot] = -1;
-                return 0;
-        }
+        case MNT_MOUNTPOINT:
+                return apply_mountpoint(op, path, slot_fds, e);
+        case MNT_WRITE_FILE:
+                return apply_write_file(op, path, e);
+        case MNT_ATTACH:
+                return apply_attach(op, path, slot_fds, e);
         case MNT_PROC:
                 /* subset=pid: only the process directories, not /proc/sys,
                  * /proc/sysrq-trigger, kcore and the rest of the kernel's

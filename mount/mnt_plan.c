@@ -12,12 +12,34 @@
 
 #define ROOT_TMPFS_SLACK (1ULL << 20)   /* directories, symlinks, small files */
 
+#define MAX_BINDS 64
+#define MAX_TMPFS 16
+
+/* The user's mounts (workspace, harness, runner, binds), normalised. */
+struct user_mount {
+        const char *src;
+        char *dst;
+        bool ro;
+        int slot;
+        const char *what;
+};
+
+static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom" };
+#define N_DEV_NODES (sizeof dev_nodes / sizeof dev_nodes[0])
+#define N_DEV_WRITABLE 3        /* null, zero, full: writing to them is harmless */
+
+/* What one phase hands the next. */
 struct builder {
         struct mnt_plan *plan;
         size_t cap;
         char **dirs;          /* directories already planned (dedupe) */
         size_t n_dirs;
         struct nsb_error *e;
+        const struct mnt_input *in;
+        struct user_mount um[3 + MAX_BINDS];
+        size_t n_um;
+        char *tmpfs_dst[MAX_TMPFS];     /* normalised --tmpfs destinations */
+        int dev_slot[N_DEV_NODES];
 };
 
 static struct mnt_op *push(struct builder *b, enum mnt_kind kind, const char *dst)
@@ -108,7 +130,7 @@ static int mkdirs(struct builder *b, const char *path, bool self, mode_t mode)
 static bool covered_by_host_dir(const struct host_set *h, const char *path)
 {
         for (size_t i = 0; h && i < h->n; i++)
-                if (h->v[i].kind == HOST_DIR && strcmp(h->v[i].path, path) != 0 && mnt_path_under(path, h->v[i].path))
+                if (h->v[i].kind == HOST_DIR && strcmp(h->v[i].path, path) != 0 && path_under(path, h->v[i].path))
                         return true;
         return false;
 }
@@ -128,7 +150,7 @@ static int check_profile_paths(const struct host_set *h, const char *src, const 
         bool identity;
 
         nsb_error_clear(&ignored);
-        identity = mnt_dst_normalize(src, what, &src_norm, &ignored) == 0 && strcmp(src_norm, dst) == 0;
+        identity = path_normalize(src, what, &src_norm, &ignored) == 0 && strcmp(src_norm, dst) == 0;
         for (size_t k = 0; h && k < h->n; k++) {
                 const char *path = h->v[k].path;
 
@@ -137,25 +159,17 @@ static int check_profile_paths(const struct host_set *h, const char *src, const 
                                         what, dst);
                 if (identity)
                         continue;
-                if (mnt_path_under(path, dst))
+                if (path_under(path, dst))
                         return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
                                         "%s: destination '%s' would hide '%s', which the profile provides", what, dst,
                                         path);
-                if (h->v[k].kind != HOST_SYMLINK && mnt_path_under(dst, path))
+                if (h->v[k].kind != HOST_SYMLINK && path_under(dst, path))
                         return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
                                         "%s: destination '%s' lies inside '%s', which the profile provides", what,
                                         dst, path);
         }
         return 0;
 }
-
-struct user_mount {
-        const char *src;
-        char *dst;
-        bool ro;
-        int slot;
-        const char *what;
-};
 
 static size_t depth(const char *path)
 {
@@ -168,10 +182,12 @@ static size_t depth(const char *path)
 /* Binds inside binds: the enclosing one must be attached first, or it hides
  * the inner one and the program silently sees the wrong tree. Within a phase
  * that is an order (stable: parents before children); across phases it is
- * not, since read-write binds go on after everything is made read-only, so a
- * read-only bind inside a read-write one is refused. */
-static int order_nested(struct builder *b, struct user_mount *um, size_t n)
+ * not (path_nesting_refused). */
+static int order_nested(struct builder *b)
 {
+        struct user_mount *um = b->um;
+        size_t n = b->n_um;
+
         for (size_t i = 1; i < n; i++) {
                 struct user_mount m = um[i];
                 size_t k = i;
@@ -182,7 +198,7 @@ static int order_nested(struct builder *b, struct user_mount *um, size_t n)
         }
         for (size_t i = 0; i < n; i++)
                 for (size_t k = 0; k < n; k++)
-                        if (k != i && um[i].ro && !um[k].ro && mnt_path_under(um[i].dst, um[k].dst))
+                        if (k != i && path_nesting_refused(um[i].dst, um[i].ro, um[k].dst, um[k].ro))
                                 return nsb_fail(b->e, NSB_STAGE_CONFIG, EINVAL,
                                                 "%s: destination '%s' lies inside the read-write bind at '%s', "
                                                 "which goes on top of it (read-write binds are mounted last)",
@@ -190,97 +206,91 @@ static int order_nested(struct builder *b, struct user_mount *um, size_t n)
         return 0;
 }
 
-static int plan_user_mounts(struct builder *b, const struct mnt_input *in, struct user_mount *um, size_t *n_um)
+static int add_user_mount(struct builder *b, const char *src, const char *dst, bool ro, const char *what)
 {
-        const struct nsb_config *cfg = in->cfg;
-        size_t n = 0;
-        int r;
+        char *d = strdup(dst);
 
-        if (cfg->workspace)
-                um[n++] = (struct user_mount){ cfg->workspace, strdup("/workspace"), false, -1, "--workspace" };
-        if (cfg->harness)
-                um[n++] = (struct user_mount){ cfg->harness, strdup("/harness"), true, -1, "--harness" };
-        if (in->runner_dir)
-                um[n++] = (struct user_mount){ in->runner_dir, strdup("/nsbox"), true, -1, "runner" };
-        for (size_t i = 0; i < n; i++)
-                if (!um[i].dst)
-                        return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
-        for (size_t i = 0; i < cfg->n_binds; i++) {
-                const struct nsb_bind *bd = &cfg->binds[i];
-                const char *what = bd->read_only ? "--ro-bind" : "--bind";
-                char *dst = NULL;
-
-                if (!bd->src || bd->src[0] != '/') {
-                        *n_um = n;
-                        return nsb_fail(b->e, NSB_STAGE_CONFIG, EINVAL, "%s: source '%s' is not absolute",
-                                        what, bd->src ? bd->src : "");
-                }
-                r = mnt_dst_normalize(bd->dst, what, &dst, b->e);
-                if (r < 0) {
-                        *n_um = n;
-                        return r;
-                }
-                um[n++] = (struct user_mount){ bd->src, dst, bd->read_only, -1, what };
-                if (mnt_path_is_reserved(dst)) {
-                        *n_um = n;
-                        return nsb_fail(b->e, NSB_STAGE_CONFIG, EINVAL,
-                                        "%s: destination '%s' is a path the sandbox owns", what, dst);
-                }
-                for (size_t k = 0; k < n - 1; k++)
-                        if (strcmp(um[k].dst, dst) == 0) {
-                                *n_um = n;
-                                return nsb_fail(b->e, NSB_STAGE_CONFIG, EINVAL,
-                                                "%s: destination '%s' is mounted twice", what, dst);
-                        }
-                if ((r = check_profile_paths(in->host, bd->src, dst, what, b->e)) < 0) {
-                        *n_um = n;
-                        return r;
-                }
-        }
-        *n_um = n;
-        if ((r = order_nested(b, um, n)) < 0)
-                return r;
-        for (size_t i = 0; i < n; i++) {
-                r = new_slot(b, um[i].src, in->preopen_user_sources);
-                if (r < 0)
-                        return r;
-                um[i].slot = r;
-        }
+        if (!d)
+                return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        b->um[b->n_um++] = (struct user_mount){ src, d, ro, -1, what };
         return 0;
 }
 
-#define MAX_TMPFS 16
-
-/* The extra tmpfs mounts: normalised destinations into @ret. Each must be
- * its own place: not the sandbox's, not another mount's, and neither inside
- * nor above a bind or a profile path (one would hide the other, or the tmpfs
- * would need a mount point inside a read-only tree). */
-static int plan_tmpfs_dsts(struct builder *b, const struct mnt_input *in, const struct user_mount *um, size_t n_um,
-                           char **ret)
+/* One --bind/--ro-bind: a normalised destination that conflicts with no
+ * other mount (path_conflict) and hides nothing of the profile's. */
+static int add_bind(struct builder *b, const struct nsb_bind *bd)
 {
-        const struct nsb_config *cfg = in->cfg;
-        const struct host_set *h = in->host;
+        const char *what = bd->read_only ? "--ro-bind" : "--bind";
+        char *dst = NULL;
+        int r;
 
-        if (cfg->n_tmpfs > MAX_TMPFS)
-                return nsb_fail(b->e, NSB_STAGE_CONFIG, E2BIG, "too many tmpfs mounts (at most %d)", MAX_TMPFS);
-        for (size_t i = 0; i < cfg->n_tmpfs; i++) {
+        if (!bd->src || bd->src[0] != '/')
+                return nsb_fail(b->e, NSB_STAGE_CONFIG, EINVAL, "%s: source '%s' is not absolute", what,
+                                bd->src ? bd->src : "");
+        if ((r = path_normalize(bd->dst, what, &dst, b->e)) < 0)
+                return r;
+        b->um[b->n_um++] = (struct user_mount){ bd->src, dst, bd->read_only, -1, what };
+        if (path_is_reserved(dst))
+                return nsb_fail(b->e, NSB_STAGE_CONFIG, EINVAL, "%s: destination '%s' is a path the sandbox owns",
+                                what, dst);
+        for (size_t k = 0; k + 1 < b->n_um; k++) {
+                const char *why = path_conflict(dst, false, b->um[k].dst, false);
+                if (why)
+                        return nsb_fail(b->e, NSB_STAGE_CONFIG, EINVAL, "%s: destination '%s' %s", what, dst, why);
+        }
+        return check_profile_paths(b->in->host, bd->src, dst, what, b->e);
+}
+
+static int plan_user_mounts(struct builder *b)
+{
+        const struct mnt_input *in = b->in;
+        int r = 0;
+
+        if (in->user.workspace)
+                r = add_user_mount(b, in->user.workspace, "/workspace", false, "--workspace");
+        if (r == 0 && in->user.harness)
+                r = add_user_mount(b, in->user.harness, "/harness", true, "--harness");
+        if (r == 0 && in->runner_dir)
+                r = add_user_mount(b, in->runner_dir, "/nsbox", true, "runner");
+        for (size_t i = 0; r == 0 && i < in->user.n_binds; i++)
+                r = add_bind(b, &in->user.binds[i]);
+        if (r == 0)
+                r = order_nested(b);
+        for (size_t i = 0; r == 0 && i < b->n_um; i++)
+                if ((r = new_slot(b, b->um[i].src, in->preopen_user_sources)) >= 0) {
+                        b->um[i].slot = r;
+                        r = 0;
+                }
+        return r;
+}
+
+/* The extra tmpfs mounts: normalised destinations in b->tmpfs_dst. Each must
+ * be its own place: not the sandbox's, and in no conflict with another
+ * tmpfs, a bind or a profile path (path_conflict: one would hide the other,
+ * or the tmpfs would need a mount point inside a read-only tree). */
+static int plan_tmpfs_dsts(struct builder *b)
+{
+        const struct path_mounts *u = &b->in->user;
+        const struct host_set *h = b->in->host;
+
+        for (size_t i = 0; i < u->n_tmpfs; i++) {
                 const char *why = NULL;
                 char *dst;
-                int r = mnt_dst_normalize(cfg->tmpfs[i].dst, "--tmpfs", &ret[i], b->e);
+                int r = path_normalize(u->tmpfs[i].dst, "--tmpfs", &b->tmpfs_dst[i], b->e);
 
                 if (r < 0)
                         return r;
-                dst = ret[i];
-                if (mnt_path_is_reserved(dst))
+                dst = b->tmpfs_dst[i];
+                if (path_is_reserved(dst))
                         why = "is a path the sandbox owns";
                 for (size_t k = 0; !why && k < i; k++)
-                        if (mnt_path_under(dst, ret[k]) || mnt_path_under(ret[k], dst))
+                        if (path_conflict(dst, true, b->tmpfs_dst[k], true))
                                 why = "overlaps another tmpfs";
-                for (size_t k = 0; !why && k < n_um; k++)
-                        if (mnt_path_under(dst, um[k].dst) || mnt_path_under(um[k].dst, dst))
+                for (size_t k = 0; !why && k < b->n_um; k++)
+                        if (path_conflict(dst, true, b->um[k].dst, false))
                                 why = "overlaps a bind mount";
                 for (size_t k = 0; !why && h && k < h->n; k++)
-                        if (mnt_path_under(dst, h->v[k].path) || mnt_path_under(h->v[k].path, dst))
+                        if (path_conflict(dst, true, h->v[k].path, false))
                                 why = "overlaps a path the profile provides";
                 if (why)
                         return nsb_fail(b->e, NSB_STAGE_CONFIG, EINVAL, "--tmpfs: destination '%s' %s", dst, why);
@@ -288,199 +298,270 @@ static int plan_tmpfs_dsts(struct builder *b, const struct mnt_input *in, const 
         return 0;
 }
 
-int mnt_plan_build(const struct mnt_input *in, struct mnt_plan *ret, struct nsb_error *e)
+/* A mount of the profile's host set: not a symlink (made in the skeleton),
+ * not inside a directory that is mounted whole. */
+static bool host_mounted(const struct host_set *h, size_t i)
 {
-        char *tmpfs_dst[MAX_TMPFS] = { 0 };
-        static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom" };
-        static const struct { const char *name, *target; } dev_links[] = {
-                { "fd", "/proc/self/fd" }, { "stdin", "/proc/self/fd/0" },
-                { "stdout", "/proc/self/fd/1" }, { "stderr", "/proc/self/fd/2" },
-        };
-        const struct host_set *h = in->host;
-        struct builder b = { .plan = ret, .e = e };
-        struct user_mount um[3 + 64];
-        size_t n_um = 0;
-        int dev_slot[5];
-        int host_slot_base = 0;
+        return h->v[i].kind != HOST_SYMLINK && !covered_by_host_dir(h, h->v[i].path);
+}
+
+/* Steps 1 and 2: private propagation; every source opened while the host
+ * tree is whole; the user's mounts validated. */
+static int phase_sources(struct builder *b)
+{
+        const struct host_set *h = b->in->host;
         struct mnt_op *op;
-        int r = 0;
+        int r;
 
-        memset(ret, 0, sizeof *ret);
-        if (in->cfg->n_binds > 64)
-                return nsb_fail(e, NSB_STAGE_CONFIG, E2BIG, "too many bind mounts (at most 64)");
-
-        ret->sandbox_uid = in->sandbox_uid;
-        ret->sandbox_gid = in->sandbox_gid;
-
-        /* 1. private propagation */
-        if (!push(&b, MNT_MAKE_PRIVATE, NULL))
-                goto oom;
-
-        /* 2. open every source while the host tree is whole */
-        host_slot_base = 0;
-        for (size_t i = 0; h && i < h->n; i++) {
-                if (h->v[i].kind == HOST_SYMLINK || covered_by_host_dir(h, h->v[i].path))
-                        continue;
-                if ((r = new_slot(&b, h->v[i].path, false)) < 0)
-                        goto fail;
-        }
-        for (size_t i = 0; i < sizeof dev_nodes / sizeof dev_nodes[0]; i++) {
+        if (b->in->user.n_binds > MAX_BINDS)
+                return nsb_fail(b->e, NSB_STAGE_CONFIG, E2BIG, "too many bind mounts (at most %d)", MAX_BINDS);
+        if (b->in->user.n_tmpfs > MAX_TMPFS)
+                return nsb_fail(b->e, NSB_STAGE_CONFIG, E2BIG, "too many tmpfs mounts (at most %d)", MAX_TMPFS);
+        PUSH_OR_FAIL(op, b, MNT_MAKE_PRIVATE, NULL);
+        for (size_t i = 0; h && i < h->n; i++)
+                if (host_mounted(h, i) && (r = new_slot(b, h->v[i].path, false)) < 0)
+                        return r;
+        for (size_t i = 0; i < N_DEV_NODES; i++) {
                 char src[32];
                 snprintf(src, sizeof src, "/dev/%s", dev_nodes[i]);
-                if ((r = new_slot(&b, src, false)) < 0)
-                        goto fail;
-                dev_slot[i] = r;
+                if ((r = new_slot(b, src, false)) < 0)
+                        return r;
+                b->dev_slot[i] = r;
         }
-        if ((r = plan_user_mounts(&b, in, um, &n_um)) < 0)
-                goto fail;
-        if ((r = plan_tmpfs_dsts(&b, in, um, n_um, tmpfs_dst)) < 0)
-                goto fail;
+        if ((r = plan_user_mounts(b)) < 0)
+                return r;
+        return plan_tmpfs_dsts(b);
+}
 
-        /* 3. the root and its skeleton */
-        if (!(op = push(&b, MNT_ROOT_TMPFS, "/")))
-                goto oom;
-        op->size = ROOT_TMPFS_SLACK + in->program_len;
-        op->mode = 0755;
-        for (size_t i = 0; i < MNT_N_RESERVED; i++) {
-                const char *const *reserved = mnt_reserved;
-                if ((strcmp(reserved[i], "/program") == 0 && !in->program_name) ||
-                    (strcmp(reserved[i], "/harness") == 0 && !in->cfg->harness) ||
-                    (strcmp(reserved[i], "/nsbox") == 0 && !in->runner_dir))
-                        continue;
-                if ((r = mkdirs(&b, reserved[i], true, strcmp(reserved[i], "/tmp") == 0 ? 01777 : 0755)) < 0)
-                        goto fail;
-        }
+static int skeleton_host(struct builder *b)
+{
+        const struct host_set *h = b->in->host;
+        struct mnt_op *op;
+        int r;
+
         for (size_t i = 0; h && i < h->n; i++) {
                 const struct host_entry *he = &h->v[i];
                 if (covered_by_host_dir(h, he->path))
                         continue;
-                if ((r = mkdirs(&b, he->path, he->kind == HOST_DIR, 0755)) < 0)
-                        goto fail;
+                if ((r = mkdirs(b, he->path, he->kind == HOST_DIR, 0755)) < 0)
+                        return r;
                 if (he->kind == HOST_FILE) {
-                        if (!push(&b, MNT_MKFILE, he->path))
-                                goto oom;
+                        PUSH_OR_FAIL(op, b, MNT_MKFILE, he->path);
                 } else if (he->kind == HOST_SYMLINK) {
-                        if (!(op = push(&b, MNT_SYMLINK, he->path)) || !(op->src = strdup(he->target)))
-                                goto oom;
+                        PUSH_OR_FAIL(op, b, MNT_SYMLINK, he->path);
+                        if (!(op->src = strdup(he->target)))
+                                return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
                 }
         }
-        for (size_t i = 0; i < sizeof dev_nodes / sizeof dev_nodes[0]; i++) {
-                char dst[32];
+        return 0;
+}
+
+static int skeleton_dev(struct builder *b)
+{
+        static const struct { const char *name, *target; } dev_links[] = {
+                { "fd", "/proc/self/fd" }, { "stdin", "/proc/self/fd/0" },
+                { "stdout", "/proc/self/fd/1" }, { "stderr", "/proc/self/fd/2" },
+        };
+        struct mnt_op *op;
+        char dst[32];
+
+        for (size_t i = 0; i < N_DEV_NODES; i++) {
                 snprintf(dst, sizeof dst, "/dev/%s", dev_nodes[i]);
-                if (!push(&b, MNT_MKFILE, dst))
-                        goto oom;
+                PUSH_OR_FAIL(op, b, MNT_MKFILE, dst);
         }
         for (size_t i = 0; i < sizeof dev_links / sizeof dev_links[0]; i++) {
-                char dst[32];
                 snprintf(dst, sizeof dst, "/dev/%s", dev_links[i].name);
-                if (!(op = push(&b, MNT_SYMLINK, dst)) || !(op->src = strdup(dev_links[i].target)))
-                        goto oom;
+                PUSH_OR_FAIL(op, b, MNT_SYMLINK, dst);
+                if (!(op->src = strdup(dev_links[i].target)))
+                        return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
         }
-        for (size_t i = 0; i < n_um; i++) {
-                if (strcmp(um[i].dst, "/workspace") == 0 || strcmp(um[i].dst, "/harness") == 0 ||
-                    strcmp(um[i].dst, "/nsbox") == 0)
+        return 0;
+}
+
+static int skeleton_program(struct builder *b)
+{
+        const struct mnt_input *in = b->in;
+        struct mnt_op *op;
+        char dst[4096];
+
+        if (!in->program_name)
+                return 0;
+        if (!in->program_name[0] || strchr(in->program_name, '/') || strcmp(in->program_name, ".") == 0 ||
+            strcmp(in->program_name, "..") == 0)
+                return nsb_fail(b->e, NSB_STAGE_CONFIG, EINVAL, "program name '%s' is not a plain file name",
+                                in->program_name);
+        snprintf(dst, sizeof dst, "/program/%s", in->program_name);
+        PUSH_OR_FAIL(op, b, MNT_WRITE_FILE, dst);
+        op->data = in->program_data;
+        op->data_len = in->program_len;
+        op->mode = 0444;
+        return 0;
+}
+
+/* Step 3: the tmpfs root, the reserved directories, the profile's tree, the
+ * device nodes' files, the user mounts' mount points, the program. */
+static int phase_skeleton(struct builder *b)
+{
+        const struct mnt_input *in = b->in;
+        struct mnt_op *op;
+        int r;
+
+        PUSH_OR_FAIL(op, b, MNT_ROOT_TMPFS, "/");
+        op->size = ROOT_TMPFS_SLACK + in->program_len;
+        op->mode = 0755;
+        for (size_t i = 0; i < PATH_N_RESERVED; i++) {
+                const char *dir = path_reserved[i];
+                if ((strcmp(dir, "/program") == 0 && !in->program_name) ||
+                    (strcmp(dir, "/harness") == 0 && !in->user.harness) ||
+                    (strcmp(dir, "/nsbox") == 0 && !in->runner_dir))
                         continue;
+                if ((r = mkdirs(b, dir, true, strcmp(dir, "/tmp") == 0 ? 01777 : 0755)) < 0)
+                        return r;
+        }
+        if ((r = skeleton_host(b)) < 0 || (r = skeleton_dev(b)) < 0)
+                return r;
+        for (size_t i = 0; i < b->n_um; i++) {
+                if (path_is_reserved(b->um[i].dst))
+                        continue;       /* /workspace, /harness, /nsbox: made above */
                 /* The mount point is a file or a directory like its source;
                  * only the apply step can see which, through the slot. */
-                if ((r = mkdirs(&b, um[i].dst, false, 0755)) < 0)
-                        goto fail;
-                if (!(op = push(&b, MNT_MOUNTPOINT, um[i].dst)))
-                        goto oom;
-                op->slot = um[i].slot;
+                if ((r = mkdirs(b, b->um[i].dst, false, 0755)) < 0)
+                        return r;
+                PUSH_OR_FAIL(op, b, MNT_MOUNTPOINT, b->um[i].dst);
+                op->slot = b->um[i].slot;
         }
-        for (size_t i = 0; i < in->cfg->n_tmpfs; i++)
-                if ((r = mkdirs(&b, tmpfs_dst[i], true, 0755)) < 0)
-                        goto fail;
-        if (in->program_name) {
-                char dst[4096];
-                if (!in->program_name[0] || strchr(in->program_name, '/') || strcmp(in->program_name, ".") == 0 ||
-                    strcmp(in->program_name, "..") == 0) {
-                        r = nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "program name '%s' is not a plain file name",
-                                     in->program_name);
-                        goto fail;
-                }
-                snprintf(dst, sizeof dst, "/program/%s", in->program_name);
-                if (!(op = push(&b, MNT_WRITE_FILE, dst)))
-                        goto oom;
-                op->data = in->program_data;
-                op->data_len = in->program_len;
-                op->mode = 0444;
-        }
+        for (size_t i = 0; i < in->user.n_tmpfs; i++)
+                if ((r = mkdirs(b, b->tmpfs_dst[i], true, 0755)) < 0)
+                        return r;
+        return skeleton_program(b);
+}
 
-        /* 4. read-only sources, then /proc */
-        for (size_t i = 0, slot = (size_t) host_slot_base; h && i < h->n; i++) {
-                if (h->v[i].kind == HOST_SYMLINK || covered_by_host_dir(h, h->v[i].path))
-                        continue;
-                if (!(op = push(&b, MNT_ATTACH, h->v[i].path)))
-                        goto oom;
-                op->slot = (int) slot++;
-        }
-        for (size_t i = 0; i < n_um; i++) {
-                if (!um[i].ro)
-                        continue;
-                if (!(op = push(&b, MNT_ATTACH, um[i].dst)))
-                        goto oom;
-                op->slot = um[i].slot;
-        }
-        if (!push(&b, MNT_PROC, "/proc"))
-                goto oom;
+/* Step 4: the read-only sources (slots in the order phase_sources opened
+ * them), then /proc. */
+static int phase_read_only(struct builder *b)
+{
+        const struct host_set *h = b->in->host;
+        struct mnt_op *op;
+        int slot = 0;
 
-        /* 5. pivot, 6. read-only everywhere */
-        if (!push(&b, MNT_PIVOT, NULL) || !push(&b, MNT_DETACH_OLD, NULL) || !push(&b, MNT_READONLY_ALL, "/"))
-                goto oom;
-
-        /* 7. writable mounts and device nodes on top */
-        if (!(op = push(&b, MNT_TMPFS, "/tmp")))
-                goto oom;
-        op->size = in->cfg->tmp_size_bytes;
-        op->mode = 01777;
-        if (!in->cfg->workspace) {
-                if (!(op = push(&b, MNT_TMPFS, "/workspace")))
-                        goto oom;
-                op->size = in->cfg->tmp_size_bytes;
-                op->mode = 0755;
-        }
-        for (size_t i = 0; i < n_um; i++) {
-                if (um[i].ro)
+        for (size_t i = 0; h && i < h->n; i++) {
+                if (!host_mounted(h, i))
                         continue;
-                if (!(op = push(&b, MNT_ATTACH, um[i].dst)))
-                        goto oom;
-                op->slot = um[i].slot;
+                PUSH_OR_FAIL(op, b, MNT_ATTACH, h->v[i].path);
+                op->slot = slot++;
+        }
+        for (size_t i = 0; i < b->n_um; i++) {
+                if (!b->um[i].ro)
+                        continue;
+                PUSH_OR_FAIL(op, b, MNT_ATTACH, b->um[i].dst);
+                op->slot = b->um[i].slot;
+        }
+        PUSH_OR_FAIL(op, b, MNT_PROC, "/proc");
+        return 0;
+}
+
+/* Steps 5 and 6: pivot, detach the old root, read-only everywhere. */
+static int phase_pivot(struct builder *b)
+{
+        struct mnt_op *op;
+
+        PUSH_OR_FAIL(op, b, MNT_PIVOT, NULL);
+        PUSH_OR_FAIL(op, b, MNT_DETACH_OLD, NULL);
+        PUSH_OR_FAIL(op, b, MNT_READONLY_ALL, "/");
+        return 0;
+}
+
+static int push_tmpfs(struct builder *b, const char *dst, uint64_t size, mode_t mode)
+{
+        struct mnt_op *op;
+
+        PUSH_OR_FAIL(op, b, MNT_TMPFS, dst);
+        op->size = size;
+        op->mode = mode;
+        op->writable = true;
+        return 0;
+}
+
+/* Steps 7 and 8: what stays writable, and the device nodes, on top of the
+ * read-only tree; then the working directory. */
+static int phase_writable(struct builder *b)
+{
+        const struct path_mounts *u = &b->in->user;
+        struct mnt_op *op;
+        int r;
+
+        if ((r = push_tmpfs(b, "/tmp", u->tmp_size_bytes, 01777)) < 0)
+                return r;
+        if (!u->workspace && (r = push_tmpfs(b, "/workspace", u->tmp_size_bytes, 0755)) < 0)
+                return r;
+        for (size_t i = 0; i < b->n_um; i++) {
+                if (b->um[i].ro)
+                        continue;
+                PUSH_OR_FAIL(op, b, MNT_ATTACH, b->um[i].dst);
+                op->slot = b->um[i].slot;
                 op->attr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+                op->writable = true;
         }
-        for (size_t i = 0; i < in->cfg->n_tmpfs; i++) {
-                if (!(op = push(&b, MNT_TMPFS, tmpfs_dst[i])))
-                        goto oom;
-                op->size = in->cfg->tmpfs[i].size_bytes ? in->cfg->tmpfs[i].size_bytes : in->cfg->tmp_size_bytes;
-                op->mode = 0755;
-        }
-        for (size_t i = 0; i < sizeof dev_nodes / sizeof dev_nodes[0]; i++) {
+        for (size_t i = 0; i < u->n_tmpfs; i++)
+                if ((r = push_tmpfs(b, b->tmpfs_dst[i], u->tmpfs[i].size_bytes ? u->tmpfs[i].size_bytes
+                                                                               : u->tmp_size_bytes, 0755)) < 0)
+                        return r;
+        for (size_t i = 0; i < N_DEV_NODES; i++) {
                 char dst[32];
                 snprintf(dst, sizeof dst, "/dev/%s", dev_nodes[i]);
-                if (!(op = push(&b, MNT_ATTACH, dst)))
-                        goto oom;
-                op->slot = dev_slot[i];
+                PUSH_OR_FAIL(op, b, MNT_ATTACH, dst);
+                op->slot = b->dev_slot[i];
+                /* The mount is read-only; a device node stays writable on one:
+                 * Landlock decides, and grants writing only to the harmless ones. */
                 op->attr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC | MOUNT_ATTR_RDONLY;
+                op->writable = i < N_DEV_WRITABLE;
         }
+        PUSH_OR_FAIL(op, b, MNT_CHDIR, "/workspace");
+        return 0;
+}
 
-        /* 8. */
-        if (!push(&b, MNT_CHDIR, "/workspace"))
-                goto oom;
-        r = 0;
-        goto out;
-oom:
-        r = nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
-fail:
-        mnt_plan_free(ret);
-out:
-        for (size_t i = 0; i < n_um; i++)
-                free(um[i].dst);
+int mnt_plan_build(const struct mnt_input *in, struct mnt_plan *ret, struct nsb_error *e)
+{
+        static int (*const phases[])(struct builder *) = {
+                phase_sources, phase_skeleton, phase_read_only, phase_pivot, phase_writable,
+        };
+        struct builder b = { .plan = ret, .e = e, .in = in };
+        int r = 0;
+
+        memset(ret, 0, sizeof *ret);
+        ret->sandbox_uid = in->sandbox_uid;
+        ret->sandbox_gid = in->sandbox_gid;
+        for (size_t i = 0; r == 0 && i < sizeof phases / sizeof phases[0]; i++)
+                r = phases[i](&b);
+        if (r < 0)
+                mnt_plan_free(ret);
+        for (size_t i = 0; i < b.n_um; i++)
+                free(b.um[i].dst);
         for (size_t i = 0; i < MAX_TMPFS; i++)
-                free(tmpfs_dst[i]);
+                free(b.tmpfs_dst[i]);
         for (size_t i = 0; i < b.n_dirs; i++)
                 free(b.dirs[i]);
         free(b.dirs);
         return r;
+}
+
+int mnt_plan_landlock(const struct mnt_plan *plan, struct ll_path_rule **ret, size_t *n_ret, struct nsb_error *e)
+{
+        size_t n = 1;
+        struct ll_path_rule *v;
+
+        for (size_t i = 0; i < plan->n_ops; i++)
+                n += plan->ops[i].writable;
+        if (!(v = calloc(n, sizeof *v)))
+                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+        n = 0;
+        v[n++] = (struct ll_path_rule){ "/", false };
+        for (size_t i = 0; i < plan->n_ops; i++)
+                if (plan->ops[i].writable)
+                        v[n++] = (struct ll_path_rule){ plan->ops[i].dst, true };
+        *ret = v;
+        *n_ret = n;
+        return 0;
 }
 
 void mnt_plan_free(struct mnt_plan *plan)

@@ -23,7 +23,7 @@ void host_set_free(struct host_set *set)
 
 int profile_which(const char *name, const char *search_path, char **ret, struct nsb_error *e)
 {
-        char cand[PATH_MAX];
+        char cand[PATH_MAX], denied[PATH_MAX] = "";
         const char *p = search_path;
 
         if (strchr(name, '/')) {
@@ -47,8 +47,15 @@ int profile_which(const char *name, const char *search_path, char **ret, struct 
                         snprintf(cand, sizeof cand, "%.*s/%s", (int) n, p, name);
                         if (access(cand, X_OK) == 0 && stat(cand, &st) == 0 && S_ISREG(st.st_mode))
                                 return (*ret = strdup(cand)) ? 0 : nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+                        if (!denied[0] && stat(cand, &st) == 0)
+                                snprintf(denied, sizeof denied, "%s", cand);
                 }
                 p = colon ? colon + 1 : NULL;
         }
+        /* execvp's rule (and so timeout(1)'s and env(1)'s 126): a name PATH
+         * holds only as something that cannot be executed is not missing. */
+        if (denied[0])
+                return nsb_fail(e, NSB_STAGE_PREPARE, EACCES,
+                                "command '%s' is on PATH only as '%s', which is not an executable file", name, denied);
         return nsb_fail(e, NSB_STAGE_PREPARE, ENOENT, "command '%s' not found on PATH", name);
 }

@@ -39,6 +39,7 @@ struct run_stream {
         bool truncated;      /* bytes > kept */
         char tail[RUN_TAIL_MAX]; /* the last tail_len bytes, when truncated */
         size_t tail_len;
+        int relay_errno;     /* the first failure copying it on to nsbox's own stream (0: none) */
 };
 
 struct run_result {

@@ -161,11 +161,11 @@ static int step_seccomp(struct child_ctx *c, struct nsb_error *e)
 }
 
 const struct child_step child_program_steps[] = {
-        { NSB_STAGE_RLIMIT, step_rlimits },     /* needs nothing; inherited by every child */
-        { NSB_STAGE_CAPS, step_caps },          /* bounding, ambient, permitted, effective; securebits locked */
-        { NSB_STAGE_NNP, step_nnp },            /* before landlock_restrict_self and seccomp */
-        { NSB_STAGE_LANDLOCK, step_landlock },  /* after the mount tree is final: rules name its paths */
-        { NSB_STAGE_SECCOMP, step_seccomp },    /* last: the filter need not allow any setup syscall */
+        CHILD_STEP(NSB_STAGE_RLIMIT, step_rlimits),     /* needs nothing; inherited by every child */
+        CHILD_STEP(NSB_STAGE_CAPS, step_caps),          /* bounding, ambient, permitted, effective; securebits locked */
+        CHILD_STEP(NSB_STAGE_NNP, step_nnp),            /* before landlock_restrict_self and seccomp */
+        CHILD_STEP(NSB_STAGE_LANDLOCK, step_landlock),  /* after the mount tree is final: rules name its paths */
+        CHILD_STEP(NSB_STAGE_SECCOMP, step_seccomp),    /* last: the filter need not allow any setup syscall */
 };
 const unsigned child_program_n_steps = sizeof child_program_steps / sizeof child_program_steps[0];
 
@@ -234,28 +234,11 @@ __attribute__((noreturn)) static void program_main(struct child_ctx *c)
         }
         ledger_set(&c->ledger, PROT_FDS, "closed");
         ledger_set(&c->ledger, PROT_ENV, "scrubbed");
-        for (unsigned i = 0; i < child_program_n_steps; i++) {
-                if (child_program_steps[i].fn(c, &e) < 0) {
-                        if (e.stage == NSB_STAGE_NONE)
-                                e.stage = child_program_steps[i].stage;
-                        fail_exit(c, &e);
-                }
-        }
+        if (child_run_steps(c, child_program_steps, child_program_n_steps, &e) < 0)
+                fail_exit(c, &e);
         send_msg(c->sock, WIRE_READY, NULL, &c->ledger, 0, 0);
         exec_program(c, &e);
         fail_exit(c, &e);
-}
-
-/* ---- shared by both inits ------------------------------------------------ */
-
-static void init_join_cgroup(struct child_ctx *c, struct nsb_error *e)
-{
-        if (!c->cg_ops || !c->cg_ops->child_join)
-                return;
-        if (c->cg_ops->child_join(c->cg_run, c->cg_spec, e) < 0)
-                fail_exit(c, e);
-        ledger_set(&c->ledger, PROT_MEMORY, c->cg_ops->label);
-        ledger_set(&c->ledger, PROT_PIDS, c->cg_ops->label);
 }
 
 /* Forks the program; in the init, keeps nothing the program could use. */
@@ -263,10 +246,8 @@ static pid_t init_fork_program(struct child_ctx *c, struct nsb_error *e)
 {
         pid_t prog = fork();
 
-        if (prog < 0) {
-                nsb_fail(e, NSB_STAGE_EXEC, errno, "fork the program");
-                fail_exit(c, e);
-        }
+        if (prog < 0)
+                return nsb_fail(e, NSB_STAGE_EXEC, errno, "fork the program");
         if (prog == 0)
                 program_main(c);
         for (int i = 0; i < 3; i++)
@@ -356,106 +337,174 @@ static int join_cgroup_late(struct child_ctx *c, struct nsb_error *e)
         return c->cg_ops->child_join(c->cg_run, c->cg_spec, e);
 }
 
-__attribute__((noreturn)) void child_init_main(struct child_ctx *c)
+/* ---- the init's steps ---------------------------------------------------- */
+
+/* Before the program exists: /proc/1/cmdline would show nsbox's. */
+static int init_hide_cmdline(struct child_ctx *c, struct nsb_error *e)
 {
-        struct nsb_error e;
-        struct wire_msg go;
-        pid_t prog;
-        ssize_t n;
+        cmdline_hide();
+        return 0;
+}
+
+/* v2 (already inside by CLONE_INTO_CGROUP) and rlimit: first of all. v1
+ * joins late (init_join_cgroup_late). */
+static int init_join_cgroup(struct child_ctx *c, struct nsb_error *e)
+{
         int r;
 
-        nsb_error_clear(&e);
-        /* Before the program exists: /proc/1/cmdline would show nsbox's. */
-        cmdline_hide();
-        if (!c->cg_join_late)
-                init_join_cgroup(c, &e);
-        /* Wait for the id maps. EOF means the supervisor is gone. */
+        if (c->cg_join_late || !c->cg_ops || !c->cg_ops->child_join)
+                return 0;
+        if ((r = c->cg_ops->child_join(c->cg_run, c->cg_spec, e)) < 0)
+                return r;
+        ledger_set(&c->ledger, PROT_MEMORY, c->cg_ops->label);
+        ledger_set(&c->ledger, PROT_PIDS, c->cg_ops->label);
+        return 0;
+}
+
+/* Wait for the id maps. EOF means the supervisor is gone. */
+static int init_wait_go(struct child_ctx *c, struct nsb_error *e)
+{
+        struct wire_msg go;
+        ssize_t n;
+
         do
                 n = recv(c->sock, &go, sizeof go, 0);
         while (n < 0 && errno == EINTR);
         if (n != (ssize_t) sizeof go)
                 _exit(127);
-        /* Take the in-sandbox identity. The credentials a process had when
-         * it entered the namespace stay what they were (for a root caller:
-         * host uid 0, unmapped here); only now are they the mapped ids. The
-         * caps of this namespace survive: the namespace has no uid 0, so the
-         * setuid rules of capabilities(7) clear nothing. */
+        return 0;
+}
+
+/* Take the in-sandbox identity. The credentials a process had when it
+ * entered the namespace stay what they were (for a root caller: host uid 0,
+ * unmapped here); only now are they the mapped ids. The caps of this
+ * namespace survive: the namespace has no uid 0, so the setuid rules of
+ * capabilities(7) clear nothing. */
+static int init_take_sandbox_ids(struct child_ctx *c, struct nsb_error *e)
+{
         if (setresgid(NS_SANDBOX_GID, NS_SANDBOX_GID, NS_SANDBOX_GID) < 0 ||
-            setresuid(NS_SANDBOX_UID, NS_SANDBOX_UID, NS_SANDBOX_UID) < 0) {
-                nsb_fail(&e, NSB_STAGE_USERNS, errno, "take the sandbox uid/gid %u/%u", NS_SANDBOX_UID, NS_SANDBOX_GID);
-                fail_exit(c, &e);
-        }
-        /* The sandbox dies with nsbox: if the supervisor goes, so does the
-         * init, and with it the whole pid namespace. Set after the uid change,
-         * which clears it (prctl(2)); a supervisor that died before this
-         * point has closed its socket end, which the poll below sees. */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) {
-                nsb_fail(&e, NSB_STAGE_CLONE, errno, "PR_SET_PDEATHSIG");
-                fail_exit(c, &e);
-        }
-        {
-                struct pollfd pf = { c->sock, POLLRDHUP, 0 };
-                if (poll(&pf, 1, 0) != 0 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR)))
-                        _exit(127);
-        }
-        /* Not dumpable from here on: the program, which shares our uid, can
-         * neither ptrace the init nor open its /proc/1/{mem,fd,environ}. Set
-         * only now, because it makes /proc/<pid>/uid_map root-owned. */
-        if (prctl(PR_SET_DUMPABLE, 0) < 0) {
-                nsb_fail(&e, NSB_STAGE_CLONE, errno, "PR_SET_DUMPABLE");
-                fail_exit(c, &e);
-        }
-        if (setsid() < 0) {
-                nsb_fail(&e, NSB_STAGE_CLONE, errno, "setsid");
-                fail_exit(c, &e);
-        }
-        if (sethostname("nsbox", 5) < 0) {
-                nsb_fail(&e, NSB_STAGE_CLONE, errno, "sethostname");
-                fail_exit(c, &e);
-        }
-        if (c->cfg->network == NSB_NETWORK_LOOPBACK) {
-                r = test_hook(c, NSB_STAGE_NET, &e);
-                if (r < 0 || net_loopback_up(&c->ledger, &e) < 0)
-                        fail_exit(c, &e);
-        } else {
+            setresuid(NS_SANDBOX_UID, NS_SANDBOX_UID, NS_SANDBOX_UID) < 0)
+                return nsb_fail(e, NSB_STAGE_USERNS, errno, "take the sandbox uid/gid %u/%u", NS_SANDBOX_UID,
+                                NS_SANDBOX_GID);
+        return 0;
+}
+
+/* A supervisor that died before PR_SET_PDEATHSIG was armed has closed its
+ * socket end: see it now rather than run without one. */
+static void exit_if_supervisor_gone(struct child_ctx *c)
+{
+        struct pollfd pf = { c->sock, POLLRDHUP, 0 };
+
+        if (poll(&pf, 1, 0) != 0 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+                _exit(127);
+}
+
+/* The sandbox dies with nsbox: if the supervisor goes, so does the init, and
+ * with it the whole pid namespace. After the uid change, which clears it
+ * (prctl(2)). */
+static int init_die_with_parent(struct child_ctx *c, struct nsb_error *e)
+{
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+                return nsb_fail(e, NSB_STAGE_CLONE, errno, "PR_SET_PDEATHSIG");
+        exit_if_supervisor_gone(c);
+        return 0;
+}
+
+/* Not dumpable from here on: the program, which shares our uid, can neither
+ * ptrace the init nor open its /proc/1/{mem,fd,environ}. Only now, because
+ * it makes /proc/<pid>/uid_map root-owned. */
+static int init_not_dumpable(struct child_ctx *c, struct nsb_error *e)
+{
+        if (prctl(PR_SET_DUMPABLE, 0) < 0)
+                return nsb_fail(e, NSB_STAGE_CLONE, errno, "PR_SET_DUMPABLE");
+        return 0;
+}
+
+static int init_session_and_hostname(struct child_ctx *c, struct nsb_error *e)
+{
+        if (setsid() < 0)
+                return nsb_fail(e, NSB_STAGE_CLONE, errno, "setsid");
+        if (sethostname("nsbox", 5) < 0)
+                return nsb_fail(e, NSB_STAGE_CLONE, errno, "sethostname");
+        return 0;
+}
+
+static int init_network(struct child_ctx *c, struct nsb_error *e)
+{
+        int r;
+
+        if (c->cfg->network != NSB_NETWORK_LOOPBACK) {
                 ledger_set(&c->ledger, PROT_NET, "empty-netns");
+                return 0;
         }
-        r = test_hook(c, NSB_STAGE_MOUNT, &e);
-        if (r < 0 || mnt_plan_apply(c->mounts, c->slot_fds, &c->ledger, &e) < 0)
-                fail_exit(c, &e);
+        if ((r = test_hook(c, NSB_STAGE_NET, e)) < 0)
+                return r;
+        return net_loopback_up(&c->ledger, e);
+}
+
+static int init_mounts(struct child_ctx *c, struct nsb_error *e)
+{
+        int r = test_hook(c, NSB_STAGE_MOUNT, e);
+
+        return r < 0 ? r : mnt_plan_apply(c->mounts, c->slot_fds, &c->ledger, e);
+}
+
+/* v1: before the fork, so the program is bounded from its first instruction.
+ * Only this init, running nsbox's own code, was outside the run's cgroups,
+ * while it built the file tree. Then cgroup v1 has no CLONE_INTO_CGROUP:
+ * clone made the cgroup namespace at the supervisor's cgroups, so
+ * /proc/self/cgroup would show /nsbox-<supervisor's host pid>-N; a second
+ * namespace, made here, is rooted at the run cgroups. */
+static int init_cgroup_v1(struct child_ctx *c, struct nsb_error *e)
+{
+        int r;
 
         if (c->cg_join_late) {
-                /* Before the fork: the program is bounded from its first
-                 * instruction. Only this init, running nsbox's own code, was
-                 * outside the run's cgroups, while it built the file tree. */
-                if (join_cgroup_late(c, &e) < 0)
-                        fail_exit(c, &e);
+                if ((r = join_cgroup_late(c, e)) < 0)
+                        return r;
                 ledger_set(&c->ledger, PROT_MEMORY, c->cg_ops->label);
                 ledger_set(&c->ledger, PROT_PIDS, c->cg_ops->label);
         }
-        /* cgroup v1 has no CLONE_INTO_CGROUP: clone made the cgroup namespace
-         * at the supervisor's cgroups, and the init joined its run cgroups
-         * only now, so /proc/self/cgroup would show /nsbox-<supervisor's host
-         * pid>-N. A second namespace, made here, is rooted at the run cgroups. */
         /* (The late v1 join fills in this copy's cg_run only now, so ask both.) */
-        if ((c->cg_join_late || (c->cg_run && c->cg_run->backend == CG_BACKEND_V1)) && unshare(CLONE_NEWCGROUP) < 0) {
-                nsb_fail(&e, NSB_STAGE_CGROUP, errno, "a cgroup namespace rooted at the run cgroups");
-                fail_exit(c, &e);
-        }
-        prog = init_fork_program(c, &e);
+        if ((c->cg_join_late || (c->cg_run && c->cg_run->backend == CG_BACKEND_V1)) && unshare(CLONE_NEWCGROUP) < 0)
+                return nsb_fail(e, NSB_STAGE_CGROUP, errno, "a cgroup namespace rooted at the run cgroups");
+        return 0;
+}
+
+/* Fork the program, reap whatever ends until it does, report it. Exiting as
+ * PID 1 would make the kernel SIGKILL every process left in the namespace,
+ * but it reaps them with SIGCHLD ignored, so their CPU time never reaches our
+ * rusage (the rlimit backend's only account of it). Kill and reap them here
+ * instead; exiting still takes down anything that slipped through. */
+static int init_run_program(struct child_ctx *c, struct nsb_error *e)
+{
+        pid_t prog = init_fork_program(c, e);
+
+        if (prog < 0)
+                return prog;
         init_wait_program(c, prog);
-        /* Exiting as PID 1 would make the kernel SIGKILL every process left
-         * in the namespace, but it reaps them with SIGCHLD ignored, so their
-         * CPU time never reaches our rusage (the rlimit backend's only
-         * account of it). Kill and reap them here instead; exiting still
-         * takes down anything that slipped through. */
         (void) kill(-1, SIGKILL);
         while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
                 ;
-        _exit(0);
+        return 0;
 }
 
-/* ---- reduced isolation --------------------------------------------------- */
+const struct child_step child_init_steps[] = {
+        CHILD_STEP(NSB_STAGE_CLONE, init_hide_cmdline),         /* before the program exists */
+        CHILD_STEP(NSB_STAGE_CGROUP, init_join_cgroup),         /* v2/rlimit: before anything else runs */
+        CHILD_STEP(NSB_STAGE_USERNS, init_wait_go),             /* the supervisor wrote the id maps */
+        CHILD_STEP(NSB_STAGE_USERNS, init_take_sandbox_ids),    /* only now are they the mapped ids */
+        CHILD_STEP(NSB_STAGE_CLONE, init_die_with_parent),      /* after the uid change, which clears it */
+        CHILD_STEP(NSB_STAGE_CLONE, init_not_dumpable),         /* after the maps: it makes uid_map root's */
+        CHILD_STEP(NSB_STAGE_CLONE, init_session_and_hostname),
+        CHILD_STEP(NSB_STAGE_NET, init_network),
+        CHILD_STEP(NSB_STAGE_MOUNT, init_mounts),               /* the tree the Landlock rules name */
+        CHILD_STEP(NSB_STAGE_CGROUP, init_cgroup_v1),           /* v1: late join, then its own cgroupns */
+        CHILD_STEP(NSB_STAGE_EXEC, init_run_program),           /* last: fork, wait, reap */
+};
+const unsigned child_init_n_steps = sizeof child_init_steps / sizeof child_init_steps[0];
+
+/* ---- reduced isolation's init -------------------------------------------- */
 
 static volatile pid_t reduced_group;   /* the program's pid = its process group */
 
@@ -467,74 +516,109 @@ static void reduced_on_parent_death(int sig)
         _exit(127);
 }
 
-static void reduced_take_identity(struct child_ctx *c, struct nsb_error *e)
+static int reduced_take_identity(struct child_ctx *c, struct nsb_error *e)
 {
         const gid_t g = REDUCED_NOBODY_GID;
 
         if (!c->drop_to_nobody)
-                return;
+                return 0;
         if (setgroups(1, &g) < 0 || setresgid(g, g, g) < 0 ||
-            setresuid(REDUCED_NOBODY_UID, REDUCED_NOBODY_UID, REDUCED_NOBODY_UID) < 0) {
-                nsb_fail(e, NSB_STAGE_USERNS, errno, "take the uid/gid %u/%u of nobody", REDUCED_NOBODY_UID,
-                         REDUCED_NOBODY_GID);
-                fail_exit(c, e);
-        }
+            setresuid(REDUCED_NOBODY_UID, REDUCED_NOBODY_UID, REDUCED_NOBODY_UID) < 0)
+                return nsb_fail(e, NSB_STAGE_USERNS, errno, "take the uid/gid %u/%u of nobody", REDUCED_NOBODY_UID,
+                                REDUCED_NOBODY_GID);
+        return 0;
 }
 
-__attribute__((noreturn)) void child_reduced_main(struct child_ctx *c)
+/* Out of nsbox's session: a terminal's Ctrl-C reaches nsbox, which decides;
+ * orphans of the program's group come back to us. */
+static int reduced_session_subreaper(struct child_ctx *c, struct nsb_error *e)
+{
+        if (setsid() < 0 || prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+                return nsb_fail(e, NSB_STAGE_CLONE, errno, "setsid / PR_SET_CHILD_SUBREAPER");
+        return 0;
+}
+
+/* nsbox's death (or its stop_signal) makes this init kill the group. */
+static int reduced_parent_death(struct child_ctx *c, struct nsb_error *e)
 {
         struct sigaction sa;
         sigset_t term;
-        struct nsb_error e;
-        pid_t prog;
 
-        nsb_error_clear(&e);
-        init_join_cgroup(c, &e);
-        reduced_take_identity(c, &e);
-        /* Out of nsbox's session: a terminal's Ctrl-C reaches nsbox, which
-         * decides; orphans of the program's group come back to us. */
-        if (setsid() < 0 || prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
-                nsb_fail(&e, NSB_STAGE_CLONE, errno, "setsid / PR_SET_CHILD_SUBREAPER");
-                fail_exit(c, &e);
-        }
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = reduced_on_parent_death;
         sigfillset(&sa.sa_mask);
         sigemptyset(&term);
         sigaddset(&term, SIGTERM);
         if (sigaction(SIGTERM, &sa, NULL) < 0 || sigprocmask(SIG_UNBLOCK, &term, NULL) < 0 ||
-            prctl(PR_SET_PDEATHSIG, SIGTERM) < 0) {
-                nsb_fail(&e, NSB_STAGE_CLONE, errno, "parent-death signal");
-                fail_exit(c, &e);
-        }
-        {
-                struct pollfd pf = { c->sock, POLLRDHUP, 0 };
-                if (poll(&pf, 1, 0) != 0 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR)))
-                        _exit(127);
-        }
+            prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
+                return nsb_fail(e, NSB_STAGE_CLONE, errno, "parent-death signal");
+        exit_if_supervisor_gone(c);
         ledger_set(&c->ledger, PROT_NET, "seccomp");
+        return 0;
+}
+
+/* What strict isolation gets from the pid namespace: nobody of the group
+ * outlives the program. Its end is seen without reaping it, so the zombie
+ * still holds the group's id while the group is killed (a reaped, empty
+ * group's id could already name someone else's); then everything is reaped
+ * (ours, as the subreaper). */
+static int reduced_run_program(struct child_ctx *c, struct nsb_error *e)
+{
+        sigset_t term;
+        siginfo_t si;
+        pid_t prog;
+
+        sigemptyset(&term);
+        sigaddset(&term, SIGTERM);
         /* The handler must not run in the program before program_main resets
          * it, nor here before we know the group: held until both are true. */
         sigprocmask(SIG_BLOCK, &term, NULL);
-        prog = init_fork_program(c, &e);
+        prog = init_fork_program(c, e);
+        if (prog < 0)
+                return prog;
         reduced_group = prog;
         sigprocmask(SIG_UNBLOCK, &term, NULL);
-        /* What strict isolation gets from the pid namespace: nobody of the
-         * group outlives the program. Its end is seen without reaping it, so
-         * the zombie still holds the group's id while the group is killed
-         * (a reaped, empty group's id could already name someone else's);
-         * then everything is reaped (ours, as the subreaper). */
-        {
-                siginfo_t si;
-
-                while (waitid(P_PID, (id_t) prog, &si, WEXITED | WNOWAIT) < 0)
-                        if (errno != EINTR)
-                                _exit(127);
-                (void) kill(-prog, SIGKILL);
-                reduced_group = 0;
-                report_program(c, prog);
-        }
+        while (waitid(P_PID, (id_t) prog, &si, WEXITED | WNOWAIT) < 0)
+                if (errno != EINTR)
+                        _exit(127);
+        (void) kill(-prog, SIGKILL);
+        reduced_group = 0;
+        report_program(c, prog);
         while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
                 ;
+        return 0;
+}
+
+const struct child_step child_reduced_init_steps[] = {
+        CHILD_STEP(NSB_STAGE_CGROUP, init_join_cgroup),         /* before anything else runs */
+        CHILD_STEP(NSB_STAGE_USERNS, reduced_take_identity),    /* root caller: nobody */
+        CHILD_STEP(NSB_STAGE_CLONE, reduced_session_subreaper),
+        CHILD_STEP(NSB_STAGE_CLONE, reduced_parent_death),      /* after the identity, which would clear it */
+        CHILD_STEP(NSB_STAGE_EXEC, reduced_run_program),        /* last: fork, wait, kill the group, reap */
+};
+const unsigned child_reduced_init_n_steps = sizeof child_reduced_init_steps / sizeof child_reduced_init_steps[0];
+
+/* ---- running a step list -------------------------------------------------- */
+
+int child_run_steps(struct child_ctx *c, const struct child_step *steps, unsigned n, struct nsb_error *e)
+{
+        for (unsigned i = 0; i < n; i++) {
+                int r = steps[i].fn(c, e);
+                if (r < 0) {
+                        if (e->stage == NSB_STAGE_NONE)
+                                e->stage = steps[i].stage;
+                        return r;
+                }
+        }
+        return 0;
+}
+
+__attribute__((noreturn)) void child_run_init(struct child_ctx *c, const struct child_step *steps, unsigned n)
+{
+        struct nsb_error e;
+
+        nsb_error_clear(&e);
+        if (child_run_steps(c, steps, n, &e) < 0)
+                fail_exit(c, &e);
         _exit(0);
 }

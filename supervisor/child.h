@@ -1,12 +1,16 @@
 /* supervisor/child.h — what runs inside the sandbox before the program.
  *
- * The cloned child is PID 1 of the new pid namespace: the init. It waits for
- * the supervisor to write its id maps, builds the file tree, forks the
- * program, reaps everything, reports the program's wait status and exits —
- * and the kernel then kills whatever is left in the namespace.
- * The program process applies its own protections, in the order of
- * program_steps[] (child.c), and execs. Every failure is sent whole over the
- * socket (wire.h) and ends the process with _exit.
+ * Owns: the init's and the program's ordered steps, as tables. The cloned
+ * child (strict: PID 1 of the new pid namespace) runs its mode's init steps:
+ * in strict isolation it waits for the supervisor to write its id maps,
+ * builds the file tree, forks the program, reaps everything, reports the
+ * program's wait status and exits — and the kernel then kills whatever is
+ * left in the namespace. The program process applies its own protections in
+ * the order of child_program_steps[] and execs.
+ *
+ * Invariants: every failure is sent whole over the socket (wire.h) and ends
+ * the process with _exit; each table's order is the order of its comments'
+ * "before/after" reasons, which tests/unit/test_supervisor.c checks.
  */
 #pragma once
 
@@ -51,20 +55,34 @@ struct child_ctx {
 /* RLIMIT_CPU, in whole seconds, for the configured CPU time (rounded up). */
 unsigned long child_cpu_rlimit_s(const struct nsb_config *cfg);
 
-/* The init's main. Never returns. */
-__attribute__((noreturn)) void child_init_main(struct child_ctx *c);
-
-/* Reduced isolation: the same shape without namespaces. This child (not a
- * PID 1) joins the cgroup, takes the program's identity, becomes the
- * subreaper of the program's process group, forks the program, reports its
- * wait status, then kills and reaps the whole group. If nsbox dies first, its
- * parent-death signal makes it kill the group before it exits. Never returns. */
-__attribute__((noreturn)) void child_reduced_main(struct child_ctx *c);
-
-/* Exposed for the step-order test. */
+/* One step of the init or of the program: @stage is the error's stage when
+ * the step's own error names none. */
 struct child_step {
         int stage;                     /* enum nsb_stage */
         int (*fn)(struct child_ctx *c, struct nsb_error *e);
+        const char *name;              /* the function's name: for tests and traces */
 };
+#define CHILD_STEP(stage, fn) { (stage), (fn), #fn }
+
+/* The ordered steps. Strict isolation's init (PID 1 of the new pid
+ * namespace) waits for its id maps, takes the sandbox ids, builds the file
+ * tree, forks the program and reaps everything; reduced isolation's (no
+ * namespaces) joins the cgroup, takes the program's identity, becomes the
+ * subreaper of the program's process group and kills it whole at the end.
+ * The program's own steps (program_main, after fork) apply its protections,
+ * in the order the table says why. The step-order test reads these. */
+extern const struct child_step child_init_steps[];
+extern const unsigned child_init_n_steps;
+extern const struct child_step child_reduced_init_steps[];
+extern const unsigned child_reduced_init_n_steps;
 extern const struct child_step child_program_steps[];
 extern const unsigned child_program_n_steps;
+
+/* Run @steps in order in the calling process; stop at the first failure
+ * (its error in @e, <0). A list is data: any parent that set up @c the way
+ * the supervisor does (a forked child of a warm, pre-built sandbox, say) can
+ * run the same steps as a cold init. */
+int child_run_steps(struct child_ctx *c, const struct child_step *steps, unsigned n, struct nsb_error *e);
+
+/* An init's main: run @steps, send a failure whole over c->sock, _exit. */
+__attribute__((noreturn)) void child_run_init(struct child_ctx *c, const struct child_step *steps, unsigned n);

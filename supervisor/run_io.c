@@ -39,17 +39,20 @@ int run_copy_command(struct run_result *r, char *const *argv, size_t argc)
         return 0;
 }
 
-static void relay(int fd, const char *buf, size_t n)
+/* 0, or the errno of a failed write (the rest of @buf is dropped: the
+ * capture goes on, the caller keeps the first failure). */
+static int relay(int fd, const char *buf, size_t n)
 {
         while (n > 0) {
                 ssize_t w = write(fd, buf, n);
                 if (w < 0 && errno == EINTR)
                         continue;
                 if (w <= 0)
-                        return;   /* our own reader went away: keep capturing */
+                        return w < 0 ? errno : EIO;
                 buf += w;
                 n -= (size_t) w;
         }
+        return 0;
 }
 
 int run_read_stream(int *fd, struct run_stream *st, uint64_t limit, int relay_fd, const struct run_result *r)
@@ -67,8 +70,8 @@ int run_read_stream(int *fd, struct run_stream *st, uint64_t limit, int relay_fd
         kept = capture_feed(st, limit, buf, (size_t) n);
         if (kept < 0)
                 return -ENOMEM;
-        if (relay_fd >= 0 && kept > 0)
-                relay(relay_fd, buf, (size_t) kept);
+        if (relay_fd >= 0 && kept > 0 && !st->relay_errno)
+                st->relay_errno = relay(relay_fd, buf, (size_t) kept);
         return capture_over_limit(r->out.bytes + r->err.bytes, limit) ? 1 : 0;
 }
 

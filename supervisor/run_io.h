@@ -22,7 +22,8 @@ void run_close_fd(int *fd);
 int run_copy_command(struct run_result *r, char *const *argv, size_t argc);
 
 /* One read of *fd into @st under @limit (capture_feed), the kept bytes
- * copied to @relay_fd when it is >= 0; *fd closed at end of file. 1 when
+ * copied to @relay_fd when it is >= 0 (until a write fails: its errno in
+ * st->relay_errno); *fd closed at end of file. 1 when
  * @written_before plus this read put both streams past the point where the
  * output limit stops the run, 0 otherwise, -ENOMEM. */
 int run_read_stream(int *fd, struct run_stream *st, uint64_t limit, int relay_fd, const struct run_result *r);

@@ -40,8 +40,7 @@
 #include "supervisor/child.h"
 #include "supervisor/env_plan.h"
 #include "supervisor/outcome.h"
-#include "supervisor/proc_tree.h"
-#include "supervisor/reduced.h"
+#include "supervisor/sbx_internal.h"
 #include "supervisor/run_io.h"
 #include "supervisor/wire.h"
 #include "util/cleanup.h"
@@ -50,104 +49,8 @@
 #include "nsbox-config.h"
 
 #define DRAIN_AFTER_EXIT_MS 2000
-/* rlimit: how often the tree's memory is summed (RLIMIT_AS holds each
- * process meanwhile, so only the sum can run ahead between two polls). */
-#define TREE_MEMORY_POLL_MS 20
-
-struct sbx {
-        const struct sbx_request *req;
-        const struct nsb_config *cfg;
-        struct run_result *res;
-
-        struct host_set host;           /* resolved for this run (owned) */
-        struct mnt_plan mounts;
-        struct ns_idmap idmap;
-        char **envp;
-        char *exec_path;
-        struct filter_prog filter;
-        struct ll_path_rule ll_rules[8 + 64 + 16];   /* fixed, binds, tmpfs (limits in mnt_plan.c) */
-        struct ll_spec landlock;
-
-        bool reduced;                   /* --isolation reduced (reduced.h) */
-        struct reduced_plan red;
-        char **red_argv;                /* argv with /program/NAME at its real place */
-
-        struct cg_env cg_env;
-        struct cg_facts cg_facts;
-        const struct cg_ops *cg_ops;
-        enum cg_backend cg_backend;     /* the one cg_choose picked */
-        struct cg_run cg_run;
-        struct cg_spec cg_spec;
-        bool cg_created;
-        bool cg_late;                   /* v1: created after clone3, fds sent to the init */
-
-        int *slot_fds;
-        int sock[2];
-        int out[2], err[2];
-        int stdin_fd;
-        struct stdin_pump pump;         /* --stdin - from a terminal (stdin_pump.h) */
-        int pidfd;
-        pid_t pid;
-        int wall_tfd, cpu_tfd;
-
-        struct observed obs;
-        struct timespec start;
-        struct proc_tree_usage killed_usage;    /* rlimit: the tree just before nsbox killed it */
-        bool killed_usage_known;
-        uint32_t prog_cpu_prof_ms;      /* the program's PROF clock at its end (WIRE_EXIT) */
-        uint64_t tree_pss_peak;         /* rlimit: the largest memory sum a poll saw */
-};
 
 /* ---- plans --------------------------------------------------------------- */
-
-static int plan_landlock(struct sbx *s)
-{
-        const struct nsb_config *cfg = s->cfg;
-        size_t n = 0;
-
-        /* Mirrors the mount plan: everything readable, writable only where a
-         * writable mount is. Landlock holds even if a mount step were wrong. */
-        s->ll_rules[n++] = (struct ll_path_rule){ "/", false };
-        s->ll_rules[n++] = (struct ll_path_rule){ "/workspace", true };
-        s->ll_rules[n++] = (struct ll_path_rule){ "/tmp", true };
-        s->ll_rules[n++] = (struct ll_path_rule){ "/dev/null", true };
-        s->ll_rules[n++] = (struct ll_path_rule){ "/dev/zero", true };
-        s->ll_rules[n++] = (struct ll_path_rule){ "/dev/full", true };
-        for (size_t i = 0; i < cfg->n_binds && n < sizeof s->ll_rules / sizeof s->ll_rules[0]; i++)
-                if (!cfg->binds[i].read_only)
-                        s->ll_rules[n++] = (struct ll_path_rule){ cfg->binds[i].dst, true };
-        for (size_t i = 0; i < cfg->n_tmpfs && n < sizeof s->ll_rules / sizeof s->ll_rules[0]; i++)
-                s->ll_rules[n++] = (struct ll_path_rule){ cfg->tmpfs[i].dst, true };
-        s->landlock.rules = s->ll_rules;
-        s->landlock.n_rules = n;
-        s->landlock.allow_tcp = cfg->network == NSB_NETWORK_LOOPBACK;
-        return 0;
-}
-
-/* Reduced isolation: a private directory and Landlock rules in place of the
- * mount plan (reduced.h). */
-static int plan_reduced(struct sbx *s, struct nsb_error *e)
-{
-        const struct sbx_request *req = s->req;
-        const char *extra[1];
-        size_t n_extra = 0;
-        int r;
-
-        r = reduced_prepare(&s->red, s->cfg, req->program_name, req->program_data, req->program_len, e);
-        if (r < 0)
-                return r;
-        /* The loader's cache: without it ld.so still searches the default
-         * directories, but every run would pay for the misses. */
-        if (access("/etc/ld.so.cache", R_OK) == 0)
-                extra[n_extra++] = "/etc/ld.so.cache";
-        r = reduced_rules(&s->red, s->cfg, &s->host, extra, n_extra, e);
-        if (r < 0)
-                return r;
-        s->landlock.rules = s->red.rules;
-        s->landlock.n_rules = s->red.n_rules;
-        s->landlock.allow_tcp = false;
-        return reduced_argv(&s->red, req->program_name, req->argv, req->argc, &s->red_argv, e);
-}
 
 /* The command could not be run (timeout(1)'s rule): 127 when it does not
  * exist, 126 when it exists but cannot be executed (no x bit, a directory,
@@ -179,7 +82,6 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
 {
         const struct sbx_request *req = s->req;
         const struct nsb_config *cfg = s->cfg;
-        struct mnt_input in;
         int r;
 
         if (req->argc == 0)
@@ -195,18 +97,19 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
                         return nsb_fail(e, NSB_STAGE_CONFIG, errno, "%s '%s'",
                                         cfg->binds[i].read_only ? "--ro-bind" : "--bind", cfg->binds[i].src);
         }
-        if (s->reduced && (r = reduced_check(cfg, req->runner_dir, e)) < 0)
+        if (s->mode->check && (r = s->mode->check(s, e)) < 0)
                 return r;
         if (req->python) {
                 const char *interp = cfg_interpreter(cfg);
 
                 /* The parsers refuse it first; this catches a limit from a
-                 * profile a judge spec names: never a run that cannot start. */
+                 * profile that a spec file names: never a run that cannot start. */
                 if ((r = cfg_check_python_memory(cfg->memory_bytes, e)) < 0) {
                         e->stage = NSB_STAGE_CONFIG;
                         return r;
                 }
-                /* A batch resolved the interpreter once: start from its copy. */
+                /* The caller may have resolved the interpreter once for
+                 * many runs: start from its copy. */
                 r = req->python_host ? host_set_add_all(&s->host, req->python_host, e)
                                      : profile_add_python(&s->host, interp, NULL, e);
                 if (r < 0)
@@ -225,7 +128,7 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
                 r = profile_which(req->argv[0], path ? path : "/usr/local/bin:/usr/bin:/bin", &s->exec_path, e);
                 if (r < 0)
                         return command_failed(s, r, e);
-                if (!s->reduced && mnt_path_is_reserved(s->exec_path))
+                if (s->mode->command_outside_reserved && path_is_reserved(s->exec_path))
                         return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
                                         "command '%s' lies under a path the sandbox owns (/tmp, /workspace, "
                                         "/proc, /dev, ...); run it from another directory",
@@ -240,31 +143,7 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
                 if (r < 0)
                         return r;
         }
-        if (s->reduced) {
-                r = plan_reduced(s, e);
-                return r < 0 ? r : env_build(cfg, s->red.tmpdir, &s->envp, e);
-        }
-        /* what a killed reduced run left: the next run of any kind reaps it */
-        reduced_reap_stale();
-        ns_idmap_plan(geteuid(), getegid(), &s->idmap);
-        in = (struct mnt_input){
-                .cfg = cfg,
-                .host = &s->host,
-                .program_name = req->program_name,
-                .program_data = req->program_data,
-                .program_len = req->program_len,
-                .sandbox_uid = NS_SANDBOX_UID,
-                .sandbox_gid = NS_SANDBOX_GID,
-                .runner_dir = req->runner_dir,
-                .preopen_user_sources = s->idmap.idmap_user_sources,
-        };
-        r = mnt_plan_build(&in, &s->mounts, e);
-        if (r < 0)
-                return r;
-        r = env_build(cfg, NULL, &s->envp, e);
-        if (r < 0)
-                return r;
-        return plan_landlock(s);
+        return s->mode->plan(s, e);
 }
 
 /* After setup_cgroup: which backend holds the memory limit shapes the filter. */
@@ -273,8 +152,8 @@ static int compile_filter(struct sbx *s, struct nsb_error *e)
         const struct nsb_config *cfg = s->cfg;
         struct filter_spec fspec = {
                 .allow_inet = cfg->network == NSB_NETWORK_LOOPBACK,
-                .reduced = s->reduced,
-                .rlimit_memory = s->cg_backend == CG_BACKEND_RLIMIT,
+                .reduced = s->mode->no_namespaces,
+                .rlimit_memory = s->cg_ops->per_process,
                 .extra_deny = cfg->seccomp_deny,
                 .n_extra_deny = cfg->n_seccomp_deny,
         };
@@ -349,19 +228,15 @@ static int setup_cgroup(struct sbx *s, struct nsb_error *e)
         /* --pids counts the program's tasks; the init (nsbox's own, one
          * thread) is one task of the run's cgroup and of its uid too. */
         s->cg_spec.pids_max = s->cfg->pids_max + 1;
-        if (s->reduced && b == CG_BACKEND_RLIMIT && s->cfg->pids_max) {
-                /* The host counts every task of the user against RLIMIT_NPROC. */
-                unsigned long tasks = 0;
-                (void) reduced_count_tasks(s->red.drop_to_nobody ? REDUCED_NOBODY_UID : getuid(), &tasks);
-                s->cg_spec.pids_max += tasks;
-        }
+        if (s->mode->cg_spec_adjust)
+                s->mode->cg_spec_adjust(s);
         s->cg_spec.serial = s->req->serial;
         cg_run_init(&s->cg_run);
         /* v1 cgroups are joined by the child through fds, so they can be made
          * while the child builds its file tree (~0.3 ms of mkdir and writes
          * off the critical path); see create_cgroup_late(). v2 needs the
          * cgroup before clone3 (CLONE_INTO_CGROUP); rlimit makes nothing. */
-        if (b == CG_BACKEND_V1 && !s->reduced) {   /* the reduced init has no tree to build */
+        if (b == CG_BACKEND_V1 && s->mode->cg_late_ok) {
                 s->cg_late = true;
                 return 0;
         }
@@ -370,7 +245,7 @@ static int setup_cgroup(struct sbx *s, struct nsb_error *e)
 
 /* v1, after clone3 and "go": make the cgroups, then hand the child the fds
  * it joins through, just before it forks the program. */
-static int create_cgroup_late(struct sbx *s, struct nsb_error *e)
+int sbx_create_cgroup_late(struct sbx *s, struct nsb_error *e)
 {
         struct wire_msg m;
         int fds[WIRE_MAX_FDS];
@@ -488,15 +363,9 @@ static int open_fds(struct sbx *s, struct nsb_error *e)
 static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
 {
         struct clone_args args;
-        struct wire_msg go;
-        int r;
 
         memset(&args, 0, sizeof args);
-        /* Every namespace at once: the child is never visible outside them.
-         * Reduced isolation: none, by the user's explicit choice. */
-        args.flags = s->reduced ? CLONE_PIDFD
-                                : CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-                                          CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD;
+        args.flags = s->mode->clone_flags | CLONE_PIDFD;
         args.pidfd = (uint64_t) (uintptr_t) &s->pidfd;
         args.exit_signal = SIGCHLD;
         if (s->cg_run.clone_fd >= 0) {
@@ -509,9 +378,7 @@ static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
         if (s->pid < 0 && errno == ENOSYS && !(args.flags & CLONE_INTO_CGROUP))
                 s->pid = sys_clone_legacy(args.flags | (unsigned long) args.exit_signal, &s->pidfd);
         if (s->pid < 0)
-                return nsb_fail(e, NSB_STAGE_CLONE, errno,
-                                s->reduced ? "clone (reduced isolation, no namespaces)"
-                                           : "clone with new user, mount, pid, net, ipc, uts and cgroup namespaces");
+                return nsb_fail(e, NSB_STAGE_CLONE, errno, "clone (%s)", s->mode->clone_what);
         if (s->pid == 0) {
                 /* The init must hold no copy of the supervisor's end: if nsbox
                  * dies before the init has armed PR_SET_PDEATHSIG, that end's
@@ -524,44 +391,13 @@ static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
                  * copy the program never saw the end of its input. */
                 if (s->pump.dst >= 0)
                         close(s->pump.dst);
-                if (s->reduced)
-                        child_reduced_main(c);   /* never returns */
-                child_init_main(c);              /* never returns */
+                child_run_init(c, s->mode->init_steps, *s->mode->n_init_steps);   /* never returns */
         }
-        if (s->reduced) {
-                static const enum nsb_prot walls[] = { PROT_USER_NS, PROT_MOUNT_NS, PROT_PID_NS,
-                                                       PROT_IPC_NS, PROT_UTS_NS, PROT_CGROUP_NS };
-                for (size_t i = 0; i < sizeof walls / sizeof walls[0]; i++)
-                        ledger_set(&s->res->ledger, walls[i], "disabled");
-                run_close_fd(&s->sock[1]);
-                run_close_fd(&s->out[1]);
-                run_close_fd(&s->err[1]);
-                run_close_fd(&s->stdin_fd);
-                return 0;   /* no id maps to write, nothing to wait for */
-        }
-
-        ledger_set(&s->res->ledger, PROT_USER_NS, "enforced");
-        ledger_set(&s->res->ledger, PROT_MOUNT_NS, "enforced");
-        ledger_set(&s->res->ledger, PROT_PID_NS, "enforced");
-        ledger_set(&s->res->ledger, PROT_IPC_NS, "enforced");
-        ledger_set(&s->res->ledger, PROT_UTS_NS, "enforced");
-        ledger_set(&s->res->ledger, PROT_CGROUP_NS, "enforced");
-
         run_close_fd(&s->sock[1]);
         run_close_fd(&s->out[1]);
         run_close_fd(&s->err[1]);
         run_close_fd(&s->stdin_fd);
-        for (unsigned i = 0; i < s->mounts.n_slots; i++)
-                run_close_fd(&s->slot_fds[i]);
-
-        r = ns_idmap_apply(s->pid, &s->idmap, e);
-        if (r < 0)
-                return r;
-        memset(&go, 0, sizeof go);
-        go.version = WIRE_VERSION;
-        if (send(s->sock[0], &go, sizeof go, MSG_NOSIGNAL) < 0)
-                return nsb_fail(e, NSB_STAGE_CLONE, errno, "release the sandbox init");
-        return s->cg_late ? create_cgroup_late(s, e) : 0;
+        return s->mode->after_clone(s, e);
 }
 
 /* ---- supervision --------------------------------------------------------- */
@@ -582,21 +418,17 @@ static void kill_tree(struct sbx *s, enum kill_reason why)
 
         if (s->obs.killed == KILL_NONE)
                 s->obs.killed = why;
-        /* rlimit: no cgroup counts for us, and the teardown of the pid
-         * namespace reaps the program without adding its times to the
-         * init's rusage (proc_tree.h); a reduced init told to stop kills
-         * the group and exits without reaping: read them while they exist. */
-        if (!s->killed_usage_known && s->pid > 0 && s->cg_run.backend == CG_BACKEND_RLIMIT &&
-            s->cg_env.proc_fd >= 0)
-                s->killed_usage_known = proc_tree_usage(s->cg_env.proc_fd, s->pid, 0, &s->killed_usage) == 0;
+        /* A backend without a group counter reads the tree while it exists
+         * (cgroup.h: before_kill). */
+        if (s->cg_ops && s->cg_ops->before_kill)
+                s->cg_ops->before_kill(&s->cg_run, s->cg_env.proc_fd, s->pid);
 
         /* SIGKILL to the init ends the pid namespace: the kernel kills every
          * process in it. The cgroup kill catches anything that raced.
-         * Reduced: no namespace does it; SIGTERM makes the init kill the
-         * program's process group (which it cannot leave) and exit. Only the
-         * init, which has not reaped the program, may name that group. */
+         * Without a pid namespace the mode's stop signal asks the init to
+         * do it (sbx_modes.c). */
         if (s->pidfd >= 0)
-                (void) sys_pidfd_send_signal(s->pidfd, s->reduced ? SIGTERM : SIGKILL);
+                (void) sys_pidfd_send_signal(s->pidfd, s->mode->stop_signal);
         if (s->cg_created && s->cg_ops->kill_all)
                 (void) s->cg_ops->kill_all(&s->cg_run, &ignored);
 }
@@ -610,28 +442,6 @@ static int read_stream(struct sbx *s, int *fd, struct run_stream *st, int relay_
         return r < 0 ? r : 0;
 }
 
-/* rlimit: RLIMIT_AS bounds each process on its own, so a program that forks
- * could hold --pids times --memory. Sum what the tree holds (its share of
- * anonymous and shared memory) and stop it past the limit, as a cgroup
- * would. (Its CPU is left to RLIMIT_CPU, per process.) */
-static void check_tree_memory(struct sbx *s)
-{
-        struct proc_tree_usage u;
-        uint64_t limit = s->cfg->memory_bytes;
-
-        if (limit == 0 || limit == UINT64_MAX || s->pid <= 0 || s->cg_env.proc_fd < 0)
-                return;
-        if (proc_tree_usage(s->cg_env.proc_fd, s->pid, PROC_TREE_PSS, &u) == 0) {
-                if (u.pss_bytes > s->tree_pss_peak)
-                        s->tree_pss_peak = u.pss_bytes;
-                if (u.pss_bytes > limit) {
-                        kill_tree(s, KILL_MEMORY);
-                        return;
-                }
-        }
-        arm_timer(s->cpu_tfd, TREE_MEMORY_POLL_MS);
-}
-
 static void check_cpu(struct sbx *s)
 {
         struct cg_usage u;
@@ -639,8 +449,12 @@ static void check_cpu(struct sbx *s)
         uint64_t limit_us = cfg_cpu_time_ms(s->cfg) * 1000;
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
-        if (s->cg_backend == CG_BACKEND_RLIMIT) {
-                check_tree_memory(s);
+        if (s->cg_ops->watch) {
+                /* No group limit to rely on: the backend watches the tree. */
+                if (s->cg_ops->watch(&s->cg_run, s->cg_env.proc_fd, s->pid, s->cfg->memory_bytes) > 0)
+                        kill_tree(s, KILL_MEMORY);
+                else
+                        arm_timer(s->cpu_tfd, s->cg_ops->watch_period_ms);
                 return;
         }
         if (!s->cg_created || s->cg_ops->read_usage(&s->cg_run, &u, &ignored) < 0 || !u.cpu_known)
@@ -705,19 +519,6 @@ static ssize_t recv_record(int fd, struct wire_msg *m)
         return k;
 }
 
-/* rlimit, after nsbox killed the tree: what it had used by then, where the
- * init's rusage lost it. */
-static void take_killed_usage(struct sbx *s)
-{
-        long hz = sysconf(_SC_CLK_TCK);
-        double ms = (double) s->killed_usage.cpu_ticks * 1e3 / (double) (hz > 0 ? hz : 100);
-
-        if (ms > s->res->cpu_ms)
-                s->res->cpu_ms = ms;
-        if (s->killed_usage.peak_rss_bytes > s->res->peak_memory_bytes)
-                s->res->peak_memory_bytes = s->killed_usage.peak_rss_bytes;
-}
-
 static int supervise(struct sbx *s, struct nsb_error *e)
 {
         bool init_alive = true;
@@ -729,8 +530,8 @@ static int supervise(struct sbx *s, struct nsb_error *e)
         if (s->wall_tfd < 0 || s->cpu_tfd < 0)
                 return nsb_fail(e, NSB_STAGE_SUPERVISE, errno, "timerfd");
         arm_timer(s->wall_tfd, s->cfg->wall_time_ms);
-        /* rlimit: the first memory sum after one poll period, so a short run pays none */
-        arm_timer(s->cpu_tfd, s->cg_backend == CG_BACKEND_RLIMIT ? TREE_MEMORY_POLL_MS : 5);
+        /* a watching backend's first look after one period, so a short run pays none */
+        arm_timer(s->cpu_tfd, s->cg_ops->watch ? s->cg_ops->watch_period_ms : 5);
         ledger_set(&s->res->ledger, PROT_WALL_TIME, "supervisor");
         ledger_set(&s->res->ledger, PROT_OUTPUT, "supervisor");
 
@@ -808,10 +609,6 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                                          (double) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
                         s->res->peak_memory_bytes = (uint64_t) ru.ru_maxrss * 1024;
                         s->res->peak_memory_known = true;
-                        if (s->killed_usage_known)
-                                take_killed_usage(s);
-                        if (s->tree_pss_peak > s->res->peak_memory_bytes)
-                                s->res->peak_memory_bytes = s->tree_pss_peak;
                         drain_deadline = run_elapsed_ms(&s->start) + DRAIN_AFTER_EXIT_MS;
                         /* Records sent just before the exit are still queued. */
                         while (s->sock[0] >= 0) {
@@ -844,6 +641,10 @@ static void account(struct sbx *s)
                 s->res->peak_memory_bytes = u.peak_memory_bytes;
                 s->res->peak_memory_known = true;
         }
+        if ((double) u.tree_cpu_usec / 1e3 > s->res->cpu_ms)
+                s->res->cpu_ms = (double) u.tree_cpu_usec / 1e3;
+        if (u.tree_peak_bytes > s->res->peak_memory_bytes)
+                s->res->peak_memory_bytes = u.tree_peak_bytes;
         s->obs.oom_killed = u.oom_killed;
         s->obs.memory_limit_hit = u.memory_limit_hit;
         s->obs.pids_limit_hit = u.pids_limit_hit;
@@ -853,10 +654,10 @@ static void cleanup(struct sbx *s)
 {
         if (s->pid > 0 && s->pidfd >= 0) {
                 /* Never leave a sandbox behind, whatever happened above.
-                 * Reduced: the init kills the group first (see kill_tree). */
-                if (s->reduced) {
+                 * A mode whose init kills the group itself gets the time to. */
+                if (s->mode->stop_waits) {
                         struct pollfd p = { s->pidfd, POLLIN, 0 };
-                        (void) sys_pidfd_send_signal(s->pidfd, SIGTERM);
+                        (void) sys_pidfd_send_signal(s->pidfd, s->mode->stop_signal);
                         while (poll(&p, 1, 2000) < 0 && errno == EINTR)
                                 ;
                 }
@@ -889,11 +690,12 @@ static void cleanup(struct sbx *s)
         free(s->slot_fds);
         host_set_free(&s->host);
         mnt_plan_free(&s->mounts);
+        free(s->ll_rules);
         env_free(s->envp);
         free(s->exec_path);
         filter_prog_free(&s->filter);
-        reduced_argv_free(s->red_argv);
-        reduced_cleanup(&s->red);   /* every process of the run is gone by now */
+        if (s->mode->cleanup)
+                s->mode->cleanup(s);   /* every process of the run is gone by now */
 }
 
 /* A strict run that could not use its new namespaces on a host where
@@ -904,7 +706,7 @@ static void explain_host_refusal(const struct sbx *s, struct run_result *ret)
 {
         struct doc_aa aa;
 
-        if (s->reduced || ret->status != RUN_ERROR)
+        if (!s->mode->explain_refusal || ret->status != RUN_ERROR)
                 return;
         doctor_aa_gather(doctor_proc_sys(), &aa);
         (void) doctor_aa_explain(&aa, &ret->error);
@@ -924,7 +726,8 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
 
         memset(ret, 0, sizeof *ret);
         ret->isolation = req->cfg->isolation;
-        s.reduced = req->cfg->isolation == NSB_ISOLATION_REDUCED;
+        s.mode = sbx_mode_for(req->cfg->isolation);
+        s.argv = req->argv;
         cfg_policy_sha256(req->cfg, ret->policy_sha256);
         if (req->program_sha256)
                 snprintf(ret->program_sha256, sizeof ret->program_sha256, "%s", req->program_sha256);
@@ -932,12 +735,8 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
         cg_run_init(&s.cg_run);
         s.cg_env.proc_fd = s.cg_env.sys_cgroup_fd = -1;
         clock_gettime(CLOCK_MONOTONIC, &s.start);
-        if (!s.reduced && run_copy_command(ret, req->argv, req->argc) < 0) {
-                nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
-                goto fail;
-        }
-        if (fail_stage == NSB_STAGE_CLONE && s.reduced)
-                fail_stage = 0;   /* the hook fakes a host without user namespaces: reduced needs none */
+        if (fail_stage == NSB_STAGE_CLONE && !(s.mode->clone_flags & CLONE_NEWUSER))
+                fail_stage = 0;   /* the hook fakes a host without user namespaces: this mode needs none */
         if (fail_stage == NSB_STAGE_CGROUP || fail_stage == NSB_STAGE_CLONE) {
                 /* Test hook: as if the host had no usable cgroup, or no user
                  * namespaces (clone3 refused). */
@@ -946,7 +745,9 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
                 goto fail;
         }
         r = plan_all(&s, e);
-        if (s.reduced && run_copy_command(ret, s.red_argv ? s.red_argv : req->argv, req->argc) < 0) {
+        /* The command as it runs (the mode may have rewritten its argv),
+         * reported even when the plan failed. */
+        if (run_copy_command(ret, s.argv, req->argc) < 0) {
                 nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
                 goto fail;
         }
@@ -970,19 +771,19 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
                 .mounts = &s.mounts,
                 .slot_fds = s.slot_fds,
                 .exec_path = s.exec_path,
-                .argv = s.red_argv ? s.red_argv : req->argv,
+                .argv = s.argv,
                 .envp = s.envp,
                 .filter = &s.filter,
                 .landlock = &s.landlock,
                 .cg_ops = s.cg_ops,
                 .cg_run = &s.cg_run,
                 .cg_spec = &s.cg_spec,
-                .rlimit_cpu = s.cg_run.backend == CG_BACKEND_RLIMIT,
+                .rlimit_cpu = s.cg_ops->per_process,
                 .cg_join_late = s.cg_late,
                 .fail_stage = fail_stage,
-                .reduced = s.reduced,
-                .drop_to_nobody = s.red.drop_to_nobody,
-                .workdir = s.red.workdir,
+                .reduced = s.mode->no_namespaces,
+                .drop_to_nobody = s.drop_to_nobody,
+                .workdir = s.workdir,
         };
         ledger_init(&c.ledger);
         r = spawn(&s, &c, e);
@@ -991,10 +792,7 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
         r = supervise(&s, e);
         if (r < 0)
                 goto fail;
-        if (s.cg_run.backend == CG_BACKEND_RLIMIT)
-                ledger_set(&ret->ledger, PROT_CPU_TIME, "rlimit");
-        else
-                ledger_set(&ret->ledger, PROT_CPU_TIME, s.cg_ops->label);
+        ledger_set(&ret->ledger, PROT_CPU_TIME, s.cg_ops->label);
         account(&s);
         /* Whatever measured it (cgroup or rusage), CPU use at the limit makes
          * a SIGXCPU/SIGKILL death a cpu_time stop. */
@@ -1006,7 +804,7 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
          * host). The init read that clock before the reap: a SIGKILL (what
          * the check sends, soft = hard) or SIGXCPU death with the clock at
          * the limit is the limit's; one before it came from the program. */
-        if (s.cg_run.backend == CG_BACKEND_RLIMIT && s.obs.got_exit && WIFSIGNALED(s.obs.wait_status) &&
+        if (s.cg_ops->per_process && s.obs.got_exit && WIFSIGNALED(s.obs.wait_status) &&
             (WTERMSIG(s.obs.wait_status) == SIGXCPU || WTERMSIG(s.obs.wait_status) == SIGKILL) &&
             s.prog_cpu_prof_ms >= (uint64_t) child_cpu_rlimit_s(s.cfg) * 1000)
                 s.obs.cpu_over = true;
@@ -1015,6 +813,8 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
         explain_host_refusal(&s, ret);
         return 0;
 fail:
+        if (!ret->command)
+                (void) run_copy_command(ret, s.argv, req->argc);
         if (s.pidfd >= 0)
                 kill_tree(&s, KILL_NONE);
         if (ret->wall_ms == 0)

@@ -5,7 +5,7 @@
  * and CPU deadlines, output capture, cancellation) and the final result.
  * The caller owns the configuration; sbx_run never prints and never exits.
  * Only one run at a time per process unless the caller gives each its own
- * struct sbx_request (batch runs several, one per job).
+ * struct sbx_request (a caller may run several at once, one request each).
  */
 #pragma once
 
@@ -24,7 +24,7 @@ struct sbx_request {
         size_t argc;
         bool python;                         /* mount the python profile (interpreter closure) */
         const struct host_set *python_host;  /* that closure, already resolved by the caller for
-                                                cfg->interpreter (batch: once per batch); NULL =
+                                                cfg->interpreter (once for many runs); NULL =
                                                 resolve it now */
         const char *program_name;            /* file placed read-only at /program/NAME; NULL = none */
         const char *program_data;            /* its bytes (already read by the caller, hashed) */
@@ -42,7 +42,7 @@ struct sbx_request {
                                                 SIGINT/SIGTERM); -1 = none */
 };
 
-/* Before a process forks workers that each run sandboxes (batch): get the
+/* Before a process forks workers that each run sandboxes (a batch, say): get the
  * cgroup they will all use, once (cgroup/cgroup.h, cg_obtain: our own,
  * --cgroup-parent, or a delegated systemd scope, then our leaf in it), so
  * no worker asks systemd itself. sbx_run does the same and finds it done.

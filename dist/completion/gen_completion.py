@@ -56,6 +56,18 @@ _nsbox_profiles()
     done
 }
 
+# executables on PATH (absolute entries) whose names start with $1
+_nsbox_path_commands()
+{
+    local dir f IFS=:
+    for dir in $PATH; do
+        [[ $dir == /* ]] || continue
+        for f in "$dir/$1"*; do
+            [[ -f $f && -x $f ]] && echo "${f##*/}"
+        done
+    done | sort -u
+}
+
 _nsbox()
 {
     local cur=${COMP_WORDS[COMP_CWORD]} prev= cmd=${COMP_WORDS[1]} opts= i
@@ -70,10 +82,17 @@ _nsbox()
         ((COMP_CWORD == 2)) && COMPREPLY=($(compgen -W "%(commands)s" -- "$cur"))
         return
     fi
-    # after "--" (or run's COMMAND) the words are the program's: files
+    # after "--" the words are the program's: files; but run's COMMAND, the
+    # word right after it, is looked up on PATH unless it holds a "/" (a
+    # bare name of a file here exits 127), so it completes as PATH's
+    # executables
     for ((i = 2; i < COMP_CWORD; i++)); do
         if [[ ${COMP_WORDS[i]} == -- ]]; then
-            COMPREPLY=($(compgen -f -- "$cur"))
+            if [[ $cmd == run && $i -eq $((COMP_CWORD - 1)) && $cur != */* ]]; then
+                COMPREPLY=($(_nsbox_path_commands "$cur"))
+            else
+                COMPREPLY=($(compgen -f -- "$cur"))
+            fi
             return
         fi
     done

@@ -81,9 +81,29 @@ class BashCompletion(unittest.TestCase):
 
     def test_program_words_are_files(self):
         open(os.path.join(self.dir, "prog.py"), "w").close()
-        self.assertEqual(self.complete("run", "--json", "--", "--js"), [])
-        self.assertEqual(self.complete("run", "--", "pro"), ["prog.py"])
+        self.assertEqual(self.complete("run", "--json", "--", "./--js"), [])
+        self.assertEqual(self.complete("run", "--", "./pro"), ["./prog.py"])
+        self.assertIn("/bin/true", self.complete("run", "--", "/bin/tru"))
+        self.assertEqual(self.complete("run", "--", "x", "pro"), ["prog.py"])
         self.assertEqual(self.complete("python", "pro"), ["prog.py"])
+
+    def test_run_command_is_a_path_lookup(self):
+        # run's COMMAND without a "/" is looked up on PATH: a file here by
+        # its bare name exits 127, so it is not offered; PATH's executables
+        # are (a non-executable one is not, nor a relative PATH entry's).
+        bin_dir = os.path.join(self.dir, "bin")
+        os.mkdir(bin_dir)
+        for name, mode in (("progtool", 0o755), ("prognotexec", 0o644)):
+            with open(os.path.join(bin_dir, name), "w") as f:
+                f.write("#!/bin/sh\n")
+            os.chmod(os.path.join(bin_dir, name), mode)
+        open(os.path.join(self.dir, "prog.py"), "w").close()
+        os.chmod(os.path.join(self.dir, "prog.py"), 0o755)
+        env = {"PATH": "bin:%s:/usr/bin:/bin" % bin_dir}
+        self.assertEqual(self.complete("run", "--", "prog", env=env), ["progtool"])
+        self.assertEqual(self.complete("run", "--json", "--", "progt", env=env), ["progtool"])
+        self.assertIn("true", self.complete("run", "--", "tru", env=env))
+        self.assertEqual(self.complete("run", "--", "./pro", env=env), ["./prog.py"])
 
     def test_unknown_command_offers_nothing(self):
         self.assertEqual(self.complete("pyhton", "--"), [])

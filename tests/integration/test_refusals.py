@@ -73,6 +73,36 @@ class BatchInput(SandboxTest):
             with self.subTest(name):
                 self.refused(self.write(name, data), what, fix)
 
+    def test_binary_input_is_refused_as_binary(self):
+        # A NUL in the first line: binary data, not "pretty-printed JSON".
+        path = self.write("nul.jsonl", b'{"id":"a",\0"kind":"python","code":"print(1)"}\n' + jsonl(JOB))
+        self.refused(path, "its first line holds a NUL byte (at byte 11)", "UTF-8 text")
+        self.assertNotIn(b"pretty", self.nsbox("batch", path).stderr)
+
+    def test_a_first_line_too_long_to_read(self):
+        # /dev/zero has no line end: it was read (and thrown away) for ever
+        # at full CPU as one "too long" bad line; now refused from its head.
+        p = self.nsbox("batch", "/dev/zero", timeout=120)
+        self.assertEqual((p.returncode, p.stdout), (125, b""), p.stderr)
+        self.assertIn(b"/dev/zero is not JSON Lines: its first line holds a NUL byte (at byte 1)", p.stderr)
+        # a job line too long is still that job's bad line; the next runs
+        big = json.dumps(dict(JOB, id="big", code="#" + "x" * (65 << 20))).encode() + b"\n"
+        p = self.nsbox("batch", "-", input=big + jsonl(dict(JOB, id="b")), timeout=120)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        got = {d["batch"]["line"]: d for d in map(json.loads, p.stdout.splitlines())}
+        self.assertEqual((got[1]["status"], got[2]["id"], got[2]["outcome"]), ("error", "b", "pass"))
+        self.assertIn("longer than", got[1]["error"]["message"])
+
+    def test_a_byte_order_mark_is_read_past(self):
+        # Windows editors and PowerShell's `>` start the file with a BOM:
+        # the jobs behind it run, none is lost or refused.
+        path = self.write("bom.jsonl", b"\xef\xbb\xbf" + jsonl(JOB, {"id": "b", "kind": "python", "code": "print(2)"}))
+        p = self.nsbox("batch", path, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        got = sorted((d["id"], d["outcome"], d["stdout"]["text"]) for d in map(json.loads, p.stdout.splitlines()))
+        self.assertEqual(got, [("a", "pass", "1\n"), ("b", "pass", "2\n")])
+        self.assertIn(b"bad lines 0", p.stderr)
+
     def test_refused_before_any_job_runs(self):
         # A valid job after a bad first line must not have run.
         code = "open(%r, 'w').write('x')" % self.marker
@@ -154,6 +184,14 @@ class Limits(SandboxTest):
         prof = host_file(self, "small.ini", b"[limits]\nmemory = 8M\n")
         self.usage("python", "--profile", prof, "-c", "pass",
                    needle="memory limit 8M is below 16M, the least a Python interpreter needs")
+        # the message names where the limit came from (it said only "memory
+        # limit 8M ..." though no flag gave one)
+        self.usage("python", "--profile", prof, "-c", "pass",
+                   needle="profile '%s': [limits] memory: memory limit 8M is below 16M" % prof)
+        self.usage("batch", "--profile", prof, "-", needle="profile '%s': [limits] memory: " % prof)
+        p = self.nsbox("python", "--profile", prof, "--memory", "9M", "-c", "pass")
+        self.assertEqual(p.returncode, 125)
+        self.assertNotIn(b"profile '", p.stderr)   # the flag's value, not the profile's
         p, res = self.run_json("run", "--profile", prof, "--", "/bin/true")
         self.assertEqual((res["status"], p.returncode), ("exited", 0), res)
 
@@ -266,6 +304,33 @@ class StdinDash(SandboxTest):
         self.assertEqual((proc.returncode, out), (0, b"hello ada False pipe\nrest ['x', 'y']\n"), err)
 
 
+class LostOutput(SandboxTest):
+    def test_output_nsbox_cannot_pass_on_is_its_failure(self):
+        # `nsbox python -c 'print(1)' > /dev/full` exited 0: the program's
+        # status, with its output lost. Now 125 and a message.
+        with open("/dev/full", "wb") as full:
+            p = subprocess.run([NSBOX, "python", "-c", "print(1); raise SystemExit(3)"], stdout=full,
+                               stderr=subprocess.PIPE, timeout=60)
+            self.assertEqual(p.returncode, 125, p.stderr)
+            self.assertIn(b"cannot pass the program's stdout on: No space left on device", p.stderr)
+            p = subprocess.run([NSBOX, "run", "--", "/bin/sh", "-c", "echo oops >&2"], stdout=subprocess.PIPE,
+                               stderr=full, timeout=60)
+            self.assertEqual(p.returncode, 125)
+        # nothing written, nothing lost: the program's own status
+        with open("/dev/full", "wb") as full:
+            p = subprocess.run([NSBOX, "python", "-c", "raise SystemExit(3)"], stdout=full, stderr=subprocess.PIPE,
+                               timeout=60)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        # a reader that went away (`| head -c 1`) is the pipeline's choice
+        proc = subprocess.Popen([NSBOX, "python", "-c", "print('x' * 1000000); raise SystemExit(3)"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdout.read(1)
+        proc.stdout.close()
+        err = proc.stderr.read()
+        proc.stderr.close()
+        self.assertEqual(proc.wait(timeout=60), 3, err)
+
+
 class CommandStatus(SandboxTest):
     def setUp(self):
         super().setUp()
@@ -301,6 +366,33 @@ class CommandStatus(SandboxTest):
                 p, res = self.run_json("run", "--", path)
                 self.assertEqual((p.returncode, res["status"], res["error"]["stage"]), (126, "error", "exec"), res)
                 self.assertIsNone(res["exit_code"])
+
+    def test_126_when_path_holds_the_name_only_unexecutable(self):
+        # execvp's rule, so env(1)'s and timeout(1)'s: a name PATH has only
+        # as a file without the x bit (or a directory) exists, it cannot be
+        # executed: 126, not 127 "not found"; an executable one later on PATH
+        # is still found.
+        name = "nsbox-cmd-%d" % os.getpid()
+        plain = os.path.join(self.dir, "plain")
+        os.mkdir(plain)
+        os.chmod(plain, 0o755)
+        self.file(os.path.join("plain", name), b"#!/bin/sh\necho hi\n", 0o644)
+        dirs = os.path.join(self.dir, "dirs")
+        os.makedirs(os.path.join(dirs, name))
+        os.chmod(dirs, 0o755)
+        good = os.path.join(self.dir, "good")
+        os.mkdir(good)
+        os.chmod(good, 0o755)
+        self.file(os.path.join("good", name), b"#!/bin/sh\necho found\n", 0o755)
+        for path, holder in ((plain, plain), (dirs, dirs), ("/nonexistent:" + plain, plain)):
+            with self.subTest(path):
+                p, res = self.run_json("run", "--", name, env=dict(os.environ, PATH=path))
+                self.assertEqual((p.returncode, res["status"], res["error"]["stage"]), (126, "error", "exec"), res)
+                self.assertIn("is on PATH only as '%s/%s'" % (holder, name), res["error"]["message"])
+        p = self.nsbox("run", "--", name, env=dict(os.environ, PATH="%s:%s:%s" % (plain, dirs, good)))
+        self.assertEqual((p.returncode, p.stdout), (0, b"found\n"), p.stderr)
+        p = self.nsbox("run", "--", name, env=dict(os.environ, PATH="/nonexistent:/usr/bin"))
+        self.assertEqual(p.returncode, 127, p.stderr)
 
     def test_other_sandbox_errors_stay_125(self):
         p, res = self.run_json("run", "--workspace", "/nonexistent/ws", "--", "/bin/true")

@@ -70,6 +70,59 @@ static void test_input_refusal(void **state)
         expect_refusal("42\n", "a JSON value that is not an object", "one job object");
 }
 
+static void test_input_refusal_binary(void **state)
+{
+        static const char nul_in_object[] = "{\"id\":\"a\",\0\"kind\":\"python\"}\n";
+        static const char nul_first[] = "\0\0\0\n";
+        char buf[NSB_ERROR_MSG_MAX];
+        const char *m;
+
+        (void) state;
+        /* Not "pretty-printed JSON" (jansson stops at the NUL): binary data. */
+        m = batch_input_refusal(nul_in_object, sizeof nul_in_object - 2, sizeof nul_in_object - 1, "in.json", buf,
+                                sizeof buf);
+        if (!m || !strstr(m, "in.json is not JSON Lines: its first line holds a NUL byte (at byte 11)") ||
+            strstr(m, "pretty"))
+                fail_msg("got '%s'", m ? m : "(accepted)");
+        m = batch_input_refusal(nul_first, 3, 4, NULL, buf, sizeof buf);
+        if (!m || !strstr(m, "the input on stdin is not JSON Lines: its first line holds a NUL byte (at byte 1)"))
+                fail_msg("got '%s'", m ? m : "(accepted)");
+}
+
+static void test_long_line_refusal(void **state)
+{
+        char buf[NSB_ERROR_MSG_MAX];
+        const char *m;
+
+        (void) state;
+        /* the head of a job object: that job's own bad line */
+        assert_null(batch_long_line_refusal("{\"id\":\"a\",\"code\":\"xxxx", 20, "in", buf, sizeof buf));
+        assert_null(batch_long_line_refusal(" \t{\"id\"", 7, "in", buf, sizeof buf));
+        /* anything else is no JSON Lines, named from its head */
+        m = batch_long_line_refusal("\0\0\0\0", 4, "/dev/zero", buf, sizeof buf);
+        if (!m || !strstr(m, "/dev/zero is not JSON Lines: its first line holds a NUL byte (at byte 1)"))
+                fail_msg("got '%s'", m ? m : "(accepted)");
+        m = batch_long_line_refusal("{\"id\":\0", 7, "in", buf, sizeof buf);
+        if (!m || !strstr(m, "holds a NUL byte (at byte 7)"))
+                fail_msg("got '%s'", m ? m : "(accepted)");
+        m = batch_long_line_refusal("[{\"id\":\"a\",\"code\":\"xx", 20, "in", buf, sizeof buf);
+        if (!m || !strstr(m, "a JSON array") || !strstr(m, "jq -c '.[]' in"))
+                fail_msg("got '%s'", m ? m : "(accepted)");
+        m = batch_long_line_refusal("xxxxxxxx", 8, "in", buf, sizeof buf);
+        if (!m || !strstr(m, "plain text (\"xxxxxxxx\")"))
+                fail_msg("got '%s'", m ? m : "(accepted)");
+}
+
+static void test_bom(void **state)
+{
+        (void) state;
+        assert_int_equal(batch_bom_len("\xef\xbb\xbf{}", 5), 3);
+        assert_int_equal(batch_bom_len("\xef\xbb\xbf", 3), 3);
+        assert_int_equal(batch_bom_len("\xef\xbb", 2), 0);
+        assert_int_equal(batch_bom_len("{\"id\":1}", 8), 0);
+        assert_int_equal(batch_bom_len("\xbb\xef\xbf{", 4), 0);
+}
+
 static void test_summary(void **state)
 {
         struct batch_progress p = { .done = 5, .count = { 2, 1, 1, 1 }, .elapsed_ms = 2345 };
@@ -293,6 +346,9 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_input_refusal),
+                cmocka_unit_test(test_input_refusal_binary),
+                cmocka_unit_test(test_bom),
+                cmocka_unit_test(test_long_line_refusal),
                 cmocka_unit_test(test_summary),
                 cmocka_unit_test(test_python_job),
                 cmocka_unit_test(test_run_and_judge_jobs),

@@ -3,12 +3,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include <linux/mount.h>
 
+#include "config/config.h"
 #include "mount/mnt.h"
 
 static struct host_entry python_entries[] = {
@@ -39,7 +41,7 @@ static ssize_t find_op(const struct mnt_plan *p, enum mnt_kind kind, const char 
 static int build(struct nsb_config *cfg, struct mnt_plan *plan, struct nsb_error *e)
 {
         struct mnt_input in = {
-                .cfg = cfg, .host = &python_set, .program_name = "main.py",
+                .user = cfg_mounts(cfg), .host = &python_set, .program_name = "main.py",
                 .program_data = "print(1)\n", .program_len = 9, .sandbox_uid = 1000, .sandbox_gid = 1000,
         };
         return mnt_plan_build(&in, plan, e);
@@ -236,7 +238,7 @@ static void test_duplicate_and_program_name(void **state)
         cfg_free(&cfg);
 
         base_cfg(&cfg);
-        in = (struct mnt_input){ .cfg = &cfg, .program_name = "../evil.py", .program_data = "", .program_len = 0 };
+        in = (struct mnt_input){ .user = cfg_mounts(&cfg), .program_name = "../evil.py", .program_data = "", .program_len = 0 };
         assert_true(mnt_plan_build(&in, &p, &e) < 0);
         assert_non_null(strstr(e.msg, "plain file name"));
         cfg_free(&cfg);
@@ -290,6 +292,85 @@ static void test_tmpfs(void **state)
         }
 }
 
+static const struct ll_path_rule *find_rule(const struct ll_path_rule *v, size_t n, const char *path)
+{
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(v[i].path, path) == 0)
+                        return &v[i];
+        return NULL;
+}
+
+/* Landlock's rules come from the plan: writable exactly where a writable
+ * mount is, with every bind and tmpfs at the limits, and nothing else. */
+static void test_landlock_from_plan(void **state)
+{
+        struct nsb_config cfg;
+        struct mnt_plan p;
+        struct nsb_error e;
+        struct ll_path_rule *rules = NULL;
+        size_t n = 0;
+        char dst[64];
+
+        (void) state;
+        base_cfg(&cfg);
+        cfg.binds = calloc(64, sizeof *cfg.binds);
+        cfg.tmpfs = calloc(16, sizeof *cfg.tmpfs);
+        for (size_t i = 0; i < 64; i++) {
+                snprintf(dst, sizeof dst, "//data%zu/", i);         /* normalised in the rule */
+                cfg.binds[i] = (struct nsb_bind){ strdup("/srv/x"), strdup(dst), i % 2 == 0 };
+        }
+        cfg.n_binds = 64;
+        for (size_t i = 0; i < 16; i++) {
+                snprintf(dst, sizeof dst, "/scratch%zu", i);
+                cfg.tmpfs[i] = (struct nsb_tmpfs){ strdup(dst), 0 };
+        }
+        cfg.n_tmpfs = 16;
+        assert_int_equal(build(&cfg, &p, &e), 0);
+        assert_int_equal(mnt_plan_landlock(&p, &rules, &n, &e), 0);
+        /* "/", /tmp, /workspace, 32 read-write binds, 16 tmpfs, null/zero/full */
+        assert_int_equal(n, 1 + 2 + 32 + 16 + 3);
+        assert_false(find_rule(rules, n, "/")->writable);
+        for (size_t i = 1; i < n; i++)
+                assert_true(rules[i].writable);
+        assert_non_null(find_rule(rules, n, "/tmp"));
+        assert_non_null(find_rule(rules, n, "/workspace"));
+        assert_non_null(find_rule(rules, n, "/dev/null"));
+        assert_null(find_rule(rules, n, "/dev/urandom"));
+        assert_non_null(find_rule(rules, n, "/data1"));   /* read-write */
+        assert_null(find_rule(rules, n, "/data0"));       /* read-only: "/" covers it */
+        assert_non_null(find_rule(rules, n, "/scratch15"));
+        free(rules);
+        mnt_plan_free(&p);
+        cfg_free(&cfg);
+}
+
+/* However many writable mounts a plan has, each gets its rule: no fixed
+ * array that stops when full (the rules used to be copied into 88 slots). */
+static void test_landlock_no_truncation(void **state)
+{
+        enum { N = 1000 };
+        struct mnt_op *ops = calloc(N, sizeof *ops);
+        struct mnt_plan p = { .ops = ops, .n_ops = N };
+        struct ll_path_rule *rules = NULL;
+        struct nsb_error e;
+        size_t n = 0, writable = 0;
+
+        (void) state;
+        assert_non_null(ops);
+        for (size_t i = 0; i < N; i++) {
+                char dst[32];
+                snprintf(dst, sizeof dst, "/w%zu", i);
+                ops[i] = (struct mnt_op){ .kind = i % 3 ? MNT_TMPFS : MNT_ATTACH, .dst = strdup(dst),
+                                          .writable = i % 5 != 0, .slot = -1 };
+                writable += ops[i].writable;
+        }
+        assert_int_equal(mnt_plan_landlock(&p, &rules, &n, &e), 0);
+        assert_int_equal(n, writable + 1);
+        assert_string_equal(rules[n - 1].path, "/w999");
+        free(rules);
+        mnt_plan_free(&p);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -300,6 +381,8 @@ int main(void)
                 cmocka_unit_test(test_nested_binds),
                 cmocka_unit_test(test_duplicate_and_program_name),
                 cmocka_unit_test(test_tmpfs),
+                cmocka_unit_test(test_landlock_from_plan),
+                cmocka_unit_test(test_landlock_no_truncation),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,7 +21,7 @@
 #include "supervisor/child.h"
 #include "supervisor/env_plan.h"
 #include "supervisor/outcome.h"
-#include "supervisor/proc_tree.h"
+#include "cgroup/proc_tree.h"
 #include "supervisor/reduced.h"
 #include "supervisor/stdin_pump.h"
 #include "supervisor/wire.h"
@@ -204,6 +204,74 @@ static void test_step_order(void **state)
         assert_true(step_index(NSB_STAGE_CAPS) < step_index(NSB_STAGE_LANDLOCK));
         for (unsigned i = 0; i < child_program_n_steps; i++)
                 assert_non_null(child_program_steps[i].fn);
+}
+
+static int named_index(const struct child_step *steps, unsigned n, const char *name)
+{
+        for (unsigned i = 0; i < n; i++)
+                if (strcmp(steps[i].name, name) == 0)
+                        return (int) i;
+        return -1;
+}
+
+/* The inits' tables carry the ordering rules their comments give: a table
+ * reordered, or a step lost, fails here. */
+static void test_init_step_order(void **state)
+{
+        const struct child_step *st = child_init_steps, *rd = child_reduced_init_steps;
+        unsigned n = child_init_n_steps, nr = child_reduced_init_n_steps;
+
+        (void) state;
+        /* strict: the ids exist only once the maps are written; the
+         * parent-death signal after the uid change that clears it; the
+         * dumpable flag after the maps; the tree before the v1 join; the
+         * program last */
+        assert_true(named_index(st, n, "init_hide_cmdline") == 0);
+        assert_true(named_index(st, n, "init_join_cgroup") < named_index(st, n, "init_wait_go"));
+        assert_true(named_index(st, n, "init_wait_go") < named_index(st, n, "init_take_sandbox_ids"));
+        assert_true(named_index(st, n, "init_take_sandbox_ids") < named_index(st, n, "init_die_with_parent"));
+        assert_true(named_index(st, n, "init_wait_go") < named_index(st, n, "init_not_dumpable"));
+        assert_true(named_index(st, n, "init_network") >= 0);
+        assert_true(named_index(st, n, "init_mounts") < named_index(st, n, "init_cgroup_v1"));
+        assert_int_equal(named_index(st, n, "init_run_program"), (int) n - 1);
+        /* reduced: the cgroup first, nobody's identity before the
+         * parent-death signal (setresuid clears it), the program last */
+        assert_int_equal(named_index(rd, nr, "init_join_cgroup"), 0);
+        assert_true(named_index(rd, nr, "reduced_take_identity") < named_index(rd, nr, "reduced_parent_death"));
+        assert_int_equal(named_index(rd, nr, "reduced_run_program"), (int) nr - 1);
+        for (unsigned i = 0; i < n; i++)
+                assert_non_null(st[i].fn);
+        for (unsigned i = 0; i < nr; i++)
+                assert_non_null(rd[i].fn);
+}
+
+static int calls[4];
+static int step_a(struct child_ctx *c, struct nsb_error *e) { calls[0]++; return 0; }
+static int step_b(struct child_ctx *c, struct nsb_error *e) { calls[1]++; return nsb_fail(e, NSB_STAGE_NONE, EPERM, "b"); }
+static int step_c(struct child_ctx *c, struct nsb_error *e) { calls[2]++; return 0; }
+
+/* A step list runs in order, stops at the first failure, and a failure
+ * without a stage takes the step's (what a warm start's parent relies on). */
+static void test_run_steps(void **state)
+{
+        static const struct child_step steps[] = {
+                CHILD_STEP(NSB_STAGE_CAPS, step_a), CHILD_STEP(NSB_STAGE_MOUNT, step_b),
+                CHILD_STEP(NSB_STAGE_EXEC, step_c),
+        };
+        struct child_ctx c;
+        struct nsb_error e;
+
+        (void) state;
+        memset(&c, 0, sizeof c);
+        nsb_error_clear(&e);
+        assert_true(child_run_steps(&c, steps, 3, &e) < 0);
+        assert_int_equal(calls[0], 1);
+        assert_int_equal(calls[1], 1);
+        assert_int_equal(calls[2], 0);
+        assert_int_equal(e.stage, NSB_STAGE_MOUNT);
+        nsb_error_clear(&e);
+        assert_int_equal(child_run_steps(&c, steps, 1, &e), 0);
+        assert_int_equal(calls[0], 2);
 }
 
 /* ---- reduced isolation: the pure plan ------------------------------------ */
@@ -446,6 +514,7 @@ int main(void)
                 cmocka_unit_test(test_outcomes),   cmocka_unit_test(test_capture_bounds), cmocka_unit_test(test_stdin_pump),
                 cmocka_unit_test(test_result_json), cmocka_unit_test(test_env_scrubbed),
                 cmocka_unit_test(test_step_order), cmocka_unit_test(test_wire_fds),
+                cmocka_unit_test(test_init_step_order), cmocka_unit_test(test_run_steps),
                 cmocka_unit_test(test_reduced_check), cmocka_unit_test(test_reduced_rules),
                 cmocka_unit_test(test_reduced_argv), cmocka_unit_test(test_proc_tree_parse),
         };

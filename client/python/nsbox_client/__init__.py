@@ -192,7 +192,7 @@ class Client:
 
     def __init__(self, nsbox: Optional[str] = None, extra_args: Sequence[str] = (), dedent: bool = True):
         self.nsbox = nsbox or os.environ.get("NSBOX") or shutil.which("nsbox") or "nsbox"
-        self.extra_args = list(extra_args)
+        self.extra_args = validate.arguments(extra_args, "extra_args")
         self.dedent = dedent
 
     # -- plumbing -----------------------------------------------------------
@@ -215,6 +215,17 @@ class Client:
             p.kill()
             p.communicate()
             raise NsboxError("nsbox did not answer within %ss" % timeout)
+        except BaseException:
+            # Interrupted (KeyboardInterrupt, a signal handler's exception):
+            # SIGTERM cancels every sandbox of the judge or test; drained and
+            # reaped, so nothing runs on after the exception.
+            p.terminate()
+            try:
+                p.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+            raise
         return p.returncode, out, err.decode("utf-8", "replace")
 
     @staticmethod
@@ -237,6 +248,7 @@ class Client:
         each) through one `nsbox batch`; yields each result as it completes
         (completion order; .id is the item's index). A list is checked whole
         before nsbox starts; a lazy iterable item by item as it is fed."""
+        validate.collection(pairs)
         validate.timeout(timeout)
         validate.limits(limits)
         validate.jobs(jobs)
@@ -301,7 +313,7 @@ class Client:
                   limits: Optional[Dict[str, Any]] = None) -> List[Union[RunResult, Verdict]]:
         """Like batch_stream, collected: one result per item, in input order.
         Every item and argument is checked before the first one runs."""
-        pairs = list(validate.items(list(pairs)))
+        pairs = list(validate.items(list(validate.collection(pairs))))
         got: Dict[Any, Union[RunResult, Verdict]] = {}
         for r in self.batch_stream(pairs, timeout=timeout, jobs=jobs, limits=limits):
             got[r.id] = r
@@ -364,8 +376,10 @@ def _testcmd_args(harness: Any, workspace: Any, timeout: Optional[float], limits
     if timeout is not None and "wall_time" not in checked:
         checked["wall_time"] = validate.timeout(timeout) or 0.0
     for key, value in checked.items():
-        args += [_LIMIT_FLAGS[key], "%gs" % value if key in ("wall_time", "cpu_time") and not isinstance(value, str)
-                 else str(value)]
+        # seconds as nsbox reads them (nine decimals): "%g" kept six digits,
+        # so 1234.567 became --wall-time 1234.57s
+        args += [_LIMIT_FLAGS[key], validate.seconds_text(value) + "s"
+                 if key in ("wall_time", "cpu_time") and not isinstance(value, str) else str(value)]
     return args
 
 

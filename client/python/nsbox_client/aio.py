@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from typing import Any, AsyncIterator, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, AsyncIterator, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from . import (DEFAULT_TIMEOUT, Client, NsboxError, NsboxUnavailable, RunResult, Verdict, _answer, _batch_line,
                _batch_result, _spec_for_nsbox, _testcmd_args)
@@ -79,13 +79,13 @@ class AsyncClient:
         return int(proc.returncode or 0), out, err.decode("utf-8", "replace")
 
     # -- batch ------------------------------------------------------------------
-    async def batch_stream(self, items: Sequence[object], timeout: Optional[float] = DEFAULT_TIMEOUT,
+    async def batch_stream(self, items: Iterable[object], timeout: Optional[float] = DEFAULT_TIMEOUT,
                            jobs: Optional[int] = None, limits: Optional[Dict[str, Any]] = None
                            ) -> AsyncIterator[Result]:
         """`async for` over one `nsbox batch`: a RunResult per python item, a
         Verdict per JudgeJob, in completion order (.id is the item's index).
         Every item is checked before nsbox starts."""
-        checked = validate.items(list(items))
+        checked = validate.items(list(validate.collection(items, "items")))
         validate.timeout(timeout)
         validate.limits(limits)
         validate.jobs(jobs)
@@ -128,10 +128,11 @@ class AsyncClient:
         if rc != 0:
             raise Client._refused("batch", rc, err)
 
-    async def batch_run(self, items: Sequence[object], timeout: Optional[float] = DEFAULT_TIMEOUT,
+    async def batch_run(self, items: Iterable[object], timeout: Optional[float] = DEFAULT_TIMEOUT,
                         jobs: Optional[int] = None, limits: Optional[Dict[str, Any]] = None) -> List[Result]:
         """One result per item, in input order."""
         got: Dict[int, Result] = {}
+        items = list(validate.collection(items, "items"))   # a generator too, as batch_stream and the sync client take
         n = len(items)
         async for r in self.batch_stream(items, timeout=timeout, jobs=jobs, limits=limits):
             got[int(r.id)] = r
@@ -172,12 +173,12 @@ async def run_code(code: str, test_code: Optional[str] = None, timeout: Optional
     return await AsyncClient().run_code(code, test_code, timeout, limits)
 
 
-async def batch_run(items: Sequence[object], timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
+async def batch_run(items: Iterable[object], timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
                     limits: Optional[Dict[str, Any]] = None) -> List[Result]:
     return await AsyncClient().batch_run(items, timeout, jobs, limits)
 
 
-def batch_stream(items: Sequence[object], timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
+def batch_stream(items: Iterable[object], timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
                  limits: Optional[Dict[str, Any]] = None) -> AsyncIterator[Result]:
     return AsyncClient().batch_stream(items, timeout, jobs, limits)
 

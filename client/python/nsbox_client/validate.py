@@ -11,7 +11,7 @@ import difflib
 import math
 import os
 import re
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 from .jobs import JudgeJob
 
@@ -37,6 +37,7 @@ _DURATION_UNIT = {"": 1000, "ms": 1, "s": 1000, "m": 60000, "h": 3600000}
 _NUMBER = re.compile(r"(\d+)(?:\.(\d{1,9}))?([A-Za-z]*)\Z")
 
 LimitValue = Union[str, int, float]
+_T = TypeVar("_T")
 Item = Union[str, Tuple[str, Optional[str]], JudgeJob]
 
 
@@ -71,8 +72,26 @@ def parse_duration_ms(text: str, where: str) -> int:
     return int(m.group(1)) * mult + (int(frac) * mult // int(10 ** len(frac)) if frac else 0)
 
 
-def _seconds_text(value: float) -> str:
-    return repr(float(value)) if not float(value).is_integer() else str(int(value))
+def seconds_text(value: float) -> str:
+    """A number of seconds as nsbox reads a JSON number (judge/spec_parse.c
+    number_text: nine decimals, trailing zeros dropped), so 2.01, whose
+    double is 2.00999..., is the 2010ms nsbox makes of it."""
+    text = "%.9f" % value
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _seconds_ms(value: float, where: str) -> int:
+    """A finite number of seconds at most a day -> whole milliseconds as
+    nsbox counts them; ValueError when nsbox would refuse it."""
+    if not math.isfinite(value) or value <= 0 or value * 1000 > DAY_MS:
+        raise ValueError("%s=%r is out of range: a number of seconds > 0, at most 86400" % (where, value))
+    try:
+        ms = parse_duration_ms(seconds_text(value), where)
+    except ValueError:
+        ms = -1
+    if ms <= 0:
+        raise ValueError("%s=%r is finer than a millisecond" % (where, value))
+    return ms
 
 
 def _duration(key: str, value: object, where: str) -> LimitValue:
@@ -82,16 +101,13 @@ def _duration(key: str, value: object, where: str) -> LimitValue:
     if isinstance(value, (int, float)) and not isinstance(value, str):
         if not math.isfinite(value):
             raise ValueError("%s: %r is not a number of seconds" % (where, value))
-        ms = value * 1000
-        text = _seconds_text(value)
-    else:
-        ms = parse_duration_ms(value, where)
-        text = value
+        if value <= 0 or value * 1000 > DAY_MS:
+            raise ValueError("%s: %r is out of range: allowed 1ms to 24h" % (where, value))
+        _seconds_ms(value, where)   # what nsbox will parse: it must take it too
+        return value
+    ms = parse_duration_ms(value, where)
     if ms <= 0 or ms > DAY_MS:
         raise ValueError("%s: %r is out of range: allowed 1ms to 24h" % (where, value))
-    if ms != int(ms):
-        raise ValueError("%s: %r is finer than a millisecond" % (where, value))
-    parse_duration_ms(text, where)   # what nsbox will parse: it must take it too
     return value
 
 
@@ -142,10 +158,7 @@ def timeout(value: object, where: str = "timeout") -> Optional[float]:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError("%s must be a number of seconds (int or float), not %s %r" % (where, _kind(value), value))
-    if not math.isfinite(value) or value <= 0 or value * 1000 > DAY_MS:
-        raise ValueError("%s=%r is out of range: a number of seconds > 0, at most 86400" % (where, value))
-    if value * 1000 != int(value * 1000):
-        raise ValueError("%s=%r is finer than a millisecond" % (where, value))
+    _seconds_ms(value, where)
     return float(value)
 
 
@@ -214,9 +227,33 @@ def item(index: int, value: object) -> Item:
     return (code, text(value[1], where + " test_code", optional=True) if len(value) > 1 else None)
 
 
+def collection(values: _T, where: str = "pairs") -> _T:
+    """@values itself, when it can be a collection of batch items: a str (or
+    bytes, or a dict) iterates as characters (keys), each of which would
+    run as a job of its own."""
+    if isinstance(values, (str, bytes, bytearray, Mapping)):
+        raise TypeError("%s must be a list (or other iterable) of jobs, not a %s, whose every %s would run as a "
+                        "job: wrap a single job in a list" % (where, _kind(values),
+                                                              "key" if isinstance(values, Mapping) else "character"))
+    return values
+
+
+def arguments(value: object, where: str) -> List[str]:
+    """Command-line words: a list of str (a str alone would be split into
+    its characters, each a word nsbox refuses with a puzzling message)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+        raise TypeError("%s must be a list of str, e.g. ['--memory', '128M'], not %s" % (where, _kind(value)))
+    for i, word in enumerate(value):
+        if not isinstance(word, str):
+            raise TypeError("%s[%d] must be a str, not %s %r" % (where, i, _kind(word), word))
+        if "\0" in word:
+            raise ValueError("%s[%d] must not contain a NUL character" % (where, i))
+    return list(value)
+
+
 def items(values: Sequence[object]) -> List[Item]:
     """Every item checked before the first one runs."""
-    return [item(i, v) for i, v in enumerate(values)]
+    return [item(i, v) for i, v in enumerate(collection(values))]
 
 
 def directory(value: object, where: str) -> str:

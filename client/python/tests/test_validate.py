@@ -3,6 +3,7 @@ judge jobs in batch_run, and the asyncio API (stdlib unittest)."""
 import asyncio
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -91,6 +92,34 @@ class Tripwire(unittest.TestCase):
                 self.raises(exc, needle, lambda: list(self.client.batch_stream(good + [bad])))
                 self.raises(exc, needle, lambda: asyncio.run(self.aclient.batch_run(good + [bad])))
 
+    def test_a_str_is_not_a_list_of_jobs(self):
+        # batch_run("print(1)") used to run p, r, i, n, t, ... as 8 jobs
+        # (8 NameErrors that look like results).
+        for bad in ("print(1)", b"print(1)", {"print(1)": None}):
+            with self.subTest(bad):
+                self.raises(TypeError, "must be a list (or other iterable) of jobs", lambda: self.client.batch_run(bad))
+                self.raises(TypeError, "wrap a single job in a list", lambda: list(self.client.batch_stream(bad)))
+                self.raises(TypeError, "items must be a list", lambda: asyncio.run(self.aclient.batch_run(bad)))
+
+    def test_client_options(self):
+        # extra_args="--memory 64M" became the words "-", "-", "m", ...:
+        # nsbox then said "batch: unexpected argument '-'" at the first call.
+        for bad, exc, needle in (("--memory 64M", TypeError, "extra_args must be a list of str"),
+                                 (["--memory", 64], TypeError, "extra_args[1] must be a str, not int 64"),
+                                 (["--env", "A=\0"], ValueError, "extra_args[1] must not contain a NUL")):
+            with self.subTest(bad):
+                self.raises(exc, needle, lambda: nc.Client(self.client.nsbox, extra_args=bad))
+                self.raises(exc, needle, lambda: aio.AsyncClient(self.client.nsbox, extra_args=bad))
+        self.assertEqual(nc.Client(self.client.nsbox, extra_args=("--memory", "64M")).extra_args, ["--memory", "64M"])
+
+    def test_test_flags_carry_the_seconds_given(self):
+        # "%gs" kept six significant digits: 1234.567 ran as 1234.57s
+        self.assertEqual(nc._testcmd_args(self.dir, None, 1234.567, None)[-2:], ["--wall-time", "1234.567s"])
+        self.assertEqual(nc._testcmd_args(self.dir, None, None, {"cpu_time": 86399.999})[-2:],
+                         ["--cpu-time", "86399.999s"])
+        self.assertEqual(nc._testcmd_args(self.dir, None, 2.01, None)[-2:], ["--wall-time", "2.01s"])
+        self.assertEqual(nc._testcmd_args(self.dir, None, 60, None)[-2:], ["--wall-time", "60s"])
+
     def test_judge_and_test_arguments(self):
         c = self.client
         self.raises(TypeError, "must be a dict", lambda: asyncio.run(self.aclient.judge(["cases"])))
@@ -125,6 +154,20 @@ class JudgeJobsAndTest(WithNsbox):
         self.assertGreater(wrong.counts["failed"], 0)
         self.assertIn("failed", {t.outcome for t in wrong.tests})
 
+    def test_float_seconds_nsbox_takes_are_taken(self):
+        # 2.01 * 1000 is 2009.999... in binary floating point: the client
+        # called it "finer than a millisecond" where nsbox (nine decimals)
+        # runs it as 2010ms; 34 of the timeouts 0.01..30.00 were refused.
+        for t in (2.01, 4.03, 8.05, 0.1 + 0.2):
+            with self.subTest(t):
+                r = self.client.run_code("print(1)", timeout=t)
+                self.assertEqual((r.status, r.stdout), ("pass", "1\n"))
+                r = self.client.run_code("print(1)", timeout=None, limits={"cpu_time": t})
+                self.assertEqual((r.status, r.stdout), ("pass", "1\n"))
+        for t in range(1, 3001):
+            nc.validate.timeout(t / 100)
+            nc.validate.limits({"wall_time": t / 100})
+
     def test_nothing_ran_before_a_bad_pair(self):
         """The pairs before an unusable one used to run (and leave their
         files in the workspace) before the exception came."""
@@ -139,6 +182,33 @@ class JudgeJobsAndTest(WithNsbox):
         self.assertEqual(os.listdir(ws), ["left.txt"])   # the same pair, run: the check above can fail
 
 
+class Interrupted(WithNsbox):
+    def test_an_interrupted_judge_leaves_nothing_running(self):
+        # An exception in the caller (here from a SIGALRM handler, as
+        # KeyboardInterrupt would be) left `nsbox judge` and its sandbox
+        # running on to the end of their wall time.
+        marker = "nsbox-int-%d-%s" % (os.getpid(), uuid.uuid4().hex[:8])
+        spec = {"program": {"source": "import os, sys\nos.execv(sys.executable, [sys.executable, '-c', "
+                                      "'import time; time.sleep(120)', %r])" % marker},
+                "limits": {"wall_time": "120s"}, "cases": [{"name": "sleeps"}]}
+
+        class Stop(Exception):
+            pass
+
+        def poll(_sig, _frame):
+            if _processes_with(marker):
+                signal.setitimer(signal.ITIMER_REAL, 0)   # one exception, as one Ctrl-C
+                raise Stop()
+        old = signal.signal(signal.SIGALRM, poll)
+        self.addCleanup(signal.signal, signal.SIGALRM, old)
+        self.addCleanup(signal.setitimer, signal.ITIMER_REAL, 0)
+        signal.setitimer(signal.ITIMER_REAL, 0.05, 0.05)
+        with self.assertRaises(Stop):
+            self.client.judge(spec)
+        self.assertEqual(_processes_with(marker), [])
+        self.assertEqual(_children_named("nsbox"), [])
+
+
 class Asyncio(WithNsbox):
     def setUp(self):
         super().setUp()
@@ -151,6 +221,11 @@ class Asyncio(WithNsbox):
             return r, v
         r, v = asyncio.run(main())
         self.assertEqual((r.status, r.label, v.verdict), ("pass", 1, "pass"))
+
+    def test_batch_run_takes_a_generator(self):
+        # as the sync batch_run and aio.batch_stream do (it called len() on it)
+        out = asyncio.run(self.aclient.batch_run("print(%d)" % i for i in range(3)))
+        self.assertEqual([(r.id, r.stdout) for r in out], [(0, "0\n"), (1, "1\n"), (2, "2\n")])
 
     def test_async_for_over_a_batch(self):
         async def main():

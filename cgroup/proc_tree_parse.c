@@ -1,5 +1,5 @@
-/* supervisor/proc_tree_parse.c — see proc_tree.h. Pure. */
-#include "supervisor/proc_tree.h"
+/* cgroup/proc_tree_parse.c — see proc_tree.h. Pure. */
+#include "cgroup/proc_tree.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* supervisor/proc_tree.h — CPU time and peak memory of a live process tree,
+/* cgroup/proc_tree.h — CPU time and peak memory of a live process tree,
  * read from /proc.
  *
  * For the rlimit backend, which has no cgroup to ask:

@@ -1,5 +1,5 @@
-/* supervisor/proc_tree.c — see proc_tree.h. Reads /proc only. */
-#include "supervisor/proc_tree.h"
+/* cgroup/proc_tree.c — see proc_tree.h. Reads /proc only. */
+#include "cgroup/proc_tree.h"
 
 #include <dirent.h>
 #include <errno.h>

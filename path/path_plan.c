@@ -1,16 +1,14 @@
-/* mount/mnt_path.c — sandbox path checks the configuration needs on every
- * platform (mnt.h: mnt_path_under, mnt_path_is_reserved, mnt_dst_normalize).
- * Pure and portable; the Linux mount plan itself is mnt_plan.c. */
-#include "mount/mnt.h"
+/* path/path_plan.c — see path.h. Pure and portable. */
+#include "path/path.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char *const mnt_reserved[MNT_N_RESERVED] = { "/proc",    "/dev",    "/tmp",  "/workspace",
-                                                   "/program", "/harness", "/nsbox" };
+const char *const path_reserved[PATH_N_RESERVED] = { "/proc",    "/dev",    "/tmp",  "/workspace",
+                                                     "/program", "/harness", "/nsbox" };
 
-bool mnt_path_under(const char *path, const char *dir)
+bool path_under(const char *path, const char *dir)
 {
         size_t n = strlen(dir);
         if (strcmp(dir, "/") == 0)
@@ -18,17 +16,25 @@ bool mnt_path_under(const char *path, const char *dir)
         return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
-bool mnt_path_is_reserved(const char *dst)
+bool path_has_dotdot(const char *p)
 {
-        if (strcmp(dst, "/") == 0)
-                return true;
-        for (size_t i = 0; i < MNT_N_RESERVED; i++)
-                if (mnt_path_under(dst, mnt_reserved[i]))
+        for (const char *s = p; (s = strstr(s, "..")); s += 2)
+                if ((s == p || s[-1] == '/') && (s[2] == '/' || !s[2]))
                         return true;
         return false;
 }
 
-int mnt_dst_normalize(const char *dst, const char *what, char **ret, struct nsb_error *e)
+bool path_is_reserved(const char *dst)
+{
+        if (strcmp(dst, "/") == 0)
+                return true;
+        for (size_t i = 0; i < PATH_N_RESERVED; i++)
+                if (path_under(dst, path_reserved[i]))
+                        return true;
+        return false;
+}
+
+int path_normalize(const char *dst, const char *what, char **ret, struct nsb_error *e)
 {
         char *out, *o;
         const char *p = dst;
@@ -68,4 +74,18 @@ int mnt_dst_normalize(const char *dst, const char *what, char **ret, struct nsb_
         *o = '\0';
         *ret = out;
         return 0;
+}
+
+const char *path_conflict(const char *a, bool a_is_tmpfs, const char *b, bool b_is_tmpfs)
+{
+        if (strcmp(a, b) == 0)
+                return "is mounted twice";
+        if ((a_is_tmpfs || b_is_tmpfs) && (path_under(a, b) || path_under(b, a)))
+                return "overlaps";
+        return NULL;
+}
+
+bool path_nesting_refused(const char *inner, bool inner_ro, const char *outer, bool outer_ro)
+{
+        return inner_ro && !outer_ro && strcmp(inner, outer) != 0 && path_under(inner, outer);
 }
