@@ -90,8 +90,17 @@ static int observed_stdin(const struct nsb_config *cfg, struct judge_stimulus *s
                 *in = (struct judge_obs_stdin) { st->stdin_data ? st->stdin_data : "", st->stdin_len, true };
                 return 0;
         }
-        if (read_file(cfg->stdin_path, STDIN_MAX_BYTES, owned, &len, e) < 0)
+        if (cfg_stdin_is_ours(cfg)) {
+                /* --stdin -: nsbox's standard input, read once (judge lets
+                 * only one case take it), as the sandbox would get it */
+                AUTOCLOSE int fd = cfg_stdin_dash_open(e);
+
+                if (fd < 0 || read_fd(fd, "--stdin -", STDIN_MAX_BYTES, owned, &len, e) < 0)
+                        return nsb_error_prefix(e, "--stdin - (recorded under --observe, at most %u MiB)",
+                                                STDIN_MAX_BYTES >> 20);
+        } else if (read_file(cfg->stdin_path, STDIN_MAX_BYTES, owned, &len, e) < 0) {
                 return nsb_error_prefix(e, "--stdin (recorded under --observe, at most %u MiB)", STDIN_MAX_BYTES >> 20);
+        }
         st->stdin_data = *owned;
         st->stdin_len = len;
         *in = (struct judge_obs_stdin) { *owned, len, true };
@@ -408,35 +417,47 @@ static int new_run_id(char out[33], struct nsb_error *e)
 }
 
 /* --junit FILE: one testcase per case; undetermined is an <error> (nsbox
- * could not decide), not a <failure>; a case not run is <skipped>. */
+ * could not decide), not a <failure>; a case not run is <skipped>. The time
+ * and the head of the stderr come from each case's recorded result object,
+ * as its verdict does: a replay writes the live run's file. */
 static int write_junit(const char *path, const char *spec_path, const struct judge_report *rep,
                        struct nsb_error *e)
 {
         AUTOFREE struct junit_case *jc = calloc(rep->n_cases ? rep->n_cases : 1, sizeof *jc);
+        AUTOFREE struct judge_evidence *ev = calloc(rep->n_cases ? rep->n_cases : 1, sizeof *ev);
         static const enum junit_kind kind[] = {
                 [JUDGE_PASS] = JUNIT_PASS, [JUDGE_FAIL] = JUNIT_FAILURE,
                 [JUDGE_UNDETERMINED] = JUNIT_ERROR, [JUDGE_NOT_RUN] = JUNIT_SKIPPED,
         };
         double total = 0;
+        int r;
 
-        if (!jc)
+        if (!jc || !ev)
                 return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "--junit: out of memory");
         for (size_t i = 0; i < rep->n_cases; i++) {
                 const struct judge_case_report *c = &rep->cases[i];
+                const json_t *wall = json_object_get(c->result_json, "wall_ms");
+                struct nsb_error ignored;
 
                 jc[i].name = c->name ? c->name : "";
                 jc[i].classname = spec_path;
-                jc[i].time_s = c->ran ? c->result.wall_ms / 1000.0 : -1;
+                jc[i].time_s = json_is_number(wall) && json_number_value(wall) >= 0 ? json_number_value(wall) / 1000.0 : -1;
                 jc[i].kind = kind[c->verdict];
                 jc[i].message = c->verdict == JUDGE_PASS ? NULL : c->reason;
-                if (c->ran && c->verdict != JUDGE_PASS) {
-                        jc[i].detail = c->result.err.text;     /* the head of its stderr */
-                        jc[i].detail_len = c->result.err.kept;
+                /* the head of its stderr, as recorded; a result the judge
+                 * could not read has none */
+                if (c->result_json && c->verdict != JUDGE_PASS &&
+                    judge_evidence_parse(c->result_json, &ev[i], &ignored) == 0) {
+                        jc[i].detail = ev[i].err.text;
+                        jc[i].detail_len = ev[i].err.kept;
                 }
-                if (c->ran)
-                        total += c->result.wall_ms / 1000.0;
+                if (jc[i].time_s >= 0)
+                        total += jc[i].time_s;
         }
-        return junit_write(path, spec_path, jc, rep->n_cases, total, e);
+        r = junit_write(path, spec_path, jc, rep->n_cases, total, e);
+        for (size_t i = 0; i < rep->n_cases; i++)
+                judge_evidence_free(&ev[i]);    /* a no-op on one never parsed */
+        return r;
 }
 
 int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_error *e)
@@ -507,26 +528,32 @@ int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_erro
             cfg_check_unexposed(cli, cli->junit_path, "--junit", false, e) < 0 ||
             cfg_check_unexposed_fd(cli, fileno(out), "stdout", e) < 0)
                 return JUDGE_EXIT_BAD_SPEC;
-        if (cli->replay_path) {
-                AUTOFREE char *pinned = result_path_pin(cli->replay_path);
+        /* Nothing written may be something read or written too: a verdict
+         * written over the spec, a JUnit file over the observations a replay
+         * judged, --observe over the --stdin file it records. */
+        {
+                const struct result_file_role outs[] = {
+                        { "--observe", cli->observe_path }, { "--junit", cli->junit_path },
+                        { "--result", cli->result_path },
+                };
+                const struct result_file_role ins[] = {
+                        { "--replay", cli->replay_path }, { "the spec", cli->input_path },
+                        { "program.path", spec.program.path }, { "--stdin", cli->stdin_path },
+                };
 
-                /* the verdict must not overwrite the evidence it was judged from */
-                if (pinned && cli->result_path && strcmp(pinned, cli->result_path) == 0) {
-                        nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "judge: --replay and --result name the same file '%s'",
-                                 pinned);
+                if (result_files_distinct(outs, 3, ins, 4, e) < 0)
                         return JUDGE_EXIT_BAD_SPEC;
-                }
+                for (size_t i = 0; i < 3; i++)
+                        if (result_file_precheck(outs[i].what, outs[i].path, e) < 0)
+                                return JUDGE_EXIT_BAD_SPEC;
+        }
+        if (cli->replay_path) {
                 r = replay_spec(cli, &spec, &rep, e);
         } else {
                 if (cli->observe_path) {
                         /* Pinned before the program runs: see util/resultfile.h. */
                         if (!(obs_path = result_path_pin(cli->observe_path)) || !(obs_lines = json_array())) {
                                 nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
-                                return JUDGE_EXIT_BAD_SPEC;
-                        }
-                        if (cli->result_path && strcmp(obs_path, cli->result_path) == 0) {
-                                nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                         "judge: --observe and --result name the same file '%s'", obs_path);
                                 return JUDGE_EXIT_BAD_SPEC;
                         }
                         if (new_run_id(obs.run_id, e) < 0)

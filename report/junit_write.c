@@ -19,7 +19,8 @@ int junit_write(const char *path, const char *suite, const struct junit_case *ca
                 close(fd);
                 return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "--junit '%s'", path);
         }
+        errno = 0;
         if (junit_render(f, suite, cases, n, time_s) < 0 || fflush(f) != 0)
-                return nsb_fail(e, NSB_STAGE_OUTPUT, errno ? errno : EIO, "--junit: writing '%s'", path);
+                return result_file_fail(f, e, "--junit: writing '%s'", path);
         return 0;
 }

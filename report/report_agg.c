@@ -179,12 +179,29 @@ static void group_add(struct report_agg *a, const char *stage, const char *messa
                         return;
                 }
         if (a->n_groups == REPORT_GROUPS_MAX) {
-                a->errors_ungrouped++;
+                /* Full: the new group takes the place of the least frequent
+                 * one and its count (Space-Saving), so an error that is
+                 * frequent overall is kept whatever came before it (more
+                 * than 1 in 256 of the errors: always), its count at most
+                 * `over` too high. Counting only the first 256 groups let a
+                 * few hundred one-off messages hide the error of most jobs. */
+                struct report_group *g = &a->groups[0];
+
+                for (size_t i = 1; i < a->n_groups; i++)
+                        if (a->groups[i].n < g->n)
+                                g = &a->groups[i];
+                a->errors_ungrouped += g->n;
+                memcpy(g->stage, s, sizeof s);
+                memcpy(g->message, m, sizeof m);
+                copy_trunc(g->first_id, REPORT_ID_MAX, id);
+                g->over = g->n;
+                g->n++;
                 return;
         }
         memcpy(a->groups[a->n_groups].stage, s, sizeof s);
         memcpy(a->groups[a->n_groups].message, m, sizeof m);
         copy_trunc(a->groups[a->n_groups].first_id, REPORT_ID_MAX, id);
+        a->groups[a->n_groups].over = 0;
         a->groups[a->n_groups++].n = 1;
 }
 
@@ -463,7 +480,7 @@ int report_add_line(struct report_agg *a, const char *file, uint64_t line, const
         a->lines++;
         if (blank(text, len))
                 return 0;
-        ret_job->root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+        ret_job->root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
         if (!ret_job->root) {
                 snprintf(why, sizeof why, "not JSON: %s (column %d)", jerr.text, jerr.column);
                 goto bad;
@@ -524,7 +541,7 @@ int report_add_documents(struct report_agg *a, const char *file, const char *tex
                         line += text[off++] == '\n';
                 if (off == len)
                         return 0;
-                v = json_loadb(text + off, len - off, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &jerr);
+                v = json_loadb(text + off, len - off, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
                 if (!v) {
                         char why[REPORT_REASON_MAX];
 

@@ -238,7 +238,8 @@ int report_render_html(const struct report_agg *a, FILE *rows, FILE *out)
                              "<th>count</th><th>stage</th><th>message</th><th>first job</th></tr></thead><tbody>\n",
                         (unsigned long long) a->errors);
                 for (size_t i = 0; i < n_groups; i++) {
-                        fprintf(out, "<tr><td class=\"num\">%llu</td><td>", (unsigned long long) groups[i].n);
+                        fprintf(out, "<tr><td class=\"num\">%s%llu</td><td>", groups[i].over ? "~" : "",
+                                (unsigned long long) groups[i].n);
                         esc(out, groups[i].stage);
                         fputs("</td><td>", out);
                         esc(out, groups[i].message);
@@ -247,8 +248,8 @@ int report_render_html(const struct report_agg *a, FILE *rows, FILE *out)
                         fputs("</td></tr>\n", out);
                 }
                 if (a->errors_ungrouped)
-                        fprintf(out, "<tr><td class=\"num\">%llu</td><td colspan=\"3\">(beyond the %d groups kept)"
-                                     "</td></tr>\n", (unsigned long long) a->errors_ungrouped, REPORT_GROUPS_MAX);
+                        fprintf(out, "<tr><td colspan=\"4\">(over %d distinct groups: the most frequent are kept; "
+                                     "~N is at most N)</td></tr>\n", REPORT_GROUPS_MAX);
                 fputs("</tbody></table>\n", out);
         }
         if (a->bad) {

@@ -38,7 +38,8 @@ struct report_group {
         char stage[REPORT_KEY_MAX];
         char message[REPORT_MSG_MAX];
         uint64_t n;
-        char first_id[REPORT_ID_MAX];     /* the first job that had it */
+        uint64_t over;                    /* n may be this much too high (0: exact) */
+        char first_id[REPORT_ID_MAX];     /* the first job that had it (since it was kept) */
 };
 
 struct report_slow {
@@ -77,7 +78,7 @@ struct report_agg {
         struct report_group groups[REPORT_GROUPS_MAX];
         size_t n_groups;
         uint64_t errors;              /* status error results (judge cases included) */
-        uint64_t errors_ungrouped;    /* in no kept group (more than REPORT_GROUPS_MAX) */
+        uint64_t errors_ungrouped;    /* counted in groups since replaced (more than REPORT_GROUPS_MAX) */
 
         struct report_slow slow[REPORT_TOP_K];   /* a min-heap on wall_ms */
         size_t n_slow;

@@ -70,8 +70,21 @@ static int next_line(struct line_reader *r, size_t *ret_len, bool *ret_too_long)
 static int check_output(const struct nsb_config *cfg, struct nsb_error *e)
 {
         struct stat hs, is;
+        size_t dashes = 0;
 
-        if (!cfg->html_path || stat(cfg->html_path, &hs) < 0)
+        for (size_t i = 0; i < cfg->argc; i++)
+                if (strcmp(cfg->argv[i], "-") == 0 && ++dashes > 1)
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                        "'-' (standard input) given twice: it can be read once");
+        if (!cfg->html_path)
+                return 0;
+        if (strcmp(cfg->html_path, "-") == 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                "--html -: the page goes to a file (name one); the summary goes to stdout");
+        /* before the inputs are read: a long read for a page that cannot be written */
+        if (result_file_precheck("--html", cfg->html_path, e) < 0)
+                return -EINVAL;
+        if (stat(cfg->html_path, &hs) < 0)
                 return 0;
         for (size_t i = 0; i < cfg->argc; i++)
                 if (strcmp(cfg->argv[i], "-") != 0 && stat(cfg->argv[i], &is) == 0 && is.st_dev == hs.st_dev &&
@@ -202,9 +215,12 @@ static int write_html(const struct nsb_config *cfg, const struct report_agg *a, 
                 close(fd);
                 return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "--html '%s'", cfg->html_path);
         }
+        errno = 0;
         r = report_render_html(a, rows, f);
-        if (r < 0 || fflush(f) != 0)
-                return nsb_fail(e, NSB_STAGE_OUTPUT, r < 0 ? -r : errno, "--html: writing '%s'", cfg->html_path);
+        if (r < 0 || fflush(f) != 0) {
+                errno = r < 0 && !errno ? -r : errno;
+                return result_file_fail(f, e, "--html: writing '%s'", cfg->html_path);
+        }
         return 0;
 }
 

@@ -7,10 +7,19 @@
 #include "report/report_internal.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-/* @s with C0/C1 control characters and DEL shown as '?'. */
+/* U+202A..U+202E, U+2066..U+2069: the bidirectional embeddings, overrides
+ * and isolates, which reorder what follows them on the line. */
+static bool bidi_control(const unsigned char *p)
+{
+        return p[0] == 0xe2 && ((p[1] == 0x80 && p[2] >= 0xaa && p[2] <= 0xae) ||
+                                (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9));
+}
+
+/* @s with C0/C1 control characters, DEL and bidi controls shown as '?'. */
 static void put_safe(FILE *out, const char *s)
 {
         for (const unsigned char *p = (const unsigned char *) s; *p; p++) {
@@ -19,6 +28,9 @@ static void put_safe(FILE *out, const char *s)
                 else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
                         fputc('?', out);        /* U+0080..U+009F, e.g. the 8-bit CSI */
                         p++;
+                } else if (bidi_control(p)) {
+                        fputc('?', out);        /* a line that reads in another order than it is */
+                        p += 2;
                 } else
                         fputc(*p, out);
         }
@@ -112,7 +124,11 @@ int report_render_text(const struct report_agg *a, FILE *out)
         if (a->errors) {
                 fprintf(out, "\nerrors by stage and message (%llu)\n", (unsigned long long) a->errors);
                 for (size_t i = 0; i < n_groups && i < 20; i++) {
-                        fprintf(out, "  %8llu  ", (unsigned long long) groups[i].n);
+                        char count[32];
+
+                        snprintf(count, sizeof count, "%s%llu", groups[i].over ? "~" : "",
+                                 (unsigned long long) groups[i].n);
+                        fprintf(out, "  %8s  ", count);
                         put_safe(out, groups[i].stage);
                         fputs(": ", out);
                         put_safe(out, groups[i].message);
@@ -120,9 +136,11 @@ int report_render_text(const struct report_agg *a, FILE *out)
                         put_safe(out, groups[i].first_id);
                         fputs(")\n", out);
                 }
-                if (n_groups > 20 || a->errors_ungrouped)
-                        fprintf(out, "  ... %zu more groups%s\n", n_groups > 20 ? n_groups - 20 : 0,
-                                a->errors_ungrouped ? " and errors beyond the groups kept" : "");
+                if (n_groups > 20)
+                        fprintf(out, "  ... %zu more groups\n", n_groups - 20);
+                if (a->errors_ungrouped)
+                        fprintf(out, "  (over %d distinct groups: the most frequent are kept; ~N is at most N)\n",
+                                REPORT_GROUPS_MAX);
         }
         if (a->bad) {
                 fprintf(out, "\nbad lines (%llu)\n", (unsigned long long) a->bad);

@@ -366,7 +366,14 @@ int test_main(const struct nsb_config *cfg, int cancel_fd, FILE *out, struct nsb
         size_t chan_len = 0;
         int r;
 
+        const struct result_file_role outs[] = { { "--junit", cfg->junit_path }, { "--result", cfg->result_path } };
+        const struct result_file_role ins[] = { { "--stdin", cfg->stdin_path } };
+
         memset(&res, 0, sizeof res);
+        /* written after the run: neither over the other, both writable */
+        if (result_files_distinct(outs, 2, ins, 1, e) < 0 || result_file_precheck("--junit", cfg->junit_path, e) < 0 ||
+            result_file_precheck("--result", cfg->result_path, e) < 0)
+                return TESTCMD_EXIT_SETUP;
         if (check_dirs(cfg, e) < 0 || find_runner_dir(runner_dir, sizeof runner_dir, e) < 0 ||
             cfg_check_unexposed(cfg, cfg->junit_path, "--junit", false, e) < 0)
                 return TESTCMD_EXIT_SETUP;

@@ -9,19 +9,11 @@
 
 #include "util/cleanup.h"
 
-int read_file(const char *path, size_t max, char **ret, size_t *ret_len, struct nsb_error *e)
+int read_fd(int fd, const char *name, size_t max, char **ret, size_t *ret_len, struct nsb_error *e)
 {
-        AUTOCLOSE int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         AUTOFREE char *buf = NULL;
         size_t len = 0, cap = 0;
-        struct stat st;
 
-        if (fd < 0)
-                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "'%s'", path);
-        if (fstat(fd, &st) < 0)
-                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "'%s'", path);
-        if (S_ISDIR(st.st_mode))
-                return nsb_fail(e, NSB_STAGE_PREPARE, EISDIR, "'%s'", path);
         for (;;) {
                 ssize_t n;
                 if (len == cap) {
@@ -30,24 +22,44 @@ int read_file(const char *path, size_t max, char **ret, size_t *ret_len, struct 
                         if (cap > max + 1)
                                 cap = max + 1;
                         if (!(nb = realloc(buf, cap + 1)))
-                                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "'%s': out of memory", path);
+                                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "'%s': out of memory", name);
                         buf = nb;
                 }
                 n = read(fd, buf + len, cap - len);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0)
-                        return nsb_fail(e, NSB_STAGE_PREPARE, errno, "read '%s'", path);
+                        return nsb_fail(e, NSB_STAGE_PREPARE, errno, "read '%s'", name);
                 if (n == 0)
                         break;
                 len += (size_t) n;
                 if (len > max)
-                        return nsb_fail(e, NSB_STAGE_PREPARE, EFBIG, "'%s' is larger than %zu bytes", path, max);
+                        return nsb_fail(e, NSB_STAGE_PREPARE, EFBIG, "'%s' is larger than %zu bytes", name, max);
         }
         buf[len] = '\0';
         *ret_len = len;
         *ret = move_ptr(&buf);
         return 0;
+}
+
+int read_file(const char *path, size_t max, char **ret, size_t *ret_len, struct nsb_error *e)
+{
+        /* O_NONBLOCK: a FIFO with no writer would block the open forever,
+         * with SIGINT and SIGTERM held for the cancel fd; opened this way it
+         * reads as empty, and a pipe that has a writer (`<(zcat f.gz)`) is
+         * read as before once the flag is cleared. */
+        AUTOCLOSE int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        struct stat st;
+
+        if (fd < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "'%s'", path);
+        if (fstat(fd, &st) < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "'%s'", path);
+        if (S_ISDIR(st.st_mode))
+                return nsb_fail(e, NSB_STAGE_PREPARE, EISDIR, "'%s'", path);
+        if (fcntl(fd, F_SETFL, 0) < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "'%s'", path);
+        return read_fd(fd, path, max, ret, ret_len, e);
 }
 
 int write_all(int fd, const void *buf, size_t len)

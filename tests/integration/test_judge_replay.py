@@ -448,5 +448,171 @@ class ObserveReplay(ReplayBase):
         self.assertFalse(os.path.exists(self.path("elsewhere.jsonl")))
 
 
+class FilesNeverClobbered(ReplayBase):
+    """Review of #18/#19: each file nsbox writes (--observe, --result,
+    --junit) is refused, exit 125 before anything runs, when it is another of
+    them or a file the run reads (the spec, program.path, --stdin, --replay):
+    written after the run, it would destroy the spec, the program or the
+    evidence a replay judged."""
+
+    def snapshot(self):
+        out = {}
+        for n in sorted(os.listdir(self.d)):
+            with open(self.path(n), "rb") as f:
+                out[n] = f.read()
+        return out
+
+    def test_outputs_never_overwrite_inputs_or_each_other(self):
+        prog = self.path("prog.py")
+        with open(prog, "w") as f:
+            f.write("print(5)\n")
+        spec = self.path("spec.json")
+        with open(spec, "w") as f:
+            json.dump({"program": {"path": "prog.py"}, "cases": [{"name": "a"}]}, f)
+        with open(self.path("in.txt"), "w") as f:
+            f.write("x\n")
+        obs = self.path("obs.jsonl")
+        p, _ = self.judge("--observe", obs, spec)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        os.link(obs, self.path("hard.jsonl"))
+        before = self.snapshot()
+        rel = os.path.relpath(self.path("new.out"))
+        for args, names in (
+                (["--observe", spec], (b"the spec", b"--observe")),
+                (["--result", spec], (b"the spec", b"--result")),
+                (["--junit", spec], (b"the spec", b"--junit")),
+                (["--junit", prog], (b"program.path", b"--junit")),
+                (["--result", self.path("new.out"), "--junit", rel], (b"--junit", b"--result")),
+                (["--observe", self.path("new.out"), "--junit", self.path("new.out")], (b"--observe", b"--junit")),
+                (["--stdin", self.path("in.txt"), "--observe", self.path("in.txt")], (b"--stdin", b"--observe")),
+                (["--replay", obs, "--junit", obs], (b"--replay", b"--junit")),
+                (["--replay", obs, "--junit", self.path("hard.jsonl")], (b"--replay", b"--junit")),
+                (["--replay", obs, "--result", obs], (b"--replay", b"--result"))):
+            p, _ = self.judge(*args, spec, expect_json=False)
+            self.assertEqual((p.returncode, p.stdout), (125, b""), (args, p.stderr))
+            self.assertIn(b"%s and %s name the same file" % names, p.stderr)
+            self.assertEqual(self.snapshot(), before, args)
+
+    def test_an_output_that_cannot_be_written_is_refused_before_any_case_runs(self):
+        """Review of #19: --observe (--result, --junit) into a missing
+        directory, a directory, a FIFO or a symlink ran every case and only
+        then failed: a long judge for nothing. Refused up front now; the
+        case here would take 5 s."""
+        spec = self.write_spec([{"name": "slow", "args": [b64(SMALL), "", "0"]}],
+                               program="import time\ntime.sleep(5)\n" + PROGRAM)
+        os.mkfifo(self.path("fifo"))
+        os.symlink(self.path("elsewhere"), self.path("link"))
+        for opt in ("--observe", "--result", "--junit"):
+            for target, why in ((self.path("missing/out"), b"cannot create"), (self.d, b"not a regular file"),
+                                (self.path("fifo"), b"not a regular file"), (self.path("link"), b"a symlink")):
+                import time
+                t0 = time.monotonic()
+                p, _ = self.judge(opt, target, spec, expect_json=False)
+                # the case sleeps 5 s: a refusal that took that long ran it
+                self.assertLess(time.monotonic() - t0, 5, (opt, target))
+                self.assertEqual((p.returncode, p.stdout), (125, b""), p.stderr)
+                self.assertIn(opt.encode() + b": ", p.stderr)
+                self.assertIn(why, p.stderr)
+                self.assertNotIn(b"slow", p.stderr)
+        self.assertFalse(os.path.exists(self.path("elsewhere")))
+
+    def test_replay_of_a_fifo_does_not_hang(self):
+        """A FIFO nobody writes blocked the open for ever, with SIGINT and
+        SIGTERM held for the cancel fd: only SIGKILL ended it. It now reads
+        as empty (refused); a pipe with a writer still works."""
+        spec = self.write_spec([{"name": "a", "args": [b64(SMALL), "", "0"]}])
+        obs = self.path("obs.jsonl")
+        self.judge("--observe", obs, spec)
+        fifo = self.path("fifo")
+        os.mkfifo(fifo)
+        p = subprocess.run([NSBOX, "judge", "--replay", fifo, spec], capture_output=True, timeout=30)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"no observations", p.stderr)
+        with open(obs, "rb") as src:
+            p = subprocess.run([NSBOX, "judge", "--replay", "/dev/stdin", spec], input=src.read(),
+                               capture_output=True, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(b"replayed from stored observations", p.stdout)
+
+
+class OutputFailures(ReplayBase):
+    def test_a_failed_write_leaves_no_half_file_and_says_why(self):
+        """Review of #19: a full disk (here RLIMIT_FSIZE, 64 KiB) while
+        writing --observe left 64 KiB of cut observations and said
+        'Input/output error'. Now: exit 125, no verdict, the file left empty,
+        the real reason (File too large / No space left on device)."""
+        import resource
+        import signal
+
+        def small_files():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (65536, resource.RLIM_INFINITY))
+
+        out = b64(b"x" * 30000)
+        spec = self.write_spec([{"name": n, "args": [out, "", "0"]} for n in "abc"],
+                               limits={"wall_time": "5s", "output_limit": "64K"})
+        for opt, name in (("--observe", "obs.jsonl"), ("--result", "r.json")):
+            target = self.path(name)
+            p = subprocess.run([NSBOX, "judge", opt, target, spec], capture_output=True, timeout=120,
+                               preexec_fn=small_files)
+            self.assertEqual(p.returncode, 125, p.stderr)
+            self.assertIn(b"%s: cannot write" % opt.encode(), p.stderr)
+            self.assertIn(b"(left empty): File too large", p.stderr)
+            self.assertEqual(os.path.getsize(target), 0)
+            if opt == "--observe":
+                self.assertEqual(p.stdout, b"")     # no verdict without its evidence
+
+
+class ReplayJUnit(ReplayBase):
+    def test_replay_writes_the_live_junit(self):
+        """Review of #18/#19: --junit under --replay read the time and the
+        stderr head from the in-memory run (zero in a replay): every testcase
+        had time="0.000" and no stderr. Both now come from the recorded
+        result, so the replay's file is the live run's, byte for byte."""
+        spec = self.write_spec([{"name": "ok", "args": [b64(SMALL), "", "0"]},
+                                {"name": "boom", "args": [b64(SMALL), b64(b"Traceback: boom\xff\n"), "3"]},
+                                {"name": "cut", "args": [b64(BIG), b64(BIG), "0"],
+                                 "expect": {"stdout": {"regex": "x"}}}])
+        obs = self.path("obs.jsonl")
+        live, replayed = self.path("live.xml"), self.path("replay.xml")
+        self.judge("--observe", obs, "--junit", live, spec)
+        self.judge("--replay", obs, "--junit", replayed, spec)
+        with open(live, "rb") as a, open(replayed, "rb") as b:
+            want, got = a.read(), b.read()
+        self.assertEqual(got, want)
+        self.assertIn(b"Traceback: boom\xef\xbf\xbd", got)
+        times = re.findall(rb'<testcase name="[a-z]+" classname="[^"]*" time="([0-9.]+)"', got)
+        self.assertEqual(len(times), 3, got)
+        self.assertTrue(all(float(t) > 0 for t in times), got)
+
+
+class StdinDash(ReplayBase):
+    def test_observe_and_replay_with_stdin_dash(self):
+        """Review of #16 and #19 together: `--stdin - --observe` opened a
+        file named '-' (the case became a sandbox error, undetermined, where
+        the live run without --observe passed). nsbox's standard input is now
+        read once, recorded, and given to the case; a replay hashes the
+        standard input it is given."""
+        prog = "import sys\nprint(sys.stdin.read().upper())\n"
+        spec = self.write_spec([{"name": "piped", "expect": {"stdout": {"equals": "HELLO\n\n"}}},
+                                {"name": "own", "stdin": "x", "expect": {"stdout": {"equals": "X\n"}}}],
+                               program=prog)
+        obs = self.path("obs.jsonl")
+        run = lambda *a, data: subprocess.run([NSBOX, "judge", "--json", *a, spec], input=data,
+                                              capture_output=True, timeout=120, cwd=self.d)
+        p = run("--stdin", "-", "--observe", obs, data=b"hello\n")
+        self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr)
+        self.assertFalse(os.path.exists(self.path("-")))
+        with open(obs) as f:
+            first = json.loads(f.readline())
+        self.assertEqual(first["invocation"]["stdin"]["text"], "hello\n")
+        p = run("--stdin", "-", "--replay", obs, data=b"hello\n")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIs(json.loads(p.stdout)["replayed"], True)
+        p = run("--stdin", "-", "--replay", obs, data=b"other\n")
+        self.assertEqual((p.returncode, p.stdout), (125, b""), p.stderr)
+        self.assertIn(b"invocation.stdin.sha256", p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

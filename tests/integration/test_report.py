@@ -55,6 +55,8 @@ class Report(SandboxTest):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="nsbox-report-")
+        # removed even when the batch below fails (tearDownClass then never runs)
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, True)
         os.chmod(cls.tmp, 0o755)
         jobs = os.path.join(cls.tmp, "jobs.jsonl")
         with open(jobs, "w") as f:
@@ -72,10 +74,6 @@ class Report(SandboxTest):
             f.writelines(text[:4])
         with open(cls.b, "w") as f:
             f.writelines(text[4:6] + ["\n", "{\"id\": \"cut\", \"sta\n"] + text[6:])
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def report(self, *args, **kw):
         return subprocess.run([NSBOX, "report", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -208,6 +206,40 @@ class Report(SandboxTest):
                 self.assertEqual(f.read(), "keep")
         finally:
             os.unlink(link)
+
+    def test_outputs_and_inputs_checked_before_reading(self):
+        """Review of #18: '-' twice read stdin once and the second '-' as
+        empty; --html - wrote a file named '-'; --html into a missing
+        directory or onto a directory was found only after every input was
+        read. All refused first, 125, nothing written."""
+        cwd = tempfile.mkdtemp(dir=self.tmp)
+        for args, why in ((["-", "-"], "'-' (standard input) given twice"),
+                          (["--html", "-", self.a], "--html -: the page goes to a file"),
+                          (["--html", os.path.join(self.tmp, "missing", "r.html"), self.a],
+                           "--html: cannot create"),
+                          (["--html", self.tmp, self.a], "--html: '%s' is not a regular file" % self.tmp)):
+            p = self.report(*args, stdin=subprocess.DEVNULL, cwd=cwd)
+            self.assertEqual((p.returncode, p.stdout), (125, ""), (args, p.stderr))
+            self.assertIn(why, p.stderr)
+        self.assertEqual(os.listdir(cwd), [])
+
+    def test_html_on_a_full_disk_is_left_empty(self):
+        """Review of #18: a page cut by a full disk (RLIMIT_FSIZE 2 KiB here)
+        was left half-written; now it is emptied, exit 125, the reason
+        named."""
+        import resource
+        import signal
+
+        def small_files():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (2048, resource.RLIM_INFINITY))
+
+        page = os.path.join(self.tmp, "full.html")
+        p = self.report("--html", page, self.a, self.b, preexec_fn=small_files)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn("--html: writing", p.stderr)
+        self.assertIn("(left empty): File too large", p.stderr)
+        self.assertEqual(os.path.getsize(page), 0)
 
     def browser(self, *args, url):
         prof = tempfile.mkdtemp(prefix="chromium-", dir=self.tmp)
@@ -403,6 +435,26 @@ class JUnit(SandboxTest):
         self.assertIn("--junit", p.stderr)
         with open(target) as f:
             self.assertEqual(f.read(), "keep")
+
+    def test_junit_and_result_never_the_same_file(self):
+        """Review of #18: --junit FILE --result FILE silently left only the
+        JUnit file (the verdict written, then overwritten): refused, 125,
+        before anything runs, for judge and test alike."""
+        spec = os.path.join(self.tmp, "spec.json")
+        with open(spec, "w") as f:
+            json.dump({"program": {"source": "print(1)"}, "cases": [{"name": "one"}]}, f)
+        same = os.path.join(self.tmp, "same.out")
+        for cmd in (["judge", spec], ["test", "--harness", os.path.join(COURSE, "harness"), "--workspace",
+                                      os.path.join(COURSE, "workspace")]):
+            p = self.nsbox_env(cmd[0], "--junit", same, "--result", same, *cmd[1:])
+            self.assertEqual((p.returncode, p.stdout), (125, ""), p.stderr)
+            self.assertIn("--junit and --result name the same file", p.stderr)
+            self.assertFalse(os.path.exists(same))
+            # nor into a directory that is not there: refused before anything runs
+            missing = os.path.join(self.tmp, "missing", "x.xml")
+            p = self.nsbox_env(cmd[0], "--junit", missing, *cmd[1:])
+            self.assertEqual((p.returncode, p.stdout), (125, ""), p.stderr)
+            self.assertIn("--junit: cannot create '%s': No such file or directory" % missing, p.stderr)
 
 
 if __name__ == "__main__":

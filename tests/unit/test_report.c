@@ -237,6 +237,43 @@ static void test_bounded_tables(void **state)
         assert_int_equal(a.errors, REPORT_GROUPS_MAX + 5);
 }
 
+/* More one-off messages than groups kept, then one error that most jobs had:
+ * that error is the first group shown, with a count that may be high by at
+ * most what it inherited. Before, only the first REPORT_GROUPS_MAX groups
+ * were counted and it did not appear at all. */
+static void test_frequent_error_after_many_unique(void **state)
+{
+        struct report_agg a;
+        struct report_group g[REPORT_GROUPS_MAX];
+        char line[256], *out;
+        size_t n;
+
+        (void) state;
+        report_agg_init(&a);
+        for (int i = 0; i < REPORT_GROUPS_MAX + 44; i++) {
+                snprintf(line, sizeof line, "{\"status\":\"error\",\"error\":{\"stage\":\"mount\",\"message\":\"u%d\"}}", i);
+                add_ok(&a, (uint64_t) i + 1, line);
+        }
+        for (int i = 0; i < 1000; i++) {
+                /* interleaved with more one-offs: still kept */
+                snprintf(line, sizeof line, "{\"status\":\"error\",\"error\":{\"stage\":\"mount\",\"message\":\"v%d\"}}", i);
+                add_ok(&a, 2000 + (uint64_t) i, line);
+                add_ok(&a, 4000 + (uint64_t) i,
+                       "{\"id\":\"big\",\"status\":\"error\",\"error\":{\"stage\":\"cgroup\",\"message\":\"no space\"}}");
+        }
+        n = report_groups_sorted(&a, g);
+        assert_int_equal(n, REPORT_GROUPS_MAX);
+        assert_string_equal(g[0].stage, "cgroup");
+        assert_string_equal(g[0].message, "no space");
+        assert_true(g[0].n >= 1000 && g[0].n - g[0].over <= 1000);
+        assert_true(g[0].over > 0);
+        out = render(report_render_text, &a);
+        assert_non_null(strstr(out, "cgroup: no space"));
+        assert_non_null(strstr(out, "~"));
+        assert_non_null(strstr(out, "the most frequent are kept"));
+        free(out);
+}
+
 static int cmp_desc(const void *x, const void *y)
 {
         double a = *(const double *) x, b = *(const double *) y;
@@ -367,6 +404,49 @@ static void test_junit(void **state)
         free(buf);
 }
 
+/* A program that writes a NUL byte gets "\u0000" in its result's text (and
+ * a verdict holds that result): the line is still a result, never a bad line
+ * that would hide a failed job from the counts and the table. */
+static void test_nul_in_output(void **state)
+{
+        static const char line[] = "{\"id\":\"n\",\"status\":\"exited\",\"exit_code\":1,"
+                                   "\"stdout\":{\"text\":\"a\\u0000b\",\"bytes\":3,\"truncated\":false}}";
+        static const char doc[] = "{\n  \"schema\": \"nsbox.verdict/1\",\n  \"verdict\": \"fail\",\n  \"cases\": [\n"
+                                  "    {\"name\": \"x\", \"verdict\": \"fail\", \"reason\": \"r\", \"result\":\n"
+                                  "      {\"status\": \"exited\", \"exit_code\": 0, \"stderr\": {\"text\": \"\\u0000\"}}}]\n}\n";
+        struct report_agg a;
+        int failed = 0;
+
+        (void) state;
+        report_agg_init(&a);
+        add_ok(&a, 1, line);
+        assert_int_equal(report_add_documents(&a, "v.json", doc, strlen(doc), count_rows, &failed), 0);
+        assert_int_equal(a.bad, 0);
+        assert_int_equal(a.results, 1);
+        assert_int_equal(a.verdicts, 1);
+        assert_int_equal(failed, 1);
+}
+
+/* An id or message with a bidi override (U+202E) or isolate (U+2066) would
+ * make its line read in another order than it is written: shown as '?'. */
+static void test_text_render_bidi(void **state)
+{
+        struct report_agg a;
+        char *out;
+
+        (void) state;
+        report_agg_init(&a);
+        add_ok(&a, 1, "{\"id\":\"sub\u202eliaf\",\"status\":\"error\",\"error\":{\"stage\":\"exec\","
+                      "\"message\":\"x\u2066y\u2069 \u00e9\u2028\"},\"wall_ms\":5}");
+        out = render(report_render_text, &a);
+        assert_null(strstr(out, "\xe2\x80\xae"));
+        assert_null(strstr(out, "\xe2\x81\xa6"));
+        assert_null(strstr(out, "\xe2\x81\xa9"));
+        assert_non_null(strstr(out, "sub?liaf"));
+        assert_non_null(strstr(out, "x?y? \xc3\xa9\xe2\x80\xa8"));       /* other text as it is */
+        free(out);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -381,6 +461,9 @@ int main(void)
                 cmocka_unit_test(test_text_render),
                 cmocka_unit_test(test_html),
                 cmocka_unit_test(test_junit),
+                cmocka_unit_test(test_nul_in_output),
+                cmocka_unit_test(test_text_render_bidi),
+                cmocka_unit_test(test_frequent_error_after_many_unique),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
