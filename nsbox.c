@@ -17,6 +17,7 @@
 #include "report/report.h"
 #include "platform/platform.h"
 #include "result/result.h"
+#include "program/program.h"
 #include "supervisor/sandbox.h"
 #include "testcmd/testcmd.h"
 #include "util/cleanup.h"
@@ -142,64 +143,69 @@ static int profile_show_or_die(const struct nsb_config *cfg)
         return 0;
 }
 
-/* nsbox run / nsbox python */
-static int run_or_die(struct nsb_config *cfg, int cancel_fd)
+/* nsbox python: the script (or -c CODE) through the one program builder. */
+static int python_or_die(struct nsb_config *cfg, int cancel_fd)
 {
         AUTOFREE char *program = NULL;
-        AUTOFREE char **argv = NULL, **tail = NULL;
-        size_t program_len = 0, n = 0, n_tail = 0;
-        struct sbx_request req = { .cfg = cfg, .relay = !cfg->json, .cancel_fd = cancel_fd, .channel_fd = -1 };
+        size_t program_len = 0;
+        struct prog_source src = { .kind = PROG_CODE, .data = cfg->inline_code, .stdin_mode = PROG_STDIN_CFG };
+        struct prog prog;
         struct run_result r;
         struct nsb_error e;
-        const char *base = NULL;
-        AUTOFREE char *prog_path = NULL;
         int code;
 
         nsb_error_clear(&e);
-        if (cfg->cmd == NSB_CMD_PYTHON) {
-                req.python = true;
-                if (!(tail = calloc(cfg->argc + 2, sizeof *tail)))
-                        return EXIT_NSBOX_FAILURE;
-                if (cfg->inline_code) {
-                        tail[n_tail++] = "-c";
-                        tail[n_tail++] = cfg->inline_code;
-                } else {
-                        /* `python -` reads its program from stdin; nsbox does not */
-                        if (strcmp(cfg->argv[0], "-") == 0)
-                                nsb_fail(&e, NSB_STAGE_USAGE, EINVAL, "SCRIPT '-': nsbox reads no program from its "
-                                         "standard input; give a script file, or -c CODE (--stdin - hands "
-                                         "standard input to the program)");
-                        else if (read_file(cfg->argv[0], MAX_PROGRAM_BYTES, &program, &program_len, &e) < 0)
-                                nsb_error_prefix(&e, "script");
-                        if (e.stage != NSB_STAGE_NONE) {
-                                print_error("python", &e);
-                                return EXIT_NSBOX_FAILURE;
-                        }
-                        base = strrchr(cfg->argv[0], '/') ? strrchr(cfg->argv[0], '/') + 1 : cfg->argv[0];
-                        if (nsb_asprintf(&prog_path, "/program/%s", base) < 0)
-                                return EXIT_NSBOX_FAILURE;
-                        tail[n_tail++] = prog_path;
-                        req.program_name = base;
-                        req.program_data = program;
-                        req.program_len = program_len;
-                }
-                for (size_t i = cfg->inline_code ? 0 : 1; i < cfg->argc; i++)
-                        tail[n_tail++] = cfg->argv[i];
-                /* python3 (or the profile's interpreter) and its args first */
-                if (cfg_python_argv(cfg, tail, n_tail, &argv, &n) < 0)
-                        return EXIT_NSBOX_FAILURE;
+        if (cfg->inline_code) {
+                src.len = strlen(cfg->inline_code);
+                src.args = cfg->argv;
+                src.n_args = cfg->argc;
         } else {
-                if (!(argv = calloc(cfg->argc + 1, sizeof *argv)))
+                /* `python -` reads its program from stdin; nsbox does not */
+                if (strcmp(cfg->argv[0], "-") == 0)
+                        nsb_fail(&e, NSB_STAGE_USAGE, EINVAL, "SCRIPT '-': nsbox reads no program from its "
+                                 "standard input; give a script file, or -c CODE (--stdin - hands "
+                                 "standard input to the program)");
+                else if (read_file(cfg->argv[0], MAX_PROGRAM_BYTES, &program, &program_len, &e) < 0)
+                        nsb_error_prefix(&e, "script");
+                if (e.stage != NSB_STAGE_NONE) {
+                        print_error("python", &e);
                         return EXIT_NSBOX_FAILURE;
-                for (n = 0; n < cfg->argc; n++)
-                        argv[n] = cfg->argv[n];
+                }
+                src.kind = PROG_FILE;
+                src.name = strrchr(cfg->argv[0], '/') ? strrchr(cfg->argv[0], '/') + 1 : cfg->argv[0];
+                src.data = program;
+                src.len = program_len;
+                src.args = cfg->argv + 1;
+                src.n_args = cfg->argc - 1;
         }
-        req.argv = argv;
-        req.argc = n;
-        sbx_run(&req, &r);
+        if (prog_build(cfg, &src, &prog, &e) < 0)
+                return EXIT_NSBOX_FAILURE;
+        prog.req.relay = !cfg->json;
+        prog.req.cancel_fd = cancel_fd;
+        sbx_run(&prog.req, &r);
+        prog_free(&prog);
+        code = emit(cfg, &r);
+        run_result_free(&r);
+        return code;
+}
+
+/* nsbox run: COMMAND ARG... as given. */
+static int run_or_die(struct nsb_config *cfg, int cancel_fd)
+{
+        AUTOFREE char **argv = calloc(cfg->argc + 1, sizeof *argv);
+        struct sbx_request req = { .cfg = cfg, .relay = !cfg->json, .cancel_fd = cancel_fd, .channel_fd = -1 };
+        struct run_result r;
+        int code;
+
         if (cfg->cmd == NSB_CMD_PYTHON)
-                sha256_hex(cfg->inline_code ? cfg->inline_code : program,
-                           cfg->inline_code ? strlen(cfg->inline_code) : program_len, r.program_sha256);
+                return python_or_die(cfg, cancel_fd);
+        if (!argv)
+                return EXIT_NSBOX_FAILURE;
+        for (size_t n = 0; n < cfg->argc; n++)
+                argv[n] = cfg->argv[n];
+        req.argv = argv;
+        req.argc = cfg->argc;
+        sbx_run(&req, &r);
         code = emit(cfg, &r);
         run_result_free(&r);
         return code;

@@ -50,7 +50,7 @@ struct batch_job {
         char *stdin_data;            /* python/run "stdin"; NULL = empty */
         size_t stdin_len;
         struct nsb_config limits;    /* overlay: the fields named in limits_set */
-        unsigned limits_set;         /* enum judge_limit_bit */
+        uint32_t limits_set;         /* enum cfg_field bits of the limits it names */
         struct judge_spec spec;      /* judge */
 };
 

@@ -32,9 +32,10 @@ DEPS = {
     'supervisor': {'caps', 'cgroup', 'config', 'doctor', 'landlock', 'mount', 'net', 'ns', 'path', 'platform',
                    'profile', 'result', 'seccomp', 'util'},
     'platform-impl': {'platform', 'config', 'doctor', 'profile', 'supervisor', 'util'},   # platform/linux, posix
-    'judge': {'config', 'profile', 'report', 'result', 'supervisor', 'util'},
-    'testcmd': {'config', 'platform', 'report', 'result', 'supervisor', 'util'},
-    'batch': {'config', 'judge', 'platform', 'result', 'supervisor', 'util'},
+    'program': {'config', 'supervisor', 'util'},    # the python program's request (program/program.h)
+    'judge': {'config', 'profile', 'program', 'report', 'result', 'supervisor', 'util'},
+    'testcmd': {'config', 'platform', 'program', 'report', 'result', 'supervisor', 'util'},
+    'batch': {'config', 'judge', 'platform', 'program', 'result', 'supervisor', 'util'},
 }
 
 # Known arrows that run up, each with its reason; the check fails if one
