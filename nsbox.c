@@ -18,6 +18,7 @@
 #include "report/report.h"
 #include "platform/platform.h"
 #include "result/result.h"
+#include "program/program.h"
 #include "supervisor/sandbox.h"
 #include "testcmd/testcmd.h"
 #include "util/cleanup.h"
@@ -128,61 +129,66 @@ static int profile_show_main(const struct frame_run *run, struct nsb_error *e)
         return 0;
 }
 
-/* nsbox run / nsbox python */
-static int run_main(const struct frame_run *run, struct nsb_error *e)
+/* nsbox python: the script (or -c CODE) through the one program builder. */
+static int python_main(const struct frame_run *run, struct nsb_error *e)
 {
         struct nsb_config *cfg = run->cfg;
         AUTOFREE char *program = NULL;
-        AUTOFREE char **argv = NULL, **tail = NULL;
-        size_t program_len = 0, n = 0, n_tail = 0;
-        struct sbx_request req = { .cfg = cfg, .relay = !cfg->json, .cancel_fd = run->cancel_fd, .channel_fd = -1 };
+        size_t program_len = 0;
+        struct prog_source src = { .kind = PROG_CODE, .data = cfg->inline_code, .stdin_mode = PROG_STDIN_CFG };
+        struct prog prog;
         struct run_result r;
-        const char *base = NULL;
-        AUTOFREE char *prog_path = NULL;
         int code;
 
-        if (cfg->cmd == NSB_CMD_PYTHON) {
-                req.python = true;
-                if (!(tail = calloc(cfg->argc + 2, sizeof *tail)))
-                        return NSB_EXIT_FAILURE;
-                if (cfg->inline_code) {
-                        tail[n_tail++] = "-c";
-                        tail[n_tail++] = cfg->inline_code;
-                } else {
-                        /* `python -` reads its program from stdin; nsbox does not */
-                        if (strcmp(cfg->argv[0], "-") == 0)
-                                nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "SCRIPT '-': nsbox reads no program from its "
-                                         "standard input; give a script file, or -c CODE (--stdin - hands "
-                                         "standard input to the program)");
-                        else if (read_file(cfg->argv[0], MAX_PROGRAM_BYTES, &program, &program_len, e) < 0)
-                                nsb_error_prefix(e, "script");
-                        if (e->stage != NSB_STAGE_NONE)
-                                return NSB_EXIT_FAILURE;
-                        base = strrchr(cfg->argv[0], '/') ? strrchr(cfg->argv[0], '/') + 1 : cfg->argv[0];
-                        if (nsb_asprintf(&prog_path, "/program/%s", base) < 0)
-                                return NSB_EXIT_FAILURE;
-                        tail[n_tail++] = prog_path;
-                        req.program_name = base;
-                        req.program_data = program;
-                        req.program_len = program_len;
-                }
-                for (size_t i = cfg->inline_code ? 0 : 1; i < cfg->argc; i++)
-                        tail[n_tail++] = cfg->argv[i];
-                /* python3 (or the profile's interpreter) and its args first */
-                if (cfg_python_argv(cfg, tail, n_tail, &argv, &n) < 0)
-                        return NSB_EXIT_FAILURE;
+        if (cfg->inline_code) {
+                src.len = strlen(cfg->inline_code);
+                src.args = cfg->argv;
+                src.n_args = cfg->argc;
         } else {
-                if (!(argv = calloc(cfg->argc + 1, sizeof *argv)))
+                /* `python -` reads its program from stdin; nsbox does not */
+                if (strcmp(cfg->argv[0], "-") == 0)
+                        nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "SCRIPT '-': nsbox reads no program from its "
+                                 "standard input; give a script file, or -c CODE (--stdin - hands "
+                                 "standard input to the program)");
+                else if (read_file(cfg->argv[0], MAX_PROGRAM_BYTES, &program, &program_len, e) < 0)
+                        nsb_error_prefix(e, "script");
+                if (e->stage != NSB_STAGE_NONE)
                         return NSB_EXIT_FAILURE;
-                for (n = 0; n < cfg->argc; n++)
-                        argv[n] = cfg->argv[n];
+                src.kind = PROG_FILE;
+                src.name = strrchr(cfg->argv[0], '/') ? strrchr(cfg->argv[0], '/') + 1 : cfg->argv[0];
+                src.data = program;
+                src.len = program_len;
+                src.args = cfg->argv + 1;
+                src.n_args = cfg->argc - 1;
         }
+        if (prog_build(cfg, &src, &prog, e) < 0)
+                return NSB_EXIT_FAILURE;
+        prog.req.relay = !cfg->json;
+        prog.req.cancel_fd = run->cancel_fd;
+        sbx_run(&prog.req, &r);
+        prog_free(&prog);
+        code = emit(cfg, &r);
+        run_result_free(&r);
+        return code;
+}
+
+/* nsbox run: COMMAND ARG... as given. */
+static int run_main(const struct frame_run *run, struct nsb_error *e)
+{
+        struct nsb_config *cfg = run->cfg;
+        AUTOFREE char **argv = calloc(cfg->argc + 1, sizeof *argv);
+        struct sbx_request req = { .cfg = cfg, .relay = !cfg->json, .cancel_fd = run->cancel_fd, .channel_fd = -1 };
+        struct run_result r;
+        int code;
+
+        (void) e;
+        if (!argv)
+                return NSB_EXIT_FAILURE;
+        for (size_t n = 0; n < cfg->argc; n++)
+                argv[n] = cfg->argv[n];
         req.argv = argv;
-        req.argc = n;
+        req.argc = cfg->argc;
         sbx_run(&req, &r);
-        if (cfg->cmd == NSB_CMD_PYTHON)
-                sha256_hex(cfg->inline_code ? cfg->inline_code : program,
-                           cfg->inline_code ? strlen(cfg->inline_code) : program_len, r.program_sha256);
         code = emit(cfg, &r);
         run_result_free(&r);
         return code;
@@ -235,7 +241,7 @@ static int stdout_delivered_or_die(int code)
 static const struct frame_command commands[] = {
         /* cmd               name      profile             runs   python input   guarded                              main               explained */
         { NSB_CMD_RUN,       NULL,     FRAME_PROFILE_CLI,  true,  false, NULL,   0,                                   run_main,          NSB_EXIT_FAILURE },
-        { NSB_CMD_PYTHON,    "python", FRAME_PROFILE_CLI,  true,  true,  NULL,   0,                                   run_main,          NSB_EXIT_FAILURE },
+        { NSB_CMD_PYTHON,    "python", FRAME_PROFILE_CLI,  true,  true,  NULL,   0,                                   python_main,       NSB_EXIT_FAILURE },
         { NSB_CMD_JUDGE,     "judge",  FRAME_PROFILE_OWN,  true,  true,  "SPEC", FRAME_INPUT | GUARD_RESULTS | FRAME_OBSERVE | FRAME_JUNIT, judge_main, NSB_EXIT_FAILURE },
         { NSB_CMD_TEST,      "test",   FRAME_PROFILE_CLI,  true,  true,  NULL,   GUARD_RESULTS | FRAME_JUNIT,         test_main,         NSB_EXIT_FAILURE },
         { NSB_CMD_BATCH,     NULL,     FRAME_PROFILE_CLI,  true,  true,  "JOBS", FRAME_INPUT | GUARD_RESULTS,         batch_main,        NSB_EXIT_FAILURE },

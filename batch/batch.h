@@ -51,7 +51,7 @@ struct batch_job {
         char *stdin_data;            /* python/run "stdin"; NULL = empty */
         size_t stdin_len;
         struct nsb_config limits;    /* overlay: the fields named in limits_set */
-        unsigned limits_set;         /* enum cfg_field bits of the limits it names (judge_limits_parse) */
+        uint32_t limits_set;         /* enum cfg_field bits of the limits it names */
         struct judge_spec spec;      /* judge */
 };
 

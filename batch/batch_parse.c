@@ -7,6 +7,7 @@
  * 10,000-line file can find it.
  */
 #include "batch/batch_internal.h"
+#include "config/schema.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -183,7 +184,7 @@ static int parse_limits(const json_t *root, struct batch_job *job, struct nsb_er
 
         cfg_defaults(&job->limits, NSB_CMD_BATCH);
         if (limits) {
-                r = judge_limits_parse(limits, &job->limits, &job->limits_set, e);
+                r = cfg_limits_parse_json(limits, &job->limits, &job->limits_set, e);
                 if (r < 0)
                         return r;
         }
@@ -199,7 +200,7 @@ static int parse_limits(const json_t *root, struct batch_job *job, struct nsb_er
                 as_limit = json_pack("{s:O}", "wall_time", timeout);
                 if (!as_limit)
                         return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
-                r = judge_limits_parse(as_limit, &job->limits, &job->limits_set, e);
+                r = cfg_limits_parse_json(as_limit, &job->limits, &job->limits_set, e);
                 if (r < 0)
                         return nsb_error_prefix(e, "\"timeout\"");
         }

@@ -34,7 +34,9 @@
 #include <unistd.h>
 
 #include "config/policy.h"
+#include "config/schema.h"
 #include "platform/platform.h"
+#include "program/program.h"
 #include "supervisor/sandbox.h"
 #include "util/cleanup.h"
 #include "util/json_cleanup.h"
@@ -298,43 +300,7 @@ static void open_result_late(struct batch *b)
 
 /* ---- workers ----------------------------------------------------------- */
 
-/* *ret_outcome: for the counts; the line carries it only for python jobs. */
-static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_job *job, int cancel_fd,
-                             const struct host_set *python_host, enum batch_outcome *ret_outcome)
-{
-        static char *const py_argv[] = { "python3", "-I", "-B", "/program/main.py", NULL };
-        struct sbx_request req = {
-                .cfg = cfg, .cancel_fd = cancel_fd, .channel_fd = -1,
-                .stdin_data = job->stdin_data, .stdin_len = job->stdin_len,
-        };
-        struct run_result r;
-        json_t *body;
-
-        if (job->kind == BATCH_PYTHON) {
-                req.python = true;
-                /* Resolved once in the parent, inherited through fork. */
-                req.python_host = python_host && python_host->n ? python_host : NULL;
-                req.argv = py_argv;
-                req.argc = 4;
-                req.program_name = "main.py";
-                req.program_data = job->program;
-                req.program_len = job->program_len;
-        } else {
-                req.argv = job->argv;
-                req.argc = job->argc;
-        }
-        if (!req.stdin_data && !cfg->stdin_path)
-                req.stdin_data = "";   /* jobs never read the batch's own stdin; --stdin FILE is opened per job */
-        sbx_run(&req, &r);
-        if (job->kind == BATCH_PYTHON)
-                sha256_hex(job->program, job->program_len, r.program_sha256);
-        *ret_outcome = batch_outcome_of(&r);
-        body = result_to_json(&r, cfg->output_limit_bytes);
-        run_result_free(&r);
-        return body;
-}
-
-static json_t *judge_error(const struct nsb_error *e, enum batch_outcome *ret_outcome)
+static json_t *error_body(const struct nsb_error *e, enum batch_outcome *ret_outcome)
 {
         struct run_result r;
 
@@ -344,6 +310,43 @@ static json_t *judge_error(const struct nsb_error *e, enum batch_outcome *ret_ou
         ledger_init(&r.ledger);
         *ret_outcome = OUTCOME_ERROR;
         return result_to_json(&r, 0);
+}
+
+/* *ret_outcome: for the counts; the line carries it only for python jobs. */
+static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_job *job, int cancel_fd,
+                             const struct host_set *python_host, enum batch_outcome *ret_outcome)
+{
+        struct prog_source src = {
+                .kind = PROG_FILE, .name = "main.py", .data = job->program, .len = job->program_len,
+                .stdin_mode = PROG_STDIN_PER_RUN, .stdin_data = job->stdin_data, .stdin_len = job->stdin_len,
+        };
+        struct prog prog = { 0 };
+        struct sbx_request req = {
+                .cfg = cfg, .channel_fd = -1, .argv = job->argv, .argc = job->argc,
+                .stdin_data = job->stdin_data, .stdin_len = job->stdin_len,
+        };
+        struct run_result r;
+        struct nsb_error e;
+        json_t *body;
+
+        nsb_error_clear(&e);
+        if (job->kind == BATCH_PYTHON) {
+                /* The profile's interpreter and its args, as under nsbox python. */
+                if (prog_build(cfg, &src, &prog, &e) < 0)
+                        return error_body(&e, ret_outcome);
+                req = prog.req;
+                /* Resolved once in the parent, inherited through fork. */
+                req.python_host = python_host && python_host->n ? python_host : NULL;
+        } else if (!req.stdin_data && !cfg->stdin_path) {
+                req.stdin_data = "";   /* jobs never read the batch's own stdin; --stdin FILE is opened per job */
+        }
+        req.cancel_fd = cancel_fd;
+        sbx_run(&req, &r);
+        prog_free(&prog);
+        *ret_outcome = batch_outcome_of(&r);
+        body = result_to_json(&r, cfg->output_limit_bytes);
+        run_result_free(&r);
+        return body;
 }
 
 static json_t *run_judge(struct nsb_config *cfg, const struct batch_job *job, int cancel_fd,
@@ -360,14 +363,14 @@ static json_t *run_judge(struct nsb_config *cfg, const struct batch_job *job, in
          * closure resolved for the batch may not be that profile's. */
         if (job->spec.profile && !cfg->profile) {
                 if (cfg_profile_resolve(cfg, job->spec.profile, &e) < 0)
-                        return judge_error(&e, ret_outcome);
+                        return error_body(&e, ret_outcome);
                 python_host = NULL;
         }
         /* cli_explicit 0: the job's spec limits win over the batch flags. */
         if (judge_run_spec(cfg, 0, &job->spec, cancel_fd, python_host && python_host->n ? python_host : NULL, &rep,
                            &e) < 0) {
                 judge_report_free(&rep);
-                return judge_error(&e, ret_outcome);
+                return error_body(&e, ret_outcome);
         }
         *ret_outcome = batch_verdict_outcome(rep.verdict);
         body = judge_report_to_json(&rep, result_to_json);
@@ -405,7 +408,7 @@ static __attribute__((noreturn)) void worker(const struct batch *b, const struct
                 close(devnull);
         }
         start = since_ms(&b->t0);
-        judge_limits_apply(&job->limits, job->limits_set, &cfg);
+        cfg_limits_apply(&job->limits, job->limits_set, &cfg);
         body = job->kind == BATCH_JUDGE ? run_judge(&cfg, job, b->cancel_fd, &b->python_host, &outcome)
                                         : run_sandboxed(&cfg, job, b->cancel_fd, &b->python_host, &outcome);
         if (cancel_pending(b->cancel_fd))
@@ -436,7 +439,7 @@ static void resolve_python_once(struct batch *b)
         if (b->python_host_tried)
                 return;
         b->python_host_tried = true;
-        if (plat_python_host(&b->python_host, b->cli->interpreter ? b->cli->interpreter : SBX_DEFAULT_INTERPRETER,
+        if (plat_python_host(&b->python_host, cfg_interpreter(b->cli),
                              &ignored) < 0)
                 host_set_free(&b->python_host);
 }

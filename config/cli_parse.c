@@ -6,6 +6,8 @@
  * sandboxed command's own flags are never read as nsbox's.
  */
 #include "config/config.h"
+#include "config/schema.h"
+#include "config/config_internal.h"
 #include "util/portable.h"
 
 #include <errno.h>
@@ -14,40 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nsbox-config.h"
-#if NSBOX_HAVE_SECCOMP
-#include <seccomp.h>
-#endif
-
+/* Options named in a suggestion, at most. */
+#define N_KEYS_MAX 64
 /* Longest option or command name worth a suggestion. */
 #define WORD_BUF 64
-/* Longest word a message quotes whole: a longer one is cut, with "...", so
- * the message keeps its end (what to do) within NSB_ERROR_MSG_MAX. */
-#define QUOTE_MAX 48
-#define QUOTE_LEN(len) ((int) ((len) > QUOTE_MAX ? QUOTE_MAX : (len)))
-#define QUOTE_CUT(len) ((len) > QUOTE_MAX ? "..." : "")
-/* The arguments of "'%.*s%s'" for the string @v. */
-#define QV(v) QUOTE_LEN(strlen(v)), (v), QUOTE_CUT(strlen(v))
 
-#define DEFAULT_WALL_MS 10000ULL
-#define DEFAULT_MEMORY (256ULL << 20)
-#define DEFAULT_PIDS 64ULL
-#define DEFAULT_OUTPUT (1ULL << 20)
-#define DEFAULT_FILE_SIZE (16ULL << 20)
-#define DEFAULT_TMP_SIZE (64ULL << 20)
-
-void cfg_defaults(struct nsb_config *cfg, enum nsb_cmd cmd)
+const char *cfg_interpreter(const struct nsb_config *cfg)
 {
-        memset(cfg, 0, sizeof *cfg);
-        cfg->cmd = cmd;
-        cfg->wall_time_ms = DEFAULT_WALL_MS;
-        cfg->memory_bytes = DEFAULT_MEMORY;
-        cfg->pids_max = DEFAULT_PIDS;
-        cfg->output_limit_bytes = DEFAULT_OUTPUT;
-        cfg->file_size_bytes = DEFAULT_FILE_SIZE;
-        cfg->tmp_size_bytes = DEFAULT_TMP_SIZE;
-        cfg->network = NSB_NETWORK_NONE;
-        cfg->isolation = NSB_ISOLATION_STRICT;
+        return cfg->interpreter ? cfg->interpreter : CFG_DEFAULT_INTERPRETER;
 }
 
 uint64_t cfg_cpu_time_ms(const struct nsb_config *cfg)
@@ -132,305 +108,6 @@ void cfg_free(struct nsb_config *cfg)
         memset(cfg, 0, sizeof *cfg);
 }
 
-/* ---- value handlers ---------------------------------------------------- */
-
-typedef int (*opt_fn)(struct nsb_config *cfg, const char *value, struct nsb_error *e);
-
-static int set_str(char **field, const char *value, struct nsb_error *e)
-{
-        char *copy = strdup(value);
-        if (!copy)
-                return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory");
-        free(*field);
-        *field = copy;
-        return 0;
-}
-
-static int push_str(char ***v, size_t *n, const char *value, struct nsb_error *e)
-{
-        char **nv = realloc(*v, (*n + 1) * sizeof **v);
-        if (!nv)
-                return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory");
-        *v = nv;
-        if (!(nv[*n] = strdup(value)))
-                return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory");
-        (*n)++;
-        return 0;
-}
-
-static int opt_profile(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->profile, v, e); }
-static int opt_workspace(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->workspace, v, e); }
-static int opt_harness(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->harness, v, e); }
-static int opt_stdin(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->stdin_path, v, e); }
-static int opt_result(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->result_path, v, e); }
-
-/* Where it is and whether it is usable is the cgroup module's question, at
- * run time (cg_obtain); here only its form. */
-static int opt_cgroup_parent(struct nsb_config *c, const char *v, struct nsb_error *e)
-{
-        if (v[0] != '/')
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                "expected the absolute path of a cgroup v2 directory (under /sys/fs/cgroup), "
-                                "got '%s'", v);
-        return set_str(&c->cgroup_parent, v, e);
-}
-static int opt_interpreter(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->interpreter, v, e); }
-static int opt_interp_args(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->interp_args, v, e); }
-static int opt_json(struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->json = true; c->doctor_json = true; return 0; }
-static int opt_help(struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->help = true; return 0; }
-static int opt_observe(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->observe_path, v, e); }
-static int opt_replay(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->replay_path, v, e); }
-static int opt_fail_fast(struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->fail_fast = true; return 0; }
-static int opt_quiet(struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->quiet = true; return 0; }
-static int opt_wall(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("wall-time", v, &c->wall_time_ms, e); }
-static int opt_cpu(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("cpu-time", v, &c->cpu_time_ms, e); }
-static int opt_memory(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("memory", v, &c->memory_bytes, e); }
-static int opt_output(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("output-limit", v, &c->output_limit_bytes, e); }
-static int opt_fsize(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("file-size", v, &c->file_size_bytes, e); }
-static int opt_tmp(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("tmp-size", v, &c->tmp_size_bytes, e); }
-static int opt_pids(struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_parse_limit("pids", v, &c->pids_max, e); }
-
-static int opt_jobs(struct nsb_config *c, const char *v, struct nsb_error *e)
-{
-        uint64_t n;
-        int r = cfg_parse_count(v, 1, 4096, &n, e);
-        if (r < 0)
-                return r;
-        c->jobs = (unsigned) n;
-        return 0;
-}
-
-static int opt_junit(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->junit_path, v, e); }
-static int opt_html(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->html_path, v, e); }
-static int opt_resume(struct nsb_config *c, const char *v, struct nsb_error *e) { return set_str(&c->resume_path, v, e); }
-
-/* K/N with 0 <= K < N: shard K of N (0-based, like a Kubernetes completion
- * index; a Slurm array can pass $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT). */
-static int opt_shard(struct nsb_config *c, const char *v, struct nsb_error *e)
-{
-        const char *slash = strchr(v, '/');
-        char k[32];
-        uint64_t idx, n;
-
-        if (!slash || (size_t) (slash - v) >= sizeof k)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': expected K/N, e.g. 0/4", QV(v));
-        memcpy(k, v, (size_t) (slash - v));
-        k[slash - v] = '\0';
-        if (cfg_parse_count(slash + 1, 1, 1u << 20, &n, e) < 0 || cfg_parse_count(k, 0, n - 1, &idx, e) < 0)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': expected K/N with 0 <= K < N", QV(v));
-        c->shard_index = (unsigned) idx;
-        c->shard_count = (unsigned) n;
-        return 0;
-}
-
-static int opt_env(struct nsb_config *c, const char *v, struct nsb_error *e)
-{
-        const char *eq = strchr(v, '=');
-        if (!eq || eq == v)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': expected NAME=VALUE", QV(v));
-        for (const char *p = v; p < eq; p++)
-                if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-                      (p > v && *p >= '0' && *p <= '9')))
-                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                        "'%.*s%s': invalid variable name (letters, digits and _, not starting with "
-                                        "a digit)", QV(v));
-        /* --env A=1 --env A=2: the program sees A=2, and so does the policy
-         * (one entry, so the same environment always has the same hash). */
-        for (size_t i = 0; i < c->n_env_add; i++)
-                if (strncmp(c->env_add[i], v, (size_t) (eq - v) + 1) == 0)
-                        return set_str(&c->env_add[i], v, e);
-        return push_str(&c->env_add, &c->n_env_add, v, e);
-}
-
-static int opt_network(struct nsb_config *c, const char *v, struct nsb_error *e)
-{
-        if (strcmp(v, "none") == 0)
-                c->network = NSB_NETWORK_NONE;
-        else if (strcmp(v, "loopback") == 0)
-                c->network = NSB_NETWORK_LOOPBACK;
-        else
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                "'%.*s%s': expected none or loopback", QV(v));
-        return 0;
-}
-
-static int opt_isolation(struct nsb_config *c, const char *v, struct nsb_error *e)
-{
-        if (strcmp(v, "strict") == 0)
-                c->isolation = NSB_ISOLATION_STRICT;
-        else if (strcmp(v, "reduced") == 0)
-                c->isolation = NSB_ISOLATION_REDUCED;
-        else
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                "'%.*s%s': expected strict or reduced", QV(v));
-        return 0;
-}
-
-/* The ':' before DST. DST is absolute, so when @v has a ":/" the last one
- * is the separator, and a host SRC may hold ':' itself
- * ("/data/run-12:00:/data"). Otherwise the first ':' is, so "/srv:data" is
- * still the relative DST "data" that is refused; a SRC with ':' then needs
- * its DST written out. DST never contains ":/", so SRC:DST as profile show
- * writes it reads back the same. */
-static const char *bind_separator(const char *v)
-{
-        const char *sep = NULL;
-
-        for (const char *p = strstr(v, ":/"); p; p = strstr(p + 1, ":/"))
-                sep = p;
-        return sep ? sep : strchr(v, ':');
-}
-
-static int add_bind(struct nsb_config *c, const char *v, bool ro, struct nsb_error *e)
-{
-        const char *colon = bind_separator(v);
-        struct nsb_bind b = { .read_only = ro };
-        struct nsb_bind *nb;
-
-        if (!*v || colon == v)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': empty source (expected SRC[:DST])", QV(v));
-        b.src = colon ? strndup(v, (size_t) (colon - v)) : strdup(v);
-        b.dst = colon ? strdup(colon + 1) : strdup(v);
-        if (!b.src || !b.dst) {
-                free(b.src);
-                free(b.dst);
-                return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory");
-        }
-        nb = realloc(c->binds, (c->n_binds + 1) * sizeof *nb);
-        if (!nb) {
-                free(b.src);
-                free(b.dst);
-                return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory");
-        }
-        c->binds = nb;
-        c->binds[c->n_binds++] = b;
-        return 0;
-}
-
-static int opt_package(struct nsb_config *c, const char *v, struct nsb_error *e)
-{
-        if (v[0] != '/')
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': expected an absolute path", QV(v));
-        return push_str(&c->packages, &c->n_packages, v, e);
-}
-
-static int opt_seccomp_deny(struct nsb_config *c, const char *v, struct nsb_error *e)
-{
-        /* The name is checked here, where the flag or the profile line can
-         * still be named (libseccomp's table lookup makes no syscall); the
-         * filter compiler checks it again before anything runs. */
-        if (!*v || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(v))
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': not a syscall name (lower-case letters, "
-                                "digits and _)", QV(v));
-#if NSBOX_HAVE_SECCOMP
-        /* (the posix platform has no seccomp: its plan refuses any name) */
-        if (seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, v) < 0)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': not a system call of this architecture (as "
-                                "named in syscalls(2), e.g. uname, getcpu)", QV(v));
-#endif
-        return push_str(&c->seccomp_deny, &c->n_seccomp_deny, v, e);
-}
-
-static int opt_tmpfs(struct nsb_config *c, const char *v, struct nsb_error *e)
-{
-        const char *colon = strchr(v, ':');
-        struct nsb_tmpfs t = { 0 };
-        struct nsb_tmpfs *nt;
-
-        if (colon && cfg_parse_size(colon + 1, &t.size_bytes, e) < 0)
-                return nsb_error_prefix(e, "'%.*s%s'", QV(v));
-        if (colon && t.size_bytes == 0)
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': size must be positive", QV(v));
-        if (v[0] != '/')
-                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': expected an absolute DST[:SIZE]", QV(v));
-        if (!(t.dst = colon ? strndup(v, (size_t) (colon - v)) : strdup(v)))
-                return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory");
-        nt = realloc(c->tmpfs, (c->n_tmpfs + 1) * sizeof *nt);
-        if (!nt) {
-                free(t.dst);
-                return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory");
-        }
-        c->tmpfs = nt;
-        c->tmpfs[c->n_tmpfs++] = t;
-        return 0;
-}
-
-static int opt_ro_bind(struct nsb_config *c, const char *v, struct nsb_error *e) { return add_bind(c, v, true, e); }
-static int opt_bind(struct nsb_config *c, const char *v, struct nsb_error *e) { return add_bind(c, v, false, e); }
-
-/* ---- the table --------------------------------------------------------- */
-
-#define C_RUN (1u << NSB_CMD_RUN)
-#define C_PY (1u << NSB_CMD_PYTHON)
-#define C_JUDGE (1u << NSB_CMD_JUDGE)
-#define C_TEST (1u << NSB_CMD_TEST)
-#define C_BATCH (1u << NSB_CMD_BATCH)
-#define C_DOCTOR (1u << NSB_CMD_DOCTOR)
-#define C_REPORT (1u << NSB_CMD_REPORT)
-#define C_SANDBOX (C_RUN | C_PY | C_JUDGE | C_TEST | C_BATCH)
-#define C_ALL (C_SANDBOX | C_DOCTOR)
-
-/* What an option is about: --help lists the options in these groups, in
- * this order. */
-enum opt_group { G_ISOLATION, G_LIMITS, G_FILES, G_ENV, G_OUTPUT, G_BATCH, G_JUDGE, G_GENERAL, G__MAX };
-
-static const char *const group_titles[G__MAX] = {
-        [G_ISOLATION] = "Profile and isolation", [G_LIMITS] = "Limits", [G_FILES] = "Filesystem",
-        [G_ENV] = "Program environment", [G_OUTPUT] = "Output", [G_BATCH] = "Batch",
-        [G_JUDGE] = "Judge", [G_GENERAL] = "General",
-};
-
-struct cli_opt {
-        const char *name;      /* without the leading "--" */
-        const char *metavar;   /* NULL: a flag without value */
-        unsigned cmds;         /* commands that accept it */
-        opt_fn fn;
-        const char *help;
-        enum opt_group group;  /* its heading in --help */
-};
-
-/* One row per option, one line per row. */
-static const struct cli_opt options[] = {
-        { "profile", "NAME|FILE", C_SANDBOX, opt_profile, "built-in profile (python, minimal) or an INI file", G_ISOLATION },
-        { "workspace", "DIR", C_SANDBOX, opt_workspace, "bound read-write at /workspace (default: fresh, empty, private)", G_FILES },
-        { "harness", "DIR", C_SANDBOX, opt_harness, "bound read-only at /harness", G_FILES },
-        { "ro-bind", "SRC[:DST]", C_SANDBOX, opt_ro_bind, "extra read-only mount (repeatable)", G_FILES },
-        { "bind", "SRC[:DST]", C_SANDBOX, opt_bind, "extra read-write mount (repeatable)", G_FILES },
-        { "tmpfs", "DST[:SIZE]", C_SANDBOX, opt_tmpfs, "extra private writable tmpfs (default size: --tmp-size; repeatable)", G_FILES },
-        { "wall-time", "DUR", C_SANDBOX, opt_wall, "wall-clock limit, e.g. 500ms, 10s, 2m (default 10s)", G_LIMITS },
-        { "cpu-time", "DUR", C_SANDBOX, opt_cpu, "CPU-time limit of the whole tree (default: = wall time)", G_LIMITS },
-        { "memory", "SIZE", C_SANDBOX, opt_memory, "memory limit, e.g. 256M, 1G (default 256M)", G_LIMITS },
-        { "pids", "N", C_SANDBOX, opt_pids, "process and thread limit (default 64)", G_LIMITS },
-        { "output-limit", "SIZE", C_SANDBOX, opt_output, "bytes of stdout and of stderr kept each; 4x in all stops the run (default 1M)", G_LIMITS },
-        { "file-size", "SIZE", C_SANDBOX, opt_fsize, "largest file the program may write (default 16M)", G_LIMITS },
-        { "tmp-size", "SIZE", C_SANDBOX, opt_tmp, "size of the private /tmp and of the fresh workspace (default 64M)", G_LIMITS },
-        { "stdin", "FILE", C_SANDBOX, opt_stdin, "standard input (default: empty); judge and batch: for the cases and jobs that give none", G_ENV },
-        { "env", "NAME=VALUE", C_SANDBOX, opt_env, "add to the scrubbed environment (repeatable)", G_ENV },
-        { "network", "none|loopback", C_SANDBOX, opt_network, "empty network namespace; loopback brings up lo inside it", G_ISOLATION },
-        { "isolation", "strict|reduced", C_ALL, opt_isolation, "reduced must be asked for explicitly (default strict)", G_ISOLATION },
-        { "interpreter", "PATH", C_PY | C_JUDGE | C_TEST | C_BATCH | C_DOCTOR, opt_interpreter, "host Python interpreter (default /usr/bin/python3)", G_ENV },
-        { "interpreter-args", "ARGS", C_PY | C_JUDGE | C_TEST | C_BATCH, opt_interp_args, "interpreter arguments before the program, blank-separated (default \"-I -B\")", G_ENV },
-        { "package", "DIR", C_SANDBOX, opt_package, "python package dir mounted read-only at the same path (repeatable)", G_FILES },
-        { "seccomp-deny", "SYSCALL", C_SANDBOX, opt_seccomp_deny, "also deny this syscall with EPERM (repeatable)", G_ISOLATION },
-        { "json", NULL, C_RUN | C_PY, opt_json, "print the result object on stdout instead of relaying the program's streams", G_OUTPUT },
-        { "json", NULL, C_JUDGE, opt_json, "print the verdict (nsbox.verdict/1) on stdout instead of one line per case", G_OUTPUT },
-        { "json", NULL, C_TEST, opt_json, "print the report (nsbox.tests/1) on stdout instead of one line per test", G_OUTPUT },
-        { "json", NULL, C_BATCH, opt_json, "accepted and changes nothing: batch always writes JSON Lines", G_OUTPUT },
-        { "json", NULL, C_DOCTOR, opt_json, "print the report as one JSON object (nsbox.doctor/1) instead of text", G_OUTPUT },
-        { "result", "FILE", C_SANDBOX, opt_result, "also write the result object to FILE (batch: every line)", G_OUTPUT },
-        { "cgroup-parent", "DIR", C_ALL, opt_cgroup_parent, "make run cgroups in DIR, a delegated cgroup v2 subtree with memory and pids (default: nsbox's own cgroup, or a systemd scope it asks for)", G_ISOLATION },
-        { "jobs", "N", C_BATCH, opt_jobs, "parallel jobs (default: number of cores); also -j N", G_BATCH },
-        { "resume", "FILE", C_BATCH, opt_resume, "skip the jobs whose id already has a line in FILE (earlier results)", G_BATCH },
-        { "shard", "K/N", C_BATCH, opt_shard, "take every Nth line from line K+1 (0 <= K < N): one of N machines", G_BATCH },
-        { "fail-fast", NULL, C_JUDGE, opt_fail_fast, "stop at the first failing case", G_JUDGE },
-        { "observe", "OBS.jsonl", C_JUDGE, opt_observe, "also write each case's observation (what ran, what happened) to OBS.jsonl", G_JUDGE },
-        { "replay", "OBS.jsonl", C_JUDGE, opt_replay, "judge the observations in OBS.jsonl against the spec; no sandbox runs", G_JUDGE },
-        { "junit", "FILE", C_JUDGE | C_TEST, opt_junit, "also write the cases (tests) as JUnit XML to FILE", G_OUTPUT },
-        { "html", "FILE", C_REPORT, opt_html, "also write the summary as one self-contained HTML page to FILE", G_OUTPUT },
-        { "quiet", NULL, C_BATCH, opt_quiet, "no progress line and no closing summary on stderr", G_BATCH },
-        { "help", NULL, C_ALL | (1u << NSB_CMD_PROFILE) | C_REPORT, opt_help, "show this help", G_GENERAL },
-};
-
 /* run and python share these; run adds 126/127 between them. */
 #define EXIT_RUN_HEAD                                                                                   \
         "  N      the program exited with status N\n"                                                  \
@@ -501,23 +178,7 @@ static const struct cli_cmd {
           "nsbox report examples/results.jsonl" },
 };
 
-#define N_OPTIONS (sizeof options / sizeof options[0])
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
-
-/* The row of --NAME (@len bytes) for @cmd; a row of another command when
- * @cmd has none (so the caller can say whose it is); NULL when none. */
-static const struct cli_opt *find_opt(const char *name, size_t len, enum nsb_cmd cmd)
-{
-        const struct cli_opt *other = NULL;
-
-        for (size_t i = 0; i < N_OPTIONS; i++)
-                if (strlen(options[i].name) == len && strncmp(options[i].name, name, len) == 0) {
-                        if (options[i].cmds & (1u << cmd))
-                                return &options[i];
-                        other = other ? other : &options[i];
-                }
-        return other;
-}
 
 static const char *cmd_name(enum nsb_cmd cmd)
 {
@@ -547,11 +208,12 @@ static void cmds_text(unsigned cmds, char *buf, size_t size)
 /* The names of every option, each once (rows of one name are adjacent). */
 static size_t all_option_names(const char **names)
 {
+        const struct cfg_key *k;
         size_t n = 0;
 
-        for (size_t i = 0; i < N_OPTIONS; i++)
-                if (n == 0 || strcmp(names[n - 1], options[i].name) != 0)
-                        names[n++] = options[i].name;
+        for (size_t i = 0; (k = cfg_key_at(i)) && n < N_KEYS_MAX; i++)
+                if (n == 0 || strcmp(names[n - 1], k->flag) != 0)
+                        names[n++] = k->flag;
         return n;
 }
 
@@ -559,10 +221,10 @@ static size_t all_option_names(const char **names)
  * options @cmd takes are suggested; an option of other commands says whose. */
 static int unknown_option(enum nsb_cmd cmd, const char *arg, size_t len, struct nsb_error *e)
 {
-        const char *names[N_OPTIONS];
+        const char *names[N_KEYS_MAX];
         const char *word = arg + (arg[1] == '-' ? 2 : 1);
         size_t n = 0, wlen = len - (size_t) (word - arg);
-        const struct cli_opt *other = find_opt(word, wlen, cmd);
+        const struct cfg_key *other = cfg_key_by_flag(word, wlen, cmd), *k;
         char typed[WORD_BUF], whose[128];
         const char *best;
 
@@ -571,9 +233,9 @@ static int unknown_option(enum nsb_cmd cmd, const char *arg, size_t len, struct 
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: '%.*s%s' is an option of %s, not of %s",
                                 cmd_name(cmd), QUOTE_LEN(len), arg, QUOTE_CUT(len), whose, cmd_name(cmd));
         }
-        for (size_t i = 0; i < N_OPTIONS; i++)
-                if ((options[i].cmds & (1u << cmd)) && (n == 0 || strcmp(names[n - 1], options[i].name) != 0))
-                        names[n++] = options[i].name;
+        for (size_t i_key = 0; (k = cfg_key_at(i_key)); i_key++)
+                if ((k->cmds & (1u << cmd)) && (n == 0 || strcmp(names[n - 1], k->flag) != 0) && n < N_KEYS_MAX)
+                        names[n++] = k->flag;
         snprintf(typed, sizeof typed, "%.*s", (int) wlen, word);
         best = cfg_closest(typed, names, n);
         if (best)
@@ -582,7 +244,7 @@ static int unknown_option(enum nsb_cmd cmd, const char *arg, size_t len, struct 
         /* Close to an option of another command: say whose it is. */
         n = all_option_names(names);
         best = cfg_closest(typed, names, n);
-        if (best && (other = find_opt(best, strlen(best), cmd))) {
+        if (best && (other = cfg_key_by_flag(best, strlen(best), cmd))) {
                 cmds_text(other->cmds, whose, sizeof whose);
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: unknown option '%.*s%s' (--%s is an option of %s, "
                                 "not of %s)", cmd_name(cmd), QUOTE_LEN(len), arg, QUOTE_CUT(len), best, whose,
@@ -597,7 +259,7 @@ static int unknown_option(enum nsb_cmd cmd, const char *arg, size_t len, struct 
 static int option_before_command(const char *word, struct nsb_error *e)
 {
         static const char *const top[] = { "help", "version" };   /* nsbox's own, before any command */
-        const char *names[N_OPTIONS];
+        const char *names[N_KEYS_MAX];
         const char *name = word + strspn(word, "-"), *best = NULL;
         size_t n = all_option_names(names), len = strcspn(name, "=");
         char typed[WORD_BUF];
@@ -685,7 +347,7 @@ static int take_positionals(struct nsb_config *cfg, int argc, char **argv, int i
                                         argv[i + 1], argv[i]);
                 if (argc - i != 1)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "judge: expected exactly one SPEC.json");
-                return set_str(&cfg->input_path, argv[i], e);
+                return cfg_set_text(&cfg->input_path, argv[i], e);
         case NSB_CMD_PROFILE:
                 if (argc - i > 2 && strcmp(argv[i], "show") == 0)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "profile: unexpected argument '%.*s%s' after "
@@ -693,7 +355,7 @@ static int take_positionals(struct nsb_config *cfg, int argc, char **argv, int i
                                         argv[i + 2][0] == '-' ? " (options go before it)" : "");
                 if (argc - i != 2 || strcmp(argv[i], "show") != 0)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "profile: expected 'show NAME|FILE'");
-                return set_str(&cfg->input_path, argv[i + 1], e);
+                return cfg_set_text(&cfg->input_path, argv[i + 1], e);
         case NSB_CMD_REPORT:
                 if (i >= argc)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
@@ -709,7 +371,7 @@ static int take_positionals(struct nsb_config *cfg, int argc, char **argv, int i
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "batch: unexpected argument '%.*s%s' after "
                                         "JOBS.jsonl '%.*s%s'%s", QV(argv[i + 1]), QV(argv[i]),
                                         argv[i + 1][0] == '-' ? " (options go before it)" : " (one input at most)");
-                return argc - i == 1 ? set_str(&cfg->input_path, argv[i], e) : 0;
+                return argc - i == 1 ? cfg_set_text(&cfg->input_path, argv[i], e) : 0;
         default:
                 if (i < argc)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: unexpected argument '%s'",
@@ -717,7 +379,7 @@ static int take_positionals(struct nsb_config *cfg, int argc, char **argv, int i
                 return 0;
         }
         for (; i < argc; i++) {
-                int r = push_str(&cfg->argv, &cfg->argc, argv[i], e);
+                int r = cfg_push_text(&cfg->argv, &cfg->argc, argv[i], e);
                 if (r < 0)
                         return r;
         }
@@ -750,7 +412,7 @@ int cfg_parse_cli(int argc, char **argv, struct nsb_config *cfg, struct nsb_erro
 
         for (i = 2; i < argc; i++) {
                 const char *a = argv[i], *eq, *value = NULL;
-                const struct cli_opt *o;
+                const struct cfg_key *o;
                 size_t len;
 
                 if (strcmp(a, "--") == 0) {
@@ -760,7 +422,7 @@ int cfg_parse_cli(int argc, char **argv, struct nsb_config *cfg, struct nsb_erro
                 if (cmd == NSB_CMD_PYTHON && strcmp(a, "-c") == 0) {
                         if (i + 1 >= argc)
                                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "python: -c needs CODE");
-                        r = set_str(&cfg->inline_code, argv[++i], e);
+                        r = cfg_set_text(&cfg->inline_code, argv[++i], e);
                         if (r < 0)
                                 return r;
                         i++;
@@ -770,7 +432,8 @@ int cfg_parse_cli(int argc, char **argv, struct nsb_config *cfg, struct nsb_erro
                 if (cmd == NSB_CMD_BATCH && strncmp(a, "-j", 2) == 0) {
                         if (!a[2] && i + 1 >= argc)
                                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "batch: -j needs N");
-                        r = opt_jobs(cfg, a[2] ? a + 2 : argv[++i], e);
+                        o = cfg_key_by_flag("jobs", 4, cmd);
+                        r = o->parse(o, cfg, a[2] ? a + 2 : argv[++i], e);
                         if (r < 0)
                                 return nsb_error_prefix(e, "-j");
                         continue;
@@ -785,7 +448,7 @@ int cfg_parse_cli(int argc, char **argv, struct nsb_config *cfg, struct nsb_erro
                         return unknown_option(cmd, a, strcspn(a, "="), e);
                 eq = strchr(a + 2, '=');
                 len = eq ? (size_t) (eq - (a + 2)) : strlen(a + 2);
-                o = find_opt(a + 2, len, cmd);
+                o = cfg_key_by_flag(a + 2, len, cmd);
                 if (!o || !(o->cmds & (1u << cmd)))
                         return unknown_option(cmd, a, len ? len + 2 : strlen(a), e);
                 if (o->metavar) {
@@ -795,15 +458,15 @@ int cfg_parse_cli(int argc, char **argv, struct nsb_config *cfg, struct nsb_erro
                                 value = argv[++i];
                         else
                                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: --%s needs a value (%s)",
-                                                cmd_name(cmd), o->name, o->metavar);
+                                                cmd_name(cmd), o->flag, o->metavar);
                 } else if (eq) {
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "%s: --%s takes no value", cmd_name(cmd),
-                                        o->name);
+                                        o->flag);
                 }
-                r = o->fn(cfg, value, e);
+                r = o->parse(o, cfg, value, e);
                 if (r < 0)
-                        return nsb_error_prefix(e, "--%s", o->name);
-                cfg->set |= cfg_field_of_option(o->name);
+                        return nsb_error_prefix(e, "--%s", o->flag);
+                cfg->set |= o->bit;
         }
         if (cfg->help)
                 return 0;
@@ -834,20 +497,22 @@ int cfg_absolute_sources(struct nsb_config *cfg, const char *cwd, struct nsb_err
 
 int cfg_set_option(struct nsb_config *cfg, const char *name, const char *value, struct nsb_error *e)
 {
-        const struct cli_opt *o = find_opt(name, strlen(name), NSB_CMD_NONE);
+        const struct cfg_key *o = cfg_key_by_flag(name, strlen(name), NSB_CMD_NONE);
 
         if (!o || !o->metavar)
                 return nsb_fail(e, NSB_STAGE_CONFIG, ENOENT, "no option '%s'", name);
-        return o->fn(cfg, value, e);
+        return o->parse(o, cfg, value, e);
 }
 
 bool cfg_option_row(size_t i, const char **ret_name, const char **ret_metavar, unsigned *ret_cmds)
 {
-        if (i >= N_OPTIONS)
+        const struct cfg_key *k = cfg_key_at(i);
+
+        if (!k)
                 return false;
-        *ret_name = options[i].name;
-        *ret_metavar = options[i].metavar;
-        *ret_cmds = options[i].cmds;
+        *ret_name = k->flag;
+        *ret_metavar = k->metavar;
+        *ret_cmds = k->cmds;
         return true;
 }
 
@@ -861,9 +526,36 @@ bool cfg_command_row(size_t i, const char **ret_name, enum nsb_cmd *ret_cmd)
 }
 
 /* "--memory SIZE" */
-static void opt_head(const struct cli_opt *o, char *buf, size_t size)
+static void opt_head(const struct cfg_key *o, char *buf, size_t size)
 {
-        snprintf(buf, size, "--%s%s%s", o->name, o->metavar ? " " : "", o->metavar ? o->metavar : "");
+        snprintf(buf, size, "--%s%s%s", o->flag, o->metavar ? " " : "", o->metavar ? o->metavar : "");
+}
+
+/* The row's help, and its default as the row holds it ("(default 256M)"),
+ * so --help never states a default the code does not have. */
+static void help_line(const struct cfg_key *k, char *buf, size_t size)
+{
+        char value[128];
+        uint64_t v = 0;
+
+        snprintf(buf, size, "%s", k->help);
+        if (k->kind == CFG_KIND_NONE || k->kind == CFG_KIND_LIST || (k->kind == CFG_KIND_TEXT && !k->def_text))
+                return;
+        if (k->kind != CFG_KIND_TEXT && k->kind != CFG_KIND_CHOICE) {
+                memcpy(&v, &k->def, sizeof v);
+                if (!v)
+                        return;         /* cpu_time: its help says what 0 means */
+        }
+        if (k->kind == CFG_KIND_TEXT) {
+                bool quote = strchr(k->def_text, ' ') != NULL;
+                nsb_appendf(buf, size, " (default %s%s%s)", quote ? "\"" : "", k->def_text, quote ? "\"" : "");
+                return;
+        }
+        if (k->kind == CFG_KIND_CHOICE)
+                snprintf(value, sizeof value, "%s", k->choices[k->def]);
+        else
+                cfg_format_value(k->kind, v, value, sizeof value);
+        nsb_appendf(buf, size, " (default %s)", value);
 }
 
 static void usage_top(FILE *f)
@@ -890,21 +582,24 @@ static void usage_top(FILE *f)
 
 static void usage_cmd(FILE *f, const struct cli_cmd *c)
 {
+        const struct cfg_key *k;
+
         fprintf(f, "nsbox %s — %s\n\nUsage: %s\n", c->name, c->purpose, c->synopsis);
-        for (int g = 0; g < G__MAX; g++) {
+        for (int g = 0; g < CFG_G__MAX; g++) {
                 bool titled = false;
-                for (size_t k = 0; k < N_OPTIONS; k++) {
-                        char head[64];
-                        if (options[k].group != (enum opt_group) g || !(options[k].cmds & (1u << c->cmd)))
+                for (size_t i_key = 0; (k = cfg_key_at(i_key)); i_key++) {
+                        char head[64], help[512];
+                        if (k->group != (enum cfg_group) g || !(k->cmds & (1u << c->cmd)))
                                 continue;
                         if (!titled)
-                                fprintf(f, "\n%s:\n", group_titles[g]);
+                                fprintf(f, "\n%s:\n", cfg_group_title((enum cfg_group) g));
                         titled = true;
-                        opt_head(&options[k], head, sizeof head);
+                        opt_head(k, head, sizeof head);
+                        help_line(k, help, sizeof help);
                         if (strlen(head) >= 26)
-                                fprintf(f, "  %s\n  %-26s %s\n", head, "", options[k].help);
+                                fprintf(f, "  %s\n  %-26s %s\n", head, "", help);
                         else
-                                fprintf(f, "  %-26s %s\n", head, options[k].help);
+                                fprintf(f, "  %-26s %s\n", head, help);
                 }
         }
         fprintf(f, "\nExit status:\n%s\nExample:\n  %s\n", c->exits, c->example);

@@ -1,9 +1,11 @@
 /* config/config.h — struct nsb_config, the single schema of a run.
  *
  * Owns: every value a run can be configured with, with units in the names.
- * The command line (cli_parse.c) fills it through one option table; profile
- * files (config/policy.h) fill it through the same table's value parsers. Defaults are the secure ones:
- * relaxing anything is explicit and shows up in the result's `isolation`.
+ * Each field a policy key fills has one row in config/schema.c (flag,
+ * profile key, JSON key, default, range, rendering); the command line,
+ * profiles, judge specs and batch jobs all fill it through those rows.
+ * Defaults are the secure ones: relaxing anything is explicit and shows up
+ * in the result's `isolation`.
  * Pure: nothing here makes a syscall.
  */
 #pragma once
@@ -125,6 +127,13 @@ void cfg_free(struct nsb_config *cfg);
  * whose DST is not its SRC. NULL, or why (in @buf). Pure. The supervisor
  * refuses such a run; a profile refuses the key with its FILE:LINE. */
 const char *cfg_reduced_conflict(const struct nsb_config *cfg, char *buf, size_t size);
+
+/* The python profile's interpreter when none is named: the one default,
+ * read by the builder, the supervisor's mounts, batch and doctor. */
+#define CFG_DEFAULT_INTERPRETER "/usr/bin/python3"
+
+/* The interpreter @cfg runs: its own, else CFG_DEFAULT_INTERPRETER. */
+const char *cfg_interpreter(const struct nsb_config *cfg);
 
 /* Effective CPU limit: cpu_time_ms, or wall_time_ms when unset. */
 uint64_t cfg_cpu_time_ms(const struct nsb_config *cfg);

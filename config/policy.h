@@ -34,7 +34,6 @@
 #define CFG_PROFILE_MAX_BYTES (1u << 20)
 /* meson's -Dsystem_profile_dir, default /etc/nsbox/profiles */
 #define CFG_PROFILE_SYSTEM_DIR NSBOX_PROFILE_SYSTEM_DIR
-#define CFG_DEFAULT_INTERPRETER "/usr/bin/python3"
 
 struct cfg_profile_opts {
         const char *file;                       /* name used in "FILE:LINE:" messages */

@@ -2,14 +2,17 @@
  * nsb_config. Pure: allocation only; whether a mount source exists is asked
  * of the caller's callback.
  *
- * Every value goes through the command line's own parser for the matching
- * option (cfg_set_option), so a profile accepts exactly what the flag does.
+ * Every key is a row of the schema (config/schema.h) and its value goes
+ * through that row's parser, the flag's own, so a profile accepts exactly
+ * what the flag does.
  * inih gives no line numbers to the handler, so the text is fed through our
  * own line reader, which counts lines, rejects NUL bytes and over-long lines,
  * and checks section headers (inih only reports sections through keys, so an
  * unknown empty section would otherwise pass unseen).
  */
 #include "config/policy.h"
+#include "config/schema.h"
+#include "config/config_internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -23,39 +26,6 @@
 #include "util/cleanup.h"
 #include "util/portable.h"
 
-enum key_check { CHECK_NONE = 0, CHECK_BIND, CHECK_TMPFS, CHECK_PATH };
-
-struct ini_key {
-        const char *section, *key;
-        const char *option;     /* the command-line option that parses the value */
-        bool list;              /* repeatable: each line adds an entry */
-        enum key_check check;
-};
-
-/* The one table of profile keys. docs/profiles.md lists every row (a unit
- * test checks it). [env] takes any variable name as its key. */
-static const struct ini_key keys[] = {
-        { "limits", "wall_time", "wall-time", false, CHECK_NONE },
-        { "limits", "cpu_time", "cpu-time", false, CHECK_NONE },
-        { "limits", "memory", "memory", false, CHECK_NONE },
-        { "limits", "pids", "pids", false, CHECK_NONE },
-        { "limits", "output_limit", "output-limit", false, CHECK_NONE },
-        { "limits", "file_size", "file-size", false, CHECK_NONE },
-        { "limits", "tmp_size", "tmp-size", false, CHECK_NONE },
-        { "sandbox", "isolation", "isolation", false, CHECK_NONE },
-        { "sandbox", "network", "network", false, CHECK_NONE },
-        { "sandbox", "seccomp_deny", "seccomp-deny", true, CHECK_NONE },
-        { "sandbox", "cgroup_parent", "cgroup-parent", false, CHECK_NONE },
-        { "mounts", "ro_bind", "ro-bind", true, CHECK_BIND },
-        { "mounts", "bind", "bind", true, CHECK_BIND },
-        { "mounts", "tmpfs", "tmpfs", true, CHECK_TMPFS },
-        { "python", "interpreter", "interpreter", false, CHECK_PATH },
-        { "python", "args", "interpreter-args", false, CHECK_NONE },
-        { "python", "packages", "package", true, CHECK_PATH },
-};
-
-static const char *const sections[] = { "limits", "sandbox", "mounts", "env", "python" };
-
 struct ini_ctx {
         const struct cfg_profile_opts *opts;
         struct nsb_config *cfg;
@@ -64,7 +34,7 @@ struct ini_ctx {
         size_t len, pos;
         int line;               /* of the line last handed to inih */
         int err_line;           /* first error we found; 0 = none */
-        uint32_t seen;          /* scalar keys (bit = index in keys[]) already given */
+        uint64_t seen;          /* scalar keys (bit = their schema row) already given */
 };
 
 static const char *file_name(const struct ini_ctx *c)
@@ -90,8 +60,9 @@ static void fail_at(struct ini_ctx *c, int errnum, const char *fmt, ...)
 
 static void check_section_line(struct ini_ctx *c, const char *s)
 {
-        const char *end, *best;
+        const char *end, *best, *sections[8];
         char typed[64];
+        size_t n_sections = 0;
         size_t n;
 
         s += strspn(s, " \t\r");
@@ -101,11 +72,13 @@ static void check_section_line(struct ini_ctx *c, const char *s)
         if (!end)
                 return;         /* inih reports the syntax error */
         n = (size_t) (end - s - 1);
-        for (size_t i = 0; i < ARRAY_SIZE(sections); i++)
-                if (strlen(sections[i]) == n && strncmp(sections[i], s + 1, n) == 0)
+        for (size_t i = 0; cfg_profile_section(i); i++)
+                if (strlen(cfg_profile_section(i)) == n && strncmp(cfg_profile_section(i), s + 1, n) == 0)
                         return;
         snprintf(typed, sizeof typed, "%.*s", (int) (n < sizeof typed ? n : 0), s + 1);
-        best = n < sizeof typed ? cfg_closest(typed, sections, ARRAY_SIZE(sections)) : NULL;
+        for (size_t i = 0; cfg_profile_section(i); i++)
+                sections[n_sections++] = cfg_profile_section(i);
+        best = n < sizeof typed ? cfg_closest(typed, sections, n_sections) : NULL;
         if (best)
                 fail_at(c, EINVAL, "unknown section [%.*s] (did you mean [%s]?)", (int) (n > 64 ? 64 : n), s + 1,
                         best);
@@ -118,26 +91,27 @@ static void check_section_line(struct ini_ctx *c, const char *s)
  * another section says where it belongs; else the section's keys. */
 static void unknown_key(struct ini_ctx *c, const char *section, const char *name)
 {
-        const char *names[ARRAY_SIZE(keys)], *best;
+        const char *names[64], *best;
+        const struct cfg_key *k;
         char list[256] = "";
         size_t n = 0, len = 0;
 
-        for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
-                if (strcmp(keys[i].key, name) == 0) {
+        for (size_t i = 0; (k = cfg_key_at(i)); i++)
+                if (k->key && strcmp(k->key, name) == 0) {
                         if (!section[0])
                                 fail_at(c, EINVAL, "key '%s' outside any section (it belongs in [%s])", name,
-                                        keys[i].section);
+                                        k->section);
                         else
-                                fail_at(c, EINVAL, "key '%s' belongs in [%s], not in [%s]", name, keys[i].section,
+                                fail_at(c, EINVAL, "key '%s' belongs in [%s], not in [%s]", name, k->section,
                                         section);
                         return;
                 }
-        for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
-                if (strcmp(keys[i].section, section) == 0) {
-                        names[n++] = keys[i].key;
+        for (size_t i = 0; (k = cfg_key_at(i)) && n < ARRAY_SIZE(names); i++)
+                if (k->key && strcmp(k->section, section) == 0) {
+                        names[n++] = k->key;
                         if (len < sizeof list)
                                 len += (size_t) snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "",
-                                                         keys[i].key);
+                                                         k->key);
                 }
         best = strlen(name) < 64 ? cfg_closest(name, names, n) : NULL;
         if (!section[0])
@@ -349,7 +323,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
         struct ini_ctx *c = user;
         AUTOFREE char *value = NULL;
         int r;
-        const struct ini_key *k = NULL;
+        const struct cfg_key *k = NULL;
         struct nsb_error sub;
         size_t idx = 0;
         char what[128];
@@ -372,9 +346,9 @@ static int on_key(void *user, const char *section, const char *name, const char 
         }
         if (strcmp(section, "env") == 0)
                 return on_env(c, name, value);
-        for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
-                if (strcmp(keys[i].section, section) == 0 && strcmp(keys[i].key, name) == 0) {
-                        k = &keys[i];
+        for (size_t i = 0; cfg_key_at(i); i++)
+                if (cfg_key_at(i)->key && cfg_key_by_profile(section, name) == cfg_key_at(i)) {
+                        k = cfg_key_at(i);
                         idx = i;
                 }
         if (!k) {
@@ -382,24 +356,24 @@ static int on_key(void *user, const char *section, const char *name, const char 
                 return 0;
         }
         snprintf(what, sizeof what, "[%s] %s", section, name);
-        if (!k->list) {
-                if (c->seen & (1u << idx)) {
+        if (k->kind != CFG_KIND_LIST) {
+                if (c->seen & (1ull << idx)) {
                         fail_at(c, EINVAL, "%s is given twice", what);
                         return 0;
                 }
-                c->seen |= 1u << idx;
+                c->seen |= 1ull << idx;
         }
         nsb_error_clear(&sub);
-        if (cfg_set_option(c->cfg, k->option, value, &sub) < 0) {
+        if (k->parse(k, c->cfg, value, &sub) < 0) {
                 fail_at(c, sub.errnum ? sub.errnum : EINVAL, "%s: %s", what, sub.msg);
                 return 0;
         }
-        if (k->check == CHECK_BIND)
+        if (k->check == CFG_CHECK_BIND)
                 check_bind(c, what);
-        else if (k->check == CHECK_TMPFS)
+        else if (k->check == CFG_CHECK_TMPFS)
                 check_dst(c, what, c->cfg->tmpfs[c->cfg->n_tmpfs - 1].dst, true);
-        else if (k->check == CHECK_PATH)
-                check_path(c, what, k->list);
+        else if (k->check == CFG_CHECK_PATH)
+                check_path(c, what, k->kind == CFG_KIND_LIST);
         check_reduced(c, what);
         return c->err_line ? 0 : 1;
 }
@@ -424,39 +398,29 @@ int cfg_profile_parse(const char *text, size_t len, const struct cfg_profile_opt
 
 bool cfg_profile_key_row(size_t i, const char **ret_section, const char **ret_key)
 {
-        if (i >= ARRAY_SIZE(keys))
-                return false;
-        *ret_section = keys[i].section;
-        *ret_key = keys[i].key;
-        return true;
+        for (size_t k = 0; cfg_key_at(k); k++) {
+                const struct cfg_key *row = cfg_key_at(k);
+                if (!row->section || !row->key || i-- > 0)
+                        continue;
+                *ret_section = row->section;
+                *ret_key = row->key;
+                return true;
+        }
+        return false;
 }
 
 const char *cfg_profile_builtin(const char *name)
 {
-        /* The limits repeat cfg_defaults() so `nsbox profile show` says them;
-         * a unit test checks the two agree. */
-#define NSB_BUILTIN_COMMON                                              \
-        "[limits]\n"                                                    \
-        "wall_time = 10s\n"                                             \
-        "memory = 256M\n"                                               \
-        "pids = 64\n"                                                   \
-        "output_limit = 1M\n"                                           \
-        "file_size = 16M\n"                                             \
-        "tmp_size = 64M\n"                                              \
-        "\n"                                                            \
-        "[sandbox]\n"                                                   \
-        "isolation = strict\n"                                          \
-        "network = none\n"
+        /* A profile starts from cfg_defaults(), the schema's rows: a built-in
+         * names only what differs from them. `nsbox profile show` prints the
+         * resolved policy, defaults included. */
         static const struct { const char *name, *text; } builtins[] = {
-                { "minimal", "; minimal: the default of nsbox run. No interpreter, no extra mounts.\n"
-                             NSB_BUILTIN_COMMON },
+                { "minimal", "; minimal: the default of nsbox run. No interpreter, no extra mounts.\n" },
                 { "python", "; python: the default of nsbox python, judge and test.\n"
-                            NSB_BUILTIN_COMMON
-                            "\n[python]\n"
-                            "interpreter = /usr/bin/python3\n"
-                            "args = -I -B\n" },
+                            "[python]\n"
+                            "interpreter = " CFG_DEFAULT_INTERPRETER "\n"
+                            "args = " CFG_DEFAULT_INTERP_ARGS "\n" },
         };
-#undef NSB_BUILTIN_COMMON
         for (size_t i = 0; i < ARRAY_SIZE(builtins); i++)
                 if (strcmp(builtins[i].name, name) == 0)
                         return builtins[i].text;

@@ -8,6 +8,7 @@
  * policy ("1024K", "1M") give one text and one hash.
  */
 #include "config/policy.h"
+#include "config/config_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -17,40 +18,30 @@
 #include "util/cleanup.h"
 #include "util/sha256.h"
 
-#define DEFAULT_INTERP_ARGS "-I -B"
-
-/* A size in its largest exact binary unit: 268435456 -> 256M. */
-static void put_size_value(FILE *f, uint64_t v)
+void cfg_format_value(enum cfg_kind kind, uint64_t v, char *buf, size_t size)
 {
-        static const struct { char unit; unsigned shift; } units[] = { { 'T', 40 }, { 'G', 30 }, { 'M', 20 }, { 'K', 10 } };
-
-        for (size_t i = 0; i < ARRAY_SIZE(units); i++)
-                if (v && v % (1ULL << units[i].shift) == 0) {
-                        fprintf(f, "%llu%c", (unsigned long long) (v >> units[i].shift), units[i].unit);
-                        return;
-                }
-        fprintf(f, "%llu", (unsigned long long) v);
-}
-
-static void put_size(FILE *f, const char *key, uint64_t v)
-{
-        fprintf(f, "%s = ", key);
-        put_size_value(f, v);
-        fputc('\n', f);
-}
-
-static void put_duration(FILE *f, const char *key, uint64_t ms)
-{
-        static const struct { const char *unit; uint64_t ms; } units[] = {
+        static const struct { const char *unit; uint64_t ms; } times[] = {
                 { "h", 3600000 }, { "m", 60000 }, { "s", 1000 },
         };
+        static const struct { char unit; unsigned shift; } sizes[] = {
+                { 'T', 40 }, { 'G', 30 }, { 'M', 20 }, { 'K', 10 },
+        };
 
-        for (size_t i = 0; i < ARRAY_SIZE(units); i++)
-                if (ms % units[i].ms == 0) {
-                        fprintf(f, "%s = %llu%s\n", key, (unsigned long long) (ms / units[i].ms), units[i].unit);
-                        return;
-                }
-        fprintf(f, "%s = %llums\n", key, (unsigned long long) ms);
+        snprintf(buf, size, kind == CFG_KIND_DURATION ? "%llums" : "%llu", (unsigned long long) v);
+        if (kind == CFG_KIND_DURATION) {
+                for (size_t i = 0; i < ARRAY_SIZE(times); i++)
+                        if (v % times[i].ms == 0) {
+                                snprintf(buf, size, "%llu%s", (unsigned long long) (v / times[i].ms), times[i].unit);
+                                return;
+                        }
+        } else if (kind == CFG_KIND_SIZE) {
+                for (size_t i = 0; i < ARRAY_SIZE(sizes); i++)
+                        if (v && v % (1ULL << sizes[i].shift) == 0) {
+                                snprintf(buf, size, "%llu%c", (unsigned long long) (v >> sizes[i].shift),
+                                         sizes[i].unit);
+                                return;
+                        }
+        }
 }
 
 /* Values are written as they are, except for what the parser would read
@@ -89,32 +80,64 @@ static void put_kv(FILE *f, const char *key, const char *value)
         fputc('\n', f);
 }
 
-int cfg_policy_render(const struct nsb_config *cfg, char **ret, struct nsb_error *e)
+/* ---- the rows' renderers (config_internal.h) ------------------------------- */
+
+static const void *field_of(const struct cfg_key *k, const struct nsb_config *cfg)
 {
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
+        return (const char *) cfg + k->offset;
+}
 
-        if (!f)
-                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "rendering the policy");
-        fputs("[limits]\n", f);
-        put_duration(f, "wall_time", cfg->wall_time_ms);
-        if (cfg->cpu_time_ms)   /* 0: the same as wall_time, and it follows it */
-                put_duration(f, "cpu_time", cfg->cpu_time_ms);
-        put_size(f, "memory", cfg->memory_bytes);
-        fprintf(f, "pids = %llu\n", (unsigned long long) cfg->pids_max);
-        put_size(f, "output_limit", cfg->output_limit_bytes);
-        put_size(f, "file_size", cfg->file_size_bytes);
-        put_size(f, "tmp_size", cfg->tmp_size_bytes);
+static size_t count_of(const struct cfg_key *k, const struct nsb_config *cfg)
+{
+        size_t n;
+        memcpy(&n, (const char *) cfg + k->count_offset, sizeof n);
+        return n;
+}
 
-        fputs("\n[sandbox]\n", f);
-        fprintf(f, "isolation = %s\n", cfg->isolation == NSB_ISOLATION_REDUCED ? "reduced" : "strict");
-        fprintf(f, "network = %s\n", cfg->network == NSB_NETWORK_LOOPBACK ? "loopback" : "none");
-        for (size_t i = 0; i < cfg->n_seccomp_deny; i++)
-                put_kv(f, "seccomp_deny", cfg->seccomp_deny[i]);
+/* A limit; 0 is only ever cpu_time's "the same as wall_time", which follows
+ * it and is not written. */
+void cfg_render_limit(const struct cfg_key *k, const struct nsb_config *cfg, FILE *f)
+{
+        char text[64];
+        uint64_t v;
 
-        if (cfg->n_binds || cfg->n_tmpfs)
-                fputs("\n[mounts]\n", f);
+        memcpy(&v, field_of(k, cfg), sizeof v);
+        if (!v)
+                return;
+        cfg_format_value(k->kind, v, text, sizeof text);
+        fprintf(f, "%s = %s\n", k->key, text);
+}
+
+void cfg_render_choice(const struct cfg_key *k, const struct nsb_config *cfg, FILE *f)
+{
+        char text[64];
+
+        cfg_key_value_text(k, cfg, text, sizeof text);
+        fprintf(f, "%s = %s\n", k->key, text);
+}
+
+/* The interpreter when one is named; its args whenever the [python] section
+ * is there at all (their default written out, so the text says what runs). */
+void cfg_render_text(const struct cfg_key *k, const struct nsb_config *cfg, FILE *f)
+{
+        const char *v = *(char *const *) field_of(k, cfg);
+
+        if (!v && (k->bit == CFG_F_INTERPRETER || !(cfg->interpreter || cfg->n_packages)))
+                return;
+        put_kv(f, k->key, v ? v : k->def_text);
+}
+
+void cfg_render_strings(const struct cfg_key *k, const struct nsb_config *cfg, FILE *f)
+{
+        char *const *v = *(char **const *) field_of(k, cfg);
+
+        for (size_t i = 0; i < count_of(k, cfg); i++)
+                put_kv(f, k->key, v[i]);
+}
+
+/* ro_bind and bind, in the order given. */
+void cfg_render_binds(const struct cfg_key *k, const struct nsb_config *cfg, FILE *f)
+{
         for (size_t i = 0; i < cfg->n_binds; i++) {
                 const struct nsb_bind *b = &cfg->binds[i];
                 fprintf(f, "%s = ", b->read_only ? "ro_bind" : "bind");
@@ -126,34 +149,74 @@ int cfg_policy_render(const struct nsb_config *cfg, char **ret, struct nsb_error
                 }
                 fputc('\n', f);
         }
+}
+
+void cfg_render_tmpfs(const struct cfg_key *k, const struct nsb_config *cfg, FILE *f)
+{
+        char size[32];
+
         for (size_t i = 0; i < cfg->n_tmpfs; i++) {
-                fputs("tmpfs = ", f);
+                fprintf(f, "%s = ", k->key);
                 put_value(f, cfg->tmpfs[i].dst);
                 if (cfg->tmpfs[i].size_bytes) {
-                        fputc(':', f);
-                        put_size_value(f, cfg->tmpfs[i].size_bytes);
+                        cfg_format_value(CFG_KIND_SIZE, cfg->tmpfs[i].size_bytes, size, sizeof size);
+                        fprintf(f, ":%s", size);
                 }
                 fputc('\n', f);
         }
+}
 
-        if (cfg->n_env_add)
-                fputs("\n[env]\n", f);
+void cfg_render_env(const struct cfg_key *k, const struct nsb_config *cfg, FILE *f)
+{
         for (size_t i = 0; i < cfg->n_env_add; i++) {
                 const char *kv = cfg->env_add[i], *eq = strchr(kv, '=');
                 fprintf(f, "%.*s = ", (int) (eq - kv), kv);
                 put_value(f, eq + 1);
                 fputc('\n', f);
         }
+}
 
-        if (cfg->interpreter || cfg->interp_args || cfg->n_packages) {
-                fputs("\n[python]\n", f);
-                if (cfg->interpreter)
-                        put_kv(f, "interpreter", cfg->interpreter);
-                put_kv(f, "args", cfg->interp_args ? cfg->interp_args : DEFAULT_INTERP_ARGS);
-                for (size_t i = 0; i < cfg->n_packages; i++)
-                        put_kv(f, "packages", cfg->packages[i]);
+/* ---- the canonical text ------------------------------------------------------- */
+
+/* Section @section's lines, rows in table order, into @f with its header
+ * when it has any. */
+static int render_section(const struct nsb_config *cfg, const char *section, bool first, FILE *f)
+{
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *s = open_memstream(&buf, &len);
+
+        if (!s)
+                return -ENOMEM;
+        for (size_t i = 0; cfg_key_at(i); i++) {
+                const struct cfg_key *k = cfg_key_at(i);
+                if (k->section && k->render && strcmp(k->section, section) == 0 && !cfg_key_list_shared(k))
+                        k->render(k, cfg, s);
         }
-        if (fclose(f) != 0 || !buf) {
+        if (fclose(s) != 0) {
+                free(buf);
+                return -ENOMEM;
+        }
+        if (len)
+                fprintf(f, "%s[%s]\n%s", first ? "" : "\n", section, buf);
+        free(buf);
+        return len ? 1 : 0;
+}
+
+int cfg_policy_render(const struct nsb_config *cfg, char **ret, struct nsb_error *e)
+{
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        bool first = true;
+        int r = 0;
+
+        if (!f)
+                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "rendering the policy");
+        for (size_t i = 0; cfg_profile_section(i) && r >= 0; i++)
+                if ((r = render_section(cfg, cfg_profile_section(i), first, f)) > 0)
+                        first = false;
+        if (fclose(f) != 0 || !buf || r < 0) {
                 free(buf);
                 return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "rendering the policy");
         }
@@ -172,23 +235,6 @@ void cfg_policy_sha256(const struct nsb_config *cfg, char out[65])
 }
 
 /* ---- precedence ---------------------------------------------------------- */
-
-uint32_t cfg_field_of_option(const char *name)
-{
-        static const struct { const char *option; uint32_t bit; } fields[] = {
-                { "wall-time", CFG_F_WALL_TIME }, { "cpu-time", CFG_F_CPU_TIME },
-                { "memory", CFG_F_MEMORY }, { "pids", CFG_F_PIDS },
-                { "output-limit", CFG_F_OUTPUT }, { "file-size", CFG_F_FILE_SIZE },
-                { "tmp-size", CFG_F_TMP_SIZE }, { "network", CFG_F_NETWORK },
-                { "isolation", CFG_F_ISOLATION }, { "interpreter", CFG_F_INTERPRETER },
-                { "interpreter-args", CFG_F_INTERP_ARGS }, { "cgroup-parent", CFG_F_CGROUP_PARENT },
-        };
-
-        for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
-                if (strcmp(fields[i].option, name) == 0)
-                        return fields[i].bit;
-        return 0;
-}
 
 /* *list = profile's entries, then cfg's (element size @size). */
 static int prepend(void **list, size_t *n, void **plist, size_t *pn, size_t size)
@@ -248,38 +294,29 @@ static void take_str(char **dst, char **src)
 
 int cfg_profile_overlay(struct nsb_config *cfg, struct nsb_config *p, struct nsb_error *e)
 {
-        const uint32_t set = cfg->set;
+        for (size_t i = 0; cfg_key_at(i); i++) {
+                const struct cfg_key *k = cfg_key_at(i);
+                char *to = (char *) cfg + k->offset, *from = (char *) p + k->offset;
 
-#define TAKE(bit, field)                \
-        if (!(set & (bit)))             \
-                cfg->field = p->field
-        TAKE(CFG_F_WALL_TIME, wall_time_ms);
-        TAKE(CFG_F_CPU_TIME, cpu_time_ms);
-        TAKE(CFG_F_MEMORY, memory_bytes);
-        TAKE(CFG_F_PIDS, pids_max);
-        TAKE(CFG_F_OUTPUT, output_limit_bytes);
-        TAKE(CFG_F_FILE_SIZE, file_size_bytes);
-        TAKE(CFG_F_TMP_SIZE, tmp_size_bytes);
-        TAKE(CFG_F_NETWORK, network);
-        TAKE(CFG_F_ISOLATION, isolation);
-#undef TAKE
-        if (!(set & CFG_F_INTERPRETER))
-                take_str(&cfg->interpreter, &p->interpreter);
-        if (!(set & CFG_F_INTERP_ARGS))
-                take_str(&cfg->interp_args, &p->interp_args);
-        if (!(set & CFG_F_CGROUP_PARENT))
-                take_str(&cfg->cgroup_parent, &p->cgroup_parent);
-        if (prepend((void **) &cfg->binds, &cfg->n_binds, (void **) &p->binds, &p->n_binds, sizeof *cfg->binds) < 0 ||
-            prepend((void **) &cfg->tmpfs, &cfg->n_tmpfs, (void **) &p->tmpfs, &p->n_tmpfs, sizeof *cfg->tmpfs) < 0 ||
-            prepend((void **) &cfg->env_add, &cfg->n_env_add, (void **) &p->env_add, &p->n_env_add,
-                    sizeof *cfg->env_add) < 0 ||
-            prepend((void **) &cfg->packages, &cfg->n_packages, (void **) &p->packages, &p->n_packages,
-                    sizeof *cfg->packages) < 0 ||
-            prepend((void **) &cfg->seccomp_deny, &cfg->n_seccomp_deny, (void **) &p->seccomp_deny,
-                    &p->n_seccomp_deny, sizeof *cfg->seccomp_deny) < 0)
-                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
-        drop_overridden(cfg->env_add, &cfg->n_env_add, true);
-        drop_overridden(cfg->packages, &cfg->n_packages, false);
+                if (k->kind == CFG_KIND_NONE)
+                        continue;
+                if (k->kind == CFG_KIND_LIST) {
+                        if (cfg_key_list_shared(k))
+                                continue;
+                        if (prepend((void **) to, (size_t *) ((char *) cfg + k->count_offset), (void **) from,
+                                    (size_t *) ((char *) p + k->count_offset), k->elem_size) < 0)
+                                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+                        if (k->dedupe != CFG_DEDUPE_NONE)
+                                drop_overridden(*(char ***) to, (size_t *) ((char *) cfg + k->count_offset),
+                                                k->dedupe == CFG_DEDUPE_NAME);
+                } else if (!(cfg->set & k->bit)) {
+                        /* the command line did not give it: the profile's */
+                        if (k->kind == CFG_KIND_TEXT)
+                                take_str((char **) to, (char **) from);
+                        else
+                                memcpy(to, from, k->size);
+                }
+        }
         return 0;
 }
 
@@ -287,8 +324,8 @@ int cfg_profile_overlay(struct nsb_config *cfg, struct nsb_config *p, struct nsb
 
 int cfg_python_argv(const struct nsb_config *cfg, char *const *tail, size_t n_tail, char ***ret, size_t *ret_n)
 {
-        const char *interp = cfg->interpreter ? cfg->interpreter : CFG_DEFAULT_INTERPRETER;
-        const char *args = cfg->interp_args ? cfg->interp_args : DEFAULT_INTERP_ARGS;
+        const char *interp = cfg_interpreter(cfg);
+        const char *args = cfg->interp_args ? cfg->interp_args : CFG_DEFAULT_INTERP_ARGS;
         /* The default keeps the contract's argv[0]. Any other interpreter is
          * named by its path: CPython finds its prefix (and a venv's
          * pyvenv.cfg) from argv[0], and "python3" would be looked up on PATH. */

@@ -9,6 +9,7 @@
  * Everything else is an error that quotes the input.
  */
 #include "config/config.h"
+#include "config/schema.h"
 #include "util/cleanup.h"
 
 #include <ctype.h>
@@ -194,67 +195,27 @@ int cfg_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *ret, st
         return 0;
 }
 
-/* What each limit may be set to, wherever it is given (flag, profile, judge
- * spec, batch line). Zero is never a limit (it would turn a bound off, keep
- * nothing, or kill the program at its first byte), and a value no host could
- * mean is a typo. The lower bounds are what any program needs at all; the
- * python interpreter's own floor is CFG_PYTHON_MEMORY_MIN. */
-#define KIB (1ULL << 10)
-#define MIB (1ULL << 20)
-#define GIB (1ULL << 30)
-#define TIB (1ULL << 40)
-#define DAY_MS (24ULL * 3600 * 1000)
-
-static const struct limit_range {
-        const char *option;     /* the flag's name; the spec key has '_' for '-' */
-        enum { R_SIZE, R_DURATION, R_COUNT } kind;
-        uint64_t min, max;
-        const char *min_text, *max_text, *why;
-} limit_ranges[] = {
-        { "wall-time", R_DURATION, 1, DAY_MS, "1ms", "24h", "a sandboxed run longer than a day is a typo" },
-        { "cpu-time", R_DURATION, 1, DAY_MS, "1ms", "24h", "a sandboxed run longer than a day is a typo" },
-        /* Under the rlimit backend the limit is address space: the dynamic
-         * loader and libc of /bin/echo do not fit in 2M (measured). */
-        { "memory", R_SIZE, MIB, TIB, "1M", "1T", "no program starts in less; 0 would turn the limit off" },
-        { "pids", R_COUNT, 1, 1u << 22, "1", "4194304", "the kernel's largest pid_max" },
-        /* Kept in nsbox's memory, once per stream. */
-        { "output-limit", R_SIZE, 1, GIB, "1", "1G",
-          "0 would keep nothing and stop the program at its first byte; nsbox holds up to this much per stream "
-          "in memory" },
-        { "file-size", R_SIZE, 1, TIB, "1", "1T", "0 would make every write to a file kill the program" },
-        { "tmp-size", R_SIZE, 4 * KIB, TIB, "4K", "1T", "0 would turn the limit off: a tmpfs of size 0 is unbounded; one page is its least" },
-};
-
+/* The range each limit may take lives in its schema row (config/schema.c),
+ * which every source of the value shares. */
 int cfg_parse_limit(const char *name, const char *s, uint64_t *ret, struct nsb_error *e)
 {
-        const struct limit_range *l = NULL;
-        uint64_t v;
+        const struct cfg_key *k = cfg_key_by_json(name);
+        struct nsb_config tmp;
         int r;
 
-        for (size_t i = 0; i < ARRAY_SIZE(limit_ranges); i++) {
-                const char *a = limit_ranges[i].option, *b = name;
-                while (*a && (*a == *b || (*a == '-' && *b == '_')))
-                        a++, b++;
-                if (!*a && !*b)
-                        l = &limit_ranges[i];
-        }
-        if (!l)
+        if (!k)
+                k = cfg_key_by_flag(name, strlen(name), NSB_CMD_NONE);
+        if (!k || !k->json)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "no limit '%s'", name);
-        if (l->kind == R_DURATION) {
-                r = cfg_parse_duration(s, &v, e);
-        } else if (l->kind == R_COUNT) {
-                r = cfg_parse_count(s, l->min, l->max, &v, e);
-        } else {
-                r = cfg_parse_size(s, &v, e);
-        }
-        if (r < 0)
-                return r;
-        if (v < l->min || v > l->max)
-                return nsb_fail(e, NSB_STAGE_USAGE, 0, "'%s' is out of range: allowed %s to %s (%s)", s,
-                                l->min_text, l->max_text, l->why);
-        *ret = v;
-        return 0;
+        memset(&tmp, 0, sizeof tmp);
+        r = k->parse(k, &tmp, s, e);
+        if (r == 0)
+                memcpy(ret, (const char *) &tmp + k->offset, sizeof *ret);
+        return r;
 }
+
+#define KIB (1ULL << 10)
+#define MIB (1ULL << 20)
 
 int cfg_check_python_memory(uint64_t memory_bytes, struct nsb_error *e)
 {

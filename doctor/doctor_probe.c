@@ -23,8 +23,6 @@
 
 #include "nsbox-config.h"
 
-#define DEFAULT_INTERPRETER "/usr/bin/python3"
-
 /* A sysctl's text, trailing whitespace stripped; "" when absent/unreadable. */
 static void read_sysctl(const char *proc_sys, const char *rel, char *buf, size_t size)
 {
@@ -243,7 +241,7 @@ static void gather_interpreter(const char *interpreter, struct doc_facts *f)
 
         nsb_error_clear(&e);
         f->interpreter_default = !interpreter;
-        snprintf(f->interpreter, sizeof f->interpreter, "%s", interpreter ? interpreter : DEFAULT_INTERPRETER);
+        snprintf(f->interpreter, sizeof f->interpreter, "%s", interpreter ? interpreter : CFG_DEFAULT_INTERPRETER);
         /* Uncached: the closure cache would be created and written. */
         if (profile_add_python_uncached(&set, f->interpreter, &real, &e) < 0) {
                 snprintf(f->interpreter_error, sizeof f->interpreter_error, "%s",

@@ -82,7 +82,7 @@ struct judge_spec {
         struct judge_program program;
         char *profile;               /* NULL = not given */
         struct nsb_config limits;    /* overlay: only the limit fields named in limits_set */
-        unsigned limits_set;         /* enum cfg_field bits of the limits it names */
+        uint32_t limits_set;         /* enum cfg_field bits of the limits it names */
         struct judge_case *cases;
         size_t n_cases;
 };
@@ -138,15 +138,6 @@ struct judge_report {
 int judge_spec_parse(const char *text, size_t len, const char *spec_path, struct judge_spec *ret,
                      struct nsb_error *e);
 void judge_spec_free(struct judge_spec *spec);
-
-/* The `limits` object of a spec (or of a batch job): the keys wall_time,
- * cpu_time, memory, pids, output_limit, file_size, tmp_size, with the values
- * of the flags. Sets each given field of @overlay and its bit in *ret_set.
- * An unknown key or bad value: -EINVAL, stage config, "limits.KEY: ...". */
-int judge_limits_parse(const json_t *obj, struct nsb_config *overlay, unsigned *ret_set, struct nsb_error *e);
-
-/* Copy into @cfg the limit fields of @overlay named by the bits in @take. */
-void judge_limits_apply(const struct nsb_config *overlay, unsigned take, struct nsb_config *cfg);
 
 /* Read the evidence of one case from its `nsbox.result/1` object (pure;
  * pointers into @result, which must outlive it). Strict: a missing or

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "judge/judge.h"
+#include "program/program.h"
 #include "supervisor/sandbox.h"
 
 /* Check one stream against one matcher. Writes a reason ("stdout equals
@@ -25,13 +26,14 @@ unsigned judge_cli_explicit(const struct nsb_config *cli);
 void judge_config_merge(const struct nsb_config *cli, unsigned cli_explicit,
                         const struct judge_spec *spec, struct nsb_config *ret);
 
-/* The request for one case: python3 -I -B /program/NAME ARGS..., the
- * program bytes, the case's stdin; nothing else. *ret_argv (NULL-terminated,
- * strings borrowed from @prog and @st) is the caller's to free(). */
+/* The request for one case, through the one program builder
+ * (program/program.h): the profile's interpreter and args, /program/NAME
+ * ARGS..., the program bytes, the case's stdin; nothing else. The caller
+ * frees *ret with prog_free. */
 int judge_request_build(const struct nsb_config *cfg, const struct judge_program *prog,
                         const char *program_data, size_t program_len,
                         const struct judge_stimulus *st, int cancel_fd,
-                        char ***ret_argv, struct sbx_request *ret, struct nsb_error *e);
+                        struct prog *ret, struct nsb_error *e);
 
 /* After case @c: stop the remaining cases? (a cancel, or a failure under
  * --fail-fast) */

@@ -7,6 +7,7 @@
  * decides). Broken infrastructure must never look like a wrong program.
  */
 #include "judge/judge_internal.h"
+#include "config/schema.h"
 #include "config/policy.h"
 
 #include <errno.h>
@@ -570,26 +571,7 @@ unsigned judge_cli_explicit(const struct nsb_config *cli)
 {
         /* The limits the command line marked, so a flag that repeats the
          * default still wins over the spec. */
-        return cli->set & (CFG_F_WALL_TIME | CFG_F_CPU_TIME | CFG_F_MEMORY | CFG_F_PIDS | CFG_F_OUTPUT |
-                           CFG_F_FILE_SIZE | CFG_F_TMP_SIZE);
-}
-
-void judge_limits_apply(const struct nsb_config *overlay, unsigned take, struct nsb_config *cfg)
-{
-        if (take & CFG_F_WALL_TIME)
-                cfg->wall_time_ms = overlay->wall_time_ms;
-        if (take & CFG_F_CPU_TIME)
-                cfg->cpu_time_ms = overlay->cpu_time_ms;
-        if (take & CFG_F_MEMORY)
-                cfg->memory_bytes = overlay->memory_bytes;
-        if (take & CFG_F_PIDS)
-                cfg->pids_max = overlay->pids_max;
-        if (take & CFG_F_OUTPUT)
-                cfg->output_limit_bytes = overlay->output_limit_bytes;
-        if (take & CFG_F_FILE_SIZE)
-                cfg->file_size_bytes = overlay->file_size_bytes;
-        if (take & CFG_F_TMP_SIZE)
-                cfg->tmp_size_bytes = overlay->tmp_size_bytes;
+        return cli->set & cfg_limit_bits();
 }
 
 void judge_config_merge(const struct nsb_config *cli, unsigned cli_explicit, const struct judge_spec *spec,
@@ -597,44 +579,25 @@ void judge_config_merge(const struct nsb_config *cli, unsigned cli_explicit, con
 {
         *ret = *cli;
         /* precedence: flag > spec > default */
-        judge_limits_apply(&spec->limits, spec->limits_set & ~cli_explicit, ret);
+        cfg_limits_apply(&spec->limits, spec->limits_set & ~cli_explicit, ret);
         if (!cli->profile && spec->profile)
                 ret->profile = spec->profile;
 }
 
 int judge_request_build(const struct nsb_config *cfg, const struct judge_program *prog,
                         const char *program_data, size_t program_len, const struct judge_stimulus *st,
-                        int cancel_fd, char ***ret_argv, struct sbx_request *ret, struct nsb_error *e)
+                        int cancel_fd, struct prog *ret, struct nsb_error *e)
 {
-        AUTOFREE char **tail = calloc(1 + st->n_args, sizeof *tail);
-        char **argv;
-        size_t argc;
-
-        if (!tail)
-                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
-        tail[0] = prog->sandbox_path;
-        for (size_t k = 0; k < st->n_args; k++)
-                tail[1 + k] = st->args[k];
-        /* The profile's interpreter and its args, then /program/NAME ARGS. */
-        if (cfg_python_argv(cfg, tail, 1 + st->n_args, &argv, &argc) < 0)
-                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
-
-        *ret = (struct sbx_request) {
-                .cfg = cfg,
-                .argv = argv,
-                .argc = argc,
-                .python = true,
-                .program_name = prog->name,
-                .program_data = program_data,
-                .program_len = program_len,
-                /* A case without stdin reads --stdin FILE (NULL: sbx_run
-                 * opens it), else an empty one, so the program never reads
-                 * from a terminal or from nsbox's own stdin. */
-                .stdin_data = st->stdin_data ? st->stdin_data : cfg->stdin_path ? NULL : "",
-                .stdin_len = st->stdin_data ? st->stdin_len : 0,
-                .relay = false,
-                .cancel_fd = cancel_fd,
+        /* Only the stimulus goes in: the case's expectations never reach the sandbox. */
+        const struct prog_source src = {
+                .kind = PROG_FILE, .name = prog->name, .data = program_data, .len = program_len,
+                .args = st->args, .n_args = st->n_args,
+                .stdin_mode = PROG_STDIN_PER_RUN, .stdin_data = st->stdin_data, .stdin_len = st->stdin_len,
         };
-        *ret_argv = argv;
+
+        if (prog_build(cfg, &src, ret, e) < 0)
+                return -ENOMEM;
+        ret->req.relay = false;
+        ret->req.cancel_fd = cancel_fd;
         return 0;
 }

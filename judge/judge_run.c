@@ -85,7 +85,7 @@ static int observed_stdin(const struct nsb_config *cfg, struct judge_stimulus *s
         size_t len;
 
         if (st->stdin_data || !cfg->stdin_path) {
-                /* the case's own, else empty: what judge_request_build gives */
+                /* the case's own, else empty: what prog_build gives */
                 *in = (struct judge_obs_stdin) { st->stdin_data ? st->stdin_data : "", st->stdin_len, true };
                 return 0;
         }
@@ -129,9 +129,8 @@ static int run_case(const struct nsb_config *cfg, const struct judge_spec *spec,
         const struct judge_case *jc = &spec->cases[idx];
         struct judge_stimulus st = jc->stimulus;
         struct judge_obs_stdin in = { 0 };
-        AUTOFREE char **argv = NULL;
         AUTOFREE char *file_stdin = NULL;
-        struct sbx_request req;
+        struct prog prog = { 0 };
         struct nsb_error e, build_e;
         int r = 0, rs = 0;
 
@@ -140,14 +139,13 @@ static int run_case(const struct nsb_config *cfg, const struct judge_spec *spec,
         memset(&c->result, 0, sizeof c->result);
         if (obs)
                 rs = observed_stdin(cfg, &st, &file_stdin, &in, &e);
-        /* Only the stimulus goes in: jc->expect is not an argument here. */
         /* argv is built even when the stdin could not be read: the
          * observation records what the case was to run. */
-        r = judge_request_build(cfg, &spec->program, program, program_len, &st, cancel_fd, &argv, &req,
+        r = judge_request_build(cfg, &spec->program, program, program_len, &st, cancel_fd, &prog,
                                 rs < 0 ? &build_e : &e);
         if (r >= 0 && rs >= 0) {
-                req.python_host = python_host;
-                r = sbx_run(&req, &c->result);
+                prog.req.python_host = python_host;
+                r = sbx_run(&prog.req, &c->result);
         }
         if (r < 0 || rs < 0) {
                 /* Even the error result could not be produced: the case is
@@ -164,11 +162,11 @@ static int run_case(const struct nsb_config *cfg, const struct judge_spec *spec,
                 memcpy(c->result.program_sha256, sha, sizeof c->result.program_sha256);
         /* Judged from the result object as recorded, not from c->result. */
         judge_case_settle(&jc->expect, result_to_json(&c->result, cfg->output_limit_bytes), c);
-        if (!obs)
-                return 0;
-        if (!argv)
-                return nsb_fail(fatal, NSB_STAGE_OUTPUT, ENOMEM, "--observe: out of memory");
-        return observe_case(obs, spec, idx, sha, cfg, argv, req.argc, &in, c, fatal);
+        if (obs)
+                r = prog.argv ? observe_case(obs, spec, idx, sha, cfg, prog.argv, prog.req.argc, &in, c, fatal)
+                              : nsb_fail(fatal, NSB_STAGE_OUTPUT, ENOMEM, "--observe: out of memory");
+        prog_free(&prog);
+        return obs ? r : 0;
 }
 
 /* Observation lines of the cases that did not run: what they would have
@@ -181,13 +179,16 @@ static int observe_not_run(struct observe *obs, const struct nsb_config *cfg, co
                 const struct judge_stimulus *st = &spec->cases[i].stimulus;
                 struct judge_obs_stdin in = { st->stdin_data ? st->stdin_data : "", st->stdin_len,
                                               st->stdin_data || !cfg->stdin_path };
-                AUTOFREE char **argv = NULL;
-                struct sbx_request req;
+                struct prog prog = { 0 };
+                int r;
 
                 if (rep->cases[i].ran)
                         continue;
-                if (judge_request_build(cfg, &spec->program, program, program_len, st, -1, &argv, &req, e) < 0 ||
-                    observe_case(obs, spec, i, sha, cfg, argv, req.argc, &in, &rep->cases[i], e) < 0)
+                r = judge_request_build(cfg, &spec->program, program, program_len, st, -1, &prog, e);
+                if (r == 0)
+                        r = observe_case(obs, spec, i, sha, cfg, prog.argv, prog.req.argc, &in, &rep->cases[i], e);
+                prog_free(&prog);
+                if (r < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -293,17 +294,20 @@ static int replay_check_case(const struct nsb_config *cfg, const struct judge_sp
         struct judge_stimulus now = *st;
         struct judge_obs_stdin in = { 0 };
         AUTOFREE char *file_stdin = NULL;
-        AUTOFREE char **argv = NULL;
         AUTO(json_decref) json_t *planned = NULL;
-        struct sbx_request req;
+        struct prog prog = { 0 };
         char diff[NSB_ERROR_MSG_MAX - 80];
+        bool built;
 
         /* The stdin a live run would record: a --stdin FILE is read (a file
          * read, no sandbox) only when the observation recorded one. */
         if (!json_is_null(was_stdin) && observed_stdin(cfg, &now, &file_stdin, &in, e) < 0)
                 return -EINVAL;
-        if (judge_request_build(cfg, &spec->program, program, program_len, &now, -1, &argv, &req, e) < 0 ||
-            !(planned = judge_obs_plan(spec, i, sha, cfg, argv, req.argc, &in)))
+        built = judge_request_build(cfg, &spec->program, program, program_len, &now, -1, &prog, e) == 0;
+        if (built)
+                planned = judge_obs_plan(spec, i, sha, cfg, prog.argv, prog.req.argc, &in);
+        prog_free(&prog);
+        if (!planned)
                 return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
         if (judge_obs_difference(line, planned, diff, sizeof diff))
                 return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "cases[%zu] '%.60s': %s", i, spec->cases[i].name, diff);

@@ -7,6 +7,7 @@
  * spec that parses can always be evaluated.
  */
 #include "judge/judge_internal.h"
+#include "config/schema.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -24,24 +25,6 @@ static const char *const top_keys[] = { "program", "profile", "limits", "cases",
 static const char *const program_keys[] = { "path", "source", NULL };
 static const char *const case_keys[] = { "name", "args", "stdin", "expect", NULL };
 static const char *const expect_keys[] = { "exit_code", "stdout", "stderr", NULL };
-
-enum limit_kind { LIM_SIZE, LIM_BOUND /* a size, never 0 */, LIM_DURATION, LIM_COUNT };
-
-/* The spec's `limits` keys: the CLI flag names with '_' for '-'. */
-static const struct {
-        const char *key;
-        enum limit_kind kind;
-        unsigned bit;
-        size_t offset;
-} limit_keys[] = {
-        { "wall_time", LIM_DURATION, CFG_F_WALL_TIME, offsetof(struct nsb_config, wall_time_ms) },
-        { "cpu_time", LIM_DURATION, CFG_F_CPU_TIME, offsetof(struct nsb_config, cpu_time_ms) },
-        { "memory", LIM_BOUND, CFG_F_MEMORY, offsetof(struct nsb_config, memory_bytes) },
-        { "pids", LIM_COUNT, CFG_F_PIDS, offsetof(struct nsb_config, pids_max) },
-        { "output_limit", LIM_SIZE, CFG_F_OUTPUT, offsetof(struct nsb_config, output_limit_bytes) },
-        { "file_size", LIM_SIZE, CFG_F_FILE_SIZE, offsetof(struct nsb_config, file_size_bytes) },
-        { "tmp_size", LIM_BOUND, CFG_F_TMP_SIZE, offsetof(struct nsb_config, tmp_size_bytes) },
-};
 
 int judge_fail_at(struct nsb_error *e, const char *path, const char *fmt, ...)
 {
@@ -119,91 +102,6 @@ static int take_string(const json_t *v, const char *path, bool allow_nul, bool a
         *ret = copy;
         if (ret_len)
                 *ret_len = len;
-        return 0;
-}
-
-/* A JSON number as the decimal text the CLI parsers read ("2", "1.5"). */
-static int number_text(const json_t *v, char *buf, size_t size)
-{
-        if (json_is_integer(v)) {
-                snprintf(buf, size, "%lld", (long long) json_integer_value(v));
-                return 0;
-        }
-        if (json_is_real(v)) {
-                double d = json_real_value(v);
-                size_t n;
-
-                if (!(d >= 0 && d < 1e12)) {
-                        snprintf(buf, size, "%g", d);   /* the parser rejects it, quoting it */
-                        return 0;
-                }
-                snprintf(buf, size, "%.9f", d);
-                n = strlen(buf);
-                while (n > 0 && buf[n - 1] == '0')
-                        buf[--n] = '\0';
-                if (n > 0 && buf[n - 1] == '.')
-                        buf[--n] = '\0';
-                return 0;
-        }
-        return -EINVAL;
-}
-
-int judge_limits_parse(const json_t *obj, struct nsb_config *overlay, unsigned *ret_set, struct nsb_error *e)
-{
-        const char *key;
-        json_t *v;
-
-        if (!json_is_object(obj))
-                return judge_fail_at(e, "limits", "expected an object");
-        json_object_foreach((json_t *) obj, key, v) {
-                char path[PATH_MAX_LEN], num[64], list[160] = "", k[64];
-                const char *text = NULL;
-                uint64_t *field;
-                size_t i;
-                int r;
-
-                for (i = 0; i < ARRAY_SIZE(limit_keys); i++)
-                        if (strcmp(key, limit_keys[i].key) == 0)
-                                break;
-                if (i == ARRAY_SIZE(limit_keys)) {
-                        for (size_t j = 0; j < ARRAY_SIZE(limit_keys); j++) {
-                                if (j)
-                                        strncat(list, ", ", sizeof list - strlen(list) - 1);
-                                strncat(list, limit_keys[j].key, sizeof list - strlen(list) - 1);
-                        }
-                        return judge_fail_at(e, "limits", "unknown key \"%s\" (expected one of: %s)",
-                                             shown(k, sizeof k, key), list);
-                }
-                snprintf(path, sizeof path, "limits.%s", key);
-                field = (uint64_t *) ((char *) overlay + limit_keys[i].offset);
-
-                if (json_is_string(v)) {
-                        text = json_string_value(v);
-                        if (memchr(text, '\0', json_string_length(v)))
-                                return judge_fail_at(e, path, "must not contain a NUL character");
-                } else if (limit_keys[i].kind == LIM_DURATION && number_text(v, num, sizeof num) == 0) {
-                        text = num;          /* a number of seconds, as a bare CLI value */
-                } else if (limit_keys[i].kind == LIM_COUNT && json_is_integer(v)) {
-                        snprintf(num, sizeof num, "%lld", (long long) json_integer_value(v));
-                        text = num;
-                } else {
-                        return judge_fail_at(e, path, "%s",
-                                             limit_keys[i].kind == LIM_SIZE || limit_keys[i].kind == LIM_BOUND
-                                                     ? "expected a size string like \"256M\""
-                                             : limit_keys[i].kind == LIM_DURATION
-                                                     ? "expected a duration like \"2s\" or a number of seconds"
-                                                     : "expected an integer");
-                }
-
-                /* The flags' own parser and range: a spec accepts exactly what
-                 * the flag does. */
-                r = cfg_parse_limit(key, text, field, e);
-                if (r < 0) {
-                        e->stage = NSB_STAGE_CONFIG;   /* the shared parsers say "usage" */
-                        return nsb_error_prefix(e, "%s", path);
-                }
-                *ret_set |= limit_keys[i].bit;
-        }
         return 0;
 }
 
@@ -417,7 +315,7 @@ static int parse_spec(const json_t *root, const char *spec_path, struct judge_sp
                         return r;
         }
         if ((v = json_object_get(root, "limits"))) {
-                r = judge_limits_parse(v, &spec->limits, &spec->limits_set, e);
+                r = cfg_limits_parse_json(v, &spec->limits, &spec->limits_set, e);
                 if (r < 0)
                         return r;
                 /* The judge runs the program under Python. */

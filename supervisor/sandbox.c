@@ -101,7 +101,7 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
         if (s->mode->check && (r = s->mode->check(s, e)) < 0)
                 return r;
         if (req->python) {
-                const char *interp = cfg->interpreter ? cfg->interpreter : SBX_DEFAULT_INTERPRETER;
+                const char *interp = cfg_interpreter(cfg);
 
                 /* The parsers refuse it first; this catches a limit from a
                  * profile that a spec file names: never a run that cannot start. */
@@ -730,6 +730,8 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
         s.mode = sbx_mode_for(req->cfg->isolation);
         s.argv = req->argv;
         cfg_policy_sha256(req->cfg, ret->policy_sha256);
+        if (req->program_sha256)
+                snprintf(ret->program_sha256, sizeof ret->program_sha256, "%s", req->program_sha256);
         ledger_init(&ret->ledger);
         cg_run_init(&s.cg_run);
         s.cg_env.proc_fd = s.cg_env.sys_cgroup_fd = -1;

@@ -17,9 +17,6 @@
 #include "profile/profile.h"
 #include "result/result.h"
 
-/* The python profile's interpreter when cfg->interpreter is NULL. */
-#define SBX_DEFAULT_INTERPRETER "/usr/bin/python3"
-
 struct sbx_request {
         const struct nsb_config *cfg;        /* limits, mounts, network, isolation, env */
         char *const *argv;                   /* exact argv inside the sandbox; argv[0] absolute
@@ -32,6 +29,8 @@ struct sbx_request {
         const char *program_name;            /* file placed read-only at /program/NAME; NULL = none */
         const char *program_data;            /* its bytes (already read by the caller, hashed) */
         size_t program_len;
+        const char *program_sha256;          /* hex SHA-256 of the program (program/program.h):
+                                                the result's program_sha256; NULL = none */
         const char *stdin_data;              /* when non-NULL: the program's stdin bytes */
         size_t stdin_len;
         bool relay;                          /* also copy the (bounded) streams to our stdout/stderr */

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "nsbox-config.h"
+#include "program/program.h"
 #include "supervisor/sandbox.h"
 #include "testcmd/testcmd-paths.h"
 #include "util/cleanup.h"
@@ -209,36 +210,17 @@ static char *read_sink(int sink, size_t *ret_len)
         return buf;
 }
 
-/* Run the runner; fill @res and the channel's bytes. Returns 0, or -errno
- * with @e filled when nsbox itself could not set up (exit 125). */
-static int run_runner(const struct nsb_config *cfg, const char *runner_dir, int cancel_fd, struct run_result *res,
-                      char **ret_chan, size_t *ret_chan_len, struct nsb_error *e)
+/* Run @req with a results channel on fd 3; fill @res and the channel's
+ * bytes. Returns 0, or -errno with @e filled when nsbox itself could not set
+ * up (exit 125). */
+static int run_with_channel(struct sbx_request *req, struct run_result *res, char **ret_chan, size_t *ret_chan_len,
+                            struct nsb_error *e)
 {
         AUTOCLOSE int rfd = -1, wfd = -1, sink = -1;
         int p[2];
-        double wall_s = (double) cfg->wall_time_ms / 1000.0, margin = wall_s / 10 < 1.0 ? wall_s / 10 : 1.0;
-        char budget[32];
-        char *tail[] = { "/nsbox/" RUNNER_FILE, "--harness", "/harness",
-                         "--workspace", "/workspace", "--budget", budget, "--channel-fd", "3" };
-        AUTOFREE char **argv = NULL;
-        size_t argc = 0;
-        struct sbx_request req = {
-                .cfg = cfg,
-                .python = true,
-                .relay = false,
-                .runner_dir = runner_dir,
-                .cancel_fd = cancel_fd,
-        };
         pid_t helper;
         int r;
 
-        /* The profile's interpreter and its args run the runner. */
-        if (cfg_python_argv(cfg, tail, ARRAY_SIZE(tail), &argv, &argc) < 0)
-                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
-        req.argv = argv;
-        req.argc = argc;
-        /* The runner reports timeouts itself before nsbox's wall limit. */
-        snprintf(budget, sizeof budget, "%.3f", wall_s - margin > 0.05 ? wall_s - margin : 0.05);
         if (plat_pipe_cloexec(p) < 0)
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "results channel: pipe");
         rfd = p[0];
@@ -257,8 +239,8 @@ static int run_runner(const struct nsb_config *cfg, const char *runner_dir, int 
                 drain_main(rfd, sink);
         }
         close(move_fd(&rfd));
-        req.channel_fd = wfd;
-        r = sbx_run(&req, res);
+        req->channel_fd = wfd;
+        r = sbx_run(req, res);
         /* Our write end is the last one outside the (now ended) sandbox. */
         close(move_fd(&wfd));
         drain_wait(helper);
@@ -272,6 +254,35 @@ static int run_runner(const struct nsb_config *cfg, const char *runner_dir, int 
         if (!*ret_chan)
                 return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "cannot read the results channel");
         return 0;
+}
+
+/* Run the runner, through the one program builder (program/program.h):
+ * the profile's interpreter and its args, then /nsbox/RUNNER and its
+ * arguments. */
+static int run_runner(const struct nsb_config *cfg, const char *runner_dir, int cancel_fd, struct run_result *res,
+                      char **ret_chan, size_t *ret_chan_len, struct nsb_error *e)
+{
+        double wall_s = (double) cfg->wall_time_ms / 1000.0, margin = wall_s / 10 < 1.0 ? wall_s / 10 : 1.0;
+        char budget[32];
+        char *args[] = { "--harness", "/harness", "--workspace", "/workspace", "--budget", budget,
+                         "--channel-fd", "3" };
+        const struct prog_source src = {
+                .kind = PROG_PATH, .name = "/nsbox/" RUNNER_FILE, .args = args, .n_args = ARRAY_SIZE(args),
+                .stdin_mode = PROG_STDIN_CFG,
+        };
+        struct prog prog;
+        int r;
+
+        /* The runner reports timeouts itself before nsbox's wall limit. */
+        snprintf(budget, sizeof budget, "%.3f", wall_s - margin > 0.05 ? wall_s - margin : 0.05);
+        if (prog_build(cfg, &src, &prog, e) < 0)
+                return -ENOMEM;
+        prog.req.relay = false;
+        prog.req.runner_dir = runner_dir;
+        prog.req.cancel_fd = cancel_fd;
+        r = run_with_channel(&prog.req, res, ret_chan, ret_chan_len, e);
+        prog_free(&prog);
+        return r;
 }
 
 /* --junit FILE: one testcase per test. What JUnit calls an error is what

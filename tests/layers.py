@@ -33,9 +33,10 @@ DEPS = {
     'supervisor': {'caps', 'cgroup', 'config', 'doctor', 'landlock', 'mount', 'net', 'ns', 'path', 'platform',
                    'profile', 'result', 'seccomp', 'util'},
     'platform-impl': {'platform', 'config', 'doctor', 'profile', 'supervisor', 'util'},   # platform/linux, posix
-    'judge': {'config', 'frame', 'profile', 'report', 'result', 'supervisor', 'util'},
-    'testcmd': {'config', 'frame', 'platform', 'report', 'result', 'supervisor', 'util'},
-    'batch': {'config', 'frame', 'judge', 'platform', 'result', 'supervisor', 'util'},
+    'program': {'config', 'supervisor', 'util'},    # the python program's request (program/program.h)
+    'judge': {'config', 'frame', 'profile', 'program', 'report', 'result', 'supervisor', 'util'},
+    'testcmd': {'config', 'frame', 'platform', 'program', 'report', 'result', 'supervisor', 'util'},
+    'batch': {'config', 'frame', 'judge', 'platform', 'program', 'result', 'supervisor', 'util'},
 }
 
 # Known arrows that run up, each with its reason; the check fails if one

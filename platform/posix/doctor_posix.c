@@ -32,7 +32,7 @@ static void gather(const char *interpreter, struct px_doc_facts *f)
         f->as_nobody = geteuid() == 0;
         f->tasks_countable = reduced_count_tasks(f->as_nobody ? REDUCED_NOBODY_UID : getuid(), &tasks) == 0;
         f->user_tasks = (long) tasks;
-        snprintf(f->interpreter, sizeof f->interpreter, "%s", interpreter ? interpreter : SBX_DEFAULT_INTERPRETER);
+        snprintf(f->interpreter, sizeof f->interpreter, "%s", interpreter ? interpreter : CFG_DEFAULT_INTERPRETER);
         f->interpreter_ok = access(f->interpreter, X_OK) == 0;
         if (!f->interpreter_ok)
                 snprintf(f->interpreter_error, sizeof f->interpreter_error, "%s", strerror(errno));

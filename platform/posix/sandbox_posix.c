@@ -87,7 +87,7 @@ static int plan(struct psbx *s, struct nsb_error *e)
         if ((r = run_check_dir("--workspace", cfg->workspace, e)) < 0)
                 return r;
         if (req->python) {
-                if (!(s->exec_path = strdup(cfg->interpreter ? cfg->interpreter : SBX_DEFAULT_INTERPRETER)))
+                if (!(s->exec_path = strdup(cfg_interpreter(cfg))))
                         return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
                 if (access(s->exec_path, X_OK) < 0)
                         return nsb_fail(e, NSB_STAGE_PREPARE, errno, "interpreter '%s'", s->exec_path);
@@ -361,6 +361,8 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
         memset(ret, 0, sizeof *ret);
         ret->isolation = req->cfg->isolation;
         cfg_policy_sha256(req->cfg, ret->policy_sha256);
+        if (req->program_sha256)
+                snprintf(ret->program_sha256, sizeof ret->program_sha256, "%s", req->program_sha256);
         ledger_init(&ret->ledger);   /* every entry "unavailable" until a step enforces it */
         clock_gettime(CLOCK_MONOTONIC, &s.start);
         r = plan(&s, e);

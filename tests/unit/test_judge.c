@@ -602,46 +602,45 @@ static void test_request_has_no_expectation(void **state)
         static const char program[] = "print(int(input()))\n";
         struct judge_spec spec;
         struct nsb_config cfg;
-        struct sbx_request req;
+        struct prog p;
         struct nsb_error e;
-        char **argv = NULL;
 
         (void) state;
         parse_ok(json, "d/s.json", &spec);
         cfg_defaults(&cfg, NSB_CMD_JUDGE);
         assert_int_equal(judge_request_build(&cfg, &spec.program, program, strlen(program),
-                                             &spec.cases[0].stimulus, 7, &argv, &req, &e), 0);
-        assert_int_equal(req.argc, 6);
-        assert_string_equal(req.argv[0], "python3");
-        assert_string_equal(req.argv[1], "-I");
-        assert_string_equal(req.argv[2], "-B");
-        assert_string_equal(req.argv[3], "/program/sol.py");
-        assert_string_equal(req.argv[4], "2");
-        assert_string_equal(req.argv[5], "3");
-        assert_null(req.argv[6]);
-        assert_true(req.python);
-        assert_false(req.relay);
-        assert_int_equal(req.cancel_fd, 7);
-        assert_ptr_equal(req.cfg, &cfg);
-        assert_string_equal(req.program_name, "sol.py");
-        assert_int_equal(req.program_len, strlen(program));
-        assert_int_equal(req.stdin_len, 3);
-        assert_memory_equal(req.stdin_data, "in\n", 3);
+                                             &spec.cases[0].stimulus, 7, &p, &e), 0);
+        assert_int_equal(p.req.argc, 6);
+        assert_string_equal(p.req.argv[0], "python3");
+        assert_string_equal(p.req.argv[1], "-I");
+        assert_string_equal(p.req.argv[2], "-B");
+        assert_string_equal(p.req.argv[3], "/program/sol.py");
+        assert_string_equal(p.req.argv[4], "2");
+        assert_string_equal(p.req.argv[5], "3");
+        assert_null(p.req.argv[6]);
+        assert_true(p.req.python);
+        assert_false(p.req.relay);
+        assert_int_equal(p.req.cancel_fd, 7);
+        assert_ptr_equal(p.req.cfg, &cfg);
+        assert_string_equal(p.req.program_name, "sol.py");
+        assert_int_equal(p.req.program_len, strlen(program));
+        assert_int_equal(p.req.stdin_len, 3);
+        assert_memory_equal(p.req.stdin_data, "in\n", 3);
         /* Nothing the sandbox receives holds an expected value. */
-        for (size_t i = 0; i < req.argc; i++) {
-                assert_null(strstr(req.argv[i], "SECRET"));
+        for (size_t i = 0; i < p.req.argc; i++) {
+                assert_null(strstr(p.req.argv[i], "SECRET"));
         }
-        assert_null(nsb_memmem(req.stdin_data, req.stdin_len, "SECRET", 6));
-        assert_null(nsb_memmem(req.program_data, req.program_len, "SECRET", 6));
-        free(argv);
+        assert_null(nsb_memmem(p.req.stdin_data, p.req.stdin_len, "SECRET", 6));
+        assert_null(nsb_memmem(p.req.program_data, p.req.program_len, "SECRET", 6));
+        prog_free(&p);
 
         /* no stdin given: an empty one, never the caller's */
         assert_int_equal(judge_request_build(&cfg, &spec.program, program, strlen(program),
-                                             &spec.cases[1].stimulus, -1, &argv, &req, &e), 0);
-        assert_int_equal(req.argc, 4);
-        assert_non_null(req.stdin_data);
-        assert_int_equal(req.stdin_len, 0);
-        free(argv);
+                                             &spec.cases[1].stimulus, -1, &p, &e), 0);
+        assert_int_equal(p.req.argc, 4);
+        assert_non_null(p.req.stdin_data);
+        assert_int_equal(p.req.stdin_len, 0);
+        prog_free(&p);
         judge_spec_free(&spec);
 }
 
@@ -906,22 +905,21 @@ static void test_evidence_parse_is_strict(void **state)
 static json_t *sealed_line(const struct judge_spec *spec, const struct nsb_config *cfg, size_t idx,
                            const char *run_id, const struct run_result *r, char id[65])
 {
-        char **argv = NULL;
-        struct sbx_request req;
+        struct prog p;
         struct nsb_error e;
         struct judge_obs_stdin in = { spec->cases[idx].stimulus.stdin_data ? spec->cases[idx].stimulus.stdin_data : "",
                                       spec->cases[idx].stimulus.stdin_len, true };
         json_t *body, *line;
 
-        assert_int_equal(judge_request_build(cfg, &spec->program, "x", 1, &spec->cases[idx].stimulus, -1, &argv, &req,
+        assert_int_equal(judge_request_build(cfg, &spec->program, "x", 1, &spec->cases[idx].stimulus, -1, &p,
                                              &e), 0);
         body = judge_obs_plan(spec, idx, "1111111111111111111111111111111111111111111111111111111111111111", cfg,
-                              argv, req.argc, &in);
+                              p.argv, p.req.argc, &in);
         assert_non_null(body);
         line = judge_obs_seal(body, idx, run_id, "0.1.0", r ? result_to_json(r, 1024) : NULL, "not run: cancelled", id);
         assert_non_null(line);
         json_decref(body);
-        free(argv);
+        prog_free(&p);
         return line;
 }
 
@@ -951,9 +949,9 @@ static void test_observation_round_trip(void **state)
         struct nsb_config cfg;
         struct run_result *r = exited(0, "5\n", "");
         json_t *lines[2], *parsed = NULL, *planned;
-        char id0[65], id1[65], *text, diff[400], **argv = NULL;
+        char id0[65], id1[65], *text, diff[400];
         struct nsb_error e;
-        struct sbx_request req;
+        struct prog p;
         struct judge_obs_stdin in = { "in\0\n", 4, true };
 
         (void) state;
@@ -976,48 +974,48 @@ static void test_observation_round_trip(void **state)
         assert_true(json_equal(json_array_get(parsed, 0), lines[0]));
 
         /* the same plan: no difference; a changed one: the first difference */
-        assert_int_equal(judge_request_build(&cfg, &spec.program, "x", 1, &spec.cases[0].stimulus, -1, &argv, &req, &e),
+        assert_int_equal(judge_request_build(&cfg, &spec.program, "x", 1, &spec.cases[0].stimulus, -1, &p, &e),
                          0);
         planned = judge_obs_plan(&spec, 0, "1111111111111111111111111111111111111111111111111111111111111111", &cfg,
-                                 argv, req.argc, &in);
+                                 p.argv, p.req.argc, &in);
         assert_false(judge_obs_difference(json_array_get(parsed, 0), planned, diff, sizeof diff));
         json_decref(planned);
         planned = judge_obs_plan(&spec, 0, "2222222222222222222222222222222222222222222222222222222222222222", &cfg,
-                                 argv, req.argc, &in);
+                                 p.argv, p.req.argc, &in);
         assert_true(judge_obs_difference(json_array_get(parsed, 0), planned, diff, sizeof diff));
         assert_non_null(strstr(diff, "program.sha256 was \"1111"));
         json_decref(planned);
         cfg.memory_bytes = 1ULL << 30;
         planned = judge_obs_plan(&spec, 0, "1111111111111111111111111111111111111111111111111111111111111111", &cfg,
-                                 argv, req.argc, &in);
+                                 p.argv, p.req.argc, &in);
         assert_true(judge_obs_difference(json_array_get(parsed, 0), planned, diff, sizeof diff));
         assert_string_equal(diff, "invocation.limits.memory_bytes was 268435456, is now 1073741824");
         json_decref(planned);
         cfg.memory_bytes = 256ULL << 20;
         cfg.network = NSB_NETWORK_LOOPBACK;
         planned = judge_obs_plan(&spec, 0, "1111111111111111111111111111111111111111111111111111111111111111", &cfg,
-                                 argv, req.argc, &in);
+                                 p.argv, p.req.argc, &in);
         assert_true(judge_obs_difference(json_array_get(parsed, 0), planned, diff, sizeof diff));
         assert_non_null(strstr(diff, "was 'network = none', is now 'network = loopback'"));
         json_decref(planned);
         cfg.network = NSB_NETWORK_NONE;
         in.len = 3;
         planned = judge_obs_plan(&spec, 0, "1111111111111111111111111111111111111111111111111111111111111111", &cfg,
-                                 argv, req.argc, &in);
+                                 p.argv, p.req.argc, &in);
         assert_true(judge_obs_difference(json_array_get(parsed, 0), planned, diff, sizeof diff));
         assert_non_null(strstr(diff, "invocation.stdin.sha256 was"));
         json_decref(planned);
-        free(argv);
+        prog_free(&p);
         spec.cases[0].stimulus.args[1][0] = '7';
-        assert_int_equal(judge_request_build(&cfg, &spec.program, "x", 1, &spec.cases[0].stimulus, -1, &argv, &req, &e),
+        assert_int_equal(judge_request_build(&cfg, &spec.program, "x", 1, &spec.cases[0].stimulus, -1, &p, &e),
                          0);
         in.len = 4;
         planned = judge_obs_plan(&spec, 0, "1111111111111111111111111111111111111111111111111111111111111111", &cfg,
-                                 argv, req.argc, &in);
+                                 p.argv, p.req.argc, &in);
         assert_true(judge_obs_difference(json_array_get(parsed, 0), planned, diff, sizeof diff));
         assert_string_equal(diff, "invocation.args[1] was \"3\", is now \"7\"");
         json_decref(planned);
-        free(argv);
+        prog_free(&p);
 
         json_decref(parsed);
         free(text);
