@@ -91,6 +91,7 @@ static int mirror(struct host_set *set, const char *path, char *ret_real, enum h
                   struct nsb_error *e)
 {
         char cur[PATH_MAX], rest[PATH_MAX];
+        size_t at = 0;                  /* rest + at: what is left to walk */
         int hops = 0;
 
         if (path[0] != '/' || strlen(path) >= sizeof rest)
@@ -99,7 +100,7 @@ static int mirror(struct host_set *set, const char *path, char *ret_real, enum h
         normalise(rest);
         cur[0] = '\0';
         for (;;) {
-                char *p = rest, *slash, comp[NAME_MAX + 1], cand[PATH_MAX];
+                char *p = rest + at, *slash, comp[NAME_MAX + 1], cand[PATH_MAX];
                 struct stat st;
                 size_t clen;
 
@@ -113,7 +114,7 @@ static int mirror(struct host_set *set, const char *path, char *ret_real, enum h
                         return nsb_fail(e, NSB_STAGE_PREPARE, ENAMETOOLONG, "'%s': name too long", path);
                 memcpy(comp, p, clen);
                 comp[clen] = '\0';
-                memmove(rest, p + clen, strlen(p + clen) + 1);
+                at = (size_t) (p + clen - rest);
                 if ((size_t) snprintf(cand, sizeof cand, "%s/%s", cur, comp) >= sizeof cand)
                         return nsb_fail(e, NSB_STAGE_PREPARE, ENAMETOOLONG, "'%s': path too long", path);
                 if (lstat(cand, &st) < 0)
@@ -129,18 +130,19 @@ static int mirror(struct host_set *set, const char *path, char *ret_real, enum h
                         if (add(set, cand, HOST_SYMLINK, target) < 0)
                                 return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
                         if (target[0] == '/')
-                                snprintf(next, sizeof next, "%s%s", target, rest);
+                                snprintf(next, sizeof next, "%s%s", target, rest + at);
                         else
-                                snprintf(next, sizeof next, "%s/%s%s", cur, target, rest);
+                                snprintf(next, sizeof next, "%s/%s%s", cur, target, rest + at);
                         if (strlen(next) >= sizeof rest)
                                 return nsb_fail(e, NSB_STAGE_PREPARE, ENAMETOOLONG, "'%s': path too long", path);
                         memcpy(rest, next, strlen(next) + 1);
                         normalise(rest);
+                        at = 0;
                         cur[0] = '\0';
                         continue;
                 }
                 memcpy(cur, cand, strlen(cand) + 1);
-                if (!rest[0] || strcmp(rest, "/") == 0) {
+                if (!rest[at] || strcmp(rest + at, "/") == 0) {
                         *ret_kind = S_ISDIR(st.st_mode) ? HOST_DIR : HOST_FILE;
                         break;
                 }

@@ -85,6 +85,8 @@ def main(root):
     for top in sorted(os.listdir(root)):
         if top in TOP or top.startswith('.') or not os.path.isdir(os.path.join(root, top)):
             continue
+        if os.path.exists(os.path.join(root, top, 'meson-info')):   # a build directory (build-asan, ...)
+            continue
         for dirpath, _, files in os.walk(os.path.join(root, top)):
             for f in sorted(files):
                 if not f.endswith(('.c', '.h')):
