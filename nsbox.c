@@ -13,6 +13,7 @@
 #include "config/config.h"
 #include "config/policy.h"
 #include "doctor/doctor.h"
+#include "frame/frame.h"
 #include "judge/judge.h"
 #include "report/report.h"
 #include "platform/platform.h"
@@ -22,6 +23,7 @@
 #include "testcmd/testcmd.h"
 #include "util/cleanup.h"
 #include "util/cmdline.h"
+#include "util/exitcode.h"
 #include "util/portable.h"
 #include "util/readfile.h"
 #include "util/resultfile.h"
@@ -29,7 +31,6 @@
 
 #include "nsbox-config.h"
 
-#define EXIT_NSBOX_FAILURE 125
 #define MAX_PROGRAM_BYTES (64u << 20)
 
 /* "nsbox: [CMD: ]message", with the errno text only for a system error
@@ -40,12 +41,6 @@ static void print_error(const char *cmd, const struct nsb_error *e)
         char buf[NSB_ERROR_MSG_MAX + 128];
 
         fprintf(stderr, "nsbox: %s%s%s\n", cmd ? cmd : "", cmd ? ": " : "", nsb_error_describe(e, buf, sizeof buf));
-}
-
-static int usage_error_or_die(const struct nsb_error *e)
-{
-        print_error(NULL, e);
-        return EXIT_NSBOX_FAILURE;
 }
 
 static void explain(const struct nsb_config *cfg, const struct run_result *r)
@@ -72,14 +67,6 @@ static void explain(const struct nsb_config *cfg, const struct run_result *r)
                                 "only with --stdin -\n");
 }
 
-/* Before anything runs, and whatever the output format: reduced isolation is
- * never silent. */
-static void warn_reduced(const struct nsb_config *cfg)
-{
-        if (cfg->isolation == NSB_ISOLATION_REDUCED && cfg->cmd != NSB_CMD_DOCTOR)
-                fprintf(stderr, "nsbox: warning: --isolation reduced: %s\n", plat_reduced_banner);
-}
-
 static int emit(const struct nsb_config *cfg, const struct run_result *r)
 {
         json_t *j = result_to_json(r, cfg->output_limit_bytes);
@@ -89,19 +76,19 @@ static int emit(const struct nsb_config *cfg, const struct run_result *r)
         nsb_error_clear(&e);
         if (!j) {
                 fprintf(stderr, "nsbox: out of memory rendering the result\n");
-                return EXIT_NSBOX_FAILURE;
+                return NSB_EXIT_FAILURE;
         }
         if (cfg->result_path && result_file_write(cfg->result_path, j, flags, &e) < 0) {
                 print_error(NULL, &e);
                 json_decref(j);
-                return EXIT_NSBOX_FAILURE;
+                return NSB_EXIT_FAILURE;
         }
         if (cfg->json) {
                 if (json_dumpf(j, stdout, flags) < 0 || fputc('\n', stdout) == EOF ||
                     fflush(stdout) == EOF) {
                         fprintf(stderr, "nsbox: cannot write the result to stdout: %s\n", strerror(errno));
                         json_decref(j);
-                        return EXIT_NSBOX_FAILURE;
+                        return NSB_EXIT_FAILURE;
                 }
         } else {
                 explain(cfg, r);
@@ -116,7 +103,7 @@ static int emit(const struct nsb_config *cfg, const struct run_result *r)
                                 fprintf(stderr, "nsbox: cannot pass the program's %s on: %s\n",
                                         i ? "stderr" : "stdout", strerror(err));
                                 json_decref(j);
-                                return EXIT_NSBOX_FAILURE;
+                                return NSB_EXIT_FAILURE;
                         }
                 }
         }
@@ -125,36 +112,34 @@ static int emit(const struct nsb_config *cfg, const struct run_result *r)
 }
 
 /* nsbox profile show NAME|FILE: the resolved policy, as a profile. */
-static int profile_show_or_die(const struct nsb_config *cfg)
+static int profile_show_main(const struct frame_run *run, struct nsb_error *e)
 {
+        const struct nsb_config *cfg = run->cfg;
         struct nsb_config prof;
         AUTOFREE char *text = NULL;
-        struct nsb_error e;
         int r;
 
-        nsb_error_clear(&e);
-        r = cfg_profile_load(cfg->input_path, NSB_CMD_PROFILE, &prof, &e);
+        r = cfg_profile_load(cfg->input_path, NSB_CMD_PROFILE, &prof, e);
         if (r == 0)
-                r = cfg_policy_render(&prof, &text, &e);
+                r = cfg_policy_render(&prof, &text, e);
         cfg_free(&prof);
         if (r < 0)
-                return usage_error_or_die(&e);
+                return NSB_EXIT_FAILURE;
         printf("; nsbox profile: %s (resolved; nsbox reads this back with --profile FILE)\n%s", cfg->input_path, text);
         return 0;
 }
 
 /* nsbox python: the script (or -c CODE) through the one program builder. */
-static int python_or_die(struct nsb_config *cfg, int cancel_fd)
+static int python_main(const struct frame_run *run, struct nsb_error *e)
 {
+        struct nsb_config *cfg = run->cfg;
         AUTOFREE char *program = NULL;
         size_t program_len = 0;
         struct prog_source src = { .kind = PROG_CODE, .data = cfg->inline_code, .stdin_mode = PROG_STDIN_CFG };
         struct prog prog;
         struct run_result r;
-        struct nsb_error e;
         int code;
 
-        nsb_error_clear(&e);
         if (cfg->inline_code) {
                 src.len = strlen(cfg->inline_code);
                 src.args = cfg->argv;
@@ -162,15 +147,13 @@ static int python_or_die(struct nsb_config *cfg, int cancel_fd)
         } else {
                 /* `python -` reads its program from stdin; nsbox does not */
                 if (strcmp(cfg->argv[0], "-") == 0)
-                        nsb_fail(&e, NSB_STAGE_USAGE, EINVAL, "SCRIPT '-': nsbox reads no program from its "
+                        nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "SCRIPT '-': nsbox reads no program from its "
                                  "standard input; give a script file, or -c CODE (--stdin - hands "
                                  "standard input to the program)");
-                else if (read_file(cfg->argv[0], MAX_PROGRAM_BYTES, &program, &program_len, &e) < 0)
-                        nsb_error_prefix(&e, "script");
-                if (e.stage != NSB_STAGE_NONE) {
-                        print_error("python", &e);
-                        return EXIT_NSBOX_FAILURE;
-                }
+                else if (read_file(cfg->argv[0], MAX_PROGRAM_BYTES, &program, &program_len, e) < 0)
+                        nsb_error_prefix(e, "script");
+                if (e->stage != NSB_STAGE_NONE)
+                        return NSB_EXIT_FAILURE;
                 src.kind = PROG_FILE;
                 src.name = strrchr(cfg->argv[0], '/') ? strrchr(cfg->argv[0], '/') + 1 : cfg->argv[0];
                 src.data = program;
@@ -178,10 +161,10 @@ static int python_or_die(struct nsb_config *cfg, int cancel_fd)
                 src.args = cfg->argv + 1;
                 src.n_args = cfg->argc - 1;
         }
-        if (prog_build(cfg, &src, &prog, &e) < 0)
-                return EXIT_NSBOX_FAILURE;
+        if (prog_build(cfg, &src, &prog, e) < 0)
+                return NSB_EXIT_FAILURE;
         prog.req.relay = !cfg->json;
-        prog.req.cancel_fd = cancel_fd;
+        prog.req.cancel_fd = run->cancel_fd;
         sbx_run(&prog.req, &r);
         prog_free(&prog);
         code = emit(cfg, &r);
@@ -190,17 +173,17 @@ static int python_or_die(struct nsb_config *cfg, int cancel_fd)
 }
 
 /* nsbox run: COMMAND ARG... as given. */
-static int run_or_die(struct nsb_config *cfg, int cancel_fd)
+static int run_main(const struct frame_run *run, struct nsb_error *e)
 {
+        struct nsb_config *cfg = run->cfg;
         AUTOFREE char **argv = calloc(cfg->argc + 1, sizeof *argv);
-        struct sbx_request req = { .cfg = cfg, .relay = !cfg->json, .cancel_fd = cancel_fd, .channel_fd = -1 };
+        struct sbx_request req = { .cfg = cfg, .relay = !cfg->json, .cancel_fd = run->cancel_fd, .channel_fd = -1 };
         struct run_result r;
         int code;
 
-        if (cfg->cmd == NSB_CMD_PYTHON)
-                return python_or_die(cfg, cancel_fd);
+        (void) e;
         if (!argv)
-                return EXIT_NSBOX_FAILURE;
+                return NSB_EXIT_FAILURE;
         for (size_t n = 0; n < cfg->argc; n++)
                 argv[n] = cfg->argv[n];
         req.argv = argv;
@@ -209,6 +192,22 @@ static int run_or_die(struct nsb_config *cfg, int cancel_fd)
         code = emit(cfg, &r);
         run_result_free(&r);
         return code;
+}
+
+static int version_main(const struct frame_run *run, struct nsb_error *e)
+{
+        (void) run, (void) e;
+        printf("nsbox %s\n", NSBOX_VERSION);
+        return NSB_EXIT_OK;
+}
+
+static int help_main(const struct frame_run *run, struct nsb_error *e)
+{
+        AUTOFREE char *u = cfg_usage(run->cfg->cmd == NSB_CMD_HELP ? NSB_CMD_NONE : run->cfg->cmd);
+
+        (void) e;
+        fputs(u ? u : "", stdout);
+        return NSB_EXIT_OK;
 }
 
 /* A closed stdin/stdout/stderr would be taken by the next open() (the
@@ -226,119 +225,61 @@ static void hold_std_fds(void)
 static int stdout_delivered_or_die(int code)
 {
         errno = 0;
-        if (code != EXIT_NSBOX_FAILURE && (fflush(stdout) == EOF || ferror(stdout))) {
+        if (code != NSB_EXIT_FAILURE && (fflush(stdout) == EOF || ferror(stdout))) {
                 fprintf(stderr, "nsbox: cannot write to stdout: %s\n", errno ? strerror(errno) : "write error");
-                return EXIT_NSBOX_FAILURE;
+                return NSB_EXIT_FAILURE;
         }
         return code;
 }
 
-/* --result, --junit: the directory resolved before anything runs. */
-static int pin_path(char **path)
-{
-        char *pinned;
+#define ANY_STATUS (-1)
+#define GUARD_RESULTS (FRAME_RESULT | FRAME_STDOUT)
 
-        if (!*path)
-                return 0;
-        if (!(pinned = result_path_pin(*path))) {
-                fprintf(stderr, "nsbox: out of memory\n");
-                return -ENOMEM;
-        }
-        free(*path);
-        *path = pinned;
-        return 0;
-}
+/* The command frame (frame/frame.h): what each command supplies. run and
+ * python guard nothing: their results hold no expected values. judge's spec
+ * may name its profile, so it resolves it and checks its files itself. */
+static const struct frame_command commands[] = {
+        /* cmd               name      profile             runs   python input   guarded                              main               explained */
+        { NSB_CMD_RUN,       NULL,     FRAME_PROFILE_CLI,  true,  false, NULL,   0,                                   run_main,          NSB_EXIT_FAILURE },
+        { NSB_CMD_PYTHON,    "python", FRAME_PROFILE_CLI,  true,  true,  NULL,   0,                                   python_main,       NSB_EXIT_FAILURE },
+        { NSB_CMD_JUDGE,     "judge",  FRAME_PROFILE_OWN,  true,  true,  "SPEC", FRAME_INPUT | GUARD_RESULTS | FRAME_OBSERVE | FRAME_JUNIT, judge_main, NSB_EXIT_FAILURE },
+        { NSB_CMD_TEST,      "test",   FRAME_PROFILE_CLI,  true,  true,  NULL,   GUARD_RESULTS | FRAME_JUNIT,         test_main,         NSB_EXIT_FAILURE },
+        { NSB_CMD_BATCH,     NULL,     FRAME_PROFILE_CLI,  true,  true,  "JOBS", FRAME_INPUT | GUARD_RESULTS,         batch_main,        NSB_EXIT_FAILURE },
+        { NSB_CMD_DOCTOR,    NULL,     FRAME_PROFILE_NONE, true,  false, NULL,   0,                                   doctor_main,       ANY_STATUS },
+        { NSB_CMD_REPORT,    "report", FRAME_PROFILE_NONE, false, false, NULL,   0,                                   report_main,       ANY_STATUS },
+        { NSB_CMD_PROFILE,   NULL,     FRAME_PROFILE_NONE, false, false, NULL,   0,                                   profile_show_main, NSB_EXIT_FAILURE },
+        { NSB_CMD_VERSION,   NULL,     FRAME_PROFILE_NONE, false, false, NULL,   0,                                   version_main,      NSB_EXIT_FAILURE },
+        { NSB_CMD_HELP,      NULL,     FRAME_PROFILE_NONE, false, false, NULL,   0,                                   help_main,         NSB_EXIT_FAILURE },
+        { 0 },
+};
 
 int main(int argc, char **argv)
 {
+        const struct frame_command *c;
+        struct frame_run run;
         struct nsb_config cfg;
         struct nsb_error e;
-        char cwd[4096];
-        int code, cancel_fd;
+        int code;
 
         hold_std_fds();
         cmdline_remember(argc, argv);
         nsb_error_clear(&e);
         if (cfg_parse_cli(argc, argv, &cfg, &e) < 0) {
-                code = usage_error_or_die(&e);
-                cfg_free(&cfg);
-                return code;
-        }
-        if (cfg.cmd == NSB_CMD_VERSION) {
-                printf("nsbox %s\n", NSBOX_VERSION);
-                return stdout_delivered_or_die(0);
-        }
-        if (cfg.cmd == NSB_CMD_HELP || cfg.help) {
-                AUTOFREE char *u = cfg_usage(cfg.cmd == NSB_CMD_HELP ? NSB_CMD_NONE : cfg.cmd);
-                fputs(u ? u : "", stdout);
-                cfg_free(&cfg);
-                return stdout_delivered_or_die(0);
-        }
-        if (cfg.cmd == NSB_CMD_PROFILE) {
-                code = profile_show_or_die(&cfg);
-                cfg_free(&cfg);
-                return stdout_delivered_or_die(code);
-        }
-        if (cfg.cmd == NSB_CMD_REPORT) {
-                /* Reads files, runs nothing: no profile, no sandbox. */
-                code = report_main(&cfg, stdout, &e);
-                if (code != REPORT_EXIT_OK)
-                        print_error("report", &e);
-                cfg_free(&cfg);
-                return stdout_delivered_or_die(code);
-        }
-        /* Relative bind sources from here; the judge resolves its own
-         * profile: its spec may name the profile. */
-        if ((getcwd(cwd, sizeof cwd) && cfg_absolute_sources(&cfg, cwd, &e) < 0) ||
-            (cfg.cmd != NSB_CMD_JUDGE && cfg.cmd != NSB_CMD_DOCTOR && cfg_profile_resolve(&cfg, NULL, &e) < 0) ||
-            (cfg.cmd != NSB_CMD_RUN && cfg.cmd != NSB_CMD_DOCTOR && cfg_check_python_memory(cfg.memory_bytes, &e) < 0 &&
-             /* a profile's limit: say whose (no flag gave it) */
-             ((cfg.set & CFG_F_MEMORY) || !cfg.profile || nsb_error_prefix(&e, "profile '%s': [limits] memory",
-                                                                          cfg.profile) < 0)) ||
-            cfg_check_stdin(&cfg, &e) < 0) {
-                code = usage_error_or_die(&e);
-                cfg_free(&cfg);
-                return code;
-        }
-        /* Pinned before the program runs: see util/resultfile.h. */
-        if (pin_path(&cfg.result_path) < 0 || pin_path(&cfg.junit_path) < 0) {
-                cfg_free(&cfg);
-                return EXIT_NSBOX_FAILURE;
-        }
-        warn_reduced(&cfg);
-        /* SIGINT/SIGTERM/SIGHUP become a readable fd: the supervisor cancels the run. */
-        cancel_fd = plat_cancel_fd();
-        switch (cfg.cmd) {
-        case NSB_CMD_RUN:
-        case NSB_CMD_PYTHON:
-                code = run_or_die(&cfg, cancel_fd);
-                break;
-        case NSB_CMD_JUDGE:
-                code = judge_main(&cfg, cancel_fd, stdout, &e);
-                if (code == JUDGE_EXIT_BAD_SPEC)
-                        print_error("judge", &e);
-                break;
-        case NSB_CMD_TEST:
-                code = test_main(&cfg, cancel_fd, stdout, &e);
-                if (code == TESTCMD_EXIT_SETUP)
-                        print_error("test", &e);
-                break;
-        case NSB_CMD_BATCH:
-                code = batch_main(&cfg, cancel_fd, STDOUT_FILENO,
-                                  !cfg.quiet && isatty(STDERR_FILENO) ? stderr : NULL, cfg.quiet ? NULL : stderr, &e);
-                if (code == BATCH_EXIT_SETUP)
-                        usage_error_or_die(&e);
-                break;
-        case NSB_CMD_DOCTOR:
-                code = doctor_main(&cfg, stdout, &e);
-                if (e.stage != NSB_STAGE_NONE)
-                        usage_error_or_die(&e);
-                break;
-        default:
+                code = NSB_EXIT_FAILURE;
+        } else if (!(c = frame_lookup(commands, cfg.help && cfg.cmd != NSB_CMD_VERSION ? NSB_CMD_HELP : cfg.cmd))) {
                 nsb_fail(&e, NSB_STAGE_USAGE, ENOSYS, "this command is not available yet");
-                code = usage_error_or_die(&e);
-                break;
+                code = NSB_EXIT_FAILURE;
+        } else if (frame_prepare(c, &cfg, &run, &e) < 0) {
+                code = NSB_EXIT_FAILURE;
+        } else {
+                code = c->main(&run, &e);
+                if (e.stage != NSB_STAGE_NONE && code != NSB_EXIT_OK &&
+                    (c->explained == ANY_STATUS || code == c->explained))
+                        print_error(c->name, &e);
+                nsb_error_clear(&e);
         }
+        if (e.stage != NSB_STAGE_NONE)
+                print_error(NULL, &e);
         cfg_free(&cfg);
         return stdout_delivered_or_die(code);
 }

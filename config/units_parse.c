@@ -10,6 +10,7 @@
  */
 #include "config/config.h"
 #include "config/schema.h"
+#include "util/cleanup.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -109,7 +110,7 @@ int cfg_parse_size(const char *s, uint64_t *ret_bytes, struct nsb_error *e)
         if (r < 0)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                 "malformed size '%s' (" SIZE_FORM ")", s);
-        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
                 if (strcasecmp(d.rest, units[i].suffix) != 0)
                         continue;
                 if (d.frac_digits > 0 && units[i].mult == 1)
@@ -156,7 +157,7 @@ int cfg_parse_duration(const char *s, uint64_t *ret_ms, struct nsb_error *e)
         if (r < 0)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                 "malformed duration '%s' (" DURATION_FORM ")", s);
-        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
                 uint64_t ms;
                 if (strcmp(d.rest, units[i].suffix) != 0)
                         continue;

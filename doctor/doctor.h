@@ -32,6 +32,7 @@
 
 #include "cgroup/cgroup.h"
 #include "config/config.h"
+#include "frame/frame.h"
 #include "util/error.h"
 
 #define DOCTOR_SCHEMA "nsbox.doctor/1"
@@ -163,6 +164,6 @@ int doctor_gather(const char *proc_sys, int fake_userns, const char *interpreter
                   struct doc_facts *ret,
                   struct nsb_error *e);
 
-/* `nsbox doctor`: gather, plan, print (JSON when cfg->doctor_json).
+/* `nsbox doctor`: gather, plan, print on run->out (JSON when cfg->doctor_json).
  * Returns 0 when the requested isolation can be provided, 1 when not. */
-int doctor_main(const struct nsb_config *cfg, FILE *out, struct nsb_error *e);
+int doctor_main(const struct frame_run *run, struct nsb_error *e);

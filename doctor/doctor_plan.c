@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util/portable.h"
+#include "util/cleanup.h"
 
 static const char *const status_names[] = {
         [DOC_OK] = "ok", [DOC_DEGRADED] = "degraded", [DOC_UNAVAILABLE] = "unavailable",
@@ -16,7 +17,7 @@ static const char *const status_names[] = {
 
 const char *doctor_status_name(enum doc_status s)
 {
-        return (unsigned) s < sizeof status_names / sizeof status_names[0] ? status_names[s] : "unknown";
+        return (unsigned) s < ARRAY_SIZE(status_names)? status_names[s] : "unknown";
 }
 
 static struct doc_check *add_check(struct doc_report *r, const char *name)

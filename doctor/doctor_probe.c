@@ -180,7 +180,7 @@ static int probe_seccomp_filter(void)
 {
         static const unsigned actions[] = { SECCOMP_RET_KILL_PROCESS, SECCOMP_RET_ERRNO };
 
-        for (size_t i = 0; i < sizeof actions / sizeof actions[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(actions); i++) {
                 unsigned action = actions[i];
                 if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) < 0)
                         return errno;
@@ -355,8 +355,10 @@ int doctor_gather(const char *proc_sys, int fake_userns, const char *interpreter
         return 0;
 }
 
-int doctor_main(const struct nsb_config *cfg, FILE *out, struct nsb_error *e)
+int doctor_main(const struct frame_run *run, struct nsb_error *e)
 {
+        const struct nsb_config *cfg = run->cfg;
+        FILE *out = run->out;
         const char *proc_sys = doctor_proc_sys();
         int fake_userns = -1;
         struct doc_facts *f = calloc(1, sizeof *f);

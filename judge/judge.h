@@ -30,13 +30,14 @@
 #include <stdio.h>
 
 #include "config/config.h"
+#include "frame/frame.h"
 #include "profile/profile.h"
 #include "result/result.h"
 #include "util/error.h"
 
 #define JUDGE_SCHEMA "nsbox.verdict/1"
 #define JUDGE_REASON_MAX 512
-#define JUDGE_EXIT_BAD_SPEC 125
+#define JUDGE_EXIT_BAD_SPEC NSB_EXIT_FAILURE
 
 enum judge_verdict { JUDGE_PASS = 0, JUDGE_FAIL, JUDGE_UNDETERMINED, JUDGE_NOT_RUN };
 
@@ -181,9 +182,9 @@ int judge_run_spec(const struct nsb_config *cli, unsigned cli_explicit, const st
 void judge_report_free(struct judge_report *rep);
 
 /* The whole command (judge_run.c): read cli->input_path, run every case,
- * print the verdict to @out (JSON when cli->json, else a summary), write it
+ * print the verdict to run->out (JSON when cli->json, else a summary), write it
  * to cli->result_path if set. Resolves the profile into @cli first (the
- * spec's "profile" unless --profile). Returns the process exit status: 0, 1, 3, or
- * 125 with @e filled when the spec (or its program file) is bad or nsbox
+ * spec's "profile" unless --profile). Returns the process exit status: NSB_EXIT_OK, _FAIL, _UNDETERMINED, or
+ * NSB_EXIT_FAILURE with @e filled when the spec (or its program file) is bad or nsbox
  * itself failed; the caller prints @e. */
-int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_error *e);
+int judge_main(const struct frame_run *run, struct nsb_error *e);

@@ -527,11 +527,11 @@ int judge_exit_code(enum judge_verdict suite)
 {
         switch (suite) {
         case JUDGE_PASS:
-                return 0;
+                return NSB_EXIT_OK;
         case JUDGE_FAIL:
-                return 1;
+                return NSB_EXIT_FAIL;
         default:
-                return 3;
+                return NSB_EXIT_UNDETERMINED;
         }
 }
 

@@ -8,8 +8,7 @@
 #include <string.h>
 
 #include "util/cleanup.h"
-
-DEFINE_AUTO_CLEANUP(json_t, json_decref)
+#include "util/json_cleanup.h"
 
 /* json_object_set_new that reports a NULL value (allocation failure). */
 static int set(json_t *obj, const char *key, json_t *v)

@@ -18,13 +18,12 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/json_cleanup.h"
 #include "util/readfile.h"
 #include "report/junit.h"
 #include "util/resultfile.h"
 #include "util/sha256.h"
 #include "nsbox-config.h"
-
-DEFINE_AUTO_CLEANUP(json_t, json_decref)
 
 /* Larger inputs are refused rather than read into memory. */
 #define SPEC_MAX_BYTES (64u << 20)
@@ -460,8 +459,11 @@ static int write_junit(const char *path, const char *spec_path, const struct jud
         return r;
 }
 
-int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_error *e)
+int judge_main(const struct frame_run *run, struct nsb_error *e)
 {
+        struct nsb_config *cli = run->cfg;
+        int cancel_fd = run->cancel_fd;
+        FILE *out = run->out;
         __attribute__((cleanup(spec_cleanup))) struct judge_spec spec = { 0 };
         __attribute__((cleanup(report_cleanup))) struct judge_report rep = { 0 };
         AUTO(json_decref) json_t *root = NULL, *obs_lines = NULL;
@@ -515,19 +517,13 @@ int judge_main(struct nsb_config *cli, int cancel_fd, FILE *out, struct nsb_erro
                 struct stat spec_st;
                 bool known = stat(cli->input_path, &spec_st) == 0;
 
-                if (cfg_check_unexposed(cli, cli->input_path, "SPEC", false, e) < 0 ||
+                /* nor as the verdict (its reasons quote them), nor the
+                 * observations a later replay judges: frame.h's rule, now
+                 * that the mounts are known */
+                if (frame_check_files(run, e) < 0 ||
                     cfg_check_shared_stdin(cli, known ? &spec_st : NULL, "spec", e) < 0)
                         return JUDGE_EXIT_BAD_SPEC;
         }
-        /* Nor as the verdict (its reasons quote them) left in --result inside
-         * a directory that a later run of the program is given. The
-         * observations go by the same rules: a program given their directory
-         * could rewrite the evidence a later replay judges. */
-        if (cfg_check_unexposed(cli, cli->result_path, "--result", false, e) < 0 ||
-            cfg_check_unexposed(cli, cli->observe_path, "--observe", false, e) < 0 ||
-            cfg_check_unexposed(cli, cli->junit_path, "--junit", false, e) < 0 ||
-            cfg_check_unexposed_fd(cli, fileno(out), "stdout", e) < 0)
-                return JUDGE_EXIT_BAD_SPEC;
         /* Nothing written may be something read or written too: a verdict
          * written over the spec, a JUnit file over the observations a replay
          * judged, --observe over the --stdin file it records. */

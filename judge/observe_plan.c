@@ -23,9 +23,8 @@
 
 #include "util/base64.h"
 #include "util/cleanup.h"
+#include "util/json_cleanup.h"
 #include "util/sha256.h"
-
-DEFINE_AUTO_CLEANUP(json_t, json_decref)
 
 /* Excerpts of differing values in a refusal, in bytes. */
 #define SHOWN_MAX 80

@@ -16,9 +16,8 @@
 #include <string.h>
 
 #include "util/cleanup.h"
+#include "util/json_cleanup.h"
 #include "util/portable.h"
-
-DEFINE_AUTO_CLEANUP(json_t, json_decref)
 
 #define PATH_MAX_LEN 160
 

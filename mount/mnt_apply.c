@@ -87,8 +87,7 @@ static int apply_attach(const struct mnt_op *op, const char *path, int *slot_fds
         }
         if (sys_move_mount(fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
                 return nsb_fail(e, NSB_STAGE_MOUNT, errno, "attach '%s'", op->dst);
-        close(fd);
-        slot_fds[op->slot] = -1;
+        close_fd(&slot_fds[op->slot]);
         return 0;
 }
 
@@ -202,9 +201,6 @@ int mnt_plan_apply(const struct mnt_plan *plan, int *slot_fds, struct nsb_ledger
                         ledger_set(ledger, PROT_TMP_SIZE, "tmpfs");
         }
         for (unsigned s = 0; s < plan->n_slots; s++)
-                if (slot_fds[s] >= 0) {
-                        close(slot_fds[s]);
-                        slot_fds[s] = -1;
-                }
+                close_fd(&slot_fds[s]);
         return r;
 }

@@ -32,7 +32,7 @@ extern const char plat_reduced_banner[];
 
 /* SIGINT, SIGTERM and SIGHUP become a file descriptor that is readable once
  * one of them has arrived (level-triggered: nothing reads it), in this
- * process and in every child it forks; a closed stdout no longer kills
+ * process and in every child it forks; a closed stdout does not kill
  * (SIGPIPE ignored). -1 on failure. Linux: a signalfd, the signals blocked;
  * posix: a self-pipe written by a handler. Children that exec must restore
  * the default dispositions and an empty mask (plat_signals_reset). */

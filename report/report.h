@@ -24,13 +24,14 @@
 #include <stdio.h>
 
 #include "config/config.h"
+#include "frame/frame.h"
 #include "util/error.h"
 
-#define REPORT_EXIT_OK 0
-#define REPORT_EXIT_BAD 1       /* no valid line at all */
-#define REPORT_EXIT_SETUP 125   /* usage, unreadable input, unwritable output */
+#define REPORT_EXIT_OK NSB_EXIT_OK
+#define REPORT_EXIT_BAD NSB_EXIT_FAIL           /* no valid line at all */
+#define REPORT_EXIT_SETUP NSB_EXIT_FAILURE      /* usage, unreadable input, unwritable output */
 
 /* The whole command: read every cfg->argv file ("-" = stdin) in order, print
- * the summary on @out, write cfg->html_path if set. Returns the exit status;
+ * the summary on run->out, write cfg->html_path if set. Returns the exit status;
  * @e is filled for REPORT_EXIT_SETUP and REPORT_EXIT_BAD (the caller prints it). */
-int report_main(const struct nsb_config *cfg, FILE *out, struct nsb_error *e);
+int report_main(const struct frame_run *run, struct nsb_error *e);

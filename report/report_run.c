@@ -224,8 +224,10 @@ static int write_html(const struct nsb_config *cfg, const struct report_agg *a, 
         return 0;
 }
 
-int report_main(const struct nsb_config *cfg, FILE *out, struct nsb_error *e)
+int report_main(const struct frame_run *run, struct nsb_error *e)
 {
+        const struct nsb_config *cfg = run->cfg;
+        FILE *out = run->out;
         AUTOFREE struct report_agg *a = malloc(sizeof *a);
         AUTO(fclose) FILE *rows = NULL;
 

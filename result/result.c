@@ -1,5 +1,6 @@
 /* result/result.c — rendering of struct run_result, and its exit code. Pure. */
 #include "result/result.h"
+#include "util/exitcode.h"
 #include "util/portable.h"
 
 #include <stdlib.h>
@@ -223,14 +224,16 @@ int result_exit_code(const struct run_result *r)
         case RUN_EXITED:
                 return r->exit_code & 0xff;
         case RUN_SIGNALED:
-                return 128 + r->signal;
+                return NSB_EXIT_SIGNAL_BASE + r->signal;
         case RUN_LIMIT:
-                return 124;
+                return NSB_EXIT_LIMIT;
         case RUN_CANCELLED:
-                return 130;
+                return NSB_EXIT_CANCELLED;
         case RUN_ERROR:
         default:
-                return r->command_exit == 126 || r->command_exit == 127 ? r->command_exit : 125;
+                return r->command_exit == NSB_EXIT_NOT_EXECUTABLE || r->command_exit == NSB_EXIT_NOT_FOUND
+                               ? r->command_exit
+                               : NSB_EXIT_FAILURE;
         }
 }
 

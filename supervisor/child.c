@@ -30,6 +30,7 @@
 #include "supervisor/wire.h"
 #include "util/cmdline.h"
 #include "util/sys.h"
+#include "util/cleanup.h"
 
 static void send_msg(int sock, enum wire_kind kind, const struct nsb_error *err, const struct nsb_ledger *l,
                      int wait_status, uint32_t cpu_prof_ms)
@@ -84,9 +85,9 @@ static int step_rlimits(struct child_ctx *c, struct nsb_error *e)
         if (setrlimit(RLIMIT_CORE, &core) < 0)
                 return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "RLIMIT_CORE");
         /* Queued signals are counted per user up the user-namespace chain:
-         * without this a program queued the caller's whole RLIMIT_SIGPENDING
-         * (96362 here) and the caller's own sigqueue()/timers got EAGAIN
-         * until the run ended. Lowered only, never raised. */
+         * without this a program could queue the caller's whole
+         * RLIMIT_SIGPENDING, and the caller's own sigqueue()/timers would get
+         * EAGAIN until the run ended. Lowered only, never raised. */
         {
                 struct rlimit sp;
                 if (getrlimit(RLIMIT_SIGPENDING, &sp) < 0)
@@ -167,7 +168,7 @@ const struct child_step child_program_steps[] = {
         CHILD_STEP(NSB_STAGE_LANDLOCK, step_landlock),  /* after the mount tree is final: rules name its paths */
         CHILD_STEP(NSB_STAGE_SECCOMP, step_seccomp),    /* last: the filter need not allow any setup syscall */
 };
-const unsigned child_program_n_steps = sizeof child_program_steps / sizeof child_program_steps[0];
+const unsigned child_program_n_steps = ARRAY_SIZE(child_program_steps);
 
 /* execve through the sandbox PATH when the path has no slash. */
 static int exec_program(struct child_ctx *c, struct nsb_error *e)

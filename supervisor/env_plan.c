@@ -2,6 +2,7 @@
  * Nothing of the caller's environment passes: a fixed base set, then the
  * user's --env additions (which may override the base). */
 #include "supervisor/env_plan.h"
+#include "util/cleanup.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -41,7 +42,7 @@ void env_free(char **envp)
 
 int env_build(const struct nsb_config *cfg, const char *tmp_dir, char ***ret, struct nsb_error *e)
 {
-        size_t n_base = sizeof base_env / sizeof base_env[0], n = 0;
+        size_t n_base = ARRAY_SIZE(base_env), n = 0;
         char **envp = calloc(n_base + cfg->n_env_add + 1, sizeof *envp);
 
         if (!envp)

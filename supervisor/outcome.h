@@ -3,7 +3,7 @@
  * Pure. The supervisor collects facts (the program's wait status as the init
  * reported it, why nsbox itself killed the tree, cgroup events, a setup error)
  * and this one function decides the status. Tested exhaustively in
- * tests/unit/test_outcome.c. */
+ * tests/unit/test_supervisor.c (test_outcomes). */
 #pragma once
 
 #include <stdbool.h>

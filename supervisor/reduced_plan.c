@@ -1,5 +1,6 @@
 /* supervisor/reduced_plan.c — see reduced.h. Pure: no syscalls. */
 #include "supervisor/reduced.h"
+#include "util/cleanup.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -38,7 +39,7 @@ static int add(struct reduced_plan *p, size_t cap, const char *path, bool writab
 int reduced_rules(struct reduced_plan *p, const struct nsb_config *cfg, const struct host_set *host,
                   const char *const *extra_ro, size_t n_extra, struct nsb_error *e)
 {
-        const size_t n_dev = sizeof devices_rw / sizeof devices_rw[0] + sizeof devices_ro / sizeof devices_ro[0];
+        const size_t n_dev = ARRAY_SIZE(devices_rw)+ ARRAY_SIZE(devices_ro);
         const size_t cap = host->n + n_extra + cfg->n_binds + n_dev + 3;
         int r = 0;
 
@@ -61,9 +62,9 @@ int reduced_rules(struct reduced_plan *p, const struct nsb_config *cfg, const st
                 r = add(p, cap, p->workdir, true, e);
         if (r == 0)
                 r = add(p, cap, p->tmpdir, true, e);
-        for (size_t i = 0; i < sizeof devices_rw / sizeof devices_rw[0] && r == 0; i++)
+        for (size_t i = 0; i < ARRAY_SIZE(devices_rw)&& r == 0; i++)
                 r = add(p, cap, devices_rw[i], true, e);
-        for (size_t i = 0; i < sizeof devices_ro / sizeof devices_ro[0] && r == 0; i++)
+        for (size_t i = 0; i < ARRAY_SIZE(devices_ro)&& r == 0; i++)
                 r = add(p, cap, devices_ro[i], false, e);
         return r;
 }

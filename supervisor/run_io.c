@@ -10,6 +10,7 @@
 #include "supervisor/capture.h"
 
 #include "nsbox-config.h"
+#include "util/cleanup.h"
 
 double run_elapsed_ms(const struct timespec *start)
 {
@@ -17,13 +18,6 @@ double run_elapsed_ms(const struct timespec *start)
 
         clock_gettime(CLOCK_MONOTONIC, &now);
         return (double) (now.tv_sec - start->tv_sec) * 1e3 + (double) (now.tv_nsec - start->tv_nsec) / 1e6;
-}
-
-void run_close_fd(int *fd)
-{
-        if (*fd >= 0)
-                close(*fd);
-        *fd = -1;
 }
 
 int run_copy_command(struct run_result *r, char *const *argv, size_t argc)
@@ -64,7 +58,7 @@ int run_read_stream(int *fd, struct run_stream *st, uint64_t limit, int relay_fd
         if (n < 0 && (errno == EINTR || errno == EAGAIN))
                 return 0;
         if (n <= 0) {
-                run_close_fd(fd);
+                close_fd(fd);
                 return 0;
         }
         kept = capture_feed(st, limit, buf, (size_t) n);

@@ -15,9 +15,6 @@
 /* Milliseconds since @start (CLOCK_MONOTONIC). */
 double run_elapsed_ms(const struct timespec *start);
 
-/* close(*fd) unless it is -1; *fd = -1. */
-void run_close_fd(int *fd);
-
 /* r->command = a copy of @argv. 0, or -ENOMEM. */
 int run_copy_command(struct run_result *r, char *const *argv, size_t argc);
 

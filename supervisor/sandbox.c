@@ -44,6 +44,7 @@
 #include "supervisor/run_io.h"
 #include "supervisor/wire.h"
 #include "util/cleanup.h"
+#include "util/exitcode.h"
 #include "util/sys.h"
 
 #include "nsbox-config.h"
@@ -59,10 +60,10 @@ static int command_exit_of(int err)
 {
         switch (err) {
         case ENOENT:
-                return 127;
+                return NSB_EXIT_NOT_FOUND;
         case EACCES: case EPERM: case EISDIR: case ENOTDIR: case ENOEXEC: case ELOOP: case ETXTBSY:
         case ENAMETOOLONG: case E2BIG: case ELIBBAD:
-                return 126;
+                return NSB_EXIT_NOT_EXECUTABLE;
         default:
                 return 0;
         }
@@ -185,8 +186,8 @@ int sbx_obtain_cgroup(const struct nsb_config *cfg, struct cg_obtained *ret, str
         env.sys_cgroup_fd = open("/sys/fs/cgroup", O_PATH | O_DIRECTORY | O_CLOEXEC);
         r = env.proc_fd < 0 ? nsb_fail(e, NSB_STAGE_CGROUP, errno, "open /proc")
                             : cg_obtain(&env, true, f, ret, e);
-        run_close_fd(&env.proc_fd);
-        run_close_fd(&env.sys_cgroup_fd);
+        close_fd(&env.proc_fd);
+        close_fd(&env.sys_cgroup_fd);
         free(f);
         return r;
 }
@@ -393,10 +394,10 @@ static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
                         close(s->pump.dst);
                 child_run_init(c, s->mode->init_steps, *s->mode->n_init_steps);   /* never returns */
         }
-        run_close_fd(&s->sock[1]);
-        run_close_fd(&s->out[1]);
-        run_close_fd(&s->err[1]);
-        run_close_fd(&s->stdin_fd);
+        close_fd(&s->sock[1]);
+        close_fd(&s->out[1]);
+        close_fd(&s->err[1]);
+        close_fd(&s->stdin_fd);
         return s->mode->after_clone(s, e);
 }
 
@@ -575,7 +576,7 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                         if (k > 0)
                                 handle_msg(s, &m, k);
                         else if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
-                                run_close_fd(&s->sock[0]);
+                                close_fd(&s->sock[0]);
                 }
                 if (i_out >= 0 && p[i_out].revents && read_stream(s, &s->out[0], &s->res->out, STDOUT_FILENO) < 0)
                         return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "capturing stdout");
@@ -615,7 +616,7 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                                 struct wire_msg m;
                                 ssize_t k = recv_record(s->sock[0], &m);
                                 if (k <= 0) {
-                                        run_close_fd(&s->sock[0]);
+                                        close_fd(&s->sock[0]);
                                         break;
                                 }
                                 handle_msg(s, &m, k);
@@ -671,22 +672,22 @@ static void cleanup(struct sbx *s)
                         (void) s->cg_ops->kill_all(&s->cg_run, &ignored);
                 s->cg_ops->destroy(&s->cg_run);
         }
-        run_close_fd(&s->cg_env.proc_fd);
-        run_close_fd(&s->cg_env.sys_cgroup_fd);
-        run_close_fd(&s->sock[0]);
-        run_close_fd(&s->sock[1]);
-        run_close_fd(&s->out[0]);
-        run_close_fd(&s->out[1]);
-        run_close_fd(&s->err[0]);
-        run_close_fd(&s->err[1]);
-        run_close_fd(&s->stdin_fd);
+        close_fd(&s->cg_env.proc_fd);
+        close_fd(&s->cg_env.sys_cgroup_fd);
+        close_fd(&s->sock[0]);
+        close_fd(&s->sock[1]);
+        close_fd(&s->out[0]);
+        close_fd(&s->out[1]);
+        close_fd(&s->err[0]);
+        close_fd(&s->err[1]);
+        close_fd(&s->stdin_fd);
         stdin_pump_close(&s->pump);
-        run_close_fd(&s->pidfd);
-        run_close_fd(&s->wall_tfd);
-        run_close_fd(&s->cpu_tfd);
+        close_fd(&s->pidfd);
+        close_fd(&s->wall_tfd);
+        close_fd(&s->cpu_tfd);
         if (s->slot_fds)
                 for (unsigned i = 0; i < s->mounts.n_slots; i++)
-                        run_close_fd(&s->slot_fds[i]);
+                        close_fd(&s->slot_fds[i]);
         free(s->slot_fds);
         host_set_free(&s->host);
         mnt_plan_free(&s->mounts);
@@ -800,8 +801,7 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
                 s.obs.cpu_over = true;
         /* Without cgroup accounting, the kernel's RLIMIT_CPU check is the
          * only judge, and it reads the program's PROF clock, which the
-         * rusage we get can read short of (measured up to 15% on a loaded
-         * host). The init read that clock before the reap: a SIGKILL (what
+         * rusage we get can read well short of on a loaded host. The init read that clock before the reap: a SIGKILL (what
          * the check sends, soft = hard) or SIGXCPU death with the clock at
          * the limit is the limit's; one before it came from the program. */
         if (s.cg_ops->per_process && s.obs.got_exit && WIFSIGNALED(s.obs.wait_status) &&

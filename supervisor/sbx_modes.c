@@ -14,6 +14,7 @@
 #include "supervisor/env_plan.h"
 #include "supervisor/run_io.h"
 #include "supervisor/wire.h"
+#include "util/cleanup.h"
 
 /* The namespace walls in the ledger: all up, or all down. */
 static void ledger_walls(struct sbx *s, const char *how)
@@ -67,7 +68,7 @@ static int strict_after_clone(struct sbx *s, struct nsb_error *e)
 
         ledger_walls(s, "enforced");
         for (unsigned i = 0; i < s->mounts.n_slots; i++)
-                run_close_fd(&s->slot_fds[i]);
+                close_fd(&s->slot_fds[i]);
         if ((r = ns_idmap_apply(s->pid, &s->idmap, e)) < 0)
                 return r;
         memset(&go, 0, sizeof go);

@@ -1,5 +1,6 @@
 /* supervisor/stdin_pump.c — see stdin_pump.h. Syscall layer. */
 #include "supervisor/stdin_pump.h"
+#include "util/cleanup.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -86,8 +87,6 @@ void stdin_pump_step(struct stdin_pump *p)
 
 void stdin_pump_close(struct stdin_pump *p)
 {
-        if (p->dst >= 0)
-                close(p->dst);
-        p->dst = -1;
+        close_fd(&p->dst);
         p->off = p->len = 0;
 }

@@ -8,7 +8,8 @@
  * line as the terminal delivers it. End of input (Ctrl-D) closes the pipe;
  * a program that closed its stdin (EPIPE) stops the copy. The caller's
  * descriptor is never closed. Single-threaded: driven by sbx's poll loop.
- * SIGPIPE must be ignored (nsbox.c does): a closed reader is EPIPE.
+ * SIGPIPE must be ignored (plat_cancel_fd does, for every command that runs
+ * something): a closed reader is EPIPE.
  */
 #pragma once
 

@@ -10,9 +10,8 @@
 #include <string.h>
 
 #include "util/cleanup.h"
+#include "util/json_cleanup.h"
 #include "util/portable.h"
-
-DEFINE_AUTO_CLEANUP(json_t, json_decref)
 
 static const char *const outcome_names[] = { "passed", "failed", "error", "skipped", "not_run" };
 

@@ -33,11 +33,10 @@
 #include "supervisor/sandbox.h"
 #include "testcmd/testcmd-paths.h"
 #include "util/cleanup.h"
+#include "util/json_cleanup.h"
 #include "util/portable.h"
 #include "util/resultfile.h"
 #include "report/junit.h"
-
-DEFINE_AUTO_CLEANUP(json_t, json_decref)
 
 #define RUNNER_FILE "nsbox_test_runner.py"
 #define CHANNEL_MAX (4u << 20)        /* bytes of channel kept; the runner clips its messages */
@@ -356,8 +355,11 @@ out:
         return r;
 }
 
-int test_main(const struct nsb_config *cfg, int cancel_fd, FILE *out, struct nsb_error *e)
+int test_main(const struct frame_run *run, struct nsb_error *e)
 {
+        const struct nsb_config *cfg = run->cfg;
+        int cancel_fd = run->cancel_fd;
+        FILE *out = run->out;
         __attribute__((cleanup(tc_report_free))) struct tc_report rep = { 0 };
         AUTO(json_decref) json_t *root = NULL;
         AUTOFREE char *chan = NULL;
@@ -374,8 +376,7 @@ int test_main(const struct nsb_config *cfg, int cancel_fd, FILE *out, struct nsb
         if (result_files_distinct(outs, 2, ins, 1, e) < 0 || result_file_precheck("--junit", cfg->junit_path, e) < 0 ||
             result_file_precheck("--result", cfg->result_path, e) < 0)
                 return TESTCMD_EXIT_SETUP;
-        if (check_dirs(cfg, e) < 0 || find_runner_dir(runner_dir, sizeof runner_dir, e) < 0 ||
-            cfg_check_unexposed(cfg, cfg->junit_path, "--junit", false, e) < 0)
+        if (check_dirs(cfg, e) < 0 || find_runner_dir(runner_dir, sizeof runner_dir, e) < 0)
                 return TESTCMD_EXIT_SETUP;
         r = run_runner(cfg, runner_dir, cancel_fd, &res, &chan, &chan_len, e);
         if (r < 0) {

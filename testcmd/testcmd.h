@@ -20,17 +20,18 @@
 #include <stdio.h>
 
 #include "config/config.h"
+#include "frame/frame.h"
 #include "util/error.h"
 
 #define TESTCMD_SCHEMA "nsbox.tests/1"
-#define TESTCMD_EXIT_PASS 0
-#define TESTCMD_EXIT_FAIL 1
-#define TESTCMD_EXIT_UNDETERMINED 3
-#define TESTCMD_EXIT_SETUP 125
+#define TESTCMD_EXIT_PASS NSB_EXIT_OK
+#define TESTCMD_EXIT_FAIL NSB_EXIT_FAIL
+#define TESTCMD_EXIT_UNDETERMINED NSB_EXIT_UNDETERMINED
+#define TESTCMD_EXIT_SETUP NSB_EXIT_FAILURE
 
 /* The whole command: run the harness's tests against cli->workspace, print
- * the report to @out (JSON with cli->json, else a pytest-like summary), write
+ * the report to run->out (JSON with cli->json, else a pytest-like summary), write
  * it to cli->result_path if set. Returns the exit status: 0 pass, 1 fail,
  * 3 undetermined, or 125 with @e filled (usage or set-up error; the caller
  * prints @e). */
-int test_main(const struct nsb_config *cfg, int cancel_fd, FILE *out, struct nsb_error *e);
+int test_main(const struct frame_run *run, struct nsb_error *e);

@@ -27,15 +27,16 @@ DEPS = {
     'mount': {'path', 'profile', 'landlock', 'util'},
     'platform': {'profile', 'util'},    # platform/platform.h, the interface
     'result': {'config', 'util'},
-    'report': {'config', 'util'},
-    'doctor': {'cgroup', 'config', 'landlock', 'profile', 'util'},
+    'frame': {'config', 'platform', 'util'},   # the command frame: below every command
+    'report': {'config', 'frame', 'util'},
+    'doctor': {'cgroup', 'config', 'frame', 'landlock', 'profile', 'util'},
     'supervisor': {'caps', 'cgroup', 'config', 'doctor', 'landlock', 'mount', 'net', 'ns', 'path', 'platform',
                    'profile', 'result', 'seccomp', 'util'},
     'platform-impl': {'platform', 'config', 'doctor', 'profile', 'supervisor', 'util'},   # platform/linux, posix
     'program': {'config', 'supervisor', 'util'},    # the python program's request (program/program.h)
-    'judge': {'config', 'profile', 'program', 'report', 'result', 'supervisor', 'util'},
-    'testcmd': {'config', 'platform', 'program', 'report', 'result', 'supervisor', 'util'},
-    'batch': {'config', 'judge', 'platform', 'program', 'result', 'supervisor', 'util'},
+    'judge': {'config', 'frame', 'profile', 'program', 'report', 'result', 'supervisor', 'util'},
+    'testcmd': {'config', 'frame', 'platform', 'program', 'report', 'result', 'supervisor', 'util'},
+    'batch': {'config', 'frame', 'judge', 'platform', 'program', 'result', 'supervisor', 'util'},
 }
 
 # Known arrows that run up, each with its reason; the check fails if one

@@ -27,6 +27,13 @@ static inline void cleanup_closep(const int *fd)
         }
 }
 
+/* Close *fd now, before its scope ends, and mark it closed. */
+static inline void close_fd(int *fd)
+{
+        cleanup_closep(fd);
+        *fd = -1;
+}
+
 #define AUTOFREE __attribute__((cleanup(cleanup_freep)))
 #define AUTOCLOSE __attribute__((cleanup(cleanup_closep)))
 

@@ -1,5 +1,6 @@
 /* util/portable.c — see portable.h. */
 #include "util/portable.h"
+#include "util/cleanup.h"
 
 #include <signal.h>
 #include <stdarg.h>
@@ -97,7 +98,7 @@ static const struct {
 
 const char *nsb_signame(int sig)
 {
-        for (size_t i = 0; i < sizeof signames / sizeof signames[0]; i++)
+        for (size_t i = 0; i < ARRAY_SIZE(signames); i++)
                 if (signames[i].sig == sig)
                         return signames[i].name;
         return NULL;

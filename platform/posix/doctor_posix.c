@@ -38,8 +38,10 @@ static void gather(const char *interpreter, struct px_doc_facts *f)
                 snprintf(f->interpreter_error, sizeof f->interpreter_error, "%s", strerror(errno));
 }
 
-int doctor_main(const struct nsb_config *cfg, FILE *out, struct nsb_error *e)
+int doctor_main(const struct frame_run *run, struct nsb_error *e)
 {
+        const struct nsb_config *cfg = run->cfg;
+        FILE *out = run->out;
         struct px_doc_facts f;
         struct doc_report rep;
 

@@ -1,6 +1,7 @@
 /* platform/posix/platform_posix.c — platform.h for any POSIX system, in
  * POSIX.1-2008 calls only. */
 #include "platform/platform.h"
+#include "util/cleanup.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -74,7 +75,7 @@ int plat_cancel_fd(void)
         sa.sa_handler = on_cancel_signal;
         sa.sa_flags = SA_RESTART;
         sigfillset(&sa.sa_mask);
-        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
                 if (sigaction(sigs[i], &sa, NULL) < 0)
                         return -1;
         return p[0];

@@ -31,6 +31,7 @@
 #include "supervisor/run_io.h"
 
 #include "nsbox-config.h"
+#include "util/cleanup.h"
 
 #define DRAIN_AFTER_EXIT_MS 2000
 
@@ -172,11 +173,11 @@ static int spawn(struct psbx *s, struct nsb_error *e)
                 close(s->err[0]);
                 px_keeper_main(&c);
         }
-        run_close_fd(&s->status[1]);
-        run_close_fd(&s->life[0]);
-        run_close_fd(&s->out[1]);
-        run_close_fd(&s->err[1]);
-        run_close_fd(&s->stdin_fd);
+        close_fd(&s->status[1]);
+        close_fd(&s->life[0]);
+        close_fd(&s->out[1]);
+        close_fd(&s->err[1]);
+        close_fd(&s->stdin_fd);
         return 0;
 }
 
@@ -184,7 +185,7 @@ static void stop(struct psbx *s, enum kill_reason why)
 {
         if (s->obs.killed == KILL_NONE)
                 s->obs.killed = why;
-        run_close_fd(&s->life[1]);   /* the keeper kills the group */
+        close_fd(&s->life[1]);   /* the keeper kills the group */
 }
 
 static int read_stream(struct psbx *s, int *fd, struct run_stream *st, int relay_fd)
@@ -233,7 +234,7 @@ static void read_records(struct psbx *s)
         if (n < 0 && (errno == EINTR || errno == EAGAIN))
                 return;
         if (n <= 0) {
-                run_close_fd(&s->status[0]);   /* the keeper (and the program before exec) are done */
+                close_fd(&s->status[0]);   /* the keeper (and the program before exec) are done */
                 return;
         }
         s->rlen += (size_t) n;
@@ -307,7 +308,7 @@ static void reap_keeper(struct psbx *s)
                 return;
         if (!s->obs.got_exit && s->prog > 0)
                 (void) kill(-s->prog, SIGKILL);
-        run_close_fd(&s->life[1]);
+        close_fd(&s->life[1]);
         while (waitpid(s->keeper, &status, 0) < 0 && errno == EINTR)
                 ;
         s->obs.init_status = status;
@@ -318,18 +319,18 @@ static void cleanup(struct psbx *s)
 {
         if (s->keeper > 0) {
                 /* Never leave a run behind, whatever happened above. */
-                run_close_fd(&s->life[1]);
+                close_fd(&s->life[1]);
                 reap_keeper(s);
         }
-        run_close_fd(&s->status[0]);
-        run_close_fd(&s->status[1]);
-        run_close_fd(&s->life[0]);
-        run_close_fd(&s->life[1]);
-        run_close_fd(&s->out[0]);
-        run_close_fd(&s->out[1]);
-        run_close_fd(&s->err[0]);
-        run_close_fd(&s->err[1]);
-        run_close_fd(&s->stdin_fd);
+        close_fd(&s->status[0]);
+        close_fd(&s->status[1]);
+        close_fd(&s->life[0]);
+        close_fd(&s->life[1]);
+        close_fd(&s->out[0]);
+        close_fd(&s->out[1]);
+        close_fd(&s->err[0]);
+        close_fd(&s->err[1]);
+        close_fd(&s->stdin_fd);
         env_free(s->envp);
         free(s->exec_path);
         reduced_argv_free(s->argv);

@@ -76,7 +76,7 @@ class DebianPackage(unittest.TestCase):
 
         files = run(["dpkg-deb", "-c", self.debs[0]]).stdout
         for path in ("./usr/bin/nsbox", "./etc/apparmor.d/nsbox", "./usr/share/nsbox/harness/nsbox_test_runner.py",
-                     "./usr/share/man/man1/nsbox.1.gz", "./usr/share/man/man5/nsbox-profile.5.gz",
+                     "./usr/share/nsbox/harness/nsbox_runner/main.py", "./usr/share/man/man1/nsbox.1.gz", "./usr/share/man/man5/nsbox-profile.5.gz",
                      "./usr/share/bash-completion/completions/nsbox",
                      "./usr/share/zsh/vendor-completions/_nsbox", "./etc/nsbox/profiles/"):
             self.assertIn(" " + path + "\n", files + "\n")

@@ -21,6 +21,8 @@ import unittest
 from srccopy import copy_source
 
 SOURCE = os.environ["NSBOX_SOURCE"]
+CLIENT_PKG = os.path.join(SOURCE, "client", "python", "nsbox_client")
+RUNNER_PKG = os.path.join(SOURCE, "harness", "nsbox_runner")
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
 
@@ -116,8 +118,11 @@ class InstalledTree(unittest.TestCase):
                 "share/man/man5/nsbox-batch.5",
                 "share/bash-completion/completions/nsbox",
                 "share/zsh/site-functions/_nsbox",
-                "lib/python%s/dist-packages/nsbox_client/__init__.py" % self.pyver,
                 "lib/python%s/dist-packages/nsbox_client/py.typed" % self.pyver]
+        # every module of the runner's package and of the client's
+        want += ["share/nsbox/harness/nsbox_runner/%s" % m for m in sorted(os.listdir(RUNNER_PKG)) if m.endswith(".py")]
+        want += ["lib/python%s/dist-packages/nsbox_client/%s" % (self.pyver, m)
+                 for m in sorted(os.listdir(CLIENT_PKG)) if m.endswith(".py")]
         for f in want:
             self.assertIn(os.path.join(p, f), self.listing)
         self.assertIn("etc/apparmor.d/nsbox", self.listing)

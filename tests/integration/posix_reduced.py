@@ -115,8 +115,8 @@ class PosixReduced(ReducedCases, unittest.TestCase):
         p, res = self.run_json("python", "--cpu-time", "1s", "--wall-time", "20s", os.path.join(PY, "spin.py"))
         self.assertEqual((res["status"], res["limit"]), ("limit", "cpu_time"), res)
         # measured from rusage and the zombie's CPU clock, which trail the
-        # tick count RLIMIT_CPU is checked against (896 ms was read for this
-        # 1 s on a loaded host): measured, and never past the hard limit
+        # tick count RLIMIT_CPU is checked against on a loaded host: so a
+        # lower bound well under 1 s, and never past the hard limit
         self.assertGreater(res["cpu_ms"], 500, res)
         self.assertLess(res["cpu_ms"], 2100, res)
         self.assertLess(res["wall_ms"], 20000, res)

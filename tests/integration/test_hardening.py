@@ -93,8 +93,8 @@ class Doors(SandboxTest):
 
     def test_queued_signals_take_little_of_the_callers_budget(self):
         # Queued signals are counted per user up the user-namespace chain:
-        # a program that queued RLIMIT_SIGPENDING of them (96362 on the test
-        # host) left the caller's own sigqueue() failing with EAGAIN.
+        # a program that queues RLIMIT_SIGPENDING of them must not leave the
+        # caller's own sigqueue() failing with EAGAIN.
         code = ("import ctypes, os, signal\n"
                 "libc = ctypes.CDLL(None, use_errno=True)\n"
                 "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGRTMIN})\n"

@@ -5,11 +5,12 @@ as_nobody.sh) for examples/course and harness/ (the runner)."""
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 import time
 import unittest
 
-from nsbtest import SandboxTest
+from nsbtest import NSBOX, SandboxTest
 
 SOURCE = os.environ.get("NSBOX_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
 COURSE = os.path.join(SOURCE, "examples", "course")
@@ -135,6 +136,33 @@ class TestCommand(SandboxTest):
         # read-only: no more than the program sees at /harness anyway
         p = self.nsbox("test", "--json", "--workspace", ws, "--harness", h, "--ro-bind", self.tmp + ":/course",
                        env=ENV)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_outputs_inside_the_workspace_are_refused(self):
+        # The report quotes the tests' assertions (expected values): left in
+        # the workspace, the next run of the program could read them. The
+        # rule judge and batch apply (frame/frame.h) applies to test too.
+        ws = self.make_dir("ws", {"solution.py": "x = 1\n"})
+        h = self.make_dir("h", {"test_a.py": "def test_a():\n    pass\n"})
+        for opt in ("--result", "--junit"):
+            with self.subTest(opt):
+                target = os.path.join(ws, "out" + opt)
+                p = self.nsbox("test", "--workspace", ws, "--harness", h, opt, target, env=ENV)
+                self.assertEqual(p.returncode, 125, p.stderr)
+                self.assertIn(("%s '%s' lies inside --workspace" % (opt, target)).encode(), p.stderr)
+                self.assertFalse(os.path.exists(target))
+        with self.subTest("stdout"):
+            target = os.path.join(ws, "stdout.json")
+            with open(target, "wb") as out:
+                p = subprocess.run([NSBOX, "test", "--json", "--workspace", ws, "--harness", h], env=ENV,
+                                   stdout=out, stderr=subprocess.PIPE, timeout=60)
+            self.assertEqual(p.returncode, 125, p.stderr)
+            self.assertIn(b"stdout '", p.stderr)
+            self.assertIn(b"lies inside --workspace", p.stderr)
+            self.assertEqual(os.path.getsize(target), 0)
+        # outside the workspace, the same run is fine
+        p = self.nsbox("test", "--json", "--workspace", ws, "--harness", h, "--result",
+                       os.path.join(self.tmp, "r.json"), env=ENV)
         self.assertEqual(p.returncode, 0, p.stderr)
 
     def test_missing_harness_or_workspace_says_why(self):

@@ -542,7 +542,20 @@ class TestLearnerMisbehaviour(RunnerTestCase):
         self.assertIn(os.path.join(self.workspace, "solution.py"), trace)
         self.assertIn("in inner", trace)
         self.assertNotIn("nsbox_test_runner", trace)
+        self.assertNotIn("nsbox_runner", trace)
         self.assertNotIn("importlib", trace)
+
+    def test_workspace_modules_named_like_the_runners_parts_are_the_workspaces(self):
+        # The runner is a package (harness/nsbox_runner): a learner's main.py
+        # or child.py is imported as theirs, never as a part of the runner.
+        self.write(self.harness, "test_names.py",
+                   "import base, child, main\n\n"
+                   "def test_names():\n"
+                   "    assert (base.WHO, child.WHO, main.WHO) == ('learner',) * 3\n")
+        for name in ("base", "child", "main"):
+            self.write(self.workspace, name + ".py", "WHO = 'learner'\n")
+        run = self.run_here()
+        self.assertEqual(run.outcomes(), {"test_names.py::test_names": "passed"}, run.stderr)
 
     def test_workspace_is_not_modified(self):
         self.write(self.harness, "test_arith.py", ARITH_TESTS)

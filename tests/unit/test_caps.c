@@ -29,6 +29,8 @@
 
 #include "caps/caps.h"
 #include "net/net.h"
+#include "util/cleanup.h"
+#include "tests/unit/must_run.h"
 
 #define CHILD_SKIP 77
 
@@ -60,12 +62,8 @@ static void run_in_child(child_fn fn)
         assert_int_equal(waitpid(pid, &status, 0), pid);
         if (WIFSIGNALED(status))
                 fail_msg("child killed by signal %d (%s)", WTERMSIG(status), msg);
-        if (WEXITSTATUS(status) == CHILD_SKIP) {
-                const char *must = getenv("NSBOX_TESTS_MUST_RUN");
-                if (must && strcmp(must, "1") == 0)
-                        fail_msg("NSBOX_TESTS_MUST_RUN=1 but %s", msg);
-                skip();
-        }
+        if (WEXITSTATUS(status) == CHILD_SKIP)
+                skip_or_fail("%s", msg);
         if (WEXITSTATUS(status) != 0)
                 fail_msg("%s", msg);
 }
@@ -125,7 +123,7 @@ static int child_drop_all(char *msg, size_t len)
         CHECK(r == 0, "caps_drop_all: %s (errno %d)", e.msg, e.errnum);
         CHECK(strcmp(ledger_get(&ledger, PROT_CAPS), "dropped") == 0, "ledger says '%s'",
               ledger_get(&ledger, PROT_CAPS));
-        for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
                 CHECK(status_caps(fields[i]) == 0, "%s is %llx after caps_drop_all", fields[i],
                       status_caps(fields[i]));
         bits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);

@@ -23,6 +23,8 @@
 
 #include "cgroup/cg_internal.h"
 #include "cgroup/cgroup.h"
+#include "util/cleanup.h"
+#include "tests/unit/must_run.h"
 
 #define L(s) (s), (sizeof(s) - 1)
 
@@ -217,7 +219,7 @@ static void test_parse_procs_and_names(void **state)
                 "nsbox-1-2-3", "nsbox-sup-", "nsbox-sup-x", "nsbox-sup-1-2", "nsbox-a-1", "xnsbox-1-1",
                 "nsbox-99999999999-1", "nsbox-1-x", "user.slice",
         };
-        for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
+        for (size_t i = 0; i < ARRAY_SIZE(other); i++)
                 if (cg_parse_name(other[i], &pid) != CG_NAME_OTHER)
                         fail_msg("'%s' parsed as ours", other[i]);
 
@@ -1164,8 +1166,7 @@ static void test_reap_stale(void **state)
 
 static bool must_run(void)
 {
-        const char *v = getenv("NSBOX_TESTS_MUST_RUN");
-        return v && strcmp(v, "1") == 0 && geteuid() == 0;
+        return tests_must_run() && geteuid() == 0;
 }
 
 struct real {

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "config/config.h"
+#include "util/cleanup.h"
 
 static void test_sizes(void **state)
 {
@@ -25,11 +26,11 @@ static void test_sizes(void **state)
         uint64_t v;
 
         (void) state;
-        for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
                 assert_int_equal(cfg_parse_size(ok[i].in, &v, &e), 0);
                 assert_int_equal(v, ok[i].out);
         }
-        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
                 nsb_error_clear(&e);
                 assert_true(cfg_parse_size(bad[i], &v, &e) < 0);
                 assert_int_equal(e.stage, NSB_STAGE_USAGE);
@@ -51,11 +52,11 @@ static void test_durations(void **state)
         uint64_t v;
 
         (void) state;
-        for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
                 assert_int_equal(cfg_parse_duration(ok[i].in, &v, &e), 0);
                 assert_int_equal(v, ok[i].ms);
         }
-        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
                 assert_true(cfg_parse_duration(bad[i], &v, &e) < 0);
 }
 
@@ -97,7 +98,7 @@ static void test_cli_bind_with_colons(void **state)
                 { "/srv/a:/b:c", "/srv/a", "/b:c" },
         };
         (void) state;
-        for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
                 char *argv[] = { "nsbox", "run", "--ro-bind", (char *) rows[i].arg, "--", "/bin/true", NULL };
                 struct nsb_config cfg;
                 struct nsb_error e;
@@ -221,7 +222,7 @@ static void test_cli_errors(void **state)
                 { 4, { "nsbox", "judge", "spec.json", "--json" }, "unexpected argument '--json' after SPEC.json" },
         };
         (void) state;
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
                 struct nsb_config cfg;
                 struct nsb_error e;
                 nsb_error_clear(&e);
@@ -272,12 +273,12 @@ static void test_suggestions(void **state)
         (void) state;
         struct nsb_error e;
 
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
                 parse_fails(cases[i].argc, (char **) cases[i].argv, &e);
                 if (!strstr(e.msg, cases[i].needle))
                         fail_msg("case %zu: '%s' lacks '%s'", i, e.msg, cases[i].needle);
         }
-        for (size_t i = 0; i < sizeof far / sizeof far[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(far); i++) {
                 parse_fails(far[i].argc, (char **) far[i].argv, &e);
                 if (strstr(e.msg, "did you mean") || strstr(e.msg, "is an option of"))
                         fail_msg("far case %zu: '%s' suggests something", i, e.msg);
@@ -302,7 +303,7 @@ static void test_usage(void **state)
         static const enum nsb_cmd cmds[] = { NSB_CMD_RUN, NSB_CMD_PYTHON, NSB_CMD_JUDGE, NSB_CMD_TEST,
                                              NSB_CMD_BATCH, NSB_CMD_DOCTOR, NSB_CMD_PROFILE };
         (void) state;
-        for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(cmds); i++) {
                 char *u = cfg_usage(cmds[i]);
                 assert_non_null(u);
                 assert_non_null(strstr(u, " — "));
@@ -376,7 +377,7 @@ static void test_help_for_a_command(void **state)
         struct nsb_error e;
 
         (void) state;
-        for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
                 nsb_error_clear(&e);
                 assert_int_equal(cfg_parse_cli(ok[i].argc, (char **) ok[i].argv, &cfg, &e), 0);
                 assert_int_equal(cfg.cmd, ok[i].cmd);
@@ -387,7 +388,7 @@ static void test_help_for_a_command(void **state)
         assert_int_equal(cfg_parse_cli(2, (char *[]) { "nsbox", "help", NULL }, &cfg, &e), 0);
         assert_int_equal(cfg.cmd, NSB_CMD_HELP);
         cfg_free(&cfg);
-        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
                 parse_fails(bad[i].argc, (char **) bad[i].argv, &e);
                 assert_string_equal(e.msg, bad[i].want);
         }
@@ -433,7 +434,7 @@ static void test_odd_words(void **state)
         struct nsb_error e;
 
         (void) state;
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
                 parse_fails(cases[i].argc, (char **) cases[i].argv, &e);
                 assert_string_equal(e.msg, cases[i].want);
         }

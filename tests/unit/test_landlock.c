@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "landlock/landlock_internal.h"
+#include "tests/unit/must_run.h"
 
 #define CHILD_SKIP 77
 
@@ -323,12 +324,8 @@ static void run_domain_test(bool allow_tcp)
         remove_tree(&t);
         if (WIFSIGNALED(status))
                 fail_msg("child killed by signal %d", WTERMSIG(status));
-        if (WEXITSTATUS(status) == CHILD_SKIP) {
-                const char *must = getenv("NSBOX_TESTS_MUST_RUN");
-                if (must && strcmp(must, "1") == 0)
-                        fail_msg("NSBOX_TESTS_MUST_RUN=1 but %s", c.msg);
-                skip();
-        }
+        if (WEXITSTATUS(status) == CHILD_SKIP)
+                skip_or_fail("%s", c.msg);
         if (WEXITSTATUS(status) != 0)
                 fail_msg("%s", c.msg);
 }
@@ -356,12 +353,8 @@ static void test_missing_path(void **state)
         pid_t pid;
 
         (void) state;
-        if (ll_abi_version() < 0) {
-                const char *must = getenv("NSBOX_TESTS_MUST_RUN");
-                if (must && strcmp(must, "1") == 0)
-                        fail_msg("NSBOX_TESTS_MUST_RUN=1 but Landlock is unavailable");
-                skip();
-        }
+        if (ll_abi_version() < 0)
+                skip_or_fail("Landlock is unavailable");
         pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {

@@ -12,6 +12,7 @@
 
 #include "config/config.h"
 #include "mount/mnt.h"
+#include "util/cleanup.h"
 
 static struct host_entry python_entries[] = {
         { "/usr/bin/python3", HOST_SYMLINK, "python3.11" },
@@ -23,7 +24,7 @@ static struct host_entry python_entries[] = {
         { "/usr/lib/python3.11", HOST_DIR, NULL },
         { "/usr/lib/python3.11/lib-dynload/x.so", HOST_FILE, NULL },  /* covered by the dir */
 };
-static const struct host_set python_set = { python_entries, sizeof python_entries / sizeof python_entries[0] };
+static const struct host_set python_set = { python_entries, ARRAY_SIZE(python_entries)};
 
 static void base_cfg(struct nsb_config *cfg)
 {
@@ -144,7 +145,7 @@ static void test_bad_binds_rejected(void **state)
                 { "/a", "/usr/bin/python3.11/x", "lies inside '/usr/bin/python3.11'" },
         };
         (void) state;
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
                 struct nsb_config cfg;
                 struct mnt_plan p;
                 struct nsb_error e;
@@ -176,7 +177,7 @@ static void test_binds_beside_the_profile(void **state)
                 { "/srv/data", "/usr/share/data" },
         };
         (void) state;
-        for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
                 struct nsb_config cfg;
                 struct mnt_plan p;
                 struct nsb_error e;
@@ -278,7 +279,7 @@ static void test_tmpfs(void **state)
         assert_int_equal(p.ops[tm2].size, cfg.tmp_size_bytes);
         mnt_plan_free(&p);
 
-        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
                 struct nsb_bind b = { "/srv/data", "/data", true };
                 struct nsb_tmpfs tt[2] = { { "/scratch", 0 }, { (char *) bad[i].dst, 0 } };
                 cfg.binds = &b;

@@ -13,6 +13,7 @@
 
 #include "config/policy.h"
 #include "nsbox-config.h"
+#include "util/cleanup.h"
 
 static bool fake_exists(const char *path, void *user)
 {
@@ -189,7 +190,7 @@ static void test_errors(void **state)
         struct nsb_error e;
 
         (void) state;
-        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
                 int r = parse(bad[i].text, &c, &e);
                 if (r >= 0 || strncmp(e.msg, bad[i].want, strlen(bad[i].want)) != 0)
                         fail_msg("case %zu: got %d '%s', want '%s'", i, r, e.msg, bad[i].want);
@@ -223,7 +224,7 @@ static void test_round_trip(void **state)
         const char *inputs[] = { cfg_profile_builtin("python"), cfg_profile_builtin("minimal"), full, colon_binds };
 
         (void) state;
-        for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(inputs); i++) {
                 struct nsb_config a, b;
                 struct nsb_error e;
                 char *ta, *tb;
@@ -400,10 +401,10 @@ static void test_value_escapes(void **state)
                 "A=tab\there", "A=lit\\x09eral", "A= lead and trail ", "A=x ;y", "A=;x", "A=\\x", "A=C:\\p\\x4",
                 "A=\x7f\x01nl\nend",
         };
-        char hashes[sizeof values / sizeof values[0]][65];
+        char hashes[ARRAY_SIZE(values)][65];
 
         (void) state;
-        for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(values); i++) {
                 struct nsb_config a, b;
                 struct nsb_error e;
                 char *text;

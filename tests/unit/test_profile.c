@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "profile/profile.h"
+#include "util/cleanup.h"
 
 static void test_shebang_lines(void **state)
 {
@@ -25,7 +26,7 @@ static void test_shebang_lines(void **state)
                 { "\x7f" "ELF", 0, NULL, NULL },
         };
         (void) state;
-        for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
                 char *interp = NULL, *arg = NULL;
                 int r = shebang_parse(rows[i].text, strlen(rows[i].text), &interp, &arg);
 

@@ -11,6 +11,7 @@
 
 #include "report/junit.h"
 #include "report/report_internal.h"
+#include "util/cleanup.h"
 
 static int add(struct report_agg *a, uint64_t line, const char *text, struct report_job *job)
 {
@@ -199,20 +200,20 @@ static void test_bad_lines(void **state)
         struct report_job j;
 
         report_agg_init(&a);
-        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
                 assert_int_equal(add(&a, i + 1, bad[i].text, &j), -EINVAL);
                 assert_null(j.root);
                 if (!strstr(a.bad_kept[i].why, bad[i].needle))
                         fail_msg("%s: '%s' lacks '%s'", bad[i].text, a.bad_kept[i].why, bad[i].needle);
         }
-        assert_int_equal(a.bad, sizeof bad / sizeof bad[0]);
+        assert_int_equal(a.bad, ARRAY_SIZE(bad));
         assert_int_equal(a.valid, 0);
         assert_int_equal(a.status.n, 0);
         assert_string_equal(a.bad_kept[3].where, "r.jsonl:4");
         for (int i = 0; i < 30; i++)
                 assert_int_equal(add(&a, 100 + (uint64_t) i, "x", &j), -EINVAL);
         assert_int_equal(a.n_bad_kept, REPORT_BAD_KEEP);
-        assert_int_equal(a.bad, sizeof bad / sizeof bad[0] + 30);
+        assert_int_equal(a.bad, ARRAY_SIZE(bad)+ 30);
 }
 
 /* Keys come from the input: the tables stay bounded. */

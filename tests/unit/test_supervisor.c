@@ -25,6 +25,7 @@
 #include "supervisor/reduced.h"
 #include "supervisor/stdin_pump.h"
 #include "supervisor/wire.h"
+#include "util/cleanup.h"
 
 #define EXITED(code) ((code) << 8)
 #define KILLED(sig) (sig)
@@ -76,7 +77,7 @@ static void test_outcomes(void **state)
                 { { .oom_killed = true }, RUN_LIMIT, LIMIT_MEMORY, 1u << LIMIT_MEMORY, 124 },
         };
         (void) state;
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
                 struct run_result r;
                 decide(&cases[i].o, &r);
                 if (r.status != cases[i].status || r.limit != cases[i].limit || r.limits_hit != cases[i].hits ||
@@ -452,7 +453,7 @@ static void test_stdin_pump(void **state)
         char buf[8];
 
         (void) state;
-        signal(SIGPIPE, SIG_IGN);   /* as nsbox runs (nsbox.c): a closed reader is EPIPE */
+        signal(SIGPIPE, SIG_IGN);   /* as nsbox runs (plat_cancel_fd): a closed reader is EPIPE */
         assert_int_equal(pipe2(src, O_CLOEXEC), 0);
         assert_int_equal(stdin_pump_open(&p, src[0], &prog, &e), 0);
         assert_true(stdin_pump_want(&p, &fd, &ev));

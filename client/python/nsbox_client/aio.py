@@ -20,10 +20,12 @@ import json
 import os
 from typing import Any, AsyncIterator, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from . import (DEFAULT_TIMEOUT, Client, NsboxError, NsboxUnavailable, RunResult, Verdict, _answer, _batch_line,
-               _batch_result, _spec_for_nsbox, _testcmd_args)
-from . import validate
-from .jobs import TestReport
+from . import batch, validate
+from .batch import DEFAULT_TIMEOUT
+from .client import Client, _answer, _testcmd_args
+from .errors import NsboxError, NsboxUnavailable, refused
+from .jobs import TestReport, spec_for_nsbox
+from .results import RunResult, Verdict
 
 __all__ = ["AsyncClient", "run_code", "batch_run", "batch_stream", "judge", "test"]
 
@@ -89,7 +91,7 @@ class AsyncClient:
         validate.timeout(timeout)
         validate.limits(limits)
         validate.jobs(jobs)
-        lines = [(json.dumps(_batch_line(i, it, timeout, limits, self._client.dedent)) + "\n").encode()
+        lines = [(json.dumps(batch.line(i, it, timeout, limits, self._client.dedent)) + "\n").encode()
                  for i, it in enumerate(checked)]
         args: List[str] = ["batch", "--quiet", *self._client.extra_args]
         if jobs:
@@ -115,7 +117,7 @@ class AsyncClient:
                 line = await stdout.readline()
                 if not line:
                     break
-                yield _batch_result(line)
+                yield batch.result(line)
             done = True
         finally:
             if not done:
@@ -126,7 +128,7 @@ class AsyncClient:
             err = (await err_reader).decode("utf-8", "replace")
         rc = int(proc.returncode or 0)
         if rc != 0:
-            raise Client._refused("batch", rc, err)
+            raise refused("batch", rc, err)
 
     async def batch_run(self, items: Iterable[object], timeout: Optional[float] = DEFAULT_TIMEOUT,
                         jobs: Optional[int] = None, limits: Optional[Dict[str, Any]] = None) -> List[Result]:
@@ -156,7 +158,7 @@ class AsyncClient:
         if not isinstance(spec, dict):
             raise TypeError("spec must be a dict (a judge spec), not %s" % type(spec).__name__)
         rc, out, err = await self._communicate(["judge", "--json", *self._client.extra_args, "/dev/stdin"],
-                                                json.dumps(_spec_for_nsbox(validate.spec(spec))).encode())
+                                                json.dumps(spec_for_nsbox(validate.spec(spec))).encode())
         return _answer("judge", "verdict", rc, out, err, Verdict.from_json)
 
     async def test(self, harness: Union[str, "os.PathLike[str]"],

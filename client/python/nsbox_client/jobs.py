@@ -6,6 +6,8 @@ TestReport: what `nsbox test --json` reports (schema nsbox.tests/1).
 """
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional
 
@@ -52,3 +54,13 @@ class TestReport:
         counts = {str(k): int(v) for k, v in dict(d.get("counts") or {}).items()}
         return cls(str(d["verdict"]), str(d.get("reason") or ""), tests, counts,
                    list(d.get("collect_errors") or []), d.get("result"), dict(d))
+
+
+def spec_for_nsbox(spec: Mapping[str, Any]) -> Dict[str, Any]:
+    """A JSON copy whose relative program.path is the caller's (nsbox reads
+    the spec from stdin, or a jobs pipe: it would resolve it elsewhere)."""
+    out: Dict[str, Any] = json.loads(json.dumps(spec))
+    prog = out.get("program")
+    if isinstance(prog, dict) and isinstance(prog.get("path"), str) and not os.path.isabs(prog["path"]):
+        prog["path"] = os.path.abspath(prog["path"])
+    return out

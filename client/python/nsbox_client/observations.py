@@ -22,7 +22,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
-from . import Client, NsboxError, Verdict
+from .client import Client
+from .errors import NsboxError
+from .results import Verdict
 
 SpecLike = Union[Dict[str, Any], str, "os.PathLike[str]"]
 PathLike = Union[str, "os.PathLike[str]"]

@@ -114,11 +114,11 @@ class Tripwire(unittest.TestCase):
 
     def test_test_flags_carry_the_seconds_given(self):
         # "%gs" kept six significant digits: 1234.567 ran as 1234.57s
-        self.assertEqual(nc._testcmd_args(self.dir, None, 1234.567, None)[-2:], ["--wall-time", "1234.567s"])
-        self.assertEqual(nc._testcmd_args(self.dir, None, None, {"cpu_time": 86399.999})[-2:],
+        self.assertEqual(nc.client._testcmd_args(self.dir, None, 1234.567, None)[-2:], ["--wall-time", "1234.567s"])
+        self.assertEqual(nc.client._testcmd_args(self.dir, None, None, {"cpu_time": 86399.999})[-2:],
                          ["--cpu-time", "86399.999s"])
-        self.assertEqual(nc._testcmd_args(self.dir, None, 2.01, None)[-2:], ["--wall-time", "2.01s"])
-        self.assertEqual(nc._testcmd_args(self.dir, None, 60, None)[-2:], ["--wall-time", "60s"])
+        self.assertEqual(nc.client._testcmd_args(self.dir, None, 2.01, None)[-2:], ["--wall-time", "2.01s"])
+        self.assertEqual(nc.client._testcmd_args(self.dir, None, 60, None)[-2:], ["--wall-time", "60s"])
 
     def test_judge_and_test_arguments(self):
         c = self.client
@@ -169,8 +169,8 @@ class JudgeJobsAndTest(WithNsbox):
             nc.validate.limits({"wall_time": t / 100})
 
     def test_nothing_ran_before_a_bad_pair(self):
-        """The pairs before an unusable one used to run (and leave their
-        files in the workspace) before the exception came."""
+        """Every pair is checked before any runs: none leaves its files in
+        the workspace before the exception comes."""
         ws = tempfile.mkdtemp(dir="/var/tmp")
         os.chmod(ws, 0o777)
         self.addCleanup(shutil.rmtree, ws)

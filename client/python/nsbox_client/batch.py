@@ -1,0 +1,49 @@
+"""The lines `nsbox batch` reads and writes: an item (a (code, test_code)
+pair, code alone, or a JudgeJob) as a job line, and an output line as a
+result."""
+from __future__ import annotations
+
+import json
+import textwrap
+from typing import Any, Dict, Optional, Union
+
+from . import validate
+from .errors import NsboxError
+from .jobs import JudgeJob, spec_for_nsbox
+from .results import RunResult, Verdict, from_line
+
+DEFAULT_TIMEOUT = 10
+
+
+def _python_job(id_: Any, code: str, test_code: Optional[str], timeout: Optional[float],
+                limits: Optional[Dict[str, Any]], dedent: bool) -> Dict[str, Any]:
+    code = validate.text(code, "code") or ""
+    test_code = validate.text(test_code, "test_code", optional=True)
+    limits = validate.limits(limits)
+    timeout = validate.timeout(timeout)
+    job = {"id": id_, "kind": "python", "code": textwrap.dedent(code) if dedent else code}
+    if test_code is not None:
+        job["test_code"] = textwrap.dedent(test_code) if dedent else test_code
+    if limits:
+        job["limits"] = dict(limits)
+    if timeout is not None and "wall_time" not in (limits or {}):
+        job["timeout"] = timeout
+    return job
+
+
+def line(i: int, item: Any, timeout: Optional[float], limits: Optional[Dict[str, Any]], dedent: bool
+         ) -> Dict[str, Any]:
+    """One job line for @item, its id the item's index @i."""
+    if isinstance(item, JudgeJob):
+        return {"id": i, "kind": "judge", "spec": spec_for_nsbox(item.spec)}
+    code, test = (item, None) if isinstance(item, str) else item
+    return _python_job(i, code, test, timeout, limits, dedent)
+
+
+def result(text: bytes) -> Union[RunResult, Verdict]:
+    """One output line as a RunResult or Verdict; NsboxError if not JSON."""
+    try:
+        d = json.loads(text)
+    except ValueError as e:
+        raise NsboxError("nsbox batch wrote a line that is not JSON: %r" % text[:200]) from e
+    return from_line(d)

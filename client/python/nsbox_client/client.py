@@ -1,0 +1,219 @@
+"""Client: one nsbox binary, the options for every command, and the
+processes it starts (batch fed and read in threads, judge, test, doctor)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union
+
+from . import batch, validate
+from .batch import DEFAULT_TIMEOUT
+from .errors import NsboxError, NsboxUnavailable, refused
+from .jobs import JudgeJob, TestReport, spec_for_nsbox
+from .results import DoctorCheck, DoctorReport, RunResult, Verdict
+
+
+class Client:
+    """One nsbox binary and the options passed to every command.
+
+    extra_args: flags for every batch and judge (e.g. ["--memory", "128M"]);
+    dedent: remove the common indentation of code and test_code first, as
+    the executor this client replaces did (textwrap.dedent).
+    """
+
+    def __init__(self, nsbox: Optional[str] = None, extra_args: Sequence[str] = (), dedent: bool = True):
+        self.nsbox = nsbox or os.environ.get("NSBOX") or shutil.which("nsbox") or "nsbox"
+        self.extra_args = validate.arguments(extra_args, "extra_args")
+        self.dedent = dedent
+
+    # -- plumbing -----------------------------------------------------------
+    def _popen(self, args: Sequence[str], **kw: Any) -> "subprocess.Popen[bytes]":
+        try:
+            return subprocess.Popen([self.nsbox, *args], **kw)
+        except FileNotFoundError as e:
+            raise NsboxUnavailable("nsbox not found (%s): install it, put it on PATH or set $NSBOX" % self.nsbox) from e
+        except PermissionError as e:
+            raise NsboxUnavailable("nsbox is not executable: %s" % self.nsbox) from e
+        except OSError as e:
+            raise NsboxUnavailable("cannot start nsbox (%s): %s" % (self.nsbox, e)) from e
+
+    def _run(self, args: Sequence[str], input: Optional[bytes] = None,
+             timeout: Optional[float] = None) -> Tuple[int, bytes, str]:
+        p = self._popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            out, err = p.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            raise NsboxError("nsbox did not answer within %ss" % timeout)
+        except BaseException:
+            # Interrupted (KeyboardInterrupt, a signal handler's exception):
+            # SIGTERM cancels every sandbox of the judge or test; drained and
+            # reaped, so nothing runs on after the exception.
+            p.terminate()
+            try:
+                p.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+            raise
+        return p.returncode, out, err.decode("utf-8", "replace")
+
+    # -- python jobs ----------------------------------------------------------
+    def batch_stream(self, pairs: Iterable[Union[Tuple[str, Optional[str]], str, JudgeJob]],
+                     timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
+                     limits: Optional[Dict[str, Any]] = None) -> Iterator[Union[RunResult, Verdict]]:
+        """Runs (code, test_code) pairs (or code, or JudgeJob items: a Verdict
+        each) through one `nsbox batch`; yields each result as it completes
+        (completion order; .id is the item's index). A list is checked whole
+        before nsbox starts; a lazy iterable item by item as it is fed."""
+        validate.collection(pairs)
+        validate.timeout(timeout)
+        validate.limits(limits)
+        validate.jobs(jobs)
+        if isinstance(pairs, (list, tuple)):
+            pairs = list(validate.items(pairs))
+        args = ["batch", "--quiet", *self.extra_args]
+        if jobs:
+            args += ["-j", str(int(jobs))]
+        p = self._popen(args + ["-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        stdin: IO[bytes] = p.stdin  # type: ignore[assignment]  # PIPE: never None
+        feed_error: List[Exception] = []
+
+        def feed() -> None:
+            try:
+                for i, pair in enumerate(pairs):
+                    stdin.write((json.dumps(batch.line(i, validate.item(i, pair), timeout, limits, self.dedent))
+                                 + "\n").encode())
+                stdin.close()
+            except BrokenPipeError:
+                pass
+            except Exception as e:   # a bad pair: stop nsbox, report it
+                feed_error.append(e)
+                p.terminate()
+                try:
+                    stdin.close()
+                except OSError:
+                    pass
+
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+        stdout: IO[bytes] = p.stdout  # type: ignore[assignment]  # PIPE: never None
+        stderr: IO[bytes] = p.stderr  # type: ignore[assignment]
+        stderr_box: List[bytes] = []
+        reader = threading.Thread(target=lambda: stderr_box.append(stderr.read()), daemon=True)
+        reader.start()
+        read_all = False
+        try:
+            for line in stdout:
+                yield batch.result(line)
+            read_all = True
+        finally:
+            if p.poll() is None and (feed_error or writer.is_alive() or not read_all):
+                # The caller stopped early (or a line was unreadable): SIGTERM
+                # cancels the batch, killing every sandbox; its lines are
+                # drained, as nsbox blocked on a full pipe would never see it.
+                p.terminate()
+            if not read_all:
+                for _ in stdout:
+                    pass
+            writer.join()
+            p.wait()
+            reader.join()
+            stdout.close()
+            stderr.close()
+        if feed_error:
+            raise feed_error[0]
+        if p.returncode != 0:
+            raise refused("batch", p.returncode, (stderr_box[0] if stderr_box else b"").decode("utf-8", "replace"))
+
+    def batch_run(self, pairs: Iterable[Union[Tuple[str, Optional[str]], str, JudgeJob]],
+                  timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
+                  limits: Optional[Dict[str, Any]] = None) -> List[Union[RunResult, Verdict]]:
+        """Like batch_stream, collected: one result per item, in input order.
+        Every item and argument is checked before the first one runs."""
+        pairs = list(validate.items(list(validate.collection(pairs))))
+        got: Dict[Any, Union[RunResult, Verdict]] = {}
+        for r in self.batch_stream(pairs, timeout=timeout, jobs=jobs, limits=limits):
+            got[r.id] = r
+        if len(got) != len(pairs) or set(got) != set(range(len(pairs))):
+            missing = sorted(set(range(len(pairs))) - set(got))
+            raise NsboxError("nsbox batch answered %d of %d jobs (none for %s)" % (len(got), len(pairs), missing[:10]))
+        return [got[i] for i in range(len(pairs))]
+
+    def run_code(self, code: str, test_code: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT,
+                 limits: Optional[Dict[str, Any]] = None) -> RunResult:
+        """One (code, test_code) pair in a fresh sandbox: test_code runs after
+        code in the same module. timeout is the wall-clock limit in seconds."""
+        results = self.batch_run([(code, test_code)], timeout=timeout, jobs=1, limits=limits)
+        if len(results) != 1:
+            raise NsboxError("nsbox batch gave %d results for one job" % len(results))
+        if not isinstance(results[0], RunResult):
+            raise NsboxError("nsbox batch answered a python job with a verdict")
+        return results[0]
+
+    # -- judge and doctor -------------------------------------------------------
+    def judge(self, spec: Union[Dict[str, Any], str, "os.PathLike[str]"]) -> Verdict:
+        """A judge spec (a dict, or the path of a SPEC.json) -> its verdict."""
+        if isinstance(spec, dict):
+            rc, out, err = self._run(["judge", "--json", *self.extra_args, "/dev/stdin"],
+                                     input=json.dumps(spec_for_nsbox(validate.spec(spec))).encode())
+        else:
+            rc, out, err = self._run(["judge", "--json", *self.extra_args, os.fspath(spec)])
+        return _answer("judge", "verdict", rc, out, err, Verdict.from_json)
+
+    def test(self, harness: Union[str, "os.PathLike[str]"], workspace: Optional[Union[str, "os.PathLike[str]"]] = None,
+             timeout: Optional[float] = None, limits: Optional[Dict[str, Any]] = None) -> TestReport:
+        """`nsbox test`: the hidden tests in @harness (read-only) against
+        @workspace (read-write; default: a fresh empty one)."""
+        args = _testcmd_args(harness, workspace, timeout, limits)
+        rc, out, err = self._run(["test", "--json", *args, *self.extra_args])
+        return _answer("test", "report", rc, out, err, TestReport.from_json)
+
+    def doctor(self) -> DoctorReport:
+        """What this host can enforce (nsbox doctor --json)."""
+        rc, out, err = self._run(["doctor", "--json"], timeout=60)
+        if rc not in (0, 1):
+            raise refused("doctor", rc, err)
+        try:
+            d = json.loads(out)
+            checks = [DoctorCheck(c["name"], c["status"], c.get("detail", ""), c.get("fix", "")) for c in d["checks"]]
+            return DoctorReport(bool(d["ready"]), d.get("isolation", ""), checks, d)
+        except (ValueError, KeyError, TypeError) as e:
+            raise NsboxError("nsbox doctor gave an unreadable report: %r" % out[:200]) from e
+
+
+_LIMIT_FLAGS = {"wall_time": "--wall-time", "cpu_time": "--cpu-time", "memory": "--memory", "pids": "--pids",
+                "output_limit": "--output-limit", "file_size": "--file-size", "tmp_size": "--tmp-size"}
+
+
+def _testcmd_args(harness: Any, workspace: Any, timeout: Optional[float], limits: Optional[Dict[str, Any]]) -> List[str]:
+    args = ["--harness", validate.directory(harness, "harness")]
+    if workspace is not None:
+        args += ["--workspace", validate.directory(workspace, "workspace")]
+    checked = validate.limits(limits)
+    if timeout is not None and "wall_time" not in checked:
+        checked["wall_time"] = validate.timeout(timeout) or 0.0
+    for key, value in checked.items():
+        # seconds as nsbox reads them (nine decimals): "%g" kept six digits,
+        # so 1234.567 became --wall-time 1234.57s
+        args += [_LIMIT_FLAGS[key], validate.seconds_text(value) + "s"
+                 if key in ("wall_time", "cpu_time") and not isinstance(value, str) else str(value)]
+    return args
+
+
+_T = TypeVar("_T")
+
+
+def _answer(cmd: str, what: str, rc: int, out: bytes, err: str, parse: Callable[[Dict[str, Any]], _T]) -> _T:
+    """judge/test: 0 pass, 1 fail, 3 undetermined carry the answer; any
+    other status is nsbox refusing (or failing)."""
+    if rc not in (0, 1, 3):
+        raise refused(cmd, rc, err)
+    try:
+        return parse(json.loads(out))
+    except (ValueError, KeyError, TypeError) as e:
+        raise NsboxError("nsbox %s gave an unreadable %s: %r" % (cmd, what, out[:200])) from e

@@ -1,0 +1,121 @@
+"""The answers nsbox gives, as Python objects: RunResult (one python job),
+Verdict and CaseVerdict (judge), DoctorReport and DoctorCheck (doctor); and
+which of them a batch output line is."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Union
+
+from .errors import NsboxError
+
+
+@dataclass
+class RunResult:
+    """One python job, as the executor it replaces reported it, plus detail.
+
+    status: pass (exited 0) | fail (nonzero exit, a signal, a memory, pids,
+    output or file-size limit) | timeout (wall or CPU time) | error (the
+    sandbox failed: correctness unknown).
+    return_code: the exit code; -N when killed by signal N; None on timeout
+    or error.
+    """
+    status: str
+    stdout: str
+    stderr: str
+    return_code: Optional[int]
+    elapsed_ms: float
+    label: int
+    id: Any = None
+    limit: Optional[str] = None
+    error: Optional[Dict[str, Any]] = None
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_line(cls, d: Dict[str, Any]) -> "RunResult":
+        if "outcome" not in d or "status" not in d:
+            raise NsboxError("not a python job result: %r" % (str(d)[:200],))
+        st = d["status"]
+        if st == "exited":
+            rc = d.get("exit_code")
+        elif st == "signaled" or (st == "limit" and d.get("limit") not in ("wall_time", "cpu_time")
+                                  and d.get("signal")):
+            rc = -int(d["signal"]) if d.get("signal") else None
+        else:
+            rc = None
+        return cls(status=d["outcome"], stdout=_text(d.get("stdout")), stderr=_text(d.get("stderr")),
+                   return_code=rc, elapsed_ms=float(d.get("wall_ms") or 0.0), label=int(d.get("label", 0)),
+                   id=d.get("id"), limit=d.get("limit"), error=d.get("error"), raw=d)
+
+    def as_dict(self) -> Dict[str, Any]:
+        """The executor's dict: status, stdout, stderr, return_code, elapsed_ms, label."""
+        return {"status": self.status, "stdout": self.stdout, "stderr": self.stderr,
+                "return_code": self.return_code, "elapsed_ms": self.elapsed_ms, "label": self.label}
+
+
+@dataclass
+class CaseVerdict:
+    name: str
+    verdict: str          # pass | fail | undetermined | not_run
+    reason: str
+    result: Optional[Dict[str, Any]]
+
+
+@dataclass
+class Verdict:
+    verdict: str          # pass | fail | undetermined
+    cases: List[CaseVerdict]
+    program_sha256: Optional[str] = None
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+    id: Any = None        # its batch item's index (batch_run / batch_stream)
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "pass"
+
+    @property
+    def replayed(self) -> bool:
+        """Judged from stored observations (replay()): no sandbox ran."""
+        return self.raw.get("replayed") is True
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Verdict":
+        """A verdict, or (a batch's judge job whose sandbox could not even
+        start) a result with status error: undetermined, no cases."""
+        if "verdict" not in d and d.get("status") == "error":
+            return cls("undetermined", [], None, d, d.get("id"))
+        cases = [CaseVerdict(c["name"], c["verdict"], c.get("reason", ""), c.get("result")) for c in d["cases"]]
+        return cls(d["verdict"], cases, d.get("program_sha256"), d, d.get("id"))
+
+
+@dataclass
+class DoctorCheck:
+    name: str
+    status: str           # ok | degraded | unavailable
+    detail: str
+    fix: str
+
+
+@dataclass
+class DoctorReport:
+    ready: bool
+    isolation: str
+    checks: List[DoctorCheck]
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+def _text(stream: Optional[Dict[str, Any]]) -> str:
+    if not stream:
+        return ""
+    text: str = stream.get("text", "")
+    if stream.get("truncated") and stream.get("tail"):
+        text += "\n[... truncated ...]\n" + stream["tail"]
+    return text
+
+
+def from_line(d: Dict[str, Any]) -> Union[RunResult, Verdict]:
+    """A batch output line: a Verdict for a judge job, else a RunResult."""
+    if str(d.get("schema", "")).startswith("nsbox.verdict") or ("outcome" not in d and "verdict" in d):
+        return Verdict.from_json(d)
+    if "outcome" not in d and d.get("status") == "error" and "id" in d:
+        return Verdict.from_json(d)   # a judge job that could not start
+    return RunResult.from_line(d)

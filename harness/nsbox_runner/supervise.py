@@ -1,0 +1,241 @@
+"""The parent: supervise one child per test, within the budgets."""
+import json
+import os
+import select
+import signal
+import time
+from .base import MAX_REPORT, MIN_SLICE, OUTCOMES, PROTOCOL, _clean, _clip_message, _clip_traceback, _seconds
+from .child import _child_main, _flush_stdio, _report
+
+
+class Runner:
+    def __init__(self, channel_fd, harness, workspace, budget, test_budget):
+        self.channel_fd = channel_fd
+        self.harness = harness
+        self.workspace = workspace
+        self.budget = budget
+        self.test_budget = test_budget
+        self.started = time.monotonic()
+        self.deadline = self.started + budget
+        self.current_pid = None
+        self.subreaper = False
+
+    def emit(self, event):
+        data = (json.dumps(event, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.channel_fd, view):]
+
+    # -- process helpers --
+
+    @staticmethod
+    def _killpg(pgid):
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except OSError:
+            pass
+
+    def _kill_orphans(self):
+        """Kill processes a test left behind that escaped its process group."""
+        if not self.subreaper:
+            return
+        try:
+            if os.readlink("/proc/self") != str(os.getpid()):
+                return  # /proc belongs to another pid namespace
+        except OSError:
+            return
+        me = os.getpid()
+        for _ in range(50):
+            kids = []
+            for name in os.listdir("/proc"):
+                if not name.isdigit():
+                    continue
+                try:
+                    with open("/proc/%s/stat" % name, "rb") as handle:
+                        stat = handle.read()
+                    if int(stat[stat.rfind(b")") + 2:].split()[1]) == me:
+                        kids.append(int(name))
+                except (OSError, ValueError, IndexError):
+                    continue
+            if not kids:
+                break
+            for pid in kids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            for pid in kids:
+                try:
+                    os.waitpid(pid, 0)
+                except OSError:
+                    pass
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+
+    def _supervise(self, pid, rfd, slice_s):
+        """Wait for the child; return (status or None if timed out, report bytes)."""
+        deadline = time.monotonic() + slice_s
+        buf = bytearray()
+        try:
+            pidfd = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            pidfd = None
+        poller = select.poll()
+        poller.register(rfd, select.POLLIN)
+        if pidfd is not None:
+            poller.register(pidfd, select.POLLIN)
+        pipe_open, exited = True, False
+        try:
+            while True:
+                try:
+                    exited = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+                except ChildProcessError:
+                    exited = True
+                if exited:
+                    break
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                wait_ms = remaining * 1000 if pidfd is not None else min(remaining * 1000, 20)
+                for fd, _ in poller.poll(max(1, int(wait_ms) + 1)):
+                    if fd == rfd and pipe_open:
+                        chunk = os.read(rfd, 65536)
+                        if not chunk:
+                            pipe_open = False
+                            poller.unregister(rfd)
+                        elif len(buf) <= MAX_REPORT:
+                            buf += chunk
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
+        # Kill whatever is left of the test's process group before reaping the
+        # leader, so the group id cannot have been reused.
+        self._killpg(pid)
+        _, status = os.waitpid(pid, 0)
+        if pipe_open:  # drain what the child wrote before it ended
+            os.set_blocking(rfd, False)
+            try:
+                while len(buf) <= MAX_REPORT:
+                    chunk = os.read(rfd, 65536)
+                    if not chunk:
+                        break
+                    buf += chunk
+            except BlockingIOError:
+                pass
+        return (status if exited else None), bytes(buf)
+
+    @staticmethod
+    def _parse_report(data):
+        if not data or len(data) > MAX_REPORT or data.count(b"\n") != 1 or not data.endswith(b"\n"):
+            return None
+        try:
+            report = json.loads(data.decode("utf-8"))
+        except Exception:
+            return None
+        if not isinstance(report, dict) or report.get("outcome") not in OUTCOMES:
+            return None
+        for key in ("message", "traceback"):
+            if report.get(key) is not None and not isinstance(report.get(key), str):
+                return None
+        return report
+
+    @staticmethod
+    def _status_text(status):
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            try:
+                name = signal.Signals(sig).name
+            except ValueError:
+                name = "signal %d" % sig
+            text = "was killed by %s (signal %d)" % (name, sig)
+            if sig == signal.SIGKILL:
+                text += " - the memory limit, or a kill from the code under test"
+            elif sig == signal.SIGSEGV:
+                text += " - a crash in native code or a stack overflow"
+            return text
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
+        text = "exited with status %d" % code
+        if code == 0:
+            text += " (os._exit() called?)"
+        return text
+
+    def run_test(self, item, code, slice_s, per_test_cut):
+        rfd, wfd = os.pipe()
+        _flush_stdio()
+        pid = os.fork()
+        if pid == 0:  # child
+            try:
+                os.close(self.channel_fd)  # first: learner code never sees the channel
+                os.close(rfd)
+                _child_main(item, code, wfd, self.harness, self.workspace)
+            finally:
+                os._exit(70)
+        self.current_pid = pid
+        os.close(wfd)
+        try:
+            os.setpgid(pid, pid)
+        except OSError:
+            pass
+        started = time.monotonic()
+        try:
+            status, data = self._supervise(pid, rfd, slice_s)
+        finally:
+            os.close(rfd)
+            self.current_pid = None
+        duration_ms = round((time.monotonic() - started) * 1000, 1)
+        self._kill_orphans()
+        if status is None:
+            message = "timed out after %s" % _seconds(slice_s)
+            if not per_test_cut:
+                message += " (the overall test budget of %s ran out)" % _seconds(self.budget)
+            report = _report("error", message)
+        else:
+            report = self._parse_report(data)
+            clean_exit = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+            if report is None:
+                if data:
+                    report = _report("error", "the test process sent a malformed result report "
+                                     "and %s" % self._status_text(status))
+                else:
+                    report = _report("error", "the test process %s before reporting a result"
+                                     % self._status_text(status))
+            elif not clean_exit:
+                report = _report("error", "the test process %s after reporting %r"
+                                 % (self._status_text(status), report["outcome"]))
+        return {
+            "event": "test",
+            "name": _clean(item.name),
+            "outcome": report["outcome"],
+            "message": _clean(_clip_message(report.get("message"))),
+            "traceback": _clean(_clip_traceback(report.get("traceback"))),
+            "duration_ms": duration_ms,
+        }
+
+    def run(self, items, codes, collect_errors, hardening):
+        self.emit({"event": "start", "protocol": PROTOCOL,
+                   "tests": [_clean(i.name) for i in items], "hardening": hardening})
+        for error in collect_errors:
+            self.emit({"event": "collect_error", "file": _clean(error["file"]),
+                       "message": _clean(_clip_message(error["message"]))})
+        results = []
+        for item in items:
+            remaining = self.deadline - time.monotonic()
+            if remaining < MIN_SLICE:
+                event = {"event": "test", "name": _clean(item.name), "outcome": "error",
+                         "message": "not run: the overall test budget of %s was used up"
+                         % _seconds(self.budget), "traceback": None, "duration_ms": 0.0}
+            else:
+                slice_s = min(self.test_budget, remaining)
+                event = self.run_test(item, codes[item.file], slice_s, slice_s == self.test_budget)
+            results.append(event)
+            self.emit(event)
+        counts = {o: sum(1 for e in results if e["outcome"] == o) for o in OUTCOMES}
+        self.emit({"event": "done", "collected": len(items), "counts": counts,
+                   "collect_errors": len(collect_errors),
+                   "duration_ms": round((time.monotonic() - self.started) * 1000, 1)})
+        return results
