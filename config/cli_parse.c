@@ -8,6 +8,7 @@
 #include "config/config.h"
 #include "config/schema.h"
 #include "config/config_internal.h"
+#include "util/cleanup.h"
 #include "util/portable.h"
 
 #include <errno.h>
@@ -178,7 +179,7 @@ static const struct cli_cmd {
           "nsbox report examples/results.jsonl" },
 };
 
-#define N_COMMANDS (sizeof commands / sizeof commands[0])
+#define N_COMMANDS ARRAY_SIZE(commands)
 
 static const char *cmd_name(enum nsb_cmd cmd)
 {

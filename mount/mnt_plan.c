@@ -25,7 +25,7 @@ struct user_mount {
 };
 
 static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom" };
-#define N_DEV_NODES (sizeof dev_nodes / sizeof dev_nodes[0])
+#define N_DEV_NODES ARRAY_SIZE(dev_nodes)
 #define N_DEV_WRITABLE 3        /* null, zero, full: writing to them is harmless */
 
 /* What one phase hands the next. */
@@ -369,7 +369,7 @@ static int skeleton_dev(struct builder *b)
                 snprintf(dst, sizeof dst, "/dev/%s", dev_nodes[i]);
                 PUSH_OR_FAIL(op, b, MNT_MKFILE, dst);
         }
-        for (size_t i = 0; i < sizeof dev_links / sizeof dev_links[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(dev_links); i++) {
                 snprintf(dst, sizeof dst, "/dev/%s", dev_links[i].name);
                 PUSH_OR_FAIL(op, b, MNT_SYMLINK, dst);
                 if (!(op->src = strdup(dev_links[i].target)))
@@ -531,7 +531,7 @@ int mnt_plan_build(const struct mnt_input *in, struct mnt_plan *ret, struct nsb_
         memset(ret, 0, sizeof *ret);
         ret->sandbox_uid = in->sandbox_uid;
         ret->sandbox_gid = in->sandbox_gid;
-        for (size_t i = 0; r == 0 && i < sizeof phases / sizeof phases[0]; i++)
+        for (size_t i = 0; r == 0 && i < ARRAY_SIZE(phases); i++)
                 r = phases[i](&b);
         if (r < 0)
                 mnt_plan_free(ret);

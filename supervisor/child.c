@@ -503,7 +503,7 @@ const struct child_step child_init_steps[] = {
         CHILD_STEP(NSB_STAGE_CGROUP, init_cgroup_v1),           /* v1: late join, then its own cgroupns */
         CHILD_STEP(NSB_STAGE_EXEC, init_run_program),           /* last: fork, wait, reap */
 };
-const unsigned child_init_n_steps = sizeof child_init_steps / sizeof child_init_steps[0];
+const unsigned child_init_n_steps = ARRAY_SIZE(child_init_steps);
 
 /* ---- reduced isolation's init -------------------------------------------- */
 
@@ -597,7 +597,7 @@ const struct child_step child_reduced_init_steps[] = {
         CHILD_STEP(NSB_STAGE_CLONE, reduced_parent_death),      /* after the identity, which would clear it */
         CHILD_STEP(NSB_STAGE_EXEC, reduced_run_program),        /* last: fork, wait, kill the group, reap */
 };
-const unsigned child_reduced_init_n_steps = sizeof child_reduced_init_steps / sizeof child_reduced_init_steps[0];
+const unsigned child_reduced_init_n_steps = ARRAY_SIZE(child_reduced_init_steps);
 
 /* ---- running a step list -------------------------------------------------- */
 

@@ -22,7 +22,7 @@ static void ledger_walls(struct sbx *s, const char *how)
         static const enum nsb_prot walls[] = { PROT_USER_NS, PROT_MOUNT_NS, PROT_PID_NS,
                                                PROT_IPC_NS,  PROT_UTS_NS,   PROT_CGROUP_NS };
 
-        for (size_t i = 0; i < sizeof walls / sizeof walls[0]; i++)
+        for (size_t i = 0; i < ARRAY_SIZE(walls); i++)
                 ledger_set(&s->res->ledger, walls[i], how);
 }
 

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "path/path.h"
+#include "util/cleanup.h"
 
 static void test_normalize(void **state)
 {
@@ -21,13 +22,13 @@ static void test_normalize(void **state)
         struct nsb_error e;
 
         (void) state;
-        for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
                 char *out = NULL;
                 assert_int_equal(path_normalize(ok[i].in, "--bind", &out, &e), 0);
                 assert_string_equal(out, ok[i].out);
                 free(out);
         }
-        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
                 char *out = NULL;
                 nsb_error_clear(&e);
                 assert_true(path_normalize(bad[i], "--bind", &out, &e) < 0);

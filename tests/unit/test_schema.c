@@ -20,6 +20,7 @@
 
 #include "config/policy.h"
 #include "config/schema.h"
+#include "util/cleanup.h"
 
 /* Values tried for a text or list row, in order, until the flag takes one:
  * a path (mounts, packages, the interpreter, cgroup_parent), a name
@@ -95,7 +96,7 @@ static bool sample(const struct cfg_key *k, char *buf, size_t size)
                 snprintf(buf, size, "%s", k->choices[k->def == 0 ? 1 : 0]);
                 return true;
         }
-        for (size_t i = 0; i < sizeof text_candidates / sizeof text_candidates[0]; i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(text_candidates); i++) {
                 int r = parse_flag(k, text_candidates[i], &cfg);
                 cfg_free(&cfg);
                 if (r == 0) {
