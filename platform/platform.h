@@ -11,6 +11,14 @@
  * header, sandbox.h and doctor.h, so it builds with -D_POSIX_C_SOURCE=200809L
  * and no _GNU_SOURCE on either platform.
  *
+ * Owns: the host calls whose spelling differs by platform (the cancel fd
+ * and signal reset, the CPU count, the parent-death signal, close-on-exec
+ * pipes, an anonymous file, the no-symlink open, the interpreter's host
+ * files) and the platform's name and reduced-isolation banner.
+ * Invariants: a portable file reaches Linux-only interfaces through here
+ * alone (tests/layers.py and the posix build check it); each function has
+ * one contract that both implementations keep, documented below.
+ *
  * No hidden state, except on posix the self-pipe a signal handler must
  * reach (plat_cancel_fd).
  */
