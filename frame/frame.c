@@ -80,9 +80,11 @@ int frame_prepare(const struct frame_command *c, struct nsb_config *cfg, struct 
                                : nsb_error_prefix(e, "profile '%s': [limits] memory", cfg->profile);
         if ((r = cfg_check_stdin(cfg, e)) < 0)
                 return r;
-        /* A command that resolves its own profile checks its files then. */
+        /* A command that resolves its own profile checks its files then (and
+         * its main's errors carry its name); here they carry it too, as
+         * test's did before the frame: "nsbox: test: --junit ...". */
         if (c->profile != FRAME_PROFILE_OWN && (r = frame_check_files(run, e)) < 0)
-                return r;
+                return c->name ? nsb_error_prefix(e, "%s", c->name) : r;
         /* Pinned before the program runs: see util/resultfile.h. */
         if ((r = pin_path(&cfg->result_path, e)) < 0 || (r = pin_path(&cfg->junit_path, e)) < 0)
                 return r;

@@ -473,12 +473,12 @@ int judge_main(const struct frame_run *run, struct nsb_error *e)
         int r;
 
         if (!cli->input_path) {
-                nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "judge: expected SPEC.json");
+                nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "expected SPEC.json");
                 return JUDGE_EXIT_BAD_SPEC;
         }
         if (cli->observe_path && cli->replay_path) {
                 nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                         "judge: --observe and --replay exclude each other (a replay runs nothing to observe)");
+                         "--observe and --replay exclude each other (a replay runs nothing to observe)");
                 return JUDGE_EXIT_BAD_SPEC;
         }
         r = read_all(cli->input_path, SPEC_MAX_BYTES, &text, &text_len, e);

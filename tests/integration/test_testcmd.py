@@ -138,6 +138,23 @@ class TestCommand(SandboxTest):
                        env=ENV)
         self.assertEqual(p.returncode, 0, p.stderr)
 
+    def test_refused_output_names_the_command(self):
+        # Before the command frame, test's own check said "nsbox: test: --junit
+        # ... lies inside"; the frame's check printed it without "test: ",
+        # unlike judge's. The command's name stays on the message.
+        ws = self.make_dir("ws", {"solution.py": "x = 1\n"})
+        h = self.make_dir("h", {"test_a.py": "def test_a():\n    pass\n"})
+        out = self.make_dir("out", {})
+        for opt, extra, target, where in (
+                ("--junit", [], os.path.join(ws, "j.xml"), "--workspace"),
+                ("--result", [], os.path.join(ws, "r.json"), "--workspace"),
+                ("--junit", ["--bind", out + ":/out"], os.path.join(out, "j.xml"), "--bind")):
+            with self.subTest(opt=opt, where=where):
+                p = self.nsbox("test", "--workspace", ws, "--harness", h, *extra, opt, target, env=ENV)
+                self.assertEqual(p.returncode, 125, p.stderr)
+                self.assertTrue(p.stderr.startswith(("nsbox: test: %s '%s' lies inside %s" % (opt, target, where)).encode()),
+                                p.stderr)
+
     def test_outputs_inside_the_workspace_are_refused(self):
         # The report quotes the tests' assertions (expected values): left in
         # the workspace, the next run of the program could read them. The
