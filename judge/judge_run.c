@@ -537,11 +537,8 @@ int judge_main(const struct frame_run *run, struct nsb_error *e)
                         { "program.path", spec.program.path }, { "--stdin", cli->stdin_path },
                 };
 
-                if (result_files_distinct(outs, 3, ins, 4, e) < 0)
+                if (result_files_check(outs, ARRAY_SIZE(outs), ins, ARRAY_SIZE(ins), e) < 0)
                         return JUDGE_EXIT_BAD_SPEC;
-                for (size_t i = 0; i < 3; i++)
-                        if (result_file_precheck(outs[i].what, outs[i].path, e) < 0)
-                                return JUDGE_EXIT_BAD_SPEC;
         }
         if (cli->replay_path) {
                 r = replay_spec(cli, &spec, &rep, e);

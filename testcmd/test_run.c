@@ -373,8 +373,7 @@ int test_main(const struct frame_run *run, struct nsb_error *e)
 
         memset(&res, 0, sizeof res);
         /* written after the run: neither over the other, both writable */
-        if (result_files_distinct(outs, 2, ins, 1, e) < 0 || result_file_precheck("--junit", cfg->junit_path, e) < 0 ||
-            result_file_precheck("--result", cfg->result_path, e) < 0)
+        if (result_files_check(outs, ARRAY_SIZE(outs), ins, ARRAY_SIZE(ins), e) < 0)
                 return TESTCMD_EXIT_SETUP;
         if (check_dirs(cfg, e) < 0 || find_runner_dir(runner_dir, sizeof runner_dir, e) < 0)
                 return TESTCMD_EXIT_SETUP;

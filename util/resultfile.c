@@ -151,8 +151,8 @@ static int collide(const struct result_file_role *x, const struct result_file_ro
                         x->what, y->what, x->path);
 }
 
-int result_files_distinct(const struct result_file_role *outs, size_t n_out,
-                          const struct result_file_role *ins, size_t n_in, struct nsb_error *e)
+int result_files_check(const struct result_file_role *outs, size_t n_out,
+                       const struct result_file_role *ins, size_t n_in, struct nsb_error *e)
 {
         for (size_t i = 0; i < n_out; i++) {
                 if (!outs[i].path)
@@ -163,6 +163,12 @@ int result_files_distinct(const struct result_file_role *outs, size_t n_out,
                 for (size_t j = 0; j < n_in; j++)
                         if (ins[j].path && same_file(outs[i].path, ins[j].path))
                                 return collide(&ins[j], &outs[i], e);
+        }
+        for (size_t i = 0; i < n_out; i++) {
+                int r = result_file_precheck(outs[i].what, outs[i].path, e);
+
+                if (r < 0)
+                        return r;
         }
         return 0;
 }

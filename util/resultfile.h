@@ -47,12 +47,14 @@ struct result_file_role {
 
 /* Before anything runs or is written: 0 when each of the @n_out files nsbox
  * will write differs from every other one and from each of the @n_in files it
- * reads; else -EINVAL with @e naming both ("--junit and --result name the
- * same file 'P' ..."): one would overwrite the other, or the evidence or the
- * spec. The same file is the same inode (a hard link, another spelling of the
- * path), or, for a file not there yet, the same pinned path. */
-int result_files_distinct(const struct result_file_role *outs, size_t n_out,
-                          const struct result_file_role *ins, size_t n_in, struct nsb_error *e);
+ * reads, and can be written (result_file_precheck, in the order given); else
+ * -EINVAL with @e naming both ("--junit and --result name the same file 'P'
+ * ..."): one would overwrite the other, or the evidence or the spec; or
+ * result_file_precheck's error. The same file is the same inode (a hard
+ * link, another spelling of the path), or, for a file not there yet, the same
+ * pinned path. */
+int result_files_check(const struct result_file_role *outs, size_t n_out,
+                       const struct result_file_role *ins, size_t n_in, struct nsb_error *e);
 
 /* A write to @f (a file opened by result_file_open*) failed: @f truncated to
  * nothing, so no half-written file is left that reads as the start of a whole
