@@ -6,13 +6,8 @@
 # (docs/testing.md, "Finding the runner").
 set -euo pipefail
 python3=$1 test=$2
-if [ "$(id -u)" -ne 0 ]; then
-  echo "already unprivileged: the plain help run covers this" >&2
-  [ "${NSBOX_TESTS_MUST_RUN:-}" = 1 ] && exit 0
-  exit 77
-fi
-tmp=$(mktemp -d /var/tmp/nsbox-help-nobody.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/../nobody.sh"
+nobody_prepare help
 mkdir -p "$tmp/src"
 cp "$NSBOX" "$tmp/nsbox"
 cp "$test" "$tmp/test_help.py"

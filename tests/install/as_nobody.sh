@@ -5,13 +5,8 @@
 # is the plain run: skip (77), honestly. (install-meson and install-deb run
 # their commands as 65534 themselves.)
 set -euo pipefail
-if [ "$(id -u)" -ne 0 ]; then
-  echo "already unprivileged: the plain install suite covers this" >&2
-  [ "${NSBOX_TESTS_MUST_RUN:-}" = 1 ] && exit 0
-  exit 77
-fi
-tmp=$(mktemp -d /var/tmp/nsbox-install-nobody.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/../nobody.sh"
+nobody_prepare install
 mkdir -p "$tmp/src/client" "$tmp/src/dist" "$tmp/tests" "$tmp/bin" "$tmp/gen"
 cp -r "$NSBOX_SOURCE/client/python" "$tmp/src/client/"
 cp -r "$NSBOX_SOURCE/dist/man" "$tmp/src/dist/"

@@ -6,14 +6,8 @@
 # copied runner for nsbox test (docs/testing.md, "Finding the runner").
 set -euo pipefail
 python3=$1 src=$2 pattern=${3:-test_*.py}
-if [ "$(id -u)" -ne 0 ]; then
-  echo "already unprivileged: the plain integration run covers this" >&2
-  [ "${NSBOX_TESTS_MUST_RUN:-}" = 1 ] && exit 0
-  exit 77
-fi
-# not under /tmp: the sandbox owns /tmp, so a command there cannot be mirrored
-tmp=$(mktemp -d /var/tmp/nsbox-nobody.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/../nobody.sh"
+nobody_prepare integration
 mkdir -p "$tmp/fixtures" "$tmp/fixtures-build" "$tmp/tests" "$tmp/src"
 cp "$NSBOX" "$tmp/nsbox"
 cp -r "$FIXTURES/." "$tmp/fixtures/"
