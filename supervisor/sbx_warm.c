@@ -22,7 +22,7 @@
 #include "util/cleanup.h"
 #include "util/readfile.h"
 #include "util/sys.h"
-#include "warm/warm_spec.h"
+#include "supervisor/warm_spec.h"
 
 /* How long a job waits for its zygote to fork it: the zygote forks one job
  * at a time, in about a millisecond; this is for a zygote that hangs. */

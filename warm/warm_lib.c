@@ -31,7 +31,7 @@
 #include "supervisor/child.h"
 #include "supervisor/wire.h"
 #include "util/sys.h"
-#include "warm/warm_spec.h"
+#include "supervisor/warm_spec.h"
 
 /* The only symbol Python looks up. */
 int nsbox_warm_serve(int ctl);

@@ -1,5 +1,5 @@
-/* warm/warm_spec.c — see warm_spec.h. Pure. */
-#include "warm/warm_spec.h"
+/* supervisor/warm_spec.c — see warm_spec.h. Pure. */
+#include "supervisor/warm_spec.h"
 
 #include <errno.h>
 #include <stdlib.h>

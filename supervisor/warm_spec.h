@@ -1,4 +1,4 @@
-/* warm/warm_spec.h — what a warm job's init needs, as one flat buffer.
+/* supervisor/warm_spec.h — what a warm job's init needs, as one flat buffer.
  *
  * Owns: the job spec the supervisor (a batch worker, or judge) writes into a
  * sealed memfd and the zygote reads after receiving it: the limits the job's
