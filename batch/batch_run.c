@@ -43,6 +43,7 @@
 #include "util/readfile.h"
 #include "util/resultfile.h"
 #include "util/sha256.h"
+#include "warm/warm_pool.h"
 
 #define LINE_MAX_BYTES (64u << 20)      /* a longer job line is an error line */
 #define READ_CHUNK 65536
@@ -96,6 +97,13 @@ struct batch {
         bool refused;                   /* ... or not: nothing runs, @refusal says why */
         struct nsb_error refusal;
         bool result_pending;            /* --result FILE not opened yet (see open_result_late) */
+        struct warm_pool warm;          /* --warm: the zygote generations */
+};
+
+/* How the next worker's job starts (decided by the parent, inherited). */
+struct job_start {
+        int warm_ctl;                   /* the zygote's control socket; -1 = cold */
+        const char *cold_reason;        /* --warm was asked and this job runs cold: why */
 };
 
 static double since_ms(const struct timespec *t0)
@@ -314,7 +322,8 @@ static json_t *error_body(const struct nsb_error *e, enum batch_outcome *ret_out
 
 /* *ret_outcome: for the counts; the line carries it only for python jobs. */
 static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_job *job, int cancel_fd,
-                             const struct host_set *python_host, enum batch_outcome *ret_outcome)
+                             const struct host_set *python_host, const struct job_start *start,
+                             enum batch_outcome *ret_outcome)
 {
         struct prog_source src = {
                 .kind = PROG_FILE, .name = "main.py", .data = job->program, .len = job->program_len,
@@ -341,7 +350,13 @@ static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_jo
                 req.stdin_data = "";   /* jobs never read the batch's own stdin; --stdin FILE is opened per job */
         }
         req.cancel_fd = cancel_fd;
+        if (start->warm_ctl >= 0) {
+                req.start = SBX_WARM;
+                req.warm_ctl = start->warm_ctl;
+        }
         sbx_run(&req, &r);
+        if (start->cold_reason)
+                snprintf(r.start_reason, sizeof r.start_reason, "%s", start->cold_reason);
         prog_free(&prog);
         *ret_outcome = batch_outcome_of(&r);
         body = result_to_json(&r, cfg->output_limit_bytes);
@@ -384,8 +399,8 @@ static bool cancel_pending(int cancel_fd)
         return cancel_fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
 }
 
-static __attribute__((noreturn)) void worker(const struct batch *b, const struct batch_job *job, int wfd,
-                                             pid_t parent)
+static __attribute__((noreturn)) void worker(const struct batch *b, const struct batch_job *job,
+                                             const struct job_start *st, int wfd, pid_t parent)
 {
         struct nsb_config cfg = *b->cli;
         AUTO(json_decref) json_t *line = NULL;
@@ -410,7 +425,7 @@ static __attribute__((noreturn)) void worker(const struct batch *b, const struct
         start = since_ms(&b->t0);
         cfg_limits_apply(&job->limits, job->limits_set, &cfg);
         body = job->kind == BATCH_JUDGE ? run_judge(&cfg, job, b->cancel_fd, &b->python_host, &outcome)
-                                        : run_sandboxed(&cfg, job, b->cancel_fd, &b->python_host, &outcome);
+                                        : run_sandboxed(&cfg, job, b->cancel_fd, &b->python_host, st, &outcome);
         if (cancel_pending(b->cancel_fd))
                 _exit(WORKER_CANCELLED);   /* no line: --resume runs the job again */
         line = batch_line_render(job->id, job->line, body, job->kind == BATCH_PYTHON ? (int) outcome : -1, start,
@@ -444,13 +459,33 @@ static void resolve_python_once(struct batch *b)
                 host_set_free(&b->python_host);
 }
 
+/* --warm: whether this job starts from the zygote, or cold and why. */
+static struct job_start job_start_for(struct batch *b, const struct batch_job *job)
+{
+        struct job_start st = { .warm_ctl = -1 };
+
+        if (!b->cli->warm)
+                return st;
+        if (job->kind == BATCH_JUDGE) {
+                st.cold_reason = "judge jobs in a batch run cold";
+                return st;
+        }
+        if ((st.cold_reason = warm_cold_reason(b->cli, job->kind == BATCH_PYTHON)))
+                return st;
+        if ((st.warm_ctl = warm_pool_take(&b->warm)) < 0)
+                st.cold_reason = b->warm.reason;
+        return st;
+}
+
 static int start_worker(struct batch *b, struct slot *s, struct batch_job *job, struct nsb_error *e)
 {
         int p[2];
         pid_t parent = getpid(), pid;
+        struct job_start st;
 
         if (job->kind != BATCH_RUN)
                 resolve_python_once(b);
+        st = job_start_for(b, job);
 
         if (plat_pipe_cloexec(p) < 0)
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "pipe for the worker of line %zu", job->line);
@@ -466,7 +501,7 @@ static int start_worker(struct batch *b, struct slot *s, struct batch_job *job, 
                 for (unsigned i = 0; i < b->n_slots; i++)
                         if (b->slots[i].pid)
                                 close(b->slots[i].fd);
-                worker(b, job, p[1], parent);
+                worker(b, job, &st, p[1], parent);
         }
         close(p[1]);
         *s = (struct slot){ .pid = pid, .fd = p[0], .line = job->line, .kind = job->kind };
@@ -720,6 +755,7 @@ static int loop(struct batch *b, const char *jobs_path, struct nsb_error *e)
                                         break;
                                 }
                 }
+                warm_pool_poll(&b->warm);
                 draw_progress(b, false);
         }
         free(p);
@@ -874,7 +910,10 @@ int batch_main(const struct frame_run *run, struct nsb_error *e)
                 nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
                 return BATCH_EXIT_SETUP;
         }
+        warm_pool_init(&b.warm, cli, &b.python_host, cancel_fd);
         r = loop(&b, from_stdin ? NULL : cli->input_path, e);
+        /* The zygotes end when their last jobs have: every worker is gone. */
+        warm_pool_stop(&b.warm);
         if (!b.cancelled && r == 0)
                 open_result_late(&b);   /* an input without a job line: the results file is still made */
         if (b.result_fd >= 0)

@@ -372,3 +372,23 @@ int cg_reap_stale(const struct cg_env *env, const struct cg_facts *f)
         }
         return total;
 }
+
+int cg_join_by_fds(struct cg_run *run, struct nsb_error *e)
+{
+        int r = 0;
+
+        /* "0" means the writer itself; the kernel checks the opener's rights. */
+        for (size_t i = 0; i < CG_RUN_DIRS && r == 0; i++) {
+                ssize_t n;
+                if (run->join_fds[i] < 0)
+                        continue;
+                do
+                        n = write(run->join_fds[i], "0", 1);
+                while (n < 0 && errno == EINTR);
+                if (n != 1)
+                        r = nsb_fail(e, NSB_STAGE_CGROUP, n < 0 ? errno : EIO, "join %s (hierarchy %zu)",
+                                     run->name, i);
+        }
+        cg_close_run_fds(run);
+        return r;
+}

@@ -147,6 +147,9 @@ int cg_rmdir_at(int dirfd, const char *name, const char *const *fake_files, bool
 /* SIGKILL every pid in dir/cgroup.procs until it is empty (bounded). */
 int cg_kill_procs(int dirfd);
 void cg_close_run_fds(struct cg_run *run);
+/* Write "0" (the writer itself) to every join fd the parent opened, then
+ * close the run's fds: v1's "tasks", a warm v2 job's cgroup.procs. */
+int cg_join_by_fds(struct cg_run *run, struct nsb_error *e);
 
 extern const struct cg_ops cg_v2_ops;
 extern const struct cg_ops cg_v1_ops;

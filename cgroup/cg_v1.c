@@ -155,23 +155,9 @@ out:
 
 static int v1_child_join(struct cg_run *run, const struct cg_spec *spec, struct nsb_error *e)
 {
-        int r = 0;
-
         /* Before the program exists: until these writes the child is only in the
-         * supervisor's cgroups, unbounded. "0" means the writer itself. */
-        for (size_t i = 0; i < CG_RUN_DIRS && r == 0; i++) {
-                ssize_t n;
-                if (run->join_fds[i] < 0)
-                        continue;
-                do
-                        n = write(run->join_fds[i], "0", 1);
-                while (n < 0 && errno == EINTR);
-                if (n != 1)
-                        r = nsb_fail(e, NSB_STAGE_CGROUP, n < 0 ? errno : EIO, "join %s (hierarchy %zu)",
-                                     run->name, i);
-        }
-        cg_close_run_fds(run);
-        return r;
+         * supervisor's cgroups, unbounded. */
+        return cg_join_by_fds(run, e);
 }
 
 static int v1_read_usage(struct cg_run *run, struct cg_usage *ret, struct nsb_error *e)

@@ -167,6 +167,14 @@ static int v2_create(const struct cg_env *env, const struct cg_facts *f, const s
                 r = nsb_fail(e, NSB_STAGE_CGROUP, errno, "dup %s", ret->name);
                 goto out;
         }
+        if (spec->join_by_fd) {
+                close_fd(&ret->clone_fd);
+                ret->join_fds[0] = openat(ret->dir_fds[0], "cgroup.procs", O_WRONLY | O_CLOEXEC);
+                if (ret->join_fds[0] < 0) {
+                        r = nsb_fail(e, NSB_STAGE_CGROUP, errno, "open %s/cgroup.procs", ret->name);
+                        goto out;
+                }
+        }
         /* Limits are in place before any task enters: the child is born into
          * this cgroup already bounded. */
         for (size_t i = 0; i < plan.n; i++) {
@@ -190,10 +198,10 @@ out:
 
 static int v2_child_join(struct cg_run *run, const struct cg_spec *spec, struct nsb_error *e)
 {
-        /* Nothing to join: clone3(CLONE_INTO_CGROUP) placed us. Drop the
-         * inherited descriptors so the program never sees a cgroup fd. */
-        cg_close_run_fds(run);
-        return 0;
+        /* Cold: nothing to join, clone3(CLONE_INTO_CGROUP) placed us; the
+         * inherited descriptors are dropped so the program never sees a
+         * cgroup fd. Warm (spec->join_by_fd): the parent's cgroup.procs fd. */
+        return cg_join_by_fds(run, e);
 }
 
 static int v2_read_usage(struct cg_run *run, struct cg_usage *ret, struct nsb_error *e)

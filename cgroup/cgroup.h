@@ -184,6 +184,10 @@ struct cg_spec {
         uint64_t memory_bytes;          /* memory.max / limit_in_bytes (no swap) / RLIMIT_AS */
         uint64_t pids_max;              /* tasks (threads count) / RLIMIT_NPROC */
         unsigned serial;                /* caller's counter: names nsbox-<pid>-<serial> */
+        bool join_by_fd;                /* v2: the child joins by writing "0" to a cgroup.procs fd
+                                           the parent opened (join_fds[0]), not by CLONE_INTO_CGROUP:
+                                           a warm job's init is cloned by its zygote, which holds no
+                                           cgroup of the host's */
 };
 
 #define CG_RUN_DIRS 4

@@ -105,6 +105,8 @@ struct nsb_config {
         /* judge / test / batch positional file (SPEC.json, JOBS.jsonl) */
         char *input_path;
         unsigned jobs;                  /* batch -j; 0 = number of cores */
+        bool warm;                      /* batch/judge --warm: python jobs from a zygote */
+        unsigned warm_rotate;           /* --warm-rotate: jobs per zygote; 0 = NSB_WARM_ROTATE_DEFAULT */
         char *resume_path;              /* batch --resume: skip the ids already in this file */
         unsigned shard_index;           /* batch --shard K/N: take lines with (line-1) % N == K */
         unsigned shard_count;           /* 0 = no sharding */
@@ -134,6 +136,9 @@ const char *cfg_reduced_conflict(const struct nsb_config *cfg, char *buf, size_t
 
 /* The interpreter @cfg runs: its own, else CFG_DEFAULT_INTERPRETER. */
 const char *cfg_interpreter(const struct nsb_config *cfg);
+
+#define NSB_WARM_ROTATE_DEFAULT 500u
+#define NSB_WARM_ROTATE_MAX 1000000u
 
 /* Effective CPU limit: cpu_time_ms, or wall_time_ms when unset. */
 uint64_t cfg_cpu_time_ms(const struct nsb_config *cfg);

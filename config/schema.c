@@ -61,6 +61,17 @@ static int opt_observe(const struct cfg_key *k, struct nsb_config *c, const char
 static int opt_replay(const struct cfg_key *k, struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_set_text(&c->replay_path, v, e); }
 static int opt_fail_fast(const struct cfg_key *k, struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->fail_fast = true; return 0; }
 static int opt_quiet(const struct cfg_key *k, struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->quiet = true; return 0; }
+static int opt_warm(const struct cfg_key *k, struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->warm = true; return 0; }
+
+static int opt_warm_rotate(const struct cfg_key *k, struct nsb_config *c, const char *v, struct nsb_error *e)
+{
+        uint64_t n;
+        int r = cfg_parse_count(v, 1, NSB_WARM_ROTATE_MAX, &n, e);
+        if (r < 0)
+                return r;
+        c->warm_rotate = (unsigned) n;
+        return 0;
+}
 
 static int opt_jobs(const struct cfg_key *k, struct nsb_config *c, const char *v, struct nsb_error *e)
 {
@@ -393,6 +404,11 @@ static const struct cfg_key keys[] = {
         OPT("html", "FILE", C_REPORT, opt_html, CFG_G_OUTPUT,
             "also write the summary as one self-contained HTML page to FILE"),
         OPT("quiet", NULL, C_BATCH, opt_quiet, CFG_G_BATCH, "no progress line and no closing summary on stderr"),
+        OPT("warm", NULL, C_BATCH | C_JUDGE, opt_warm, CFG_G_BATCH,
+            "start python jobs from a ready interpreter (a zygote) forked into fresh namespaces; "
+            "a job that cannot start warm runs cold and its result says why"),
+        OPT("warm-rotate", "N", C_BATCH | C_JUDGE, opt_warm_rotate, CFG_G_BATCH,
+            "replace the zygote after N jobs (default 500)"),
         OPT("help", NULL, C_ALL | (1u << NSB_CMD_PROFILE) | C_REPORT, opt_help, CFG_G_GENERAL, "show this help"),
 };
 

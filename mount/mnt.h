@@ -51,6 +51,7 @@ enum mnt_kind {
         MNT_READONLY_ALL,   /* recursive read-only + nosuid + nodev on "/" */
         MNT_TMPFS,          /* tmpfs at dst: size, mode, owner = sandbox ids */
         MNT_CHDIR,          /* working directory */
+        MNT_READONLY,       /* recursive read-only + nosuid + nodev on dst (a warm job's /program) */
 };
 
 struct mnt_op {
@@ -72,6 +73,7 @@ struct mnt_plan {
         unsigned n_slots;
         bool *slot_preopened;  /* slot filled by the supervisor before clone (root callers) */
         unsigned sandbox_uid, sandbox_gid;   /* owner of the writable tmpfs mounts */
+        bool starts_pivoted;   /* paths are final from the first op (a warm job's plan) */
 };
 
 /* What the planner needs; everything is borrowed. */
@@ -92,6 +94,15 @@ struct mnt_input {
  * step of the order above (mnt_plan.c). */
 int mnt_plan_build(const struct mnt_input *in, struct mnt_plan *ret, struct nsb_error *e);
 void mnt_plan_free(struct mnt_plan *plan);
+
+/* Pure. A warm job's own mounts, made by its init in a copy of its zygote's
+ * finished (read-only, pivoted) tree: a fresh /proc of the job's pid
+ * namespace, fresh /tmp, /workspace (unless it is a host directory, which the
+ * zygote's tree holds already, as a cold run's does) and --tmpfs mounts, the
+ * program alone in a fresh read-only /program, and the working directory.
+ * Everything else (the read-only tree, binds, device nodes) is the zygote's:
+ * the same host files a cold run mounts. */
+int mnt_plan_build_warm_job(const struct mnt_input *in, struct mnt_plan *ret, struct nsb_error *e);
 
 /* Syscalls, in the sandbox init. @slot_fds has plan->n_slots entries: -1, or
  * a detached mount the supervisor opened; every fd is closed on return. */

@@ -153,7 +153,9 @@ static int apply_one(const struct mnt_op *op, int *slot_fds, const struct mnt_pl
                  * /proc/sysrq-trigger, kcore and the rest of the kernel's
                  * global files. A new proc needs a fully visible one in this
                  * mount namespace (mount_too_revealing), hence before pivot. */
-                if (mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "subset=pid") < 0)
+                if (mount("proc", path, "proc",
+                          MS_NOSUID | MS_NODEV | MS_NOEXEC | ((op->attr & MOUNT_ATTR_RDONLY) ? MS_RDONLY : 0),
+                          "subset=pid") < 0)
                         return nsb_fail(e, NSB_STAGE_MOUNT, errno, "proc at '%s'", op->dst);
                 return 0;
         case MNT_PIVOT:
@@ -176,6 +178,11 @@ static int apply_one(const struct mnt_op *op, int *slot_fds, const struct mnt_pl
                 if (sys_mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &attr) < 0)
                         return nsb_fail(e, NSB_STAGE_MOUNT, errno, "make the root read-only");
                 return 0;
+        case MNT_READONLY:
+                attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+                if (sys_mount_setattr(AT_FDCWD, path, AT_RECURSIVE, &attr) < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "make '%s' read-only", op->dst);
+                return 0;
         case MNT_CHDIR:
                 if (chdir(path) < 0)
                         return nsb_fail(e, NSB_STAGE_MOUNT, errno, "chdir '%s'", op->dst);
@@ -186,7 +193,7 @@ static int apply_one(const struct mnt_op *op, int *slot_fds, const struct mnt_pl
 
 int mnt_plan_apply(const struct mnt_plan *plan, int *slot_fds, struct nsb_ledger *ledger, struct nsb_error *e)
 {
-        bool pivoted = false;
+        bool pivoted = plan->starts_pivoted;
         int r = 0;
 
         for (size_t i = 0; i < plan->n_ops; i++) {

@@ -564,6 +564,67 @@ int mnt_plan_landlock(const struct mnt_plan *plan, struct ll_path_rule **ret, si
         return 0;
 }
 
+/* The program's own tmpfs: its file plus room for the directory entry. */
+#define WARM_PROGRAM_SLACK (64u << 10)
+
+int mnt_plan_build_warm_job(const struct mnt_input *in, struct mnt_plan *ret, struct nsb_error *e)
+{
+        struct builder b = { .plan = ret, .e = e, .in = in };
+        const struct path_mounts *u = &in->user;
+        struct mnt_op *op;
+        int r = 0;
+
+        memset(ret, 0, sizeof *ret);
+        ret->sandbox_uid = in->sandbox_uid;
+        ret->sandbox_gid = in->sandbox_gid;
+        ret->starts_pivoted = true;
+        if (u->n_tmpfs > MAX_TMPFS)
+                return nsb_fail(e, NSB_STAGE_CONFIG, E2BIG, "too many tmpfs mounts (at most %d)", MAX_TMPFS);
+        /* The zygote's /proc shows its own pid namespace: the job gets one of
+         * its own, read-only as the tree it sits in (a read-only mount locked
+         * by the job's user namespace may only be covered by a read-only one). */
+        if (!(op = push(&b, MNT_PROC, "/proc")))
+                goto oom;
+        op->attr = MOUNT_ATTR_RDONLY;
+        if ((r = push_tmpfs(&b, "/tmp", u->tmp_size_bytes, 01777)) < 0)
+                goto fail;
+        if (!u->workspace && (r = push_tmpfs(&b, "/workspace", u->tmp_size_bytes, 0755)) < 0)
+                goto fail;
+        for (size_t i = 0; i < u->n_tmpfs; i++) {
+                char *dst = NULL;
+                if ((r = path_normalize(u->tmpfs[i].dst, "--tmpfs", &dst, e)) < 0)
+                        goto fail;
+                r = push_tmpfs(&b, dst, u->tmpfs[i].size_bytes ? u->tmpfs[i].size_bytes : u->tmp_size_bytes, 0755);
+                free(dst);
+                if (r < 0)
+                        goto fail;
+        }
+        if (in->program_name) {
+                if ((r = push_tmpfs(&b, "/program", in->program_len + WARM_PROGRAM_SLACK, 0755)) < 0)
+                        goto fail;
+                ret->ops[ret->n_ops - 1].writable = false;   /* only this init writes it, then seals it */
+                if ((r = skeleton_program(&b)) < 0)
+                        goto fail;
+                if (!(op = push(&b, MNT_READONLY, "/program")))
+                        goto oom;
+        }
+        /* The zygote's /nsbox holds nsbox's warm code; a job, like a cold
+         * run without a runner, has nothing there. */
+        if ((r = push_tmpfs(&b, "/nsbox", 4096, 0555)) < 0)
+                goto fail;
+        ret->ops[ret->n_ops - 1].writable = false;
+        if (!(op = push(&b, MNT_READONLY, "/nsbox")))
+                goto oom;
+        if (!(op = push(&b, MNT_CHDIR, "/workspace")))
+                goto oom;
+        return 0;
+oom:
+        r = nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+fail:
+        mnt_plan_free(ret);
+        return r;
+}
+
 void mnt_plan_free(struct mnt_plan *plan)
 {
         for (size_t i = 0; plan->ops && i < plan->n_ops; i++) {

@@ -192,6 +192,9 @@ json_t *result_to_json(const struct run_result *r, uint64_t output_limit)
         json_object_set_new(o, "stderr", stream_json(&r->err, output_limit));
         json_object_set_new(o, "isolation",
                             json_string(r->isolation == NSB_ISOLATION_REDUCED ? "reduced" : "strict"));
+        json_object_set_new(o, "start", json_string(r->warm ? "warm" : "cold"));
+        if (!r->warm && r->start_reason[0])
+                json_object_set_new(o, "start_reason", json_string(r->start_reason));
         for (int p = 0; p < PROT__MAX; p++)
                 json_object_set_new(prot, prot_name((enum nsb_prot) p),
                                     json_string(ledger_get(&r->ledger, (enum nsb_prot) p)));

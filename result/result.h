@@ -60,6 +60,8 @@ struct run_result {
         char program_sha256[65];     /* "" when there is no program file */
         char policy_sha256[65];      /* "" until profiles compute it */
         struct nsb_error error;      /* when RUN_ERROR */
+        bool warm;                   /* started from a zygote (`"start": "warm"`), else cold */
+        char start_reason[160];      /* cold although --warm was asked: why ("" = not asked) */
         int command_exit;            /* RUN_ERROR because the command itself could not be run:
                                         127 not found, 126 found but not executable (as
                                         timeout(1) and shells say); 0 otherwise */

@@ -51,11 +51,12 @@ static void send_msg(int sock, enum wire_kind kind, const struct nsb_error *err,
                 ;
 }
 
-__attribute__((noreturn)) static void fail_exit(struct child_ctx *c, struct nsb_error *e)
+__attribute__((noreturn)) void child_fail_exit(struct child_ctx *c, struct nsb_error *e)
 {
         send_msg(c->sock, WIRE_ERROR, e, &c->ledger, 0, 0);
         _exit(127);
 }
+#define fail_exit child_fail_exit
 
 static int test_hook(struct child_ctx *c, enum nsb_stage stage, struct nsb_error *e)
 {
@@ -192,14 +193,33 @@ static int exec_program(struct child_ctx *c, struct nsb_error *e)
         return nsb_fail(e, NSB_STAGE_EXEC, err, "execve '%s' (searched the sandbox PATH)", path);
 }
 
-__attribute__((noreturn)) static void program_main(struct child_ctx *c)
+/* Close every fd from @first up, except @keep. */
+static int close_from_except(unsigned first, int keep)
+{
+        if (keep >= (int) first && keep > 0) {
+                if ((unsigned) keep > first && sys_close_range(first, (unsigned) keep - 1, 0) < 0)
+                        return -errno;
+                first = (unsigned) keep + 1;
+        }
+        return sys_close_range(first, ~0U, 0) < 0 ? -errno : 0;
+}
+
+/* What every program process does before its protections: its own session,
+ * its stdio, nothing else open. A cold program then execs, so its signal
+ * dispositions are reset and its fds marked close-on-exec; a warm one
+ * returns into the zygote's interpreter, whose dispositions are a fresh
+ * interpreter's already, and closes now what it must not hold (everything
+ * but 0-2 and the socket, closed after READY). */
+static void program_preamble(struct child_ctx *c)
 {
         struct nsb_error e;
+        int r;
 
         nsb_error_clear(&e);
         /* The supervisor blocks SIGINT/SIGTERM (for its signalfd); a blocked
          * mask and ignored signals survive execve, so reset both. */
-        plat_signals_reset();
+        if (!c->warm)
+                plat_signals_reset();
         /* Its own session and process group: no controlling terminal can be
          * reached (TIOCSTI needs one too) and the group can be killed whole. */
         if (setsid() < 0) {
@@ -229,17 +249,57 @@ __attribute__((noreturn)) static void program_main(struct child_ctx *c)
         }
         /* Everything but 0-2 (and 3 when it is the results channel) goes at
          * exec; the socket is CLOEXEC already. */
-        if (sys_close_range(c->channel_fd >= 0 ? 4 : 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
-                nsb_fail(&e, NSB_STAGE_EXEC, errno, "close_range");
+        r = c->warm ? close_from_except(3, c->sock)
+                    : sys_close_range(c->channel_fd >= 0 ? 4 : 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0 ? -errno : 0;
+        if (r < 0) {
+                nsb_fail(&e, NSB_STAGE_EXEC, -r, "close_range");
                 fail_exit(c, &e);
         }
         ledger_set(&c->ledger, PROT_FDS, "closed");
         ledger_set(&c->ledger, PROT_ENV, "scrubbed");
-        if (child_run_steps(c, child_program_steps, child_program_n_steps, &e) < 0)
+}
+
+static void program_steps(struct child_ctx *c)
+{
+        struct nsb_error e;
+        const struct child_step *steps = c->program_steps ? c->program_steps : child_program_steps;
+        unsigned n = c->program_steps ? c->n_program_steps : child_program_n_steps;
+
+        nsb_error_clear(&e);
+        if (child_run_steps(c, steps, n, &e) < 0)
                 fail_exit(c, &e);
         send_msg(c->sock, WIRE_READY, NULL, &c->ledger, 0, 0);
+}
+
+__attribute__((noreturn)) static void program_main(struct child_ctx *c)
+{
+        struct nsb_error e;
+
+        nsb_error_clear(&e);
+        program_preamble(c);
+        program_steps(c);
         exec_program(c, &e);
         fail_exit(c, &e);
+}
+
+/* A warm job's program: the same preamble and steps as a cold one, then
+ * back into Python (the caller sees c->warm_job). Dumpable again, as an
+ * exec would have made it: its own /proc files are its uid's, as a cold
+ * program's are; the init above it stays not dumpable. */
+static void warm_job_main(struct child_ctx *c)
+{
+        struct nsb_error e;
+
+        nsb_error_clear(&e);
+        program_preamble(c);
+        if (prctl(PR_SET_DUMPABLE, 1) < 0) {
+                nsb_fail(&e, NSB_STAGE_EXEC, errno, "PR_SET_DUMPABLE");
+                fail_exit(c, &e);
+        }
+        program_steps(c);
+        close(c->sock);
+        c->sock = -1;
+        c->warm_job = true;
 }
 
 /* Forks the program; in the init, keeps nothing the program could use. */
@@ -490,20 +550,195 @@ static int init_run_program(struct child_ctx *c, struct nsb_error *e)
         return 0;
 }
 
+/* Everything a cold init does before it forks its program: the zygote's
+ * sandbox runs the same list (warm starts). */
+#define COLD_INIT_SANDBOX_STEPS                                                                         \
+        CHILD_STEP(NSB_STAGE_CLONE, init_hide_cmdline),         /* before the program exists */        \
+        CHILD_STEP(NSB_STAGE_CGROUP, init_join_cgroup),         /* v2/rlimit: before anything else runs */ \
+        CHILD_STEP(NSB_STAGE_USERNS, init_wait_go),             /* the supervisor wrote the id maps */ \
+        CHILD_STEP(NSB_STAGE_USERNS, init_take_sandbox_ids),    /* only now are they the mapped ids */ \
+        CHILD_STEP(NSB_STAGE_CLONE, init_die_with_parent),      /* after the uid change, which clears it */ \
+        CHILD_STEP(NSB_STAGE_CLONE, init_not_dumpable),         /* after the maps: it makes uid_map root's */ \
+        CHILD_STEP(NSB_STAGE_CLONE, init_session_and_hostname),                                         \
+        CHILD_STEP(NSB_STAGE_NET, init_network),                                                        \
+        CHILD_STEP(NSB_STAGE_MOUNT, init_mounts),               /* the tree the Landlock rules name */ \
+        CHILD_STEP(NSB_STAGE_CGROUP, init_cgroup_v1)            /* v1: late join, then its own cgroupns */
+
 const struct child_step child_init_steps[] = {
-        CHILD_STEP(NSB_STAGE_CLONE, init_hide_cmdline),         /* before the program exists */
-        CHILD_STEP(NSB_STAGE_CGROUP, init_join_cgroup),         /* v2/rlimit: before anything else runs */
-        CHILD_STEP(NSB_STAGE_USERNS, init_wait_go),             /* the supervisor wrote the id maps */
-        CHILD_STEP(NSB_STAGE_USERNS, init_take_sandbox_ids),    /* only now are they the mapped ids */
-        CHILD_STEP(NSB_STAGE_CLONE, init_die_with_parent),      /* after the uid change, which clears it */
-        CHILD_STEP(NSB_STAGE_CLONE, init_not_dumpable),         /* after the maps: it makes uid_map root's */
-        CHILD_STEP(NSB_STAGE_CLONE, init_session_and_hostname),
-        CHILD_STEP(NSB_STAGE_NET, init_network),
-        CHILD_STEP(NSB_STAGE_MOUNT, init_mounts),               /* the tree the Landlock rules name */
-        CHILD_STEP(NSB_STAGE_CGROUP, init_cgroup_v1),           /* v1: late join, then its own cgroupns */
+        COLD_INIT_SANDBOX_STEPS,
         CHILD_STEP(NSB_STAGE_EXEC, init_run_program),           /* last: fork, wait, reap */
 };
 const unsigned child_init_n_steps = ARRAY_SIZE(child_init_steps);
+
+/* ---- warm starts: the zygote's sandbox, and each warm job's init -------------- */
+
+const struct child_step child_zygote_program_steps[] = {
+        CHILD_STEP(NSB_STAGE_RLIMIT, step_rlimits),     /* core 0; the keeper's limits are the ranges' tops */
+        CHILD_STEP(NSB_STAGE_CAPS, step_caps),          /* none: each job's init gets its own namespace's */
+        CHILD_STEP(NSB_STAGE_NNP, step_nnp),            /* inherited by every job */
+};
+const unsigned child_zygote_program_n_steps = ARRAY_SIZE(child_zygote_program_steps);
+
+/* The zygote must not be PID 2: every job's python is PID 2 of its own
+ * namespace, and code that keys on os.getpid() (tempfile's sequence, fork
+ * detection in libraries) would see no change. A throwaway child takes 2. */
+static int init_run_zygote(struct child_ctx *c, struct nsb_error *e)
+{
+        pid_t t = fork();
+
+        if (t < 0)
+                return nsb_fail(e, NSB_STAGE_EXEC, errno, "fork");
+        if (t == 0)
+                _exit(0);
+        while (waitpid(t, NULL, 0) < 0 && errno == EINTR)
+                ;
+        c->program_steps = child_zygote_program_steps;
+        c->n_program_steps = child_zygote_program_n_steps;
+        return init_run_program(c, e);
+}
+
+/* Each job's init writes its own id maps in /proc (only a process in the
+ * job's user namespace or its parent's may), and the cold plan made /proc
+ * read-only with the rest. Writable here, in the zygote's sandbox only: no
+ * job sees this /proc (each mounts its own, read-only, over it). */
+static int zygote_proc_writable(struct child_ctx *c, struct nsb_error *e)
+{
+        struct mount_attr attr = { .attr_clr = MOUNT_ATTR_RDONLY };
+
+        if (sys_mount_setattr(AT_FDCWD, "/proc", 0, &attr) < 0)
+                return nsb_fail(e, NSB_STAGE_MOUNT, errno, "make the zygote's /proc writable for its jobs' id maps");
+        return 0;
+}
+
+const struct child_step child_zygote_init_steps[] = {
+        COLD_INIT_SANDBOX_STEPS,
+        CHILD_STEP(NSB_STAGE_MOUNT, zygote_proc_writable),      /* after the tree: the jobs map their ids there */
+        CHILD_STEP(NSB_STAGE_EXEC, init_run_zygote),            /* last: fork the zygote, wait, reap */
+};
+const unsigned child_zygote_init_n_steps = ARRAY_SIZE(child_zygote_init_steps);
+
+/* The zygote ignores SIGCHLD (its job inits are reaped by the kernel); this
+ * init waits for its job, so it must not. */
+static int job_default_sigchld(struct child_ctx *c, struct nsb_error *e)
+{
+        if (signal(SIGCHLD, SIG_DFL) == SIG_ERR)
+                return nsb_fail(e, NSB_STAGE_CLONE, errno, "SIGCHLD");
+        return 0;
+}
+
+static int write_proc_self(const char *file, const char *text, struct nsb_error *e)
+{
+        char path[64];
+        int fd, r = 0;
+
+        snprintf(path, sizeof path, "/proc/self/%s", file);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return nsb_fail(e, NSB_STAGE_USERNS, errno, "open %s", path);
+        if (write(fd, text, strlen(text)) != (ssize_t) strlen(text))
+                r = nsb_fail(e, NSB_STAGE_USERNS, errno, "write %s", path);
+        close(fd);
+        return r;
+}
+
+/* A job's user namespace is nested in the zygote's sandbox's: its init maps
+ * the sandbox ids onto themselves (a process may map its own ids, with
+ * setgroups denied), so no round trip is needed. Dumpable only for these
+ * writes (the kernel refuses them otherwise); init_not_dumpable follows. */
+static int job_map_ids(struct child_ctx *c, struct nsb_error *e)
+{
+        char uid_line[32], gid_line[32];
+        int r = test_hook(c, NSB_STAGE_USERNS, e);
+
+        if (r < 0)
+                return r;
+        snprintf(uid_line, sizeof uid_line, "%u %u 1\n", NS_SANDBOX_UID, NS_SANDBOX_UID);
+        snprintf(gid_line, sizeof gid_line, "%u %u 1\n", NS_SANDBOX_GID, NS_SANDBOX_GID);
+        if (prctl(PR_SET_DUMPABLE, 1) < 0)
+                return nsb_fail(e, NSB_STAGE_USERNS, errno, "PR_SET_DUMPABLE");
+        if ((r = write_proc_self("setgroups", "deny", e)) < 0 || (r = write_proc_self("uid_map", uid_line, e)) < 0 ||
+            (r = write_proc_self("gid_map", gid_line, e)) < 0)
+                return r;
+        if (getuid() != NS_SANDBOX_UID || getgid() != NS_SANDBOX_GID)
+                return nsb_fail(e, NSB_STAGE_USERNS, EPERM, "the job's ids are %u/%u after mapping, not %u/%u",
+                                (unsigned) getuid(), (unsigned) getgid(), NS_SANDBOX_UID, NS_SANDBOX_GID);
+        return 0;
+}
+
+/* The zygote's empty network namespace serves every job of its generation
+ * (docs/security.md: what keeps them apart in it). */
+static int job_shared_network(struct child_ctx *c, struct nsb_error *e)
+{
+        ledger_set(&c->ledger, PROT_NET, "shared-empty");
+        return 0;
+}
+
+/* The job's own mounts on a copy of the zygote's finished tree, which was
+ * built by the cold plan (so the root is what a cold run's is). */
+static int job_mounts(struct child_ctx *c, struct nsb_error *e)
+{
+        int r = init_mounts(c, e);
+
+        if (r == 0)
+                ledger_set(&c->ledger, PROT_ROOTFS, "tmpfs-readonly");
+        return r;
+}
+
+/* getrusage of every process of the job, all reaped: the supervisor is not
+ * their parent's parent and cannot wait for them. */
+static void report_usage(struct child_ctx *c)
+{
+        struct rusage ru;
+        struct wire_msg m;
+
+        if (getrusage(RUSAGE_CHILDREN, &ru) < 0)
+                return;
+        memset(&m, 0, sizeof m);
+        m.version = WIRE_VERSION;
+        m.kind = WIRE_USAGE;
+        m.cpu_us = (uint64_t) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u +
+                   (uint64_t) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+        m.maxrss_kb = (uint64_t) ru.ru_maxrss;
+        while (send(c->sock, &m, sizeof m, MSG_NOSIGNAL) < 0 && errno == EINTR)
+                ;
+}
+
+/* Fork the job (glibc's fork: the job's libc is consistent, its at-fork
+ * handlers run); it returns from here into Python with c->warm_job set.
+ * Then wait, report, kill and reap exactly as init_run_program does. */
+static int init_run_warm_job(struct child_ctx *c, struct nsb_error *e)
+{
+        pid_t prog = fork();
+
+        if (prog < 0)
+                return nsb_fail(e, NSB_STAGE_EXEC, errno, "fork the program");
+        if (prog == 0) {
+                warm_job_main(c);
+                return 0;
+        }
+        for (int i = 0; i < 3; i++)
+                close(c->stdio[i]);
+        init_wait_program(c, prog);
+        (void) kill(-1, SIGKILL);
+        while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
+                ;
+        report_usage(c);
+        return 0;
+}
+
+const struct child_step child_warm_job_init_steps[] = {
+        CHILD_STEP(NSB_STAGE_CLONE, job_default_sigchld),       /* before any child exists */
+        CHILD_STEP(NSB_STAGE_USERNS, job_map_ids),              /* its own maps: no supervisor round trip */
+        CHILD_STEP(NSB_STAGE_CGROUP, init_join_cgroup),         /* rlimit: before anything else runs */
+        CHILD_STEP(NSB_STAGE_CLONE, init_die_with_parent),      /* dies with the zygote; EOF = supervisor gone */
+        CHILD_STEP(NSB_STAGE_CLONE, init_not_dumpable),         /* after the maps, as a cold init */
+        CHILD_STEP(NSB_STAGE_CLONE, init_session_and_hostname),
+        CHILD_STEP(NSB_STAGE_NET, job_shared_network),
+        CHILD_STEP(NSB_STAGE_MOUNT, job_mounts),                /* /proc, /tmp, /workspace, /program */
+        CHILD_STEP(NSB_STAGE_CGROUP, init_cgroup_v1),           /* v1/v2: the job's cgroup by fd, then its cgroupns */
+        CHILD_STEP(NSB_STAGE_EXEC, init_run_warm_job),          /* last: fork the job, wait, reap */
+};
+const unsigned child_warm_job_init_n_steps = ARRAY_SIZE(child_warm_job_init_steps);
 
 /* ---- reduced isolation's init -------------------------------------------- */
 

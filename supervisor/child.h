@@ -50,6 +50,13 @@ struct child_ctx {
         bool drop_to_nobody;           /* reduced, root caller: the program runs as 65534:65534 */
         const char *workdir;           /* reduced: the program's working directory */
         struct nsb_ledger ledger;      /* what the supervisor already enforced */
+        /* The program's steps: NULL = child_program_steps (a cold program);
+         * the zygote's are fewer (warm/warm-start.md, docs/security.md). */
+        const struct child_step *program_steps;
+        unsigned n_program_steps;
+        bool warm;                     /* a warm job: its program is a fork of the zygote that
+                                          returns into Python instead of execve */
+        bool warm_job;                 /* set in that fork: the steps are done, return */
 };
 
 /* RLIMIT_CPU, in whole seconds, for the configured CPU time (rounded up). */
@@ -77,6 +84,26 @@ extern const struct child_step child_reduced_init_steps[];
 extern const unsigned child_reduced_init_n_steps;
 extern const struct child_step child_program_steps[];
 extern const unsigned child_program_n_steps;
+
+/* Warm starts (docs/warm-start.md). The warm sandbox's init runs the cold
+ * init's steps, but its program is the zygote: not PID 2 (a job's python
+ * is), and with the zygote's program steps (rlimits, capabilities, NNP: no
+ * Landlock, which forbids the mounts every job init makes, and no seccomp,
+ * whose namespace rules forbid the clone3 that is the zygote's one job).
+ * A warm job's init (PID 1 of the job's fresh namespaces, cloned by the
+ * zygote) maps its own ids, makes its own mounts on a copy of the zygote's
+ * tree, joins the job's cgroup and forks the job, which runs
+ * child_program_steps unchanged and returns into Python with c->warm_job
+ * set; the init waits, reports and exits as a cold init does. */
+extern const struct child_step child_zygote_init_steps[];
+extern const unsigned child_zygote_init_n_steps;
+extern const struct child_step child_zygote_program_steps[];
+extern const unsigned child_zygote_program_n_steps;
+extern const struct child_step child_warm_job_init_steps[];
+extern const unsigned child_warm_job_init_n_steps;
+
+/* A failed init step's end: the error whole over c->sock, then _exit. */
+__attribute__((noreturn)) void child_fail_exit(struct child_ctx *c, struct nsb_error *e);
 
 /* Run @steps in order in the calling process; stop at the first failure
  * (its error in @e, <0). A list is data: any parent that set up @c the way

@@ -232,6 +232,7 @@ static int setup_cgroup(struct sbx *s, struct nsb_error *e)
         if (s->mode->cg_spec_adjust)
                 s->mode->cg_spec_adjust(s);
         s->cg_spec.serial = s->req->serial;
+        s->cg_spec.join_by_fd = s->mode->cg_join_by_fd;
         cg_run_init(&s->cg_run);
         /* v1 cgroups are joined by the child through fds, so they can be made
          * while the child builds its file tree (~0.3 ms of mkdir and writes
@@ -248,13 +249,18 @@ static int setup_cgroup(struct sbx *s, struct nsb_error *e)
  * it joins through, just before it forks the program. */
 int sbx_create_cgroup_late(struct sbx *s, struct nsb_error *e)
 {
+        int r = create_cgroup(s, e);
+
+        return r < 0 ? r : sbx_send_cgroup_fds(s, e);
+}
+
+int sbx_send_cgroup_fds(struct sbx *s, struct nsb_error *e)
+{
         struct wire_msg m;
         int fds[WIRE_MAX_FDS];
         size_t n = 0;
-        int r = create_cgroup(s, e);
+        int r;
 
-        if (r < 0)
-                return r;
         _Static_assert(CG_RUN_DIRS <= WIRE_MAX_FDS, "a record carries every join fd");
         memset(&m, 0, sizeof m);
         m.version = WIRE_VERSION;
@@ -265,7 +271,7 @@ int sbx_create_cgroup_late(struct sbx *s, struct nsb_error *e)
                         fds[n++] = s->cg_run.join_fds[i];
                 }
         if (n == 0)
-                return nsb_fail(e, NSB_STAGE_CGROUP, EINVAL, "cgroup v1 run %s has no join fd", s->cg_run.name);
+                return nsb_fail(e, NSB_STAGE_CGROUP, EINVAL, "cgroup run %s has no join fd", s->cg_run.name);
         r = wire_send_fds(s->sock[0], &m, fds, n);
         /* A child that already failed has closed its end; its error record is
          * queued for supervise(), which reports it. */
@@ -365,6 +371,8 @@ static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
 {
         struct clone_args args;
 
+        if (s->mode->spawn)
+                return s->mode->spawn(s, c, e);
         memset(&args, 0, sizeof args);
         args.flags = s->mode->clone_flags | CLONE_PIDFD;
         args.pidfd = (uint64_t) (uintptr_t) &s->pidfd;
@@ -473,7 +481,7 @@ static void check_cpu(struct sbx *s)
         }
 }
 
-static void handle_msg(struct sbx *s, const struct wire_msg *m, ssize_t n)
+void sbx_handle_msg(struct sbx *s, const struct wire_msg *m, ssize_t n)
 {
         if (n != (ssize_t) sizeof *m || m->version != WIRE_VERSION) {
                 struct nsb_error e;
@@ -500,6 +508,11 @@ static void handle_msg(struct sbx *s, const struct wire_msg *m, ssize_t n)
                 s->obs.got_exit = true;
                 s->obs.wait_status = m->wait_status;
                 s->prog_cpu_prof_ms = m->cpu_prof_ms;
+                break;
+        case WIRE_USAGE:
+                s->res->cpu_ms = (double) m->cpu_us / 1e3;
+                s->res->peak_memory_bytes = m->maxrss_kb * 1024;
+                s->res->peak_memory_known = true;
                 break;
         default:
                 break;
@@ -574,7 +587,7 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                         struct wire_msg m;
                         ssize_t k = recv_record(s->sock[0], &m);
                         if (k > 0)
-                                handle_msg(s, &m, k);
+                                sbx_handle_msg(s, &m, k);
                         else if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
                                 close_fd(&s->sock[0]);
                 }
@@ -597,19 +610,25 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                 if (i_pump >= 0 && p[i_pump].revents)
                         stdin_pump_step(&s->pump);
                 if (i_pid >= 0 && p[i_pid].revents) {
-                        struct rusage ru;
-                        int status = 0;
-                        pid_t w;
-                        do
-                                w = wait4(s->pid, &status, 0, &ru);
-                        while (w < 0 && errno == EINTR);
                         init_alive = false;
-                        s->obs.init_status = status;
                         s->res->wall_ms = run_elapsed_ms(&s->start);
-                        s->res->cpu_ms = (double) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
-                                         (double) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
-                        s->res->peak_memory_bytes = (uint64_t) ru.ru_maxrss * 1024;
-                        s->res->peak_memory_known = true;
+                        if (s->mode->init_not_ours) {
+                                /* Reaped by its own parent; a report it did not
+                                 * send means it was killed. */
+                                s->obs.init_status = SIGKILL;
+                        } else {
+                                struct rusage ru;
+                                int status = 0;
+                                pid_t w;
+                                do
+                                        w = wait4(s->pid, &status, 0, &ru);
+                                while (w < 0 && errno == EINTR);
+                                s->obs.init_status = status;
+                                s->res->cpu_ms = (double) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+                                                 (double) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+                                s->res->peak_memory_bytes = (uint64_t) ru.ru_maxrss * 1024;
+                                s->res->peak_memory_known = true;
+                        }
                         drain_deadline = run_elapsed_ms(&s->start) + DRAIN_AFTER_EXIT_MS;
                         /* Records sent just before the exit are still queued. */
                         while (s->sock[0] >= 0) {
@@ -619,7 +638,7 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                                         close_fd(&s->sock[0]);
                                         break;
                                 }
-                                handle_msg(s, &m, k);
+                                sbx_handle_msg(s, &m, k);
                         }
                 }
         }
@@ -663,8 +682,15 @@ static void cleanup(struct sbx *s)
                                 ;
                 }
                 (void) sys_pidfd_send_signal(s->pidfd, SIGKILL);
-                while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
-                        ;
+                if (s->mode->init_not_ours) {
+                        /* its parent reaps it; its end is seen on the pidfd */
+                        struct pollfd p = { s->pidfd, POLLIN, 0 };
+                        while (poll(&p, 1, 5000) < 0 && errno == EINTR)
+                                ;
+                } else {
+                        while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
+                                ;
+                }
         }
         if (s->cg_created) {
                 struct nsb_error ignored;
@@ -692,6 +718,7 @@ static void cleanup(struct sbx *s)
         host_set_free(&s->host);
         mnt_plan_free(&s->mounts);
         free(s->ll_rules);
+        mnt_plan_free(&s->job_mounts);
         env_free(s->envp);
         free(s->exec_path);
         filter_prog_free(&s->filter);
@@ -727,7 +754,8 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
 
         memset(ret, 0, sizeof *ret);
         ret->isolation = req->cfg->isolation;
-        s.mode = sbx_mode_for(req->cfg->isolation);
+        ret->warm = req->start == SBX_WARM;
+        s.mode = sbx_mode_for(req->cfg->isolation, req->start);
         s.argv = req->argv;
         cfg_policy_sha256(req->cfg, ret->policy_sha256);
         if (req->program_sha256)

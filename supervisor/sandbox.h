@@ -17,6 +17,14 @@
 #include "profile/profile.h"
 #include "result/result.h"
 
+/* How the run's process tree starts (docs/warm-start.md). */
+enum sbx_start {
+        SBX_COLD = 0,           /* clone3 into fresh namespaces, exec the command */
+        SBX_ZYGOTE,             /* a cold sandbox whose program is warm/zygote.py: the zygote
+                                   (warm/warm_pool.h starts it; its control socket is channel_fd) */
+        SBX_WARM,               /* a python job forked by the zygote behind warm_ctl */
+};
+
 struct sbx_request {
         const struct nsb_config *cfg;        /* limits, mounts, network, isolation, env */
         char *const *argv;                   /* exact argv inside the sandbox; argv[0] absolute
@@ -40,6 +48,10 @@ struct sbx_request {
         unsigned serial;                     /* distinguishes concurrent runs of one process */
         int cancel_fd;                       /* readable = cancel the run (e.g. a signalfd for
                                                 SIGINT/SIGTERM); -1 = none */
+        enum sbx_start start;
+        int warm_ctl;                        /* SBX_WARM: the zygote's control socket */
+        const char *warm_lib;                /* SBX_ZYGOTE: libnsbox_warm.so's host path (mounted
+                                                read-only with its library closure) */
 };
 
 /* Before a process forks workers that each run sandboxes (a batch, say): get the

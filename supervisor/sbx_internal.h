@@ -32,6 +32,7 @@
 #include "supervisor/reduced.h"
 #include "supervisor/sandbox.h"
 #include "supervisor/stdin_pump.h"
+#include "supervisor/wire.h"
 
 struct sbx;
 
@@ -58,13 +59,30 @@ struct sbx_mode {
         /* In the supervisor, once the child ends of the fds are closed:
          * record the walls in the ledger and release the init. */
         int (*after_clone)(struct sbx *s, struct nsb_error *e);
+        /* Start the init some other way than clone3 (NULL: clone3 with
+         * clone_flags); it must set s->pidfd and s->pid, close the child's
+         * ends of the fds and call after_clone, as the clone3 path does. */
+        int (*spawn)(struct sbx *s, struct child_ctx *c, struct nsb_error *e);
+        bool init_not_ours;             /* the init is another process's child: watched through
+                                           its pidfd, never reaped; its usage comes in WIRE_USAGE */
+        bool cg_join_by_fd;             /* every cgroup backend's join fds go to the init over
+                                           the socket after it started (v2 too: cg_spec.join_by_fd) */
         int stop_signal;                /* what kill_tree sends the init */
         bool stop_waits;                /* cleanup gives the init 2 s to act on stop_signal */
         bool explain_refusal;           /* a failure may be a host's refusal of namespaces */
         void (*cleanup)(struct sbx *s); /* NULL: nothing of its own to free */
 };
 
-const struct sbx_mode *sbx_mode_for(enum nsb_isolation isolation);
+const struct sbx_mode *sbx_mode_for(enum nsb_isolation isolation, enum sbx_start start);
+
+/* The warm modes (sbx_warm.c): the zygote's sandbox, and a job from it. */
+extern const struct sbx_mode sbx_zygote_mode;
+extern const struct sbx_mode sbx_warm_job_mode;
+/* strict isolation's plan and after-clone, which the warm modes build on */
+int sbx_strict_plan(struct sbx *s, struct nsb_error *e);
+struct mnt_input sbx_mount_input(const struct sbx *s);
+int sbx_strict_after_clone(struct sbx *s, struct nsb_error *e);
+void sbx_ledger_walls(struct sbx *s, const char *how);
 
 struct sbx {
         const struct sbx_request *req;
@@ -105,6 +123,8 @@ struct sbx {
         pid_t pid;
         int wall_tfd, cpu_tfd;
 
+        struct mnt_plan job_mounts;     /* warm: the job init's own mounts (mnt_plan_build_warm_job) */
+
         struct observed obs;
         struct timespec start;
         uint32_t prog_cpu_prof_ms;      /* the program's PROF clock at its end (WIRE_EXIT) */
@@ -113,3 +133,8 @@ struct sbx {
 /* v1, after clone3 and "go": make the cgroups, then hand the init the fds it
  * joins through (sandbox.c). */
 int sbx_create_cgroup_late(struct sbx *s, struct nsb_error *e);
+/* Hand the init the join fds of cgroups made already (a warm job's). */
+int sbx_send_cgroup_fds(struct sbx *s, struct nsb_error *e);
+/* A record from the init (sandbox.c): the supervision loop's handler, for
+ * a mode that reads records before the loop starts. */
+void sbx_handle_msg(struct sbx *s, const struct wire_msg *m, ssize_t n);

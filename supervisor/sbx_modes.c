@@ -17,7 +17,7 @@
 #include "util/cleanup.h"
 
 /* The namespace walls in the ledger: all up, or all down. */
-static void ledger_walls(struct sbx *s, const char *how)
+void sbx_ledger_walls(struct sbx *s, const char *how)
 {
         static const enum nsb_prot walls[] = { PROT_USER_NS, PROT_MOUNT_NS, PROT_PID_NS,
                                                PROT_IPC_NS,  PROT_UTS_NS,   PROT_CGROUP_NS };
@@ -28,16 +28,11 @@ static void ledger_walls(struct sbx *s, const char *how)
 
 /* ---- strict: namespaces, a mount plan, Landlock from the plan -------------- */
 
-static int strict_plan(struct sbx *s, struct nsb_error *e)
+struct mnt_input sbx_mount_input(const struct sbx *s)
 {
         const struct sbx_request *req = s->req;
-        struct mnt_input in;
-        int r;
 
-        /* what a killed reduced run left: the next run of any kind reaps it */
-        reduced_reap_stale();
-        ns_idmap_plan(geteuid(), getegid(), &s->idmap);
-        in = (struct mnt_input){
+        return (struct mnt_input){
                 .user = cfg_mounts(s->cfg),
                 .host = &s->host,
                 .program_name = req->program_name,
@@ -48,6 +43,17 @@ static int strict_plan(struct sbx *s, struct nsb_error *e)
                 .runner_dir = req->runner_dir,
                 .preopen_user_sources = s->idmap.idmap_user_sources,
         };
+}
+
+int sbx_strict_plan(struct sbx *s, struct nsb_error *e)
+{
+        struct mnt_input in;
+        int r;
+
+        /* what a killed reduced run left: the next run of any kind reaps it */
+        reduced_reap_stale();
+        ns_idmap_plan(geteuid(), getegid(), &s->idmap);
+        in = sbx_mount_input(s);
         if ((r = mnt_plan_build(&in, &s->mounts, e)) < 0 || (r = env_build(s->cfg, NULL, &s->envp, e)) < 0)
                 return r;
         /* The Landlock rules are the mount plan's, so the two cannot disagree
@@ -61,12 +67,12 @@ static int strict_plan(struct sbx *s, struct nsb_error *e)
 
 /* The walls are up; write the id maps, release the init ("go"), and, for
  * v1, make the cgroups while it builds its tree. */
-static int strict_after_clone(struct sbx *s, struct nsb_error *e)
+int sbx_strict_after_clone(struct sbx *s, struct nsb_error *e)
 {
         struct wire_msg go;
         int r;
 
-        ledger_walls(s, "enforced");
+        sbx_ledger_walls(s, "enforced");
         for (unsigned i = 0; i < s->mounts.n_slots; i++)
                 close_fd(&s->slot_fds[i]);
         if ((r = ns_idmap_apply(s->pid, &s->idmap, e)) < 0)
@@ -84,14 +90,14 @@ static int strict_after_clone(struct sbx *s, struct nsb_error *e)
 static const struct sbx_mode strict_mode = {
         .name = "strict",
         .command_outside_reserved = true,
-        .plan = strict_plan,
+        .plan = sbx_strict_plan,
         .cg_late_ok = true,
         .clone_flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
                        CLONE_NEWCGROUP,
         .clone_what = "with new user, mount, pid, net, ipc, uts and cgroup namespaces",
         .init_steps = child_init_steps,
         .n_init_steps = &child_init_n_steps,
-        .after_clone = strict_after_clone,
+        .after_clone = sbx_strict_after_clone,
         .stop_signal = SIGKILL,
         .explain_refusal = true,
 };
@@ -145,7 +151,7 @@ static void reduced_cg_spec_adjust(struct sbx *s)
 
 static int reduced_after_clone(struct sbx *s, struct nsb_error *e)
 {
-        ledger_walls(s, "disabled");
+        sbx_ledger_walls(s, "disabled");
         return 0;   /* no id maps to write, nothing to wait for */
 }
 
@@ -175,7 +181,16 @@ static const struct sbx_mode reduced_mode = {
         .cleanup = reduced_mode_cleanup,
 };
 
-const struct sbx_mode *sbx_mode_for(enum nsb_isolation isolation)
+const struct sbx_mode *sbx_mode_for(enum nsb_isolation isolation, enum sbx_start start)
 {
-        return isolation == NSB_ISOLATION_REDUCED ? &reduced_mode : &strict_mode;
+        if (isolation == NSB_ISOLATION_REDUCED)
+                return &reduced_mode;   /* the callers never ask it warm (warm/warm_pool.h) */
+        switch (start) {
+        case SBX_ZYGOTE:
+                return &sbx_zygote_mode;
+        case SBX_WARM:
+                return &sbx_warm_job_mode;
+        default:
+                return &strict_mode;
+        }
 }

@@ -11,6 +11,14 @@
  *   EXIT   the init saw the program end: its wait status, and its CPU time
  *          as RLIMIT_CPU counts it (the process's PROF clock, read before
  *          the init reaped it).
+ *   USAGE  (a warm job's init, which the supervisor cannot reap) after every
+ *          process of the job is gone: their CPU time and largest RSS.
+ *   SPAWNED (the zygote, on a warm job's socket) the job's init exists; its
+ *          pidfd attached.
+ * Between a warm supervisor and the zygote (its control socket, fd 3):
+ *   HELLO  the zygote is ready (once, after it loaded nsbox's code);
+ *   JOB    one job: its socket, stdin, stdout, stderr and spec (warm_spec.h)
+ *          attached, in that order.
  * And the other way, supervisor to init:
  *   (kind 0) "go": the id maps are written.
  *   CGROUP the run's cgroup v1 join fds, as SCM_RIGHTS, in slot order;
@@ -25,9 +33,10 @@
 #include "util/error.h"
 #include "util/ledger.h"
 
-#define WIRE_VERSION 2u
+#define WIRE_VERSION 3u
 
-enum wire_kind { WIRE_READY = 1, WIRE_ERROR = 2, WIRE_EXIT = 3, WIRE_CGROUP = 4 };
+enum wire_kind { WIRE_READY = 1, WIRE_ERROR = 2, WIRE_EXIT = 3, WIRE_CGROUP = 4, WIRE_USAGE = 5, WIRE_SPAWNED = 6,
+                 WIRE_HELLO = 7, WIRE_JOB = 8 };
 
 struct wire_msg {
         uint32_t version;
@@ -38,16 +47,18 @@ struct wire_msg {
                 uint32_t slots;         /* CGROUP */
         };
         uint32_t cpu_prof_ms;           /* EXIT */
+        uint64_t cpu_us;                /* USAGE */
+        uint64_t maxrss_kb;             /* USAGE */
         struct nsb_error error;
         struct nsb_ledger ledger;
 };
 
 _Static_assert(sizeof(struct nsb_error) == 8 + NSB_ERROR_MSG_MAX, "nsb_error must stay pointer-free and packed");
-_Static_assert(sizeof(struct wire_msg) == 20 + sizeof(struct nsb_error) + sizeof(struct nsb_ledger),
+_Static_assert(sizeof(struct wire_msg) == 40 + sizeof(struct nsb_error) + sizeof(struct nsb_ledger),
                "wire_msg layout changed: bump WIRE_VERSION");
 
-/* Descriptors one record may carry (the v1 cgroup join fds). */
-#define WIRE_MAX_FDS 4
+/* Descriptors one record may carry (the v1 cgroup join fds, a warm job's five). */
+#define WIRE_MAX_FDS 5
 
 /* Send @m with @fds[0..n_fds) attached (1..WIRE_MAX_FDS). 0 or -errno. */
 int wire_send_fds(int sock, const struct wire_msg *m, const int *fds, size_t n_fds);

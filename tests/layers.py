@@ -34,9 +34,10 @@ DEPS = {
                    'profile', 'result', 'seccomp', 'util'},
     'platform-impl': {'platform', 'config', 'doctor', 'profile', 'supervisor', 'util'},   # platform/linux, posix
     'program': {'config', 'supervisor', 'util'},    # the python program's request (program/program.h)
-    'judge': {'config', 'frame', 'profile', 'program', 'report', 'result', 'supervisor', 'util'},
+    'judge': {'config', 'frame', 'profile', 'program', 'report', 'result', 'supervisor', 'util', 'warm'},
     'testcmd': {'config', 'frame', 'platform', 'program', 'report', 'result', 'supervisor', 'util'},
-    'batch': {'config', 'frame', 'judge', 'platform', 'program', 'result', 'supervisor', 'util'},
+    'warm': {'cgroup', 'config', 'landlock', 'profile', 'program', 'result', 'supervisor', 'util'},
+    'batch': {'config', 'frame', 'judge', 'platform', 'program', 'result', 'supervisor', 'util', 'warm'},
 }
 
 # Known arrows that run up, each with its reason; the check fails if one

@@ -1,0 +1,224 @@
+/* supervisor/sbx_warm.c — the two warm modes (struct sbx_mode): the zygote's
+ * sandbox, and a job forked from it. Everything else of a run — plans,
+ * cgroup, filter, fds, supervision, accounting, cleanup — is sandbox.c's,
+ * the same as a cold run's (docs/warm-start.md).
+ */
+#include "supervisor/sbx_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "profile/profile.h"
+#include "supervisor/run_io.h"
+#include "util/cleanup.h"
+#include "util/readfile.h"
+#include "util/sys.h"
+#include "supervisor/warm_spec.h"
+
+/* How long a job waits for its zygote to fork it: the zygote forks one job
+ * at a time, in about a millisecond; this is for a zygote that hangs. */
+#define SPAWN_TIMEOUT_MS 30000
+
+/* ---- the zygote's sandbox: a cold strict sandbox whose program is the zygote */
+
+static int zygote_plan(struct sbx *s, struct nsb_error *e)
+{
+        int r;
+
+        if (!s->req->warm_lib)
+                return nsb_fail(e, NSB_STAGE_PREPARE, EINVAL, "no warm library for the zygote");
+        /* nsbox's code for the zygote: its directory is the runner directory
+         * (read-only at /nsbox, wherever the build or install put it), its
+         * shared libraries at their host paths, as the interpreter's are. */
+        if ((r = profile_add_executable(&s->host, s->req->warm_lib, e)) < 0)
+                return r;
+        return sbx_strict_plan(s, e);
+}
+
+const struct sbx_mode sbx_zygote_mode = {
+        .name = "zygote",
+        .command_outside_reserved = true,
+        .plan = zygote_plan,
+        .cg_late_ok = true,
+        .clone_flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+                       CLONE_NEWCGROUP,
+        .clone_what = "the warm sandbox: new user, mount, pid, net, ipc, uts and cgroup namespaces",
+        .init_steps = child_zygote_init_steps,
+        .n_init_steps = &child_zygote_init_n_steps,
+        .after_clone = sbx_strict_after_clone,
+        .stop_signal = SIGKILL,
+        .explain_refusal = true,
+};
+
+/* ---- a warm job ------------------------------------------------------------ */
+
+/* The cold plan (its Landlock rules are the job's: same paths), and the
+ * job init's own mounts. */
+static int warm_job_plan(struct sbx *s, struct nsb_error *e)
+{
+        struct mnt_input in;
+        int r = sbx_strict_plan(s, e);
+
+        if (r < 0)
+                return r;
+        in = sbx_mount_input(s);
+        return mnt_plan_build_warm_job(&in, &s->job_mounts, e);
+}
+
+/* The job's spec in a sealed memfd: the zygote maps it, Python never sees it. */
+static int spec_memfd(struct sbx *s, int fail_stage, int *ret, struct nsb_error *e)
+{
+        const struct nsb_config *cfg = s->cfg;
+        struct warm_limits lim = {
+                .wall_time_ms = cfg->wall_time_ms,
+                .cpu_time_ms = cfg->cpu_time_ms,
+                .memory_bytes = cfg->memory_bytes,
+                .pids_max = cfg->pids_max,
+                .file_size_bytes = cfg->file_size_bytes,
+                .backend = (int32_t) s->cg_backend,
+                .rlimit_cpu = s->cg_ops->per_process,
+                .join_late = s->cg_backend != CG_BACKEND_RLIMIT,
+                .fail_stage = fail_stage,
+                .cg_memory_bytes = s->cg_spec.memory_bytes,
+                .cg_pids_max = s->cg_spec.pids_max,
+        };
+        AUTOFREE char *buf = NULL;
+        size_t len = 0;
+        int fd, r;
+
+        if ((r = warm_spec_encode(&lim, &s->filter, &s->landlock, &s->job_mounts, &buf, &len, e)) < 0)
+                return r;
+        fd = memfd_create("nsbox-warm-job", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (fd < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "memfd for the warm job spec");
+        if ((r = write_all(fd, buf, len)) < 0 ||
+            (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 && (r = -errno))) {
+                close(fd);
+                return nsb_fail(e, NSB_STAGE_PREPARE, -r, "write the warm job spec");
+        }
+        *ret = fd;
+        return 0;
+}
+
+/* The job init's pid in our pid namespace (the rlimit backend reads its
+ * tree in /proc). */
+static pid_t pidfd_pid(int pidfd)
+{
+        char path[64], buf[512];
+        AUTOCLOSE int fd = -1;
+        ssize_t n;
+        char *p;
+
+        snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || (n = read(fd, buf, sizeof buf - 1)) <= 0)
+                return -1;
+        buf[n] = '\0';
+        p = strstr(buf, "\nPid:");
+        return p ? (pid_t) strtol(p + 5, NULL, 10) : -1;
+}
+
+/* Wait for the zygote's SPAWNED (the job init's pidfd); records the job
+ * init sends before it are handled as the supervision loop would. */
+static int await_spawned(struct sbx *s, struct nsb_error *e)
+{
+        for (;;) {
+                struct pollfd p[2] = { { s->sock[0], POLLIN, 0 }, { s->req->cancel_fd, POLLIN, 0 } };
+                struct wire_msg m;
+                int fds[WIRE_MAX_FDS];
+                size_t n_fds = 0;
+                ssize_t k;
+                int r = poll(p, s->req->cancel_fd >= 0 ? 2 : 1, SPAWN_TIMEOUT_MS);
+
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r < 0)
+                        return nsb_fail(e, NSB_STAGE_CLONE, errno, "poll");
+                if (r == 0)
+                        return nsb_fail(e, NSB_STAGE_CLONE, ETIMEDOUT,
+                                        "the zygote did not start the job within %d s", SPAWN_TIMEOUT_MS / 1000);
+                if (s->req->cancel_fd >= 0 && (p[1].revents & POLLIN)) {
+                        s->obs.killed = KILL_CANCEL;
+                        return nsb_fail(e, NSB_STAGE_CLONE, ECANCELED, "cancelled before the zygote started the job");
+                }
+                k = wire_recv_fds(s->sock[0], &m, fds, WIRE_MAX_FDS, &n_fds);
+                if (k == 0 || (k < 0 && k != -EPROTO && k != -EAGAIN)) {
+                        if (s->obs.setup_error)
+                                return -EPROTO;   /* the zygote's or the init's error is the result's */
+                        return nsb_fail(e, NSB_STAGE_CLONE, k == 0 ? EPIPE : (int) -k,
+                                        "the zygote ended before it started the job (its generation died)");
+                }
+                if (k == (ssize_t) sizeof m && m.version == WIRE_VERSION && m.kind == WIRE_SPAWNED && n_fds == 1) {
+                        s->pidfd = fds[0];
+                        s->pid = pidfd_pid(s->pidfd);
+                        return 0;
+                }
+                for (size_t i = 0; i < n_fds; i++)
+                        close(fds[i]);
+                if (k > 0)
+                        sbx_handle_msg(s, &m, k);
+        }
+}
+
+static int warm_spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
+{
+        struct wire_msg m;
+        int spec = -1, r;
+
+        if ((r = spec_memfd(s, c->fail_stage, &spec, e)) < 0)
+                return r;
+        {
+                int fds[5] = { s->sock[1], s->stdin_fd, s->out[1], s->err[1], spec };
+                memset(&m, 0, sizeof m);
+                m.version = WIRE_VERSION;
+                m.kind = WIRE_JOB;
+                clock_gettime(CLOCK_MONOTONIC, &s->start);
+                r = wire_send_fds(s->req->warm_ctl, &m, fds, 5);
+        }
+        close(spec);
+        /* The zygote holds them now (in flight or received); ours go, so an
+         * ending job's EOFs reach us as a cold run's do. */
+        close_fd(&s->sock[1]);
+        close_fd(&s->out[1]);
+        close_fd(&s->err[1]);
+        close_fd(&s->stdin_fd);
+        if (r < 0)
+                return nsb_fail(e, NSB_STAGE_CLONE, -r, "send the job to the zygote (its generation died)");
+        if ((r = await_spawned(s, e)) < 0)
+                return r;
+        return s->mode->after_clone(s, e);
+}
+
+/* The job init maps its own ids and needs no "go"; it waits for its
+ * cgroup's join fds, when the backend has any. */
+static int warm_job_after_spawn(struct sbx *s, struct nsb_error *e)
+{
+        sbx_ledger_walls(s, "enforced");
+        if (s->cg_late)
+                return sbx_create_cgroup_late(s, e);
+        if (s->cg_backend != CG_BACKEND_RLIMIT)
+                return sbx_send_cgroup_fds(s, e);
+        return 0;
+}
+
+const struct sbx_mode sbx_warm_job_mode = {
+        .name = "warm",
+        .command_outside_reserved = true,
+        .plan = warm_job_plan,
+        .cg_late_ok = true,
+        .cg_join_by_fd = true,
+        .clone_flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP,
+        .clone_what = "a warm job: new user, mount, pid, ipc, uts and cgroup namespaces from the zygote",
+        .spawn = warm_spawn,
+        .init_not_ours = true,
+        .after_clone = warm_job_after_spawn,
+        .stop_signal = SIGKILL,
+};

@@ -1,0 +1,206 @@
+/* warm/warm_lib.c — libnsbox_warm.so: nsbox's C inside the zygote.
+ *
+ * The zygote (warm/zygote.py, a CPython started exactly as a cold job's
+ * interpreter is) loads this library with ctypes.PyDLL, so the GIL stays
+ * held, and calls nsbox_warm_serve(3) once. It returns only in a job (1),
+ * or when the control socket closes and every job it started has ended
+ * (0), or on a broken start (-1, the reason on stderr).
+ *
+ * For each JOB record: decode the spec (warm_spec.h), then CPython's fork
+ * protocol around a clone3 into fresh user, mount, pid, ipc, uts and cgroup
+ * namespaces: PyOS_BeforeFork in the zygote, PyOS_AfterFork_Parent after
+ * it, PyOS_AfterFork_Child only in the job (PID 2, forked by the job's init,
+ * which never runs Python). The job's init runs child_warm_job_init_steps;
+ * the job runs child_program_steps there, unchanged. The zygote reads
+ * nothing of the job: the spec memfd and the job's fds pass through it.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup/cgroup.h"
+#include "supervisor/child.h"
+#include "supervisor/wire.h"
+#include "util/sys.h"
+#include "supervisor/warm_spec.h"
+
+/* The only symbol Python looks up. */
+int nsbox_warm_serve(int ctl);
+
+enum { FD_SOCK, FD_STDIN, FD_STDOUT, FD_STDERR, FD_SPEC, N_JOB_FDS };
+
+struct pyfork {
+        void (*before)(void);
+        void (*after_parent)(void);
+        void (*after_child)(void);
+};
+
+static int pyfork_resolve(struct pyfork *p)
+{
+        /* The python3 binary exports them (ctypes.pythonapi relies on it). */
+        p->before = (void (*)(void)) dlsym(RTLD_DEFAULT, "PyOS_BeforeFork");
+        p->after_parent = (void (*)(void)) dlsym(RTLD_DEFAULT, "PyOS_AfterFork_Parent");
+        p->after_child = (void (*)(void)) dlsym(RTLD_DEFAULT, "PyOS_AfterFork_Child");
+        return p->before && p->after_parent && p->after_child ? 0 : -1;
+}
+
+static void send_record(int sock, enum wire_kind kind, const struct nsb_error *err, const int *fds, size_t n_fds)
+{
+        struct wire_msg m;
+
+        memset(&m, 0, sizeof m);
+        m.version = WIRE_VERSION;
+        m.kind = kind;
+        if (err)
+                m.error = *err;
+        ledger_init(&m.ledger);
+        if (n_fds)
+                (void) wire_send_fds(sock, &m, fds, n_fds);
+        else
+                while (send(sock, &m, sizeof m, MSG_NOSIGNAL) < 0 && errno == EINTR)
+                        ;
+}
+
+/* The job's init: never returns unless it is the job itself. */
+static void job_init(struct warm_job *j, const int *fds, int ctl)
+{
+        const struct cg_ops *ops = cg_ops_for((enum cg_backend) j->lim.backend);
+        struct cg_run run;
+        struct child_ctx c;
+        struct nsb_error e;
+
+        cg_run_init(&run);
+        run.backend = (enum cg_backend) j->lim.backend;
+        c = (struct child_ctx){
+                .sock = fds[FD_SOCK],
+                .stdio = { fds[FD_STDIN], fds[FD_STDOUT], fds[FD_STDERR] },
+                .channel_fd = -1,
+                .cfg = &j->cfg,
+                .mounts = &j->plan,
+                .slot_fds = NULL,
+                .filter = &j->filter,
+                .landlock = &j->landlock,
+                .cg_ops = ops,
+                .cg_run = &run,
+                .cg_spec = &j->cg_spec,
+                .rlimit_cpu = j->lim.rlimit_cpu != 0,
+                .cg_join_late = j->lim.join_late != 0,
+                .fail_stage = j->lim.fail_stage,
+                .warm = true,
+        };
+        ledger_init(&c.ledger);
+        close(fds[FD_SPEC]);
+        close(ctl);   /* only the zygote takes jobs */
+        nsb_error_clear(&e);
+        if (child_run_steps(&c, child_warm_job_init_steps, child_warm_job_init_n_steps, &e) < 0)
+                child_fail_exit(&c, &e);
+        if (!c.warm_job)
+                _exit(0);
+}
+
+/* 1 in the job; 0 in the zygote, the job handed over (or refused with an
+ * ERROR record on its socket). */
+static int start_job(const struct pyfork *py, const int *fds, int ctl)
+{
+        struct warm_job j;
+        struct nsb_error e;
+        struct clone_args args;
+        struct stat st;
+        void *map = MAP_FAILED;
+        int pidfd = -1;
+        pid_t pid;
+
+        nsb_error_clear(&e);
+        if (fstat(fds[FD_SPEC], &st) < 0 || st.st_size <= 0 ||
+            (map = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, fds[FD_SPEC], 0)) == MAP_FAILED) {
+                nsb_fail(&e, NSB_STAGE_CLONE, errno ? errno : EPROTO, "the zygote cannot read the job spec");
+                send_record(fds[FD_SOCK], WIRE_ERROR, &e, NULL, 0);
+                return 0;
+        }
+        if (warm_spec_decode(map, (size_t) st.st_size, &j, &e) < 0) {
+                munmap(map, (size_t) st.st_size);
+                send_record(fds[FD_SOCK], WIRE_ERROR, &e, NULL, 0);
+                return 0;
+        }
+        memset(&args, 0, sizeof args);
+        args.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
+                     CLONE_PIDFD;
+        args.pidfd = (uint64_t) (uintptr_t) &pidfd;
+        args.exit_signal = SIGCHLD;
+        py->before();
+        pid = sys_clone3(&args);
+        if (pid == 0) {
+                job_init(&j, fds, ctl);
+                /* the job: Python's state is the zygote's at PyOS_BeforeFork */
+                py->after_child();
+                return 1;
+        }
+        py->after_parent();
+        if (pid < 0) {
+                nsb_fail(&e, NSB_STAGE_CLONE, errno,
+                         "the zygote's clone (new user, mount, pid, ipc, uts and cgroup namespaces)");
+                send_record(fds[FD_SOCK], WIRE_ERROR, &e, NULL, 0);
+        } else {
+                send_record(fds[FD_SOCK], WIRE_SPAWNED, NULL, &pidfd, 1);
+                close(pidfd);
+        }
+        warm_job_free(&j);
+        munmap(map, (size_t) st.st_size);
+        return 0;
+}
+
+int nsbox_warm_serve(int ctl)
+{
+        struct pyfork py;
+        struct sigaction sa;
+
+        if (pyfork_resolve(&py) < 0) {
+                fprintf(stderr, "nsbox warm: this interpreter does not export PyOS_BeforeFork/AfterFork\n");
+                return -1;
+        }
+        /* The kernel reaps the job inits: a job's supervisor waits on its
+         * pidfd, and no zombie holds a job's cgroup. */
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = SIG_IGN;
+        sa.sa_flags = SA_NOCLDWAIT;
+        if (sigaction(SIGCHLD, &sa, NULL) < 0) {
+                fprintf(stderr, "nsbox warm: SIGCHLD: %s\n", strerror(errno));
+                return -1;
+        }
+        send_record(ctl, WIRE_HELLO, NULL, NULL, 0);
+        for (;;) {
+                struct wire_msg m;
+                int fds[WIRE_MAX_FDS];
+                size_t n_fds = 0;
+                ssize_t n = wire_recv_fds(ctl, &m, fds, WIRE_MAX_FDS, &n_fds);
+                int r = 0;
+
+                if (n == 0)
+                        break;   /* the batch is over, or this generation retired */
+                if (n < 0 && n != -EPROTO) {
+                        fprintf(stderr, "nsbox warm: control socket: %s\n", strerror((int) -n));
+                        break;
+                }
+                if (n == (ssize_t) sizeof m && m.version == WIRE_VERSION && m.kind == WIRE_JOB && n_fds == N_JOB_FDS)
+                        r = start_job(&py, fds, ctl);
+                if (r == 1)
+                        return 1;
+                for (size_t i = 0; i < n_fds; i++)
+                        close(fds[i]);
+        }
+        /* Jobs still running die with this process (their inits' parent-death
+         * signal): wait for them; with SIGCHLD ignored, wait() returns
+         * ECHILD once every child has ended. */
+        while (wait(NULL) >= 0 || errno == EINTR)
+                ;
+        return 0;
+}

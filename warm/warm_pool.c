@@ -1,0 +1,310 @@
+/* warm/warm_pool.c — see warm_pool.h. Syscall layer. */
+#include "warm/warm_pool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "landlock/landlock.h"
+#include "program/program.h"
+#include "supervisor/sandbox.h"
+#include "supervisor/wire.h"
+#include "util/cleanup.h"
+#include "util/readfile.h"
+#include "util/sys.h"
+
+#include "nsbox-config.h"
+
+#define WARM_LIB_FILE "libnsbox_warm.so"
+#define WARM_ZYGOTE_FILE "zygote.py"
+#define HELLO_TIMEOUT_MS 20000
+/* The zygote's own sandbox: limits for a process that lives the whole batch
+ * and runs nothing of a job's (each job has its own). */
+#define ZYGOTE_TIME_MS (24ull * 3600 * 1000)
+#define ZYGOTE_MEMORY_MIN (256ull << 20)
+#define ZYGOTE_PIDS 4096
+#define ZYGOTE_OUTPUT (64u << 10)
+#define ZYGOTE_FILE_SIZE (1ull << 40)   /* the top of the file-size range: a job's own limit is lower */
+
+/* Landlock ABI 6 scopes abstract unix sockets and signals to the domain:
+ * what keeps jobs apart in their shared network namespace. */
+#define WARM_LANDLOCK_ABI 6
+
+const char *warm_cold_reason(const struct nsb_config *cfg, bool python)
+{
+        if (!python)
+                return "not a python job";
+        if (cfg->isolation == NSB_ISOLATION_REDUCED)
+                return "isolation reduced";
+        if (cfg->network != NSB_NETWORK_NONE)
+                return "network loopback (jobs would share it)";
+        if (ll_abi_version() < WARM_LANDLOCK_ABI)
+                return "Landlock ABI < 6 (no abstract-socket and signal scoping between jobs)";
+        return NULL;
+}
+
+static bool has_file(const char *dir, const char *name)
+{
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "%s/%s", dir, name);
+        return access(p, R_OK) == 0;
+}
+
+static bool from_build_tree(void)
+{
+        char exe[PATH_MAX], build[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        char *slash;
+
+        if (n <= 0 || !realpath(NSBOX_BUILD_ROOT, build))
+                return false;
+        exe[n] = '\0';
+        if (!(slash = strrchr(exe, '/')))
+                return false;
+        *slash = '\0';
+        return strcmp(exe, build) == 0;
+}
+
+int warm_find_dir(char *ret, size_t size, struct nsb_error *e)
+{
+        const char *env = getenv("NSBOX_WARM_DIR");
+        const char *dir = NULL;
+
+        (void) size;
+        if (env && env[0])
+                dir = env;
+        else if (from_build_tree() && has_file(NSBOX_BUILD_ROOT "/warm", WARM_LIB_FILE))
+                dir = NSBOX_BUILD_ROOT "/warm";
+        else
+                dir = NSBOX_WARM_DIR;
+        if (!has_file(dir, WARM_LIB_FILE) || !has_file(dir, WARM_ZYGOTE_FILE) || !realpath(dir, ret))
+                return nsb_fail(e, NSB_STAGE_PREPARE, ENOENT, "no %s and %s in %s%s", WARM_LIB_FILE, WARM_ZYGOTE_FILE,
+                                dir, env && env[0] ? " (NSBOX_WARM_DIR)" : "");
+        return 0;
+}
+
+void warm_pool_init(struct warm_pool *p, const struct nsb_config *cfg, const struct host_set *python_host,
+                    int cancel_fd)
+{
+        memset(p, 0, sizeof *p);
+        p->cfg = cfg;
+        p->python_host = python_host;
+        p->cancel_fd = cancel_fd;
+        p->rotate = cfg->warm_rotate ? cfg->warm_rotate : NSB_WARM_ROTATE_DEFAULT;
+        p->ctl = -1;
+}
+
+/* The keeper: runs the zygote's sandbox until the zygote ends, then writes
+ * one line (why it ended) on @report. */
+static __attribute__((noreturn)) void keeper_main(const struct warm_pool *p, int ctl, int report, pid_t parent)
+{
+        struct nsb_config cfg = *p->cfg;
+        char dir[PATH_MAX], lib[PATH_MAX + 32], zyg[PATH_MAX + 32];
+        AUTOFREE char *text = NULL, *prog_text = NULL;
+        size_t len = 0;
+        struct prog_source src = { .kind = PROG_FILE, .name = "main.py", .stdin_mode = PROG_STDIN_PER_RUN,
+                                   .stdin_data = "", .stdin_len = 0 };
+        struct prog prog = { 0 };
+        struct run_result r;
+        struct nsb_error e;
+        char line[NSB_ERROR_MSG_MAX + 256];
+        int n;
+
+        nsb_error_clear(&e);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+                _exit(1);
+        if (warm_find_dir(dir, sizeof dir, &e) < 0)
+                goto fail;
+        snprintf(lib, sizeof lib, "%s/%s", dir, WARM_LIB_FILE);
+        /* (the harness loads it from /nsbox, where its directory is mounted) */
+        snprintf(zyg, sizeof zyg, "%s/%s", dir, WARM_ZYGOTE_FILE);
+        if (read_file(zyg, 1u << 20, &text, &len, &e) < 0)
+                goto fail;
+        /* The harness learns where the library is mounted from its first line. */
+        n = asprintf(&prog_text, "_NSBOX_WARM_LIB = %c/nsbox/%s%c\n%.*s", '"', WARM_LIB_FILE, '"', (int) len, text);
+        if (n < 0) {
+                nsb_fail(&e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+                goto fail;
+        }
+        cfg.wall_time_ms = ZYGOTE_TIME_MS;
+        cfg.cpu_time_ms = ZYGOTE_TIME_MS;
+        if (cfg.memory_bytes < ZYGOTE_MEMORY_MIN)
+                cfg.memory_bytes = ZYGOTE_MEMORY_MIN;
+        cfg.pids_max = ZYGOTE_PIDS;
+        cfg.output_limit_bytes = ZYGOTE_OUTPUT;
+        cfg.file_size_bytes = ZYGOTE_FILE_SIZE;
+        src.data = prog_text;
+        src.len = (size_t) n;
+        if (prog_build(&cfg, &src, &prog, &e) < 0)
+                goto fail;
+        prog.req.python_host = p->python_host && p->python_host->n ? p->python_host : NULL;
+        prog.req.channel_fd = ctl;
+        prog.req.start = SBX_ZYGOTE;
+        prog.req.warm_lib = lib;
+        prog.req.runner_dir = dir;
+        prog.req.cancel_fd = p->cancel_fd;
+        prog.req.serial = 1000000u + p->generations;
+        sbx_run(&prog.req, &r);
+        if (r.status == RUN_ERROR)
+                snprintf(line, sizeof line, "%s", r.error.msg);
+        else {
+                /* the end of its stderr: a traceback's last line says why */
+                size_t k = r.err.kept, from = k > 240 ? k - 240 : 0;
+                while (k > 0 && (r.err.text[k - 1] == '\n'))
+                        k--;
+                for (size_t i = k; i > from; i--)
+                        if (r.err.text[i - 1] == '\n') {
+                                from = i;
+                                break;
+                        }
+                snprintf(line, sizeof line, "the zygote ended (%s %d)%s%.*s",
+                         r.status == RUN_SIGNALED ? "signal" : "exit", r.status == RUN_SIGNALED ? r.signal : r.exit_code,
+                         k > from ? ": " : "", (int) (k - from), k > from ? r.err.text + from : "");
+        }
+        (void) !write(report, line, strlen(line));
+        _exit(0);
+fail:
+        snprintf(line, sizeof line, "%s", e.msg);
+        (void) !write(report, line, strlen(line));
+        _exit(0);
+}
+
+/* Start a generation and wait for its HELLO. */
+static int start_generation(struct warm_pool *p)
+{
+        int sv[2], rp[2];
+        pid_t keeper, parent = getpid();
+        struct pollfd pf[2];
+        int r;
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+                snprintf(p->reason, sizeof p->reason, "zygote unavailable: socketpair: %s", strerror(errno));
+                return -1;
+        }
+        if (pipe2(rp, O_CLOEXEC) < 0) {
+                snprintf(p->reason, sizeof p->reason, "zygote unavailable: pipe: %s", strerror(errno));
+                close(sv[0]);
+                close(sv[1]);
+                return -1;
+        }
+        keeper = fork();
+        if (keeper < 0) {
+                snprintf(p->reason, sizeof p->reason, "zygote unavailable: fork: %s", strerror(errno));
+                close(sv[0]);
+                close(sv[1]);
+                close(rp[0]);
+                close(rp[1]);
+                return -1;
+        }
+        if (keeper == 0) {
+                close(sv[0]);
+                close(rp[0]);
+                if (p->ctl >= 0)
+                        close(p->ctl);
+                keeper_main(p, sv[1], rp[1], parent);
+        }
+        close(sv[1]);
+        close(rp[1]);
+        p->generations++;
+        pf[0] = (struct pollfd){ sv[0], POLLIN, 0 };
+        pf[1] = (struct pollfd){ rp[0], POLLIN, 0 };
+        do
+                r = poll(pf, 2, HELLO_TIMEOUT_MS);
+        while (r < 0 && errno == EINTR);
+        if (r > 0 && (pf[0].revents & POLLIN)) {
+                struct wire_msg m;
+                ssize_t k = recv(sv[0], &m, sizeof m, MSG_DONTWAIT);
+                if (k == (ssize_t) sizeof m && m.version == WIRE_VERSION && m.kind == WIRE_HELLO) {
+                        close(rp[0]);
+                        p->ctl = sv[0];
+                        p->keeper = keeper;
+                        p->jobs = 0;
+                        return 0;
+                }
+        }
+        /* No zygote: say why (the keeper's line), and leave nothing. */
+        kill(keeper, SIGKILL);
+        while (waitpid(keeper, NULL, 0) < 0 && errno == EINTR)
+                ;
+        {
+                char why[300] = "";
+                ssize_t k = read(rp[0], why, sizeof why - 1);
+                why[k > 0 ? k : 0] = '\0';
+                snprintf(p->reason, sizeof p->reason, "zygote unavailable: %s",
+                         why[0] ? why : r == 0 ? "it did not start within 20 s" : "it ended before it was ready");
+        }
+        close(rp[0]);
+        close(sv[0]);
+        return -1;
+}
+
+static void retire(struct warm_pool *p)
+{
+        close_fd(&p->ctl);
+        if (p->keeper > 0) {
+                if (p->n_retired < WARM_MAX_RETIRED)
+                        p->retired[p->n_retired++] = p->keeper;
+                else
+                        while (waitpid(p->keeper, NULL, 0) < 0 && errno == EINTR)
+                                ;
+        }
+        p->keeper = 0;
+}
+
+void warm_pool_poll(struct warm_pool *p)
+{
+        for (size_t i = 0; i < p->n_retired;) {
+                if (waitpid(p->retired[i], NULL, WNOHANG) != 0) {
+                        p->retired[i] = p->retired[--p->n_retired];
+                        continue;
+                }
+                i++;
+        }
+}
+
+int warm_pool_take(struct warm_pool *p)
+{
+        warm_pool_poll(p);
+        if (p->keeper > 0 && waitpid(p->keeper, NULL, WNOHANG) != 0) {
+                /* The zygote's sandbox died: its jobs ended with an error; a
+                 * new generation takes the next ones. */
+                p->keeper = 0;
+                close_fd(&p->ctl);
+        }
+        if (p->keeper > 0 && p->jobs >= p->rotate)
+                retire(p);
+        if (p->keeper == 0) {
+                /* A generation that could not start is not retried for every
+                 * job: the reason stands for a rotation's worth of jobs. */
+                if (p->cold_left > 0) {
+                        p->cold_left--;
+                        return -1;
+                }
+                p->reason[0] = '\0';
+                if (start_generation(p) < 0) {
+                        p->cold_left = p->rotate - 1;
+                        return -1;
+                }
+        }
+        p->jobs++;
+        return p->ctl;
+}
+
+void warm_pool_stop(struct warm_pool *p)
+{
+        retire(p);
+        for (size_t i = 0; i < p->n_retired; i++)
+                while (waitpid(p->retired[i], NULL, 0) < 0 && errno == EINTR)
+                        ;
+        p->n_retired = 0;
+}

@@ -1,0 +1,128 @@
+# warm/zygote.py — the zygote: a CPython started exactly as a cold job's
+# interpreter is (`python3 -I -B /program/main.py`, the cold environment, in
+# a sandbox whose root is a cold run's), that forks one job per request.
+#
+# nsbox prepends one line to this file: _NSBOX_WARM_LIB = "<path>".
+# This file is nsbox's own code, not the job's: it imports as little as it
+# can (every module imported here is paid again by every job's fork), holds
+# no job data, and never wraps its control socket (fd 3) in a Python object,
+# so nothing a job inherits can close a descriptor the job reuses.
+# It returns from nsbox_warm_serve() only in a job, and then runs the job's
+# /program/main.py with the semantics of `python3 -I -B /program/main.py`.
+import sys
+
+_NSBOX_COLD_MODULES = frozenset(sys.modules)
+if sys.implementation.name != "cpython" or sys.version_info < (3, 7):
+    sys.stderr.write("nsbox warm: the interpreter is not CPython >= 3.7\n")
+    raise SystemExit(3)
+
+import gc
+import ctypes
+
+_lib = ctypes.PyDLL(_NSBOX_WARM_LIB)     # PyDLL: the GIL stays held across the call
+_lib.nsbox_warm_serve.argtypes = [ctypes.c_int]
+_lib.nsbox_warm_serve.restype = ctypes.c_int
+_path = list(sys.path)
+_MAIN = "/program/main.py"
+
+# Objects made before the fork are never collected in a job: a job that
+# runs a full collection then copies no page of them.
+gc.collect()
+gc.freeze()
+_role = _lib.nsbox_warm_serve(3)
+if _role != 1:
+    raise SystemExit(0 if _role == 0 else 3)
+
+# ---- from here on: one job, PID 2 of its own namespaces, every protection
+# applied. Make it look like the interpreter just started on the job's file.
+del _lib, _role
+sys.path[:] = _path
+sys.argv[:] = [_MAIN]
+_main = type(sys)("__main__")
+_main.__file__ = _MAIN
+_main.__cached__ = None
+_main.__builtins__ = sys.modules["builtins"]
+_main.__loader__ = sys.modules["_frozen_importlib_external"].SourceFileLoader("__main__", _MAIN)
+_main.__spec__ = None
+_main.__package__ = None
+sys.modules["__main__"] = _main
+# What only this file imported is not the job's: a cold interpreter has
+# not imported it, so neither has the job (an import runs it afresh).
+for _m in [m for m in sys.modules if m not in _NSBOX_COLD_MODULES and m != "__main__"]:
+    del sys.modules[_m]
+
+
+def _exit_code(e):
+    # CPython's rule for an unhandled SystemExit (Python/pythonrun.c)
+    code = e.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    try:
+        sys.stderr.write(str(code) + "\n")
+    except Exception:
+        pass
+    return 1
+
+
+def _run():
+    with open(_MAIN, "rb") as f:
+        source = f.read()
+    try:
+        code = compile(source, _MAIN, "exec", dont_inherit=True)
+    except SyntaxError:
+        t, v, _ = sys.exc_info()
+        v.__traceback__ = None      # as CPython prints a file that does not compile
+        sys.excepthook(t, v, None)
+        return 1
+    try:
+        exec(code, _main.__dict__)
+    except SystemExit as e:
+        return _exit_code(e)
+    except BaseException:
+        t, v, tb = sys.exc_info()
+        # The first frame is this function's exec: a cold traceback starts
+        # at the file's own module frame (the hook prints the exception's
+        # own __traceback__).
+        tb = tb.tb_next if tb is not None else None
+        v.__traceback__ = tb
+        sys.excepthook(t, v, tb)
+        if isinstance(v, KeyboardInterrupt):
+            return -2
+        return 1
+    return 0
+
+
+def _shutdown(status):
+    # What a program can see of the interpreter's shutdown, in CPython's
+    # order (Py_FinalizeEx): non-daemon threads joined, atexit handlers,
+    # the standard streams flushed. Not the rest of it: tearing down every
+    # module and object would write to every page shared with the zygote
+    # (copy-on-write: milliseconds a job), and CPython promises no __del__
+    # at exit.
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        try:
+            threading._shutdown()
+        except BaseException:
+            pass
+    import atexit
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except Exception:
+            if status == 0:
+                status = 120        # as CPython exits when it cannot flush
+    import os
+    if status == -2:
+        # an unhandled KeyboardInterrupt: die of SIGINT, as CPython does
+        import signal
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    os._exit(status & 0xff)
+
+
+_shutdown(_run())
