@@ -22,6 +22,12 @@
  *   NSBOX_DOCTOR_PROC_SYS=DIR   read sysctls from DIR instead of /proc/sys (doctor,
  *                               and a failed run explaining itself: doctor_aa_gather)
  *   NSBOX_DOCTOR_FAKE_USERNS=0|1  skip the probe child, pretend it failed/worked
+ *                               (and skip the warm probe, which runs sandboxes)
+ *
+ * The warm check (not part of `ready`: a job that cannot start warm runs
+ * cold and says why) runs two one-line jobs through this very binary's
+ * `batch --warm -j 1` and asks: both warm, PID 2, and distinct random
+ * values (the zygote's generator re-seeded in each job).
  */
 #pragma once
 
@@ -106,6 +112,10 @@ struct doc_facts {
         char interpreter_real[DOC_PATH_MAX];            /* resolved binary */
         char interpreter_error[NSB_ERROR_MSG_MAX + 64]; /* why it did not resolve */
         char interpreter_hint[DOC_PATH_MAX];            /* a script's #! python binary, or "" */
+
+        /* warm starts: two jobs of `nsbox batch --warm` run on this binary */
+        enum doc_probe warm_probe;                      /* UNKNOWN: not tried (a check above failed) */
+        char warm_error[NSB_ERROR_MSG_MAX];             /* FAILED: why */
 };
 
 #define DOC_DETAIL_MAX 768
@@ -123,6 +133,8 @@ struct doc_check {
 struct doc_report {
         enum nsb_isolation isolation;
         bool ready;                     /* the requested isolation can be provided */
+        bool warm;                      /* `batch --warm` / `judge --warm` start jobs warm here */
+        char warm_reason[DOC_DETAIL_MAX];   /* !warm: why (a job then runs cold and says so) */
         struct doc_check checks[DOC_MAX_CHECKS];
         size_t n_checks;
 };

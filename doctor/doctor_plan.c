@@ -403,6 +403,34 @@ static void plan_interpreter(const struct doc_facts *f, struct doc_report *r)
                 FIX(c, "pass an existing interpreter with --interpreter PATH, or sudo apt-get install python3");
 }
 
+/* Warm starts need strict isolation, Landlock's scopes (ABI 6) and a probe
+ * that worked. */
+static void plan_warm(const struct doc_facts *f, enum nsb_isolation iso, struct doc_report *ret)
+{
+        char *why = ret->warm_reason;
+        size_t n = sizeof ret->warm_reason;
+        bool strict_ok = true;
+
+        for (size_t i = 0; i < ret->n_checks; i++)
+                if (ret->checks[i].status == DOC_UNAVAILABLE)
+                        strict_ok = false;
+        ret->warm = false;
+        why[0] = '\0';
+        if (iso == NSB_ISOLATION_REDUCED)
+                snprintf(why, n, "isolation reduced: warm starts need strict isolation");
+        else if (!strict_ok)
+                snprintf(why, n, "strict isolation is not available here (see above)");
+        else if (f->landlock_abi < 6)
+                snprintf(why, n, "Landlock ABI %d < 6: no abstract-socket and signal scoping between jobs",
+                         f->landlock_abi);
+        else if (f->warm_probe == DOC_PROBE_FAILED)
+                snprintf(why, n, "%s", f->warm_error[0] ? f->warm_error : "the probe failed");
+        else if (f->warm_probe != DOC_PROBE_OK)
+                snprintf(why, n, "not probed");
+        else
+                ret->warm = true;
+}
+
 void doctor_plan(const struct doc_facts *f, enum nsb_isolation iso, struct doc_report *ret)
 {
         memset(ret, 0, sizeof *ret);
@@ -420,6 +448,7 @@ void doctor_plan(const struct doc_facts *f, enum nsb_isolation iso, struct doc_r
         for (size_t i = 0; i < ret->n_checks; i++)
                 if (ret->checks[i].status == DOC_UNAVAILABLE)
                         ret->ready = false;
+        plan_warm(f, iso, ret);
 }
 
 /* ---- renderings ------------------------------------------------------------------ */
@@ -444,8 +473,9 @@ json_t *doctor_to_json(const struct doc_report *r)
                         return NULL;
                 }
         }
-        o = json_pack("{s:s, s:s, s:b, s:o}", "schema", DOCTOR_SCHEMA, "isolation",
-                      r->isolation == NSB_ISOLATION_REDUCED ? "reduced" : "strict", "ready", r->ready, "checks", checks);
+        o = json_pack("{s:s, s:s, s:b, s:o, s:{s:b, s:s?}}", "schema", DOCTOR_SCHEMA, "isolation",
+                      r->isolation == NSB_ISOLATION_REDUCED ? "reduced" : "strict", "ready", r->ready, "checks", checks,
+                      "warm", "available", r->warm, "reason", r->warm ? NULL : r->warm_reason);
         return o;
 }
 
@@ -468,6 +498,11 @@ char *doctor_to_text(const struct doc_report *r)
         }
         fprintf(m, "ready for %s isolation: %s\n", r->isolation == NSB_ISOLATION_REDUCED ? "reduced" : "strict",
                 r->ready ? "yes" : "no");
+        if (r->warm)
+                fprintf(m, "warm starts (batch --warm, judge --warm): available\n");
+        else
+                fprintf(m, "warm starts (batch --warm, judge --warm): unavailable: %s; jobs run cold and say why\n",
+                        r->warm_reason);
         if (fclose(m) != 0) {
                 free(buf);
                 return NULL;

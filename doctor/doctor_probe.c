@@ -5,6 +5,8 @@
 #include "doctor/doctor.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -20,6 +22,9 @@
 #include "landlock/landlock.h"
 #include "profile/profile.h"
 #include "util/cleanup.h"
+#include "util/readfile.h"
+
+#include <jansson.h>
 
 #include "nsbox-config.h"
 
@@ -313,6 +318,136 @@ void doctor_aa_gather(const char *proc_sys, struct doc_aa *ret)
         ret->profile_names_self = ret->profile_present && profile_names(DOC_AA_PROFILE, ret->self_exe);
 }
 
+/* Two jobs through this binary's `batch --warm -j 1`: what a user's batch
+ * would get. Their lines must say warm, PID 2, and differ in random(). */
+#define WARM_PROBE_JOBS                                                                                      \
+        "{\"id\":1,\"kind\":\"python\",\"code\":\"import os, random\\nprint(os.getpid(), random.random())\"}\n" \
+        "{\"id\":2,\"kind\":\"python\",\"code\":\"import os, random\\nprint(os.getpid(), random.random())\"}\n"
+#define WARM_PROBE_TIMEOUT_MS 30000
+
+/* "@what[: @detail]" */
+static void warm_fail(struct doc_facts *f, const char *what, const char *detail)
+{
+        f->warm_probe = DOC_PROBE_FAILED;
+        snprintf(f->warm_error, sizeof f->warm_error, "%s%s%s", what, detail ? ": " : "", detail ? detail : "");
+}
+
+static void probe_warm_lines(struct doc_facts *f, const char *out, size_t len)
+{
+        char first[64] = "";
+        size_t lines = 0;
+
+        for (const char *p = out, *end = out + len; p < end;) {
+                const char *nl = memchr(p, '\n', (size_t) (end - p));
+                size_t n = nl ? (size_t) (nl - p) : (size_t) (end - p);
+                json_t *j = json_loadb(p, n, 0, NULL);
+                const char *start = j ? json_string_value(json_object_get(j, "start")) : NULL;
+                const char *reason = j ? json_string_value(json_object_get(j, "start_reason")) : NULL;
+                const char *status = j ? json_string_value(json_object_get(j, "status")) : NULL;
+                const char *text = j ? json_string_value(json_object_get(json_object_get(j, "stdout"), "text")) : NULL;
+                json_t *err = j ? json_object_get(json_object_get(j, "error"), "message") : NULL;
+
+                p = nl ? nl + 1 : end;
+                if (!j) {
+                        warm_fail(f, "the probe batch wrote a line that is not JSON", NULL);
+                        return;
+                }
+                lines++;
+                if (!start || strcmp(start, "warm") != 0) {
+                        warm_fail(f, reason ? reason : "a probe job started cold", NULL);
+                } else if (!status || strcmp(status, "exited") != 0 || !text || strncmp(text, "2 ", 2) != 0) {
+                        warm_fail(f, "a warm probe job did not run as expected",
+                                  err ? json_string_value(err) : text ? text : "no output");
+                } else if (!first[0]) {
+                        snprintf(first, sizeof first, "%s", text);
+                } else if (strcmp(first, text) == 0) {
+                        warm_fail(f, "two warm jobs drew the same random number: the zygote's "
+                                     "generator was not re-seeded", NULL);
+                }
+                json_decref(j);
+                if (f->warm_probe == DOC_PROBE_FAILED)
+                        return;
+        }
+        if (lines != 2)
+                warm_fail(f, "the probe batch did not answer both jobs", NULL);
+        else
+                f->warm_probe = DOC_PROBE_OK;
+}
+
+static void probe_warm(struct doc_facts *f, const char *interpreter)
+{
+        int in[2], out[2];
+        pid_t pid;
+        AUTOFREE char *buf = NULL;
+        size_t len = 0, cap = 0;
+        int status;
+
+        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0) {
+                warm_fail(f, "pipe", strerror(errno));
+                return;
+        }
+        pid = fork();
+        if (pid == 0) {
+                const char *argv[10] = { "nsbox", "batch", "--warm", "-j", "1", "--quiet" };
+                int n = 6;
+                int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+                if (interpreter) {
+                        argv[n++] = "--interpreter";
+                        argv[n++] = interpreter;
+                }
+                argv[n++] = "-";
+                argv[n] = NULL;
+                dup2(in[0], STDIN_FILENO);
+                dup2(out[1], STDOUT_FILENO);
+                if (devnull >= 0)
+                        dup2(devnull, STDERR_FILENO);
+                execv("/proc/self/exe", (char *const *) argv);
+                _exit(127);
+        }
+        close(in[0]);
+        close(out[1]);
+        if (pid < 0) {
+                close(in[1]);
+                close(out[0]);
+                warm_fail(f, "fork", strerror(errno));
+                return;
+        }
+        (void) write_all(in[1], WARM_PROBE_JOBS, sizeof WARM_PROBE_JOBS - 1);
+        close(in[1]);
+        for (;;) {
+                struct pollfd p = { out[0], POLLIN, 0 };
+                ssize_t k;
+                int r = poll(&p, 1, WARM_PROBE_TIMEOUT_MS);
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r <= 0) {
+                        kill(pid, SIGKILL);
+                        break;
+                }
+                if (cap - len < 4096) {
+                        char *nb = realloc(buf, cap + 65536);
+                        if (!nb)
+                                break;
+                        buf = nb;
+                        cap += 65536;
+                }
+                k = read(out[0], buf + len, cap - len);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        break;
+                len += (size_t) k;
+        }
+        close(out[0]);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (!buf || len == 0) {
+                warm_fail(f, "the probe batch wrote nothing (it failed or did not finish in 30 s)", NULL);
+                return;
+        }
+        probe_warm_lines(f, buf, len);
+}
+
 int doctor_gather(const char *proc_sys, int fake_userns, const char *interpreter, const char *cgroup_parent,
                   struct doc_facts *ret,
                   struct nsb_error *e)
@@ -352,6 +487,9 @@ int doctor_gather(const char *proc_sys, int fake_userns, const char *interpreter
         ret->landlock_abi = ll_abi_version();
         read_sysctl("/sys/kernel/security", "lsm", ret->lsm, sizeof ret->lsm);
         gather_interpreter(interpreter, ret);
+        /* Only where a strict sandbox can exist at all: the probe runs two. */
+        if (fake_userns < 0 && ret->userns_probe == DOC_PROBE_OK && ret->landlock_abi >= 6 && ret->interpreter_ok)
+                probe_warm(ret, interpreter);
         return 0;
 }
 
