@@ -30,7 +30,7 @@ from .client import Client, _answer, _testcmd_args, doctor_report, warm_in_repor
 from .errors import EXIT_BAD_LINES, NsboxError, NsboxUnavailable, refused
 from .jobs import TestReport, spec_for_nsbox
 from .results import DoctorReport, RunResult, Verdict
-from .session import IN_FLIGHT_MAX, batch_args, default_in_flight, ended_error, job_line
+from .session import IN_FLIGHT_MAX, answer_id, batch_args, default_in_flight, ended_error, job_line, unknown_id
 
 __all__ = ["AsyncClient", "AsyncSession", "run_code", "batch_run", "batch_stream", "judge", "test"]
 
@@ -325,16 +325,14 @@ class AsyncSession:
             room.notify_all()
 
     async def _deliver(self, line: bytes) -> Optional[NsboxError]:
-        try:
-            id_ = json.loads(line).get("id")
-        except (ValueError, AttributeError):
-            return NsboxError("nsbox batch wrote a line that is not a JSON object: %r" % line[:200])
+        id_ = answer_id(line)
+        if isinstance(id_, NsboxError):
+            return id_
         assert self._room is not None
         async with self._room:
-            answer = self._pending.pop(id_, None) if isinstance(id_, int) and not isinstance(id_, bool) else None
+            answer = self._pending.pop(id_, None)
             if answer is None:
-                return NsboxError("nsbox batch answered id %r, which no call of this session is waiting for: %r"
-                                  % (id_, line[:200]))
+                return unknown_id(id_, line)
             if not answer.done():
                 answer.set_result(line)
             self._room.notify_all()

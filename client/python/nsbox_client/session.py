@@ -22,7 +22,7 @@ import os
 import subprocess
 import threading
 from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any, Dict, List, Optional, Type
+from typing import IO, TYPE_CHECKING, Any, Dict, List, Optional, Type, Union
 
 from . import batch, validate
 from .batch import DEFAULT_TIMEOUT
@@ -84,6 +84,23 @@ def ended_error(rc: int, stderr: bytes, unanswered: int, closed: bool) -> NsboxE
     tail = err.strip()
     msg += "; the end of its stderr:\n" + tail if tail else " (its stderr was empty)"
     return type(refused("batch", rc, err))(msg, rc, err)
+
+
+def answer_id(line: bytes) -> Union[int, NsboxError]:
+    """The session job id a result line answers, or the error that ends the
+    session (a line that is not a JSON object, an id that is not an int)."""
+    try:
+        id_ = json.loads(line).get("id")
+    except (ValueError, AttributeError):
+        return NsboxError("nsbox batch wrote a line that is not a JSON object: %r" % line[:200])
+    if not isinstance(id_, int) or isinstance(id_, bool):
+        return unknown_id(id_, line)
+    return id_
+
+
+def unknown_id(id_: Any, line: bytes) -> NsboxError:
+    return NsboxError("nsbox batch answered id %r, which no call of this session is waiting for: %r"
+                      % (id_, line[:200]))
 
 
 class _Pending:
@@ -216,15 +233,13 @@ class Session:
     def _deliver(self, line: bytes) -> Optional[NsboxError]:
         """Hands @line to the call waiting for its id; the error that ends
         the session when it has none."""
-        try:
-            id_ = json.loads(line).get("id")
-        except (ValueError, AttributeError):
-            return NsboxError("nsbox batch wrote a line that is not a JSON object: %r" % line[:200])
+        id_ = answer_id(line)
+        if isinstance(id_, NsboxError):
+            return id_
         with self._cond:
-            slot = self._pending.pop(id_, None) if isinstance(id_, int) and not isinstance(id_, bool) else None
+            slot = self._pending.pop(id_, None)
             if slot is None:
-                return NsboxError("nsbox batch answered id %r, which no call of this session is waiting for: %r"
-                                  % (id_, line[:200]))
+                return unknown_id(id_, line)
             slot.line = line
             slot.done.set()
             self._cond.notify_all()
@@ -236,25 +251,20 @@ class Session:
         nsbox to exit. A second close() does nothing. Raises the session's
         error when nsbox ended badly: a status other than 0, or 2 (some job
         lines were refused: their calls got their error results)."""
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
-        with self._write_lock:
-            try:
-                self._stdin.close()
-            except OSError:
-                pass
-        self._reader.join()
+        self._end(cancel=False)
         if self._proc.returncode not in (0, EXIT_BAD_LINES) and self._ended is not None:
             raise self._ended
 
     def terminate(self) -> None:
         """Cancels: SIGTERM makes nsbox kill every sandbox and exit; every
         waiting call raises. Waits for nsbox to exit."""
+        self._end(cancel=True)
+
+    def _end(self, cancel: bool) -> None:
         with self._cond:
             self._closed = True
             self._cond.notify_all()
-        if self._proc.poll() is None:
+        if cancel and self._proc.poll() is None:
             self._proc.terminate()
         with self._write_lock:
             try:

@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import nsbox_client as nc  # noqa: E402
 from nsbox_client import aio  # noqa: E402
+from test_client import userns_available  # noqa: E402
 
 NSBOX = os.environ.get("NSBOX", "nsbox")
 MUST_RUN = os.environ.get("NSBOX_TESTS_MUST_RUN") == "1"
@@ -393,14 +394,6 @@ class SessionFake(Fake):
             self.assertIn("exited with status 125", str(e))
             self.assertIn("fake: the zygote died", str(e))
         self.assertFalse(alive(s.pid))
-
-
-def userns_available():
-    try:
-        return subprocess.run(["unshare", "--user", "--map-current-user", "true"],
-                              capture_output=True, timeout=10).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
 
 
 def nsbox_has_warm():
