@@ -9,6 +9,9 @@
     for r in batch_run([(code, tests), ...], jobs=2):   # input order
         ...
 
+    with Client().session(jobs=2) as s:   # one nsbox batch for many calls,
+        r = s.run_code(code, tests)      # from any thread; warm when available
+
 Every run is a fresh nsbox sandbox (namespaces, cgroup or rlimit limits,
 seccomp, Landlock); nothing runs in this process.
 
@@ -32,10 +35,11 @@ from .errors import EXIT_CANCELLED, EXIT_NSBOX_FAILURE, NsboxError, NsboxUnavail
 from .jobs import JudgeJob, TestOutcome, TestReport
 from .observations import Observation, read_observations, replay
 from .results import CaseVerdict, DoctorCheck, DoctorReport, RunResult, Verdict
+from .session import Session
 from .shortcuts import batch_run, batch_stream, doctor, judge, run_code, test
 
 __all__ = [
-    "Client", "RunResult", "Verdict", "CaseVerdict", "DoctorReport", "DoctorCheck",
+    "Client", "Session", "RunResult", "Verdict", "CaseVerdict", "DoctorReport", "DoctorCheck",
     "NsboxError", "NsboxUnavailable", "run_code", "batch_run", "batch_stream", "judge", "doctor",
     "replay", "read_observations", "Observation",
     "JudgeJob", "TestReport", "TestOutcome", "test",

@@ -13,10 +13,14 @@ from .jobs import JudgeJob, spec_for_nsbox
 from .results import RunResult, Verdict, from_line
 
 DEFAULT_TIMEOUT = 10
+# The longest job line nsbox reads (batch/batch_run.c LINE_MAX_BYTES); a longer one is
+# a bad line whose id nsbox may not be able to name.
+LINE_MAX = 64 << 20
 
 
-def _python_job(id_: Any, code: str, test_code: Optional[str], timeout: Optional[float],
-                limits: Optional[Dict[str, Any]], dedent: bool) -> Dict[str, Any]:
+def python_job(id_: Any, code: str, test_code: Optional[str], timeout: Optional[float],
+               limits: Optional[Dict[str, Any]], dedent: bool, stdin: Optional[str] = None) -> Dict[str, Any]:
+    """A python job line (its arguments checked: TypeError, ValueError)."""
     code = validate.text(code, "code") or ""
     test_code = validate.text(test_code, "test_code", optional=True)
     limits = validate.limits(limits)
@@ -28,6 +32,9 @@ def _python_job(id_: Any, code: str, test_code: Optional[str], timeout: Optional
         job["limits"] = dict(limits)
     if timeout is not None and "wall_time" not in (limits or {}):
         job["timeout"] = timeout
+    stdin = validate.stdin(stdin)
+    if stdin is not None:
+        job["stdin"] = stdin
     return job
 
 
@@ -37,7 +44,7 @@ def line(i: int, item: Any, timeout: Optional[float], limits: Optional[Dict[str,
     if isinstance(item, JudgeJob):
         return {"id": i, "kind": "judge", "spec": spec_for_nsbox(item.spec)}
     code, test = (item, None) if isinstance(item, str) else item
-    return _python_job(i, code, test, timeout, limits, dedent)
+    return python_job(i, code, test, timeout, limits, dedent)
 
 
 def result(text: bytes) -> Union[RunResult, Verdict]:

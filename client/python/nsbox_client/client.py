@@ -7,7 +7,8 @@ import os
 import shutil
 import subprocess
 import threading
-from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union
+from typing import (IO, TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple,
+                    TypeVar, Union)
 
 from . import batch, validate
 from .batch import DEFAULT_TIMEOUT
@@ -15,19 +16,54 @@ from .errors import NsboxError, NsboxUnavailable, refused
 from .jobs import JudgeJob, TestReport, spec_for_nsbox
 from .results import DoctorCheck, DoctorReport, RunResult, Verdict
 
+if TYPE_CHECKING:
+    from .session import Session
+
 
 class Client:
     """One nsbox binary and the options passed to every command.
 
     extra_args: flags for every batch and judge (e.g. ["--memory", "128M"]);
     dedent: remove the common indentation of code and test_code first, as
-    the executor this client replaces did (textwrap.dedent).
+    the executor this client replaces did (textwrap.dedent);
+    warm: python jobs of batch_run, batch_stream, run_code and session()
+    start warm (`nsbox batch --warm`): None (default) when `nsbox doctor`
+    reports warm starts available (asked once per client; a doctor that
+    fails counts as not available), True always (nsbox runs a job cold,
+    with its start_reason, where it cannot), False never.
     """
 
-    def __init__(self, nsbox: Optional[str] = None, extra_args: Sequence[str] = (), dedent: bool = True):
+    def __init__(self, nsbox: Optional[str] = None, extra_args: Sequence[str] = (), dedent: bool = True,
+                 warm: Optional[bool] = None):
         self.nsbox = nsbox or os.environ.get("NSBOX") or shutil.which("nsbox") or "nsbox"
         self.extra_args = validate.arguments(extra_args, "extra_args")
         self.dedent = dedent
+        self.warm = validate.warm(warm)
+        self._warm_lock = threading.Lock()
+        self._warm_available: Optional[bool] = None
+
+    # -- warm starts ------------------------------------------------------------
+    def warm_available(self) -> bool:
+        """Whether `nsbox doctor --json` reports warm starts available
+        ("warm": {"available": true}); asked once, then remembered. A doctor
+        that cannot run or answers something unreadable: False."""
+        with self._warm_lock:
+            if self._warm_available is None:
+                try:
+                    self._warm_available = warm_in_report(self.doctor())
+                except NsboxError:
+                    self._warm_available = False
+            return self._warm_available
+
+    def warm_args(self, warm: Optional[bool] = None) -> List[str]:
+        """["--warm"] when a batch started now should ask for warm starts:
+        @warm (a call's own choice) else the client's warm setting."""
+        choice = validate.warm(warm)
+        if choice is None:
+            choice = self.warm
+        if choice is None:
+            choice = self.warm_available()
+        return ["--warm"] if choice else []
 
     # -- plumbing -----------------------------------------------------------
     def _popen(self, args: Sequence[str], **kw: Any) -> "subprocess.Popen[bytes]":
@@ -65,18 +101,21 @@ class Client:
     # -- python jobs ----------------------------------------------------------
     def batch_stream(self, pairs: Iterable[Union[Tuple[str, Optional[str]], str, JudgeJob]],
                      timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
-                     limits: Optional[Dict[str, Any]] = None) -> Iterator[Union[RunResult, Verdict]]:
+                     limits: Optional[Dict[str, Any]] = None, warm: Optional[bool] = None
+                     ) -> Iterator[Union[RunResult, Verdict]]:
         """Runs (code, test_code) pairs (or code, or JudgeJob items: a Verdict
         each) through one `nsbox batch`; yields each result as it completes
         (completion order; .id is the item's index). A list is checked whole
-        before nsbox starts; a lazy iterable item by item as it is fed."""
+        before nsbox starts; a lazy iterable item by item as it is fed.
+        warm: this call's choice of warm starts (None: the client's)."""
         validate.collection(pairs)
         validate.timeout(timeout)
         validate.limits(limits)
         validate.jobs(jobs)
+        validate.warm(warm)
         if isinstance(pairs, (list, tuple)):
             pairs = list(validate.items(pairs))
-        args = ["batch", "--quiet", *self.extra_args]
+        args = ["batch", "--quiet", *self.extra_args, *self.warm_args(warm)]
         if jobs:
             args += ["-j", str(int(jobs))]
         p = self._popen(args + ["-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -132,12 +171,13 @@ class Client:
 
     def batch_run(self, pairs: Iterable[Union[Tuple[str, Optional[str]], str, JudgeJob]],
                   timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
-                  limits: Optional[Dict[str, Any]] = None) -> List[Union[RunResult, Verdict]]:
+                  limits: Optional[Dict[str, Any]] = None, warm: Optional[bool] = None
+                  ) -> List[Union[RunResult, Verdict]]:
         """Like batch_stream, collected: one result per item, in input order.
         Every item and argument is checked before the first one runs."""
         pairs = list(validate.items(list(validate.collection(pairs))))
         got: Dict[Any, Union[RunResult, Verdict]] = {}
-        for r in self.batch_stream(pairs, timeout=timeout, jobs=jobs, limits=limits):
+        for r in self.batch_stream(pairs, timeout=timeout, jobs=jobs, limits=limits, warm=warm):
             got[r.id] = r
         if len(got) != len(pairs) or set(got) != set(range(len(pairs))):
             missing = sorted(set(range(len(pairs))) - set(got))
@@ -145,10 +185,11 @@ class Client:
         return [got[i] for i in range(len(pairs))]
 
     def run_code(self, code: str, test_code: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT,
-                 limits: Optional[Dict[str, Any]] = None) -> RunResult:
+                 limits: Optional[Dict[str, Any]] = None, warm: Optional[bool] = None) -> RunResult:
         """One (code, test_code) pair in a fresh sandbox: test_code runs after
-        code in the same module. timeout is the wall-clock limit in seconds."""
-        results = self.batch_run([(code, test_code)], timeout=timeout, jobs=1, limits=limits)
+        code in the same module. timeout is the wall-clock limit in seconds.
+        Each call starts nsbox: for many calls, use session()."""
+        results = self.batch_run([(code, test_code)], timeout=timeout, jobs=1, limits=limits, warm=warm)
         if len(results) != 1:
             raise NsboxError("nsbox batch gave %d results for one job" % len(results))
         if not isinstance(results[0], RunResult):
@@ -176,14 +217,35 @@ class Client:
     def doctor(self) -> DoctorReport:
         """What this host can enforce (nsbox doctor --json)."""
         rc, out, err = self._run(["doctor", "--json"], timeout=60)
-        if rc not in (0, 1):
-            raise refused("doctor", rc, err)
-        try:
-            d = json.loads(out)
-            checks = [DoctorCheck(c["name"], c["status"], c.get("detail", ""), c.get("fix", "")) for c in d["checks"]]
-            return DoctorReport(bool(d["ready"]), d.get("isolation", ""), checks, d)
-        except (ValueError, KeyError, TypeError) as e:
-            raise NsboxError("nsbox doctor gave an unreadable report: %r" % out[:200]) from e
+        return doctor_report(rc, out, err)
+
+    # -- a long-lived batch -----------------------------------------------------------
+    def session(self, jobs: Optional[int] = None, warm: Optional[bool] = None,
+                max_in_flight: Optional[int] = None) -> "Session":
+        """One `nsbox batch` kept open (with --warm as @warm, else the
+        client's warm setting decides) that run_code calls, from any
+        thread, send their jobs to: see Session. Use it in a with block."""
+        from .session import Session
+        return Session(self, jobs=jobs, warm=warm, max_in_flight=max_in_flight)
+
+
+def doctor_report(rc: int, out: bytes, err: str) -> DoctorReport:
+    """`nsbox doctor --json`'s exit status and output as a DoctorReport."""
+    if rc not in (0, 1):
+        raise refused("doctor", rc, err)
+    try:
+        d = json.loads(out)
+        checks = [DoctorCheck(c["name"], c["status"], c.get("detail", ""), c.get("fix", "")) for c in d["checks"]]
+        return DoctorReport(bool(d["ready"]), d.get("isolation", ""), checks, d)
+    except (ValueError, KeyError, TypeError) as e:
+        raise NsboxError("nsbox doctor gave an unreadable report: %r" % out[:200]) from e
+
+
+def warm_in_report(report: DoctorReport) -> bool:
+    """A doctor report's "warm": {"available": true}; False when absent
+    (an nsbox without warm starts) or anything else."""
+    w = report.raw.get("warm")
+    return isinstance(w, dict) and w.get("available") is True
 
 
 _LIMIT_FLAGS = {"wall_time": "--wall-time", "cpu_time": "--cpu-time", "memory": "--memory", "pids": "--pids",

@@ -7,6 +7,7 @@ from typing import Optional
 
 # nsbox's own exit statuses (util/exitcode.h); every other status of a
 # command that answers in JSON is its answer.
+EXIT_BAD_LINES = 2          # nsbox batch: some lines could not become jobs (each has its error line)
 EXIT_NSBOX_FAILURE = 125
 EXIT_NOT_EXECUTABLE = 126
 EXIT_NOT_FOUND = 127

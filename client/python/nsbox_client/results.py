@@ -18,6 +18,9 @@ class RunResult:
     sandbox failed: correctness unknown).
     return_code: the exit code; -N when killed by signal N; None on timeout
     or error.
+    start: "warm" (forked from a ready interpreter, `nsbox batch --warm`) or
+    "cold"; None from an nsbox that does not say. start_reason: why a job
+    that asked for a warm start ran cold (None otherwise).
     """
     status: str
     stdout: str
@@ -29,6 +32,8 @@ class RunResult:
     limit: Optional[str] = None
     error: Optional[Dict[str, Any]] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+    start: Optional[str] = None
+    start_reason: Optional[str] = None
 
     @classmethod
     def from_line(cls, d: Dict[str, Any]) -> "RunResult":
@@ -44,7 +49,8 @@ class RunResult:
             rc = None
         return cls(status=d["outcome"], stdout=_text(d.get("stdout")), stderr=_text(d.get("stderr")),
                    return_code=rc, elapsed_ms=float(d.get("wall_ms") or 0.0), label=int(d.get("label", 0)),
-                   id=d.get("id"), limit=d.get("limit"), error=d.get("error"), raw=d)
+                   id=d.get("id"), limit=d.get("limit"), error=d.get("error"), raw=d,
+                   start=_optional_text(d.get("start")), start_reason=_optional_text(d.get("start_reason")))
 
     def as_dict(self) -> Dict[str, Any]:
         """The executor's dict: status, stdout, stderr, return_code, elapsed_ms, label."""
@@ -67,6 +73,8 @@ class Verdict:
     program_sha256: Optional[str] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
     id: Any = None        # its batch item's index (batch_run / batch_stream)
+    start: Optional[str] = None          # "warm" | "cold" (None: an nsbox that does not say)
+    start_reason: Optional[str] = None   # why a warm start was asked and not had
 
     @property
     def passed(self) -> bool:
@@ -82,9 +90,11 @@ class Verdict:
         """A verdict, or (a batch's judge job whose sandbox could not even
         start) a result with status error: undetermined, no cases."""
         if "verdict" not in d and d.get("status") == "error":
-            return cls("undetermined", [], None, d, d.get("id"))
+            return cls("undetermined", [], None, d, d.get("id"), _optional_text(d.get("start")),
+                       _optional_text(d.get("start_reason")))
         cases = [CaseVerdict(c["name"], c["verdict"], c.get("reason", ""), c.get("result")) for c in d["cases"]]
-        return cls(d["verdict"], cases, d.get("program_sha256"), d, d.get("id"))
+        return cls(d["verdict"], cases, d.get("program_sha256"), d, d.get("id"), _optional_text(d.get("start")),
+                   _optional_text(d.get("start_reason")))
 
 
 @dataclass
@@ -101,6 +111,12 @@ class DoctorReport:
     isolation: str
     checks: List[DoctorCheck]
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+def _optional_text(value: Any) -> Optional[str]:
+    """A str field that older nsbox versions do not write (start,
+    start_reason): None when absent or not a str."""
+    return value if isinstance(value, str) else None
 
 
 def _text(stream: Optional[Dict[str, Any]]) -> str:

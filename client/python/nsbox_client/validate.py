@@ -177,14 +177,41 @@ def text(value: object, where: str, optional: bool = False) -> Optional[str]:
     return value
 
 
-def jobs(value: object) -> Optional[int]:
+def stdin(value: object, where: str = "stdin") -> Optional[str]:
+    """A job's standard input: None, or a str UTF-8 can hold (a JSON line
+    carries it; NUL is allowed, as nsbox reads it)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError("%s must be a str or None, not %s" % (where, _kind(value)))
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError("%s is not valid Unicode text: %s" % (where, e)) from None
+    return value
+
+
+def warm(value: object, where: str = "warm") -> Optional[bool]:
+    """None (as nsbox doctor reports), True (always --warm) or False (never)."""
+    if value is not None and not isinstance(value, bool):
+        raise TypeError("%s must be True, False or None (use warm starts when nsbox doctor reports them), not %s %r"
+                        % (where, _kind(value), value))
+    return value
+
+
+def count(value: object, where: str, most: int) -> Optional[int]:
+    """None, or an int from 1 to @most."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError("jobs must be an int, not %s" % _kind(value))
-    if not 1 <= value <= JOBS_MAX:
-        raise ValueError("jobs=%r is out of range: allowed 1 to %d" % (value, JOBS_MAX))
+        raise TypeError("%s must be an int, not %s" % (where, _kind(value)))
+    if not 1 <= value <= most:
+        raise ValueError("%s=%r is out of range: allowed 1 to %d" % (where, value, most))
     return value
+
+
+def jobs(value: object) -> Optional[int]:
+    return count(value, "jobs", JOBS_MAX)
 
 
 def spec(value: object, where: str = "spec") -> Dict[str, Any]:
