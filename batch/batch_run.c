@@ -424,6 +424,8 @@ static __attribute__((noreturn)) void worker(const struct batch *b, const struct
         }
         start = since_ms(&b->t0);
         cfg_limits_apply(&job->limits, job->limits_set, &cfg);
+        if (job->kind == BATCH_JUDGE)
+                cfg.warm = false;   /* a judge job's cases run cold in its worker (st->cold_reason) */
         body = job->kind == BATCH_JUDGE ? run_judge(&cfg, job, b->cancel_fd, &b->python_host, &outcome)
                                         : run_sandboxed(&cfg, job, b->cancel_fd, &b->python_host, st, &outcome);
         if (cancel_pending(b->cancel_fd))

@@ -166,6 +166,8 @@ const char *judge_verdict_name(enum judge_verdict v);
 
 /* The `nsbox.verdict/1` object (pure). @render_result renders each case's
  * `result` (the driver passes result_to_json). New reference, NULL on ENOMEM. */
+/* The verdict's "start": "warm" when every case that ran started warm. */
+const char *judge_report_start(const struct judge_report *rep);
 json_t *judge_report_to_json(const struct judge_report *rep,
                              json_t *(*render_result)(const struct run_result *r, uint64_t output_limit));
 

@@ -40,6 +40,22 @@ static json_t *case_json(const struct judge_case_report *c, uint64_t output_limi
         return move_ptr(&o);
 }
 
+/* "warm" when every case that ran started warm, else "cold" (a cold case's
+ * result says why, when --warm was asked). */
+const char *judge_report_start(const struct judge_report *rep)
+{
+        size_t ran = 0;
+
+        for (size_t i = 0; i < rep->n_cases; i++) {
+                if (!rep->cases[i].ran)
+                        continue;
+                ran++;
+                if (!rep->cases[i].result.warm)
+                        return "cold";
+        }
+        return ran ? "warm" : "cold";
+}
+
 json_t *judge_report_to_json(const struct judge_report *rep,
                              json_t *(*render_result)(const struct run_result *r, uint64_t output_limit))
 {
@@ -51,7 +67,8 @@ json_t *judge_report_to_json(const struct judge_report *rep,
         if (set(root, "schema", json_string(JUDGE_SCHEMA)) < 0 ||
             set(root, "verdict", json_string(judge_verdict_name(rep->verdict))) < 0 ||
             set(root, "program_sha256", json_string(rep->program_sha256)) < 0 ||
-            (rep->replayed && set(root, "replayed", json_true()) < 0) || set(root, "cases", json_array()) < 0)
+            (rep->replayed && set(root, "replayed", json_true()) < 0) ||
+            set(root, "start", json_string(judge_report_start(rep))) < 0 || set(root, "cases", json_array()) < 0)
                 return NULL;
         cases = json_object_get(root, "cases");
         for (size_t i = 0; i < rep->n_cases; i++)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "warm/warm_pool.h"
 #include "util/json_cleanup.h"
 #include "util/readfile.h"
 #include "report/junit.h"
@@ -121,10 +122,33 @@ static int observe_case(struct observe *obs, const struct judge_spec *spec, size
         return 0;
 }
 
+/* How a case starts under --warm: from the pool's zygote, or cold and why. */
+struct case_start {
+        struct warm_pool *pool;         /* NULL: --warm was not asked */
+};
+
+static void case_start_apply(struct case_start *cs, const struct nsb_config *cfg, struct prog *prog,
+                             const char **ret_reason)
+{
+        int ctl;
+
+        *ret_reason = NULL;
+        if (!cs->pool)
+                return;
+        if ((*ret_reason = warm_cold_reason(cfg, true)))
+                return;
+        if ((ctl = warm_pool_take(cs->pool)) < 0) {
+                *ret_reason = cs->pool->reason;
+                return;
+        }
+        prog->req.start = SBX_WARM;
+        prog->req.warm_ctl = ctl;
+}
+
 static int run_case(const struct nsb_config *cfg, const struct judge_spec *spec, const char *program,
                     size_t program_len, const char *sha, size_t idx, int cancel_fd,
-                    const struct host_set *python_host, struct observe *obs, struct judge_case_report *c,
-                    struct nsb_error *fatal)
+                    const struct host_set *python_host, struct case_start *cs, struct observe *obs,
+                    struct judge_case_report *c, struct nsb_error *fatal)
 {
         const struct judge_case *jc = &spec->cases[idx];
         struct judge_stimulus st = jc->stimulus;
@@ -144,8 +168,12 @@ static int run_case(const struct nsb_config *cfg, const struct judge_spec *spec,
         r = judge_request_build(cfg, &spec->program, program, program_len, &st, cancel_fd, &prog,
                                 rs < 0 ? &build_e : &e);
         if (r >= 0 && rs >= 0) {
+                const char *cold_reason;
                 prog.req.python_host = python_host;
+                case_start_apply(cs, cfg, &prog, &cold_reason);
                 r = sbx_run(&prog.req, &c->result);
+                if (r >= 0 && cold_reason)
+                        snprintf(c->result.start_reason, sizeof c->result.start_reason, "%s", cold_reason);
         }
         if (r < 0 || rs < 0) {
                 /* Even the error result could not be produced: the case is
@@ -246,6 +274,9 @@ static int run_spec(const struct nsb_config *cli, unsigned cli_explicit, const s
         const char *program;
         size_t program_len;
         struct nsb_config cfg;
+        struct warm_pool pool;
+        struct case_start cs = { NULL };
+        int r = 0;
 
         memset(rep, 0, sizeof *rep);
         if (load_program(spec, &file_program, &program, &program_len, rep->program_sha256, e) < 0)
@@ -254,6 +285,10 @@ static int run_spec(const struct nsb_config *cli, unsigned cli_explicit, const s
         rep->output_limit = cfg.output_limit_bytes;
         if (alloc_cases(spec, rep, e) < 0)
                 return -ENOMEM;
+        if (cfg.warm) {
+                warm_pool_init(&pool, &cfg, python_host, cancel_fd);
+                cs.pool = &pool;
+        }
 
         for (size_t i = 0; i < spec->n_cases; i++) {
                 struct judge_case_report *c = &rep->cases[i];
@@ -262,14 +297,20 @@ static int run_spec(const struct nsb_config *cli, unsigned cli_explicit, const s
                         judge_mark_not_run(rep->cases, i, spec->n_cases, "not run: cancelled");
                         break;
                 }
-                if (run_case(&cfg, spec, program, program_len, rep->program_sha256, i, cancel_fd, python_host, obs, c,
-                             e) < 0)
-                        return -ENOMEM;
+                if (run_case(&cfg, spec, program, program_len, rep->program_sha256, i, cancel_fd, python_host, &cs,
+                             obs, c, e) < 0) {
+                        r = -ENOMEM;
+                        break;
+                }
                 if (judge_should_stop(c, cli->fail_fast)) {
                         stop_after(rep, i);
                         break;
                 }
         }
+        if (cs.pool)
+                warm_pool_stop(cs.pool);   /* the zygote ends: every case has */
+        if (r < 0)
+                return r;
         if (obs && observe_not_run(obs, &cfg, spec, program, program_len, rep->program_sha256, rep, e) < 0)
                 return -ENOMEM;
         rep->verdict = judge_suite_verdict(rep->cases, rep->n_cases);

@@ -92,10 +92,17 @@ static int spec_memfd(struct sbx *s, int fail_stage, int *ret, struct nsb_error 
                 .cg_pids_max = s->cg_spec.pids_max,
         };
         AUTOFREE char *buf = NULL;
-        size_t len = 0;
+        char path[4096];
+        size_t len = 0, script = 0;
         int fd, r;
 
-        if ((r = warm_spec_encode(&lim, &s->filter, &s->landlock, &s->job_mounts, &buf, &len, e)) < 0)
+        /* The program's path in the argv: what comes before it is the
+         * interpreter and its arguments, the zygote's own. */
+        snprintf(path, sizeof path, "/program/%s", s->req->program_name ? s->req->program_name : "");
+        for (script = 1; script < s->req->argc && strcmp(s->argv[script], path) != 0; script++)
+                ;
+        if ((r = warm_spec_encode(&lim, &s->filter, &s->landlock, &s->job_mounts, s->argv, s->req->argc, script, &buf,
+                                  &len, e)) < 0)
                 return r;
         fd = memfd_create("nsbox-warm-job", MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (fd < 0)

@@ -51,9 +51,13 @@ static void put_str(struct out *o, const char *s)
 }
 
 int warm_spec_encode(const struct warm_limits *lim, const struct filter_prog *filter, const struct ll_spec *landlock,
-                     const struct mnt_plan *plan, char **ret, size_t *ret_len, struct nsb_error *e)
+                     const struct mnt_plan *plan, char *const *argv, size_t argc, size_t script, char **ret,
+                     size_t *ret_len, struct nsb_error *e)
 {
         struct out o = { 0 };
+
+        if (script >= argc)
+                return nsb_fail(e, NSB_STAGE_PREPARE, EINVAL, "a warm job needs a program file in its argv");
 
         put_u32(&o, WARM_SPEC_MAGIC);
         put_u32(&o, WARM_SPEC_VERSION);
@@ -85,6 +89,10 @@ int warm_spec_encode(const struct warm_limits *lim, const struct filter_prog *fi
                 put_str(&o, op->dst);
                 put_bytes(&o, op->data, op->data ? op->data_len : 0);
         }
+        put_u32(&o, (uint32_t) argc);
+        put_u32(&o, (uint32_t) script);
+        for (size_t i = 0; i < argc; i++)
+                put_str(&o, argv[i]);
         if (o.oom) {
                 free(o.buf);
                 return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
@@ -218,6 +226,17 @@ int warm_spec_decode(const char *buf, size_t len, struct warm_job *ret, struct n
                     op->kind > MNT_READONLY || (!op->dst && op->kind != MNT_PIVOT && op->kind != MNT_DETACH_OLD))
                         in.bad = true;
         }
+        n = get_u32(&in);
+        ret->script = get_u32(&in);
+        if (!in.bad && (n == 0 || n > 65536 || ret->script >= n))
+                in.bad = true;
+        if (!in.bad && !oom && !(ret->argv = calloc((size_t) n + 1, sizeof *ret->argv)))
+                oom = true;
+        for (uint32_t i = 0; i < n && !in.bad && !oom; i++) {
+                if (!(ret->argv[i] = get_str(&in, &oom)))
+                        in.bad = true;
+                ret->argc = i + 1;
+        }
         if (!in.bad && in.off != in.len)
                 in.bad = true;
         if (oom || in.bad) {
@@ -246,6 +265,9 @@ void warm_job_free(struct warm_job *j)
                 free(j->plan.ops[i].dst);
         }
         free(j->plan.ops);
+        for (size_t i = 0; j->argv && i < j->argc; i++)
+                free(j->argv[i]);
+        free(j->argv);
         filter_prog_free(&j->filter);
         memset(j, 0, sizeof *j);
 }

@@ -50,11 +50,16 @@ struct warm_job {
         struct ll_path_rule *rules;
         struct ll_spec landlock;
         struct mnt_plan plan;
+        char **argv;                     /* the job's whole argv, NULL-terminated (allocated) */
+        size_t argc;
+        size_t script;                   /* argv[script] is the program's path: before it, the
+                                            interpreter and its arguments (the zygote's own) */
 };
 
 /* Encode into a malloc'd buffer (*ret, *ret_len). -ENOMEM. */
 int warm_spec_encode(const struct warm_limits *lim, const struct filter_prog *filter, const struct ll_spec *landlock,
-                     const struct mnt_plan *plan, char **ret, size_t *ret_len, struct nsb_error *e);
+                     const struct mnt_plan *plan, char *const *argv, size_t argc, size_t script, char **ret,
+                     size_t *ret_len, struct nsb_error *e);
 
 /* Decode @buf (borrowed for the life of @ret). -EPROTO with what was wrong. */
 int warm_spec_decode(const char *buf, size_t len, struct warm_job *ret, struct nsb_error *e);

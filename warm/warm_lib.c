@@ -19,7 +19,9 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -33,8 +35,55 @@
 #include "util/sys.h"
 #include "supervisor/warm_spec.h"
 
-/* The only symbol Python looks up. */
+/* The symbols Python looks up. */
 int nsbox_warm_serve(int ctl);
+int nsbox_warm_job_argc(void);
+const char *nsbox_warm_job_arg(int i);
+
+/* In a job: its argv from the program's path on (the job's sys.argv). */
+static char **job_argv;
+static int job_argc;
+
+int nsbox_warm_job_argc(void)
+{
+        return job_argc;
+}
+
+const char *nsbox_warm_job_arg(int i)
+{
+        return i >= 0 && i < job_argc ? job_argv[i] : NULL;
+}
+
+/* The zygote's own argv (/proc/self/cmdline), read once: a job whose
+ * interpreter part differs cannot be this zygote's. */
+static char *self_cmdline;
+static size_t self_cmdline_len;
+
+static void read_self_cmdline(void)
+{
+        char buf[65536];
+        int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf);
+
+        if (fd >= 0)
+                close(fd);
+        if (n > 0 && (self_cmdline = malloc((size_t) n)))
+                memcpy(self_cmdline, buf, (size_t) n), self_cmdline_len = (size_t) n;
+}
+
+/* argv[0..script) equals the zygote's interpreter part. */
+static bool same_interpreter(const struct warm_job *j)
+{
+        size_t off = 0;
+
+        for (size_t i = 0; i < j->script; i++) {
+                size_t n = strlen(j->argv[i]) + 1;
+                if (!self_cmdline || off + n > self_cmdline_len || memcmp(self_cmdline + off, j->argv[i], n) != 0)
+                        return false;
+                off += n;
+        }
+        return true;
+}
 
 enum { FD_SOCK, FD_STDIN, FD_STDOUT, FD_STDERR, FD_SPEC, N_JOB_FDS };
 
@@ -131,6 +180,14 @@ static int start_job(const struct pyfork *py, const int *fds, int ctl)
                 send_record(fds[FD_SOCK], WIRE_ERROR, &e, NULL, 0);
                 return 0;
         }
+        if (!same_interpreter(&j)) {
+                nsb_fail(&e, NSB_STAGE_CLONE, EINVAL,
+                         "the job's interpreter or its arguments differ from the zygote's (%s ...)", j.argv[0]);
+                send_record(fds[FD_SOCK], WIRE_ERROR, &e, NULL, 0);
+                warm_job_free(&j);
+                munmap(map, (size_t) st.st_size);
+                return 0;
+        }
         memset(&args, 0, sizeof args);
         args.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
                      CLONE_PIDFD;
@@ -141,6 +198,8 @@ static int start_job(const struct pyfork *py, const int *fds, int ctl)
         if (pid == 0) {
                 job_init(&j, fds, ctl);
                 /* the job: Python's state is the zygote's at PyOS_BeforeFork */
+                job_argv = j.argv + j.script;
+                job_argc = (int) (j.argc - j.script);
                 py->after_child();
                 return 1;
         }
@@ -176,6 +235,7 @@ int nsbox_warm_serve(int ctl)
                 fprintf(stderr, "nsbox warm: SIGCHLD: %s\n", strerror(errno));
                 return -1;
         }
+        read_self_cmdline();
         send_record(ctl, WIRE_HELLO, NULL, NULL, 0);
         for (;;) {
                 struct wire_msg m;

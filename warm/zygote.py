@@ -22,8 +22,11 @@ import ctypes
 _lib = ctypes.PyDLL(_NSBOX_WARM_LIB)     # PyDLL: the GIL stays held across the call
 _lib.nsbox_warm_serve.argtypes = [ctypes.c_int]
 _lib.nsbox_warm_serve.restype = ctypes.c_int
+_lib.nsbox_warm_job_argc.restype = ctypes.c_int
+_lib.nsbox_warm_job_arg.argtypes = [ctypes.c_int]
+_lib.nsbox_warm_job_arg.restype = ctypes.c_char_p
 _path = list(sys.path)
-_MAIN = "/program/main.py"
+_fsdecode = __import__("os").fsdecode
 
 # Objects made before the fork are never collected in a job: a job that
 # runs a full collection then copies no page of them.
@@ -35,9 +38,13 @@ if _role != 1:
 
 # ---- from here on: one job, PID 2 of its own namespaces, every protection
 # applied. Make it look like the interpreter just started on the job's file.
-del _lib, _role
+# The job's argv from its program's path on, decoded as CPython decodes
+# its own arguments.
+sys.argv[:] = [_fsdecode(_lib.nsbox_warm_job_arg(i)) for i in range(_lib.nsbox_warm_job_argc())]
+_MAIN = sys.argv[0]
+sys.orig_argv[:] = sys.orig_argv[:len(sys.orig_argv) - 1] + sys.argv
+del _lib, _role, _fsdecode
 sys.path[:] = _path
-sys.argv[:] = [_MAIN]
 _main = type(sys)("__main__")
 _main.__file__ = _MAIN
 _main.__cached__ = None
