@@ -404,10 +404,10 @@ static const struct cfg_key keys[] = {
         OPT("html", "FILE", C_REPORT, opt_html, CFG_G_OUTPUT,
             "also write the summary as one self-contained HTML page to FILE"),
         OPT("quiet", NULL, C_BATCH, opt_quiet, CFG_G_BATCH, "no progress line and no closing summary on stderr"),
-        OPT("warm", NULL, C_BATCH | C_JUDGE, opt_warm, CFG_G_BATCH,
+        OPT("warm", NULL, C_BATCH | C_JUDGE, opt_warm, CFG_G_ISOLATION,
             "start python jobs from a ready interpreter (a zygote) forked into fresh namespaces; "
             "a job that cannot start warm runs cold and its result says why"),
-        OPT("warm-rotate", "N", C_BATCH | C_JUDGE, opt_warm_rotate, CFG_G_BATCH,
+        OPT("warm-rotate", "N", C_BATCH | C_JUDGE, opt_warm_rotate, CFG_G_ISOLATION,
             "replace the zygote after N jobs (default 500)"),
         OPT("help", NULL, C_ALL | (1u << NSB_CMD_PROFILE) | C_REPORT, opt_help, CFG_G_GENERAL, "show this help"),
 };
