@@ -110,14 +110,16 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
                         return r;
                 }
                 /* The caller may have resolved the interpreter once for
-                 * many runs: start from its copy. */
-                r = req->python_host ? host_set_add_all(&s->host, req->python_host, e)
-                                     : profile_add_python(&s->host, interp, NULL, e);
+                 * many runs: start from its copy. A built tree has them. */
+                r = s->mode->tree_is_built ? 0
+                    : req->python_host     ? host_set_add_all(&s->host, req->python_host, e)
+                                           : profile_add_python(&s->host, interp, NULL, e);
                 if (r < 0)
                         return r;
                 /* A venv's pyvenv.cfg, and the package dirs the profile names:
                  * nothing else of site-packages is visible. */
-                r = profile_add_python_extras(&s->host, interp, cfg->packages, cfg->n_packages, e);
+                if (!s->mode->tree_is_built)
+                        r = profile_add_python_extras(&s->host, interp, cfg->packages, cfg->n_packages, e);
                 if (r < 0)
                         return r;
                 /* The host path of the interpreter exists inside too (its

@@ -65,6 +65,9 @@ struct sbx_mode {
         int (*spawn)(struct sbx *s, struct child_ctx *c, struct nsb_error *e);
         bool init_not_ours;             /* the init is another process's child: watched through
                                            its pidfd, never reaped; its usage comes in WIRE_USAGE */
+        bool tree_is_built;             /* the file tree exists already (a warm job's zygote built it
+                                           with the cold plan): the host files need not be resolved
+                                           again, only the paths the program may write (Landlock) */
         bool cg_join_by_fd;             /* every cgroup backend's join fds go to the init over
                                            the socket after it started (v2 too: cg_spec.join_by_fd) */
         int stop_signal;                /* what kill_tree sends the init */

@@ -50,8 +50,10 @@ int sbx_strict_plan(struct sbx *s, struct nsb_error *e)
         struct mnt_input in;
         int r;
 
-        /* what a killed reduced run left: the next run of any kind reaps it */
-        reduced_reap_stale();
+        /* what a killed reduced run left: the next run of any kind reaps it
+         * (a warm job's zygote did, when it started) */
+        if (!s->mode->tree_is_built)
+                reduced_reap_stale();
         ns_idmap_plan(geteuid(), getegid(), &s->idmap);
         in = sbx_mount_input(s);
         if ((r = mnt_plan_build(&in, &s->mounts, e)) < 0 || (r = env_build(s->cfg, NULL, &s->envp, e)) < 0)

@@ -61,8 +61,9 @@ const struct sbx_mode sbx_zygote_mode = {
 
 /* ---- a warm job ------------------------------------------------------------ */
 
-/* The cold plan (its Landlock rules are the job's: same paths), and the
- * job init's own mounts. */
+/* The cold plan without the host files (the zygote's tree holds them; the
+ * Landlock rules come from what the program may write, the same paths as a
+ * cold run's), and the job init's own mounts. */
 static int warm_job_plan(struct sbx *s, struct nsb_error *e)
 {
         struct mnt_input in;
@@ -225,6 +226,7 @@ const struct sbx_mode sbx_warm_job_mode = {
         .clone_flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP,
         .clone_what = "a warm job: new user, mount, pid, ipc, uts and cgroup namespaces from the zygote",
         .spawn = warm_spawn,
+        .tree_is_built = true,
         .init_not_ours = true,
         .after_clone = warm_job_after_spawn,
         .stop_signal = SIGKILL,

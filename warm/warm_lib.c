@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -56,6 +57,7 @@ const char *nsbox_warm_job_arg(int i)
 
 /* The zygote's own argv (/proc/self/cmdline), read once: a job whose
  * interpreter part differs cannot be this zygote's. */
+static char py_comm[16];       /* the interpreter's own process name */
 static char *self_cmdline;
 static size_t self_cmdline_len;
 
@@ -147,6 +149,8 @@ static void job_init(struct warm_job *j, const int *fds, int ctl)
                 .warm = true,
         };
         ledger_init(&c.ledger);
+        /* ps and perf tell the zygote and the job's init from Python */
+        (void) prctl(PR_SET_NAME, "nsbox-job-init");
         close(fds[FD_SPEC]);
         close(ctl);   /* only the zygote takes jobs */
         nsb_error_clear(&e);
@@ -154,6 +158,7 @@ static void job_init(struct warm_job *j, const int *fds, int ctl)
                 child_fail_exit(&c, &e);
         if (!c.warm_job)
                 _exit(0);
+        (void) prctl(PR_SET_NAME, py_comm);   /* the job: the interpreter's name, as a cold job's */
 }
 
 /* 1 in the job; 0 in the zygote, the job handed over (or refused with an
@@ -236,6 +241,8 @@ int nsbox_warm_serve(int ctl)
                 return -1;
         }
         read_self_cmdline();
+        (void) prctl(PR_GET_NAME, py_comm);
+        (void) prctl(PR_SET_NAME, "nsbox-zygote");
         send_record(ctl, WIRE_HELLO, NULL, NULL, 0);
         for (;;) {
                 struct wire_msg m;
