@@ -84,6 +84,8 @@ struct mnt_input {
         const char *program_data;
         size_t program_len;
         const char *runner_dir;         /* host dir bound read-only at /nsbox (test runner), or NULL */
+        const char *runner_dst;         /* where instead of /nsbox: a path under /program (a warm
+                                           zygote's code, which each job's own /program covers) */
         unsigned sandbox_uid, sandbox_gid;   /* owner of /workspace and /tmp inside */
         bool preopen_user_sources;      /* the supervisor opens workspace/harness/binds itself */
 };

@@ -251,7 +251,7 @@ static int plan_user_mounts(struct builder *b)
         if (r == 0 && in->user.harness)
                 r = add_user_mount(b, in->user.harness, "/harness", true, "--harness");
         if (r == 0 && in->runner_dir)
-                r = add_user_mount(b, in->runner_dir, "/nsbox", true, "runner");
+                r = add_user_mount(b, in->runner_dir, in->runner_dst ? in->runner_dst : "/nsbox", true, "runner");
         for (size_t i = 0; r == 0 && i < in->user.n_binds; i++)
                 r = add_bind(b, &in->user.binds[i]);
         if (r == 0)
@@ -413,7 +413,7 @@ static int phase_skeleton(struct builder *b)
                 const char *dir = path_reserved[i];
                 if ((strcmp(dir, "/program") == 0 && !in->program_name) ||
                     (strcmp(dir, "/harness") == 0 && !in->user.harness) ||
-                    (strcmp(dir, "/nsbox") == 0 && !in->runner_dir))
+                    (strcmp(dir, "/nsbox") == 0 && (!in->runner_dir || in->runner_dst)))
                         continue;
                 if ((r = mkdirs(b, dir, true, strcmp(dir, "/tmp") == 0 ? 01777 : 0755)) < 0)
                         return r;
@@ -421,7 +421,8 @@ static int phase_skeleton(struct builder *b)
         if ((r = skeleton_host(b)) < 0 || (r = skeleton_dev(b)) < 0)
                 return r;
         for (size_t i = 0; i < b->n_um; i++) {
-                if (path_is_reserved(b->um[i].dst))
+                if (path_is_reserved(b->um[i].dst) &&
+                    !(in->runner_dst && strcmp(b->um[i].dst, in->runner_dst) == 0))
                         continue;       /* /workspace, /harness, /nsbox: made above */
                 /* The mount point is a file or a directory like its source;
                  * only the apply step can see which, through the slot. */
@@ -608,13 +609,6 @@ int mnt_plan_build_warm_job(const struct mnt_input *in, struct mnt_plan *ret, st
                 if (!(op = push(&b, MNT_READONLY, "/program")))
                         goto oom;
         }
-        /* The zygote's /nsbox holds nsbox's warm code; a job, like a cold
-         * run without a runner, has nothing there. */
-        if ((r = push_tmpfs(&b, "/nsbox", 4096, 0555)) < 0)
-                goto fail;
-        ret->ops[ret->n_ops - 1].writable = false;
-        if (!(op = push(&b, MNT_READONLY, "/nsbox")))
-                goto oom;
         if (!(op = push(&b, MNT_CHDIR, "/workspace")))
                 goto oom;
         return 0;

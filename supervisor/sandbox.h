@@ -17,6 +17,11 @@
 #include "profile/profile.h"
 #include "result/result.h"
 
+/* Where the zygote's sandbox mounts the directory of libnsbox_warm.so
+ * (the runner_dir of an SBX_ZYGOTE request): in /program, which every
+ * job's own /program covers, so no job sees it. */
+#define WARM_ZYGOTE_CODE_DIR "/program/.nsbox-warm"
+
 /* How the run's process tree starts (docs/warm-start.md). */
 enum sbx_start {
         SBX_COLD = 0,           /* clone3 into fresh namespaces, exec the command */

@@ -41,6 +41,7 @@ struct mnt_input sbx_mount_input(const struct sbx *s)
                 .sandbox_uid = NS_SANDBOX_UID,
                 .sandbox_gid = NS_SANDBOX_GID,
                 .runner_dir = req->runner_dir,
+                .runner_dst = req->start == SBX_ZYGOTE ? WARM_ZYGOTE_CODE_DIR : NULL,
                 .preopen_user_sources = s->idmap.idmap_user_sources,
         };
 }

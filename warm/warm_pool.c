@@ -126,12 +126,13 @@ static __attribute__((noreturn)) void keeper_main(const struct warm_pool *p, int
         if (warm_find_dir(dir, sizeof dir, &e) < 0)
                 goto fail;
         snprintf(lib, sizeof lib, "%s/%s", dir, WARM_LIB_FILE);
-        /* (the harness loads it from /nsbox, where its directory is mounted) */
+        /* (the harness loads it from WARM_ZYGOTE_CODE_DIR, where its directory is mounted) */
         snprintf(zyg, sizeof zyg, "%s/%s", dir, WARM_ZYGOTE_FILE);
         if (read_file(zyg, 1u << 20, &text, &len, &e) < 0)
                 goto fail;
         /* The harness learns where the library is mounted from its first line. */
-        n = asprintf(&prog_text, "_NSBOX_WARM_LIB = %c/nsbox/%s%c\n%.*s", '"', WARM_LIB_FILE, '"', (int) len, text);
+        n = asprintf(&prog_text, "_NSBOX_WARM_LIB = %c%s/%s%c\n%.*s", '"', WARM_ZYGOTE_CODE_DIR, WARM_LIB_FILE, '"',
+                     (int) len, text);
         if (n < 0) {
                 nsb_fail(&e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
                 goto fail;

@@ -24,6 +24,7 @@
 #include "cgroup/proc_tree.h"
 #include "supervisor/reduced.h"
 #include "supervisor/stdin_pump.h"
+#include "supervisor/warm_spec.h"
 #include "supervisor/wire.h"
 #include "util/cleanup.h"
 
@@ -244,6 +245,92 @@ static void test_init_step_order(void **state)
                 assert_non_null(st[i].fn);
         for (unsigned i = 0; i < nr; i++)
                 assert_non_null(rd[i].fn);
+}
+
+/* The warm tables: the zygote's sandbox runs the cold init's steps, then
+ * its own; a job's init maps its ids before anything needs them, dies with
+ * the zygote only after that (the uid change would clear it), builds its
+ * mounts before its cgroup namespace, forks the job last; the zygote's
+ * program has no Landlock (it forbids the jobs' mounts) and no seccomp
+ * (its namespace rules forbid the zygote's clone3). */
+static void test_warm_step_order(void **state)
+{
+        const struct child_step *z = child_zygote_init_steps, *j = child_warm_job_init_steps;
+        const struct child_step *zp = child_zygote_program_steps;
+        unsigned nz = child_zygote_init_n_steps, nj = child_warm_job_init_n_steps, nzp = child_zygote_program_n_steps;
+
+        (void) state;
+        for (unsigned i = 0; i + 1 < child_init_n_steps; i++)
+                assert_string_equal(z[i].name, child_init_steps[i].name);
+        assert_true(named_index(z, nz, "zygote_proc_writable") > named_index(z, nz, "init_mounts"));
+        assert_int_equal(named_index(z, nz, "init_run_zygote"), (int) nz - 1);
+        assert_int_equal(named_index(zp, nzp, "step_landlock"), -1);
+        assert_int_equal(named_index(zp, nzp, "step_seccomp"), -1);
+        assert_true(named_index(zp, nzp, "step_caps") >= 0 && named_index(zp, nzp, "step_nnp") >= 0);
+        assert_int_equal(named_index(j, nj, "job_default_sigchld"), 0);
+        assert_true(named_index(j, nj, "job_map_ids") < named_index(j, nj, "init_die_with_parent"));
+        assert_true(named_index(j, nj, "job_map_ids") < named_index(j, nj, "init_not_dumpable"));
+        assert_true(named_index(j, nj, "job_mounts") < named_index(j, nj, "init_cgroup_v1"));
+        assert_int_equal(named_index(j, nj, "init_run_warm_job"), (int) nj - 1);
+        for (unsigned i = 0; i < nj; i++)
+                assert_non_null(j[i].fn);
+}
+
+/* A warm job's spec crosses to the zygote whole, and a cut or foreign
+ * buffer is refused, never read past. */
+static void test_warm_spec(void **state)
+{
+        struct sock_filter insns[3] = { { 1, 2, 3, 4 }, { 5, 6, 7, 8 }, { 9, 10, 11, 12 } };
+        struct filter_prog fp = { insns, 3 };
+        struct ll_path_rule rules[2] = { { "/", false }, { "/tmp", true } };
+        struct ll_spec ll = { rules, 2, false };
+        struct mnt_input in = { .user = { .tmp_size_bytes = 1 << 20 }, .program_name = "main.py",
+                                .program_data = "print(1)\n", .program_len = 9, .sandbox_uid = 1000,
+                                .sandbox_gid = 1000 };
+        struct mnt_plan plan;
+        struct warm_limits lim = { .wall_time_ms = 1000, .memory_bytes = 64 << 20, .pids_max = 9,
+                                   .file_size_bytes = 4096, .backend = 2, .fail_stage = 0 };
+        char *const argv[] = { "/usr/bin/python3", "-I", "/program/main.py", "x", NULL };
+        struct warm_job j;
+        struct nsb_error e;
+        char *buf = NULL;
+        size_t len = 0;
+
+        (void) state;
+        assert_int_equal(mnt_plan_build_warm_job(&in, &plan, &e), 0);
+        assert_true(plan.starts_pivoted);
+        /* a fresh /proc first; /tmp, /workspace and /program fresh; /program sealed; chdir last */
+        assert_int_equal(plan.ops[0].kind, MNT_PROC);
+        assert_int_equal(plan.ops[plan.n_ops - 1].kind, MNT_CHDIR);
+        assert_int_equal(warm_spec_encode(&lim, &fp, &ll, &plan, argv, 4, 2, &buf, &len, &e), 0);
+        assert_int_equal(warm_spec_decode(buf, len, &j, &e), 0);
+        assert_int_equal(j.filter.len, 3);
+        assert_memory_equal(j.filter.insns, insns, sizeof insns);
+        assert_int_equal(j.landlock.n_rules, 2);
+        assert_string_equal(j.rules[1].path, "/tmp");
+        assert_true(j.rules[1].writable);
+        assert_int_equal(j.plan.n_ops, plan.n_ops);
+        for (size_t i = 0; i < plan.n_ops; i++) {
+                assert_int_equal(j.plan.ops[i].kind, plan.ops[i].kind);
+                assert_string_equal(j.plan.ops[i].dst, plan.ops[i].dst);
+                assert_int_equal(j.plan.ops[i].size, plan.ops[i].size);
+        }
+        assert_int_equal(j.argc, 4);
+        assert_int_equal(j.script, 2);
+        assert_string_equal(j.argv[3], "x");
+        assert_null(j.argv[4]);
+        assert_int_equal(j.cfg.pids_max, 9);
+        assert_int_equal(j.cfg.file_size_bytes, 4096);
+        warm_job_free(&j);
+        /* every cut is refused */
+        for (size_t cut = 0; cut < len; cut += 7)
+                assert_int_equal(warm_spec_decode(buf, cut, &j, &e), -EPROTO);
+        buf[0] ^= 1;
+        assert_int_equal(warm_spec_decode(buf, len, &j, &e), -EPROTO);
+        free(buf);
+        /* a program file is required: the zygote's argv ends where it begins */
+        assert_true(warm_spec_encode(&lim, &fp, &ll, &plan, argv, 4, 4, &buf, &len, &e) < 0);
+        mnt_plan_free(&plan);
 }
 
 static int calls[4];
@@ -516,6 +603,7 @@ int main(void)
                 cmocka_unit_test(test_result_json), cmocka_unit_test(test_env_scrubbed),
                 cmocka_unit_test(test_step_order), cmocka_unit_test(test_wire_fds),
                 cmocka_unit_test(test_init_step_order), cmocka_unit_test(test_run_steps),
+                cmocka_unit_test(test_warm_step_order), cmocka_unit_test(test_warm_spec),
                 cmocka_unit_test(test_reduced_check), cmocka_unit_test(test_reduced_rules),
                 cmocka_unit_test(test_reduced_argv), cmocka_unit_test(test_proc_tree_parse),
         };
