@@ -63,6 +63,15 @@ void outcome_decide(const struct observed *o, struct run_result *r)
                         return;
                 }
                 r->status = RUN_ERROR;
+                if (o->warm) {
+                        /* killed with its zygote's generation: its parent */
+                        nsb_fail(&r->error, NSB_STAGE_SUPERVISE, 0,
+                                 o->program_started ? "the warm job's init was killed before it reported the "
+                                                      "program's status (its zygote ended)"
+                                                    : "the warm job's init was killed before the program "
+                                                      "started (its zygote ended)");
+                        return;
+                }
                 nsb_fail(&r->error, NSB_STAGE_SUPERVISE, 0,
                          o->program_started ? "the sandbox init ended before reporting the program's status (%s %d)"
                                             : "the sandbox ended before the program started (%s %d)",

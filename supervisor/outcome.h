@@ -24,6 +24,7 @@ struct observed {
         bool memory_limit_hit;     /* the memory limit was reached (even without a kill) */
         bool pids_limit_hit;       /* a fork was refused at the pids limit */
         bool cpu_over;             /* CPU use reached the limit (also for a process RLIMIT_CPU killed) */
+        bool warm;                 /* the init was a warm job's (its parent the zygote, not nsbox) */
 };
 
 /* Fills status, limit, limits_hit, exit_code and signal of @r. When the

@@ -618,6 +618,7 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                                 /* Reaped by its own parent; a report it did not
                                  * send means it was killed. */
                                 s->obs.init_status = SIGKILL;
+                                s->obs.warm = true;
                         } else {
                                 struct rusage ru;
                                 int status = 0;

@@ -75,6 +75,10 @@ static void test_outcomes(void **state)
                 { { .got_exit = true, .wait_status = EXITED(0), .memory_limit_hit = true }, RUN_EXITED, LIMIT_NONE, 1u << LIMIT_MEMORY, 0 },
                 /* the init vanished without a report: a sandbox error, never an exit code */
                 { { .program_started = true, .init_status = KILLED(SIGKILL) }, RUN_ERROR, LIMIT_NONE, 0, 125 },
+                /* a warm job whose zygote died (its init killed with it): the same */
+                { { .program_started = true, .warm = true, .init_status = KILLED(SIGKILL) }, RUN_ERROR, LIMIT_NONE, 0,
+                  125 },
+                { { .warm = true, .init_status = KILLED(SIGKILL) }, RUN_ERROR, LIMIT_NONE, 0, 125 },
                 { { .oom_killed = true }, RUN_LIMIT, LIMIT_MEMORY, 1u << LIMIT_MEMORY, 124 },
         };
         (void) state;
