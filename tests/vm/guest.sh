@@ -67,6 +67,25 @@ os.waitpid(pid, 0)' > "$d/cpu.json" 2> "$d/cpu.err"; echo $? > "$d/cpu.rc"
         # run cgroups, supervisor leaves, scopes (not this suite's own unit)
         find /sys/fs/cgroup \( -name 'nsbox-[0-9]*' -o -name 'nsbox-sup-*' -o -name 'nsbox-scope-*' \) \
                 > "$d/left.txt" 2>&1
+        # Warm starts: doctor's verdict on this kernel, then a warm batch with
+        # the Landlock ABI requirement lowered (a test hook: this 6.1 kernel
+        # has no ABI 6 scopes) to exercise the cgroup v2 join of warm jobs.
+        {
+                i=0
+                while [ $i -lt 40 ]; do
+                        echo "{\"id\": $i, \"kind\": \"python\", \"code\": \"import os\\nprint(os.getpid(), $i)\"}"
+                        i=$((i + 1))
+                done
+                echo '{"id": "mem", "kind": "python", "code": "b = []\nwhile True:\n    b.append(bytearray(1 << 20))", "limits": {"memory": "64M", "wall_time": "60s"}}'
+                echo '{"id": "fork", "kind": "python", "code": "import os, time\nn = 0\nwhile True:\n    try:\n        pid = os.fork()\n    except OSError:\n        print(n, flush=True)\n        break\n    if pid == 0:\n        time.sleep(30)\n        os._exit(0)\n    n += 1", "limits": {"pids": "16", "wall_time": "60s"}}'
+        } > "$d/warm_jobs.jsonl"
+        NSBOX_WARM_DIR=/opt/nsbox-vm/warm NSBOX_TEST_WARM_LANDLOCK_ABI=1 \
+                "$NSBOX" batch --warm -j 2 "$d/warm_jobs.jsonl" > "$d/warm.jsonl" 2> "$d/warm.err"
+        echo $? > "$d/warm.rc"
+        NSBOX_WARM_DIR=/opt/nsbox-vm/warm "$NSBOX" doctor --json > "$d/warm_doctor.json" 2>&1
+        sleep 1
+        find /sys/fs/cgroup \( -name 'nsbox-[0-9]*' -o -name 'nsbox-sup-*' -o -name 'nsbox-scope-*' \) \
+                > "$d/warm_left.txt" 2>&1
         # --cgroup-parent refused: a cgroup this user cannot use.
         "$NSBOX" run --json --cgroup-parent "$2" -- /bin/true > "$d/parent_refused.json" 2> "$d/parent_refused.err"
         echo $? > "$d/parent_refused.rc"
@@ -98,8 +117,9 @@ fi
 exec > "$out/guest.log" 2>&1
 # The build and source trees may be private to root (a CI clone under
 # /root): the user runs a world-readable copy (the overlay is a tmpfs).
-mkdir -p /opt/nsbox-vm
+mkdir -p /opt/nsbox-vm/warm
 install -m 0755 "$NSBOX" /opt/nsbox-vm/nsbox
+install -m 0644 "$(dirname "$NSBOX")/warm/libnsbox_warm.so" "$(dirname "$NSBOX")/warm/zygote.py" /opt/nsbox-vm/warm/
 install -m 0755 "$0" /opt/nsbox-vm/guest.sh
 NSBOX=/opt/nsbox-vm/nsbox
 echo "kernel $(uname -r)"

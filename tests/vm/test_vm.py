@@ -168,6 +168,40 @@ class VM(unittest.TestCase):
     def test_51_batch_200_user(self):
         self.check_batch("user")
 
+    def check_warm(self, who):
+        """Warm jobs on pure cgroup v2: each joins its own cgroup through the
+        cgroup.procs fd its supervisor opened (the zygote holds no host
+        cgroup); the memory and pids limits hold; nothing is left."""
+        self.assertEqual(read(self.path(who, "warm.rc")).strip(), "0", read(self.path(who, "warm.err")))
+        lines = {j["id"]: j for j in (json.loads(x) for x in read(self.path(who, "warm.jsonl")).splitlines()
+                                      if x.strip())}
+        self.assertEqual(len(lines), 42, sorted(lines))
+        for i in range(40):
+            r = lines[i]
+            self.assertEqual((r["status"], r["start"]), ("exited", "warm"), r)
+            self.assertEqual(r["stdout"]["text"], "2 %d\n" % i, r)
+            self.assertEqual(r["protections"]["memory"], "cgroup2", r)
+            self.assertEqual(r["protections"]["net"], "shared-empty", r)
+        mem, fork = lines["mem"], lines["fork"]
+        self.show(who, "warm.jsonl", {"mem": [mem["status"], mem["limit"], mem["start"]],
+                                      "fork": [fork["status"], fork["stdout"]["text"], fork["limits_hit"]]})
+        self.assertEqual((mem["status"], mem["limit"], mem["start"]), ("limit", "memory", "warm"), mem)
+        self.assertEqual(fork["start"], "warm", fork)
+        self.assertIn("pids", fork["limits_hit"], fork)
+        self.assertLessEqual(int(fork["stdout"]["text"].split()[0]), 15, fork)
+        left = read(self.path(who, "warm_left.txt")).split()
+        self.assertEqual(left, [], "cgroups left behind: %r" % left)
+        doc = self.json(who, "warm_doctor.json")
+        # this 6.1 kernel has Landlock ABI 3: doctor says warm starts are not available, and why
+        self.assertFalse(doc["warm"]["available"], doc["warm"])
+        self.assertIn("Landlock ABI", doc["warm"]["reason"], doc["warm"])
+
+    def test_55_warm_root(self):
+        self.check_warm("root")
+
+    def test_56_warm_user(self):
+        self.check_warm("user")
+
     def check_refused(self, who, name, why):
         rc = read(self.path(who, name.replace(".json", ".rc"))).strip()
         r = self.json(who, name)
