@@ -55,7 +55,7 @@ TIMED = ("from time import perf_counter as _pc; _t0 = _pc()\n" + CODE + "\n"
          "print('own_ms %.6f' % ((_pc() - _t0) * 1e3))\n")
 
 def die(msg):
-    sys.exit("warm.sh: %s; no figures reported" % msg)
+    sys.exit("warm.sh: " + msg)
 
 def make(out, n):
     os.mkdir(out + "/bare")
@@ -75,7 +75,8 @@ def verify(path, n, mode, timed, start_optional):
     returns the lines."""
     lines = [json.loads(l) for l in open(path)]
     if len(lines) != n or sorted(d.get("id") for d in lines) != list(range(n)):
-        die("%s: %d result lines, not one for each of the %d jobs" % (path, len(lines), n))
+        die("%s: %d result lines, not one for each of the %d jobs; no figures from these results"
+            % (path, len(lines), n))
     for d in lines:
         text = d.get("stdout", {}).get("text", "")
         ok = (d.get("status") == "exited" and d.get("exit_code") == 0
@@ -84,12 +85,14 @@ def verify(path, n, mode, timed, start_optional):
         if not ok:
             die("%s: job %s did not pass: status %s, exit %s, outcome %s, error %s, stdout %r, stderr %r"
                 % (path, d.get("id"), d.get("status"), d.get("exit_code"), d.get("outcome"),
-                   d.get("error"), text[:200], d.get("stderr", {}).get("text", "")[:300]))
+                   d.get("error"), text[:200], d.get("stderr", {}).get("text", "")[:300])
+                + "; no figures from these results")
         start = d.get("start")
         if start != mode and not (start is None and start_optional):
             die('%s: job %s says "start": %s (reason %s), not "%s": a %s column of jobs that '
-                "did not start %s" % (path, d.get("id"), json.dumps(start),
-                                      json.dumps(d.get("start_reason")), mode, mode, mode))
+                "did not start %s; no figures from these results"
+                % (path, d.get("id"), json.dumps(start), json.dumps(d.get("start_reason")),
+                   mode, mode, mode))
     return lines
 
 def check(out, n, mode, start_optional, *paths):
@@ -100,7 +103,8 @@ def bare(out, n, *paths):
     for p in paths:
         got = open(p).read()
         if got != WANT * n:
-            die("%s: bare python printed %d bytes, not %d lines of %r" % (p, len(got), n, WANT))
+            die("%s: bare python printed %d bytes, not %d lines of %r; no figures reported"
+                % (p, len(got), n, WANT))
 
 def report(out, n, j):
     # hyperfine: one run per command per round; the files are named <round>.json
@@ -169,6 +173,9 @@ def pss(out, mode, batch, j, exe_nsbox, exe_py):
             p = todo.pop()
             up = kind.get(ppid.get(p))
             e = exe.get(p)
+            todo.extend(kids.get(p, []))
+            if e is None:                # gone, or a zombie: nothing mapped
+                continue
             if e == exe_nsbox:
                 kind[p] = "nsbox"
             elif e == exe_py and mode == "warm" and up == "nsbox":
@@ -179,7 +186,6 @@ def pss(out, mode, batch, j, exe_nsbox, exe_py):
                 kind[p] = "job"
             else:
                 kind[p] = "other"
-            todo.extend(kids.get(p, []))
         if mode == "warm" and "zygote" not in kind.values():
             time.sleep(0.02)
             continue
@@ -195,9 +201,11 @@ def pss(out, mode, batch, j, exe_nsbox, exe_py):
         counted = sum(v for k, v in sums.items() if k != "job")
         samples.append((counted, sums, counts))
         time.sleep(0.02)
+    if not samples and mode == "warm":
+        die("(e): no zygote (a python3 process whose parent runs %s) seen among the warm batch's "
+            "descendants: the process tree is not the one this script measures" % exe_nsbox)
     if not samples:
-        print("(e) %s: no sample caught the batch%s" % (mode, " with a zygote" if mode == "warm" else ""))
-        return
+        die("(e): the cold batch ended before a sample")
     top = max(samples, key=lambda s: s[0])
     med = statistics.median(s[0] for s in samples)
     target = "; target <= 16 MiB" if mode == "warm" else ""
