@@ -245,18 +245,19 @@ for round in $(seq 1 "$rounds"); do
     { echo "warm.sh: a command of round $round failed (run it by hand: ${args[*]:1})" >&2; exit 1; }
 done
 wb bare "$out" "$n" "$out"/bare.*.out
-for m in $modes; do wb check "$out" "$n" "$m" "$start_optional" "$out/$m".*.jsonl; done
+for m in $modes; do wb check "$out" "$n" "$m" "$start_optional" "$out/$m".[0-9]*.jsonl; done
 wb report "$out" "$n" "$j"
 
 for m in $modes; do
   "$nsbox" batch --quiet -j "$j" $(warm_flag "$m") "$out/timed.jsonl" > "$out/$m.timed.jsonl"
   wb added "$out" "$n" "$m" "$start_optional"
 done
-echo "    own = the job's code from its first line's perf_counter() to its last line; the rest of"
-echo "    wall_ms is added: start (fork or exec, interpreter start-up when cold), namespaces, mounts,"
-echo "    limits, filters, reading and compiling main.py, the interpreter's exit and flush, teardown,"
-echo "    as far as wall_ms covers them; end_ms - start_ms is the batch's own span for the job"
-echo "    (making its cgroup and pipes, the result line) on top"
+echo "    own = the job's code from its first line's perf_counter() to its last line, not counted as"
+echo "    added. wall_ms = nsbox's clock from the clone of the sandbox (cold) or of the job init"
+echo "    (warm) to its reap: the fork or exec and interpreter start-up (cold), namespaces, mounts,"
+echo "    limits, filters, reading and compiling main.py, the interpreter's exit and flush, the"
+echo "    namespaces' teardown. end_ms - start_ms adds the batch's work around it (cgroup, pipes,"
+echo "    the request to the zygote, the result line)."
 
 for m in $modes; do
   "$nsbox" batch --quiet -j "$j" $(warm_flag "$m") "$out/jobs.jsonl" > "$out/$m.pss.jsonl" &
