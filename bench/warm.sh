@@ -116,8 +116,10 @@ def report(out, n, j):
     cols = [c for c in ("bare", "cold", "warm") if c in per]
     print("(a)-(c): %d jobs, -j %d, %d round(s), one run of each per round (seconds)"
           % (n, j, len(per["bare"])))
-    for rnd in sorted(per["bare"]):
-        print("  round %d: " % rnd + "  ".join("%s %6.2f" % (c, per[c][rnd]["times"][0]) for c in cols))
+    for rnd in sorted(per["bare"]):   # a round's ratios: its commands ran under the same load
+        t = {c: per[c][rnd]["times"][0] for c in cols}
+        print("  round %d: " % rnd + "  ".join("%s %6.2f" % (c, t[c]) for c in cols)
+              + "   " + "  ".join("%s/bare %.2fx" % (c, t[c] / t["bare"]) for c in cols[1:]))
     med = {c: statistics.median(r["times"][0] for r in per[c].values()) for c in cols}
     cpu = {c: statistics.mean(r["user"] + r["system"] for r in per[c].values()) for c in cols}
     for c in cols:
