@@ -37,7 +37,8 @@ py=$(realpath /usr/bin/python3)   # the binary itself: not the pyenv shim on PAT
 out=$(mktemp -d /var/tmp/nsbox-warm-bench.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 
-if "$nsbox" batch --help | grep -qe '--warm\b'; then
+help=$("$nsbox" batch --help)   # whole, before grep -q stops reading (pipefail would see a SIGPIPE)
+if grep -qe '--warm\b' <<<"$help"; then
   modes="cold warm"
 else
   modes=cold
