@@ -17,10 +17,11 @@
 #   (e) memory per worker slot: while a batch of the N jobs runs, every 20 ms
 #       sum the PSS of the batch process's descendants that are nsbox's
 #       (processes running the nsbox binary: the batch, its workers, sandbox
-#       inits; warm also the zygote, a python3 process whose parent is not
-#       python, and the job inits it forks), divide by J (target <= 16 MiB
-#       warm; cold shown for comparison); the jobs' own python processes are
-#       shown apart, not counted.
+#       inits; warm also the zygote, named nsbox-zygote or else known as a
+#       python3 process whose parent runs nsbox, and the job inits, its
+#       children), divide by J (target <= 16 MiB warm; cold shown for
+#       comparison); the jobs' own python processes are shown apart, not
+#       counted.
 # Every result line of (b), (c), (d), (e) must be status "exited", exit 0,
 # outcome "pass", the right stdout, and "start" "cold"/"warm" as its column
 # says (a cold line without "start" is accepted only from an nsbox without
@@ -165,13 +166,15 @@ def pss(out, mode, batch, j, exe_nsbox, exe_py):
     """Sample until the batch process is gone; report PSS per slot."""
     samples, zygotes, unreadable = [], set(), 0
     while os.path.exists("/proc/%d" % batch):
-        ppid, exe = {}, {}
+        ppid, exe, comm = {}, {}, {}
         for p in os.listdir("/proc"):
             if not p.isdigit():
                 continue
             try:
                 with open("/proc/%s/stat" % p) as f:
-                    ppid[int(p)] = int(f.read().rsplit(")", 1)[1].split()[1])
+                    head, tail = f.read().rsplit(")", 1)
+                ppid[int(p)] = int(tail.split()[1])
+                comm[int(p)] = head.split("(", 1)[1]
                 exe[int(p)] = os.readlink("/proc/%s/exe" % p)
             except (OSError, IndexError, ValueError):
                 pass
@@ -188,6 +191,8 @@ def pss(out, mode, batch, j, exe_nsbox, exe_py):
                 continue
             if e == exe_nsbox:
                 kind[p] = "nsbox"
+            elif comm.get(p) == "nsbox-zygote":   # its name since 19b11f8
+                kind[p] = "zygote"
             elif e == exe_py and mode == "warm" and up == "nsbox":
                 kind[p] = "zygote"
             elif e == exe_py and up == "zygote":
