@@ -276,6 +276,16 @@ static void retire(struct warm_pool *p)
         p->keeper = 0;
 }
 
+/* Reaped now, or no longer ours to reap. */
+static bool keeper_ended(pid_t keeper)
+{
+        pid_t r;
+
+        while ((r = waitpid(keeper, NULL, WNOHANG)) < 0 && errno == EINTR)
+                ;
+        return r > 0 || (r < 0 && errno == ECHILD);
+}
+
 void warm_pool_poll(struct warm_pool *p)
 {
         for (size_t i = 0; i < p->n_retired;) {
@@ -285,16 +295,6 @@ void warm_pool_poll(struct warm_pool *p)
                 }
                 i++;
         }
-}
-
-/* Reaped now, or no longer ours to reap. */
-static bool keeper_ended(pid_t keeper)
-{
-        pid_t r;
-
-        while ((r = waitpid(keeper, NULL, WNOHANG)) < 0 && errno == EINTR)
-                ;
-        return r > 0 || (r < 0 && errno == ECHILD);
 }
 
 int warm_pool_take(struct warm_pool *p)
