@@ -74,6 +74,7 @@ struct mnt_plan {
         bool *slot_preopened;  /* slot filled by the supervisor before clone (root callers) */
         unsigned sandbox_uid, sandbox_gid;   /* owner of the writable tmpfs mounts */
         bool starts_pivoted;   /* paths are final from the first op (a warm job's plan) */
+        int plain_slot;        /* a preopened slot opened without an idmap (runner_dst's), or -1 */
 };
 
 /* What the planner needs; everything is borrowed. */

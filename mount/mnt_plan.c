@@ -256,9 +256,14 @@ static int plan_user_mounts(struct builder *b)
                 r = add_bind(b, &in->user.binds[i]);
         if (r == 0)
                 r = order_nested(b);
+        b->plan->plain_slot = -1;
         for (size_t i = 0; r == 0 && i < b->n_um; i++)
                 if ((r = new_slot(b, b->um[i].src, in->preopen_user_sources)) >= 0) {
                         b->um[i].slot = r;
+                        /* a zygote's code: read-only, world-readable; opened by
+                         * the supervisor without an idmap (any filesystem) */
+                        if (in->runner_dst && strcmp(b->um[i].dst, in->runner_dst) == 0)
+                                b->plan->plain_slot = r;
                         r = 0;
                 }
         return r;
@@ -530,6 +535,7 @@ int mnt_plan_build(const struct mnt_input *in, struct mnt_plan *ret, struct nsb_
         int r = 0;
 
         memset(ret, 0, sizeof *ret);
+        ret->plain_slot = -1;
         ret->sandbox_uid = in->sandbox_uid;
         ret->sandbox_gid = in->sandbox_gid;
         for (size_t i = 0; r == 0 && i < ARRAY_SIZE(phases); i++)
@@ -576,6 +582,7 @@ int mnt_plan_build_warm_job(const struct mnt_input *in, struct mnt_plan *ret, st
         int r = 0;
 
         memset(ret, 0, sizeof *ret);
+        ret->plain_slot = -1;
         ret->sandbox_uid = in->sandbox_uid;
         ret->sandbox_gid = in->sandbox_gid;
         ret->starts_pivoted = true;

@@ -360,6 +360,13 @@ static int open_fds(struct sbx *s, struct nsb_error *e)
                 const struct mnt_op *op = &s->mounts.ops[i];
                 if (op->kind != MNT_OPEN_TREE || !s->mounts.slot_preopened[op->slot])
                         continue;
+                if (op->slot == s->mounts.plain_slot) {
+                        r = sys_open_tree(AT_FDCWD, op->src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+                        if (r < 0)
+                                return nsb_fail(e, NSB_STAGE_MOUNT, errno, "open '%s'", op->src);
+                        s->slot_fds[op->slot] = r;
+                        continue;
+                }
                 r = ns_open_idmapped(op->src, &s->idmap, true, &s->slot_fds[op->slot], e);
                 if (r < 0)
                         return r;

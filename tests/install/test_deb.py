@@ -122,6 +122,8 @@ class DebianPackage(unittest.TestCase):
                 r = self.nsbox("python", "--json", "--memory", "128M", "--wall-time", "2s", "-c",
                                "print(sum(range(10**6)))", user=user)
                 self.assertEqual((r.returncode, json.loads(r.stdout)["stdout"]["text"]), (0, "499999500000\n"))
+                r = self.nsbox("doctor", "--json", user=user)
+                self.assertEqual(json.loads(r.stdout)["warm"], {"available": True, "reason": None}, r.stdout)
                 r = self.nsbox("run", "--json", "--", "/bin/echo", "hi", user=user)
                 self.assertEqual((r.returncode, json.loads(r.stdout)["stdout"]["text"]), (0, "hi\n"))
                 r = self.nsbox("profile", "show", "python", user=user)

@@ -119,6 +119,9 @@ class InstalledTree(unittest.TestCase):
                 "share/bash-completion/completions/nsbox",
                 "share/zsh/site-functions/_nsbox",
                 "lib/python%s/dist-packages/nsbox_client/py.typed" % self.pyver]
+        # the zygote's code (--warm), in the configured LIBDIR
+        warm = [f for f in self.listing if f.endswith("/nsbox/libnsbox_warm.so") or f.endswith("/nsbox/zygote.py")]
+        self.assertEqual(len(warm), 2, warm)
         # every module of the runner's package and of the client's
         want += ["share/nsbox/harness/nsbox_runner/%s" % m for m in sorted(os.listdir(RUNNER_PKG)) if m.endswith(".py")]
         want += ["lib/python%s/dist-packages/nsbox_client/%s" % (self.pyver, m)
@@ -204,6 +207,20 @@ class InstalledTree(unittest.TestCase):
                 lines = {j["id"]: j for j in map(json.loads, r.stdout.splitlines())}
                 self.assertEqual(lines["a"]["outcome"], "pass", lines["a"])
                 self.assertEqual(lines["b"]["stdout"]["text"], "b\n", lines["b"])
+
+    def test_batch_warm(self):
+        """The installed binary finds the installed zygote code: python
+        jobs start warm, a run job runs cold and says why."""
+        for user in self.users():
+            with self.subTest(user=user):
+                r = self.nsbox_cmd("batch", "--warm", "-j", "2", "jobs.jsonl", user=user)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                lines = {j["id"]: j for j in map(json.loads, r.stdout.splitlines())}
+                self.assertEqual((lines["a"]["outcome"], lines["a"]["start"]), ("pass", "warm"), lines["a"])
+                self.assertEqual((lines["b"]["start"], lines["b"]["start_reason"]), ("cold", "not a python job"),
+                                 lines["b"])
+                r = self.nsbox_cmd("doctor", "--json", user=user)
+                self.assertEqual(json.loads(r.stdout)["warm"], {"available": True, "reason": None}, r.stdout)
 
     def test_doctor(self):
         for user in self.users():

@@ -70,14 +70,15 @@ os.waitpid(pid, 0)' > "$d/cpu.json" 2> "$d/cpu.err"; echo $? > "$d/cpu.rc"
         # Warm starts: doctor's verdict on this kernel, then a warm batch with
         # the Landlock ABI requirement lowered (a test hook: this 6.1 kernel
         # has no ABI 6 scopes) to exercise the cgroup v2 join of warm jobs.
+        # (printf, not dash's echo, which would turn the JSON's \n into newlines)
         {
                 i=0
                 while [ $i -lt 40 ]; do
-                        echo "{\"id\": $i, \"kind\": \"python\", \"code\": \"import os\\nprint(os.getpid(), $i)\"}"
+                        printf '%s\n' "{\"id\": $i, \"kind\": \"python\", \"code\": \"import os\\nprint(os.getpid(), $i)\"}"
                         i=$((i + 1))
                 done
-                echo '{"id": "mem", "kind": "python", "code": "b = []\nwhile True:\n    b.append(bytearray(1 << 20))", "limits": {"memory": "64M", "wall_time": "60s"}}'
-                echo '{"id": "fork", "kind": "python", "code": "import os, time\nn = 0\nwhile True:\n    try:\n        pid = os.fork()\n    except OSError:\n        print(n, flush=True)\n        break\n    if pid == 0:\n        time.sleep(30)\n        os._exit(0)\n    n += 1", "limits": {"pids": "16", "wall_time": "60s"}}'
+                printf '%s\n' '{"id": "mem", "kind": "python", "code": "b = []\nwhile True:\n    b.append(bytearray(1 << 20))", "limits": {"memory": "64M", "wall_time": "60s"}}'
+                printf '%s\n' '{"id": "fork", "kind": "python", "code": "import os, time\nn = 0\nwhile True:\n    try:\n        pid = os.fork()\n    except OSError:\n        print(n, flush=True)\n        break\n    if pid == 0:\n        time.sleep(30)\n        os._exit(0)\n    n += 1", "limits": {"pids": "16", "wall_time": "60s"}}'
         } > "$d/warm_jobs.jsonl"
         NSBOX_WARM_DIR=/opt/nsbox-vm/warm NSBOX_TEST_WARM_LANDLOCK_ABI=1 \
                 "$NSBOX" batch --warm -j 2 "$d/warm_jobs.jsonl" > "$d/warm.jsonl" 2> "$d/warm.err"

@@ -175,7 +175,7 @@ class VM(unittest.TestCase):
         self.assertEqual(read(self.path(who, "warm.rc")).strip(), "0", read(self.path(who, "warm.err")))
         lines = {j["id"]: j for j in (json.loads(x) for x in read(self.path(who, "warm.jsonl")).splitlines()
                                       if x.strip())}
-        self.assertEqual(len(lines), 42, sorted(lines))
+        self.assertEqual(len(lines), 42, sorted(map(str, lines)))
         for i in range(40):
             r = lines[i]
             self.assertEqual((r["status"], r["start"]), ("exited", "warm"), r)
