@@ -255,19 +255,32 @@ int warm_spec_decode(const char *buf, size_t len, struct warm_job *ret, struct n
         return 0;
 }
 
+/* Freed memory stays in the zygote's heap, and every later job's address
+ * space is a copy of it: nothing of a job (its argv may hold a judge case's
+ * arguments) is left there for the next one to read. */
+static void wipe_free(char *p)
+{
+        if (p) {
+                explicit_bzero(p, strlen(p));
+                free(p);
+        }
+}
+
 void warm_job_free(struct warm_job *j)
 {
         for (size_t i = 0; j->rules && i < j->landlock.n_rules; i++)
-                free((char *) j->rules[i].path);
+                wipe_free((char *) j->rules[i].path);
         free(j->rules);
         for (size_t i = 0; j->plan.ops && i < j->plan.n_ops; i++) {
-                free(j->plan.ops[i].src);
-                free(j->plan.ops[i].dst);
+                wipe_free(j->plan.ops[i].src);
+                wipe_free(j->plan.ops[i].dst);
         }
         free(j->plan.ops);
         for (size_t i = 0; j->argv && i < j->argc; i++)
-                free(j->argv[i]);
+                wipe_free(j->argv[i]);
         free(j->argv);
+        if (j->filter.insns)
+                explicit_bzero(j->filter.insns, (size_t) j->filter.len * sizeof *j->filter.insns);
         filter_prog_free(&j->filter);
-        memset(j, 0, sizeof *j);
+        explicit_bzero(j, sizeof *j);
 }
