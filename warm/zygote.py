@@ -18,6 +18,7 @@ if sys.implementation.name != "cpython" or sys.version_info < (3, 7):
 
 import gc
 import ctypes
+import atexit as _atexit      # builtin; held here so no job pays its import at exit
 
 _lib = ctypes.PyDLL(_NSBOX_WARM_LIB)     # PyDLL: the GIL stays held across the call
 _lib.nsbox_warm_serve.argtypes = [ctypes.c_int]
@@ -42,7 +43,8 @@ if _role != 1:
 # its own arguments.
 sys.argv[:] = [_fsdecode(_lib.nsbox_warm_job_arg(i)) for i in range(_lib.nsbox_warm_job_argc())]
 _MAIN = sys.argv[0]
-sys.orig_argv[:] = sys.orig_argv[:len(sys.orig_argv) - 1] + sys.argv
+if hasattr(sys, "orig_argv"):   # 3.10+
+    sys.orig_argv[:] = sys.orig_argv[:len(sys.orig_argv) - 1] + sys.argv
 del _lib, _role, _fsdecode
 sys.path[:] = _path
 _main = type(sys)("__main__")
@@ -114,8 +116,7 @@ def _shutdown(status):
             threading._shutdown()
         except BaseException:
             pass
-    import atexit
-    atexit._run_exitfuncs()
+    _atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:
