@@ -397,6 +397,10 @@ static void probe_warm(struct doc_facts *f, const char *interpreter)
                 }
                 argv[n++] = "-";
                 argv[n] = NULL;
+                /* Doctor changes nothing: no interpreter closure cache is
+                 * written for the probe (it has no place without these). */
+                unsetenv("HOME");
+                unsetenv("XDG_CACHE_HOME");
                 dup2(in[0], STDIN_FILENO);
                 dup2(out[1], STDOUT_FILENO);
                 if (devnull >= 0)

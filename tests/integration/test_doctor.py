@@ -14,6 +14,8 @@ from nsbtest import NSBOX, SANITIZED, SandboxTest, skip_or_fail, userns_availabl
 
 DENY = os.path.join(os.environ.get("FIXTURES_BUILD", ""), "nsbox-deny-feature")
 
+# doctor's last line: whether warm starts are available, and why not
+WARM_LINE = r"warm starts \(batch --warm, judge --warm\): (available|unavailable: [^\n]+; jobs run cold and say why)\n"
 CHECKS = ["user_ns", "cgroup", "seccomp", "no_new_privs", "landlock", "interpreter"]
 
 
@@ -67,8 +69,9 @@ class Doctor(unittest.TestCase):
         out = p.stdout.decode()
         for name in CHECKS:
             self.assertRegex(out, r"(?m)^[✓!✗] %s\b" % name)
-        self.assertRegex(out, r"ready for strict isolation: (yes|no)\n\Z")
-        self.assertEqual(p.returncode, 0 if out.endswith("yes\n") else 1)
+        # the verdict, then whether warm starts are available (not part of it)
+        self.assertRegex(out, r"ready for strict isolation: (yes|no)\n%s\Z" % WARM_LINE)
+        self.assertEqual(p.returncode, 0 if "ready for strict isolation: yes\n" in out else 1)
 
     def test_reduced(self):
         p, _ = doctor("--json", "--isolation", "reduced")
@@ -162,7 +165,9 @@ class NoUserNamespacesJourney(SandboxTest):
             p, _ = doctor(env=env)
             self.assertEqual(p.returncode, 1)
             self.assertIn("fix: sudo sysctl -w", p.stdout.decode())
-            self.assertTrue(p.stdout.decode().endswith("ready for strict isolation: no\n"))
+            self.assertRegex(p.stdout.decode(), r"ready for strict isolation: no\n%s\Z" % WARM_LINE)
+            # no strict sandbox, no warm one
+            self.assertIn("unavailable: strict isolation is not available here", p.stdout.decode())
         finally:
             shutil.rmtree(d)
 
@@ -339,7 +344,8 @@ class AppArmorRestrictedHost(unittest.TestCase):
         i = next(i for i, line in enumerate(lines) if line.startswith("✗ user_ns"))
         self.assertIn("unavailable: AppArmor restricts unprivileged user namespaces", lines[i])
         self.assertRegex(lines[i + 1], r"^\s+fix: .*sudo apparmor_parser -r /etc/apparmor\.d/nsbox")
-        self.assertEqual(lines[-1], "ready for strict isolation: no")
+        self.assertEqual(lines[-2], "ready for strict isolation: no")
+        self.assertRegex(lines[-1] + "\n", WARM_LINE)
 
     def test_strict_run_fails_closed_with_that_reason(self):
         if SANITIZED:

@@ -98,7 +98,10 @@ class Report(SandboxTest):
         for value, n in limits.items():
             self.assertRegex(row, r"\b%s %d\b" % (value, n))
         self.assertIn("verdict      fail 1 (100.0%)", p.stdout)
-        self.assertIn("start        cold/unknown %d" % len(self.lines), p.stdout)
+        # every result and verdict says how it started (here: all cold)
+        starts = collections.Counter(x.get("start") for x in self.lines if isinstance(x, dict))
+        self.assertEqual(set(starts), {"cold"}, starts)
+        self.assertIn("start        cold %d (100.0%%)" % len(self.lines), p.stdout)
         # the slowest job first, named with its file and line
         slow = max(results, key=lambda x: x["wall_ms"])
         first = p.stdout.split("slowest jobs\n", 1)[1].splitlines()[0]
