@@ -365,7 +365,8 @@ static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_jo
 }
 
 static json_t *run_judge(struct nsb_config *cfg, const struct batch_job *job, int cancel_fd,
-                         const struct host_set *python_host, enum batch_outcome *ret_outcome)
+                         const struct host_set *python_host, const char *cold_reason,
+                         enum batch_outcome *ret_outcome)
 {
         struct judge_report rep;
         struct nsb_error e;
@@ -388,6 +389,8 @@ static json_t *run_judge(struct nsb_config *cfg, const struct batch_job *job, in
                 return error_body(&e, ret_outcome);
         }
         *ret_outcome = batch_verdict_outcome(rep.verdict);
+        if (cold_reason)   /* --warm: a judge job's cases ran cold; the verdict says why */
+                snprintf(rep.start_reason, sizeof rep.start_reason, "%s", cold_reason);
         body = judge_report_to_json(&rep, result_to_json);
         judge_report_free(&rep);
         return body;
@@ -426,7 +429,7 @@ static __attribute__((noreturn)) void worker(const struct batch *b, const struct
         cfg_limits_apply(&job->limits, job->limits_set, &cfg);
         if (job->kind == BATCH_JUDGE)
                 cfg.warm = false;   /* a judge job's cases run cold in its worker (st->cold_reason) */
-        body = job->kind == BATCH_JUDGE ? run_judge(&cfg, job, b->cancel_fd, &b->python_host, &outcome)
+        body = job->kind == BATCH_JUDGE ? run_judge(&cfg, job, b->cancel_fd, &b->python_host, st->cold_reason, &outcome)
                                         : run_sandboxed(&cfg, job, b->cancel_fd, &b->python_host, st, &outcome);
         if (cancel_pending(b->cancel_fd))
                 _exit(WORKER_CANCELLED);   /* no line: --resume runs the job again */

@@ -128,6 +128,7 @@ struct judge_report {
         char program_sha256[65];
         uint64_t output_limit;       /* passed to the result renderer */
         bool replayed;               /* judged from stored observations: no sandbox ran */
+        char start_reason[160];      /* --warm asked, the cases ran cold: why ("" = not asked or warm) */
         struct judge_case_report *cases;
         size_t n_cases;
 };

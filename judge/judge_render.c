@@ -68,7 +68,10 @@ json_t *judge_report_to_json(const struct judge_report *rep,
             set(root, "verdict", json_string(judge_verdict_name(rep->verdict))) < 0 ||
             set(root, "program_sha256", json_string(rep->program_sha256)) < 0 ||
             (rep->replayed && set(root, "replayed", json_true()) < 0) ||
-            set(root, "start", json_string(judge_report_start(rep))) < 0 || set(root, "cases", json_array()) < 0)
+            set(root, "start", json_string(judge_report_start(rep))) < 0 ||
+            (strcmp(judge_report_start(rep), "cold") == 0 && rep->start_reason[0] &&
+             set(root, "start_reason", json_string(rep->start_reason)) < 0) ||
+            set(root, "cases", json_array()) < 0)
                 return NULL;
         cases = json_object_get(root, "cases");
         for (size_t i = 0; i < rep->n_cases; i++)

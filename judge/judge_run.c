@@ -307,8 +307,14 @@ static int run_spec(const struct nsb_config *cli, unsigned cli_explicit, const s
                         break;
                 }
         }
-        if (cs.pool)
+        if (cs.pool) {
                 warm_pool_stop(cs.pool);   /* the zygote ends: every case has */
+                /* the first cold case's reason is the verdict's */
+                for (size_t i = 0; i < rep->n_cases && !rep->start_reason[0]; i++)
+                        if (rep->cases[i].ran && !rep->cases[i].result.warm && rep->cases[i].result.start_reason[0])
+                                snprintf(rep->start_reason, sizeof rep->start_reason, "%s",
+                                         rep->cases[i].result.start_reason);
+        }
         if (r < 0)
                 return r;
         if (obs && observe_not_run(obs, &cfg, spec, program, program_len, rep->program_sha256, rep, e) < 0)

@@ -46,6 +46,10 @@ void elf_deps_free(struct elf_deps *d);
 /* Add @path (following and recording symlinks) and, if it is an ELF file, its
  * whole library closure. */
 int profile_add_executable(struct host_set *set, const char *path, struct nsb_error *e);
+/* Only the library closure of the ELF file @path (its interpreter and every
+ * library it needs, with their symlinks), not @path itself: a file mounted
+ * elsewhere (a warm zygote's library) brings its libraries at their paths. */
+int profile_add_libraries_of(struct host_set *set, const char *path, struct nsb_error *e);
 
 /* Pure: the "#!" line at the start of @buf. 1 and the interpreter (and its
  * one argument, or NULL) malloc'd; 0: not a script; -EINVAL: an empty or

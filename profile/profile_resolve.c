@@ -277,6 +277,15 @@ int profile_add_executable(struct host_set *set, const char *path, struct nsb_er
         return add_closure(set, real, e);
 }
 
+int profile_add_libraries_of(struct host_set *set, const char *path, struct nsb_error *e)
+{
+        char real[PATH_MAX];
+
+        if (!realpath(path, real))
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "'%s'", path);
+        return add_closure(set, real, e);
+}
+
 static bool is_python(const char *path)
 {
         const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;

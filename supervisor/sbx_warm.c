@@ -37,9 +37,11 @@ static int zygote_plan(struct sbx *s, struct nsb_error *e)
         if (!s->req->warm_lib)
                 return nsb_fail(e, NSB_STAGE_PREPARE, EINVAL, "no warm library for the zygote");
         /* nsbox's code for the zygote: its directory is the runner directory
-         * (read-only at /nsbox, wherever the build or install put it), its
-         * shared libraries at their host paths, as the interpreter's are. */
-        if ((r = profile_add_executable(&s->host, s->req->warm_lib, e)) < 0)
+         * (read-only at WARM_ZYGOTE_CODE_DIR, under /program, which each job
+         * covers), its shared libraries at their host paths, as the
+         * interpreter's are; not its own host path (no job may learn where
+         * nsbox lives on the host). */
+        if ((r = profile_add_libraries_of(&s->host, s->req->warm_lib, e)) < 0)
                 return r;
         return sbx_strict_plan(s, e);
 }

@@ -28,6 +28,7 @@
 #define WARM_LIB_FILE "libnsbox_warm.so"
 #define WARM_ZYGOTE_FILE "zygote.py"
 #define HELLO_TIMEOUT_MS 20000
+#define WARM_START_TRIES 3      /* failed starts in a row before jobs run cold for a while */
 /* The zygote's own sandbox: limits for a process that lives the whole batch
  * and runs nothing of a job's (each job has its own). */
 #define ZYGOTE_TIME_MS (24ull * 3600 * 1000)
@@ -309,16 +310,25 @@ int warm_pool_take(struct warm_pool *p)
         if (p->keeper > 0 && p->jobs >= p->rotate)
                 retire(p);
         if (p->keeper == 0) {
-                /* A generation that could not start is not retried for every
-                 * job: the reason stands for a rotation's worth of jobs. */
+                /* A zygote killed while it started is replaced at once; a
+                 * start that keeps failing (a missing library, say) is not
+                 * retried for every job: after WARM_START_TRIES failures in
+                 * a row the reason stands for a rotation's worth of jobs. */
                 if (p->cold_left > 0) {
                         p->cold_left--;
                         return -1;
                 }
-                p->reason[0] = '\0';
-                if (start_generation(p) < 0) {
-                        p->cold_left = p->rotate - 1;
-                        return -1;
+                for (;;) {
+                        p->reason[0] = '\0';
+                        if (start_generation(p) == 0) {
+                                p->failed_starts = 0;
+                                break;
+                        }
+                        if (++p->failed_starts >= WARM_START_TRIES) {
+                                p->failed_starts = 0;
+                                p->cold_left = p->rotate - 1;
+                                return -1;
+                        }
                 }
         }
         p->jobs++;

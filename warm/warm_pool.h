@@ -36,7 +36,8 @@ struct warm_pool {
         unsigned generations;           /* started so far */
         pid_t retired[WARM_MAX_RETIRED];   /* keepers of retired generations, not yet reaped */
         size_t n_retired;
-        unsigned cold_left;             /* jobs that still run cold after a failed start */
+        unsigned cold_left;             /* jobs that still run cold after failed starts */
+        unsigned failed_starts;         /* in a row */
         char reason[400];               /* why this pool cannot start warm ("" = it can) */
 };
 

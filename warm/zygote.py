@@ -29,6 +29,81 @@ _lib.nsbox_warm_job_arg.restype = ctypes.c_char_p
 _path = list(sys.path)
 _fsdecode = __import__("os").fsdecode
 
+# The type of sys.unraisablehook's argument, which no module exposes: the
+# job's exit reports a failed flush through it, as CPython's does.
+_unraisable = []
+_hook, sys.unraisablehook = sys.unraisablehook, lambda u: _unraisable.append(type(u))
+
+
+class _Probe:
+    def __del__(self):
+        raise OSError
+
+
+_Probe()
+sys.unraisablehook = _hook
+_UnraisableHookArgs = _unraisable[0]
+del _hook, _unraisable, _Probe
+
+
+def _exit_code(e):
+    # CPython's rule for an unhandled SystemExit (Python/pythonrun.c)
+    code = e.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    try:
+        sys.stderr.write(str(code) + "\n")
+    except Exception:
+        pass
+    return 1
+
+
+def _run(probe=None):
+    # The job's file, compiled and run as `python3 FILE` does. (@probe: the
+    # zygote's measure of this path's own frames, below.)
+    if probe is None:
+        with open(_MAIN, "rb") as f:
+            source = f.read()
+        g = _main.__dict__
+    else:
+        source, g = probe, {"__builtins__": sys.modules["builtins"]}
+    try:
+        code = compile(source, _MAIN, "exec", dont_inherit=True)
+    except SyntaxError:
+        t, v, _ = sys.exc_info()
+        v.__traceback__ = None      # as CPython prints a file that does not compile
+        if v.lineno == 0 and str(v.msg).startswith("unknown encoding: "):
+            # the file reader's words for a bad coding cookie
+            sys.stderr.write("SyntaxError: encoding problem: %s\n" % v.msg[len("unknown encoding: "):])
+            return 1
+        sys.excepthook(t, v, None)
+        return 1
+    try:
+        exec(code, g)
+    except SystemExit as e:
+        return _exit_code(e)
+    except BaseException:
+        t, v, tb = sys.exc_info()
+        # The first frame is this function's exec: a cold traceback starts
+        # at the file's own module frame (the hook prints the exception's
+        # own __traceback__).
+        tb = tb.tb_next if tb is not None else None
+        v.__traceback__ = tb
+        sys.excepthook(t, v, tb)
+        if isinstance(v, KeyboardInterrupt):
+            return -2
+        return 1
+    return g.get("R", 0) if probe is not None else 0
+
+
+# This path puts frames under the job's own (this module, _run, exec): a
+# cold file's deepest recursion is the limit less 2; the job gets the frames
+# this path takes back, so it recurses as deep as a cold job does.
+_EXTRA_DEPTH = max(0, (sys.getrecursionlimit() - 2) - _run(
+    "def f(n):\n    try:\n        return f(n + 1)\n    except RecursionError:\n        return n\nR = f(0)\n"))
+
 # Objects made before the fork are never collected in a job: a job that
 # runs a full collection then copies no page of them.
 gc.collect()
@@ -47,60 +122,30 @@ if hasattr(sys, "orig_argv"):   # 3.10+
     sys.orig_argv[:] = sys.orig_argv[:len(sys.orig_argv) - 1] + sys.argv
 del _lib, _role, _fsdecode
 sys.path[:] = _path
+# __main__ with a cold script's globals, in their order
 _main = type(sys)("__main__")
-_main.__file__ = _MAIN
-_main.__cached__ = None
-_main.__builtins__ = sys.modules["builtins"]
 _main.__loader__ = sys.modules["_frozen_importlib_external"].SourceFileLoader("__main__", _MAIN)
 _main.__spec__ = None
 _main.__package__ = None
+_main.__annotations__ = {}
+_main.__builtins__ = sys.modules["builtins"]
+_main.__file__ = _MAIN
+_main.__cached__ = None
 sys.modules["__main__"] = _main
 # What only this file imported is not the job's: a cold interpreter has
 # not imported it, so neither has the job (an import runs it afresh).
 for _m in [m for m in sys.modules if m not in _NSBOX_COLD_MODULES and m != "__main__"]:
     del sys.modules[_m]
+if _EXTRA_DEPTH:
+    sys.setrecursionlimit(sys.getrecursionlimit() + _EXTRA_DEPTH)
 
 
-def _exit_code(e):
-    # CPython's rule for an unhandled SystemExit (Python/pythonrun.c)
-    code = e.code
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code
-    try:
-        sys.stderr.write(str(code) + "\n")
-    except Exception:
-        pass
-    return 1
-
-
-def _run():
-    with open(_MAIN, "rb") as f:
-        source = f.read()
-    try:
-        code = compile(source, _MAIN, "exec", dont_inherit=True)
-    except SyntaxError:
-        t, v, _ = sys.exc_info()
-        v.__traceback__ = None      # as CPython prints a file that does not compile
-        sys.excepthook(t, v, None)
-        return 1
-    try:
-        exec(code, _main.__dict__)
-    except SystemExit as e:
-        return _exit_code(e)
-    except BaseException:
-        t, v, tb = sys.exc_info()
-        # The first frame is this function's exec: a cold traceback starts
-        # at the file's own module frame (the hook prints the exception's
-        # own __traceback__).
-        tb = tb.tb_next if tb is not None else None
-        v.__traceback__ = tb
-        sys.excepthook(t, v, tb)
-        if isinstance(v, KeyboardInterrupt):
-            return -2
-        return 1
-    return 0
+def _unraisable(hook, exc_type, exc, tb, err_msg, obj):
+    # Reported as CPython's finalisation reports it: with no frame of this
+    # file in the traceback (none is on the stack there).
+    while tb is not None and tb.tb_frame.f_code is _shutdown.__code__:
+        tb = tb.tb_next
+    hook(_UnraisableHookArgs((exc_type, exc, tb, err_msg, obj)))
 
 
 def _shutdown(status):
@@ -116,12 +161,26 @@ def _shutdown(status):
             threading._shutdown()
         except BaseException:
             pass
-    _atexit._run_exitfuncs()
+    hook = sys.unraisablehook
+
+    def report(u):
+        _unraisable(hook, u.exc_type, u.exc_value, u.exc_traceback, u.err_msg, u.object)
+
+    sys.unraisablehook = report
+    try:
+        _atexit._run_exitfuncs()
+    finally:
+        if sys.unraisablehook is report:    # unless a handler set its own
+            sys.unraisablehook = hook
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:
                 stream.flush()
-        except Exception:
+        except Exception as e:
+            try:
+                _unraisable(sys.unraisablehook, type(e), e, e.__traceback__, None, stream)
+            except Exception:
+                pass
             if status == 0:
                 status = 120        # as CPython exits when it cannot flush
     import os
