@@ -10,9 +10,12 @@ it forks and the jobs they fork carry the same command line beneath it).
 import json
 import os
 import queue
+import re
 import subprocess
 import threading
 import time
+
+import hoststate
 
 WARM_CMDLINE_END = b"/program/main.py"
 
@@ -198,3 +201,60 @@ class LiveBatch:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
+
+
+class TreeWatcher:
+    """Polls @root's process tree in a thread and keeps every pid it saw
+    (with its start time). A batch's workers live as long as their job, so
+    the poll sees them; their cgroups are named by their pid
+    (`nsbox-<pid>-...`), which is how left() finds what a batch left."""
+
+    def __init__(self, root, period=0.003):
+        self.root, self.period = root, period
+        self.seen = {}
+        self.cgroups_before = set(nsbox_cgroups())
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._poll, daemon=True)
+        self._t.start()
+
+    def _poll(self):
+        while not self._stop.is_set():
+            for p, st in tree_snapshot(self.root).items():
+                self.seen.setdefault(p, st)
+            self._stop.wait(self.period)
+
+    def stop(self):
+        self._stop.set()
+        self._t.join(10)
+        return self
+
+    def left(self, grace=5):
+        """What the batch left once it ended: live processes of its tree,
+        cgroups named after one of its processes."""
+        self.stop()
+        deadline = time.monotonic() + grace
+        while alive_of(self.seen) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        found = ["process survived: %d %r" % (p, cmdline(p)) for p in alive_of(self.seen)]
+        pids = set(self.seen)
+        for path in sorted(set(nsbox_cgroups()) - self.cgroups_before):
+            m = NSBOX_CGROUP.match(os.path.basename(path))
+            if m and int(m.group(1)) in pids:
+                found.append("cgroup left: " + path)
+        return found
+
+
+NSBOX_CGROUP = re.compile(r"^nsbox-(?:sup-)?(\d+)(?:-.*)?$")
+
+
+def nsbox_cgroups():
+    """Every nsbox-* directory beneath our own cgroups (any suffix: a warm
+    generation's cgroups need not follow the cold names)."""
+    found = []
+    for d in hoststate.own_cgroup_dirs():
+        try:
+            names = os.listdir(d)
+        except OSError:
+            continue
+        found += [os.path.join(d, n) for n in names if n.startswith("nsbox-") and os.path.isdir(os.path.join(d, n))]
+    return found
