@@ -4,8 +4,8 @@ and the zygotes in it. Stdlib only.
 
 How a zygote is recognised from the host (docs/warm-start.md): it is a
 CPython started as `python3 -I -B /program/main.py`, a descendant of the
-`nsbox batch` process, and its parent is not such a process (the job inits
-it forks and the jobs they fork carry the same command line beneath it).
+`nsbox batch` process, with no such process above it (the job inits it
+forks and the jobs they fork carry the same command line beneath it).
 """
 import json
 import os
@@ -73,8 +73,18 @@ def is_python_main(pid):
 
 def zygotes(batch_pid):
     """The zygotes under the nsbox batch process @batch_pid: python
-    /program/main.py processes whose parent is not one."""
-    return [p for p in descendants(batch_pid) if is_python_main(p) and not is_python_main(ppid_of(p) or 0)]
+    /program/main.py processes with no such process above them (up to
+    @batch_pid), whatever the job inits between a zygote and its jobs show."""
+    found = []
+    for p in descendants(batch_pid):
+        if not is_python_main(p):
+            continue
+        up = ppid_of(p)
+        while up and up != batch_pid and not is_python_main(up):
+            up = ppid_of(up)
+        if not up or up == batch_pid:
+            found.append(p)
+    return found
 
 
 def wait_zygotes(batch_pid, timeout=20):
