@@ -211,6 +211,13 @@ class LiveBatch:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
+        self._reader.join(10)
+        self._err.join(10)
+        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            try:
+                f.close()
+            except OSError:
+                pass
 
 
 class TreeWatcher:
