@@ -12,6 +12,8 @@
   left on the host; after a zygote's death later jobs run warm again.
 - Refusals: where a warm start is not had, the job runs cold and says why.
 
+- judge --warm: every case starts warm, with the cold outcome.
+
 This file is the meson test `warm` (and `warm-unprivileged`, through
 as_nobody.sh); the integration suite's discovery leaves it out (load_tests
 below) so that it runs once per user, in its own suite.
@@ -19,8 +21,10 @@ below) so that it runs once per user, in its own suite.
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 import unittest
 import uuid
@@ -775,6 +779,42 @@ class Faults(WarmTest):
         _, out = self.batch([py("next", "print('next')")], "--warm", "-j", "1")
         self.assert_ok(out["next"], "next\n")
         self.assertEqual(snap.leaks(pids, markers), [])
+
+
+# ---------------------------------------------------------------- judge
+
+class JudgeWarm(WarmTest):
+    def test_judge_cases_start_warm_with_the_cold_outcome(self):
+        """nsbox judge --warm: every case starts warm and gives what the same
+        case gives cold (argv, stdin, exit codes, a traceback)."""
+        src = ("import sys\nn = int(sys.argv[1])\nif n < 0:\n    raise ValueError(n)\n"
+               "print(n * 2, sys.argv, __file__, sys.stdin.read())\nsys.exit(n % 3)\n")
+        cases = [{"name": "c%d" % n, "args": [str(n)], "stdin": "in%d" % n,
+                  "expect": {"stdout": {"equals": "%d %r /program/main.py in%d\n" % (2 * n, ["/program/main.py", str(n)], n)},
+                             "exit_code": n % 3}} for n in range(6)]
+        cases.append({"name": "raises", "args": ["-1"], "expect": {"exit_code": 1}})
+        d = tempfile.mkdtemp(prefix="nsbox-warm-judge.", dir="/var/tmp")
+        self.addCleanup(shutil.rmtree, d, True)
+        os.chmod(d, 0o755)
+        spec = os.path.join(d, "spec.json")
+        with open(spec, "w") as f:
+            json.dump({"program": {"source": src}, "cases": cases}, f)
+        os.chmod(spec, 0o644)
+        verdicts = {}
+        for mode in ("cold", "warm"):
+            p = self.nsbox("judge", "--json", *(["--warm"] if mode == "warm" else []), spec, timeout=300)
+            verdicts[mode] = json.loads(p.stdout)
+        cold, warm = verdicts["cold"], verdicts["warm"]
+        self.assertEqual((warm["verdict"], warm.get("start"), warm.get("start_reason")), ("pass", "warm", None),
+                         json.dumps(warm)[:3000])
+        self.assertEqual(cold["verdict"], "pass", json.dumps(cold)[:3000])
+        for cc, wc in zip(cold["cases"], warm["cases"]):
+            self.assert_warm(wc["result"])
+            self.assertEqual(cc["result"].get("start"), "cold")
+            for k in COMPARED:
+                self.assertEqual(cc["result"][k], wc["result"][k], (cc["name"], k))
+            for stream in ("stdout", "stderr"):
+                self.assertEqual(cc["result"][stream]["text"], wc["result"][stream]["text"], (cc["name"], stream))
 
 
 # ---------------------------------------------------------------- refusals

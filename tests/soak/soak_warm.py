@@ -112,6 +112,8 @@ def growth(samples, jobs):
         out[name] = (min(s[i] for s in first), min(s[i] for s in second))
     out["rss_kib"] = (max(s[2] for s in first if s[2]), max(s[2] for s in second if s[2]))
     out["zygotes_max"] = max(s[4] for s in samples)
+    out["cgroups_max"] = max(s[5] for s in samples)    # > 0: the cgroup count measures something
+    out["processes_max"] = max(s[3] for s in samples)
     return out
 
 
