@@ -219,6 +219,48 @@ def parity_snippets():
         ("big_output", lambda k: py(0, "print('y' * %d)\nprint('end')\n" % (20000 + k))),
         ("test_code", lambda k: py(0, "def f(x):\n    return x + %d\n" % k, test_code="assert f(1) == %d\nprint('tested')\n" % (k + 1))),
         ("test_code_fail", lambda k: py(0, "def f(x):\n    return x\n", test_code="assert f(1) == %d, 'f(1)'\n" % (k + 2))),
+        ("stdout_closed", lambda k: py(0, "import os\nprint('lost %d')\nos.close(1)\n" % k)),
+        ("excepthook", lambda k: py(0, "import sys\ndef hook(t, v, tb):\n    print('hooked', t.__name__, v)\n    sys.stdout.flush()\n"
+                                       "sys.excepthook = hook\nraise LookupError(%d)\n" % k)),
+        ("atexit_error", lambda k: py(0, "import atexit\nclass Bad:\n    def __repr__(self):\n        return 'Bad()'\n"
+                                         "    def __call__(self):\n        raise OSError(%d, 'in atexit')\n"
+                                         "atexit.register(Bad())\nprint('main')\n" % k)),
+        ("atexit_exit", lambda k: py(0, "import atexit, sys\natexit.register(sys.exit, %d)\nprint('main')\n" % (k % 5))),
+        ("non_daemon_thread", lambda k: py(0, "import threading, time\ndef late():\n    time.sleep(0.2)\n    print('thread done %d')\n"
+                                              "threading.Thread(target=late).start()\nprint('main done')\n" % k)),
+        ("sigterm_handler", lambda k: py(0, "import os, signal, sys\ndef h(s, f):\n    print('handled', s)\n    sys.exit(%d)\n"
+                                            "signal.signal(signal.SIGTERM, h)\nos.kill(os.getpid(), signal.SIGTERM)\n"
+                                            "import time\ntime.sleep(5)\n" % (k % 9))),
+        ("abort", lambda k: py(0, "import os\nprint('aborting %d', flush=True)\nos.abort()\n" % k)),
+        ("segfault", lambda k: py(0, "import ctypes\nprint('crash %d', flush=True)\nctypes.string_at(0)\n" % k)),
+        ("stderr_flood", lambda k: py(0, "import sys\nwhile True:\n    sys.stderr.write('err %d ' * 9 + '\\n')\n" % k,
+                                      limits={"output_limit": "16K", "wall_time": "30s"})),
+        ("program_file", lambda k: py(0, "import os, errno\nst = os.stat(__file__)\n"
+                                         "print(%d, oct(st.st_mode), st.st_uid, st.st_gid, st.st_size, oct(os.stat('/program').st_mode),\n"
+                                         "      os.access(__file__, os.W_OK), sorted(os.listdir('/program')))\n"
+                                         "try:\n    open(__file__, 'a').write('x')\nexcept OSError as e:\n    print(errno.errorcode[e.errno])\n"
+                                         % k)),
+        # the mount in effect at each place the job writes or reads (the
+        # last one listed: a warm job's stack the zygote's below its own)
+        ("mounts", lambda k: py(0, "import os\nm = {}\nfor line in open('/proc/self/mountinfo'):\n    f = line.split()\n"
+                                   "    i = f.index('-')\n    if f[4] in ('/tmp', '/workspace', '/dev', '/proc'):\n"
+                                   "        m[f[4]] = (f[5], f[i + 1], ','.join(sorted(o for o in f[i + 3].split(',') if o.startswith(('size=', 'nr_inodes=')))))\n"
+                                   "    if f[4] == '/':\n        m['/'] = f[5]\n"
+                                   "print(sorted(m.items()))\n"
+                                   "for d in ('/tmp', '/workspace'):\n    s = os.statvfs(d)\n    print(d, s.f_bsize * s.f_blocks, s.f_flag)\n"
+                                   "print(%d)\n" % k)),
+        ("write_attempts", lambda k: py(0, "import errno, os\nfor p in ('/x', '/usr/x', '/dev/shm/x', '/proc/x', '/program/x', '/lib/x', '/tmp/x', '/workspace/x'):\n"
+                                           "    try:\n        open(p, 'w').close()\n        print(p, 'ok')\n"
+                                           "    except OSError as e:\n        print(p, errno.errorcode[e.errno])\nprint(%d)\n" % k)),
+        ("sockets", lambda k: py(0, "import errno, socket\nfor fam, typ in ((socket.AF_INET, socket.SOCK_STREAM), (socket.AF_INET6, socket.SOCK_DGRAM),\n"
+                                    "                 (socket.AF_NETLINK, socket.SOCK_RAW), (socket.AF_PACKET, socket.SOCK_RAW), (socket.AF_UNIX, socket.SOCK_STREAM)):\n"
+                                    "    try:\n        socket.socket(fam, typ).close()\n        print(int(fam), 'ok')\n"
+                                    "    except OSError as e:\n        print(int(fam), errno.errorcode[e.errno])\n"
+                                    "a, b = socket.socketpair()\na.send(b'%d')\nprint(b.recv(10))\n" % k)),
+        ("subprocess", lambda k: py(0, "import subprocess, sys\nr = subprocess.run([sys.executable, '-c', 'import os, sys; print(os.getpid(), os.getppid(), sys.argv)', '%d'],\n"
+                                       "                   capture_output=True, text=True)\nprint(r.returncode, r.stdout, r.stderr)\n" % k)),
+        ("nice_and_ids", lambda k: py(0, "import os\nprint(%d, os.getuid(), os.geteuid(), os.getgid(), os.getgroups(), os.nice(0), os.getpriority(os.PRIO_PROCESS, 0))\n"
+                                         "try:\n    os.nice(-1)\nexcept OSError as e:\n    print('nice', e.errno)\n" % k)),
     ]
     jobs = []
     for i in range(200):
