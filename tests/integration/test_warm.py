@@ -329,6 +329,32 @@ class Parity(WarmTest):
                      ("syntax", "exited", None), ("pass", "exited", None)):
             self.assertIn(need, kinds, "cold runs never gave %r: the parity proves less than it says" % (need,))
 
+    def test_interpreter_args_hold_warm(self):
+        """--interpreter-args reach a warm job as they reach a cold one (-O
+        strips asserts, -u unbuffers, -S drops site and its exit(), -X dev
+        and -W error change warnings)."""
+        snippets = [py("identity", IDENTITY % {"k": 0}, stdin="s"),
+                    py("assert", "assert False, 'stripped by -O'\nprint('after assert', __debug__)\n"),
+                    py("exit_builtin", "print('x')\nexit(4)\n"),
+                    py("warning", "import warnings\nwarnings.warn('w')\nprint('after warning')\n"),
+                    py("buffered", "import os\nprint('lost unless -u')\nos._exit(3)\n")]
+        diffs = []
+        for args in ("-I -B -u -O", "-S -I -B", "-I -B -X dev -W error"):
+            _, cold = self.batch(snippets, "-j", "2", "--interpreter-args", args)
+            _, warm = self.batch(snippets, "-j", "2", "--warm", "--interpreter-args", args)
+            for j in snippets:
+                c, w = cold[j["id"]], warm[j["id"]]
+                if w.get("start") != "warm":
+                    diffs.append("%s %s: start %r (%r)" % (args, j["id"], w.get("start"), w.get("start_reason")))
+                for k in COMPARED:
+                    if c[k] != w[k]:
+                        diffs.append("%s %s: %s cold %r, warm %r" % (args, j["id"], k, c[k], w[k]))
+                for stream in ("stdout", "stderr"):
+                    if c[stream]["text"] != w[stream]["text"]:
+                        diffs.append("%s %s: %s differs:\n%s" % (args, j["id"], stream,
+                                                                 diff_at(c[stream]["text"], w[stream]["text"])))
+        self.assertEqual(diffs, [], "\n".join(diffs))
+
     def test_identity_is_a_fresh_main(self):
         """The identity snippet, one warm run read closely: what `python3 -I
         -B /program/main.py` gives (the parity test compares it to cold)."""
@@ -778,6 +804,38 @@ class Faults(WarmTest):
         print("  %d zygote kills, %d of %d jobs ended status error" % (kills, errors, len(b.results)))
         hoststate.wait_run_cgroups_empty([b.pid])
         self.assertEqual(snap.leaks([b.pid], markers), [])
+
+    def test_sigterm_ends_every_job_and_the_zygote(self):
+        """SIGTERM (and SIGINT) to a warm batch: exit 130, cancelled jobs
+        write no line, and nothing of the batch, its zygotes or its jobs is
+        left."""
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            snap = hoststate.Snapshot()
+            markers = ["nsbox-warmterm-%s" % uuid.uuid4().hex for _ in range(2)]
+            self.addCleanup(hoststate.kill_marked, markers)
+            b = self.live("--warm", "-j", "2")
+            tree = warmtree.TreeWatcher(b.pid)
+            b.send(answer_job(0)[0])
+            b.wait_for(0)
+            for i, m in enumerate(markers, 1):
+                b.send(py(i, "import os, time\nif os.fork() == 0:\n    os.setsid()\n"
+                             "    os.execv('/usr/bin/python3', ['python3', '-c', 'import time\\nwhile 1: time.sleep(1)', %r])\n"
+                             "time.sleep(3600)\n" % m, limits={"wall_time": "1h"}))
+            deadline = time.monotonic() + 20
+            while not all(processes_with(m) for m in markers) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            self.assertTrue(all(processes_with(m) for m in markers), "the jobs never started")
+            self.assertTrue(warmtree.zygotes(b.pid), "no zygote under nsbox batch")
+            os.kill(b.pid, sig)
+            try:
+                b.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.fail("nsbox batch did not end within 30 s of %s" % sig.name)
+            b.close()
+            self.assertEqual(b.proc.returncode, 130, (sig.name, b.stderr[-1000:]))
+            self.assertEqual(sorted(b.results), [0], "a cancelled job wrote a line")
+            self.assertEqual(tree.left(), [], sig.name)
+            self.assertEqual(snap.leaks([b.pid], markers), [], sig.name)
 
     def test_nsbox_killed_at_random_moments(self):
         rng = random.Random(SEED + 1)
