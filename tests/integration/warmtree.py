@@ -5,7 +5,8 @@ and the zygotes in it. Stdlib only.
 How a zygote is recognised from the host (docs/warm-start.md): it is a
 CPython started as `python3 -I -B /program/main.py`, a descendant of the
 `nsbox batch` process, with no such process above it (the job inits it
-forks and the jobs they fork carry the same command line beneath it).
+forks and the jobs they fork carry the same command line beneath it), and
+not PID 2 in its pid namespace (a cold python job is).
 """
 import json
 import os
@@ -71,13 +72,27 @@ def is_python_main(pid):
     return bool(c) and c.rstrip(b"\0").endswith(WARM_CMDLINE_END)
 
 
+def inner_pid(pid):
+    """@pid in its own pid namespace (the last NSpid field)."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("NSpid:"):
+                    return int(line.split()[-1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def zygotes(batch_pid):
     """The zygotes under the nsbox batch process @batch_pid: python
     /program/main.py processes with no such process above them (up to
-    @batch_pid), whatever the job inits between a zygote and its jobs show."""
+    @batch_pid), whatever the job inits between a zygote and its jobs show,
+    and not PID 2 of their namespace (a cold job is; the zygote never is,
+    docs/warm-start.md), so a batch that fell back to cold shows none."""
     found = []
     for p in descendants(batch_pid):
-        if not is_python_main(p):
+        if not is_python_main(p) or inner_pid(p) in (2, None):
             continue
         up = ppid_of(p)
         while up and up != batch_pid and not is_python_main(up):
