@@ -29,21 +29,24 @@ def cmdline(pid):
         return None
 
 
-def ppid_of(pid):
+def _stat(pid, field):
+    """Field @field of /proc/PID/stat (1-based, as proc(5) counts), or None."""
     try:
         with open("/proc/%d/stat" % pid) as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
+            return f.read().rsplit(")", 1)[1].split()[field - 3]
+    except (OSError, IndexError):
         return None
+
+
+def ppid_of(pid):
+    v = _stat(pid, 4)
+    return int(v) if v else None
 
 
 def start_time(pid):
     """The kernel's start time of @pid (field 22), to tell a pid reused."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return int(f.read().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
+    v = _stat(pid, 22)
+    return int(v) if v else None
 
 
 def children_map():
@@ -128,11 +131,7 @@ def alive_of(snap):
 
 
 def _zombie(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except OSError:
-        return True
+    return _stat(pid, 3) in ("Z", "X", None)
 
 
 def rss_kib(pid):

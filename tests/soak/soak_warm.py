@@ -78,7 +78,6 @@ class Sampler(threading.Thread):
         self.samples = []        # (done jobs, fds, rss KiB, processes, zygotes, cgroups)
         self.done = 0
         self.zygotes = set()
-        self.seen = {}
         self.cgroups_before = set(warmtree.nsbox_cgroups())
         self.stop = threading.Event()
 
@@ -89,8 +88,6 @@ class Sampler(threading.Thread):
             except OSError:
                 break
             tree = warmtree.tree_snapshot(self.pid)
-            for p, st in tree.items():
-                self.seen.setdefault(p, st)
             zyg = warmtree.zygotes(self.pid)
             self.zygotes.update(zyg)
             pids = set(tree)
@@ -148,6 +145,7 @@ def main():
     proc = hoststate.start([a.nsbox, "batch", "--warm", "-j", str(a.parallel), "--warm-rotate", str(a.rotate), jobs_path])
     sampler = Sampler(proc.pid)
     sampler.start()
+    tree = warmtree.TreeWatcher(proc.pid, period=0.02)
     problems, results = [], {}
     for line in proc.stdout:
         res = json.loads(line)
@@ -196,16 +194,7 @@ def main():
         problems.append("%d zygotes seen for %d jobs at --warm-rotate %d: rotation did not happen"
                         % (len(sampler.zygotes), a.jobs, a.rotate))
     # afterwards: nothing of the batch is left
-    deadline = time.monotonic() + 5
-    while warmtree.alive_of(sampler.seen) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    leaks = ["process survived: %d %r" % (p, warmtree.cmdline(p)) for p in warmtree.alive_of(sampler.seen)]
-    seen = set(sampler.seen)
-    for path in sorted(set(warmtree.nsbox_cgroups()) - sampler.cgroups_before):
-        m = warmtree.NSBOX_CGROUP.match(os.path.basename(path))
-        if m and int(m.group(1)) in seen:
-            leaks.append("cgroup left: " + path)
-    leaks += snap.leaks([proc.pid], markers)
+    leaks = tree.left() + snap.leaks([proc.pid], markers)
     hoststate.kill_marked(markers)   # never leave a survivor behind
 
     counts = {}
