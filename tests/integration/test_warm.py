@@ -776,7 +776,8 @@ class Faults(WarmTest):
                 b.send(job)
                 n += 1
             zyg = warmtree.wait_zygotes(b.pid, timeout=20)
-            self.assertTrue(zyg, "seed %d round %d: no zygote under nsbox batch" % (SEED, rnd))
+            self.assertTrue(zyg, "seed %d round %d: no zygote under nsbox batch; the lines so far: %r" % (
+                SEED, rnd, [(i, r.get("start"), r.get("start_reason"), r["status"]) for i, r in b.drain().items()]))
             time.sleep(rng.uniform(0, 0.25))
             for z in warmtree.zygotes(b.pid) if rng.random() < 0.5 else [rng.choice(zyg)]:
                 try:

@@ -197,6 +197,20 @@ class LiveBatch:
                 self.results[res["id"]] = res
         return self.results[job_id]
 
+    def drain(self):
+        """The result lines that came so far (kept in self.results)."""
+        while True:
+            try:
+                line = self.lines.get_nowait()
+            except queue.Empty:
+                return self.results
+            if line is None:
+                self.lines.put(None)
+                return self.results
+            if line.endswith(b"\n"):
+                res = json.loads(line)
+                self.results[res["id"]] = res
+
     def close(self, timeout=120):
         """End the input; wait for nsbox; return its exit code."""
         try:

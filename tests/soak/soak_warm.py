@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Warm soak (issue #14): one `nsbox batch --warm -j P --warm-rotate R` over
-many python jobs, normal and hostile mixed; while it runs, nsbox's fd count
-and memory, the processes of its tree and its cgroups are sampled; then the
-second half of the run may hold no more than the first (no fd, process or
-cgroup growth; nsbox's memory bounded), every job must have ended as its
+many python jobs, normal and hostile mixed, fed through its stdin in two
+parts. Once the first tenth and once all jobs have their lines, nsbox is
+idle: its fd count, its tree's processes and its cgroups must then be the
+same, and its RSS within RSS_GROWTH_KIB; while it runs, the zygotes alive at
+once are bounded and rotation must happen. Every job must have ended as its
 kind expects and started warm, and the host must hold nothing of the batch
 afterwards (process, cgroup, mount, temporary file).
 
@@ -20,7 +21,6 @@ import os
 import random
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 import hoststate  # noqa: E402
 import warmtree  # noqa: E402
 
-RSS_GROWTH_KIB = 2048     # nsbox's resident memory: second half's peak over the first's
+RSS_GROWTH_KIB = 2048     # nsbox's idle resident memory, after all jobs over after the first tenth
 
 
 def kinds():
@@ -70,7 +70,8 @@ def kinds():
 
 class Sampler(threading.Thread):
     """Every @period s: nsbox's fds and RSS, its tree's process count, the
-    zygotes alive, and the cgroups named after a process of its tree."""
+    zygotes alive, and the cgroups named after a process of its tree (the
+    maxima are reported; rotation is seen in the zygotes)."""
 
     def __init__(self, pid, period=0.02):
         super().__init__(daemon=True)
@@ -97,21 +98,19 @@ class Sampler(threading.Thread):
             self.stop.wait(self.period)
 
 
-def growth(samples, jobs):
-    """Floors (fds, processes, cgroups) and peak RSS of the first and the
-    second half of the run, after the first 5 % of jobs (start-up)."""
-    first = [s for s in samples if jobs * 0.05 <= s[0] < jobs * 0.5]
-    second = [s for s in samples if s[0] >= jobs * 0.5]
-    if len(first) < 10 or len(second) < 10:
-        return None
-    out = {}
-    for i, name in ((1, "fds"), (3, "processes"), (5, "cgroups")):
-        out[name] = (min(s[i] for s in first), min(s[i] for s in second))
-    out["rss_kib"] = (max(s[2] for s in first if s[2]), max(s[2] for s in second if s[2]))
-    out["zygotes_max"] = max(s[4] for s in samples)
-    out["cgroups_max"] = max(s[5] for s in samples)    # > 0: the cgroup count measures something
-    out["processes_max"] = max(s[3] for s in samples)
-    return out
+def idle_state(pid, cgroups_before, settle=0.5):
+    """nsbox with no job in flight: its fds, its tree's processes, the
+    cgroups named after one of them, its RSS (after @settle s for the
+    workers of the last jobs to end)."""
+    time.sleep(settle)
+    tree = warmtree.tree_snapshot(pid)
+    cgs = [c for c in set(warmtree.nsbox_cgroups()) - cgroups_before
+           if (lambda m: m and int(m.group(1)) in tree)(warmtree.NSBOX_CGROUP.match(os.path.basename(c)))]
+    try:
+        fds = hoststate.fd_count(pid)
+    except OSError:
+        fds = None
+    return {"fds": fds, "processes": len(tree), "cgroups": len(cgs), "rss_kib": warmtree.rss_kib(pid)}
 
 
 def main():
@@ -126,38 +125,56 @@ def main():
     rng = random.Random(a.seed)
     table = kinds()
     names = [n for n, (w, _, _, _) in table.items() for _ in range(w)]
-    plan, markers = {}, []
-    workdir = tempfile.mkdtemp(prefix="nsbox-soak-warm.", dir="/var/tmp")
-    jobs_path = os.path.join(workdir, "jobs.jsonl")
-    with open(jobs_path, "w") as f:
-        for i in range(a.jobs):
-            kind = rng.choice(names)
-            marker = "nsbox-soakwarm-%d-%s" % (i, uuid.uuid4().hex[:12])
-            markers.append(marker)
-            job = dict(id=i, kind="python", **table[kind][1](marker))
-            job.setdefault("limits", {})
-            job["limits"].setdefault("wall_time", "30s")
-            plan[i] = (kind, marker)
-            f.write(json.dumps(job) + "\n")
+    plan, markers, lines = {}, [], []
+    for i in range(a.jobs):
+        kind = rng.choice(names)
+        marker = "nsbox-soakwarm-%d-%s" % (i, uuid.uuid4().hex[:12])
+        markers.append(marker)
+        job = dict(id=i, kind="python", **table[kind][1](marker))
+        job.setdefault("limits", {})
+        job["limits"].setdefault("wall_time", "30s")
+        plan[i] = (kind, marker)
+        lines.append((json.dumps(job) + "\n").encode())
 
     snap = hoststate.Snapshot()
     t0 = time.monotonic()
-    proc = hoststate.start([a.nsbox, "batch", "--warm", "-j", str(a.parallel), "--warm-rotate", str(a.rotate), jobs_path])
+    proc = hoststate.start([a.nsbox, "batch", "--warm", "-j", str(a.parallel), "--warm-rotate", str(a.rotate), "-"],
+                           stdin=subprocess.PIPE)
     sampler = Sampler(proc.pid)
     sampler.start()
     tree = warmtree.TreeWatcher(proc.pid, period=0.02)
+    # jobs go in two parts; after each, once every result is in, nsbox is
+    # idle: its fds, processes, cgroups and RSS then must be the same
+    checkpoint = max(a.jobs // 10, 1)
+    idle, idle_taken = [], threading.Event()
+
+    def feed():
+        try:
+            for n, line in enumerate(lines):
+                if n == checkpoint:
+                    idle_taken.wait()
+                proc.stdin.write(line)
+                proc.stdin.flush()
+            while len(idle) < 2 and proc.poll() is None:
+                time.sleep(0.05)
+        finally:
+            proc.stdin.close()
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
     problems, results = [], {}
     for line in proc.stdout:
         res = json.loads(line)
         results[res["id"]] = res
         sampler.done = len(results)
+        if len(results) in (checkpoint, a.jobs):
+            idle.append(idle_state(proc.pid, sampler.cgroups_before))
+            idle_taken.set()
     err = proc.stderr.read()
     proc.wait()
+    feeder.join(10)
     elapsed = time.monotonic() - t0
     sampler.stop.set()
     sampler.join(10)
-    os.unlink(jobs_path)
-    os.rmdir(workdir)
 
     if proc.returncode != 0:
         problems.append("nsbox batch exited %d: %r" % (proc.returncode, err[-500:]))
@@ -179,17 +196,22 @@ def main():
             problems.append("job %d (stdin): stdout %r" % (i, res["stdout"]["text"][:200]))
         elif stdout is not None and res["stdout"]["text"] != stdout:
             problems.append("job %d (%s): stdout %r, expected %r" % (i, kind, res["stdout"]["text"][:200], stdout))
-    g = growth(sampler.samples, a.jobs)
-    if g is None:
-        problems.append("too few samples (%d) to judge growth" % len(sampler.samples))
+    g = {"idle_after": [checkpoint, a.jobs], "idle": idle, "samples": len(sampler.samples)}
+    if sampler.samples:
+        g.update(zygotes_max=max(x[4] for x in sampler.samples), processes_max=max(x[3] for x in sampler.samples),
+                 cgroups_max=max(x[5] for x in sampler.samples), fds_max=max(x[1] for x in sampler.samples),
+                 rss_kib_max=max(x[2] or 0 for x in sampler.samples))
+    if len(idle) != 2:
+        problems.append("nsbox was not seen idle after %d and %d jobs" % (checkpoint, a.jobs))
     else:
         for name in ("fds", "processes", "cgroups"):
-            if g[name][1] > g[name][0]:
-                problems.append("the resting %s count grew: %d -> %d" % (name, g[name][0], g[name][1]))
-        if g["rss_kib"][1] > g["rss_kib"][0] + RSS_GROWTH_KIB:
-            problems.append("nsbox's RSS grew: %d -> %d KiB" % g["rss_kib"])
-        if g["zygotes_max"] > 2 * a.parallel:
-            problems.append("%d zygotes alive at once for -j %d" % (g["zygotes_max"], a.parallel))
+            if idle[1][name] != idle[0][name]:
+                problems.append("idle %s after %d jobs: %d, after %d: %d" % (name, checkpoint, idle[0][name], a.jobs,
+                                                                         idle[1][name]))
+        if idle[1]["rss_kib"] > idle[0]["rss_kib"] + RSS_GROWTH_KIB:
+            problems.append("nsbox's idle RSS grew: %d -> %d KiB" % (idle[0]["rss_kib"], idle[1]["rss_kib"]))
+    if g.get("zygotes_max", 0) > 2 * a.parallel:
+        problems.append("%d zygotes alive at once for -j %d" % (g["zygotes_max"], a.parallel))
     if len(sampler.zygotes) < a.jobs // a.rotate:
         problems.append("%d zygotes seen for %d jobs at --warm-rotate %d: rotation did not happen"
                         % (len(sampler.zygotes), a.jobs, a.rotate))
