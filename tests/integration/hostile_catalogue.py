@@ -9,6 +9,7 @@ unchanged; the sentinel process alive; the host's listeners reached by
 nothing). docs/security.md's "Hostile catalogue" table lists every entry with
 the protection that stops it; a test keeps the two in step.
 """
+import json
 import os
 import stat
 
@@ -295,3 +296,47 @@ def setid_or_device_files(root):
             if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
                 bad.append(p)
     return bad
+
+
+# ---- the warm column (issue #14): every python entry also runs as a job of
+# ---- `nsbox batch --warm` (test_hostile.HostileWarm), with the same outcome.
+
+def warm_start(entry):
+    """How an entry must start under --warm: "warm", or the reason it must
+    run cold for (docs/warm-start.md); None: not a python job."""
+    if entry.kind != "python":
+        return None
+    if "--network" in entry.opts and entry.opts[entry.opts.index("--network") + 1] == "loopback":
+        return "network loopback"
+    return "warm"
+
+
+def warm_argv_for(entry, c, nsbox):
+    """The `nsbox batch --warm` command line of one python entry; the job
+    itself goes to its stdin (warm_job)."""
+    return [nsbox, "batch", "--warm", "-j", "1", "--workspace", c.ws, *entry.opts, "--ro-bind", HOSTILE + ":/hostile", "-"]
+
+
+def warm_job(entry, c, supervisor_pid):
+    """The batch job of a python entry: the program's text as its code. A
+    batch job has no arguments: a first line reads them from stdin into
+    sys.argv (not written in the code: fs_read_secrets greps every file it
+    can read, /program/main.py included, for the token it is given)."""
+    args = entry.args(c) + ([str(supervisor_pid)] if entry.append_supervisor_pid else [])
+    with open(entry.program, encoding="utf-8") as f:
+        code = "import sys; sys.argv[1:] = __import__('json').loads(sys.stdin.readline())\n" + f.read()
+    return {"id": entry.name, "kind": "python", "code": code, "stdin": json.dumps(args) + "\n"}
+
+
+def warm_check(entry):
+    """The entry's check for a warm result: the same, but the network is the
+    shared empty one (`net: shared-empty`, asserted by HostileWarm)."""
+    if entry.check is None:
+        return None
+
+    def check(t, res, obs, c):
+        if res.get("start") == "warm":
+            t.assertEqual(res["protections"]["net"], "shared-empty")
+            res = dict(res, protections=dict(res["protections"], net="empty-netns"))
+        entry.check(t, res, obs, c)
+    return check
