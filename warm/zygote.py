@@ -64,13 +64,14 @@ def _run(probe=None):
     # The job's file, compiled and run as `python3 FILE` does. (@probe: the
     # zygote's measure of this path's own frames, below.)
     if probe is None:
-        with open(_MAIN, "rb") as f:
+        name = _MAIN
+        with open(name, "rb") as f:
             source = f.read()
         g = _main.__dict__
     else:
-        source, g = probe, {"__builtins__": sys.modules["builtins"]}
+        name, source, g = "<nsbox depth probe>", probe, {"__builtins__": sys.modules["builtins"]}
     try:
-        code = compile(source, _MAIN, "exec", dont_inherit=True)
+        code = compile(source, name, "exec", dont_inherit=True)
     except SyntaxError:
         t, v, _ = sys.exc_info()
         v.__traceback__ = None      # as CPython prints a file that does not compile
