@@ -138,7 +138,23 @@ sys.modules["__main__"] = _main
 for _m in [m for m in sys.modules if m not in _NSBOX_COLD_MODULES and m != "__main__"]:
     del sys.modules[_m]
 if _EXTRA_DEPTH:
-    sys.setrecursionlimit(sys.getrecursionlimit() + _EXTRA_DEPTH)
+    # The frames this file holds under the job's are given back, and the
+    # limit the job reads and sets is the one it would have cold.
+    _get, _set = sys.getrecursionlimit, sys.setrecursionlimit
+
+    def getrecursionlimit():
+        return _get() - _EXTRA_DEPTH
+
+    def setrecursionlimit(limit):
+        if not isinstance(limit, int) or limit < 1:
+            return _set(limit)      # CPython's own TypeError or ValueError
+        return _set(limit + _EXTRA_DEPTH)
+
+    for _f, _real in ((getrecursionlimit, _get), (setrecursionlimit, _set)):
+        _f.__doc__, _f.__module__ = _real.__doc__, "sys"
+    sys.getrecursionlimit, sys.setrecursionlimit = getrecursionlimit, setrecursionlimit
+    _set(_get() + _EXTRA_DEPTH)
+    del getrecursionlimit, setrecursionlimit, _f, _real
 
 
 def _unraisable(hook, exc_type, exc, tb, err_msg, obj):
