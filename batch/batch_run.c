@@ -355,6 +355,14 @@ static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_jo
                 req.warm_ctl = start->warm_ctl;
         }
         sbx_run(&req, &r);
+        if (r.warm_not_taken) {
+                /* The zygote died before it took the job: nothing of it ran;
+                 * cold, and said so (the next job gets a new zygote). */
+                run_result_free(&r);
+                req.start = SBX_COLD;
+                sbx_run(&req, &r);
+                snprintf(r.start_reason, sizeof r.start_reason, "the zygote ended before it took this job");
+        }
         if (start->cold_reason)
                 snprintf(r.start_reason, sizeof r.start_reason, "%s", start->cold_reason);
         prog_free(&prog);

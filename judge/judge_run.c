@@ -172,6 +172,13 @@ static int run_case(const struct nsb_config *cfg, const struct judge_spec *spec,
                 prog.req.python_host = python_host;
                 case_start_apply(cs, cfg, &prog, &cold_reason);
                 r = sbx_run(&prog.req, &c->result);
+                if (r >= 0 && c->result.warm_not_taken) {
+                        /* the zygote died before it took the case: run it cold */
+                        run_result_free(&c->result);
+                        prog.req.start = SBX_COLD;
+                        r = sbx_run(&prog.req, &c->result);
+                        cold_reason = "the zygote ended before it took this case";
+                }
                 if (r >= 0 && cold_reason)
                         snprintf(c->result.start_reason, sizeof c->result.start_reason, "%s", cold_reason);
         }

@@ -163,6 +163,8 @@ static int await_spawned(struct sbx *s, struct nsb_error *e)
                 if (k == 0 || (k < 0 && k != -EPROTO && k != -EAGAIN)) {
                         if (s->obs.setup_error)
                                 return -EPROTO;   /* the zygote's or the init's error is the result's */
+                        /* Gone before the job's program existed: nothing of it ran. */
+                        s->res->warm_not_taken = !s->obs.program_started;
                         return nsb_fail(e, NSB_STAGE_CLONE, k == 0 ? EPIPE : (int) -k,
                                         "the zygote ended before it started the job (its generation died)");
                 }
@@ -200,8 +202,10 @@ static int warm_spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
         close_fd(&s->out[1]);
         close_fd(&s->err[1]);
         close_fd(&s->stdin_fd);
-        if (r < 0)
+        if (r < 0) {
+                s->res->warm_not_taken = true;
                 return nsb_fail(e, NSB_STAGE_CLONE, -r, "send the job to the zygote (its generation died)");
+        }
         if ((r = await_spawned(s, e)) < 0)
                 return r;
         return s->mode->after_clone(s, e);
