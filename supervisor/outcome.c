@@ -64,12 +64,12 @@ void outcome_decide(const struct observed *o, struct run_result *r)
                 }
                 r->status = RUN_ERROR;
                 if (o->warm) {
-                        /* killed with its zygote's generation: its parent */
+                        /* killed with its zygote's generation, or from outside */
                         nsb_fail(&r->error, NSB_STAGE_SUPERVISE, 0,
                                  o->program_started ? "the warm job's init was killed before it reported the "
-                                                      "program's status (its zygote ended)"
+                                                      "program's status (its zygote ended, or it was killed)"
                                                     : "the warm job's init was killed before the program "
-                                                      "started (its zygote ended)");
+                                                      "started (its zygote ended, or it was killed)");
                         return;
                 }
                 nsb_fail(&r->error, NSB_STAGE_SUPERVISE, 0,

@@ -270,11 +270,16 @@ void warm_job_free(struct warm_job *j)
 {
         for (size_t i = 0; j->rules && i < j->landlock.n_rules; i++)
                 wipe_free((char *) j->rules[i].path);
+        if (j->rules)
+                explicit_bzero(j->rules, j->landlock.n_rules * sizeof *j->rules);
         free(j->rules);
         for (size_t i = 0; j->plan.ops && i < j->plan.n_ops; i++) {
                 wipe_free(j->plan.ops[i].src);
                 wipe_free(j->plan.ops[i].dst);
         }
+        /* the ops hold sizes too: the program's length among them */
+        if (j->plan.ops)
+                explicit_bzero(j->plan.ops, j->plan.n_ops * sizeof *j->plan.ops);
         free(j->plan.ops);
         for (size_t i = 0; j->argv && i < j->argc; i++)
                 wipe_free(j->argv[i]);
