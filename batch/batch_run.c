@@ -278,7 +278,12 @@ static void emit_raw(struct batch *b, const char *msg, size_t len)
 
 static void emit_error(struct batch *b, const json_t *id, size_t line, const struct nsb_error *err)
 {
-        emit(b, batch_error_line(id, line, err), OUTCOME_ERROR);
+        json_t *j = batch_error_line(id, line, err);
+
+        /* --warm: nothing of this line ran, cold or warm; say so */
+        if (j && b->cli->warm)
+                json_object_set_new(j, "start_reason", json_string("not run: the line could not become a job"));
+        emit(b, j, OUTCOME_ERROR);
 }
 
 /* A line that could not become a job: its error line, and the count that
@@ -921,6 +926,11 @@ int batch_main(const struct frame_run *run, struct nsb_error *e)
         b.slots = calloc(b.n_slots, sizeof *b.slots);
         if (!b.slots) {
                 nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+                return BATCH_EXIT_SETUP;
+        }
+        if (cli->warm_rotate && !cli->warm) {
+                nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--warm-rotate needs --warm");
+                free(b.slots);
                 return BATCH_EXIT_SETUP;
         }
         warm_pool_init(&b.warm, cli, &b.python_host, cancel_fd);

@@ -535,6 +535,10 @@ int judge_main(const struct frame_run *run, struct nsb_error *e)
                          "--observe and --replay exclude each other (a replay runs nothing to observe)");
                 return JUDGE_EXIT_BAD_SPEC;
         }
+        if (cli->warm_rotate && !cli->warm) {
+                nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--warm-rotate needs --warm");
+                return JUDGE_EXIT_BAD_SPEC;
+        }
         r = read_all(cli->input_path, SPEC_MAX_BYTES, &text, &text_len, e);
         if (r < 0) {
                 nsb_error_prefix(e, "spec");
@@ -619,6 +623,10 @@ int judge_main(const struct frame_run *run, struct nsb_error *e)
                 return JUDGE_EXIT_BAD_SPEC;
         if (write_verdict(cli, &rep, out, &root, e) < 0)
                 return JUDGE_EXIT_BAD_SPEC;
+        /* --warm asked and the cases ran cold: said on stderr too, so the
+         * text verdict does not hide it */
+        if (cli->warm && rep.start_reason[0] && run->summary)
+                fprintf(run->summary, "nsbox: judge: --warm: the cases ran cold: %s\n", rep.start_reason);
         if (cli->result_path && result_file_write(cli->result_path, root, JSON_INDENT(2), e) < 0)
                 return JUDGE_EXIT_BAD_SPEC;
         if (cli->junit_path && write_junit(cli->junit_path, cli->input_path, &rep, e) < 0)

@@ -201,12 +201,13 @@ class AsyncClient:
         return r
 
     # -- judge and test -----------------------------------------------------------
-    async def judge(self, spec: Dict[str, Any]) -> Verdict:
-        """A judge spec (a dict) -> its verdict."""
+    async def judge(self, spec: Dict[str, Any], warm: Optional[bool] = None) -> Verdict:
+        """A judge spec (a dict) -> its verdict (warm: as Client.judge)."""
         if not isinstance(spec, dict):
             raise TypeError("spec must be a dict (a judge spec), not %s" % type(spec).__name__)
-        rc, out, err = await self._communicate(["judge", "--json", *self._client.extra_args, "/dev/stdin"],
-                                                json.dumps(spec_for_nsbox(validate.spec(spec))).encode())
+        rc, out, err = await self._communicate(["judge", "--json", *self._client.extra_args,
+                                                *(await self.warm_args(warm)), "/dev/stdin"],
+                                               json.dumps(spec_for_nsbox(validate.spec(spec))).encode())
         return _answer("judge", "verdict", rc, out, err, Verdict.from_json)
 
     async def test(self, harness: Union[str, "os.PathLike[str]"],

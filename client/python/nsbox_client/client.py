@@ -197,13 +197,15 @@ class Client:
         return results[0]
 
     # -- judge and doctor -------------------------------------------------------
-    def judge(self, spec: Union[Dict[str, Any], str, "os.PathLike[str]"]) -> Verdict:
-        """A judge spec (a dict, or the path of a SPEC.json) -> its verdict."""
+    def judge(self, spec: Union[Dict[str, Any], str, "os.PathLike[str]"], warm: Optional[bool] = None) -> Verdict:
+        """A judge spec (a dict, or the path of a SPEC.json) -> its verdict.
+        warm: this call's choice of warm starts for the cases (None: the
+        client's; the verdict's start and start_reason say what happened)."""
         if isinstance(spec, dict):
-            rc, out, err = self._run(["judge", "--json", *self.extra_args, "/dev/stdin"],
+            rc, out, err = self._run(["judge", "--json", *self.extra_args, *self.warm_args(warm), "/dev/stdin"],
                                      input=json.dumps(spec_for_nsbox(validate.spec(spec))).encode())
         else:
-            rc, out, err = self._run(["judge", "--json", *self.extra_args, os.fspath(spec)])
+            rc, out, err = self._run(["judge", "--json", *self.extra_args, *self.warm_args(warm), os.fspath(spec)])
         return _answer("judge", "verdict", rc, out, err, Verdict.from_json)
 
     def test(self, harness: Union[str, "os.PathLike[str]"], workspace: Optional[Union[str, "os.PathLike[str]"]] = None,
@@ -236,7 +238,10 @@ def doctor_report(rc: int, out: bytes, err: str) -> DoctorReport:
     try:
         d = json.loads(out)
         checks = [DoctorCheck(c["name"], c["status"], c.get("detail", ""), c.get("fix", "")) for c in d["checks"]]
-        return DoctorReport(bool(d["ready"]), d.get("isolation", ""), checks, d)
+        w = d.get("warm")
+        warm = isinstance(w, dict) and w.get("available") is True
+        reason = w.get("reason") if isinstance(w, dict) and isinstance(w.get("reason"), str) else None
+        return DoctorReport(bool(d["ready"]), d.get("isolation", ""), checks, d, warm, reason)
     except (ValueError, KeyError, TypeError) as e:
         raise NsboxError("nsbox doctor gave an unreadable report: %r" % out[:200]) from e
 
@@ -244,8 +249,7 @@ def doctor_report(rc: int, out: bytes, err: str) -> DoctorReport:
 def warm_in_report(report: DoctorReport) -> bool:
     """A doctor report's "warm": {"available": true}; False when absent
     (an nsbox without warm starts) or anything else."""
-    w = report.raw.get("warm")
-    return isinstance(w, dict) and w.get("available") is True
+    return report.warm
 
 
 _LIMIT_FLAGS = {"wall_time": "--wall-time", "cpu_time": "--cpu-time", "memory": "--memory", "pids": "--pids",

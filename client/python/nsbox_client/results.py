@@ -111,6 +111,8 @@ class DoctorReport:
     isolation: str
     checks: List[DoctorCheck]
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+    warm: bool = False                  # `batch --warm` / `judge --warm` start jobs warm here
+    warm_reason: Optional[str] = None   # when not: why (jobs then run cold and say so)
 
 
 def _optional_text(value: Any) -> Optional[str]:

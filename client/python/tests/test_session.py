@@ -167,6 +167,21 @@ class Warm(Fake):
         self.assertEqual(["--warm" in argv for argv in self.batches()], [False])
         self.assertNotIn("doctor", self.commands())
 
+    def test_judge_follows_warm_and_doctor_reports_it(self):
+        c = nc.Client(self.fake(warm=True), warm=True)
+        spec = {"program": {"source": "print(1)"}, "cases": [{"name": "a", "expect": {"exit_code": 0}}]}
+        for warm, want in ((None, True), (False, False), (True, True)):
+            with self.subTest(warm=warm):
+                try:
+                    c.judge(spec, warm=warm)
+                except nc.NsboxError:
+                    pass   # the fake answers no judge; its argv is what is checked
+                argv = [a for a, _ in self.starts() if a[0] == "judge"][-1]
+                self.assertEqual("--warm" in argv, want, argv)
+        d = nc.Client(self.fake(warm=False)).doctor()
+        self.assertEqual((d.warm, d.warm_reason), (False, "no zygote here"))
+        self.assertTrue(nc.Client(self.fake(warm=True)).doctor().warm)
+
     def test_start_reason_and_its_absence(self):
         c = nc.Client(self.fake(start_reason="run job"), warm=True)
         r = c.run_code("print(1)")
