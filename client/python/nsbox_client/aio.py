@@ -205,9 +205,10 @@ class AsyncClient:
         """A judge spec (a dict) -> its verdict (warm: as Client.judge)."""
         if not isinstance(spec, dict):
             raise TypeError("spec must be a dict (a judge spec), not %s" % type(spec).__name__)
+        data = json.dumps(spec_for_nsbox(validate.spec(spec))).encode()
+        validate.warm(warm)
         rc, out, err = await self._communicate(["judge", "--json", *self._client.extra_args,
-                                                *(await self.warm_args(warm)), "/dev/stdin"],
-                                               json.dumps(spec_for_nsbox(validate.spec(spec))).encode())
+                                                *(await self.warm_args(warm)), "/dev/stdin"], data)
         return _answer("judge", "verdict", rc, out, err, Verdict.from_json)
 
     async def test(self, harness: Union[str, "os.PathLike[str]"],

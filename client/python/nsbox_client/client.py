@@ -201,11 +201,11 @@ class Client:
         """A judge spec (a dict, or the path of a SPEC.json) -> its verdict.
         warm: this call's choice of warm starts for the cases (None: the
         client's; the verdict's start and start_reason say what happened)."""
-        if isinstance(spec, dict):
-            rc, out, err = self._run(["judge", "--json", *self.extra_args, *self.warm_args(warm), "/dev/stdin"],
-                                     input=json.dumps(spec_for_nsbox(validate.spec(spec))).encode())
-        else:
-            rc, out, err = self._run(["judge", "--json", *self.extra_args, *self.warm_args(warm), os.fspath(spec)])
+        # every argument checked before anything starts (doctor included)
+        data = json.dumps(spec_for_nsbox(validate.spec(spec))).encode() if isinstance(spec, dict) else None
+        path = "/dev/stdin" if isinstance(spec, dict) else os.fspath(spec)
+        validate.warm(warm)
+        rc, out, err = self._run(["judge", "--json", *self.extra_args, *self.warm_args(warm), path], input=data)
         return _answer("judge", "verdict", rc, out, err, Verdict.from_json)
 
     def test(self, harness: Union[str, "os.PathLike[str]"], workspace: Optional[Union[str, "os.PathLike[str]"]] = None,
