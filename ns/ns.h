@@ -38,6 +38,9 @@ void ns_idmap_plan(uid_t euid, gid_t egid, struct ns_idmap *ret);
 /* Write setgroups=deny, uid_map and gid_map of @pid (a child in a new user
  * namespace, waiting for this). */
 int ns_idmap_apply(pid_t pid, const struct ns_idmap *map, struct nsb_error *e);
+/* The same for the calling process, in the user namespace it just entered
+ * (a process may map its own ids there, with setgroups denied). */
+int ns_idmap_apply_self(const struct ns_idmap *map, struct nsb_error *e);
 
 /* Open @path as a detached mount (open_tree), idmapped so that files owned by
  * the path's owner appear owned by @map->host_uid/gid. Root callers only. */

@@ -27,13 +27,12 @@ static int write_file_at(int dirfd, const char *name, const char *text, struct n
         return 0;
 }
 
-static int write_maps(pid_t pid, const char *uid_map, const char *gid_map, struct nsb_error *e)
+/* @dir: "/proc/PID", or "/proc/self" */
+static int write_maps_at(const char *dir, const char *uid_map, const char *gid_map, struct nsb_error *e)
 {
-        char dir[64];
         AUTOCLOSE int dfd = -1;
         int r;
 
-        snprintf(dir, sizeof dir, "/proc/%d", (int) pid);
         dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0)
                 return nsb_fail(e, NSB_STAGE_USERNS, errno, "open %s", dir);
@@ -48,9 +47,22 @@ static int write_maps(pid_t pid, const char *uid_map, const char *gid_map, struc
         return write_file_at(dfd, "gid_map", gid_map, e);
 }
 
+static int write_maps(pid_t pid, const char *uid_map, const char *gid_map, struct nsb_error *e)
+{
+        char dir[64];
+
+        snprintf(dir, sizeof dir, "/proc/%d", (int) pid);
+        return write_maps_at(dir, uid_map, gid_map, e);
+}
+
 int ns_idmap_apply(pid_t pid, const struct ns_idmap *map, struct nsb_error *e)
 {
         return write_maps(pid, map->uid_map, map->gid_map, e);
+}
+
+int ns_idmap_apply_self(const struct ns_idmap *map, struct nsb_error *e)
+{
+        return write_maps_at("/proc/self", map->uid_map, map->gid_map, e);
 }
 
 /* A user namespace whose only purpose is to carry a mapping for

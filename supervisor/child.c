@@ -626,38 +626,22 @@ static int job_default_sigchld(struct child_ctx *c, struct nsb_error *e)
         return 0;
 }
 
-static int write_proc_self(const char *file, const char *text, struct nsb_error *e)
-{
-        char path[64];
-        int fd, r = 0;
-
-        snprintf(path, sizeof path, "/proc/self/%s", file);
-        fd = open(path, O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-                return nsb_fail(e, NSB_STAGE_USERNS, errno, "open %s", path);
-        if (write(fd, text, strlen(text)) != (ssize_t) strlen(text))
-                r = nsb_fail(e, NSB_STAGE_USERNS, errno, "write %s", path);
-        close(fd);
-        return r;
-}
-
 /* A job's user namespace is nested in the zygote's sandbox's: its init maps
  * the sandbox ids onto themselves (a process may map its own ids, with
  * setgroups denied), so no round trip is needed. Dumpable only for these
  * writes (the kernel refuses them otherwise); init_not_dumpable follows. */
 static int job_map_ids(struct child_ctx *c, struct nsb_error *e)
 {
-        char uid_line[32], gid_line[32];
+        struct ns_idmap map;
         int r = test_hook(c, NSB_STAGE_USERNS, e);
 
         if (r < 0)
                 return r;
-        snprintf(uid_line, sizeof uid_line, "%u %u 1\n", NS_SANDBOX_UID, NS_SANDBOX_UID);
-        snprintf(gid_line, sizeof gid_line, "%u %u 1\n", NS_SANDBOX_GID, NS_SANDBOX_GID);
+        /* the sandbox ids of the zygote's namespace, onto themselves */
+        ns_idmap_plan(NS_SANDBOX_UID, NS_SANDBOX_GID, &map);
         if (prctl(PR_SET_DUMPABLE, 1) < 0)
                 return nsb_fail(e, NSB_STAGE_USERNS, errno, "PR_SET_DUMPABLE");
-        if ((r = write_proc_self("setgroups", "deny", e)) < 0 || (r = write_proc_self("uid_map", uid_line, e)) < 0 ||
-            (r = write_proc_self("gid_map", gid_line, e)) < 0)
+        if ((r = ns_idmap_apply_self(&map, e)) < 0)
                 return r;
         if (getuid() != NS_SANDBOX_UID || getgid() != NS_SANDBOX_GID)
                 return nsb_fail(e, NSB_STAGE_USERNS, EPERM, "the job's ids are %u/%u after mapping, not %u/%u",
