@@ -36,6 +36,7 @@
 #include "util/json_cleanup.h"
 #include "util/portable.h"
 #include "util/resultfile.h"
+#include "util/selfexe.h"
 #include "report/junit.h"
 
 #define RUNNER_FILE "nsbox_test_runner.py"
@@ -49,23 +50,6 @@ static bool has_runner(const char *dir)
         if (snprintf(path, sizeof path, "%s/" RUNNER_FILE, dir) >= (int) sizeof path)
                 return false;
         return access(path, R_OK) == 0;
-}
-
-/* Is this process the nsbox the build tree made (build/nsbox), rather than
- * an installed copy? Only that one may use the source tree's runner. */
-static bool running_from_build_tree(void)
-{
-        char exe[PATH_MAX], build[PATH_MAX], *slash;
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-
-        if (n <= 0 || !realpath(NSBOX_BUILD_ROOT, build))
-                return false;
-        exe[n] = '\0';
-        slash = strrchr(exe, '/');
-        if (!slash)
-                return false;
-        *slash = '\0';
-        return strcmp(exe, build) == 0;
 }
 
 /* NSBOX_RUNNER_DIR; else, for the build tree's binary only, the source
@@ -84,7 +68,7 @@ static int find_runner_dir(char *ret, size_t size, struct nsb_error *e)
                         return nsb_fail(e, NSB_STAGE_PREPARE, errno, "NSBOX_RUNNER_DIR '%s'", env);
                 return 0;
         }
-        if (running_from_build_tree() && has_runner(NSBOX_RUNNER_SOURCE_DIR) && realpath(NSBOX_RUNNER_SOURCE_DIR, ret))
+        if (nsb_running_from_build_tree() && has_runner(NSBOX_RUNNER_SOURCE_DIR) && realpath(NSBOX_RUNNER_SOURCE_DIR, ret))
                 return 0;
         if (has_runner(NSBOX_DATADIR "/harness") && realpath(NSBOX_DATADIR "/harness", ret))
                 return 0;
