@@ -360,14 +360,6 @@ static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_jo
                 req.warm_ctl = start->warm_ctl;
         }
         sbx_run(&req, &r);
-        if (r.warm_not_taken) {
-                /* The zygote died before it took the job: nothing of it ran;
-                 * cold, and said so (the next job gets a new zygote). */
-                run_result_free(&r);
-                req.start = SBX_COLD;
-                sbx_run(&req, &r);
-                snprintf(r.start_reason, sizeof r.start_reason, "the zygote ended before it took this job");
-        }
         if (start->cold_reason)
                 snprintf(r.start_reason, sizeof r.start_reason, "%s", start->cold_reason);
         prog_free(&prog);
@@ -488,10 +480,8 @@ static struct job_start job_start_for(struct batch *b, const struct batch_job *j
                 st.cold_reason = "judge jobs in a batch run cold";
                 return st;
         }
-        if ((st.cold_reason = warm_cold_reason(b->cli, job->kind == BATCH_PYTHON)))
-                return st;
-        if ((st.warm_ctl = warm_pool_take(&b->warm)) < 0)
-                st.cold_reason = b->warm.reason;
+        if ((st.warm_ctl = warm_pool_take(&b->warm, job->kind == BATCH_PYTHON, &st.cold_reason)) >= 0)
+                st.cold_reason = NULL;
         return st;
 }
 

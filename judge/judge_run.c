@@ -122,32 +122,9 @@ static int observe_case(struct observe *obs, const struct judge_spec *spec, size
         return 0;
 }
 
-/* How a case starts under --warm: from the pool's zygote, or cold and why. */
-struct case_start {
-        struct warm_pool *pool;         /* NULL: --warm was not asked */
-};
-
-static void case_start_apply(struct case_start *cs, const struct nsb_config *cfg, struct prog *prog,
-                             const char **ret_reason)
-{
-        int ctl;
-
-        *ret_reason = NULL;
-        if (!cs->pool)
-                return;
-        if ((*ret_reason = warm_cold_reason(cfg, true)))
-                return;
-        if ((ctl = warm_pool_take(cs->pool)) < 0) {
-                *ret_reason = cs->pool->reason;
-                return;
-        }
-        prog->req.start = SBX_WARM;
-        prog->req.warm_ctl = ctl;
-}
-
 static int run_case(const struct nsb_config *cfg, const struct judge_spec *spec, const char *program,
                     size_t program_len, const char *sha, size_t idx, int cancel_fd,
-                    const struct host_set *python_host, struct case_start *cs, struct observe *obs,
+                    const struct host_set *python_host, struct warm_pool *pool, struct observe *obs,
                     struct judge_case_report *c, struct nsb_error *fatal)
 {
         const struct judge_case *jc = &spec->cases[idx];
@@ -168,17 +145,17 @@ static int run_case(const struct nsb_config *cfg, const struct judge_spec *spec,
         r = judge_request_build(cfg, &spec->program, program, program_len, &st, cancel_fd, &prog,
                                 rs < 0 ? &build_e : &e);
         if (r >= 0 && rs >= 0) {
-                const char *cold_reason;
+                const char *cold_reason = NULL;
+                int ctl;
+
                 prog.req.python_host = python_host;
-                case_start_apply(cs, cfg, &prog, &cold_reason);
-                r = sbx_run(&prog.req, &c->result);
-                if (r >= 0 && c->result.warm_not_taken) {
-                        /* the zygote died before it took the case: run it cold */
-                        run_result_free(&c->result);
-                        prog.req.start = SBX_COLD;
-                        r = sbx_run(&prog.req, &c->result);
-                        cold_reason = "the zygote ended before it took this case";
+                /* --warm: from the pool's zygote, or cold and why */
+                if (pool && (ctl = warm_pool_take(pool, true, &cold_reason)) >= 0) {
+                        prog.req.start = SBX_WARM;
+                        prog.req.warm_ctl = ctl;
+                        cold_reason = NULL;
                 }
+                r = sbx_run(&prog.req, &c->result);
                 if (r >= 0 && cold_reason)
                         snprintf(c->result.start_reason, sizeof c->result.start_reason, "%s", cold_reason);
         }
@@ -281,8 +258,7 @@ static int run_spec(const struct nsb_config *cli, unsigned cli_explicit, const s
         const char *program;
         size_t program_len;
         struct nsb_config cfg;
-        struct warm_pool pool;
-        struct case_start cs = { NULL };
+        struct warm_pool warm, *pool = NULL;
         int r = 0;
 
         memset(rep, 0, sizeof *rep);
@@ -293,8 +269,8 @@ static int run_spec(const struct nsb_config *cli, unsigned cli_explicit, const s
         if (alloc_cases(spec, rep, e) < 0)
                 return -ENOMEM;
         if (cfg.warm) {
-                warm_pool_init(&pool, &cfg, python_host, cancel_fd);
-                cs.pool = &pool;
+                warm_pool_init(&warm, &cfg, python_host, cancel_fd);
+                pool = &warm;
         }
 
         for (size_t i = 0; i < spec->n_cases; i++) {
@@ -304,7 +280,7 @@ static int run_spec(const struct nsb_config *cli, unsigned cli_explicit, const s
                         judge_mark_not_run(rep->cases, i, spec->n_cases, "not run: cancelled");
                         break;
                 }
-                if (run_case(&cfg, spec, program, program_len, rep->program_sha256, i, cancel_fd, python_host, &cs,
+                if (run_case(&cfg, spec, program, program_len, rep->program_sha256, i, cancel_fd, python_host, pool,
                              obs, c, e) < 0) {
                         r = -ENOMEM;
                         break;
@@ -314,8 +290,8 @@ static int run_spec(const struct nsb_config *cli, unsigned cli_explicit, const s
                         break;
                 }
         }
-        if (cs.pool) {
-                warm_pool_stop(cs.pool);   /* the zygote ends: every case has */
+        if (pool) {
+                warm_pool_stop(pool);   /* the zygote ends: every case has */
                 /* the first cold case's reason is the verdict's */
                 for (size_t i = 0; i < rep->n_cases && !rep->start_reason[0]; i++)
                         if (rep->cases[i].ran && !rep->cases[i].result.warm && rep->cases[i].result.start_reason[0])

@@ -62,8 +62,6 @@ struct run_result {
         struct nsb_error error;      /* when RUN_ERROR */
         bool warm;                   /* started from a zygote (`"start": "warm"`), else cold */
         char start_reason[160];      /* cold although --warm was asked: why ("" = not asked) */
-        bool warm_not_taken;         /* RUN_ERROR: the zygote ended before it took the job, so
-                                        nothing of it ran (the caller may run it cold) */
         int command_exit;            /* RUN_ERROR because the command itself could not be run:
                                         127 not found, 126 found but not executable (as
                                         timeout(1) and shells say); 0 otherwise */

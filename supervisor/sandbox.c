@@ -415,6 +415,8 @@ static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
         close_fd(&s->out[1]);
         close_fd(&s->err[1]);
         close_fd(&s->stdin_fd);
+        if (s->req->give_channel && s->req->channel_fd > 2)
+                close(s->req->channel_fd);
         return s->mode->after_clone(s, e);
 }
 
@@ -858,6 +860,18 @@ fail:
         if (ret->wall_ms == 0)
                 ret->wall_ms = run_elapsed_ms(&s.start);
         cleanup(&s);
+        if (s.warm_not_taken) {
+                /* The zygote ended before it took the job: nothing of it ran.
+                 * It runs cold, and says so (the caller's pool starts a new
+                 * zygote for the next one). */
+                struct sbx_request cold = *req;
+
+                cold.start = SBX_COLD;
+                run_result_free(ret);
+                sbx_run(&cold, ret);
+                snprintf(ret->start_reason, sizeof ret->start_reason, "the zygote ended before it took this job");
+                return 0;
+        }
         ret->status = RUN_ERROR;
         if (ret->error.stage == NSB_STAGE_NONE)
                 ret->error.stage = NSB_STAGE_SUPERVISE;

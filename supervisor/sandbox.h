@@ -50,6 +50,9 @@ struct sbx_request {
         const char *runner_dir;              /* host dir bound read-only at /nsbox, or NULL */
         int channel_fd;                      /* write end given to the program as fd 3 (a
                                                 results channel); <= 2 means none */
+        bool give_channel;                   /* sbx_run closes the caller's channel_fd once the init
+                                                holds it: the program's end of the channel is then
+                                                the only one, and its peer sees it go */
         unsigned serial;                     /* distinguishes concurrent runs of one process */
         int cancel_fd;                       /* readable = cancel the run (e.g. a signalfd for
                                                 SIGINT/SIGTERM); -1 = none */

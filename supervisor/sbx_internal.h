@@ -127,6 +127,8 @@ struct sbx {
         int wall_tfd, cpu_tfd;
 
         struct mnt_plan job_mounts;     /* warm: the job init's own mounts (mnt_plan_build_warm_job) */
+        bool warm_not_taken;            /* warm: the zygote ended before it took the job: nothing of
+                                           it ran, and sbx_run runs it cold */
 
         struct observed obs;
         struct timespec start;

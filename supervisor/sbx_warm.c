@@ -77,6 +77,13 @@ static int warm_job_plan(struct sbx *s, struct nsb_error *e)
         return mnt_plan_build_warm_job(&in, &s->job_mounts, e);
 }
 
+/* The job's init joins its cgroup through fds sent after it started (v1's
+ * "tasks", v2's cgroup.procs); the rlimit backend's limits are its own. */
+static bool joins_by_fd(const struct sbx *s)
+{
+        return s->cg_backend != CG_BACKEND_RLIMIT;
+}
+
 /* The job's spec in a sealed memfd: the zygote maps it, Python never sees it. */
 static int spec_memfd(struct sbx *s, int fail_stage, int *ret, struct nsb_error *e)
 {
@@ -89,7 +96,7 @@ static int spec_memfd(struct sbx *s, int fail_stage, int *ret, struct nsb_error 
                 .file_size_bytes = cfg->file_size_bytes,
                 .backend = (int32_t) s->cg_backend,
                 .rlimit_cpu = s->cg_ops->per_process,
-                .join_late = s->cg_backend != CG_BACKEND_RLIMIT,
+                .join_late = joins_by_fd(s),
                 .fail_stage = fail_stage,
                 .cg_memory_bytes = s->cg_spec.memory_bytes,
                 .cg_pids_max = s->cg_spec.pids_max,
@@ -164,7 +171,7 @@ static int await_spawned(struct sbx *s, struct nsb_error *e)
                         if (s->obs.setup_error)
                                 return -EPROTO;   /* the zygote's or the init's error is the result's */
                         /* Gone before the job's program existed: nothing of it ran. */
-                        s->res->warm_not_taken = !s->obs.program_started;
+                        s->warm_not_taken = !s->obs.program_started;
                         return nsb_fail(e, NSB_STAGE_CLONE, k == 0 ? EPIPE : (int) -k,
                                         "the zygote ended before it started the job (its generation died)");
                 }
@@ -203,7 +210,7 @@ static int warm_spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
         close_fd(&s->err[1]);
         close_fd(&s->stdin_fd);
         if (r < 0) {
-                s->res->warm_not_taken = true;
+                s->warm_not_taken = true;
                 return nsb_fail(e, NSB_STAGE_CLONE, -r, "send the job to the zygote (its generation died)");
         }
         if ((r = await_spawned(s, e)) < 0)
@@ -218,7 +225,7 @@ static int warm_job_after_spawn(struct sbx *s, struct nsb_error *e)
         sbx_ledger_walls(s, "enforced");
         if (s->cg_late)
                 return sbx_create_cgroup_late(s, e);
-        if (s->cg_backend != CG_BACKEND_RLIMIT)
+        if (joins_by_fd(s))
                 return sbx_send_cgroup_fds(s, e);
         return 0;
 }

@@ -33,6 +33,7 @@
 #include "cgroup/cgroup.h"
 #include "supervisor/child.h"
 #include "supervisor/wire.h"
+#include "util/readfile.h"
 #include "util/sys.h"
 #include "supervisor/warm_spec.h"
 
@@ -63,14 +64,10 @@ static size_t self_cmdline_len;
 
 static void read_self_cmdline(void)
 {
-        char buf[65536];
-        int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf);
+        struct nsb_error e;
 
-        if (fd >= 0)
-                close(fd);
-        if (n > 0 && (self_cmdline = malloc((size_t) n)))
-                memcpy(self_cmdline, buf, (size_t) n), self_cmdline_len = (size_t) n;
+        if (read_file("/proc/self/cmdline", 1u << 16, &self_cmdline, &self_cmdline_len, &e) < 0)
+                self_cmdline = NULL;   /* then no job matches: each is refused, never run elsewhere */
 }
 
 /* argv[0..script) equals the zygote's interpreter part. */

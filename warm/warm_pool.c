@@ -21,6 +21,7 @@
 #include "supervisor/wire.h"
 #include "util/cleanup.h"
 #include "util/readfile.h"
+#include "util/selfexe.h"
 #include "util/sys.h"
 
 #include "nsbox-config.h"
@@ -55,7 +56,8 @@ static int warm_landlock_min(void)
         return WARM_LANDLOCK_ABI;
 }
 
-const char *warm_cold_reason(const struct nsb_config *cfg, bool python)
+/* Why a job with this configuration cannot start warm at all, or NULL. */
+static const char *warm_cold_reason(const struct nsb_config *cfg, bool python)
 {
         if (!python)
                 return "not a python job";
@@ -75,21 +77,6 @@ static bool has_file(const char *dir, const char *name)
         return access(p, R_OK) == 0;
 }
 
-static bool from_build_tree(void)
-{
-        char exe[PATH_MAX], build[PATH_MAX];
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        char *slash;
-
-        if (n <= 0 || !realpath(NSBOX_BUILD_ROOT, build))
-                return false;
-        exe[n] = '\0';
-        if (!(slash = strrchr(exe, '/')))
-                return false;
-        *slash = '\0';
-        return strcmp(exe, build) == 0;
-}
-
 int warm_find_dir(char *ret, size_t size, struct nsb_error *e)
 {
         const char *env = getenv("NSBOX_WARM_DIR");
@@ -98,7 +85,7 @@ int warm_find_dir(char *ret, size_t size, struct nsb_error *e)
         (void) size;
         if (env && env[0])
                 dir = env;
-        else if (from_build_tree() && has_file(NSBOX_BUILD_ROOT "/warm", WARM_LIB_FILE))
+        else if (nsb_running_from_build_tree() && has_file(NSBOX_BUILD_ROOT "/warm", WARM_LIB_FILE))
                 dir = NSBOX_BUILD_ROOT "/warm";
         else
                 dir = NSBOX_WARM_DIR;
@@ -165,6 +152,7 @@ static __attribute__((noreturn)) void keeper_main(const struct warm_pool *p, int
                 goto fail;
         prog.req.python_host = p->python_host && p->python_host->n ? p->python_host : NULL;
         prog.req.channel_fd = ctl;
+        prog.req.give_channel = true;   /* the zygote's end alone: its death hangs up the pool's */
         prog.req.start = SBX_ZYGOTE;
         prog.req.warm_lib = lib;
         prog.req.runner_dir = dir;
@@ -277,6 +265,15 @@ static void retire(struct warm_pool *p)
         p->keeper = 0;
 }
 
+/* The zygote's end of the control socket is gone (it died; its keeper may
+ * not have ended yet). */
+static bool zygote_gone(int ctl)
+{
+        struct pollfd pf = { ctl, 0, 0 };
+
+        return poll(&pf, 1, 0) > 0 && (pf.revents & (POLLHUP | POLLERR));
+}
+
 /* Reaped now, or no longer ours to reap. */
 static bool keeper_ended(pid_t keeper)
 {
@@ -298,14 +295,19 @@ void warm_pool_poll(struct warm_pool *p)
         }
 }
 
-int warm_pool_take(struct warm_pool *p)
+int warm_pool_take(struct warm_pool *p, bool python, const char **ret_reason)
 {
+        if ((*ret_reason = warm_cold_reason(p->cfg, python)))
+                return -1;
+        *ret_reason = p->reason;   /* when no zygote can be had, below */
         warm_pool_poll(p);
         if (p->keeper > 0 && keeper_ended(p->keeper)) {
                 /* The zygote's sandbox died: its jobs ended with an error; a
                  * new generation takes the next ones. */
                 p->keeper = 0;
                 close_fd(&p->ctl);
+        } else if (p->keeper > 0 && zygote_gone(p->ctl)) {
+                retire(p);   /* the zygote died: its keeper ends soon, warm_pool_poll reaps it */
         }
         if (p->keeper > 0 && p->jobs >= p->rotate)
                 retire(p);

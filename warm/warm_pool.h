@@ -41,17 +41,14 @@ struct warm_pool {
         char reason[400];               /* why this pool cannot start warm ("" = it can) */
 };
 
-/* Why a job with this configuration cannot start warm at all (a static
- * reason, or NULL): reduced isolation, a network, a non-python program. */
-const char *warm_cold_reason(const struct nsb_config *cfg, bool python);
-
 void warm_pool_init(struct warm_pool *p, const struct nsb_config *cfg, const struct host_set *python_host,
                     int cancel_fd);
 
 /* The control socket for the next job (a generation is started or rotated
- * when needed), or -1 with p->reason saying why the job must run cold.
- * Counts the job. */
-int warm_pool_take(struct warm_pool *p);
+ * when needed, and the job counted), or -1 with *ret_reason saying why the
+ * job must run cold: not a python job (@python false), reduced isolation, a
+ * network, a kernel without Landlock's scopes, or no zygote to be had. */
+int warm_pool_take(struct warm_pool *p, bool python, const char **ret_reason);
 
 /* Reap retired keepers that ended (call from the owner's loop). */
 void warm_pool_poll(struct warm_pool *p);

@@ -8,12 +8,6 @@
 
 #define NO_WARM "warm starts need Linux namespaces (this is the posix build)"
 
-const char *warm_cold_reason(const struct nsb_config *cfg, bool python)
-{
-        (void) cfg;
-        return python ? NO_WARM : "not a python job";
-}
-
 void warm_pool_init(struct warm_pool *p, const struct nsb_config *cfg, const struct host_set *python_host,
                     int cancel_fd)
 {
@@ -25,9 +19,10 @@ void warm_pool_init(struct warm_pool *p, const struct nsb_config *cfg, const str
         snprintf(p->reason, sizeof p->reason, "%s", NO_WARM);
 }
 
-int warm_pool_take(struct warm_pool *p)
+int warm_pool_take(struct warm_pool *p, bool python, const char **ret_reason)
 {
         (void) p;
+        *ret_reason = python ? NO_WARM : "not a python job";
         return -1;
 }
 
