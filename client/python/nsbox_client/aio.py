@@ -26,7 +26,7 @@ from typing import Any, AsyncIterator, Dict, Iterable, List, Optional, Sequence,
 
 from . import batch, validate
 from .batch import DEFAULT_TIMEOUT
-from .client import Client, _answer, _testcmd_args, doctor_report, warm_in_report
+from .client import Client, _answer, _testcmd_args, doctor_report
 from .errors import EXIT_BAD_LINES, NsboxError, NsboxUnavailable, refused
 from .jobs import TestReport, spec_for_nsbox
 from .results import DoctorReport, RunResult, Verdict
@@ -104,7 +104,7 @@ class AsyncClient:
 
     async def _probe_warm(self) -> bool:
         try:
-            available = warm_in_report(await self.doctor())
+            available = (await self.doctor()).warm
         except (NsboxError, asyncio.TimeoutError):
             available = False
         self._client._warm_available = available
@@ -196,9 +196,7 @@ class AsyncClient:
                        limits: Optional[Dict[str, Any]] = None, warm: Optional[bool] = None) -> RunResult:
         """One (code, test_code) pair in a fresh sandbox (for many: session())."""
         (r,) = await self.batch_run([(code, test_code)], timeout=timeout, jobs=1, limits=limits, warm=warm)
-        if not isinstance(r, RunResult):
-            raise NsboxError("nsbox batch answered a python job with a verdict")
-        return r
+        return batch.python_result(r)
 
     # -- judge and test -----------------------------------------------------------
     async def judge(self, spec: Dict[str, Any], warm: Optional[bool] = None) -> Verdict:
@@ -293,10 +291,7 @@ class AsyncSession:
                 await stdin_w.drain()
             except (BrokenPipeError, ConnectionResetError):
                 pass   # nsbox ended: the reader fails this call with its status
-        result = batch.result(await asyncio.shield(answer))
-        if not isinstance(result, RunResult):
-            raise NsboxError("nsbox batch answered a python job with a verdict")
-        return result
+        return batch.python_result(batch.result(await asyncio.shield(answer)))
 
     def _check_open(self) -> None:
         if self._closed:

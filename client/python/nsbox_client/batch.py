@@ -47,6 +47,13 @@ def line(i: int, item: Any, timeout: Optional[float], limits: Optional[Dict[str,
     return python_job(i, code, test, timeout, limits, dedent)
 
 
+def python_result(r: Union[RunResult, Verdict]) -> RunResult:
+    """The result of a python job: a verdict in its place is nsbox's error."""
+    if not isinstance(r, RunResult):
+        raise NsboxError("nsbox batch answered a python job with a verdict")
+    return r
+
+
 def result(text: bytes) -> Union[RunResult, Verdict]:
     """One output line as a RunResult or Verdict; NsboxError if not JSON."""
     try:

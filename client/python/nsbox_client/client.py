@@ -50,7 +50,7 @@ class Client:
         with self._warm_lock:
             if self._warm_available is None:
                 try:
-                    self._warm_available = warm_in_report(self.doctor())
+                    self._warm_available = self.doctor().warm
                 except NsboxError:
                     self._warm_available = False
             return self._warm_available
@@ -192,9 +192,7 @@ class Client:
         results = self.batch_run([(code, test_code)], timeout=timeout, jobs=1, limits=limits, warm=warm)
         if len(results) != 1:
             raise NsboxError("nsbox batch gave %d results for one job" % len(results))
-        if not isinstance(results[0], RunResult):
-            raise NsboxError("nsbox batch answered a python job with a verdict")
-        return results[0]
+        return batch.python_result(results[0])
 
     # -- judge and doctor -------------------------------------------------------
     def judge(self, spec: Union[Dict[str, Any], str, "os.PathLike[str]"], warm: Optional[bool] = None) -> Verdict:
@@ -244,12 +242,6 @@ def doctor_report(rc: int, out: bytes, err: str) -> DoctorReport:
         return DoctorReport(bool(d["ready"]), d.get("isolation", ""), checks, d, warm, reason)
     except (ValueError, KeyError, TypeError) as e:
         raise NsboxError("nsbox doctor gave an unreadable report: %r" % out[:200]) from e
-
-
-def warm_in_report(report: DoctorReport) -> bool:
-    """A doctor report's "warm": {"available": true}; False when absent
-    (an nsbox without warm starts) or anything else."""
-    return report.warm
 
 
 _LIMIT_FLAGS = {"wall_time": "--wall-time", "cpu_time": "--cpu-time", "memory": "--memory", "pids": "--pids",

@@ -180,10 +180,7 @@ class Session:
         if slot.error is not None:
             raise slot.error
         assert slot.line is not None
-        result = batch.result(slot.line)
-        if not isinstance(result, RunResult):
-            raise NsboxError("nsbox batch answered a python job with a verdict")
-        return result
+        return batch.python_result(batch.result(slot.line))
 
     def _check_open(self) -> None:
         if self._closed:
