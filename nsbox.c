@@ -136,6 +136,7 @@ static int python_main(const struct frame_run *run, struct nsb_error *e)
         AUTOFREE char *program = NULL;
         size_t program_len = 0;
         struct prog_source src = { .kind = PROG_CODE, .data = cfg->inline_code, .stdin_mode = PROG_STDIN_CFG };
+        struct prog_place place = { 0 };
         struct prog prog;
         struct run_result r;
         int code;
@@ -152,21 +153,29 @@ static int python_main(const struct frame_run *run, struct nsb_error *e)
                                  "standard input to the program)");
                 else if (read_file(cfg->argv[0], MAX_PROGRAM_BYTES, &program, &program_len, e) < 0)
                         nsb_error_prefix(e, "script");
+                /* a script in the workspace runs from its folder there */
+                else if (prog_locate(cfg, cfg->argv[0], &place, e) == 0 && place.script)
+                        cfg->script_dir_first = true;
                 if (e->stage != NSB_STAGE_NONE)
                         return NSB_EXIT_FAILURE;
                 src.kind = PROG_FILE;
+                src.script = place.script;
+                src.workdir = place.workdir;
                 src.name = strrchr(cfg->argv[0], '/') ? strrchr(cfg->argv[0], '/') + 1 : cfg->argv[0];
                 src.data = program;
                 src.len = program_len;
                 src.args = cfg->argv + 1;
                 src.n_args = cfg->argc - 1;
         }
-        if (prog_build(cfg, &src, &prog, e) < 0)
+        if (prog_build(cfg, &src, &prog, e) < 0) {
+                prog_place_free(&place);
                 return NSB_EXIT_FAILURE;
+        }
         prog.req.relay = !cfg->json;
         prog.req.cancel_fd = run->cancel_fd;
         sbx_run(&prog.req, &r);
         prog_free(&prog);
+        prog_place_free(&place);
         code = emit(cfg, &r);
         run_result_free(&r);
         return code;
