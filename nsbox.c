@@ -60,11 +60,21 @@ static void explain(const struct nsb_config *cfg, const struct run_result *r)
                         (unsigned long long) r->out.bytes, (unsigned long long) r->err.bytes);
         if (r->isolation == NSB_ISOLATION_REDUCED)
                 fprintf(stderr, "nsbox: warning: this run used REDUCED isolation\n");
-        /* `echo hi | nsbox python x.py` that failed: say why input() saw EOF. */
-        if (r->status == RUN_EXITED && r->exit_code != 0 && !cfg->stdin_path && fstat(STDIN_FILENO, &in) == 0 &&
-            (S_ISFIFO(in.st_mode) || (S_ISREG(in.st_mode) && in.st_size > 0)))
-                fprintf(stderr, "nsbox: note: the program's standard input was empty: nsbox's own is passed "
-                                "only with --stdin -\n");
+        /* `echo hi | nsbox python x.py` that failed: say why input() saw EOF.
+         * At a terminal too, where input() fails at once (EOF), so the note
+         * comes at once. The terminal is not read unasked: an eager copy
+         * would take lines typed ahead for the shell, and stop a background
+         * nsbox (SIGTTIN) though the program never reads; and the terminal
+         * itself is never handed in (stdin_pump.h). */
+        if (r->status == RUN_EXITED && r->exit_code != 0 && !cfg->stdin_path && fstat(STDIN_FILENO, &in) == 0) {
+                if (isatty(STDIN_FILENO))
+                        fprintf(stderr, "nsbox: note: the program's standard input was empty: to type its input "
+                                        "here, run with --stdin - (Ctrl-D ends it); or give --stdin FILE, or "
+                                        "pipe into nsbox with --stdin -\n");
+                else if (S_ISFIFO(in.st_mode) || (S_ISREG(in.st_mode) && in.st_size > 0))
+                        fprintf(stderr, "nsbox: note: the program's standard input was empty: nsbox's own is "
+                                        "passed only with --stdin -\n");
+        }
 }
 
 static int emit(const struct nsb_config *cfg, const struct run_result *r)
