@@ -161,6 +161,20 @@ class LearnerFolder(SandboxTest):
             self.assertEqual(v.get("start"), "warm" if warm else "cold", v.get("start_reason"))
             self.assertEqual(json.loads(v["cases"][0]["result"]["stdout"]["text"]), want, v)
 
+    def test_batch_judge_job(self):
+        # a judge job's program.path (relative to the jobs file) in the workspace
+        jobs = self.write(os.path.join(self.dir, "jobs.jsonl"), json.dumps({
+            "id": "j", "kind": "judge", "spec": {"program": {"path": "project/main.py"},
+                                                 "cases": [{"name": "c", "expect": {"exit_code": 0}}]}}) + "\n")
+        p = self.nsbox("batch", "--workspace", ".", jobs, cwd=self.ws, timeout=120)
+        line = json.loads(p.stdout.splitlines()[0])
+        r = line["cases"][0]["result"]
+        self.assertEqual((line["verdict"], r["command"]), ("pass", ["python3", "-E", "-s", "-B", "/workspace/main.py"]),
+                         r["stderr"]["text"])
+        want = self.bare(self.ws, "main.py")
+        want["argv0"] = "/workspace/main.py"
+        self.assertEqual(json.loads(r["stdout"]["text"]), want)
+
     # -- nsbox test ----------------------------------------------------------
 
     def test_test_without_workspace_refuses(self):
