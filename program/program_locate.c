@@ -13,15 +13,15 @@
 int prog_locate(const struct nsb_config *cfg, const char *host_path, struct prog_place *ret, struct nsb_error *e)
 {
         char ws[PATH_MAX], dir[PATH_MAX], file[PATH_MAX], cwd[PATH_MAX];
-        AUTOFREE char *folder = strdup(host_path);
         const char *slash = strrchr(host_path, '/'), *name = slash ? slash + 1 : host_path;
+        AUTOFREE char *folder = NULL;
         bool have_cwd;
 
         memset(ret, 0, sizeof *ret);
-        if (!folder)
-                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
         if (!cfg->workspace || cfg->isolation == NSB_ISOLATION_REDUCED)
                 return 0;
+        if (!(folder = strdup(host_path)))
+                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
         /* the folder as named ("dir/main.py" -> "dir", "/main.py" -> "/",
          * "main.py" -> ".") */
         if (slash)
