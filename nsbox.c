@@ -60,11 +60,21 @@ static void explain(const struct nsb_config *cfg, const struct run_result *r)
                         (unsigned long long) r->out.bytes, (unsigned long long) r->err.bytes);
         if (r->isolation == NSB_ISOLATION_REDUCED)
                 fprintf(stderr, "nsbox: warning: this run used REDUCED isolation\n");
-        /* `echo hi | nsbox python x.py` that failed: say why input() saw EOF. */
-        if (r->status == RUN_EXITED && r->exit_code != 0 && !cfg->stdin_path && fstat(STDIN_FILENO, &in) == 0 &&
-            (S_ISFIFO(in.st_mode) || (S_ISREG(in.st_mode) && in.st_size > 0)))
-                fprintf(stderr, "nsbox: note: the program's standard input was empty: nsbox's own is passed "
-                                "only with --stdin -\n");
+        /* `echo hi | nsbox python x.py` that failed: say why input() saw EOF.
+         * At a terminal too, where input() fails at once (EOF), so the note
+         * comes at once. The terminal is not read unasked: an eager copy
+         * would take lines typed ahead for the shell, and stop a background
+         * nsbox (SIGTTIN) though the program never reads; and the terminal
+         * itself is never handed in (stdin_pump.h). */
+        if (r->status == RUN_EXITED && r->exit_code != 0 && !cfg->stdin_path && fstat(STDIN_FILENO, &in) == 0) {
+                if (isatty(STDIN_FILENO))
+                        fprintf(stderr, "nsbox: note: the program's standard input was empty: to type its input "
+                                        "here, run with --stdin - (Ctrl-D ends it); or give --stdin FILE, or "
+                                        "pipe into nsbox with --stdin -\n");
+                else if (S_ISFIFO(in.st_mode) || (S_ISREG(in.st_mode) && in.st_size > 0))
+                        fprintf(stderr, "nsbox: note: the program's standard input was empty: nsbox's own is "
+                                        "passed only with --stdin -\n");
+        }
 }
 
 static int emit(const struct nsb_config *cfg, const struct run_result *r)
@@ -136,6 +146,7 @@ static int python_main(const struct frame_run *run, struct nsb_error *e)
         AUTOFREE char *program = NULL;
         size_t program_len = 0;
         struct prog_source src = { .kind = PROG_CODE, .data = cfg->inline_code, .stdin_mode = PROG_STDIN_CFG };
+        struct prog_place place = { 0 };
         struct prog prog;
         struct run_result r;
         int code;
@@ -152,21 +163,29 @@ static int python_main(const struct frame_run *run, struct nsb_error *e)
                                  "standard input to the program)");
                 else if (read_file(cfg->argv[0], MAX_PROGRAM_BYTES, &program, &program_len, e) < 0)
                         nsb_error_prefix(e, "script");
+                /* a script in the workspace runs from its folder there */
+                else if (prog_locate(cfg, cfg->argv[0], &place, e) == 0 && place.script)
+                        cfg->script_dir_first = true;
                 if (e->stage != NSB_STAGE_NONE)
                         return NSB_EXIT_FAILURE;
                 src.kind = PROG_FILE;
+                src.script = place.script;
+                src.workdir = place.workdir;
                 src.name = strrchr(cfg->argv[0], '/') ? strrchr(cfg->argv[0], '/') + 1 : cfg->argv[0];
                 src.data = program;
                 src.len = program_len;
                 src.args = cfg->argv + 1;
                 src.n_args = cfg->argc - 1;
         }
-        if (prog_build(cfg, &src, &prog, e) < 0)
+        if (prog_build(cfg, &src, &prog, e) < 0) {
+                prog_place_free(&place);
                 return NSB_EXIT_FAILURE;
+        }
         prog.req.relay = !cfg->json;
         prog.req.cancel_fd = run->cancel_fd;
         sbx_run(&prog.req, &r);
         prog_free(&prog);
+        prog_place_free(&place);
         code = emit(cfg, &r);
         run_result_free(&r);
         return code;

@@ -149,7 +149,7 @@ static const struct cli_cmd {
           "run a program against the cases of SPEC.json, one sandbox per case, and print a verdict",
           EXIT_JUDGE,
           "nsbox judge examples/judge-spec.json" },
-        { "test", NSB_CMD_TEST, "nsbox test [OPTIONS] --harness DIR",
+        { "test", NSB_CMD_TEST, "nsbox test [OPTIONS] --harness DIR --workspace DIR",
           "run the hidden tests in DIR against the workspace, with feedback per test",
           EXIT_TEST,
           "nsbox test --harness examples/course/harness --workspace examples/course/workspace" },

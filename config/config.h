@@ -107,6 +107,10 @@ struct nsb_config {
         unsigned jobs;                  /* batch -j; 0 = number of cores */
         bool warm;                      /* batch/judge --warm: python jobs from a zygote */
         unsigned warm_rotate;           /* --warm-rotate: jobs per zygote; 0 = NSB_WARM_ROTATE_DEFAULT */
+        bool script_dir_first;          /* not policy: the command's program is a script in the
+                                           workspace, run as `python FILE` runs it, its folder
+                                           first on sys.path (cfg_python_argv: the word -I
+                                           becomes -E -s); set by the command, never by a flag */
         char *resume_path;              /* batch --resume: skip the ids already in this file */
         unsigned shard_index;           /* batch --shard K/N: take lines with (line-1) % N == K */
         unsigned shard_count;           /* 0 = no sharding */

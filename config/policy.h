@@ -69,7 +69,11 @@ void cfg_policy_sha256(const struct nsb_config *cfg, char out[65]);
 
 /* The interpreter's argv: argv[0] ("python3" for the default interpreter,
  * else its path), the profile's args split on blanks, then @tail (borrowed).
- * One allocation, NULL-terminated: free(*ret) frees it all. -ENOMEM. */
+ * With cfg->script_dir_first, an arg "-I" becomes "-E" "-s": isolated mode
+ * but for -P (3.11's -I is -E -s -P), so the script's folder leads sys.path
+ * as under `python FILE`, and a zygote started from the same @cfg gets the
+ * same words as its jobs. One allocation, NULL-terminated: free(*ret) frees
+ * it all. -ENOMEM. */
 int cfg_python_argv(const struct nsb_config *cfg, char *const *tail, size_t n_tail, char ***ret, size_t *ret_n);
 
 /* policy_load.c (reads files). Load profile @name_or_file into *ret (from

@@ -334,11 +334,15 @@ int cfg_python_argv(const struct nsb_config *cfg, char *const *tail, size_t n_ta
         char **v, *strings, *w;
 
         for (const char *p = args; *p;) {
+                size_t len;
+
                 p += strspn(p, " \t");
                 if (!*p)
                         break;
-                n_words++;
-                p += strcspn(p, " \t");
+                len = strcspn(p, " \t");
+                /* room for the second word "-I" becomes */
+                n_words += cfg->script_dir_first && len == 2 && strncmp(p, "-I", 2) == 0 ? 2 : 1;
+                p += len;
         }
         v = malloc((1 + n_words + n_tail + 1) * sizeof *v + bytes);
         if (!v)
@@ -347,8 +351,15 @@ int cfg_python_argv(const struct nsb_config *cfg, char *const *tail, size_t n_ta
         v[n++] = strcpy(strings, argv0);
         w = strings + strlen(argv0) + 1;
         strcpy(w, args);
-        for (char *tok = strtok(w, " \t"); tok; tok = strtok(NULL, " \t"))
-                v[n++] = tok;
+        for (char *tok = strtok(w, " \t"); tok; tok = strtok(NULL, " \t")) {
+                if (cfg->script_dir_first && strcmp(tok, "-I") == 0) {
+                        /* static strings: the block holds no room for them */
+                        v[n++] = "-E";
+                        v[n++] = "-s";
+                } else {
+                        v[n++] = tok;
+                }
+        }
         for (size_t i = 0; i < n_tail; i++)
                 v[n++] = tail[i];
         v[n] = NULL;

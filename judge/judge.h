@@ -76,6 +76,10 @@ struct judge_program {
         size_t source_len;
         char *name;                  /* placed at /program/NAME: basename(path) or "main.py" */
         char *sandbox_path;          /* "/program/NAME", argv[3] of every case */
+        const char *script;          /* set by judge_run, not parsed: a program.path in the
+                                        workspace runs as /workspace/REL/NAME (prog_locate,
+                                        program/program.h); NULL = sandbox_path */
+        const char *workdir;         /* its working directory inside; NULL = /workspace */
 };
 
 struct judge_spec {

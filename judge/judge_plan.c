@@ -591,6 +591,7 @@ int judge_request_build(const struct nsb_config *cfg, const struct judge_program
         /* Only the stimulus goes in: the case's expectations never reach the sandbox. */
         const struct prog_source src = {
                 .kind = PROG_FILE, .name = prog->name, .data = program_data, .len = program_len,
+                .script = prog->script, .workdir = prog->workdir,
                 .args = st->args, .n_args = st->n_args,
                 .stdin_mode = PROG_STDIN_PER_RUN, .stdin_data = st->stdin_data, .stdin_len = st->stdin_len,
         };

@@ -228,6 +228,24 @@ static int load_program(const struct judge_spec *spec, char **owned, const char 
         return 0;
 }
 
+/* A program.path in the workspace runs from there (program/program.h):
+ * @ret is @spec with the program's place, and @cfg runs its interpreter as
+ * `python FILE` does. @place owns the strings @ret points to. */
+static int place_program(struct nsb_config *cfg, const struct judge_spec *spec, struct judge_spec *ret,
+                         struct prog_place *place, struct nsb_error *e)
+{
+        *ret = *spec;
+        memset(place, 0, sizeof *place);
+        if (!spec->program.path)
+                return 0;
+        if (prog_locate(cfg, spec->program.path, place, e) < 0)
+                return -ENOMEM;
+        ret->program.script = place->script;
+        ret->program.workdir = place->workdir;
+        cfg->script_dir_first = place->script != NULL;
+        return 0;
+}
+
 static int alloc_cases(const struct judge_spec *spec, struct judge_report *rep, struct nsb_error *e)
 {
         rep->cases = calloc(spec->n_cases, sizeof *rep->cases);
@@ -250,10 +268,13 @@ static void stop_after(struct judge_report *rep, size_t i)
         judge_mark_not_run(rep->cases, i + 1, rep->n_cases, why);
 }
 
-static int run_spec(const struct nsb_config *cli, unsigned cli_explicit, const struct judge_spec *spec,
+static int run_spec(const struct nsb_config *cli, unsigned cli_explicit, const struct judge_spec *given,
                     int cancel_fd, const struct host_set *python_host, struct observe *obs, struct judge_report *rep,
                     struct nsb_error *e)
 {
+        struct prog_place place __attribute__((cleanup(prog_place_free))) = { 0 };
+        struct judge_spec placed;
+        const struct judge_spec *spec = &placed;
         AUTOFREE char *file_program = NULL;
         const char *program;
         size_t program_len;
@@ -262,9 +283,11 @@ static int run_spec(const struct nsb_config *cli, unsigned cli_explicit, const s
         int r = 0;
 
         memset(rep, 0, sizeof *rep);
-        if (load_program(spec, &file_program, &program, &program_len, rep->program_sha256, e) < 0)
+        if (load_program(given, &file_program, &program, &program_len, rep->program_sha256, e) < 0)
                 return -EINVAL;
-        judge_config_merge(cli, cli_explicit, spec, &cfg);
+        judge_config_merge(cli, cli_explicit, given, &cfg);
+        if (place_program(&cfg, given, &placed, &place, e) < 0)
+                return -ENOMEM;
         rep->output_limit = cfg.output_limit_bytes;
         if (alloc_cases(spec, rep, e) < 0)
                 return -ENOMEM;
@@ -344,9 +367,12 @@ static int replay_check_case(const struct nsb_config *cfg, const struct judge_sp
         return 0;
 }
 
-static int replay_spec(const struct nsb_config *cli, const struct judge_spec *spec, struct judge_report *rep,
+static int replay_spec(const struct nsb_config *cli, const struct judge_spec *given, struct judge_report *rep,
                        struct nsb_error *e)
 {
+        struct prog_place place __attribute__((cleanup(prog_place_free))) = { 0 };
+        struct judge_spec placed;
+        const struct judge_spec *spec = &placed;
         AUTOFREE char *file_program = NULL, *text = NULL;
         AUTO(json_decref) json_t *lines = NULL;
         const char *program;
@@ -359,9 +385,11 @@ static int replay_spec(const struct nsb_config *cli, const struct judge_spec *sp
                 return nsb_error_prefix(e, "--replay");
         if (judge_obs_parse(text, text_len, cli->replay_path, &lines, e) < 0)
                 return nsb_error_prefix(e, "--replay");
-        if (load_program(spec, &file_program, &program, &program_len, rep->program_sha256, e) < 0)
+        if (load_program(given, &file_program, &program, &program_len, rep->program_sha256, e) < 0)
                 return nsb_error_prefix(e, "spec '%s'", cli->input_path);
-        judge_config_merge(cli, judge_cli_explicit(cli), spec, &cfg);
+        judge_config_merge(cli, judge_cli_explicit(cli), given, &cfg);
+        if (place_program(&cfg, given, &placed, &place, e) < 0)
+                return -ENOMEM;
         rep->output_limit = cfg.output_limit_bytes;
 
         /* Everything is compared before anything is judged. */

@@ -10,6 +10,13 @@
  * same way: the environment and the packages travel in @cfg, which the
  * request carries, and policy_sha256 hashes that same @cfg.
  *
+ * A learner's folder is a program: a script file that lies inside the
+ * workspace (prog_locate) runs from there, as `python FILE` runs it: the
+ * interpreter is given /workspace/REL/NAME (cfg->script_dir_first puts its
+ * folder first on sys.path), the working directory is the caller's, mapped
+ * into /workspace, and the bytes nsbox read are still placed (and hashed) at
+ * /program/NAME.
+ *
  * Invariants:
  *   - the argv the sandbox runs is cfg_python_argv(@cfg, program...): nothing
  *     else spells an interpreter flag;
@@ -46,6 +53,9 @@ struct prog_source {
         size_t len;
         char *const *args;              /* the program's own arguments (borrowed) */
         size_t n_args;
+        const char *script;             /* PROG_FILE: the path the interpreter runs, when not
+                                           /program/@name (a workspace script, prog_locate) */
+        const char *workdir;            /* the working directory inside; NULL = /workspace */
         enum prog_stdin stdin_mode;
         const char *stdin_data;         /* when non-NULL: the program's stdin bytes */
         size_t stdin_len;
@@ -65,3 +75,27 @@ struct prog {
  * -ENOMEM (stage prepare). Free with prog_free. */
 int prog_build(const struct nsb_config *cfg, const struct prog_source *src, struct prog *ret, struct nsb_error *e);
 void prog_free(struct prog *p);
+
+/* Where a script in the workspace runs from. */
+struct prog_place {
+        char *script;                   /* "/workspace/REL/NAME"; NULL: not in the workspace */
+        char *workdir;                  /* "/workspace[/REL]": the caller's cwd mapped, else "/workspace" */
+};
+
+/* Pure. @ws, @dir, @file and @cwd are real paths (no symlink, no "..") of
+ * the workspace, of the script's folder, of the script itself (its target,
+ * when NAME is a symlink) and of the caller's working directory (NULL when
+ * unknown); @name is the script's name as given. The script is in the
+ * workspace when @dir and @file both lie below @ws: then @ret says where it
+ * runs from; otherwise both are NULL. -ENOMEM. */
+int prog_place_plan(const char *ws, const char *dir, const char *file, const char *name, const char *cwd,
+                    struct prog_place *ret);
+
+/* program_locate.c (realpath, getcwd): prog_place_plan for the host script
+ * @host_path under @cfg: NULL, NULL unless there is a --workspace and strict
+ * isolation (reduced isolation has no /workspace: the workspace is used where
+ * it is, and the script runs as /program/NAME). A path that cannot be
+ * resolved is not in the workspace (reading it fails, or has, on its own).
+ * -ENOMEM (stage prepare). */
+int prog_locate(const struct nsb_config *cfg, const char *host_path, struct prog_place *ret, struct nsb_error *e);
+void prog_place_free(struct prog_place *p);

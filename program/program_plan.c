@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config/policy.h"
+#include "path/path.h"
 #include "util/cleanup.h"
 #include "util/portable.h"
 #include "util/sha256.h"
@@ -40,7 +41,8 @@ int prog_build(const struct nsb_config *cfg, const struct prog_source *src, stru
         memset(ret, 0, sizeof *ret);
         if (src->kind == PROG_FILE && nsb_asprintf(&ret->path, "/program/%s", src->name) < 0)
                 goto oom;
-        if (program_words(src, src->kind == PROG_PATH ? src->name : ret->path, &tail, &n_tail) < 0 ||
+        if (program_words(src, src->kind == PROG_PATH ? src->name : src->script ? src->script : ret->path, &tail,
+                          &n_tail) < 0 ||
             cfg_python_argv(cfg, tail, n_tail, &ret->argv, &argc) < 0)
                 goto oom;
         ret->req = (struct sbx_request) {
@@ -51,6 +53,11 @@ int prog_build(const struct nsb_config *cfg, const struct prog_source *src, stru
                 .program_name = src->kind == PROG_FILE ? src->name : NULL,
                 .program_data = src->kind == PROG_FILE ? src->data : NULL,
                 .program_len = src->kind == PROG_FILE ? src->len : 0,
+                /* A workspace script runs from its folder; its bytes are
+                 * still placed at /program/NAME: what program_sha256 is of,
+                 * and what covers a warm zygote's own /program in a job. */
+                .script = src->kind == PROG_FILE ? src->script : NULL,
+                .workdir = src->workdir,
                 .stdin_data = src->stdin_data,
                 .stdin_len = src->stdin_data ? src->stdin_len : 0,
                 .channel_fd = -1,
@@ -77,4 +84,44 @@ void prog_free(struct prog *p)
         free(p->path);
         p->argv = NULL;
         p->path = NULL;
+}
+
+/* @path's part below @root ("" for @root itself), or NULL when it is not
+ * below it. */
+static const char *below(const char *path, const char *root)
+{
+        size_t n = strlen(root);
+
+        if (!path_under(path, root))
+                return NULL;
+        if (strcmp(root, "/") == 0)
+                return path + 1;
+        return path[n] == '/' ? path + n + 1 : path + n;
+}
+
+int prog_place_plan(const char *ws, const char *dir, const char *file, const char *name, const char *cwd,
+                    struct prog_place *ret)
+{
+        const char *rel = below(dir, ws), *cwd_rel = cwd ? below(cwd, ws) : NULL;
+
+        memset(ret, 0, sizeof *ret);
+        /* Both: the folder (sys.path[0] is the real folder of the real file,
+         * CPython's realpath) and the file a symlink named there leads to. */
+        if (!rel || !below(file, ws) || !name[0] || strchr(name, '/'))
+                return 0;
+        if (nsb_asprintf(&ret->script, "/workspace%s%s/%s", rel[0] ? "/" : "", rel, name) < 0 ||
+            nsb_asprintf(&ret->workdir, "/workspace%s%s", cwd_rel && cwd_rel[0] ? "/" : "",
+                         cwd_rel ? cwd_rel : "") < 0) {
+                prog_place_free(ret);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+void prog_place_free(struct prog_place *p)
+{
+        free(p->script);
+        free(p->workdir);
+        p->script = NULL;
+        p->workdir = NULL;
 }

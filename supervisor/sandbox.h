@@ -42,6 +42,10 @@ struct sbx_request {
         const char *program_name;            /* file placed read-only at /program/NAME; NULL = none */
         const char *program_data;            /* its bytes (already read by the caller, hashed) */
         size_t program_len;
+        const char *script;                  /* the program's path in argv when it is not
+                                                /program/NAME (a script in the workspace) */
+        const char *workdir;                 /* strict: the working directory, a path below
+                                                /workspace (program/program.h); NULL = /workspace */
         const char *program_sha256;          /* hex SHA-256 of the program (program/program.h):
                                                 the result's program_sha256; NULL = none */
         const char *stdin_data;              /* when non-NULL: the program's stdin bytes */

@@ -74,7 +74,9 @@ static int warm_job_plan(struct sbx *s, struct nsb_error *e)
         if (r < 0)
                 return r;
         in = sbx_mount_input(s);
-        return mnt_plan_build_warm_job(&in, &s->job_mounts, e);
+        if ((r = mnt_plan_build_warm_job(&in, &s->job_mounts, e)) < 0)
+                return r;
+        return sbx_plan_workdir(&s->job_mounts, s->req->workdir, e);
 }
 
 /* The job's init joins its cgroup through fds sent after it started (v1's
@@ -108,7 +110,10 @@ static int spec_memfd(struct sbx *s, int fail_stage, int *ret, struct nsb_error 
 
         /* The program's path in the argv: what comes before it is the
          * interpreter and its arguments, the zygote's own. */
-        snprintf(path, sizeof path, "/program/%s", s->req->program_name ? s->req->program_name : "");
+        if (s->req->script)
+                snprintf(path, sizeof path, "%s", s->req->script);
+        else
+                snprintf(path, sizeof path, "/program/%s", s->req->program_name ? s->req->program_name : "");
         for (script = 1; script < s->req->argc && strcmp(s->argv[script], path) != 0; script++)
                 ;
         if ((r = warm_spec_encode(&lim, &s->filter, &s->landlock, &s->job_mounts, s->argv, s->req->argc, script, &buf,

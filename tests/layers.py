@@ -33,7 +33,7 @@ DEPS = {
     'supervisor': {'caps', 'cgroup', 'config', 'doctor', 'landlock', 'mount', 'net', 'ns', 'path', 'platform',
                    'profile', 'result', 'seccomp', 'util'},
     'platform-impl': {'platform', 'config', 'doctor', 'profile', 'supervisor', 'util'},   # platform/linux, posix
-    'program': {'config', 'supervisor', 'util'},    # the python program's request (program/program.h)
+    'program': {'config', 'path', 'supervisor', 'util'},    # the python program's request (program/program.h)
     'judge': {'config', 'frame', 'profile', 'program', 'report', 'result', 'supervisor', 'util', 'warm'},
     'testcmd': {'config', 'frame', 'platform', 'program', 'report', 'result', 'supervisor', 'util'},
     'warm': {'cgroup', 'config', 'landlock', 'profile', 'program', 'result', 'supervisor', 'util'},

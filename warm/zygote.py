@@ -123,6 +123,10 @@ if hasattr(sys, "orig_argv"):   # 3.10+
     sys.orig_argv[:] = sys.orig_argv[:len(sys.orig_argv) - 1] + sys.argv
 del _lib, _role, _fsdecode
 sys.path[:] = _path
+if not sys.flags.isolated and not getattr(sys.flags, "safe_path", False):
+    # Started as `python3 -E -s FILE` (a script in the workspace): the
+    # job's real folder leads sys.path, where this file's (/program) was.
+    sys.path[0] = sys.modules["os"].path.dirname(sys.modules["os"].path.realpath(_MAIN))
 # __main__ with a cold script's globals, in their order
 _main = type(sys)("__main__")
 _main.__loader__ = sys.modules["_frozen_importlib_external"].SourceFileLoader("__main__", _MAIN)

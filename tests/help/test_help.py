@@ -162,9 +162,11 @@ class Help(unittest.TestCase):
         d = tempfile.mkdtemp(prefix="nsbox-help.")
         try:
             os.mkdir(os.path.join(d, "h"))
+            os.mkdir(os.path.join(d, "w"))
             with open(os.path.join(d, "h", "test_skip.py"), "w") as f:
                 f.write("import unittest\n\ndef test_a():\n    raise unittest.SkipTest('x')\n")
-            self.assertEqual(nsbox("test", "--harness", os.path.join(d, "h")).returncode, 3)
+            self.assertEqual(nsbox("test", "--harness", os.path.join(d, "h"), "--workspace",
+                                   os.path.join(d, "w")).returncode, 3)
         finally:
             shutil.rmtree(d)
         top = sections(nsbox("--help").stdout.decode())["Exit status"]

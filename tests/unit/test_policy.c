@@ -473,6 +473,18 @@ static void test_python_argv(void **state)
         assert_int_equal(cfg_python_argv(&c, tail, 1, &v, &n), 0);
         assert_int_equal(n, 2);
         free(v);
+        /* a script in the workspace: -I without its -P, whatever else is given */
+        c.script_dir_first = true;
+        c.interp_args = "-X dev -I -B -IB";
+        assert_int_equal(cfg_python_argv(&c, tail, 2, &v, &n), 0);
+        assert_int_equal(n, 9);
+        assert_string_equal(v[3], "-E");
+        assert_string_equal(v[4], "-s");
+        assert_string_equal(v[5], "-B");
+        assert_string_equal(v[6], "-IB");
+        assert_string_equal(v[7], "/program/main.py");
+        assert_null(v[9]);
+        free(v);
 }
 
 /* docs/profiles.md names every key the renderer writes. */

@@ -209,7 +209,9 @@ class Client:
     def test(self, harness: Union[str, "os.PathLike[str]"], workspace: Optional[Union[str, "os.PathLike[str]"]] = None,
              timeout: Optional[float] = None, limits: Optional[Dict[str, Any]] = None) -> TestReport:
         """`nsbox test`: the hidden tests in @harness (read-only) against
-        @workspace (read-write; default: a fresh empty one)."""
+        @workspace (read-write). nsbox test needs one: without it nsbox
+        refuses (NsboxError, with its message), never grading an
+        empty workspace."""
         args = _testcmd_args(harness, workspace, timeout, limits)
         rc, out, err = self._run(["test", "--json", *args, *self.extra_args])
         return _answer("test", "report", rc, out, err, TestReport.from_json)
