@@ -43,6 +43,16 @@ static void print_error(const char *cmd, const struct nsb_error *e)
         fprintf(stderr, "nsbox: %s%s%s\n", cmd ? cmd : "", cmd ? ": " : "", nsb_error_describe(e, buf, sizeof buf));
 }
 
+/* Did the program fail reading past the end of its input? Python says so
+ * on stderr (input(): "EOFError: EOF when reading a line"). */
+static bool met_eof(const struct run_stream *err)
+{
+        static const char what[] = "EOFError";
+
+        return (err->text && nsb_memmem(err->text, err->kept, what, sizeof what - 1)) ||
+               nsb_memmem(err->tail, err->tail_len, what, sizeof what - 1);
+}
+
 static void explain(const struct nsb_config *cfg, const struct run_result *r)
 {
         char buf[NSB_ERROR_MSG_MAX + 128];
@@ -61,13 +71,13 @@ static void explain(const struct nsb_config *cfg, const struct run_result *r)
         if (r->isolation == NSB_ISOLATION_REDUCED)
                 fprintf(stderr, "nsbox: warning: this run used REDUCED isolation\n");
         /* `echo hi | nsbox python x.py` that failed: say why input() saw EOF.
-         * At a terminal too, where input() fails at once (EOF), so the note
-         * comes at once. The terminal is not read unasked: an eager copy
+         * At a terminal too, when the program failed on that EOF (input()
+         * fails at once, so the note comes at once). The terminal is not read unasked: an eager copy
          * would take lines typed ahead for the shell, and stop a background
          * nsbox (SIGTTIN) though the program never reads; and the terminal
          * itself is never handed in (stdin_pump.h). */
         if (r->status == RUN_EXITED && r->exit_code != 0 && !cfg->stdin_path && fstat(STDIN_FILENO, &in) == 0) {
-                if (isatty(STDIN_FILENO))
+                if (isatty(STDIN_FILENO) && met_eof(&r->err))
                         fprintf(stderr, "nsbox: note: the program's standard input was empty: to type its input "
                                         "here, run with --stdin - (Ctrl-D ends it); or give --stdin FILE, or "
                                         "pipe into nsbox with --stdin -\n");
@@ -161,11 +171,13 @@ static int python_main(const struct frame_run *run, struct nsb_error *e)
                         nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "SCRIPT '-': nsbox reads no program from its "
                                  "standard input; give a script file, or -c CODE (--stdin - hands "
                                  "standard input to the program)");
+                /* a script in the workspace runs from its folder there */
+                else if (prog_locate(cfg, cfg->argv[0], &place, e) < 0)
+                        nsb_error_prefix(e, "script");
                 else if (read_file(cfg->argv[0], MAX_PROGRAM_BYTES, &program, &program_len, e) < 0)
                         nsb_error_prefix(e, "script");
-                /* a script in the workspace runs from its folder there */
-                else if (prog_locate(cfg, cfg->argv[0], &place, e) == 0 && place.script)
-                        cfg->script_dir_first = true;
+                else
+                        cfg->script_dir_first = place.script != NULL;
                 if (e->stage != NSB_STAGE_NONE)
                         return NSB_EXIT_FAILURE;
                 src.kind = PROG_FILE;

@@ -474,12 +474,30 @@ int cfg_parse_cli(int argc, char **argv, struct nsb_config *cfg, struct nsb_erro
         return take_positionals(cfg, argc, argv, i, e);
 }
 
+/* @*path, when relative, taken from @cwd ("." is @cwd itself). */
+static int absolute_from(const char *cwd, char **path)
+{
+        const char *rel = *path;
+        char *abs = NULL;
+
+        if (rel[0] == '/')
+                return 0;
+        if (strcmp(rel, ".") == 0)
+                rel = "";
+        else if (strncmp(rel, "./", 2) == 0)
+                rel += 2;
+        if (nsb_asprintf(&abs, "%s%s%s", cwd, strcmp(cwd, "/") == 0 || !rel[0] ? "" : "/", rel) < 0)
+                return -ENOMEM;
+        free(*path);
+        *path = abs;
+        return 0;
+}
+
 int cfg_absolute_sources(struct nsb_config *cfg, const char *cwd, struct nsb_error *e)
 {
         for (size_t i = 0; i < cfg->n_binds; i++) {
                 struct nsb_bind *b = &cfg->binds[i];
                 const char *what = b->read_only ? "--ro-bind" : "--bind";
-                char *abs = NULL;
 
                 if (b->src[0] == '/')
                         continue;
@@ -487,12 +505,14 @@ int cfg_absolute_sources(struct nsb_config *cfg, const char *cwd, struct nsb_err
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                         "%s '%s': a relative SRC is found in the current directory, but DST must "
                                         "be absolute (SRC:/DST)", what, b->src);
-                if (nsb_asprintf(&abs, "%s%s%s", cwd, strcmp(cwd, "/") == 0 ? "" : "/",
-                             strncmp(b->src, "./", 2) == 0 ? b->src + 2 : b->src) < 0)
+                if (absolute_from(cwd, &b->src) < 0)
                         return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory");
-                free(b->src);
-                b->src = abs;
         }
+        /* Reduced isolation hands these paths to Landlock, which takes
+         * absolute ones only; strict isolation opens them from here alike. */
+        if ((cfg->workspace && absolute_from(cwd, &cfg->workspace) < 0) ||
+            (cfg->harness && absolute_from(cwd, &cfg->harness) < 0))
+                return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory");
         return 0;
 }
 

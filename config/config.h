@@ -180,9 +180,10 @@ int cfg_check_python_memory(uint64_t memory_bytes, struct nsb_error *e);
  * -EINVAL with stage "usage" and a message naming the bad argument. */
 int cfg_parse_cli(int argc, char **argv, struct nsb_config *cfg, struct nsb_error *e);
 
-/* Make the command line's relative --ro-bind/--bind sources absolute under
- * @cwd (as bwrap reads them), so the policy and its hash name the real host
- * path. A relative source needs an absolute DST: -EINVAL otherwise. Pure. */
+/* Make the command line's relative --ro-bind/--bind sources, --workspace
+ * and --harness absolute under @cwd (as bwrap reads them), so the policy and
+ * its hash name the real host path and Landlock (reduced isolation) can take
+ * them. A relative source needs an absolute DST: -EINVAL otherwise. Pure. */
 int cfg_absolute_sources(struct nsb_config *cfg, const char *cwd, struct nsb_error *e);
 
 /* Apply one command-line option by name (without "--") to @cfg, as if it had

@@ -239,7 +239,7 @@ static int place_program(struct nsb_config *cfg, const struct judge_spec *spec, 
         if (!spec->program.path)
                 return 0;
         if (prog_locate(cfg, spec->program.path, place, e) < 0)
-                return -ENOMEM;
+                return nsb_error_prefix(e, "program.path");
         ret->program.script = place->script;
         ret->program.workdir = place->workdir;
         cfg->script_dir_first = place->script != NULL;
@@ -283,11 +283,10 @@ static int run_spec(const struct nsb_config *cli, unsigned cli_explicit, const s
         int r = 0;
 
         memset(rep, 0, sizeof *rep);
-        if (load_program(given, &file_program, &program, &program_len, rep->program_sha256, e) < 0)
-                return -EINVAL;
         judge_config_merge(cli, cli_explicit, given, &cfg);
-        if (place_program(&cfg, given, &placed, &place, e) < 0)
-                return -ENOMEM;
+        if (place_program(&cfg, given, &placed, &place, e) < 0 ||
+            load_program(given, &file_program, &program, &program_len, rep->program_sha256, e) < 0)
+                return -EINVAL;
         rep->output_limit = cfg.output_limit_bytes;
         if (alloc_cases(spec, rep, e) < 0)
                 return -ENOMEM;
@@ -385,11 +384,10 @@ static int replay_spec(const struct nsb_config *cli, const struct judge_spec *gi
                 return nsb_error_prefix(e, "--replay");
         if (judge_obs_parse(text, text_len, cli->replay_path, &lines, e) < 0)
                 return nsb_error_prefix(e, "--replay");
-        if (load_program(given, &file_program, &program, &program_len, rep->program_sha256, e) < 0)
-                return nsb_error_prefix(e, "spec '%s'", cli->input_path);
         judge_config_merge(cli, judge_cli_explicit(cli), given, &cfg);
-        if (place_program(&cfg, given, &placed, &place, e) < 0)
-                return -ENOMEM;
+        if (place_program(&cfg, given, &placed, &place, e) < 0 ||
+            load_program(given, &file_program, &program, &program_len, rep->program_sha256, e) < 0)
+                return nsb_error_prefix(e, "spec '%s'", cli->input_path);
         rep->output_limit = cfg.output_limit_bytes;
 
         /* Everything is compared before anything is judged. */

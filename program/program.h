@@ -83,19 +83,21 @@ struct prog_place {
 };
 
 /* Pure. @ws, @dir, @file and @cwd are real paths (no symlink, no "..") of
- * the workspace, of the script's folder, of the script itself (its target,
- * when NAME is a symlink) and of the caller's working directory (NULL when
- * unknown); @name is the script's name as given. The script is in the
- * workspace when @dir and @file both lie below @ws: then @ret says where it
- * runs from; otherwise both are NULL. -ENOMEM. */
-int prog_place_plan(const char *ws, const char *dir, const char *file, const char *name, const char *cwd,
-                    struct prog_place *ret);
+ * the workspace, of the script's folder as named, of the script itself (its
+ * target, when it is a symlink) and of the caller's working directory (NULL
+ * when unknown). The script is in the workspace when @dir lies below @ws:
+ * then @ret says where it runs from (the real file's place below
+ * /workspace); otherwise both are NULL. -EXDEV: named in the workspace, the
+ * file lies outside it (a symlink leading out). -ENOMEM. */
+int prog_place_plan(const char *ws, const char *dir, const char *file, const char *cwd, struct prog_place *ret);
 
 /* program_locate.c (realpath, getcwd): prog_place_plan for the host script
  * @host_path under @cfg: NULL, NULL unless there is a --workspace and strict
  * isolation (reduced isolation has no /workspace: the workspace is used where
  * it is, and the script runs as /program/NAME). A path that cannot be
- * resolved is not in the workspace (reading it fails, or has, on its own).
+ * resolved is not in the workspace (reading it fails on its own). Refused
+ * (stage usage), in either isolation: a script named in the workspace that
+ * leads out of it, or is no regular file. Call it before reading the file.
  * -ENOMEM (stage prepare). */
 int prog_locate(const struct nsb_config *cfg, const char *host_path, struct prog_place *ret, struct nsb_error *e);
 void prog_place_free(struct prog_place *p);

@@ -99,17 +99,22 @@ static const char *below(const char *path, const char *root)
         return path[n] == '/' ? path + n + 1 : path + n;
 }
 
-int prog_place_plan(const char *ws, const char *dir, const char *file, const char *name, const char *cwd,
-                    struct prog_place *ret)
+int prog_place_plan(const char *ws, const char *dir, const char *file, const char *cwd, struct prog_place *ret)
 {
-        const char *rel = below(dir, ws), *cwd_rel = cwd ? below(cwd, ws) : NULL;
+        const char *rel = below(file, ws), *cwd_rel = cwd ? below(cwd, ws) : NULL;
 
         memset(ret, 0, sizeof *ret);
-        /* Both: the folder (sys.path[0] is the real folder of the real file,
-         * CPython's realpath) and the file a symlink named there leads to. */
-        if (!rel || !below(file, ws) || !name[0] || strchr(name, '/'))
+        if (!below(dir, ws))
                 return 0;
-        if (nsb_asprintf(&ret->script, "/workspace%s%s/%s", rel[0] ? "/" : "", rel, name) < 0 ||
+        /* Named in the workspace, it must be the workspace's: a link there
+         * that leads out would have nsbox (perhaps root) read, hash and run
+         * a file the workspace's owner may not even read. */
+        if (!rel || !rel[0])
+                return -EXDEV;
+        /* The real file, as the sandbox holds it: an absolute link in the
+         * workspace names a host path that does not exist inside, and
+         * sys.path[0] is the real folder either way (CPython's realpath). */
+        if (nsb_asprintf(&ret->script, "/workspace/%s", rel) < 0 ||
             nsb_asprintf(&ret->workdir, "/workspace%s%s", cwd_rel && cwd_rel[0] ? "/" : "",
                          cwd_rel ? cwd_rel : "") < 0) {
                 prog_place_free(ret);

@@ -131,11 +131,49 @@ class LearnerFolder(SandboxTest):
         self.assertEqual(res["command"], ["python3", "-I", "-B", "/program/main.py"])
         self.assertIn("ModuleNotFoundError: No module named 'helper'", res["stderr"]["text"])
 
-    def test_symlink_leading_out_of_the_workspace_runs_from_program(self):
+    def test_symlink_leading_out_of_the_workspace_is_refused(self):
+        # named in the learner's folder, it must be the folder's own file: nsbox
+        # (perhaps root) never reads, hashes or runs what a link there leads to
+        secret = self.write(os.path.join(self.dir, "course", "reference.py"), "print('reference')\n")
+        os.chmod(secret, 0o600)
         link = os.path.join(self.ws, "link.py")
-        os.symlink(self.outside, link)
-        p, res = self.run_json("python", "--workspace", self.ws, link, cwd=self.ws)
-        self.assertEqual(res["command"], ["python3", "-I", "-B", "/program/link.py"])
+        os.symlink(secret, link)
+        p = self.nsbox("python", "--workspace", self.ws, link, cwd=self.ws)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"leads out of it", p.stderr)
+        self.assertNotIn(b"reference", p.stdout)
+        spec = self.write(os.path.join(self.dir, "spec.json"), json.dumps({
+            "program": {"path": link}, "cases": [{"name": "c", "expect": {"stdout": {"equals": "reference\n"}}}]}))
+        p = self.nsbox("judge", "--json", "--workspace", self.ws, spec, cwd=self.ws)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"program.path", p.stderr)
+        self.assertNotIn(b'"pass"', p.stdout)
+
+    def test_absolute_symlink_in_the_workspace_runs_its_file(self):
+        # the link's text names a host path the sandbox does not hold: the
+        # file it leads to runs, from its own folder, cold and warm
+        link = os.path.join(self.ws, "abs.py")
+        os.symlink(os.path.join(self.ws, "pkg", "main.py"), link)
+        res, got = self.cold(self.ws, "--workspace", ".", "abs.py")
+        self.assertEqual(res["status"], "exited", res["stderr"]["text"])
+        self.assertEqual(res["command"], ["python3", "-E", "-s", "-B", "/workspace/pkg/main.py"])
+        self.assertEqual((got["helper"], got["path0"]), ("pkg sibling", "/workspace/pkg"))
+        for warm in (False, True):
+            v = self.judge(self.ws, link, warm, cases=1)
+            self.assertEqual(v["verdict"], "pass", v)
+
+    def test_a_fifo_in_the_workspace_is_refused(self):
+        fifo = os.path.join(self.ws, "fifo.py")
+        os.mkfifo(fifo)
+        p = self.nsbox("python", "--workspace", self.ws, fifo, cwd=self.ws, timeout=30)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"not a regular file", p.stderr)
+
+    def test_reduced_isolation_takes_a_relative_workspace(self):
+        p = self.nsbox("python", "--isolation", "reduced", "--workspace", ".", "-c",
+                       "import os; print(sorted(os.listdir('.')))", cwd=self.ws)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(b"'main.py'", p.stdout)
 
     # -- nsbox judge, cold and warm ------------------------------------------
 
@@ -197,6 +235,15 @@ class LearnerFolder(SandboxTest):
         self.assertEqual(p.returncode, 1, p.stderr)
         self.assertIn(b"EOFError", p.stderr)
         self.assertIn(b"--stdin -", p.stderr.splitlines()[-1])
+        # a failure that is not the end of input gets no such note
+        master3, slave3 = pty.openpty()
+        self.addCleanup(os.close, master3)
+        try:
+            p = subprocess.run([NSBOX, "python", "-c", "1/0"], stdin=slave3, capture_output=True, timeout=60)
+        finally:
+            os.close(slave3)
+        self.assertIn(b"ZeroDivisionError", p.stderr)
+        self.assertNotIn(b"--stdin -", p.stderr)
         # given --stdin -, the terminal is read (through a pipe): what is typed arrives
         master2, slave2 = pty.openpty()
         self.addCleanup(os.close, master2)

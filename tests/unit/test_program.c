@@ -1,5 +1,6 @@
 /* Unit tests for program/: where a script in the workspace runs from
  * (prog_place_plan), and the request prog_build makes of it. Pure code only. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,12 +13,12 @@
 #include "program/program.h"
 #include "util/sha256.h"
 
-static void place(const char *ws, const char *dir, const char *file, const char *name, const char *cwd,
-                  const char *script, const char *workdir)
+static void place(const char *ws, const char *dir, const char *file, const char *cwd, const char *script,
+                  const char *workdir)
 {
         struct prog_place p;
 
-        assert_int_equal(prog_place_plan(ws, dir, file, name, cwd, &p), 0);
+        assert_int_equal(prog_place_plan(ws, dir, file, cwd, &p), 0);
         if (!script) {
                 assert_null(p.script);
                 assert_null(p.workdir);
@@ -30,32 +31,34 @@ static void place(const char *ws, const char *dir, const char *file, const char 
 
 static void test_place(void **state)
 {
+        struct prog_place p;
+
         (void) state;
         /* `cd project && nsbox python --workspace . main.py` */
-        place("/h/project", "/h/project", "/h/project/main.py", "main.py", "/h/project", "/workspace/main.py",
-              "/workspace");
+        place("/h/project", "/h/project", "/h/project/main.py", "/h/project", "/workspace/main.py", "/workspace");
         /* a script in a sub-folder, run from the workspace's top */
-        place("/h/project", "/h/project/a/b", "/h/project/a/b/m.py", "m.py", "/h/project", "/workspace/a/b/m.py",
+        place("/h/project", "/h/project/a/b", "/h/project/a/b/m.py", "/h/project", "/workspace/a/b/m.py",
               "/workspace");
         /* the caller inside the workspace: its cwd, mapped */
-        place("/h/project", "/h/project", "/h/project/m.py", "m.py", "/h/project/a", "/workspace/m.py",
-              "/workspace/a");
+        place("/h/project", "/h/project", "/h/project/m.py", "/h/project/a", "/workspace/m.py", "/workspace/a");
         /* the caller outside it (or no cwd): /workspace */
-        place("/h/project", "/h/project", "/h/project/m.py", "m.py", "/h", "/workspace/m.py", "/workspace");
-        place("/h/project", "/h/project", "/h/project/m.py", "m.py", NULL, "/workspace/m.py", "/workspace");
+        place("/h/project", "/h/project", "/h/project/m.py", "/h", "/workspace/m.py", "/workspace");
+        place("/h/project", "/h/project", "/h/project/m.py", NULL, "/workspace/m.py", "/workspace");
         /* a prefix of a name is not a folder */
-        place("/h/project", "/h/project2", "/h/project2/m.py", "m.py", "/h/project", NULL, NULL);
-        place("/h/project", "/h/project", "/h/project/m.py", "m.py", "/h/project2", "/workspace/m.py",
-              "/workspace");
+        place("/h/project", "/h/project2", "/h/project2/m.py", "/h/project", NULL, NULL);
+        place("/h/project", "/h/project", "/h/project/m.py", "/h/project2", "/workspace/m.py", "/workspace");
         /* outside: as today, /program/NAME */
-        place("/h/project", "/tmp", "/tmp/m.py", "m.py", "/h/project", NULL, NULL);
-        /* a symlink in the workspace to a file outside it is not the workspace's */
-        place("/h/project", "/h/project", "/etc/x.py", "m.py", "/h/project", NULL, NULL);
-        /* a symlink kept under its own name, as `python m.py` names it */
-        place("/h/project", "/h/project", "/h/project/lib/real.py", "m.py", "/h/project", "/workspace/m.py",
+        place("/h/project", "/tmp", "/tmp/m.py", "/h/project", NULL, NULL);
+        /* a symlink named in the workspace runs as the file it leads to
+         * (an absolute link's text names a host path the sandbox lacks) */
+        place("/h/project", "/h/project", "/h/project/lib/real.py", "/h/project", "/workspace/lib/real.py",
               "/workspace");
         /* the root as the workspace */
-        place("/", "/a", "/a/m.py", "m.py", "/", "/workspace/a/m.py", "/workspace");
+        place("/", "/a", "/a/m.py", "/", "/workspace/a/m.py", "/workspace");
+        /* named in the workspace, leading out of it: refused, nothing made */
+        assert_int_equal(prog_place_plan("/h/project", "/h/project", "/etc/x.py", "/h/project", &p), -EXDEV);
+        assert_null(p.script);
+        assert_int_equal(prog_place_plan("/h/project", "/h/project", "/h/project", "/h/project", &p), -EXDEV);
 }
 
 static void test_request(void **state)
