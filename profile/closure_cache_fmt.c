@@ -19,8 +19,10 @@
 #include "util/cleanup.h"
 
 /* Bump whenever what the closure walk produces changes (2: libgcc_s.so.1 is
- * added for pthread_exit), so no cache written by an older nsbox is used. */
-#define CC_MAGIC "nsbox-closure/2"
+ * added for pthread_exit; 3: a standard library holding site-packages or
+ * dist-packages is listed entry by entry, without them), so no cache written
+ * by an older nsbox is used. */
+#define CC_MAGIC "nsbox-closure/3"
 
 void cc_entry_free(struct cc_entry *c)
 {
@@ -36,6 +38,25 @@ void cc_entry_free(struct cc_entry *c)
         free(c->stamps);
         c->stamps = NULL;
         c->n_stamps = 0;
+}
+
+int cc_packages_key(char *const *packages, size_t n, char **ret)
+{
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+
+        if (!f)
+                return -ENOMEM;
+        fputs("packages:", f);
+        for (size_t i = 0; i < n; i++)
+                fprintf(f, "%zu:%s;", strlen(packages[i]), packages[i]);
+        if (fclose(f) != 0) {
+                free(buf);
+                return -ENOMEM;
+        }
+        *ret = buf;
+        return 0;
 }
 
 static bool writable_text(const char *s)

@@ -358,7 +358,22 @@ static int open_fds(struct sbx *s, struct nsb_error *e)
          * the sandbox user writes as the owner of each source. */
         for (size_t i = 0; i < s->mounts.n_ops; i++) {
                 const struct mnt_op *op = &s->mounts.ops[i];
-                if (op->kind != MNT_OPEN_TREE || !s->mounts.slot_preopened[op->slot])
+                if (op->kind != MNT_OPEN_TREE)
+                        continue;
+                /* The profile's host files (interpreter, libraries, stdlib,
+                 * packages) are read-only and need no idmap, but a root
+                 * caller's may lie under a directory only root can search
+                 * (/root/.pyenv, a venv in a 0700 directory): the init, by
+                 * then the mapped unprivileged uid, could not open them.
+                 * Open them here, as the caller, like the zygote's code. */
+                if (!s->mounts.slot_preopened[op->slot] && s->idmap.idmap_user_sources) {
+                        r = sys_open_tree(AT_FDCWD, op->src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+                        if (r < 0)
+                                return nsb_fail(e, NSB_STAGE_MOUNT, errno, "open '%s'", op->src);
+                        s->slot_fds[op->slot] = r;
+                        continue;
+                }
+                if (!s->mounts.slot_preopened[op->slot])
                         continue;
                 if (op->slot == s->mounts.plain_slot) {
                         r = sys_open_tree(AT_FDCWD, op->src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
