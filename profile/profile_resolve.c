@@ -550,6 +550,8 @@ static int add_stdlib(struct host_set *set, const char *stdlib, struct nsb_error
         if (!split)
                 return add(set, stdlib, HOST_DIR, NULL) < 0 ? nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory")
                                                             : 0;
+        if (host_set_add_split_dir(set, stdlib) < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
         rewinddir(d);
         while ((de = readdir(d))) {
                 char path[PATH_MAX], target[PATH_MAX];
@@ -716,6 +718,9 @@ int host_set_add_all(struct host_set *set, const struct host_set *src, struct ns
 {
         for (size_t i = 0; i < src->n; i++)
                 if (add(set, src->v[i].path, src->v[i].kind, src->v[i].target) < 0)
+                        return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+        for (size_t i = 0; i < src->n_split_dirs; i++)
+                if (host_set_add_split_dir(set, src->split_dirs[i]) < 0)
                         return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
         return 0;
 }

@@ -106,6 +106,18 @@ class Packages(SandboxTest):
         p, res = self.run_json("python", "--package", NUMPY, "-c", "import numpy; print(numpy.__file__)")
         self.assertEqual(res["stdout"]["text"], NUMPY + "/__init__.py\n", res)
 
+    def test_reduced_isolation_lists_a_split_stdlib(self):
+        # a stdlib holding dist-packages is given entry by entry; reduced
+        # isolation grants files by path (Landlock), so the directory itself
+        # must be granted too, or python cannot list it ("No module named
+        # 'encodings'")
+        stdlib = subprocess.run([PYTHON, "-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"],
+                                capture_output=True, text=True).stdout.strip()
+        if not any(os.path.isdir(os.path.join(stdlib, d)) for d in ("dist-packages", "site-packages")):
+            skip_or_fail(self, "%s holds no dist-packages (python3-numpy puts one there; scripts/deps)" % stdlib)
+        p, res = self.run_json("python", "--isolation", "reduced", "-c", "import json, ssl; print('ok')")
+        self.assertEqual(res["stdout"]["text"], "ok\n", res)
+
     def make_wheel_like(self, site):
         """site/fakepkg: a module loading _native.so, which needs libfake.so
         from site/fakepkg.libs through RUNPATH $ORIGIN/../fakepkg.libs (how

@@ -63,7 +63,7 @@ static int setup(void **state)
         t->entries[0] = (struct host_entry){ t->link, HOST_SYMLINK, "libx.so.1" };
         t->entries[1] = (struct host_entry){ t->so, HOST_FILE, NULL };
         t->entries[2] = (struct host_entry){ t->lib, HOST_DIR, NULL };
-        t->set = (struct host_set){ t->entries, 3 };
+        t->set = (struct host_set){ .v = t->entries, .n = 3 };
         assert_int_equal(cc_open_dir(t->cache, NULL, &t->cache_fd), 0);
         *state = t;
         return 0;
@@ -398,6 +398,31 @@ static void test_packages_key_selects_entry(void **state)
         free(k2);
 }
 
+/* A directory given entry by entry (a stdlib without its site-packages)
+ * comes back from the cache as one: reduced isolation grants it. */
+static void test_split_dirs_round_trip(void **state)
+{
+        struct tree *t = *state;
+        char *dirs[] = { t->lib };
+        struct host_set got = { 0 };
+
+        t->set.split_dirs = dirs;
+        t->set.n_split_dirs = 1;
+        store(t);
+        assert_int_equal(cc_load(t->cache_fd, KEY, &got), 1);
+        assert_int_equal(got.n, t->set.n);
+        assert_int_equal(got.n_split_dirs, 1);
+        assert_string_equal(got.split_dirs[0], t->lib);
+        host_set_free(&got);
+        /* and one without keeps none */
+        t->set.n_split_dirs = 0;
+        store(t);
+        assert_int_equal(cc_load(t->cache_fd, KEY, &got), 1);
+        assert_int_equal(got.n_split_dirs, 0);
+        host_set_free(&got);
+        t->set.split_dirs = NULL;
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -412,6 +437,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_untrusted_file_ignored, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_corrupt_file_misses, setup, teardown),
                 cmocka_unit_test(test_packages_key),
+                cmocka_unit_test_setup_teardown(test_split_dirs_round_trip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_packages_key_selects_entry, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
