@@ -119,9 +119,11 @@ class Packages(SandboxTest):
         self.assertEqual(res["stdout"]["text"], "ok\n", res)
 
     def make_wheel_like(self, site):
-        """site/fakepkg: a module loading _native.so, which needs libfake.so
-        from site/fakepkg.libs through RUNPATH $ORIGIN/../fakepkg.libs (how
-        auditwheel lays out numpy.libs), and libfake reads a data file there."""
+        """site/fakepkg: a module loading core/_native.so, which needs
+        libfake.so from site/fakepkg.libs through RUNPATH
+        ${ORIGIN}/../../fakepkg.libs (how auditwheel lays out numpy.libs, in
+        ld.so's other spelling; the conda tree below uses $ORIGIN), and
+        libfake reads a data file there."""
         src = self.write("src/fake.c", '#include <stdio.h>\n'
                          'int fake_value(const char *dir) { char p[4096]; int v = 0; FILE *f;\n'
                          '  snprintf(p, sizeof p, "%s/../fakepkg.libs/data.txt", dir);\n'
@@ -136,7 +138,7 @@ class Packages(SandboxTest):
         pkg = os.path.join(site, "fakepkg")
         os.makedirs(os.path.join(pkg, "core"))
         self.cc("-shared", "-fPIC", "-o", os.path.join(pkg, "core", "_native.so"), nat,
-                "-L" + libs, "-l:libfake-1a2b.so", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../../fakepkg.libs")
+                "-L" + libs, "-l:libfake-1a2b.so", "-Wl,--enable-new-dtags,-rpath,${ORIGIN}/../../fakepkg.libs")
         self.write(os.path.relpath(os.path.join(pkg, "__init__.py"), self.dir),
                    "import ctypes, os\n"
                    "_dir = os.path.join(os.path.dirname(__file__), 'core')\n"
