@@ -59,17 +59,16 @@ static int add(struct host_set *set, const char *path, enum host_kind kind, cons
 
 /* Drop the entry for @path (mirror() records the object a walk ends at;
  * the caller may want that object in pieces). */
-static int remove_entry(struct host_set *set, const char *path)
+static void remove_entry(struct host_set *set, const char *path)
 {
         struct host_entry *he = find(set, path);
 
         if (!he)
-                return 0;
+                return;
         free(he->path);
         free(he->target);
         memmove(he, he + 1, (size_t) (set->v + set->n - (he + 1)) * sizeof *he);
         set->n--;
-        return 0;
 }
 
 /* Normalise an absolute path lexically: collapse "//", ".", "..". */
@@ -525,18 +524,18 @@ static int find_stdlib(const char *interpreter, const char *real, char *ret, str
                         "no standard library (lib/python3.*/os.py) under '%s' for interpreter '%s'", prefix, real);
 }
 
+static bool is_packages_dir(const char *name)
+{
+        return strcmp(name, "site-packages") == 0 || strcmp(name, "dist-packages") == 0;
+}
+
 /* The standard library directory @stdlib (symlink-free), without the
  * third-party packages installed inside it (Debian's dist-packages under
  * /usr/lib/python3.11, a pyenv or conda tree's site-packages): the site
  * module puts them on sys.path whenever they exist, and an unnamed package
  * must be absent (an ImportError), never half there. A directory without
  * them is mounted whole; one with them, entry by entry (symlinks as links,
- * as a whole mount shows them). */
-static bool is_packages_dir(const char *name)
-{
-        return strcmp(name, "site-packages") == 0 || strcmp(name, "dist-packages") == 0;
-}
-
+ * as a whole mount shows them), and recorded in set->split_dirs. */
 static int add_stdlib(struct host_set *set, const char *stdlib, struct nsb_error *e)
 {
         AUTO(closedir) DIR *d = opendir(stdlib);
@@ -651,9 +650,8 @@ static int add_python(struct host_set *set, const char *interpreter, bool use_ca
         r = mirror(set, stdlib, sreal, &kind, e);
         if (r < 0)
                 return r;
-        r = remove_entry(set, sreal);
-        if (r == 0)
-                r = add_stdlib(set, sreal, e);
+        remove_entry(set, sreal);
+        r = add_stdlib(set, sreal, e);
         if (r < 0)
                 return r;
         /* Extension modules load their own libraries (libssl, libffi, ...). */
