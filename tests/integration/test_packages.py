@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 import unittest
 
 from nsbtest import SandboxTest, skip_or_fail
@@ -169,11 +170,19 @@ class Packages(SandboxTest):
         code = ("import sys; sys.path.insert(0, %r)\nimport plainpkg\n"
                 "try:\n    import fakepkg; print(fakepkg.VALUE)\nexcept OSError as e:\n    print('OSError')\n"
                 "except ImportError:\n    print('absent')\n" % site)
-        for _ in range(2):
-            p, res = self.run_json("python", "--package", plain, "-c", code)
-            self.assertEqual(res["stdout"]["text"], "absent\n", res)
-        p, res = self.run_json("python", "--package", plain, "--package", pkg, "-c", code)
+        cache = os.path.join(self.dir, "cache")
+        os.mkdir(cache, 0o700)
+        env = dict(os.environ, XDG_CACHE_HOME=cache)
+        # a walk is cached only if nothing it saw changed in the second
+        # before it began (ctime cannot be set back): let the tree age
+        time.sleep(2.2)
+        p, res = self.run_json("python", "--package", plain, "-c", code, env=env)
+        self.assertEqual(res["stdout"]["text"], "absent\n", res)
+        stored = os.listdir(os.path.join(cache, "nsbox"))
+        self.assertEqual(len(stored), 2, stored)    # the interpreter's closure, the package list's
+        p, res = self.run_json("python", "--package", plain, "--package", pkg, "-c", code, env=env)
         self.assertEqual(res["stdout"]["text"], "42\n", res)
+        self.assertEqual(len(os.listdir(os.path.join(cache, "nsbox"))), 3)
 
     # ---- interpreters anywhere ---------------------------------------------
 
