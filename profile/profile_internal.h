@@ -12,6 +12,11 @@
 int pyvenv_parse(const char *buf, size_t len, char *ret_home, size_t home_size, unsigned *ret_major,
                  unsigned *ret_minor);
 
+/* Pure: @dir (a DT_RUNPATH entry) with every $ORIGIN and ${ORIGIN}
+ * replaced by @origin, as ld.so(8) expands them, into @ret (@size bytes);
+ * -ENAMETOOLONG when it does not fit (nothing is cut). */
+int elf_expand_origin(const char *dir, const char *origin, char *ret, size_t size);
+
 /* The pyvenv.cfg of the venv @interpreter (as given, not resolved) belongs
  * to, in @ret (PATH_MAX): next to it or one directory up, as CPython looks.
  * -ENOENT if none. */

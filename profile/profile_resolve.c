@@ -200,27 +200,6 @@ static int read_deps(const char *path, struct elf_deps *deps, struct nsb_error *
         return r < 0 ? nsb_error_prefix(e, "'%s'", path) : 0;
 }
 
-/* @dir with every $ORIGIN / ${ORIGIN} replaced by @origin (ld.so(8)'s
- * "rpath token expansion"); -ENAMETOOLONG if it does not fit. */
-static int expand_origin(const char *dir, const char *origin, char *ret, size_t size)
-{
-        size_t at = 0;
-
-        for (const char *p = dir; *p;) {
-                size_t skip = strncmp(p, "${ORIGIN}", 9) == 0 ? 9 : strncmp(p, "$ORIGIN", 7) == 0 ? 7 : 0;
-                const char *piece = skip ? origin : p;
-                size_t n = skip ? strlen(origin) : 1;
-
-                if (at + n >= size)
-                        return -ENAMETOOLONG;
-                memcpy(ret + at, piece, n);
-                at += n;
-                p += skip ? skip : 1;
-        }
-        ret[at] = '\0';
-        return 0;
-}
-
 /* Where ld.so would find @name for an object whose DT_RUNPATH is in @d and
  * which lives in @origin: its RUNPATH, then the default directories. 0 and
  * the path in @ret (PATH_MAX); *ret_via_origin says it was found through a
@@ -231,7 +210,7 @@ static int find_lib(const struct elf_deps *d, const char *origin, const char *na
                 const char *dir = i < d->n_runpath ? d->runpath[i] : default_lib_dirs[i - d->n_runpath];
                 char expanded[PATH_MAX];
 
-                if (expand_origin(dir, origin, expanded, sizeof expanded) < 0)
+                if (elf_expand_origin(dir, origin, expanded, sizeof expanded) < 0)
                         continue;
                 if ((size_t) snprintf(ret, PATH_MAX, "%s/%s", expanded, name) >= PATH_MAX)
                         continue;

@@ -101,12 +101,39 @@ static void test_pyvenv_home_too_long(void **state)
         assert_int_equal(pyvenv_parse(text, sizeof text - 1, home, sizeof home, &major, &minor), -EINVAL);
 }
 
+static void test_expand_origin(void **state)
+{
+        static const struct { const char *dir, *want; } rows[] = {
+                { "$ORIGIN/../lib", "/opt/conda/bin/../lib" },
+                { "${ORIGIN}/../../numpy.libs", "/opt/conda/bin/../../numpy.libs" },
+                { "/usr/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu" },
+                { "$ORIGIN/x/${ORIGIN}", "/opt/conda/bin/x//opt/conda/bin" },
+                { "/a/$ORIGINAL", "/a/$ORIGINAL" },     /* not the token: a literal name, as for ld.so */
+                { "$ORIGIN", "/opt/conda/bin" },
+                { "${ORIGIN", "${ORIGIN" },
+                { "", "" },
+        };
+        char out[64];
+
+        (void) state;
+        for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+                assert_int_equal(elf_expand_origin(rows[i].dir, "/opt/conda/bin", out, sizeof out), 0);
+                assert_string_equal(out, rows[i].want);
+        }
+        /* too long: refused, never cut */
+        assert_int_equal(elf_expand_origin("$ORIGIN/lib", "/opt/conda/bin", out, 18), -ENAMETOOLONG);
+        assert_int_equal(elf_expand_origin("$ORIGIN/lib", "/opt/conda/bin", out, 19), 0);
+        assert_string_equal(out, "/opt/conda/bin/lib");
+        assert_int_equal(elf_expand_origin("x", "/o", out, 0), -ENAMETOOLONG);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_shebang_lines),
                 cmocka_unit_test(test_shebang_nul),
                 cmocka_unit_test(test_pyvenv_lines),
+                cmocka_unit_test(test_expand_origin),
                 cmocka_unit_test(test_pyvenv_home_too_long),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
