@@ -597,7 +597,7 @@ static int require_binary(const char *interpreter, const char *real, struct nsb_
 static int add_python(struct host_set *set, const char *interpreter, bool use_cache, char **ret_real,
                       struct nsb_error *e)
 {
-        char real[PATH_MAX], stdlib[PATH_MAX], dynload[PATH_MAX], sreal[PATH_MAX], key[PATH_MAX + 8];
+        char real[PATH_MAX], stdlib[PATH_MAX], dynload[PATH_MAX], sreal[PATH_MAX], key[PATH_MAX + 8], cfg[PATH_MAX];
         AUTOCLOSE int cache_fd = -1;
         struct timespec started;
         enum host_kind kind;
@@ -625,6 +625,10 @@ static int add_python(struct host_set *set, const char *interpreter, bool use_ca
         r = find_stdlib(interpreter, real, stdlib, e);
         if (r < 0)
                 return r;
+        /* A venv's interpreter is one only with its pyvenv.cfg (sys.prefix,
+         * its site-packages), whichever command runs it (nsbox run too). */
+        if (profile_find_pyvenv_cfg(interpreter, cfg) == 0 && (r = profile_add_path(set, cfg, e)) < 0)
+                return nsb_error_prefix(e, "virtual environment of '%s'", interpreter);
         /* the symlinks on the way to it; then the directory itself */
         r = mirror(set, stdlib, sreal, &kind, e);
         if (r < 0)

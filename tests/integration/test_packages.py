@@ -210,6 +210,14 @@ class Packages(SandboxTest):
         self.assertEqual(res["status"], "exited", res)
         self.assertEqual(res["stdout"]["text"], bare(self.PREFIX, interp), res)
 
+    def test_venv_interpreter_under_run(self):
+        # nsbox run -- VENV/bin/python3: the venv's pyvenv.cfg comes with it,
+        # so sys.prefix is the venv as bare (it was the base interpreter's)
+        for opts in ((), ("--copies",)):
+            interp = self.venv(os.path.join(self.dir, "r%d" % len(opts)), *opts)
+            p, res = self.run_json("run", "--", interp, "-I", "-c", "import sys; print(sys.prefix)")
+            self.assertEqual(res["stdout"]["text"], os.path.dirname(os.path.dirname(interp)) + "\n", res)
+
     def test_conda_style_tree(self):
         # PREFIX/bin/python3.11 finds PREFIX/lib/libpython3.11.so.1.0 through
         # RUNPATH $ORIGIN/../lib; its stdlib is PREFIX/lib/python3.11, which
