@@ -55,6 +55,11 @@ int cc_format(const char *key, const struct cc_entry *in, char **ret, size_t *re
 /* Pure: parse @buf; -EBADMSG if it is not a complete cache file for @key. */
 int cc_parse(const char *buf, size_t len, const char *key, struct cc_entry *ret);
 void cc_entry_free(struct cc_entry *c);
+/* Pure: the key of the closure of the package list @packages[0..n): each
+ * path with its length, so that no two lists share a key (a path may hold
+ * any separator) and any change to the list (a package added, removed,
+ * renamed or reordered) is another key. *ret malloc'd; -ENOMEM. */
+int cc_packages_key(char *const *packages, size_t n, char **ret);
 
 /* Open (creating, 0700) the caller's cache directory from @xdg_cache_home or
  * @home (either may be NULL); -1 in *ret_fd, and a negative errno, when no

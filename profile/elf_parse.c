@@ -1,7 +1,8 @@
 /* profile/elf_parse.c — DT_NEEDED, DT_RUNPATH and PT_INTERP from an ELF64
- * image in memory. Pure. Every offset read from the file is bounds-checked
+ * image in memory, and a RUNPATH entry's $ORIGIN expanded. Pure. Every offset read from the file is bounds-checked
  * against the buffer before use: the image may be anything. */
 #include "profile/profile.h"
+#include "profile/profile_internal.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -38,6 +39,31 @@ static int vaddr_to_off(const Elf64_Phdr *ph, size_t nph, uint64_t vaddr, uint64
                 }
         }
         return -ENOENT;
+}
+
+int elf_expand_origin(const char *dir, const char *origin, char *ret, size_t size)
+{
+        size_t at = 0;
+
+        if (size == 0)
+                return -ENAMETOOLONG;
+        for (const char *p = dir; *p;) {
+                /* glibc's is_dst(): the bare token must end the entry or a
+                 * path component ("$ORIGINAL" is a literal name) */
+                size_t skip = strncmp(p, "${ORIGIN}", 9) == 0                             ? 9
+                              : strncmp(p, "$ORIGIN", 7) == 0 && (p[7] == '\0' || p[7] == '/') ? 7
+                                                                                          : 0;
+                const char *piece = skip ? origin : p;
+                size_t n = skip ? strlen(origin) : 1;
+
+                if (at + n >= size)
+                        return -ENAMETOOLONG;
+                memcpy(ret + at, piece, n);
+                at += n;
+                p += skip ? skip : 1;
+        }
+        ret[at] = '\0';
+        return 0;
 }
 
 void elf_deps_free(struct elf_deps *d)

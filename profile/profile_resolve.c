@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include "profile/closure_cache.h"
+#include "profile/profile_internal.h"
 #include "util/cleanup.h"
+#include "util/readfile.h"
 
 #define MAX_SYMLINK_HOPS 40
 
@@ -53,6 +55,20 @@ static int add(struct host_set *set, const char *path, enum host_kind kind, cons
         }
         set->n++;
         return 0;
+}
+
+/* Drop the entry for @path (mirror() records the object a walk ends at;
+ * the caller may want that object in pieces). */
+static void remove_entry(struct host_set *set, const char *path)
+{
+        struct host_entry *he = find(set, path);
+
+        if (!he)
+                return;
+        free(he->path);
+        free(he->target);
+        memmove(he, he + 1, (size_t) (set->v + set->n - (he + 1)) * sizeof *he);
+        set->n--;
 }
 
 /* Normalise an absolute path lexically: collapse "//", ".", "..". */
@@ -184,27 +200,55 @@ static int read_deps(const char *path, struct elf_deps *deps, struct nsb_error *
         return r < 0 ? nsb_error_prefix(e, "'%s'", path) : 0;
 }
 
-static int find_lib(const struct elf_deps *d, const char *origin, const char *name, char *ret)
+/* Where ld.so would find @name for an object whose DT_RUNPATH is in @d and
+ * which lives in @origin: its RUNPATH, then the default directories. 0 and
+ * the path in @ret (PATH_MAX); *ret_via_origin says it was found through a
+ * $ORIGIN entry (a wheel's bundled libraries). */
+static int find_lib(const struct elf_deps *d, const char *origin, const char *name, char *ret, bool *ret_via_origin)
 {
         for (size_t i = 0; i < d->n_runpath + ARRAY_SIZE(default_lib_dirs); i++) {
                 const char *dir = i < d->n_runpath ? d->runpath[i] : default_lib_dirs[i - d->n_runpath];
                 char expanded[PATH_MAX];
 
-                if (strncmp(dir, "$ORIGIN", 7) == 0)
-                        snprintf(expanded, sizeof expanded, "%s%s", origin, dir + 7);
-                else
-                        snprintf(expanded, sizeof expanded, "%s", dir);
+                if (elf_expand_origin(dir, origin, expanded, sizeof expanded) < 0)
+                        continue;
                 if ((size_t) snprintf(ret, PATH_MAX, "%s/%s", expanded, name) >= PATH_MAX)
                         continue;
-                if (access(ret, R_OK) == 0)
+                if (access(ret, R_OK) == 0) {
+                        if (ret_via_origin)
+                                *ret_via_origin = i < d->n_runpath && strstr(dir, "ORIGIN") != NULL;
                         return 0;
+                }
         }
         return -ENOENT;
 }
 
+/* A library a wheel bundles (numpy.libs/libopenblas...so, found through
+ * RUNPATH $ORIGIN/../../numpy.libs) may read files beside it: its whole
+ * "*.libs" directory is provided, not only the libraries named. */
+static int add_bundled_dir(struct host_set *set, const char *lib, struct nsb_error *e)
+{
+        char dir[PATH_MAX], real[PATH_MAX];
+        const char *base;
+        enum host_kind kind;
+        char *slash;
+        size_t n;
+
+        snprintf(dir, sizeof dir, "%s", lib);
+        slash = strrchr(dir, '/');
+        if (!slash || slash == dir)
+                return 0;
+        *slash = '\0';
+        base = strrchr(dir, '/') + 1;
+        n = strlen(base);
+        if (n <= 5 || strcmp(base + n - 5, ".libs") != 0)
+                return 0;
+        return mirror(set, dir, real, &kind, e);
+}
+
 /* Worklist over ELF files: each file's interpreter and needed libraries are
  * mirrored and queued. No recursion: the list may be long. */
-static int add_closure(struct host_set *set, const char *first, struct nsb_error *e)
+static int add_closure(struct host_set *set, const char *first, bool bundled_dirs, struct nsb_error *e)
 {
         char **work = NULL;
         size_t n_work = 0, done = 0;
@@ -230,15 +274,17 @@ static int add_closure(struct host_set *set, const char *first, struct nsb_error
                         const char *name = i < d.n_needed ? d.needed[i] : d.interp;
                         char lib[PATH_MAX], real[PATH_MAX];
                         enum host_kind kind;
-                        bool seen = false;
+                        bool seen = false, via_origin = false;
 
                         if (strchr(name, '/'))
                                 snprintf(lib, sizeof lib, "%s", name);
-                        else if (find_lib(&d, origin, name, lib) < 0) {
+                        else if (find_lib(&d, origin, name, lib, &via_origin) < 0) {
                                 r = nsb_fail(e, NSB_STAGE_PREPARE, ENOENT,
                                              "'%s' needs '%s', which is not in the library path", cur, name);
                                 break;
                         }
+                        if (bundled_dirs && via_origin && (r = add_bundled_dir(set, lib, e)) < 0)
+                                break;
                         r = mirror(set, lib, real, &kind, e);
                         if (r < 0)
                                 break;
@@ -274,7 +320,7 @@ int profile_add_executable(struct host_set *set, const char *path, struct nsb_er
                 return r;
         if (kind != HOST_FILE)
                 return nsb_fail(e, NSB_STAGE_PREPARE, EISDIR, "'%s' is not a file", path);
-        return add_closure(set, real, e);
+        return add_closure(set, real, false, e);
 }
 
 int profile_add_libraries_of(struct host_set *set, const char *path, struct nsb_error *e)
@@ -283,7 +329,18 @@ int profile_add_libraries_of(struct host_set *set, const char *path, struct nsb_
 
         if (!realpath(path, real))
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "'%s'", path);
-        return add_closure(set, real, e);
+        return add_closure(set, real, false, e);
+}
+
+int profile_add_module_libraries(struct host_set *set, const char *so, struct nsb_error *e)
+{
+        return add_closure(set, so, true, e);
+}
+
+const char *const *profile_lib_dirs(size_t *ret_n)
+{
+        *ret_n = ARRAY_SIZE(default_lib_dirs);
+        return default_lib_dirs;
 }
 
 static bool is_python(const char *path)
@@ -367,30 +424,21 @@ int profile_add_command(struct host_set *set, const char *path, const char *sand
         return r < 0 ? r : add_script_interpreter(set, path, sandbox_path, 0, e);
 }
 
-/* The standard library of an interpreter at <prefix>/bin/pythonX.Y lives in
- * <prefix>/lib/pythonX.Y (CPython's getpath looks for os.py there). */
-static int find_stdlib(const char *real, char *ret, struct nsb_error *e)
+/* <prefix>/lib/pythonX.Y holding os.py (CPython's getpath landmark) into
+ * @ret: the version @major.@minor if given (not 0), else the newest. */
+static bool stdlib_under(const char *prefix, unsigned major, unsigned minor, char *ret)
 {
-        char prefix[PATH_MAX], cand[PATH_MAX];
-        const char *base = strrchr(real, '/') + 1;
-        unsigned major, minor;
-        char *slash;
+        char cand[PATH_MAX];
         AUTO(closedir) DIR *d = NULL;
         struct dirent *de;
         unsigned best_minor = 0;
         bool found = false;
 
-        snprintf(prefix, sizeof prefix, "%s", real);
-        slash = strrchr(prefix, '/');
-        *slash = '\0';                          /* .../bin */
-        slash = strrchr(prefix, '/');
-        if (slash)
-                *slash = '\0';                  /* prefix */
-        if (sscanf(base, "python%u.%u", &major, &minor) == 2) {
+        if (major) {
                 snprintf(cand, sizeof cand, "%s/lib/python%u.%u/os.py", prefix, major, minor);
                 if (access(cand, R_OK) == 0) {
                         snprintf(ret, PATH_MAX, "%s/lib/python%u.%u", prefix, major, minor);
-                        return 0;
+                        return true;
                 }
         }
         snprintf(cand, sizeof cand, "%s/lib", prefix);
@@ -406,9 +454,108 @@ static int find_stdlib(const char *real, char *ret, struct nsb_error *e)
                         snprintf(ret, PATH_MAX, "%s/lib/%s", prefix, de->d_name);
                 }
         }
-        return found ? 0 : nsb_fail(e, NSB_STAGE_PREPARE, ENOENT,
-                                    "no standard library (lib/python3.*/os.py) under '%s' for interpreter '%s'",
-                                    prefix, real);
+        return found;
+}
+
+/* The directory above @path's directory (/usr/bin/python3 -> /usr). */
+static void prefix_of(const char *path, char *ret)
+{
+        char *slash;
+
+        snprintf(ret, PATH_MAX, "%s", path);
+        if ((slash = strrchr(ret, '/')))
+                *slash = '\0';
+        if ((slash = strrchr(ret, '/')) && slash != ret)
+                *slash = '\0';
+}
+
+/* The standard library of an interpreter at <prefix>/bin/pythonX.Y lives in
+ * <prefix>/lib/pythonX.Y (CPython's getpath looks for os.py there). In a
+ * venv CPython looks under the base interpreter's prefix instead, from
+ * pyvenv.cfg's "home" (a --copies venv's binary has no stdlib beside it). */
+static int find_stdlib(const char *interpreter, const char *real, char *ret, struct nsb_error *e)
+{
+        char prefix[PATH_MAX], cfg[PATH_MAX], home[PATH_MAX];
+        const char *base = strrchr(real, '/') + 1;
+        unsigned major = 0, minor = 0;
+
+        if (profile_find_pyvenv_cfg(interpreter, cfg) == 0) {
+                AUTOFREE char *text = NULL;
+                struct nsb_error ignored;
+                size_t len = 0;
+                unsigned vmajor, vminor;
+
+                if (read_file(cfg, 64 * 1024, &text, &len, &ignored) == 0 &&
+                    pyvenv_parse(text, len, home, sizeof home, &vmajor, &vminor) == 0 && home[0] == '/') {
+                        char bin_file[PATH_MAX + 2];
+                        snprintf(bin_file, sizeof bin_file, "%s/x", home);
+                        prefix_of(bin_file, prefix);
+                        if (stdlib_under(prefix, vmajor, vminor, ret))
+                                return 0;
+                }
+        }
+        if (sscanf(base, "python%u.%u", &major, &minor) != 2)
+                major = minor = 0;
+        prefix_of(real, prefix);
+        if (stdlib_under(prefix, major, minor, ret))
+                return 0;
+        return nsb_fail(e, NSB_STAGE_PREPARE, ENOENT,
+                        "no standard library (lib/python3.*/os.py) under '%s' for interpreter '%s'", prefix, real);
+}
+
+static bool is_packages_dir(const char *name)
+{
+        return strcmp(name, "site-packages") == 0 || strcmp(name, "dist-packages") == 0;
+}
+
+/* The standard library directory @stdlib (symlink-free), without the
+ * third-party packages installed inside it (Debian's dist-packages under
+ * /usr/lib/python3.11, a pyenv or conda tree's site-packages): the site
+ * module puts them on sys.path whenever they exist, and an unnamed package
+ * must be absent (an ImportError), never half there. A directory without
+ * them is mounted whole; one with them, entry by entry (symlinks as links,
+ * as a whole mount shows them), and recorded in set->split_dirs. */
+static int add_stdlib(struct host_set *set, const char *stdlib, struct nsb_error *e)
+{
+        AUTO(closedir) DIR *d = opendir(stdlib);
+        struct dirent *de;
+        bool split = false;
+
+        if (!d)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "standard library '%s'", stdlib);
+        while (!split && (de = readdir(d)))
+                split = is_packages_dir(de->d_name);
+        if (!split)
+                return add(set, stdlib, HOST_DIR, NULL) < 0 ? nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory")
+                                                            : 0;
+        if (host_set_add_split_dir(set, stdlib) < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+        rewinddir(d);
+        while ((de = readdir(d))) {
+                char path[PATH_MAX], target[PATH_MAX];
+                struct stat st;
+                ssize_t n = 0;
+                int r;
+
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 || is_packages_dir(de->d_name))
+                        continue;
+                if ((size_t) snprintf(path, sizeof path, "%s/%s", stdlib, de->d_name) >= sizeof path)
+                        return nsb_fail(e, NSB_STAGE_PREPARE, ENAMETOOLONG, "'%s/%s'", stdlib, de->d_name);
+                if (lstat(path, &st) < 0)
+                        return nsb_fail(e, NSB_STAGE_PREPARE, errno, "'%s'", path);
+                if (S_ISLNK(st.st_mode) && (n = readlink(path, target, sizeof target - 1)) < 0)
+                        return nsb_fail(e, NSB_STAGE_PREPARE, errno, "readlink '%s'", path);
+                target[n > 0 ? n : 0] = '\0';
+                if (S_ISLNK(st.st_mode))
+                        r = add(set, path, HOST_SYMLINK, target);
+                else if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))
+                        r = add(set, path, S_ISDIR(st.st_mode) ? HOST_DIR : HOST_FILE, NULL);
+                else
+                        continue;       /* a socket or fifo: nothing python imports */
+                if (r < 0)
+                        return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+        }
+        return 0;
 }
 
 int profile_script_python(const char *path, char *ret, size_t size)
@@ -450,7 +597,7 @@ static int require_binary(const char *interpreter, const char *real, struct nsb_
 static int add_python(struct host_set *set, const char *interpreter, bool use_cache, char **ret_real,
                       struct nsb_error *e)
 {
-        char real[PATH_MAX], stdlib[PATH_MAX], dynload[PATH_MAX], sreal[PATH_MAX], key[PATH_MAX + 8];
+        char real[PATH_MAX], stdlib[PATH_MAX], dynload[PATH_MAX], sreal[PATH_MAX], key[PATH_MAX + 8], cfg[PATH_MAX];
         AUTOCLOSE int cache_fd = -1;
         struct timespec started;
         enum host_kind kind;
@@ -475,10 +622,19 @@ static int add_python(struct host_set *set, const char *interpreter, bool use_ca
         r = profile_add_executable(set, interpreter, e);
         if (r < 0)
                 return nsb_error_prefix(e, "interpreter '%s'", interpreter);
-        r = find_stdlib(real, stdlib, e);
+        r = find_stdlib(interpreter, real, stdlib, e);
         if (r < 0)
                 return r;
+        /* A venv's interpreter is one only with its pyvenv.cfg (sys.prefix,
+         * its site-packages), whichever command runs it (nsbox run too). */
+        if (profile_find_pyvenv_cfg(interpreter, cfg) == 0 && (r = profile_add_path(set, cfg, e)) < 0)
+                return nsb_error_prefix(e, "virtual environment of '%s'", interpreter);
+        /* the symlinks on the way to it; then the directory itself */
         r = mirror(set, stdlib, sreal, &kind, e);
+        if (r < 0)
+                return r;
+        remove_entry(set, sreal);
+        r = add_stdlib(set, sreal, e);
         if (r < 0)
                 return r;
         /* Extension modules load their own libraries (libssl, libffi, ...). */
@@ -490,7 +646,7 @@ static int add_python(struct host_set *set, const char *interpreter, bool use_ca
                 if (n < 4 || strcmp(de->d_name + n - 3, ".so") != 0)
                         continue;
                 snprintf(so, sizeof so, "%s/%s", dynload, de->d_name);
-                r = add_closure(set, so, e);
+                r = add_closure(set, so, false, e);
                 if (r == -ENOENT) {
                         /* A module whose library is not installed can't be
                          * imported on the host either; leave it out. */
@@ -507,7 +663,7 @@ static int add_python(struct host_set *set, const char *interpreter, bool use_ca
         {
                 const struct elf_deps none = { 0 };
                 char gcc_s[PATH_MAX];
-                if (find_lib(&none, "/", "libgcc_s.so.1", gcc_s) == 0) {
+                if (find_lib(&none, "/", "libgcc_s.so.1", gcc_s, NULL) == 0) {
                         r = profile_add_executable(set, gcc_s, e);
                         if (r < 0)
                                 return r;
@@ -543,6 +699,9 @@ int host_set_add_all(struct host_set *set, const struct host_set *src, struct ns
 {
         for (size_t i = 0; i < src->n; i++)
                 if (add(set, src->v[i].path, src->v[i].kind, src->v[i].target) < 0)
+                        return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+        for (size_t i = 0; i < src->n_split_dirs; i++)
+                if (host_set_add_split_dir(set, src->split_dirs[i]) < 0)
                         return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
         return 0;
 }

@@ -34,6 +34,7 @@
 #include "landlock/landlock.h"
 #include "mount/mnt.h"
 #include "ns/ns.h"
+#include "platform/platform.h"
 #include "profile/profile.h"
 #include "seccomp/filter.h"
 #include "supervisor/capture.h"
@@ -337,6 +338,24 @@ static int open_stdin(struct sbx *s, struct nsb_error *e)
         return 0;
 }
 
+/* A profile source, opened by a root supervisor: with root's reach, so no
+ * symlink may be followed on the way (the profile's paths are symlink-free
+ * by construction, profile/profile.h): one swapped into a directory a user
+ * can write would otherwise hand the sandbox any host file. AT_RECURSIVE as
+ * the init's own open (mount/mnt_apply.c). */
+static int preopen_as_root(const char *src, struct nsb_error *e)
+{
+        AUTOCLOSE int fd = plat_open_no_symlinks(src, O_PATH | O_CLOEXEC, 0);
+        int r;
+
+        if (fd < 0)
+                return nsb_fail(e, NSB_STAGE_MOUNT, errno, "open '%s'", src);
+        r = sys_open_tree(fd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+        if (r < 0)
+                return nsb_fail(e, NSB_STAGE_MOUNT, errno, "open '%s'", src);
+        return r;
+}
+
 static int open_fds(struct sbx *s, struct nsb_error *e)
 {
         int r;
@@ -358,7 +377,22 @@ static int open_fds(struct sbx *s, struct nsb_error *e)
          * the sandbox user writes as the owner of each source. */
         for (size_t i = 0; i < s->mounts.n_ops; i++) {
                 const struct mnt_op *op = &s->mounts.ops[i];
-                if (op->kind != MNT_OPEN_TREE || !s->mounts.slot_preopened[op->slot])
+                if (op->kind != MNT_OPEN_TREE)
+                        continue;
+                /* The profile's host files (interpreter, libraries, stdlib,
+                 * packages) are read-only and need no idmap, but a root
+                 * caller's may lie under a directory only root can search
+                 * (/root/.pyenv, a venv in a 0700 directory): the init, by
+                 * then the mapped unprivileged uid, could not open them.
+                 * Open them here, as the caller, like the zygote's code. */
+                if (!s->mounts.slot_preopened[op->slot] && s->idmap.idmap_user_sources) {
+                        r = preopen_as_root(op->src, e);
+                        if (r < 0)
+                                return r;
+                        s->slot_fds[op->slot] = r;
+                        continue;
+                }
+                if (!s->mounts.slot_preopened[op->slot])
                         continue;
                 if (op->slot == s->mounts.plain_slot) {
                         r = sys_open_tree(AT_FDCWD, op->src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);

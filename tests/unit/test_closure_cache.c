@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "profile/closure_cache.h"
+#include "util/cleanup.h"
 
 #define KEY "python:/usr/bin/python3"
 
@@ -62,7 +63,7 @@ static int setup(void **state)
         t->entries[0] = (struct host_entry){ t->link, HOST_SYMLINK, "libx.so.1" };
         t->entries[1] = (struct host_entry){ t->so, HOST_FILE, NULL };
         t->entries[2] = (struct host_entry){ t->lib, HOST_DIR, NULL };
-        t->set = (struct host_set){ t->entries, 3 };
+        t->set = (struct host_set){ .v = t->entries, .n = 3 };
         assert_int_equal(cc_open_dir(t->cache, NULL, &t->cache_fd), 0);
         *state = t;
         return 0;
@@ -341,6 +342,87 @@ static void test_corrupt_file_misses(void **state)
         assert_int_equal(load(t), 1);
 }
 
+/* The package list's key: any change to the list is another key (so a
+ * cached closure of one list never serves another), and no two lists share
+ * one, whatever bytes their paths hold. */
+static void test_packages_key(void **state)
+{
+        static char a[] = "/srv/venv/site-packages/numpy", b[] = "/srv/venv/site-packages/numpy.libs",
+                    c[] = "/usr/lib/python3/dist-packages/numpy";
+        /* "x;" + "y" and "x" + ";y" (or "1:x") would collide if paths were
+         * only joined */
+        static char j1[] = "/p;5:/q", j2[] = "/p", j3[] = "/q";
+        char *const lists[][3] = { { a }, { a, b }, { b, a }, { c }, { a, c }, { j1 }, { j2, j3 }, { NULL } };
+        const size_t lens[] = { 1, 2, 2, 1, 2, 1, 2, 0 };
+        char *keys[ARRAY_SIZE(lens)];
+
+        (void) state;
+        for (size_t i = 0; i < ARRAY_SIZE(lens); i++)
+                assert_int_equal(cc_packages_key(lists[i], lens[i], &keys[i]), 0);
+        for (size_t i = 0; i < ARRAY_SIZE(lens); i++)
+                for (size_t k = 0; k < i; k++)
+                        if (strcmp(keys[i], keys[k]) == 0)
+                                fail_msg("lists %zu and %zu share the key '%s'", k, i, keys[i]);
+        /* the same list, the same key (a cache can hit at all) */
+        {
+                char *again;
+                assert_int_equal(cc_packages_key(lists[1], 2, &again), 0);
+                assert_string_equal(again, keys[1]);
+                free(again);
+        }
+        /* and an interpreter's key never equals a package list's */
+        for (size_t i = 0; i < ARRAY_SIZE(lens); i++) {
+                assert_string_not_equal(keys[i], KEY);
+                free(keys[i]);
+        }
+}
+
+/* A package list's closure is stored and found under its own key only. */
+static void test_packages_key_selects_entry(void **state)
+{
+        struct tree *t = *state;
+        static char a[] = "/srv/a", b[] = "/srv/b";
+        char *const one[] = { a }, *const two[] = { a, b };
+        char *k1, *k2;
+        struct host_set got = { 0 };
+        const char *watch[] = { t->lib };
+
+        assert_int_equal(cc_packages_key(one, 1, &k1), 0);
+        assert_int_equal(cc_packages_key(two, 2, &k2), 0);
+        assert_int_equal(cc_store(t->cache_fd, k1, &t->set, watch, 1, &future), 0);
+        assert_int_equal(cc_load(t->cache_fd, k1, &got), 1);
+        host_set_free(&got);
+        assert_int_equal(cc_load(t->cache_fd, k2, &got), 0);
+        assert_int_equal(got.n, 0);
+        free(k1);
+        free(k2);
+}
+
+/* A directory given entry by entry (a stdlib without its site-packages)
+ * comes back from the cache as one: reduced isolation grants it. */
+static void test_split_dirs_round_trip(void **state)
+{
+        struct tree *t = *state;
+        char *dirs[] = { t->lib };
+        struct host_set got = { 0 };
+
+        t->set.split_dirs = dirs;
+        t->set.n_split_dirs = 1;
+        store(t);
+        assert_int_equal(cc_load(t->cache_fd, KEY, &got), 1);
+        assert_int_equal(got.n, t->set.n);
+        assert_int_equal(got.n_split_dirs, 1);
+        assert_string_equal(got.split_dirs[0], t->lib);
+        host_set_free(&got);
+        /* and one without keeps none */
+        t->set.n_split_dirs = 0;
+        store(t);
+        assert_int_equal(cc_load(t->cache_fd, KEY, &got), 1);
+        assert_int_equal(got.n_split_dirs, 0);
+        host_set_free(&got);
+        t->set.split_dirs = NULL;
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -354,6 +436,9 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_changed_during_walk_not_stored, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_untrusted_file_ignored, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_corrupt_file_misses, setup, teardown),
+                cmocka_unit_test(test_packages_key),
+                cmocka_unit_test_setup_teardown(test_split_dirs_round_trip, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_packages_key_selects_entry, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

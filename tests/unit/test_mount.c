@@ -24,7 +24,7 @@ static struct host_entry python_entries[] = {
         { "/usr/lib/python3.11", HOST_DIR, NULL },
         { "/usr/lib/python3.11/lib-dynload/x.so", HOST_FILE, NULL },  /* covered by the dir */
 };
-static const struct host_set python_set = { python_entries, ARRAY_SIZE(python_entries)};
+static const struct host_set python_set = { .v = python_entries, .n = ARRAY_SIZE(python_entries) };
 
 static void base_cfg(struct nsb_config *cfg)
 {

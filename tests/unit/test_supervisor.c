@@ -418,7 +418,7 @@ static void test_reduced_rules(void **state)
                 { "/usr/bin/python3.11", HOST_FILE, NULL },
                 { "/usr/lib/python3.11", HOST_DIR, NULL },
         };
-        struct host_set host = { v, 3 };
+        struct host_set host = { .v = v, .n = 3 };
         struct nsb_bind binds[] = { { "/srv/ro", "/srv/ro", true }, { "/srv/rw", "/srv/rw", false } };
         struct reduced_plan p = { .workdir = "/t/ws", .tmpdir = "/t/tmp", .program_dir = "/t/program" };
         const char *extra[] = { "/etc/ld.so.cache" };
