@@ -124,7 +124,8 @@ int cg_plan_limits(enum cg_backend b, const struct cg_spec *spec, struct cg_plan
  * space of the thread stacks the pids limit allows, at most
  * CG_AS_STACK_THREADS (ThreadPoolExecutor's own ceiling) of
  * CG_AS_STACK_BYTES (glibc's default stack under the default 8 MiB
- * RLIMIT_STACK, with its guard). A thread stack is reserved whole and
+ * RLIMIT_STACK, with its guard), and never more than the memory limit
+ * again, so one process alone stays under twice it. A thread stack is reserved whole and
  * touched a few pages deep, so counting it as memory made 16 threads fail
  * under 256M; what the tree really holds is bounded by the supervisor's sum
  * (rl_watch), not by this. 0/UINT64_MAX (no limit) stay as they are. */

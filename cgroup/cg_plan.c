@@ -217,6 +217,8 @@ uint64_t cg_rlimit_as_bytes(const struct cg_spec *spec)
         if (unlimited(threads) || threads > CG_AS_STACK_THREADS)
                 threads = CG_AS_STACK_THREADS;
         room = threads * CG_AS_STACK_BYTES;
+        if (room > spec->memory_bytes)
+                room = spec->memory_bytes;      /* one process alone: never past twice the limit */
         return spec->memory_bytes > UINT64_MAX - 1 - room ? UINT64_MAX - 1 : spec->memory_bytes + room;
 }
 

@@ -357,11 +357,17 @@ static void test_rlimit_as_room(void **state)
         struct cg_spec spec = { .memory_bytes = 256ULL << 20, .pids_max = 64 };
 
         (void) state;
-        assert_int_equal(cg_rlimit_as_bytes(&spec), (256ULL << 20) + 32 * CG_AS_STACK_BYTES);
+        /* 32 stacks are 258 MiB: capped at the limit itself */
+        assert_int_equal(cg_rlimit_as_bytes(&spec), 512ULL << 20);
+        spec.memory_bytes = 1ULL << 30;
+        assert_int_equal(cg_rlimit_as_bytes(&spec), (1ULL << 30) + 32 * CG_AS_STACK_BYTES);
+        spec.memory_bytes = 256ULL << 20;
         spec.pids_max = 4;
         assert_int_equal(cg_rlimit_as_bytes(&spec), (256ULL << 20) + 4 * CG_AS_STACK_BYTES);
-        spec.pids_max = 0;      /* no pids limit: still at most 32 */
-        assert_int_equal(cg_rlimit_as_bytes(&spec), (256ULL << 20) + 32 * CG_AS_STACK_BYTES);
+        spec.pids_max = 0;      /* no pids limit: still at most 32 (and the cap) */
+        assert_int_equal(cg_rlimit_as_bytes(&spec), 512ULL << 20);
+        spec.memory_bytes = 64ULL << 20;        /* the room never exceeds the limit itself */
+        assert_int_equal(cg_rlimit_as_bytes(&spec), 128ULL << 20);
         spec.memory_bytes = 0;  /* no memory limit stays none */
         assert_int_equal(cg_rlimit_as_bytes(&spec), 0);
         spec.memory_bytes = UINT64_MAX - 5;
@@ -1524,8 +1530,9 @@ static void test_rlimit_child(void **state)
                         _exit(2);
                 if (getrlimit(RLIMIT_AS, &as) < 0 || getrlimit(RLIMIT_NPROC, &np) < 0)
                         _exit(3);
-                /* the memory limit plus 32 thread stacks (cg_rlimit_as_bytes) */
-                if (as.rlim_cur != (512ULL << 20) + 32 * CG_AS_STACK_BYTES || as.rlim_max != as.rlim_cur)
+                /* the memory limit plus room for the thread stacks (cg_rlimit_as_bytes) */
+                if (as.rlim_cur != cg_rlimit_as_bytes(&spec) || as.rlim_cur <= (512ULL << 20) ||
+                    as.rlim_max != as.rlim_cur)
                         _exit(4);
                 if (np.rlim_cur != 32 || np.rlim_max != 32)
                         _exit(5);
