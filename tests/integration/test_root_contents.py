@@ -169,6 +169,17 @@ class RootContents(SandboxTest):
         warm = self.batch_warm([{"id": "a", "kind": "python", "code": code, "limits": {"tmp_size": "8M"}}])["a"]
         self.check_abuse(self.observed(warm), "warm")
 
+    def test_warm_jobs_mount_their_own_shm_and_pts(self):
+        # a cold run has one /dev/shm tmpfs and one devpts; a warm job mounts
+        # its own on top of its zygote's (never uses the zygote's)
+        code = ('import collections\nn = collections.Counter()\nfor l in open("/proc/self/mountinfo"):\n'
+                '    f = l.split(); i = f.index("-")\n'
+                '    if f[4] in ("/dev/shm", "/dev/pts"): n[f[4] + " " + f[i + 1]] += 1\nprint(sorted(n.items()))')
+        _, cold = self.run_json("python", "-c", code)
+        warm = self.batch_warm([{"id": "m", "kind": "python", "code": code}])["m"]
+        self.assertEqual(cold["stdout"]["text"], "[('/dev/pts devpts', 1), ('/dev/shm tmpfs', 1)]\n", cold)
+        self.assertEqual(warm["stdout"]["text"], "[('/dev/pts devpts', 2), ('/dev/shm tmpfs', 2)]\n", warm)
+
     def test_warm_jobs_do_not_share_dev_shm(self):
         marker = "leak-" + uuid.uuid4().hex
         leave = ('import os; open("/dev/shm/%s", "w").write("x"); '
