@@ -120,6 +120,19 @@ struct cg_plan {
 };
 int cg_plan_limits(enum cg_backend b, const struct cg_spec *spec, struct cg_plan *ret, struct nsb_error *e);
 
+/* RLIMIT_AS under the rlimit backend: the memory limit plus the address
+ * space of the thread stacks the pids limit allows, at most
+ * CG_AS_STACK_THREADS (ThreadPoolExecutor's own ceiling) of
+ * CG_AS_STACK_BYTES (glibc's default stack under the default 8 MiB
+ * RLIMIT_STACK, with its guard), and never more than the memory limit
+ * again, so one process alone stays under twice it. A thread stack is reserved whole and
+ * touched a few pages deep, so counting it as memory made 16 threads fail
+ * under 256M; what the tree really holds is bounded by the supervisor's sum
+ * (rl_watch), not by this. 0/UINT64_MAX (no limit) stay as they are. */
+#define CG_AS_STACK_BYTES ((8ULL << 20) + (64ULL << 10))
+#define CG_AS_STACK_THREADS 32u
+uint64_t cg_rlimit_as_bytes(const struct cg_spec *spec);
+
 /* ---- fd-relative helpers (sys, cg_fs.c) ---- */
 
 /* Read up to size-1 bytes from the start of @fd (pread) and NUL-terminate. */

@@ -3,7 +3,9 @@
  * itself. Weaker than a cgroup, and recorded as "rlimit" in the ledger so
  * nobody mistakes it for one (docs/cgroups.md has the details):
  *   - RLIMIT_AS bounds address space, not memory: reservations that are never
- *     touched count (a PROT_NONE arena, thread stacks), so set it with slack;
+ *     touched count (a PROT_NONE arena, thread stacks), so it is set with
+ *     room for the thread stacks (cg_rlimit_as_bytes) and the environment
+ *     bounds glibc's arenas (MALLOC_ARENA_MAX, supervisor/env_plan.c);
  *     nothing reports a peak or an OOM;
  *   - RLIMIT_NPROC counts the tasks (threads too) of the uid in the sandbox's
  *     user namespace (ucounts, 5.14+) and is not enforced at all when the
@@ -52,7 +54,8 @@ static int rl_child_join(struct cg_run *run, const struct cg_spec *spec, struct 
         int r;
 
         cg_close_run_fds(run);
-        r = lower_limit(RLIMIT_AS, "RLIMIT_AS", spec->memory_bytes, e);
+        /* memory + the thread stacks' address space (cg_rlimit_as_bytes) */
+        r = lower_limit(RLIMIT_AS, "RLIMIT_AS", cg_rlimit_as_bytes(spec), e);
         if (r < 0)
                 return r;
         /* Set inside the sandbox's user namespace, so only the sandbox's own

@@ -31,6 +31,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <sched.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -189,6 +190,24 @@ struct cg_spec {
                                            a warm job's init is cloned by its zygote, which holds no
                                            cgroup of the host's */
 };
+
+/* ---- the CPUs a program sees (pure; applied by supervisor/child.c) ----
+ * multiprocessing.Pool() and ProcessPoolExecutor() with no argument start
+ * os.cpu_count() workers. In the sandbox (no /sys, /proc without
+ * /proc/stat) glibc's get_nprocs() counts the CPU affinity mask, so the
+ * mask is what the program sees: on a host with more CPUs than the pids
+ * limit can run workers for, the default pool failed ("can't start new
+ * thread", BlockingIOError). The mask is narrowed to at most
+ * cg_cpu_cap(pids_max) CPUs: a quarter of the tasks, so the pool's workers,
+ * its parent's 3-4 threads and a thread or two in each worker fit; the
+ * same on every backend. os.sched_getaffinity, Python 3.13's
+ * process_cpu_count and OpenBLAS read the same mask, so they agree. */
+unsigned cg_cpu_cap(uint64_t pids_max);     /* >= 1; 0 = no pids limit, no cap */
+/* Keep @cap of the CPUs set in @set (@size bytes, CPU_ALLOC_SIZE), a
+ * window of consecutive ones starting at @start_cpu (the one the process
+ * runs on, so sandboxes spread over the host rather than all taking the
+ * first CPUs); clear the rest. Returns how many stay set. */
+unsigned cg_cpu_pick(cpu_set_t *set, size_t size, unsigned cap, int start_cpu);
 
 #define CG_RUN_DIRS 4
 enum cg_usage_file {

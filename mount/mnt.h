@@ -17,9 +17,15 @@
  *      proc while a full one is visible, so before the pivot);
  *   5. pivot_root into the new root and detach the old one;
  *   6. make the whole tree read-only, nosuid and nodev in one recursive step;
- *   7. mount what must stay writable (/tmp, /workspace, --bind) and the device
- *      nodes (which must not be nodev) on top;
+ *   7. mount what must stay writable (/tmp, /workspace, --bind, /dev/shm, a
+ *      new devpts at /dev/pts) and the device nodes (which must not be
+ *      nodev) on top;
  *   8. chdir to /workspace.
+ * Besides the profile's files, the root holds what ordinary programs expect
+ * of a Linux system (docs/security.md, "What the root holds"): /dev/shm, ptys,
+ * a synthesized /etc/passwd and /etc/group (never the host's), UTC as the
+ * local time zone, and, when the host has them, the time-zone database and
+ * the C.UTF-8 locale, read-only.
  * The plan test checks these invariants (tests/unit/test_mount.c).
  */
 #pragma once
@@ -51,8 +57,15 @@ enum mnt_kind {
         MNT_READONLY_ALL,   /* recursive read-only + nosuid + nodev on "/" */
         MNT_TMPFS,          /* tmpfs at dst: size, mode, owner = sandbox ids */
         MNT_CHDIR,          /* working directory */
-        MNT_READONLY,       /* recursive read-only + nosuid + nodev on dst (a warm job's /program) */
+        MNT_DEVPTS,         /* a new devpts instance at dst (ptys of this sandbox only) */
+        MNT_READONLY,       /* recursive read-only + nosuid + nodev on dst (a warm job's /program);
+                               stays last: the warm spec's decoder bounds the kinds by it */
 };
+
+/* The sandbox's own pty budget: devpts instances all draw on the host's
+ * kernel.pty.max (4096, 1024 of it reserved for the host's initial
+ * instance), so each sandbox may hold at most this many at once. */
+#define MNT_PTY_MAX 16u
 
 struct mnt_op {
         enum mnt_kind kind;
@@ -62,9 +75,12 @@ struct mnt_op {
         uint64_t attr;      /* ATTACH: MOUNT_ATTR_* to set on the detached mount */
         mode_t mode;
         uint64_t size;      /* TMPFS / ROOT_TMPFS: bytes */
-        const char *data;   /* WRITE_FILE: borrowed from the input */
+        const char *data;   /* WRITE_FILE: borrowed from the input, or owned_data */
         size_t data_len;
+        char *owned_data;   /* WRITE_FILE: text the plan made itself (/etc/passwd), freed with it */
         bool writable;      /* the program may write here: a Landlock rule grants it */
+        bool optional;      /* OPEN_TREE / ATTACH: a host directory the root may lack
+                               (/usr/share/zoneinfo): absent, it is skipped, not an error */
 };
 
 struct mnt_plan {

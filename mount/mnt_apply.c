@@ -78,6 +78,8 @@ static int apply_attach(const struct mnt_op *op, const char *path, int *slot_fds
         struct mount_attr attr = { 0 };
         int fd = slot_fds[op->slot];
 
+        if (fd < 0 && op->optional)
+                return 0;       /* a system directory this host lacks */
         if (fd < 0)
                 return nsb_fail(e, NSB_STAGE_MOUNT, EBADF, "no source opened for '%s'", op->dst);
         if (op->attr) {
@@ -114,6 +116,8 @@ static int apply_one(const struct mnt_op *op, int *slot_fds, const struct mnt_pl
                 /* AT_RECURSIVE: the kernel refuses to clone a subtree without
                  * its locked submounts, which would reveal what they cover. */
                 r = sys_open_tree(AT_FDCWD, op->src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+                if (r < 0 && op->optional && errno == ENOENT)
+                        return 0;       /* absent on this host: its ATTACH is skipped */
                 if (r < 0)
                         return nsb_fail(e, NSB_STAGE_MOUNT, errno, "open '%s'", op->src);
                 slot_fds[op->slot] = r;
@@ -124,7 +128,10 @@ static int apply_one(const struct mnt_op *op, int *slot_fds, const struct mnt_pl
                          (unsigned long long) op->size,
                          (unsigned long long) (op->size / 1024 < 1024 ? 1024 : op->size / 1024), plan->sandbox_uid,
                          plan->sandbox_gid);
-                if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+                /* noexec where the plan asks (/dev/shm: shared memory, not
+                 * a place to run a dropped binary from) */
+                if (mount("tmpfs", path, "tmpfs",
+                          MS_NOSUID | MS_NODEV | ((op->attr & MOUNT_ATTR_NOEXEC) ? MS_NOEXEC : 0), opts) < 0)
                         return nsb_fail(e, NSB_STAGE_MOUNT, errno, "tmpfs at '%s'", op->dst);
                 return 0;
         case MNT_MKDIR:
@@ -157,6 +164,19 @@ static int apply_one(const struct mnt_op *op, int *slot_fds, const struct mnt_pl
                           MS_NOSUID | MS_NODEV | MS_NOEXEC | ((op->attr & MOUNT_ATTR_RDONLY) ? MS_RDONLY : 0),
                           "subset=pid") < 0)
                         return nsb_fail(e, NSB_STAGE_MOUNT, errno, "proc at '%s'", op->dst);
+                return 0;
+        case MNT_DEVPTS:
+                /* A new instance (newinstance is implied since Linux 4.7, and
+                 * what a user namespace may mount): the host's ptys and other
+                 * sandboxes' are not in it. ptmxmode=0666 so the sandbox's
+                 * user opens /dev/ptmx -> pts/ptmx; the ptys belong to the
+                 * sandbox's group (mapped in this user namespace); max bounds
+                 * this sandbox's share of the host's kernel.pty.max. Device
+                 * nodes must work here, so no nodev; nosuid and noexec. */
+                snprintf(opts, sizeof opts, "newinstance,ptmxmode=0666,mode=0620,gid=%u,max=%u", plan->sandbox_gid,
+                         MNT_PTY_MAX);
+                if (mount("devpts", path, "devpts", MS_NOSUID | MS_NOEXEC, opts) < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "devpts at '%s'", op->dst);
                 return 0;
         case MNT_PIVOT:
                 /* pivot_root(".", "."): the old root ends up stacked on the

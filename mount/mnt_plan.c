@@ -28,6 +28,30 @@ static const char *const dev_nodes[] = { "null", "zero", "full", "random", "uran
 #define N_DEV_NODES ARRAY_SIZE(dev_nodes)
 #define N_DEV_WRITABLE 3        /* null, zero, full: writing to them is harmless */
 
+/* Host directories ordinary programs read, bound read-only when the host has
+ * them (a host without them gives a root without them: the op is optional).
+ * Data only, nothing to execute; the same files for every sandbox. */
+static const char *const system_dirs[] = {
+        "/usr/share/zoneinfo",          /* zoneinfo.ZoneInfo("Europe/Paris"); /etc/localtime's target */
+        "/usr/lib/locale/C.utf8",       /* the C.UTF-8 locale nsbox's LANG/LC_ALL name: glibc looks for
+                                           it in /usr/lib/locale/locale-archive, then here (the codeset
+                                           normalised to "utf8"); without it setlocale(LC_ALL, "")
+                                           fails and Python forces utf8_mode=1 */
+};
+#define N_SYSTEM_DIRS ARRAY_SIZE(system_dirs)
+
+/* Files the sandbox makes itself, never the host's: a profile may not
+ * provide them (or a directory holding them). */
+static const char *const synth_files[] = { "/etc/passwd", "/etc/group", "/etc/localtime" };
+
+/* UTC as the local time zone, on every host: the same answer under one
+ * policy_sha256 (glibc reads /etc/localtime when TZ is unset; a host
+ * without the database gives UTC too, glibc's fallback). */
+#define LOCALTIME_TARGET "/usr/share/zoneinfo/Etc/UTC"
+/* The HOME nsbox's environment names (supervisor/env_plan.c): the
+ * sandbox's private /tmp, so pwd and $HOME agree. */
+#define SANDBOX_HOME "/tmp"
+
 /* What one phase hands the next. */
 struct builder {
         struct mnt_plan *plan;
@@ -40,6 +64,7 @@ struct builder {
         size_t n_um;
         char *tmpfs_dst[MAX_TMPFS];     /* normalised --tmpfs destinations */
         int dev_slot[N_DEV_NODES];
+        int sys_slot[N_SYSTEM_DIRS];    /* -1: the profile provides it already */
 };
 
 static struct mnt_op *push(struct builder *b, enum mnt_kind kind, const char *dst)
@@ -310,6 +335,43 @@ static bool host_mounted(const struct host_set *h, size_t i)
         return h->v[i].kind != HOST_SYMLINK && !covered_by_host_dir(h, h->v[i].path);
 }
 
+/* Does a profile entry lie at, above or inside @path? */
+static bool host_overlaps(const struct host_set *h, const char *path)
+{
+        for (size_t i = 0; h && i < h->n; i++)
+                if (path_under(h->v[i].path, path) || path_under(path, h->v[i].path))
+                        return true;
+        return false;
+}
+
+/* The synthesized files must be the sandbox's: a profile entry at one of
+ * them, or a directory or symlink holding one (/etc), would show the host's
+ * users instead. The system directories are opened like the profile's,
+ * unless the profile has them already (its own choice of those files). */
+static int plan_system_sources(struct builder *b)
+{
+        const struct host_set *h = b->in->host;
+        int r;
+
+        for (size_t i = 0; i < ARRAY_SIZE(synth_files); i++)
+                for (size_t k = 0; h && k < h->n; k++)
+                        if (path_under(synth_files[i], h->v[k].path))
+                                return nsb_fail(b->e, NSB_STAGE_CONFIG, EINVAL,
+                                                "the profile provides '%s', which would replace the sandbox's "
+                                                "own %s (nsbox writes it; the host's is never shown)",
+                                                h->v[k].path, synth_files[i]);
+        for (size_t i = 0; i < N_SYSTEM_DIRS; i++) {
+                b->sys_slot[i] = -1;
+                if (host_overlaps(h, system_dirs[i]))
+                        continue;
+                if ((r = new_slot(b, system_dirs[i], false)) < 0)
+                        return r;
+                b->plan->ops[b->plan->n_ops - 1].optional = true;
+                b->sys_slot[i] = r;
+        }
+        return 0;
+}
+
 /* Steps 1 and 2: private propagation; every source opened while the host
  * tree is whole; the user's mounts validated. */
 static int phase_sources(struct builder *b)
@@ -333,7 +395,7 @@ static int phase_sources(struct builder *b)
                         return r;
                 b->dev_slot[i] = r;
         }
-        if ((r = plan_user_mounts(b)) < 0)
+        if ((r = plan_system_sources(b)) < 0 || (r = plan_user_mounts(b)) < 0)
                 return r;
         return plan_tmpfs_dsts(b);
 }
@@ -366,9 +428,11 @@ static int skeleton_dev(struct builder *b)
         static const struct { const char *name, *target; } dev_links[] = {
                 { "fd", "/proc/self/fd" }, { "stdin", "/proc/self/fd/0" },
                 { "stdout", "/proc/self/fd/1" }, { "stderr", "/proc/self/fd/2" },
+                { "ptmx", "pts/ptmx" },         /* the multiplexer of this sandbox's own devpts */
         };
         struct mnt_op *op;
         char dst[32];
+        int r;
 
         for (size_t i = 0; i < N_DEV_NODES; i++) {
                 snprintf(dst, sizeof dst, "/dev/%s", dev_nodes[i]);
@@ -380,6 +444,54 @@ static int skeleton_dev(struct builder *b)
                 if (!(op->src = strdup(dev_links[i].target)))
                         return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
         }
+        if ((r = mkdirs(b, "/dev/shm", true, 01777)) < 0 || (r = mkdirs(b, "/dev/pts", true, 0755)) < 0)
+                return r;
+        return 0;
+}
+
+/* The account database: root (tools expect uid 0 to have a name), the
+ * sandbox's user and group with the HOME nsbox sets, and nobody/nogroup
+ * (what files of unmapped owners show as). No password, no host entry. */
+static char *account_text(bool group, unsigned uid, unsigned gid)
+{
+        char *s = malloc(512);
+
+        if (!s)
+                return NULL;
+        if (group)
+                snprintf(s, 512, "root:x:0:\nsandbox:x:%u:\nnogroup:x:65534:\n", gid);
+        else
+                snprintf(s, 512,
+                         "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+                         "sandbox:x:%u:%u:nsbox sandbox:" SANDBOX_HOME ":/bin/sh\n"
+                         "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+                         uid, gid);
+        return s;
+}
+
+/* /etc/passwd, /etc/group, /etc/localtime, and the mount points of the
+ * system directories (mnt.h). */
+static int skeleton_system(struct builder *b)
+{
+        struct mnt_op *op;
+        int r;
+
+        for (size_t i = 0; i < N_SYSTEM_DIRS; i++)
+                if (b->sys_slot[i] >= 0 && (r = mkdirs(b, system_dirs[i], true, 0755)) < 0)
+                        return r;
+        if ((r = mkdirs(b, "/etc", true, 0755)) < 0)
+                return r;
+        for (int group = 0; group <= 1; group++) {
+                PUSH_OR_FAIL(op, b, MNT_WRITE_FILE, group ? "/etc/group" : "/etc/passwd");
+                if (!(op->owned_data = account_text(group, b->in->sandbox_uid, b->in->sandbox_gid)))
+                        return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+                op->data = op->owned_data;
+                op->data_len = strlen(op->owned_data);
+                op->mode = 0444;
+        }
+        PUSH_OR_FAIL(op, b, MNT_SYMLINK, "/etc/localtime");
+        if (!(op->src = strdup(LOCALTIME_TARGET)))
+                return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
         return 0;
 }
 
@@ -423,7 +535,7 @@ static int phase_skeleton(struct builder *b)
                 if ((r = mkdirs(b, dir, true, strcmp(dir, "/tmp") == 0 ? 01777 : 0755)) < 0)
                         return r;
         }
-        if ((r = skeleton_host(b)) < 0 || (r = skeleton_dev(b)) < 0)
+        if ((r = skeleton_host(b)) < 0 || (r = skeleton_dev(b)) < 0 || (r = skeleton_system(b)) < 0)
                 return r;
         for (size_t i = 0; i < b->n_um; i++) {
                 if (path_is_reserved(b->um[i].dst) &&
@@ -455,6 +567,15 @@ static int phase_read_only(struct builder *b)
                         continue;
                 PUSH_OR_FAIL(op, b, MNT_ATTACH, h->v[i].path);
                 op->slot = slot++;
+        }
+        /* before the user's binds: one of theirs at the same place is their
+         * choice, and goes on top */
+        for (size_t i = 0; i < N_SYSTEM_DIRS; i++) {
+                if (b->sys_slot[i] < 0)
+                        continue;
+                PUSH_OR_FAIL(op, b, MNT_ATTACH, system_dirs[i]);
+                op->slot = b->sys_slot[i];
+                op->optional = true;
         }
         for (size_t i = 0; i < b->n_um; i++) {
                 if (!b->um[i].ro)
@@ -488,6 +609,26 @@ static int push_tmpfs(struct builder *b, const char *dst, uint64_t size, mode_t 
         return 0;
 }
 
+/* /dev/shm and /dev/pts, fresh for every sandbox (a warm job's cover its
+ * zygote's, so no two jobs share a semaphore or a pty):
+ *  - /dev/shm: POSIX shared memory and semaphores (multiprocessing's
+ *    SemLock, Queue, Pool, shared_memory), bounded like /tmp and noexec, so
+ *    it is no place to run code from;
+ *  - /dev/pts: a new devpts instance (os.openpty, pty), at most MNT_PTY_MAX
+ *    ptys; its ptmx is /dev/ptmx's target. */
+static int push_shm_pts(struct builder *b)
+{
+        struct mnt_op *op;
+        int r = push_tmpfs(b, "/dev/shm", b->in->user.tmp_size_bytes, 01777);
+
+        if (r < 0)
+                return r;
+        b->plan->ops[b->plan->n_ops - 1].attr = MOUNT_ATTR_NOEXEC;
+        PUSH_OR_FAIL(op, b, MNT_DEVPTS, "/dev/pts");
+        op->writable = true;
+        return 0;
+}
+
 /* Steps 7 and 8: what stays writable, and the device nodes, on top of the
  * read-only tree; then the working directory. */
 static int phase_writable(struct builder *b)
@@ -512,6 +653,8 @@ static int phase_writable(struct builder *b)
                 if ((r = push_tmpfs(b, b->tmpfs_dst[i], u->tmpfs[i].size_bytes ? u->tmpfs[i].size_bytes
                                                                                : u->tmp_size_bytes, 0755)) < 0)
                         return r;
+        if ((r = push_shm_pts(b)) < 0)
+                return r;
         for (size_t i = 0; i < N_DEV_NODES; i++) {
                 char dst[32];
                 snprintf(dst, sizeof dst, "/dev/%s", dev_nodes[i]);
@@ -607,6 +750,8 @@ int mnt_plan_build_warm_job(const struct mnt_input *in, struct mnt_plan *ret, st
                 if (r < 0)
                         goto fail;
         }
+        if ((r = push_shm_pts(&b)) < 0)
+                goto fail;
         if (in->program_name) {
                 if ((r = push_tmpfs(&b, "/program", in->program_len + WARM_PROGRAM_SLACK, 0755)) < 0)
                         goto fail;
@@ -631,6 +776,7 @@ void mnt_plan_free(struct mnt_plan *plan)
         for (size_t i = 0; plan->ops && i < plan->n_ops; i++) {
                 free(plan->ops[i].src);
                 free(plan->ops[i].dst);
+                free(plan->ops[i].owned_data);
         }
         free(plan->ops);
         free(plan->slot_preopened);

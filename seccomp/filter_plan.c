@@ -177,6 +177,14 @@ static const struct filter_rule rules[] = {
                 "TIOCSTI pushes keystrokes into an inherited terminal: commands run outside the sandbox"),
         IF_EQ32("ioctl", FILTER_EPERM, 1, TIOCLINUX,
                 "TIOCLINUX pastes the console selection: the same injection on a virtual console"),
+        /* The sandbox has ptys of its own (/dev/pts, a new devpts): a pty is
+         * a tty on which any line discipline may be set without privilege. */
+        IF_EQ32("ioctl", FILTER_EPERM, 1, TIOCSETD,
+                "TIOCSETD attaches a line discipline (n_gsm, n_hdlc, slcan, ...) to the sandbox's own pty: "
+                "rarely used kernel code with a use-after-free history (CVE-2017-2636, CVE-2023-6546), some "
+                "loaded as modules on demand"),
+        IF_EQ32("ioctl", FILTER_EPERM, 1, TIOCCONS,
+                "TIOCCONS redirects the host's console output to a tty of the sandbox"),
 
         /* --- socket families (the kernel reads the family as int: higher bits denied) --- */
         UNLESS_IN("socket", FILTER_EAFNOSUPPORT, FILTER_NO_INET, 0, families_unix,

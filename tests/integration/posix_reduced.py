@@ -28,7 +28,8 @@ ENFORCED = {
 }
 NEVER = ("user_ns", "mount_ns", "pid_ns", "net", "ipc_ns", "uts_ns", "cgroup_ns", "rootfs", "tmp_size",
          "no_new_privs", "caps", "seccomp", "landlock")
-BASE_ENV = {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED"}
+BASE_ENV = {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED",
+            "MALLOC_ARENA_MAX"}
 
 
 class PosixReduced(ReducedCases, unittest.TestCase):

@@ -137,7 +137,9 @@ class ReducedCases:
 
     def test_memory_is_bounded(self):
         p, res = self.run_json("python", "--memory", "96M", "--wall-time", "20s", os.path.join(PY, "memory.py"))
-        if res["protections"]["memory"] == "rlimit":
+        # Linux's rlimit backend leaves RLIMIT_AS room for thread stacks
+        # (docs/cgroups.md): the supervisor's sum of the tree may stop it first
+        if res["protections"]["memory"] == "rlimit" and res["status"] != "limit":
             self.assertEqual((res["status"], res["exit_code"]), ("exited", 3), res)
             self.assertIn("MemoryError", res["stdout"]["text"])
         else:

@@ -19,15 +19,24 @@ class FileTree(SandboxTest):
         _, res = self.py("tree.py")
         paths = self.observed(res)
         tops = sorted({p.split("/")[1] for p in paths})
-        self.assertEqual(tops, ["dev", "lib", "lib64", "proc", "program", "tmp", "usr", "workspace"])
-        for secret in ("/etc", "/home", "/root", "/var", "/sys", "/run", "/boot"):
+        self.assertEqual(tops, ["dev", "etc", "lib", "lib64", "proc", "program", "tmp", "usr", "workspace"])
+        for secret in ("/home", "/root", "/var", "/sys", "/run", "/boot"):
             self.assertNotIn(secret, paths)
+        # /etc: only what nsbox writes itself (docs/security.md, "What the root holds")
+        self.assertEqual(sorted(p for p in paths if p.startswith("/etc/")),
+                         ["/etc/group", "/etc/localtime", "/etc/passwd"])
         self.assertEqual(sorted(p for p in paths if p.startswith("/dev/")),
-                         ["/dev/fd", "/dev/full", "/dev/null", "/dev/random", "/dev/stderr",
-                          "/dev/stdin", "/dev/stdout", "/dev/urandom", "/dev/zero"])
+                         ["/dev/fd", "/dev/full", "/dev/null", "/dev/ptmx", "/dev/pts", "/dev/pts/ptmx",
+                          "/dev/random", "/dev/shm", "/dev/stderr", "/dev/stdin", "/dev/stdout", "/dev/urandom",
+                          "/dev/zero"])
         self.assertIn("/program/tree.py", paths)
-        # nothing of /usr but the interpreter's closure
-        self.assertFalse([p for p in paths if p.startswith("/usr/sbin") or p.startswith("/usr/share")])
+        # nothing of /usr but the interpreter's closure, and the time-zone
+        # and C.UTF-8 locale data (when the host has them)
+        self.assertFalse([p for p in paths if p.startswith("/usr/sbin") or
+                          (p.startswith("/usr/share") and not p.startswith("/usr/share/zoneinfo") and
+                           p != "/usr/share")])
+        self.assertFalse([p for p in paths if p.startswith("/usr/lib/locale/") and
+                          not p.startswith("/usr/lib/locale/C.utf8")])
 
     def test_writes_only_in_workspace_and_tmp(self):
         dirs = ["/", "/usr", "/usr/lib", "/program", "/dev", "/proc", "/proc/self", "/tmp", "/workspace", "/lib"]

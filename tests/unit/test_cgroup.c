@@ -310,6 +310,70 @@ static void test_plan(void **state)
         assert_int_equal(e.stage, NSB_STAGE_CGROUP);
 }
 
+/* What os.cpu_count() says inside follows the pids limit on a host of any
+ * size: a fake 512-CPU host (a mask with every bit set, one with holes)
+ * keeps a quarter of the tasks' worth of CPUs, starting where the process
+ * runs and wrapping around. */
+static void test_cpu_cap(void **state)
+{
+        size_t size = CPU_ALLOC_SIZE(512);
+        cpu_set_t *set = CPU_ALLOC(512);
+        unsigned kept;
+
+        (void) state;
+        assert_int_equal(cg_cpu_cap(64), 16);
+        assert_int_equal(cg_cpu_cap(6), 1);
+        assert_int_equal(cg_cpu_cap(1), 1);
+        assert_int_equal(cg_cpu_cap(0), 0);
+        assert_int_equal(cg_cpu_cap(UINT64_MAX), 0);
+        assert_non_null(set);
+        CPU_ZERO_S(size, set);
+        for (size_t i = 0; i < 512; i++)
+                CPU_SET_S(i, size, set);
+        kept = cg_cpu_pick(set, size, cg_cpu_cap(64), 500);
+        assert_int_equal(kept, 16);
+        assert_int_equal(CPU_COUNT_S(size, set), 16);
+        for (size_t i = 500; i < 512; i++)
+                assert_true(CPU_ISSET_S(i, size, set));
+        for (size_t i = 0; i < 4; i++)                  /* wrapped around */
+                assert_true(CPU_ISSET_S(i, size, set));
+        assert_false(CPU_ISSET_S(4, size, set));
+        CPU_ZERO_S(size, set);
+        for (size_t i = 0; i < 512; i += 2)             /* only even CPUs online */
+                CPU_SET_S(i, size, set);
+        kept = cg_cpu_pick(set, size, 3, 7);            /* 7 is not ours: from the first */
+        assert_int_equal(kept, 3);
+        assert_true(CPU_ISSET_S(0, size, set) && CPU_ISSET_S(2, size, set) && CPU_ISSET_S(4, size, set));
+        assert_int_equal(CPU_COUNT_S(size, set), 3);
+        assert_int_equal(cg_cpu_pick(set, size, 8, 0), 3);      /* fewer than the cap: unchanged */
+        CPU_FREE(set);
+}
+
+/* Under the rlimit backend, RLIMIT_AS leaves room for the stacks of the
+ * threads the pids limit allows, never more than 32 of them: 16 threads of
+ * 8 MiB stacks did not fit under the default 256M. */
+static void test_rlimit_as_room(void **state)
+{
+        struct cg_spec spec = { .memory_bytes = 256ULL << 20, .pids_max = 64 };
+
+        (void) state;
+        /* 32 stacks are 258 MiB: capped at the limit itself */
+        assert_int_equal(cg_rlimit_as_bytes(&spec), 512ULL << 20);
+        spec.memory_bytes = 1ULL << 30;
+        assert_int_equal(cg_rlimit_as_bytes(&spec), (1ULL << 30) + 32 * CG_AS_STACK_BYTES);
+        spec.memory_bytes = 256ULL << 20;
+        spec.pids_max = 4;
+        assert_int_equal(cg_rlimit_as_bytes(&spec), (256ULL << 20) + 4 * CG_AS_STACK_BYTES);
+        spec.pids_max = 0;      /* no pids limit: still at most 32 (and the cap) */
+        assert_int_equal(cg_rlimit_as_bytes(&spec), 512ULL << 20);
+        spec.memory_bytes = 64ULL << 20;        /* the room never exceeds the limit itself */
+        assert_int_equal(cg_rlimit_as_bytes(&spec), 128ULL << 20);
+        spec.memory_bytes = 0;  /* no memory limit stays none */
+        assert_int_equal(cg_rlimit_as_bytes(&spec), 0);
+        spec.memory_bytes = UINT64_MAX - 5;
+        assert_int_equal(cg_rlimit_as_bytes(&spec), UINT64_MAX - 1);
+}
+
 /* ---------------------------------------------------------------- choice */
 
 static void facts_pure_v2(struct cg_facts *f)
@@ -1466,7 +1530,9 @@ static void test_rlimit_child(void **state)
                         _exit(2);
                 if (getrlimit(RLIMIT_AS, &as) < 0 || getrlimit(RLIMIT_NPROC, &np) < 0)
                         _exit(3);
-                if (as.rlim_cur != (512ULL << 20) || as.rlim_max != (512ULL << 20))
+                /* the memory limit plus room for the thread stacks (cg_rlimit_as_bytes) */
+                if (as.rlim_cur != cg_rlimit_as_bytes(&spec) || as.rlim_cur <= (512ULL << 20) ||
+                    as.rlim_max != as.rlim_cur)
                         _exit(4);
                 if (np.rlim_cur != 32 || np.rlim_max != 32)
                         _exit(5);
@@ -1494,6 +1560,8 @@ int main(void)
                 cmocka_unit_test(test_parse_procs_and_names),
                 cmocka_unit_test(test_own_rel),
                 cmocka_unit_test(test_plan),
+                cmocka_unit_test(test_rlimit_as_room),
+                cmocka_unit_test(test_cpu_cap),
                 cmocka_unit_test(test_choose),
                 cmocka_unit_test(test_scope_names_and_paths),
                 cmocka_unit_test(test_obtain_plan),

@@ -328,19 +328,134 @@ static void test_landlock_from_plan(void **state)
         cfg.n_tmpfs = 16;
         assert_int_equal(build(&cfg, &p, &e), 0);
         assert_int_equal(mnt_plan_landlock(&p, &rules, &n, &e), 0);
-        /* "/", /tmp, /workspace, 32 read-write binds, 16 tmpfs, null/zero/full */
-        assert_int_equal(n, 1 + 2 + 32 + 16 + 3);
+        /* "/", /tmp, /workspace, 32 read-write binds, 16 tmpfs, /dev/shm,
+         * /dev/pts, null/zero/full */
+        assert_int_equal(n, 1 + 2 + 32 + 16 + 2 + 3);
         assert_false(find_rule(rules, n, "/")->writable);
         for (size_t i = 1; i < n; i++)
                 assert_true(rules[i].writable);
         assert_non_null(find_rule(rules, n, "/tmp"));
         assert_non_null(find_rule(rules, n, "/workspace"));
         assert_non_null(find_rule(rules, n, "/dev/null"));
+        assert_non_null(find_rule(rules, n, "/dev/shm"));
+        assert_non_null(find_rule(rules, n, "/dev/pts"));
         assert_null(find_rule(rules, n, "/dev/urandom"));
+        assert_null(find_rule(rules, n, "/etc/passwd"));  /* synthesized, read-only */
         assert_non_null(find_rule(rules, n, "/data1"));   /* read-write */
         assert_null(find_rule(rules, n, "/data0"));       /* read-only: "/" covers it */
         assert_non_null(find_rule(rules, n, "/scratch15"));
         free(rules);
+        mnt_plan_free(&p);
+        cfg_free(&cfg);
+}
+
+/* What ordinary programs expect of a Linux system (mnt.h): a bounded,
+ * noexec /dev/shm and a devpts on top of the read-only tree, /dev/ptmx
+ * into it, the sandbox's own account files (never a host bind), UTC, and
+ * the optional read-only system directories. */
+static void test_system_root(void **state)
+{
+        struct nsb_config cfg;
+        struct mnt_plan p;
+        struct nsb_error e;
+        ssize_t ro_all, shm, pts, passwd, group, ptmx, tz, tz_open;
+
+        (void) state;
+        base_cfg(&cfg);
+        cfg.tmp_size_bytes = 32u << 20;
+        assert_int_equal(build(&cfg, &p, &e), 0);
+        ro_all = find_op(&p, MNT_READONLY_ALL, "/");
+        shm = find_op(&p, MNT_TMPFS, "/dev/shm");
+        pts = find_op(&p, MNT_DEVPTS, "/dev/pts");
+        assert_true(ro_all >= 0 && shm > ro_all && pts > ro_all);
+        assert_int_equal(p.ops[shm].size, 32u << 20);       /* bounded like /tmp */
+        assert_true(p.ops[shm].attr & MOUNT_ATTR_NOEXEC);
+        assert_int_equal(p.ops[shm].mode, 01777);
+        assert_true(p.ops[shm].writable && p.ops[pts].writable);
+        ptmx = find_op(&p, MNT_SYMLINK, "/dev/ptmx");
+        assert_true(ptmx >= 0);
+        assert_string_equal(p.ops[ptmx].src, "pts/ptmx");
+        passwd = find_op(&p, MNT_WRITE_FILE, "/etc/passwd");
+        group = find_op(&p, MNT_WRITE_FILE, "/etc/group");
+        assert_true(passwd >= 0 && group >= 0 && passwd < ro_all && group < ro_all);
+        assert_non_null(strstr(p.ops[passwd].data, "\nsandbox:x:1000:1000:nsbox sandbox:/tmp:/bin/sh\n"));
+        assert_non_null(strstr(p.ops[passwd].data, "root:x:0:0:"));
+        assert_non_null(strstr(p.ops[group].data, "\nsandbox:x:1000:\n"));
+        assert_int_equal(p.ops[passwd].data_len, strlen(p.ops[passwd].data));
+        assert_int_equal(p.ops[passwd].mode, 0444);
+        assert_false(p.ops[passwd].writable);
+        assert_int_equal(find_op(&p, MNT_OPEN_TREE, NULL) >= 0, 1);
+        for (size_t i = 0; i < p.n_ops; i++)
+                assert_false(p.ops[i].kind == MNT_OPEN_TREE && p.ops[i].src && strncmp(p.ops[i].src, "/etc", 4) == 0);
+        assert_string_equal(p.ops[find_op(&p, MNT_SYMLINK, "/etc/localtime")].src, "/usr/share/zoneinfo/Etc/UTC");
+        tz = find_op(&p, MNT_ATTACH, "/usr/share/zoneinfo");
+        assert_true(tz >= 0 && tz < ro_all && p.ops[tz].optional);
+        tz_open = -1;
+        for (size_t i = 0; i < p.n_ops; i++)
+                if (p.ops[i].kind == MNT_OPEN_TREE && strcmp(p.ops[i].src, "/usr/share/zoneinfo") == 0)
+                        tz_open = (ssize_t) i;
+        assert_true(tz_open >= 0 && p.ops[tz_open].optional && p.ops[tz_open].slot == p.ops[tz].slot);
+        assert_true(find_op(&p, MNT_ATTACH, "/usr/lib/locale/C.utf8") >= 0);
+        mnt_plan_free(&p);
+        cfg_free(&cfg);
+}
+
+/* A profile that brings the host's /etc/passwd (or /etc whole) would show
+ * the host's users: refused. One that brings the zoneinfo itself keeps it
+ * (no second mount at the same place). */
+static void test_system_root_and_profiles(void **state)
+{
+        struct host_entry with_passwd[] = { { "/usr/bin/python3", HOST_FILE, NULL }, { "/etc/passwd", HOST_FILE, NULL } };
+        struct host_entry with_etc[] = { { "/usr/bin/python3", HOST_FILE, NULL }, { "/etc", HOST_DIR, NULL } };
+        struct host_entry with_tz[] = { { "/usr/share/zoneinfo/Europe/Paris", HOST_FILE, NULL } };
+        struct host_set sets[] = { { with_passwd, 2 }, { with_etc, 2 }, { with_tz, 1 } };
+        struct nsb_config cfg;
+        struct mnt_plan p;
+        struct nsb_error e;
+
+        (void) state;
+        base_cfg(&cfg);
+        for (size_t i = 0; i < 3; i++) {
+                struct mnt_input in = { .user = cfg_mounts(&cfg), .host = &sets[i], .sandbox_uid = 1000,
+                                        .sandbox_gid = 1000 };
+                int r = mnt_plan_build(&in, &p, &e);
+
+                if (i < 2) {
+                        assert_int_equal(r, -EINVAL);
+                        assert_non_null(strstr(e.msg, "the host's is never shown"));
+                        continue;
+                }
+                assert_int_equal(r, 0);
+                assert_int_equal(find_op(&p, MNT_ATTACH, "/usr/share/zoneinfo"), -1);
+                assert_true(find_op(&p, MNT_ATTACH, "/usr/share/zoneinfo/Europe/Paris") >= 0);
+                mnt_plan_free(&p);
+        }
+        cfg_free(&cfg);
+}
+
+/* Each warm job gets its own /dev/shm and devpts (over its zygote's): no
+ * semaphore or pty is shared between two jobs. */
+static void test_warm_job_private_shm_pts(void **state)
+{
+        struct nsb_config cfg;
+        struct mnt_plan p;
+        struct nsb_error e;
+        struct mnt_input in;
+        ssize_t shm;
+
+        (void) state;
+        base_cfg(&cfg);
+        in = (struct mnt_input){ .user = cfg_mounts(&cfg), .host = &python_set, .program_name = "main.py",
+                                 .program_data = "print(1)\n", .program_len = 9, .sandbox_uid = 1000,
+                                 .sandbox_gid = 1000 };
+        assert_int_equal(mnt_plan_build_warm_job(&in, &p, &e), 0);
+        shm = find_op(&p, MNT_TMPFS, "/dev/shm");
+        assert_true(shm >= 0);
+        assert_true(p.ops[shm].attr & MOUNT_ATTR_NOEXEC);
+        assert_int_equal(p.ops[shm].size, cfg.tmp_size_bytes);
+        assert_true(find_op(&p, MNT_DEVPTS, "/dev/pts") >= 0);
+        for (size_t i = 0; i < p.n_ops; i++)
+                assert_true(p.ops[i].kind <= MNT_READONLY);     /* what the warm spec's decoder accepts */
         mnt_plan_free(&p);
         cfg_free(&cfg);
 }
@@ -384,6 +499,9 @@ int main(void)
                 cmocka_unit_test(test_tmpfs),
                 cmocka_unit_test(test_landlock_from_plan),
                 cmocka_unit_test(test_landlock_no_truncation),
+                cmocka_unit_test(test_system_root),
+                cmocka_unit_test(test_system_root_and_profiles),
+                cmocka_unit_test(test_warm_job_private_shm_pts),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

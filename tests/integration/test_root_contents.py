@@ -1,0 +1,197 @@
+"""The sandbox's root has what ordinary programs expect of a Linux system
+(issue #26; docs/security.md, "What the root holds"; docs/contract.md, "The
+sandbox's file tree"), cold and warm, at the default limits, as root and (the
+integration suite's second run, as_nobody.sh) as uid 65534, where the rlimit
+backend bounds memory with RLIMIT_AS:
+
+- everyday programs give what bare python gives: multiprocessing (Pool,
+  Queue, Lock, shared_memory, Pool() and ProcessPoolExecutor() with no
+  argument), getpass/pwd/expanduser, zoneinfo and UTC, os.openpty and pty,
+  setlocale and utf8_mode, thread pools of 8, 16 and 32 threads that malloc;
+- each new piece holds its bound against a program that abuses it
+  (fixtures/py/root_abuse.py): /dev/shm filled past its size, code run or
+  mapped from it, ptys opened past the instance's max, TIOCSTI and TIOCSETD
+  on its own pty, /etc/passwd written;
+- a warm job's /dev/shm is its own: what one job leaves there the next
+  does not see.
+"""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+import uuid
+
+from nsbtest import NSBOX, PY, SandboxTest, skip_or_fail
+
+PYTHON = "/usr/bin/python3"
+PTY_MAX = 16            # mount/mnt.h MNT_PTY_MAX
+
+# name -> code; each prints one line, compared with bare python's
+EVERYDAY = {
+    "pool": 'import multiprocessing as m\nif __name__ == "__main__":\n'
+            '    with m.Pool(2) as p: print(p.map(abs, [-1, 2]))',
+    "queue_lock": 'import multiprocessing as m\n'
+                  'def w(q, l):\n    with l: q.put(41 + 1)\n'
+                  'if __name__ == "__main__":\n'
+                  '    q, l = m.Queue(), m.Lock()\n'
+                  '    p = m.Process(target=w, args=(q, l)); p.start(); print(q.get()); p.join()',
+    "shared_memory": 'from multiprocessing import shared_memory as s\n'
+                     'm = s.SharedMemory(create=True, size=4096); m.buf[0] = 7; print(m.buf[0]); m.close(); m.unlink()',
+    "pool_default": 'import multiprocessing as m\nif __name__ == "__main__":\n'
+                    '    with m.Pool() as p: print(sum(p.map(abs, range(-9, 9))))',
+    "ppe_default": 'from concurrent.futures import ProcessPoolExecutor as P\nif __name__ == "__main__":\n'
+                   '    with P() as e: print(sum(e.map(abs, range(-9, 9))))',
+    "zoneinfo": 'from zoneinfo import ZoneInfo; import datetime as d\n'
+                'print(d.datetime(2024, 7, 1, tzinfo=ZoneInfo("Europe/Paris")).utcoffset())',
+    "openpty": 'import os, pty\nm, s = os.openpty(); os.write(s, b"hi\\n"); print(os.read(m, 16), os.isatty(s))',
+    "pty_spawn": 'import pty, sys, os\n'
+                 'pid, fd = pty.fork()\n'
+                 'if pid == 0: os.write(1, b"child\\n"); os._exit(0)\n'
+                 'print(os.read(fd, 64).strip(), os.waitpid(pid, 0)[1])',
+    "locale": 'import locale, sys; print(locale.setlocale(locale.LC_ALL, ""), sys.flags.utf8_mode,'
+              ' locale.getpreferredencoding())',
+}
+# run at the default limits; glibc arenas and 8 MiB stacks under RLIMIT_AS
+for _n in (8, 16, 32):
+    EVERYDAY["threads%d" % _n] = ('from concurrent.futures import ThreadPoolExecutor as T\n'
+                                  'with T(%d) as e: print(sum(e.map(lambda i: len(bytearray(1 << 20)) + i, range(%d))))'
+                                  % (_n, 2 * _n + 1))
+
+# what the sandbox's own account and clock say: checked, not compared with the host's
+IDENTITY = ('import getpass, json, os, pwd, grp, time\n'
+            'e = pwd.getpwuid(os.getuid())\n'
+            'print(json.dumps({"user": getpass.getuser(), "uid": os.getuid(), "pw_uid": e.pw_uid,'
+            ' "pw_dir": e.pw_dir, "home": os.environ["HOME"], "expanduser": os.path.expanduser("~"),'
+            ' "group": grp.getgrgid(os.getgid()).gr_name, "root": pwd.getpwuid(0).pw_name,'
+            ' "gmtoff": time.localtime().tm_gmtoff, "tzname": list(time.tzname),'
+            ' "localtime": os.readlink("/etc/localtime"),'
+            ' "passwd": open("/etc/passwd").read(), "cpus": os.cpu_count(),'
+            ' "affinity": len(os.sched_getaffinity(0))}))')
+
+
+def bare(code):
+    """What `python3 -I -B` prints with nsbox's scrubbed environment (README:
+    LANG=LC_ALL=C.UTF-8, a private HOME)."""
+    with tempfile.TemporaryDirectory() as home:
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": home, "TMPDIR": home}
+        p = subprocess.run([PYTHON, "-I", "-B", "-c", code], capture_output=True, text=True, env=env, cwd=home,
+                           timeout=60)
+    if p.returncode != 0:
+        raise AssertionError("bare python failed on %r: %s" % (code, p.stderr[-500:]))
+    return p.stdout
+
+
+class RootContents(SandboxTest):
+    def batch_warm(self, jobs):
+        p = self.nsbox("batch", "--warm", "-j", "1", "-", input="".join(json.dumps(j) + "\n" for j in jobs).encode(),
+                       timeout=600)
+        out = {}
+        for line in p.stdout.decode().splitlines():
+            d = json.loads(line)
+            out[d["id"]] = d
+        if not out or any(d.get("start") != "warm" for d in out.values()):
+            why = [(d.get("start"), d.get("start_reason")) for d in out.values()]
+            skip_or_fail(self, "warm jobs did not start warm: %r %s" % (why, p.stderr.decode()[-600:]))
+        self.assertEqual(sorted(out), sorted(j["id"] for j in jobs), p.stderr.decode()[-2000:])
+        return out
+
+    def assert_exited(self, res, what):
+        self.assertEqual((res["status"], res["exit_code"]), ("exited", 0),
+                         "%s: %s %s" % (what, res.get("error"), res["stderr"]["text"][-1500:]))
+
+    def test_everyday_programs_as_bare(self):
+        want = {k: bare(v) for k, v in EVERYDAY.items()}
+        warm = self.batch_warm([{"id": k, "kind": "python", "code": v} for k, v in EVERYDAY.items()])
+        for k, code in EVERYDAY.items():
+            with self.subTest(k):
+                _, cold = self.run_json("python", "-c", code, timeout=120)
+                for mode, res in (("cold", cold), ("warm", warm[k])):
+                    self.assert_exited(res, "%s %s" % (mode, k))
+                    self.assertEqual(res["stdout"]["text"], want[k], "%s %s" % (mode, k))
+
+    def check_identity(self, obs, what):
+        self.assertEqual(obs["user"], "sandbox", what)
+        self.assertEqual(obs["pw_uid"], obs["uid"], what)
+        self.assertEqual(obs["pw_dir"], obs["home"], what)
+        self.assertEqual(obs["expanduser"], obs["home"], what)
+        self.assertEqual(obs["group"], "sandbox", what)
+        self.assertEqual(obs["root"], "root", what)
+        self.assertEqual((obs["gmtoff"], obs["tzname"]), (0, ["UTC", "UTC"]), what)
+        self.assertEqual(obs["localtime"], "/usr/share/zoneinfo/Etc/UTC", what)
+        # never the host's accounts: only the three nsbox writes
+        names = [line.split(":")[0] for line in obs["passwd"].splitlines()]
+        self.assertEqual(names, ["root", "sandbox", "nobody"], what)
+        self.assertEqual(obs["cpus"], obs["affinity"], what)
+
+    def test_identity_and_clock(self):
+        _, cold = self.run_json("python", "-c", IDENTITY)
+        warm = self.batch_warm([{"id": "id", "kind": "python", "code": IDENTITY}])["id"]
+        for mode, res in (("cold", cold), ("warm", warm)):
+            self.check_identity(self.observed(res), mode)
+        # the same answer under one policy: the same in both modes
+        self.assertEqual(self.observed(cold), self.observed(warm))
+
+    def test_cpu_count_follows_the_pids_limit(self):
+        # a quarter of the pids limit (cgroup/cgroup.h cg_cpu_cap): with 5
+        # tasks, one CPU, so Pool() with no argument starts one worker, which
+        # with its parent's three threads fits; two workers did not (a
+        # RuntimeError, then the pool hung until the wall time)
+        code = EVERYDAY["pool_default"].replace("print(", "import os; print(os.cpu_count(), ")
+        _, cold = self.run_json("python", "--pids", "5", "-c", code, timeout=120)
+        warm = self.batch_warm([{"id": "p", "kind": "python", "code": code, "limits": {"pids": 5}}])["p"]
+        for mode, res in (("cold", cold), ("warm", warm)):
+            self.assert_exited(res, mode)
+            cpus, total = res["stdout"]["text"].split()
+            self.assertEqual((int(cpus), int(total)), (1, 81), mode)
+
+    def check_abuse(self, obs, what):
+        # /dev/shm: full at its bound (--tmp-size 8M), nothing runs from it
+        self.assertEqual(obs["shm_fill_error"], "ENOSPC", what)
+        self.assertLessEqual(obs["shm_fill_bytes"], 8 << 20, what)
+        self.assertEqual(obs["exec_shm"], "EACCES", what)
+        self.assertEqual(obs["mmap_exec_shm"], "EPERM", what)
+        self.assertEqual(obs["exec_tmp"], "exit 7", what)     # the same script, elsewhere: runs
+        # ptys: the instance's own max, then ENOSPC; no line discipline, no keystrokes
+        self.assertEqual((obs["ptys_opened"], obs["pty_error"]), (PTY_MAX, "ENOSPC"), what)
+        self.assertEqual(obs["tiocsti"], "EPERM", what)
+        self.assertEqual(obs["tiocsetd"], "EPERM", what)
+        # /etc/passwd: read-only, and the sandbox's own
+        self.assertIn(obs["passwd_write"], ("EACCES", "EROFS"), what)
+        self.assertEqual(obs["passwd_names"], ["root", "sandbox", "nobody"], what)
+
+    def test_abuse_of_the_new_pieces(self):
+        fixture = os.path.join(PY, "root_abuse.py")
+        _, cold = self.run_json("python", "--tmp-size", "8M", fixture, timeout=120)
+        self.check_abuse(self.observed(cold), "cold")
+        with open(fixture) as f:
+            code = f.read()
+        warm = self.batch_warm([{"id": "a", "kind": "python", "code": code, "limits": {"tmp_size": "8M"}}])["a"]
+        self.check_abuse(self.observed(warm), "warm")
+
+    def test_warm_jobs_mount_their_own_shm_and_pts(self):
+        # a cold run has one /dev/shm tmpfs and one devpts; a warm job mounts
+        # its own on top of its zygote's (never uses the zygote's)
+        code = ('import collections\nn = collections.Counter()\nfor l in open("/proc/self/mountinfo"):\n'
+                '    f = l.split(); i = f.index("-")\n'
+                '    if f[4] in ("/dev/shm", "/dev/pts"): n[f[4] + " " + f[i + 1]] += 1\nprint(sorted(n.items()))')
+        _, cold = self.run_json("python", "-c", code)
+        warm = self.batch_warm([{"id": "m", "kind": "python", "code": code}])["m"]
+        self.assertEqual(cold["stdout"]["text"], "[('/dev/pts devpts', 1), ('/dev/shm tmpfs', 1)]\n", cold)
+        self.assertEqual(warm["stdout"]["text"], "[('/dev/pts devpts', 2), ('/dev/shm tmpfs', 2)]\n", warm)
+
+    def test_warm_jobs_do_not_share_dev_shm(self):
+        marker = "leak-" + uuid.uuid4().hex
+        leave = ('import os; open("/dev/shm/%s", "w").write("x"); '
+                 'from multiprocessing import shared_memory as s; s.SharedMemory(name="%s", create=True, size=4096); '
+                 'print(sorted(os.listdir("/dev/shm")))' % (marker, marker + "-seg"))
+        look = 'import os; print(sorted(os.listdir("/dev/shm")))'
+        out = self.batch_warm([{"id": "a", "kind": "python", "code": leave},
+                               {"id": "b", "kind": "python", "code": look}])
+        self.assertIn(marker, out["a"]["stdout"]["text"])
+        self.assert_exited(out["b"], "warm b")
+        self.assertEqual(out["b"]["stdout"]["text"], "[]\n")
+
+
+if __name__ == "__main__":
+    unittest.main()
