@@ -408,7 +408,7 @@ static void test_system_root_and_profiles(void **state)
         struct host_entry with_passwd[] = { { "/usr/bin/python3", HOST_FILE, NULL }, { "/etc/passwd", HOST_FILE, NULL } };
         struct host_entry with_etc[] = { { "/usr/bin/python3", HOST_FILE, NULL }, { "/etc", HOST_DIR, NULL } };
         struct host_entry with_tz[] = { { "/usr/share/zoneinfo/Europe/Paris", HOST_FILE, NULL } };
-        struct host_set sets[] = { { with_passwd, 2 }, { with_etc, 2 }, { with_tz, 1 } };
+        struct host_set sets[] = { { .v = with_passwd, .n = 2 }, { .v = with_etc, .n = 2 }, { .v = with_tz, .n = 1 } };
         struct nsb_config cfg;
         struct mnt_plan p;
         struct nsb_error e;
