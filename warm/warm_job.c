@@ -44,6 +44,7 @@ struct pyapi {
         pyobj *(*type)(pyobj *);
         pyobj *(*tuple_pack)(ssize_t, ...);
         pyobj *(*tuple_item)(pyobj *, ssize_t);
+        ssize_t (*tuple_size)(pyobj *);
         long (*as_long)(pyobj *);
         char *(*bytes_str)(pyobj *);
         int (*is_true)(pyobj *);
@@ -63,6 +64,12 @@ static int resolve(void *fn, const char *name)
         memcpy(fn, &p, sizeof p);   /* a data pointer into a function pointer, as dlsym(3) shows */
         return p ? 0 : -1;
 }
+
+/* Looked up once, in the zygote (warm_job_resolve): a lookup is a search of
+ * every loaded object's symbols, tens of microseconds a job otherwise. The
+ * one file-scope state here: the interpreter's functions, the same in every
+ * job the zygote forks. */
+static struct pyapi zygote_py;
 
 static int pyapi_resolve(struct pyapi *py)
 {
@@ -89,6 +96,7 @@ static int pyapi_resolve(struct pyapi *py)
         bad |= resolve(&py->type, "PyObject_Type");
         bad |= resolve(&py->tuple_pack, "PyTuple_Pack");
         bad |= resolve(&py->tuple_item, "PyTuple_GetItem");
+        bad |= resolve(&py->tuple_size, "PyTuple_Size");
         bad |= resolve(&py->as_long, "PyLong_AsLong");
         bad |= resolve(&py->bytes_str, "PyBytes_AsString");
         bad |= resolve(&py->is_true, "PyObject_IsTrue");
@@ -168,6 +176,21 @@ static pyobj *outcome(const struct pyapi *py, pyobj *result)
         return sent;
 }
 
+/* The process's end, as Py_RunMain's: C's stdio buffers flushed (what a
+ * library printed with printf), as exit() does, but not the destructors of
+ * every library the zygote loaded; or the default SIGINT for an unhandled
+ * KeyboardInterrupt. */
+static void job_exit(int status, int sigint)
+{
+        (void) fflush(NULL);
+        if (sigint) {
+                signal(SIGINT, SIG_DFL);
+                kill(getpid(), SIGINT);
+                status = 128 + SIGINT;
+        }
+        _exit(status);
+}
+
 /* The script: as _PyRun_SimpleFileObject opens and runs it (the parser
  * reading the file, its coding cookie and its errors as cold). */
 static pyobj *run_script(const struct pyapi *py, pyobj *path, pyobj *globals)
@@ -178,7 +201,7 @@ static pyobj *run_script(const struct pyapi *py, pyobj *path, pyobj *globals)
         if (!f) {
                 fprintf(stderr, "python3: can't open file '%s': [Errno %d] %s\n", name ? name : "?", errno,
                         strerror(errno));
-                exit(2);
+                job_exit(2, 0);
         }
         return py->run_file(f, name, PY_FILE_INPUT, globals, globals, 1, NULL);
 }
@@ -200,17 +223,24 @@ static pyobj *changed_keys(const struct pyapi *py, pyobj *d, pyobj *was)
         return keys;
 }
 
-/* The process's end, as Py_RunMain's: exit() (C's atexit handlers and stdio
- * buffers, as cold), or the default SIGINT for an unhandled
- * KeyboardInterrupt. */
-static void job_exit(int status, int sigint)
+/* changed_keys of each pair of the tuples @ds and @wases: one step for
+ * every module of the zygote. */
+static pyobj *changed_keys_each(const struct pyapi *py, pyobj *ds, pyobj *wases)
 {
-        if (sigint) {
-                signal(SIGINT, SIG_DFL);
-                kill(getpid(), SIGINT);
-                status = 128 + SIGINT;
+        ssize_t n = py->tuple_size(ds);
+        pyobj *all = py->list_new(0);
+
+        for (ssize_t i = 0; all && i < n; i++) {
+                pyobj *keys = changed_keys(py, py->tuple_item(ds, i), py->tuple_item(wases, i));
+
+                if (!keys || py->list_append(all, keys) < 0) {
+                        py->decref(all);
+                        all = NULL;
+                }
+                if (keys)
+                        py->decref(keys);
         }
-        exit(status);
+        return all;
 }
 
 /* One step; returns what the generator is sent next. */
@@ -225,7 +255,7 @@ static pyobj *step(const struct pyapi *py, pyobj *s)
         case WARM_STEP_RUN:
                 return outcome(py, run_script(py, a, b));
         case WARM_STEP_CHANGED:
-                return outcome(py, changed_keys(py, a, b));
+                return outcome(py, changed_keys_each(py, a, b));
         case WARM_STEP_PRINT:
                 raise_again(py, a);
                 py->print();
@@ -239,20 +269,25 @@ static pyobj *step(const struct pyapi *py, pyobj *s)
                 break;
         default:
                 fprintf(stderr, "nsbox warm: the job's harness asked for step %ld\n", kind);
-                exit(1);
+                job_exit(1, 0);
         }
         py->incref(py->none);
         return py->none;
 }
 
+int warm_job_resolve(void)
+{
+        return pyapi_resolve(&zygote_py);
+}
+
 void nsbox_warm_run(void *generator)
 {
-        struct pyapi py;
+        struct pyapi py = zygote_py;
         pyobj *gen = generator, *sent;
 
-        if (pyapi_resolve(&py) < 0) {
-                fprintf(stderr, "nsbox warm: this interpreter does not export the C API a job needs\n");
-                exit(1);
+        if (!py.none) {
+                fprintf(stderr, "nsbox warm: the job's C API was not looked up in the zygote\n");
+                _exit(1);
         }
         py.incref(gen);
         fresh_thread_state(&py);
@@ -265,7 +300,7 @@ void nsbox_warm_run(void *generator)
                 if (!s) {
                         /* the harness itself failed: said, never a silent success */
                         py.print();
-                        exit(1);
+                        job_exit(1, 0);
                 }
                 sent = step(&py, s);
                 py.decref(s);

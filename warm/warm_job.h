@@ -21,8 +21,12 @@ enum warm_job_step {
         WARM_STEP_PRINT,        /* (2, exception): PyErr_Print, as for an unhandled exception */
         WARM_STEP_UNRAISABLE,   /* (3, exception, obj): PyErr_WriteUnraisable(obj) */
         WARM_STEP_EXIT,         /* (4, status, sigint): exit(status), or die of SIGINT first */
-        WARM_STEP_CHANGED,      /* (5, d, was): the keys whose value in dict d is not was's */
+        WARM_STEP_CHANGED,      /* (5, (d, ...), (was, ...)): for each pair, the keys whose value in dict d is not was's */
 };
+
+/* In the zygote, before any job: looks up the interpreter's C API a job
+ * needs; -1 when this interpreter does not export it. */
+int warm_job_resolve(void);
 
 /* Called by zygote.py (ctypes.PyDLL, the GIL held) in a job, once; never
  * returns: the job's process exits from here. */

@@ -36,6 +36,7 @@
 #include "util/readfile.h"
 #include "util/sys.h"
 #include "supervisor/warm_spec.h"
+#include "warm/warm_job.h"
 
 /* The symbols Python looks up. */
 int nsbox_warm_serve(int ctl);
@@ -224,8 +225,9 @@ int nsbox_warm_serve(int ctl)
         struct pyfork py;
         struct sigaction sa;
 
-        if (pyfork_resolve(&py) < 0) {
-                fprintf(stderr, "nsbox warm: this interpreter does not export PyOS_BeforeFork/AfterFork\n");
+        if (pyfork_resolve(&py) < 0 || warm_job_resolve() < 0) {
+                fprintf(stderr, "nsbox warm: this interpreter does not export the C API a warm job needs"
+                                " (PyOS_BeforeFork/AfterFork, PyRun_FileExFlags, thread states, ...)\n");
                 return -1;
         }
         /* The kernel reaps the job inits: a job's supervisor waits on its

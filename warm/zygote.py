@@ -162,11 +162,11 @@ def _finalize():
     return status
 
 
-def _changed(d, was):
-    # the keys of d whose value is not was's, read in C (no page of the
-    # zygote's objects written)
-    ok, keys = yield _CHANGED, d, was
-    return keys if ok else list(d)
+def _changed(ds, wases):
+    # for each dict of ds, the keys whose value is not the one in its was,
+    # read in C (no page of the zygote's objects written)
+    ok, keys = yield _CHANGED, tuple(ds), tuple(wases)
+    return keys if ok else [list(d) for d in ds]
 
 
 def _finalize_modules():
@@ -177,29 +177,37 @@ def _finalize_modules():
     for name in ("stdin", "stdout", "stderr"):
         yield _CALL, _sys.__setitem__, (name, _sys.get("__%s__" % name))
     # finalize_remove_modules: every module's entry set to None, in order;
-    # a module that nothing else holds goes then (the zygote's are held)
+    # a module that nothing else holds goes then (the zygote's are held:
+    # theirs go without a step, nothing of the job can run)
     modules, alive = sys.modules, []
     for name in list(modules):
-        if isinstance(modules.get(name), _ModuleType):
+        if id(modules.get(name)) in _ZYGOTE_MODULES:
+            alive.append(_ZYGOTE_MODULES[id(modules[name])])
+            modules[name] = None
+        elif isinstance(modules.get(name), _ModuleType):
             alive.append(_weakref(modules[name]))
             yield _CALL, modules.__setitem__, (name, None)
     yield _CALL, modules.clear, ()
     # finalize_restore_builtins: back to the interpreter's copy
-    for name in (yield from _changed(_builtins, _BUILTINS_COPY)):
+    added, lost = yield from _changed((_builtins, _BUILTINS_COPY), (_BUILTINS_COPY, _builtins))
+    for name in added:
         yield _CALL, _builtins.__delitem__, (name,)
-    for name in (yield from _changed(_BUILTINS_COPY, _builtins)):
+    for name in lost:
         _builtins[name] = _BUILTINS_COPY[name]
+    del added, lost
     yield _CALL, _gc.collect, ()
     # finalize_modules_clear_weaklist: the modules still alive, the last
     # imported first, their globals set to None (names with one leading
     # underscore, then the others but __builtins__). Of a zygote's module,
     # only what the job set in it: the rest holds nothing of the job.
+    zygote = [m for m in alive if id(m) in _ZYGOTE_MODULES]
+    set_by_job = dict(zip(map(id, zygote), (yield from _changed([m.__dict__ for m in zygote],
+                                                                 [_ZYGOTE_DICTS[id(m)] for m in zygote]))))
+    del zygote
     for ref in reversed(alive):
-        d = getattr(ref(), "__dict__", None)
+        d = getattr(ref() if type(ref) is _weakref else ref, "__dict__", None)
         if d is not None and d is not _builtins and d is not _sys:
-            keys = list(d)
-            if id(ref()) in _ZYGOTE_MODULES:
-                keys = yield from _changed(d, _ZYGOTE_DICTS[id(ref())])
+            keys = set_by_job[id(ref)] if id(ref) in set_by_job else list(d)
             for first in (True, False):
                 for k in keys:
                     if (isinstance(k, str) and d.get(k) is not None and
@@ -209,8 +217,8 @@ def _finalize_modules():
         del d
     # finalize_clear_sys_builtins_dict, and the interpreter's last
     # collection: what the job put in sys and builtins goes
-    for d, was in ((_sys, _SYS_AT_FORK), (_builtins, _BUILTINS_COPY)):
-        for name in (yield from _changed(d, was)):
+    for d, names in zip((_sys, _builtins), (yield from _changed((_sys, _builtins), (_SYS_AT_FORK, _BUILTINS_COPY)))):
+        for name in names:
             yield _CALL, d.__delitem__, (name,)
     yield _CALL, _gc.collect, ()
 
