@@ -52,8 +52,8 @@ _builtins = sys.modules["builtins"].__dict__
 # What finalisation restores builtins to: the interpreter's copy from
 # before `site` added exit, help and the like (finalize_restore_builtins).
 _BUILTINS_COPY = {k: v for k, v in _builtins.items() if type(v).__module__ != "_sitebuiltins"}
-_SYS_NONE = ("path", "argv", "ps1", "ps2", "last_type", "last_value", "last_traceback", "path_hooks",
-             "path_importer_cache", "meta_path", "__interactivehook__")
+_SYS_NONE = ("path", "argv", "ps1", "ps2") + (("last_exc",) if sys.version_info >= (3, 12) else ()) + (
+    "last_type", "last_value", "last_traceback", "path_hooks", "path_importer_cache", "meta_path", "__interactivehook__")
 
 
 def _job():
