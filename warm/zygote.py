@@ -54,6 +54,7 @@ _builtins = sys.modules["builtins"].__dict__
 _BUILTINS_COPY = {k: v for k, v in _builtins.items() if type(v).__module__ != "_sitebuiltins"}
 _SYS_NONE = ("path", "argv", "ps1", "ps2") + (("last_exc",) if sys.version_info >= (3, 12) else ()) + (
     "last_type", "last_value", "last_traceback", "path_hooks", "path_importer_cache", "meta_path", "__interactivehook__")
+_SYS_RESET = frozenset(_SYS_NONE + ("stdin", "stdout", "stderr"))
 
 
 def _job():
@@ -156,9 +157,10 @@ def _finalize():
     yield _CALL, _gc.collect, ()
     yield from _finalize_modules()
     # what the finalisers wrote: flushed as the streams' deallocation does
+    # (builtins are empty now: no call of one here)
     for name in ("__stdout__", "__stderr__"):
-        if _sys.get(name) is not None:
-            yield from _call_method(_sys[name], "flush")
+        if _SYS_AT_FORK.get(name) is not None:
+            yield _CALL, _SYS_AT_FORK[name].flush, ()
     return status
 
 
@@ -216,15 +218,20 @@ def _finalize_modules():
             del keys
         del d
     # finalize_clear_sys_builtins_dict, and the interpreter's last
-    # collection: what the job put in sys and builtins goes
-    for d, names in zip((_sys, _builtins), (yield from _changed((_sys, _builtins), (_SYS_AT_FORK, _BUILTINS_COPY)))):
-        for name in names:
-            yield _CALL, d.__delitem__, (name,)
+    # collection: with sys and builtins empty, as cold (no stream, no hook,
+    # no print for a finaliser). The collection first: the wiping above frees
+    # enough for CPython's own collections to run then. The zygote's values
+    # are held (the copies), so only what the job put there goes; when the
+    # job left nothing there, emptying them would free nothing of its and
+    # run no finaliser, and is not done (it writes to every page of theirs).
     yield _CALL, _gc.collect, ()
+    left_sys, left_builtins = yield from _changed((_sys, _builtins), (_SYS_AT_FORK, _BUILTINS_COPY))
+    if left_builtins or [k for k in left_sys if k not in _SYS_RESET]:
+        yield _CALL, _sys.clear, ()
+        yield _CALL, _builtins.clear, ()
+        yield _CALL, _gc.collect, ()
 
 
-# Objects made before the fork are never collected in a job: a job that
-# runs a full collection then copies no page of them.
 # What the job's finalisation leaves alone: the zygote's modules (held, so
 # none is torn down), and the entries of theirs and of sys that the job
 # did not change.

@@ -187,6 +187,11 @@ FINALISATION_SNIPPETS = [
     ("c_stdio", lambda k: py(0, "import ctypes\nctypes.CDLL(None).printf(b'from C %d\\n')\nprint('from python')\n" % k)),
     ("stdout_replaced", lambda k: py(0, "import io, sys\nclass W(io.StringIO):\n    def __del__(self):\n        sys.__stdout__.write('W gone: ' + self.getvalue())\n"
                                         "sys.stdout = W()\nprint('captured %d')\n" % k)),
+    ("del_in_zygote_module", lambda k: py(0, "import os, sys\nclass A:\n    def __del__(self):\n"
+                                             "        print('del', sys.argv, sys.path is None, %d)\nos.keep = A()\n" % k)),
+    ("unraisablehook_at_exit", lambda k: py(0, "import sys\ndef hook(u):\n    print('hook', u.exc_type.__name__)\n"
+                                               "sys.unraisablehook = hook\nclass A:\n    def __del__(self):\n        1 / 0\na = A()\n"
+                                               "class B:\n    def __del__(self):\n        {}[%d]\nb = [B()]\nb.append(b)\n" % k)),
     ("daemonless_threads", lambda k: py(0, "import threading, time\ndef late():\n    time.sleep(0.1)\n    print('late %d')\n"
                                            "t = threading.Thread(target=late)\nt.start()\nimport atexit\natexit.register(print, 'atexit after join', t.is_alive())\n" % k)),
 ]
