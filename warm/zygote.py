@@ -33,6 +33,7 @@ _run_in_job = _lib.nsbox_warm_run
 _path = list(sys.path)
 _fsdecode = __import__("os").fsdecode
 _fsencode = __import__("os").fsencode
+_write_fd = __import__("os").write
 
 # ---- a job's run and exit, as `python3 FILE` runs and ends: CPython's
 # _PyRun_SimpleFileObject, Py_RunMain and Py_FinalizeEx, in their order.
@@ -108,6 +109,8 @@ def _exit_code(e):
     if err is not None:
         yield from _call_method(err, "write", str(code))
         yield from _call_method(err, "write", "\n")
+    else:       # C's stderr
+        _write_fd(2, (str(code) + "\n").encode("utf-8", "backslashreplace"))
     return 1
 
 
