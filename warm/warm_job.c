@@ -25,7 +25,6 @@ typedef struct py_object pyobj;   /* PyObject, never looked into */
 struct pyapi {
         void *(*tstate_get)(void);
         void *(*save_thread)(void);
-        void (*restore_thread)(void *);
         void *(*tstate_new)(void *);
         void (*tstate_clear)(void *);
         void (*tstate_delete)(void *);
@@ -77,7 +76,6 @@ static int pyapi_resolve(struct pyapi *py)
 
         bad |= resolve(&py->tstate_get, "PyThreadState_Get");
         bad |= resolve(&py->save_thread, "PyEval_SaveThread");
-        bad |= resolve(&py->restore_thread, "PyEval_RestoreThread");
         bad |= resolve(&py->tstate_new, "PyThreadState_New");
         bad |= resolve(&py->tstate_clear, "PyThreadState_Clear");
         bad |= resolve(&py->tstate_delete, "PyThreadState_Delete");

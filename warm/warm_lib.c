@@ -4,7 +4,9 @@
  * interpreter is) loads this library with ctypes.PyDLL, so the GIL stays
  * held, and calls nsbox_warm_serve(3) once. It returns only in a job (1),
  * or when the control socket closes and every job it started has ended
- * (0), or on a broken start (-1, the reason on stderr).
+ * (0), or on a broken start (-1, the reason on stderr). In a job, zygote.py
+ * then calls nsbox_warm_run (warm_job.c), which runs the job's program and
+ * never returns.
  *
  * For each JOB record: decode the spec (warm_spec.h), then CPython's fork
  * protocol around a clone3 into fresh user, mount, pid, ipc, uts and cgroup
