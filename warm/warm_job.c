@@ -54,6 +54,9 @@ struct pyapi {
         void (*incref)(pyobj *);
         void (*decref)(pyobj *);
         pyobj *none, *yes, *no;
+        /* where _PyRuntime keeps the thread state that finalises (its
+         * "finalizing"), or NULL when not found (find_finalizing) */
+        void **finalizing;
 };
 
 static int resolve(void *fn, const char *name)
@@ -244,8 +247,9 @@ static pyobj *changed_keys_each(const struct pyapi *py, pyobj *ds, pyobj *wases)
 /* One step; returns what the generator is sent next. */
 static pyobj *step(const struct pyapi *py, pyobj *s)
 {
+        ssize_t n = py->tuple_size(s);
         long kind = py->as_long(py->tuple_item(s, 0));
-        pyobj *a = py->tuple_item(s, 1), *b = kind == WARM_STEP_PRINT ? NULL : py->tuple_item(s, 2);
+        pyobj *a = n > 1 ? py->tuple_item(s, 1) : NULL, *b = n > 2 ? py->tuple_item(s, 2) : NULL;
 
         switch (kind) {
         case WARM_STEP_CALL:
@@ -262,6 +266,10 @@ static pyobj *step(const struct pyapi *py, pyobj *s)
                 raise_again(py, a);
                 py->unraisable(b);
                 break;
+        case WARM_STEP_FINALIZING:
+                if (py->finalizing)
+                        __atomic_store_n(py->finalizing, py->tstate_get(), __ATOMIC_SEQ_CST);
+                break;
         case WARM_STEP_EXIT:
                 job_exit((int) py->as_long(a), py->is_true(b));
                 break;
@@ -273,9 +281,42 @@ static pyobj *step(const struct pyapi *py, pyobj *s)
         return py->none;
 }
 
+/* _PyRuntime's "finalizing" field: what Py_FinalizeEx sets after the
+ * atexit handlers, and what makes every other thread that then waits for
+ * the GIL end (daemon threads stop, as at a cold exit) and
+ * sys.is_finalizing() true. Its place differs between CPython versions and
+ * no API sets it: it is found in the zygote, single-threaded, as the first
+ * pointer-sized zero slot of _PyRuntime that, set, makes CPython's own
+ * _Py_IsFinalizing()/Py_IsFinalizing() true (each slot tried is put back
+ * at once). Not found: NULL, and a job's daemon threads run on while it
+ * finalises (docs/warm-start.md). */
+static void **find_finalizing(void *tstate)
+{
+        char *rt = dlsym(RTLD_DEFAULT, "_PyRuntime");
+        int (*is_finalizing)(void);
+
+        if (!resolve(&is_finalizing, "Py_IsFinalizing") || !resolve(&is_finalizing, "_Py_IsFinalizing"))
+                for (size_t off = 0; rt && tstate && !is_finalizing() && off < 4096; off += sizeof(void *)) {
+                        void **slot = (void **) (rt + off);
+                        int yes;
+
+                        if (*slot)
+                                continue;
+                        *slot = tstate;
+                        yes = is_finalizing();
+                        *slot = NULL;
+                        if (yes)
+                                return slot;
+                }
+        return NULL;
+}
+
 int warm_job_resolve(void)
 {
-        return pyapi_resolve(&zygote_py);
+        if (pyapi_resolve(&zygote_py) < 0)
+                return -1;
+        zygote_py.finalizing = find_finalizing(zygote_py.tstate_get());
+        return 0;
 }
 
 void nsbox_warm_run(void *generator)

@@ -14,7 +14,7 @@
 #define NSBOX_WARM_JOB_H
 
 /* The steps, as zygote.py yields them: (STEP, ...). Keep in step with its
- * _CALL, _RUN, _PRINT, _UNRAISABLE, _EXIT, _CHANGED. */
+ * _CALL, _RUN, _PRINT, _UNRAISABLE, _EXIT, _CHANGED, _FINALIZING. */
 enum warm_job_step {
         WARM_STEP_CALL,         /* (0, f, args): f(*args); sends (True, result) or (False, exception) */
         WARM_STEP_RUN,          /* (1, path bytes, globals): the file run as CPython runs its script */
@@ -22,6 +22,7 @@ enum warm_job_step {
         WARM_STEP_UNRAISABLE,   /* (3, exception, obj): PyErr_WriteUnraisable(obj) */
         WARM_STEP_EXIT,         /* (4, status, sigint): exit(status), or die of SIGINT first */
         WARM_STEP_CHANGED,      /* (5, (d, ...), (was, ...)): for each pair, the keys whose value in dict d is not was's */
+        WARM_STEP_FINALIZING,   /* (6,): the interpreter finalises from here on, as Py_FinalizeEx says it */
 };
 
 /* In the zygote, before any job: looks up the interpreter's C API a job

@@ -43,7 +43,7 @@ _write_fd = __import__("os").write
 # a deletion), is yielded and run by C with no frame of this file under it
 # (the generator is suspended meanwhile). So the generator holds no object
 # of the job across a step that may free it.
-_CALL, _RUN, _PRINT, _UNRAISABLE, _EXIT, _CHANGED = range(6)      # warm_job.h's steps
+_CALL, _RUN, _PRINT, _UNRAISABLE, _EXIT, _CHANGED, _FINALIZING = range(7)     # warm_job.h's steps
 _gc = gc
 _weakref = sys.modules["_weakref"].ref
 _signal = __import__("_signal")
@@ -150,6 +150,9 @@ def _finalize():
         del r
     del threading
     yield _CALL, _atexit._run_exitfuncs, ()
+    # _PyRuntimeState_SetFinalizing: another thread that waits for the GIL
+    # from now on ends (daemon threads), sys.is_finalizing() is true
+    yield _FINALIZING,
     status = yield from _flush_std_files()
     # _PySignal_Fini: no Python handler runs from here on
     for s in range(1, _signal.NSIG):

@@ -192,6 +192,12 @@ FINALISATION_SNIPPETS = [
     ("unraisablehook_at_exit", lambda k: py(0, "import sys\ndef hook(u):\n    print('hook', u.exc_type.__name__)\n"
                                                "sys.unraisablehook = hook\nclass A:\n    def __del__(self):\n        1 / 0\na = A()\n"
                                                "class B:\n    def __del__(self):\n        {}[%d]\nb = [B()]\nb.append(b)\n" % k)),
+    ("daemon_stops", lambda k: py(0, "import json, sys, threading, time\nticks = []\ndef spin():\n    while True:\n"
+                                     "        time.sleep(0.001)\n        ticks.append(1)\n"
+                                     "threading.Thread(target=spin, daemon=True).start()\nclass A:\n    def __del__(self):\n"
+                                     "        n = len(ticks)\n        time.sleep(0.05)\n"
+                                     "        print('daemon ran on', len(ticks) > n, sys.is_finalizing(), %d)\n"
+                                     "json.a = A()\ntime.sleep(0.01)\n" % k)),
     ("daemonless_threads", lambda k: py(0, "import threading, time\ndef late():\n    time.sleep(0.1)\n    print('late %d')\n"
                                            "t = threading.Thread(target=late)\nt.start()\nimport atexit\natexit.register(print, 'atexit after join', t.is_alive())\n" % k)),
 ]
