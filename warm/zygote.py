@@ -50,9 +50,11 @@ _signal = __import__("_signal")
 _ModuleType = type(sys)
 _sys = sys.__dict__
 _builtins = sys.modules["builtins"].__dict__
-# What finalisation restores builtins to: the interpreter's copy from
-# before `site` added exit, help and the like (finalize_restore_builtins).
-_BUILTINS_COPY = {k: v for k, v in _builtins.items() if type(v).__module__ != "_sitebuiltins"}
+# What finalisation restores builtins to (finalize_restore_builtins): the
+# interpreter's copy, made before `open` was set, importlib named the
+# module, and `site` added exit, help and the like (the same in 3.7-3.13).
+_BUILTINS_COPY = {k: v for k, v in _builtins.items() if type(v).__module__ != "_sitebuiltins" and k != "open"}
+_BUILTINS_COPY.update(__package__=None, __loader__=None, __spec__=None)
 _SYS_NONE = ("path", "argv", "ps1", "ps2") + (("last_exc",) if sys.version_info >= (3, 12) else ()) + (
     "last_type", "last_value", "last_traceback", "path_hooks", "path_importer_cache", "meta_path", "__interactivehook__")
 _SYS_RESET = frozenset(_SYS_NONE + ("stdin", "stdout", "stderr"))

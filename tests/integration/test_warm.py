@@ -192,6 +192,10 @@ FINALISATION_SNIPPETS = [
     ("unraisablehook_at_exit", lambda k: py(0, "import sys\ndef hook(u):\n    print('hook', u.exc_type.__name__)\n"
                                                "sys.unraisablehook = hook\nclass A:\n    def __del__(self):\n        1 / 0\na = A()\n"
                                                "class B:\n    def __del__(self):\n        {}[%d]\nb = [B()]\nb.append(b)\n" % k)),
+    ("builtins_at_exit", lambda k: py(0, "import json, builtins\nB = builtins.__dict__\nbefore = dict(B)\nclass A:\n"
+                                         "    def __del__(self):\n        print(sorted(set(before) - set(B)), sorted(set(B) - set(before)),\n"
+                                         "              [(k, B[k]) for k in B if k in before and B[k] is not before[k]], %d)\n"
+                                         "json.a = A()\n" % k)),
     ("daemon_stops", lambda k: py(0, "import json, sys, threading, time\nticks = []\ndef spin():\n    while True:\n"
                                      "        time.sleep(0.001)\n        ticks.append(1)\n"
                                      "threading.Thread(target=spin, daemon=True).start()\nclass A:\n    def __del__(self):\n"
