@@ -10,6 +10,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,11 @@ typedef struct py_object pyobj;   /* PyObject, never looked into */
 /* Py_file_input (Include/compile.h): a module's statements */
 #define PY_FILE_INPUT 257
 
+/* Frames the harness (zygote.py's generator) may use between two steps,
+ * given on top of the job's own recursion limit while it runs: a job that
+ * set a limit of 5 still ends as cold. */
+#define HARNESS_FRAMES 50
+
 struct pyapi {
         void *(*tstate_get)(void);
         void *(*save_thread)(void);
@@ -30,6 +36,8 @@ struct pyapi {
         void (*tstate_delete)(void *);
         void *(*interp_head)(void);
         int (*gil_ensure)(void);
+        int (*get_limit)(void);
+        void (*set_limit)(int);
         pyobj *(*call_method)(pyobj *, const char *, const char *, ...);
         pyobj *(*call)(pyobj *, pyobj *, pyobj *);
         pyobj *(*run_file)(FILE *, const char *, int, pyobj *, pyobj *, int, void *);
@@ -84,6 +92,8 @@ static int pyapi_resolve(struct pyapi *py)
         bad |= resolve(&py->tstate_delete, "PyThreadState_Delete");
         bad |= resolve(&py->interp_head, "PyInterpreterState_Head");
         bad |= resolve(&py->gil_ensure, "PyGILState_Ensure");
+        bad |= resolve(&py->get_limit, "Py_GetRecursionLimit");
+        bad |= resolve(&py->set_limit, "Py_SetRecursionLimit");
         bad |= resolve(&py->call_method, "PyObject_CallMethod");
         bad |= resolve(&py->call, "PyObject_Call");
         bad |= resolve(&py->run_file, "PyRun_FileExFlags");
@@ -333,8 +343,13 @@ void nsbox_warm_run(void *generator)
         py.incref(py.none);
         sent = py.none;
         for (;;) {
-                pyobj *s = py.call_method(gen, "send", "(O)", sent);
+                /* the job's limit is back in place for each step */
+                int limit = py.get_limit();
+                pyobj *s;
 
+                py.set_limit(limit < INT_MAX - HARNESS_FRAMES ? limit + HARNESS_FRAMES : limit);
+                s = py.call_method(gen, "send", "(O)", sent);
+                py.set_limit(limit);
                 py.decref(sent);
                 if (!s) {
                         /* the harness itself failed: said, never a silent success */

@@ -196,6 +196,8 @@ FINALISATION_SNIPPETS = [
                                          "    def __del__(self):\n        print(sorted(set(before) - set(B)), sorted(set(B) - set(before)),\n"
                                          "              [(k, B[k]) for k in B if k in before and B[k] is not before[k]], %d)\n"
                                          "json.a = A()\n" % k)),
+    ("low_recursion_limit", lambda k: py(0, "import sys\nclass A:\n    def __del__(self):\n"
+                                            "        print('del', sys.getrecursionlimit(), %d)\na = A()\nsys.setrecursionlimit(5)\n" % k)),
     ("daemon_stops", lambda k: py(0, "import json, sys, threading, time\nticks = []\ndef spin():\n    while True:\n"
                                      "        time.sleep(0.001)\n        ticks.append(1)\n"
                                      "threading.Thread(target=spin, daemon=True).start()\nclass A:\n    def __del__(self):\n"
