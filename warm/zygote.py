@@ -49,7 +49,12 @@ _weakref = sys.modules["_weakref"].ref
 _signal = __import__("_signal")
 _ModuleType = type(sys)
 _sys = sys.__dict__
+_modules = sys.modules      # the interpreter's, whatever a job binds to sys.modules
 _builtins = sys.modules["builtins"].__dict__
+# The harness's own builtins (the functions below are made with them): a
+# copy, so that what a job does to builtins (a patched len, the dict
+# emptied at the end) never reaches this code.
+__builtins__ = dict(_builtins)
 # What finalisation restores builtins to (finalize_restore_builtins): the
 # interpreter's copy, made before `open` was set, importlib named the
 # module, and `site` added exit, help and the like (the same in 3.7-3.13).
@@ -61,7 +66,7 @@ _SYS_RESET = frozenset(_SYS_NONE + ("stdin", "stdout", "stderr"))
 
 
 def _job():
-    main = sys.modules["__main__"]
+    main = _modules["__main__"]
     ok, exc = yield _RUN, _fsencode(_MAIN), main.__dict__
     yield from _flush_io()
     status, sigint = 0, False
@@ -144,7 +149,7 @@ def _finalize():
     and changes nothing the job can observe but what is said in
     docs/warm-start.md. Returns -1 when the standard streams failed to
     flush."""
-    threading = sys.modules.get("threading")
+    threading = _modules.get("threading")
     if threading is not None:
         ok, r = yield from _call_method(threading, "_shutdown")
         if not ok:
@@ -165,7 +170,6 @@ def _finalize():
     yield _CALL, _gc.collect, ()
     yield from _finalize_modules()
     # what the finalisers wrote: flushed as the streams' deallocation does
-    # (builtins are empty now: no call of one here)
     for name in ("__stdout__", "__stderr__"):
         if _SYS_AT_FORK.get(name) is not None:
             yield _CALL, _SYS_AT_FORK[name].flush, ()
@@ -189,7 +193,7 @@ def _finalize_modules():
     # finalize_remove_modules: every module's entry set to None, in order;
     # a module that nothing else holds goes then (the zygote's are held:
     # theirs go without a step, nothing of the job can run)
-    modules, alive = sys.modules, []
+    modules, alive = _modules, []
     for name in list(modules):
         if id(modules.get(name)) in _ZYGOTE_MODULES:
             alive.append(_ZYGOTE_MODULES[id(modules[name])])

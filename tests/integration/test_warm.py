@@ -198,6 +198,9 @@ FINALISATION_SNIPPETS = [
                                          "json.a = A()\n" % k)),
     ("low_recursion_limit", lambda k: py(0, "import sys\nclass A:\n    def __del__(self):\n"
                                             "        print('del', sys.getrecursionlimit(), %d)\na = A()\nsys.setrecursionlimit(5)\n" % k)),
+    ("builtins_patched", lambda k: py(0, "import builtins, sys\nfor name in ('list', 'isinstance', 'getattr', 'id', 'len', 'zip'):\n"
+                                         "    setattr(builtins, name, None)\nsys.modules = {}\nclass A:\n    def __del__(self):\n"
+                                         "        sys.stdout.write('del %d\\n')\na = A()\n" % k)),
     ("daemon_stops", lambda k: py(0, "import json, sys, threading, time\nticks = []\ndef spin():\n    while True:\n"
                                      "        time.sleep(0.001)\n        ticks.append(1)\n"
                                      "threading.Thread(target=spin, daemon=True).start()\nclass A:\n    def __del__(self):\n"
