@@ -4,7 +4,9 @@
  * interpreter is) loads this library with ctypes.PyDLL, so the GIL stays
  * held, and calls nsbox_warm_serve(3) once. It returns only in a job (1),
  * or when the control socket closes and every job it started has ended
- * (0), or on a broken start (-1, the reason on stderr).
+ * (0), or on a broken start (-1, the reason on stderr). In a job, zygote.py
+ * then calls nsbox_warm_run (warm_job.c), which runs the job's program and
+ * never returns.
  *
  * For each JOB record: decode the spec (warm_spec.h), then CPython's fork
  * protocol around a clone3 into fresh user, mount, pid, ipc, uts and cgroup
@@ -36,6 +38,7 @@
 #include "util/readfile.h"
 #include "util/sys.h"
 #include "supervisor/warm_spec.h"
+#include "warm/warm_job.h"
 
 /* The symbols Python looks up. */
 int nsbox_warm_serve(int ctl);
@@ -224,8 +227,9 @@ int nsbox_warm_serve(int ctl)
         struct pyfork py;
         struct sigaction sa;
 
-        if (pyfork_resolve(&py) < 0) {
-                fprintf(stderr, "nsbox warm: this interpreter does not export PyOS_BeforeFork/AfterFork\n");
+        if (pyfork_resolve(&py) < 0 || warm_job_resolve() < 0) {
+                fprintf(stderr, "nsbox warm: this interpreter does not export the C API a warm job needs"
+                                " (PyOS_BeforeFork/AfterFork, PyRun_FileExFlags, thread states, ...)\n");
                 return -1;
         }
         /* The kernel reaps the job inits: a job's supervisor waits on its

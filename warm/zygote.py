@@ -7,8 +7,9 @@
 # can (every module imported here is paid again by every job's fork), holds
 # no job data, and never wraps its control socket (fd 3) in a Python object,
 # so nothing a job inherits can close a descriptor the job reuses.
-# It returns from nsbox_warm_serve() only in a job, and then runs the job's
-# /program/main.py with the semantics of `python3 -I -B /program/main.py`.
+# It returns from nsbox_warm_serve() only in a job, which then runs the job's
+# /program/main.py with the semantics of `python3 -I -B /program/main.py`:
+# _job() below, driven from C by nsbox_warm_run (warm/warm_job.c).
 import sys
 
 _NSBOX_COLD_MODULES = frozenset(sys.modules)
@@ -26,87 +27,229 @@ _lib.nsbox_warm_serve.restype = ctypes.c_int
 _lib.nsbox_warm_job_argc.restype = ctypes.c_int
 _lib.nsbox_warm_job_arg.argtypes = [ctypes.c_int]
 _lib.nsbox_warm_job_arg.restype = ctypes.c_char_p
+_lib.nsbox_warm_run.argtypes = [ctypes.py_object]
+_lib.nsbox_warm_run.restype = None
+_run_in_job = _lib.nsbox_warm_run
 _path = list(sys.path)
 _fsdecode = __import__("os").fsdecode
+_fsencode = __import__("os").fsencode
+_write_fd = __import__("os").write
 
-# The type of sys.unraisablehook's argument, which no module exposes: the
-# job's exit reports a failed flush through it, as CPython's does.
-_unraisable = []
-_hook, sys.unraisablehook = sys.unraisablehook, lambda u: _unraisable.append(type(u))
+# ---- a job's run and exit, as `python3 FILE` runs and ends: CPython's
+# _PyRun_SimpleFileObject, Py_RunMain and Py_FinalizeEx, in their order.
+# _job() is a generator that warm/warm_job.c drives in the job: every step
+# that runs the job's code, or code that a cold interpreter calls from C
+# (sys.excepthook, threading's shutdown, atexit handlers, finalisers run by
+# a deletion), is yielded and run by C with no frame of this file under it
+# (the generator is suspended meanwhile). So the generator holds no object
+# of the job across a step that may free it.
+_CALL, _RUN, _PRINT, _UNRAISABLE, _EXIT, _CHANGED, _FINALIZING = range(7)     # warm_job.h's steps
+_gc = gc
+_weakref = sys.modules["_weakref"].ref
+_signal = __import__("_signal")
+_ModuleType = type(sys)
+_sys = sys.__dict__
+_modules = sys.modules      # the interpreter's, whatever a job binds to sys.modules
+_builtins = sys.modules["builtins"].__dict__
+# The harness's own builtins (the functions below are made with them): a
+# copy, so that what a job does to builtins (a patched len, the dict
+# emptied at the end) never reaches this code.
+__builtins__ = dict(_builtins)
+# What finalisation restores builtins to (finalize_restore_builtins): the
+# interpreter's copy, made before `open` was set, importlib named the
+# module, and `site` added exit, help and the like (the same in 3.7-3.13).
+_BUILTINS_COPY = {k: v for k, v in _builtins.items() if type(v).__module__ != "_sitebuiltins" and k != "open"}
+_BUILTINS_COPY.update(__package__=None, __loader__=None, __spec__=None)
+_SYS_NONE = ("path", "argv", "ps1", "ps2") + (("last_exc",) if sys.version_info >= (3, 12) else ()) + (
+    "last_type", "last_value", "last_traceback", "path_hooks", "path_importer_cache", "meta_path", "__interactivehook__")
+_SYS_RESET = frozenset(_SYS_NONE + ("stdin", "stdout", "stderr"))
 
 
-class _Probe:
-    def __del__(self):
-        raise OSError
+def _job():
+    main = _modules["__main__"]
+    ok, exc = yield _RUN, _fsencode(_MAIN), main.__dict__
+    yield from _flush_io()
+    status, sigint = 0, False
+    if not ok and isinstance(exc, SystemExit):
+        # CPython exits from PyErr_Print (Py_Exit), leaving __file__ be
+        status = yield from _exit_code(exc)
+    else:
+        if not ok:
+            sigint = type(exc) is KeyboardInterrupt     # Py_RunMain's exit_sigint()
+            status = 1
+            yield _PRINT, exc
+        for name in ("__file__", "__cached__"):
+            main.__dict__.pop(name, None)
+    del main, exc
+    if (yield from _finalize()) < 0:
+        status = 120        # as Py_FinalizeEx's failed flush makes it
+    yield _EXIT, status, sigint
 
 
-_Probe()
-sys.unraisablehook = _hook
-_UnraisableHookArgs = _unraisable[0]
-del _hook, _unraisable, _Probe
+def _call_method(obj, name, *args):
+    # obj.name(*args), as C's PyObject_CallMethod: (True, result) or
+    # (False, the exception)
+    try:
+        f = getattr(obj, name)
+    except Exception as e:
+        return False, e
+    return (yield _CALL, f, args)
+
+
+def _flush_io():
+    # after the script, its exception kept aside: stderr, stdout, errors ignored
+    for name in ("stderr", "stdout"):
+        if _sys.get(name) is not None:
+            yield from _call_method(_sys[name], "flush")
 
 
 def _exit_code(e):
-    # CPython's rule for an unhandled SystemExit (Python/pythonrun.c)
+    # _Py_HandleSystemExit: None is 0; an int, C's (int) of its long; any
+    # other code is printed on stderr and is 1
     code = e.code
     if code is None:
         return 0
     if isinstance(code, int):
-        return code
-    try:
-        sys.stderr.write(str(code) + "\n")
-    except Exception:
-        pass
+        code = code if -(1 << 63) <= code < (1 << 63) else -1
+        return ((code + (1 << 31)) % (1 << 32)) - (1 << 31)
+    err = _sys.get("stderr")
+    if err is not None:
+        yield from _call_method(err, "write", str(code))
+        yield from _call_method(err, "write", "\n")
+    else:       # C's stderr
+        _write_fd(2, (str(code) + "\n").encode("utf-8", "backslashreplace"))
     return 1
 
 
-def _run(probe=None):
-    # The job's file, compiled and run as `python3 FILE` does. (@probe: the
-    # zygote's measure of this path's own frames, below.)
-    if probe is None:
-        name = _MAIN
-        with open(name, "rb") as f:
-            source = f.read()
-        g = _main.__dict__
-    else:
-        name, source, g = "<nsbox depth probe>", probe, {"__builtins__": sys.modules["builtins"]}
-    try:
-        code = compile(source, name, "exec", dont_inherit=True)
-    except SyntaxError:
-        t, v, _ = sys.exc_info()
-        v.__traceback__ = None      # as CPython prints a file that does not compile
-        if v.lineno == 0 and str(v.msg).startswith("unknown encoding: "):
-            # the file reader's words for a bad coding cookie
-            sys.stderr.write("SyntaxError: encoding problem: %s\n" % v.msg[len("unknown encoding: "):])
-            return 1
-        sys.excepthook(t, v, None)
-        return 1
-    try:
-        exec(code, g)
-    except SystemExit as e:
-        return _exit_code(e)
-    except BaseException:
-        t, v, tb = sys.exc_info()
-        # The first frame is this function's exec: a cold traceback starts
-        # at the file's own module frame (the hook prints the exception's
-        # own __traceback__).
-        tb = tb.tb_next if tb is not None else None
-        v.__traceback__ = tb
-        sys.excepthook(t, v, tb)
-        if isinstance(v, KeyboardInterrupt):
-            return -2
-        return 1
-    return g.get("R", 0) if probe is not None else 0
+def _flush_std_files():
+    # -1 when stdout or stderr (not closed) fails to flush; stdout's error
+    # is reported, stderr's is not
+    status = 0
+    for name in ("stdout", "stderr"):
+        f = _sys.get(name)
+        try:
+            closed = f is None or bool(f.closed)
+        except Exception:
+            closed = False
+        if not closed:
+            ok, r = yield from _call_method(f, "flush")
+            if not ok:
+                status = -1
+                if name == "stdout":
+                    yield _UNRAISABLE, r, f
+            del r
+        del f
+    return status
 
 
-# This path puts frames under the job's own (this module, _run, exec): a
-# cold file's deepest recursion is the limit less 2; the job gets the frames
-# this path takes back, so it recurses as deep as a cold job does.
-_EXTRA_DEPTH = max(0, (sys.getrecursionlimit() - 2) - _run(
-    "def f(n):\n    try:\n        return f(n + 1)\n    except RecursionError:\n        return n\nR = f(0)\n"))
+def _finalize():
+    """What a program can see of Py_FinalizeEx, in its order, for what the
+    job made. Not the teardown of the zygote's own modules and objects: it
+    would write to every page shared with the zygote (about 2.5 ms a job),
+    and changes nothing the job can observe but what is said in
+    docs/warm-start.md. Returns -1 when the standard streams failed to
+    flush."""
+    threading = _modules.get("threading")
+    if threading is not None:
+        ok, r = yield from _call_method(threading, "_shutdown")
+        if not ok:
+            yield _UNRAISABLE, r, threading
+        del r
+    del threading
+    yield _CALL, _atexit._run_exitfuncs, ()
+    # _PyRuntimeState_SetFinalizing: another thread that waits for the GIL
+    # from now on ends (daemon threads), sys.is_finalizing() is true
+    yield _FINALIZING,
+    status = yield from _flush_std_files()
+    # _PySignal_Fini: no Python handler runs from here on
+    for s in range(1, _signal.NSIG):
+        h = _signal.getsignal(s)
+        if callable(h):
+            yield _CALL, _signal.signal, (s, _signal.SIG_DFL)
+        del h
+    yield _CALL, _gc.collect, ()
+    yield from _finalize_modules()
+    # what the finalisers wrote: flushed as the streams' deallocation does
+    for name in ("__stdout__", "__stderr__"):
+        if _SYS_AT_FORK.get(name) is not None:
+            yield _CALL, _SYS_AT_FORK[name].flush, ()
+    return status
 
-# Objects made before the fork are never collected in a job: a job that
-# runs a full collection then copies no page of them.
+
+def _changed(ds, wases):
+    # for each dict of ds, the keys whose value is not the one in its was,
+    # read in C (no page of the zygote's objects written)
+    ok, keys = yield _CHANGED, tuple(ds), tuple(wases)
+    return keys if ok else [list(d) for d in ds]
+
+
+def _finalize_modules():
+    # finalize_modules_delete_special
+    yield _CALL, _builtins.__setitem__, ("_", None)
+    for name in _SYS_NONE:
+        yield _CALL, _sys.__setitem__, (name, None)
+    for name in ("stdin", "stdout", "stderr"):
+        yield _CALL, _sys.__setitem__, (name, _sys.get("__%s__" % name))
+    # finalize_remove_modules: every module's entry set to None, in order;
+    # a module that nothing else holds goes then (the zygote's are held:
+    # theirs go without a step, nothing of the job can run)
+    modules, alive = _modules, []
+    for name in list(modules):
+        if id(modules.get(name)) in _ZYGOTE_MODULES:
+            alive.append(_ZYGOTE_MODULES[id(modules[name])])
+            modules[name] = None
+        elif isinstance(modules.get(name), _ModuleType):
+            alive.append(_weakref(modules[name]))
+            yield _CALL, modules.__setitem__, (name, None)
+    yield _CALL, modules.clear, ()
+    # finalize_restore_builtins: back to the interpreter's copy
+    added, lost = yield from _changed((_builtins, _BUILTINS_COPY), (_BUILTINS_COPY, _builtins))
+    for name in added:
+        yield _CALL, _builtins.__delitem__, (name,)
+    for name in lost:
+        _builtins[name] = _BUILTINS_COPY[name]
+    del added, lost
+    yield _CALL, _gc.collect, ()
+    # finalize_modules_clear_weaklist: the modules still alive, the last
+    # imported first, their globals set to None (names with one leading
+    # underscore, then the others but __builtins__). Of a zygote's module,
+    # only what the job set in it: the rest holds nothing of the job.
+    zygote = [m for m in alive if id(m) in _ZYGOTE_MODULES]
+    set_by_job = dict(zip(map(id, zygote), (yield from _changed([m.__dict__ for m in zygote],
+                                                                 [_ZYGOTE_DICTS[id(m)] for m in zygote]))))
+    del zygote
+    for ref in reversed(alive):
+        d = getattr(ref() if type(ref) is _weakref else ref, "__dict__", None)
+        if d is not None and d is not _builtins and d is not _sys:
+            keys = set_by_job[id(ref)] if id(ref) in set_by_job else list(d)
+            for first in (True, False):
+                for k in keys:
+                    if (isinstance(k, str) and d.get(k) is not None and
+                            ((k[:1] == "_" and k[1:2] != "_") if first else k != "__builtins__")):
+                        yield _CALL, d.__setitem__, (k, None)
+            del keys
+        del d
+    # finalize_clear_sys_builtins_dict, and the interpreter's last
+    # collection: with sys and builtins empty, as cold (no stream, no hook,
+    # no print for a finaliser). The collection first: the wiping above frees
+    # enough for CPython's own collections to run then. The zygote's values
+    # are held (the copies), so only what the job put there goes; when the
+    # job left nothing there, emptying them would free nothing of its and
+    # run no finaliser, and is not done (it writes to every page of theirs).
+    yield _CALL, _gc.collect, ()
+    left_sys, left_builtins = yield from _changed((_sys, _builtins), (_SYS_AT_FORK, _BUILTINS_COPY))
+    if left_builtins or [k for k in left_sys if k not in _SYS_RESET]:
+        yield _CALL, _sys.clear, ()
+        yield _CALL, _builtins.clear, ()
+        yield _CALL, _gc.collect, ()
+
+
+# What the job's finalisation leaves alone: the zygote's modules (held, so
+# none is torn down), and the entries of theirs and of sys that the job
+# did not change.
+_ZYGOTE_MODULES = {id(m): m for m in sys.modules.values()}
+_ZYGOTE_DICTS = {i: dict(m.__dict__) for i, m in _ZYGOTE_MODULES.items()}
+_SYS_AT_FORK = dict(_sys)
 gc.collect()
 gc.freeze()
 _role = _lib.nsbox_warm_serve(3)
@@ -141,76 +284,8 @@ sys.modules["__main__"] = _main
 # not imported it, so neither has the job (an import runs it afresh).
 for _m in [m for m in sys.modules if m not in _NSBOX_COLD_MODULES and m != "__main__"]:
     del sys.modules[_m]
-if _EXTRA_DEPTH:
-    # The frames this file holds under the job's are given back, and the
-    # limit the job reads and sets is the one it would have cold.
-    _get, _set = sys.getrecursionlimit, sys.setrecursionlimit
-
-    def getrecursionlimit():
-        return _get() - _EXTRA_DEPTH
-
-    def setrecursionlimit(limit):
-        if not isinstance(limit, int) or limit < 1:
-            return _set(limit)      # CPython's own TypeError or ValueError
-        return _set(limit + _EXTRA_DEPTH)
-
-    for _f, _real in ((getrecursionlimit, _get), (setrecursionlimit, _set)):
-        _f.__doc__, _f.__module__ = _real.__doc__, "sys"
-    sys.getrecursionlimit, sys.setrecursionlimit = getrecursionlimit, setrecursionlimit
-    _set(_get() + _EXTRA_DEPTH)
-    del getrecursionlimit, setrecursionlimit, _f, _real
-
-
-def _unraisable(hook, exc_type, exc, tb, err_msg, obj):
-    # Reported as CPython's finalisation reports it: with no frame of this
-    # file in the traceback (none is on the stack there).
-    while tb is not None and tb.tb_frame.f_code is _shutdown.__code__:
-        tb = tb.tb_next
-    hook(_UnraisableHookArgs((exc_type, exc, tb, err_msg, obj)))
-
-
-def _shutdown(status):
-    # What a program can see of the interpreter's shutdown, in CPython's
-    # order (Py_FinalizeEx): non-daemon threads joined, atexit handlers,
-    # the standard streams flushed. Not the rest of it: tearing down every
-    # module and object would write to every page shared with the zygote
-    # (copy-on-write: milliseconds a job), and CPython promises no __del__
-    # at exit.
-    threading = sys.modules.get("threading")
-    if threading is not None:
-        try:
-            threading._shutdown()
-        except BaseException:
-            pass
-    hook = sys.unraisablehook
-
-    def report(u):
-        _unraisable(hook, u.exc_type, u.exc_value, u.exc_traceback, u.err_msg, u.object)
-
-    sys.unraisablehook = report
-    try:
-        _atexit._run_exitfuncs()
-    finally:
-        if sys.unraisablehook is report:    # unless a handler set its own
-            sys.unraisablehook = hook
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None:
-                stream.flush()
-        except Exception as e:
-            try:
-                _unraisable(sys.unraisablehook, type(e), e, e.__traceback__, None, stream)
-            except Exception:
-                pass
-            if status == 0:
-                status = 120        # as CPython exits when it cannot flush
-    import os
-    if status == -2:
-        # an unhandled KeyboardInterrupt: die of SIGINT, as CPython does
-        import signal
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGINT)
-    os._exit(status & 0xff)
-
-
-_shutdown(_run())
+# The job runs from C, on a thread state of its own: none of this file's
+# frames is under the job's (sys._getframe, inspect.stack, tracebacks,
+# warnings' stack levels, the recursion depth are a cold job's).
+del _main
+_run_in_job(_job())

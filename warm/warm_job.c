@@ -1,0 +1,362 @@
+/* warm/warm_job.c — a warm job's Python, run from C (warm_job.h).
+ *
+ * No Python headers: every function is looked up in the interpreter that
+ * loaded this library (the python3 binary exports them; ctypes.pythonapi
+ * relies on it), and each is in CPython's stable ABI since 3.7, so one
+ * build serves every CPython the zygote may be. Objects are opaque here;
+ * references are counted with Py_IncRef/Py_DecRef, the functions.
+ */
+#include "warm/warm_job.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+typedef struct py_object pyobj;   /* PyObject, never looked into */
+
+/* Py_file_input (Include/compile.h): a module's statements */
+#define PY_FILE_INPUT 257
+
+/* Frames the harness (zygote.py's generator) may use between two steps,
+ * given on top of the job's own recursion limit while it runs: a job that
+ * set a limit of 5 still ends as cold. */
+#define HARNESS_FRAMES 50
+
+struct pyapi {
+        void *(*tstate_get)(void);
+        void *(*save_thread)(void);
+        void *(*tstate_new)(void *);
+        void (*tstate_clear)(void *);
+        void (*tstate_delete)(void *);
+        void *(*interp_head)(void);
+        int (*gil_ensure)(void);
+        int (*get_limit)(void);
+        void (*set_limit)(int);
+        pyobj *(*call_method)(pyobj *, const char *, const char *, ...);
+        pyobj *(*call)(pyobj *, pyobj *, pyobj *);
+        pyobj *(*run_file)(FILE *, const char *, int, pyobj *, pyobj *, int, void *);
+        void (*fetch)(pyobj **, pyobj **, pyobj **);
+        void (*normalize)(pyobj **, pyobj **, pyobj **);
+        void (*restore)(pyobj *, pyobj *, pyobj *);
+        void (*print)(void);
+        void (*unraisable)(pyobj *);
+        int (*set_traceback)(pyobj *, pyobj *);
+        pyobj *(*get_traceback)(pyobj *);
+        pyobj *(*type)(pyobj *);
+        pyobj *(*tuple_pack)(ssize_t, ...);
+        pyobj *(*tuple_item)(pyobj *, ssize_t);
+        ssize_t (*tuple_size)(pyobj *);
+        long (*as_long)(pyobj *);
+        char *(*bytes_str)(pyobj *);
+        int (*is_true)(pyobj *);
+        int (*dict_next)(pyobj *, ssize_t *, pyobj **, pyobj **);
+        pyobj *(*dict_get)(pyobj *, pyobj *);
+        pyobj *(*list_new)(ssize_t);
+        int (*list_append)(pyobj *, pyobj *);
+        void (*incref)(pyobj *);
+        void (*decref)(pyobj *);
+        pyobj *none, *yes, *no;
+        /* where _PyRuntime keeps the thread state that finalises (its
+         * "finalizing"), or NULL when not found (find_finalizing) */
+        void **finalizing;
+};
+
+static int resolve(void *fn, const char *name)
+{
+        void *p = dlsym(RTLD_DEFAULT, name);
+
+        memcpy(fn, &p, sizeof p);   /* a data pointer into a function pointer, as dlsym(3) shows */
+        return p ? 0 : -1;
+}
+
+/* Looked up once, in the zygote (warm_job_resolve): a lookup is a search of
+ * every loaded object's symbols, tens of microseconds a job otherwise. The
+ * one file-scope state here: the interpreter's functions, the same in every
+ * job the zygote forks. */
+static struct pyapi zygote_py;
+
+static int pyapi_resolve(struct pyapi *py)
+{
+        int bad = 0;
+
+        bad |= resolve(&py->tstate_get, "PyThreadState_Get");
+        bad |= resolve(&py->save_thread, "PyEval_SaveThread");
+        bad |= resolve(&py->tstate_new, "PyThreadState_New");
+        bad |= resolve(&py->tstate_clear, "PyThreadState_Clear");
+        bad |= resolve(&py->tstate_delete, "PyThreadState_Delete");
+        bad |= resolve(&py->interp_head, "PyInterpreterState_Head");
+        bad |= resolve(&py->gil_ensure, "PyGILState_Ensure");
+        bad |= resolve(&py->get_limit, "Py_GetRecursionLimit");
+        bad |= resolve(&py->set_limit, "Py_SetRecursionLimit");
+        bad |= resolve(&py->call_method, "PyObject_CallMethod");
+        bad |= resolve(&py->call, "PyObject_Call");
+        bad |= resolve(&py->run_file, "PyRun_FileExFlags");
+        bad |= resolve(&py->fetch, "PyErr_Fetch");
+        bad |= resolve(&py->normalize, "PyErr_NormalizeException");
+        bad |= resolve(&py->restore, "PyErr_Restore");
+        bad |= resolve(&py->print, "PyErr_Print");
+        bad |= resolve(&py->unraisable, "PyErr_WriteUnraisable");
+        bad |= resolve(&py->set_traceback, "PyException_SetTraceback");
+        bad |= resolve(&py->get_traceback, "PyException_GetTraceback");
+        bad |= resolve(&py->type, "PyObject_Type");
+        bad |= resolve(&py->tuple_pack, "PyTuple_Pack");
+        bad |= resolve(&py->tuple_item, "PyTuple_GetItem");
+        bad |= resolve(&py->tuple_size, "PyTuple_Size");
+        bad |= resolve(&py->as_long, "PyLong_AsLong");
+        bad |= resolve(&py->bytes_str, "PyBytes_AsString");
+        bad |= resolve(&py->is_true, "PyObject_IsTrue");
+        bad |= resolve(&py->dict_next, "PyDict_Next");
+        bad |= resolve(&py->dict_get, "PyDict_GetItem");
+        bad |= resolve(&py->list_new, "PyList_New");
+        bad |= resolve(&py->list_append, "PyList_Append");
+        bad |= resolve(&py->incref, "Py_IncRef");
+        bad |= resolve(&py->decref, "Py_DecRef");
+        py->none = dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
+        py->yes = dlsym(RTLD_DEFAULT, "_Py_TrueStruct");
+        py->no = dlsym(RTLD_DEFAULT, "_Py_FalseStruct");
+        return bad || !py->none || !py->yes || !py->no ? -1 : 0;
+}
+
+/* The zygote's frames (zygote.py's module, the ctypes call that brought us
+ * here) live on its thread state; the job runs on a new one, as a cold
+ * script runs on a thread state with no frame but its own. The new one must
+ * be this thread's "GIL state" too (PyGILState_Ensure, which ctypes
+ * callbacks and extension modules call, would otherwise find the old state,
+ * not current, and wait for the GIL this thread holds); CPython binds a
+ * thread state to its thread only when it makes one for a thread that has
+ * none, so: the old one deleted, PyGILState_Ensure makes and binds the new
+ * one. A spare state stays in the interpreter's list meanwhile (3.11 reuses
+ * the statically allocated first state for a list gone empty, and will not
+ * initialise it twice). The old frames are never resumed: this call does
+ * not return. */
+static void fresh_thread_state(const struct pyapi *py)
+{
+        void *old = py->tstate_get(), *spare;
+
+        py->tstate_clear(old);
+        (void) py->save_thread();
+        spare = py->tstate_new(py->interp_head());
+        py->tstate_delete(old);
+        (void) py->gil_ensure();
+        py->tstate_clear(spare);
+        py->tstate_delete(spare);
+}
+
+/* The exception raised, normalised, with its traceback attached: what the
+ * harness is sent, and what PRINT and UNRAISABLE raise again. */
+static pyobj *take_exception(const struct pyapi *py)
+{
+        pyobj *t = NULL, *v = NULL, *tb = NULL;
+
+        py->fetch(&t, &v, &tb);
+        py->normalize(&t, &v, &tb);
+        if (v && tb)
+                (void) py->set_traceback(v, tb);
+        if (t)
+                py->decref(t);
+        if (tb)
+                py->decref(tb);
+        if (!v) {
+                py->incref(py->none);
+                v = py->none;
+        }
+        return v;
+}
+
+static void raise_again(const struct pyapi *py, pyobj *exc)
+{
+        py->incref(exc);
+        py->restore(py->type(exc), exc, py->get_traceback(exc));
+}
+
+/* (True, @result) or (False, the exception): what a step sends back. */
+static pyobj *outcome(const struct pyapi *py, pyobj *result)
+{
+        pyobj *ok = result ? py->yes : py->no, *sent;
+
+        if (!result)
+                result = take_exception(py);
+        sent = py->tuple_pack(2, ok, result);
+        py->decref(result);
+        return sent;
+}
+
+/* The process's end, as Py_RunMain's: C's stdio buffers flushed (what a
+ * library printed with printf), as exit() does, but not the destructors of
+ * every library the zygote loaded; or the default SIGINT for an unhandled
+ * KeyboardInterrupt. */
+static void job_exit(int status, int sigint)
+{
+        (void) fflush(NULL);
+        if (sigint) {
+                signal(SIGINT, SIG_DFL);
+                kill(getpid(), SIGINT);
+                status = 128 + SIGINT;
+        }
+        _exit(status);
+}
+
+/* The script: as _PyRun_SimpleFileObject opens and runs it (the parser
+ * reading the file, its coding cookie and its errors as cold). */
+static pyobj *run_script(const struct pyapi *py, pyobj *path, pyobj *globals)
+{
+        const char *name = py->bytes_str(path);
+        FILE *f = name ? fopen(name, "rb") : NULL;
+
+        if (!f) {
+                fprintf(stderr, "python3: can't open file '%s': [Errno %d] %s\n", name ? name : "?", errno,
+                        strerror(errno));
+                job_exit(2, 0);
+        }
+        return py->run_file(f, name, PY_FILE_INPUT, globals, globals, 1, NULL);
+}
+
+/* The keys of dict @d whose value is not the very object dict @was has for
+ * them, in @d's order. Read with borrowed references: no object's count is
+ * written, so a dict of the zygote's is compared without copying a page of
+ * what it holds. */
+static pyobj *changed_keys(const struct pyapi *py, pyobj *d, pyobj *was)
+{
+        pyobj *keys = py->list_new(0), *k, *v;
+        ssize_t pos = 0;
+
+        while (keys && py->dict_next(d, &pos, &k, &v))
+                if (py->dict_get(was, k) != v && py->list_append(keys, k) < 0) {
+                        py->decref(keys);
+                        keys = NULL;
+                }
+        return keys;
+}
+
+/* changed_keys of each pair of the tuples @ds and @wases: one step for
+ * every module of the zygote. */
+static pyobj *changed_keys_each(const struct pyapi *py, pyobj *ds, pyobj *wases)
+{
+        ssize_t n = py->tuple_size(ds);
+        pyobj *all = py->list_new(0);
+
+        for (ssize_t i = 0; all && i < n; i++) {
+                pyobj *keys = changed_keys(py, py->tuple_item(ds, i), py->tuple_item(wases, i));
+
+                if (!keys || py->list_append(all, keys) < 0) {
+                        py->decref(all);
+                        all = NULL;
+                }
+                if (keys)
+                        py->decref(keys);
+        }
+        return all;
+}
+
+/* One step; returns what the generator is sent next. */
+static pyobj *step(const struct pyapi *py, pyobj *s)
+{
+        ssize_t n = py->tuple_size(s);
+        long kind = py->as_long(py->tuple_item(s, 0));
+        pyobj *a = n > 1 ? py->tuple_item(s, 1) : NULL, *b = n > 2 ? py->tuple_item(s, 2) : NULL;
+
+        switch (kind) {
+        case WARM_STEP_CALL:
+                return outcome(py, py->call(a, b, NULL));
+        case WARM_STEP_RUN:
+                return outcome(py, run_script(py, a, b));
+        case WARM_STEP_CHANGED:
+                return outcome(py, changed_keys_each(py, a, b));
+        case WARM_STEP_PRINT:
+                raise_again(py, a);
+                py->print();
+                break;
+        case WARM_STEP_UNRAISABLE:
+                raise_again(py, a);
+                py->unraisable(b);
+                break;
+        case WARM_STEP_FINALIZING:
+                if (py->finalizing)
+                        __atomic_store_n(py->finalizing, py->tstate_get(), __ATOMIC_SEQ_CST);
+                break;
+        case WARM_STEP_EXIT:
+                job_exit((int) py->as_long(a), py->is_true(b));
+                break;
+        default:
+                fprintf(stderr, "nsbox warm: the job's harness asked for step %ld\n", kind);
+                job_exit(1, 0);
+        }
+        py->incref(py->none);
+        return py->none;
+}
+
+/* _PyRuntime's "finalizing" field: what Py_FinalizeEx sets after the
+ * atexit handlers, and what makes every other thread that then waits for
+ * the GIL end (daemon threads stop, as at a cold exit) and
+ * sys.is_finalizing() true. Its place differs between CPython versions and
+ * no API sets it: it is found in the zygote, single-threaded, as the first
+ * pointer-sized zero slot of _PyRuntime that, set, makes CPython's own
+ * _Py_IsFinalizing()/Py_IsFinalizing() true (each slot tried is put back
+ * at once). Not found: NULL, and a job's daemon threads run on while it
+ * finalises (docs/warm-start.md). */
+static void **find_finalizing(void *tstate)
+{
+        char *rt = dlsym(RTLD_DEFAULT, "_PyRuntime");
+        int (*is_finalizing)(void);
+
+        if (!resolve(&is_finalizing, "Py_IsFinalizing") || !resolve(&is_finalizing, "_Py_IsFinalizing"))
+                for (size_t off = 0; rt && tstate && !is_finalizing() && off < 4096; off += sizeof(void *)) {
+                        void **slot = (void **) (rt + off);
+                        int yes;
+
+                        if (*slot)
+                                continue;
+                        *slot = tstate;
+                        yes = is_finalizing();
+                        *slot = NULL;
+                        if (yes)
+                                return slot;
+                }
+        return NULL;
+}
+
+int warm_job_resolve(void)
+{
+        if (pyapi_resolve(&zygote_py) < 0)
+                return -1;
+        zygote_py.finalizing = find_finalizing(zygote_py.tstate_get());
+        return 0;
+}
+
+void nsbox_warm_run(void *generator)
+{
+        struct pyapi py = zygote_py;
+        pyobj *gen = generator, *sent;
+
+        if (!py.none) {
+                fprintf(stderr, "nsbox warm: the job's C API was not looked up in the zygote\n");
+                _exit(1);
+        }
+        py.incref(gen);
+        fresh_thread_state(&py);
+        py.incref(py.none);
+        sent = py.none;
+        for (;;) {
+                /* the job's limit is back in place for each step */
+                int limit = py.get_limit();
+                pyobj *s;
+
+                py.set_limit(limit < INT_MAX - HARNESS_FRAMES ? limit + HARNESS_FRAMES : limit);
+                s = py.call_method(gen, "send", "(O)", sent);
+                py.set_limit(limit);
+                py.decref(sent);
+                if (!s) {
+                        /* the harness itself failed: said, never a silent success */
+                        py.print();
+                        job_exit(1, 0);
+                }
+                sent = step(&py, s);
+                py.decref(s);
+        }
+}

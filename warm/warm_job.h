@@ -1,0 +1,36 @@
+/* warm/warm_job.h — a warm job's Python, run from C (warm/warm_job.c).
+ *
+ * In a job, zygote.py hands nsbox_warm_run() a generator that says, step by
+ * step, what `python3 FILE` does from running FILE to the process's exit
+ * (docs/warm-start.md, "A job's run and exit"). This C part takes each step
+ * and runs it with no Python frame under it: the zygote's frames are gone
+ * (its thread state is deleted, the job runs on a fresh one), and the
+ * generator is suspended while its step runs. So the job's own code, and
+ * what a cold interpreter calls from C (sys.excepthook, atexit handlers,
+ * threading's shutdown, finalisers), sees the stack and recursion depth of
+ * a cold job.
+ */
+#ifndef NSBOX_WARM_JOB_H
+#define NSBOX_WARM_JOB_H
+
+/* The steps, as zygote.py yields them: (STEP, ...). Keep in step with its
+ * _CALL, _RUN, _PRINT, _UNRAISABLE, _EXIT, _CHANGED, _FINALIZING. */
+enum warm_job_step {
+        WARM_STEP_CALL,         /* (0, f, args): f(*args); sends (True, result) or (False, exception) */
+        WARM_STEP_RUN,          /* (1, path bytes, globals): the file run as CPython runs its script */
+        WARM_STEP_PRINT,        /* (2, exception): PyErr_Print, as for an unhandled exception */
+        WARM_STEP_UNRAISABLE,   /* (3, exception, obj): PyErr_WriteUnraisable(obj) */
+        WARM_STEP_EXIT,         /* (4, status, sigint): exit(status), or die of SIGINT first */
+        WARM_STEP_CHANGED,      /* (5, (d, ...), (was, ...)): for each pair, the keys whose value in dict d is not was's */
+        WARM_STEP_FINALIZING,   /* (6,): the interpreter finalises from here on, as Py_FinalizeEx says it */
+};
+
+/* In the zygote, before any job: looks up the interpreter's C API a job
+ * needs; -1 when this interpreter does not export it. */
+int warm_job_resolve(void);
+
+/* Called by zygote.py (ctypes.PyDLL, the GIL held) in a job, once; never
+ * returns: the job's process exits from here. */
+void nsbox_warm_run(void *generator);
+
+#endif
