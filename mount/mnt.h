@@ -13,13 +13,16 @@
  *      tree is still whole — mounting the new root may hide a source;
  *   3. tmpfs root; directories, files and symlinks of the skeleton; the
  *      program file;
- *   4. attach the read-only sources; mount /proc (the kernel only allows a new
+ *   4. attach the read-only sources; cover each hidden directory of the
+ *      profile (host_set.hidden) with an empty tmpfs and attach the profile's
+ *      entries inside it on top; mount /proc (the kernel only allows a new
  *      proc while a full one is visible, so before the pivot);
  *   5. pivot_root into the new root and detach the old one;
  *   6. make the whole tree read-only, nosuid and nodev in one recursive step;
  *   7. mount what must stay writable (/tmp, /workspace, --bind, /dev/shm, a
  *      new devpts at /dev/pts) and the device nodes (which must not be
- *      nodev) on top;
+ *      nodev) on top; a fresh tmpfs carries over, read-only, the profile's
+ *      entries it would hide (a venv in /tmp);
  *   8. chdir to /workspace.
  * Besides the profile's files, the root holds what ordinary programs expect
  * of a Linux system (docs/security.md, "What the root holds"): /dev/shm, ptys,
@@ -55,7 +58,10 @@ enum mnt_kind {
         MNT_PIVOT,          /* pivot_root into the staging dir */
         MNT_DETACH_OLD,     /* lazy-unmount the old root stacked under "/" */
         MNT_READONLY_ALL,   /* recursive read-only + nosuid + nodev on "/" */
-        MNT_TMPFS,          /* tmpfs at dst: size, mode, owner = sandbox ids */
+        MNT_TMPFS,          /* tmpfs at dst: size, mode, owner = sandbox ids; data: names
+                               (each NUL-terminated, at most MNT_MAX_CARRIED) of entries
+                               directly under dst carried over, read-only, onto the new
+                               tmpfs (the profile's host paths under /tmp) */
         MNT_CHDIR,          /* working directory */
         MNT_DEVPTS,         /* a new devpts instance at dst (ptys of this sandbox only) */
         MNT_READONLY,       /* recursive read-only + nosuid + nodev on dst (a warm job's /program);
@@ -66,6 +72,9 @@ enum mnt_kind {
  * kernel.pty.max (4096, 1024 of it reserved for the host's initial
  * instance), so each sandbox may hold at most this many at once. */
 #define MNT_PTY_MAX 16u
+
+/* At most this many entries carried over a fresh tmpfs (MNT_TMPFS). */
+#define MNT_MAX_CARRIED 16u
 
 struct mnt_op {
         enum mnt_kind kind;

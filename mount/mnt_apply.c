@@ -93,6 +93,105 @@ static int apply_attach(const struct mnt_op *op, const char *path, int *slot_fds
         return 0;
 }
 
+/* What a fresh tmpfs carries over: a copy of the mount tree at one name
+ * (opened before the tmpfs hides it), or the symlink it was. */
+struct carried {
+        const char *name;
+        int fd;
+        char target[4096];
+};
+
+static void close_carried(struct carried *c, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                close_fd(&c[i].fd);
+}
+
+/* Before the tmpfs: each carried name under @path as a detached copy of
+ * its mount tree (AT_RECURSIVE: with its binds; a locked tree may only be
+ * copied whole), or its link text. */
+static int save_carried(const struct mnt_op *op, const char *path, struct carried *c, size_t *n, struct nsb_error *e)
+{
+        for (size_t off = 0; off < op->data_len; off += strlen(op->data + off) + 1) {
+                struct carried *it = &c[*n];
+                char sub[4096];
+                ssize_t len;
+
+                if (*n == MNT_MAX_CARRIED || !memchr(op->data + off, '\0', op->data_len - off))
+                        return nsb_fail(e, NSB_STAGE_MOUNT, E2BIG, "what '%s' carries over", op->dst);
+                it->name = op->data + off;
+                it->fd = -1;
+                it->target[0] = '\0';
+                (*n)++;
+                if ((size_t) snprintf(sub, sizeof sub, "%s/%s", path, it->name) >= sizeof sub)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, ENAMETOOLONG, "'%s/%s'", op->dst, it->name);
+                len = readlink(sub, it->target, sizeof it->target - 1);
+                if (len >= 0) {
+                        it->target[len] = '\0';
+                        continue;
+                }
+                it->fd = sys_open_tree(AT_FDCWD, sub, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+                                                              AT_SYMLINK_NOFOLLOW);
+                if (it->fd < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "open '%s/%s' to carry it over", op->dst, it->name);
+        }
+        return 0;
+}
+
+/* After the tmpfs: each carried entry back at its name, read-only (the
+ * program may write the tmpfs around it, never into it: a read-only mount
+ * refuses writes whatever Landlock allows). */
+static int restore_carried(const struct mnt_op *op, const char *path, struct carried *c, size_t n,
+                           struct nsb_error *e)
+{
+        struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
+
+        for (size_t i = 0; i < n; i++) {
+                char sub[4096];
+                struct stat st;
+                int r;
+
+                snprintf(sub, sizeof sub, "%s/%s", path, c[i].name);
+                if (c[i].fd < 0) {
+                        if (symlink(c[i].target, sub) < 0)
+                                return nsb_fail(e, NSB_STAGE_MOUNT, errno, "symlink '%s/%s'", op->dst, c[i].name);
+                        continue;
+                }
+                if (fstat(c[i].fd, &st) < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "stat '%s/%s'", op->dst, c[i].name);
+                r = S_ISDIR(st.st_mode) ? (mkdir(sub, 0755) < 0 ? -errno : 0) : make_file(sub, 0444);
+                if (r < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, -r, "mount point '%s/%s'", op->dst, c[i].name);
+                if (sys_mount_setattr(c[i].fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr) < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "make '%s/%s' read-only", op->dst, c[i].name);
+                if (sys_move_mount(c[i].fd, "", AT_FDCWD, sub, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "attach '%s/%s'", op->dst, c[i].name);
+                close_fd(&c[i].fd);
+        }
+        return 0;
+}
+
+static int apply_tmpfs(const struct mnt_op *op, const char *path, const struct mnt_plan *plan, struct nsb_error *e)
+{
+        struct carried carried[MNT_MAX_CARRIED];
+        size_t n = 0;
+        char opts[160];
+        int r = op->kind == MNT_TMPFS ? save_carried(op, path, carried, &n, e) : 0;
+
+        snprintf(opts, sizeof opts, "mode=%04o,size=%llu,nr_inodes=%llu,uid=%u,gid=%u", (unsigned) op->mode,
+                 (unsigned long long) op->size, (unsigned long long) (op->size / 1024 < 1024 ? 1024 : op->size / 1024),
+                 plan->sandbox_uid, plan->sandbox_gid);
+        /* noexec where the plan asks (/dev/shm: shared memory, not a place
+         * to run a dropped binary from; a cover) */
+        if (r == 0 && mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | ((op->attr & MOUNT_ATTR_NOEXEC) ? MS_NOEXEC : 0),
+                            opts) < 0)
+                r = nsb_fail(e, NSB_STAGE_MOUNT, errno, "tmpfs at '%s'", op->dst);
+        if (r == 0)
+                r = restore_carried(op, path, carried, n, e);
+        close_carried(carried, n);
+        return r;
+}
+
 static int apply_one(const struct mnt_op *op, int *slot_fds, const struct mnt_plan *plan, bool *pivoted,
                      struct nsb_error *e)
 {
@@ -124,16 +223,7 @@ static int apply_one(const struct mnt_op *op, int *slot_fds, const struct mnt_pl
                 return 0;
         case MNT_ROOT_TMPFS:
         case MNT_TMPFS:
-                snprintf(opts, sizeof opts, "mode=%04o,size=%llu,nr_inodes=%llu,uid=%u,gid=%u", (unsigned) op->mode,
-                         (unsigned long long) op->size,
-                         (unsigned long long) (op->size / 1024 < 1024 ? 1024 : op->size / 1024), plan->sandbox_uid,
-                         plan->sandbox_gid);
-                /* noexec where the plan asks (/dev/shm: shared memory, not
-                 * a place to run a dropped binary from) */
-                if (mount("tmpfs", path, "tmpfs",
-                          MS_NOSUID | MS_NODEV | ((op->attr & MOUNT_ATTR_NOEXEC) ? MS_NOEXEC : 0), opts) < 0)
-                        return nsb_fail(e, NSB_STAGE_MOUNT, errno, "tmpfs at '%s'", op->dst);
-                return 0;
+                return apply_tmpfs(op, path, plan, e);
         case MNT_MKDIR:
                 if (mkdir(path, op->mode) < 0 && errno != EEXIST)
                         return nsb_fail(e, NSB_STAGE_MOUNT, errno, "mkdir '%s'", op->dst);

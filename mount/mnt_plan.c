@@ -12,6 +12,9 @@
 
 #define ROOT_TMPFS_SLACK (1ULL << 20)   /* directories, symlinks, small files */
 
+/* A cover over a hidden directory holds only mount points. */
+#define COVER_SIZE (64u << 10)
+
 #define MAX_BINDS 64
 #define MAX_TMPFS 16
 
@@ -113,6 +116,24 @@ static int new_slot(struct builder *b, const char *src, bool preopened)
         return (int) p->n_slots++;
 }
 
+/* Record @dir as made (1), or 0 when it was already; -ENOMEM. */
+static int remember_dir(struct builder *b, const char *dir)
+{
+        char **nv;
+
+        for (size_t k = 0; k < b->n_dirs; k++)
+                if (strcmp(b->dirs[k], dir) == 0)
+                        return 0;
+        nv = realloc(b->dirs, (b->n_dirs + 1) * sizeof *nv);
+        if (!nv)
+                return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        b->dirs = nv;
+        if (!(nv[b->n_dirs] = strdup(dir)))
+                return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        b->n_dirs++;
+        return 1;
+}
+
 /* mkdir -p for the parents of @path (and @path itself when @self). */
 static int mkdirs(struct builder *b, const char *path, bool self, mode_t mode)
 {
@@ -124,25 +145,17 @@ static int mkdirs(struct builder *b, const char *path, bool self, mode_t mode)
         memcpy(buf, path, len + 1);
         for (size_t i = 1; i <= len; i++) {
                 struct mnt_op *op;
-                bool dup = false;
                 char saved = buf[i];
+                int r;
 
                 if (buf[i] != '/' && buf[i] != '\0')
                         continue;
                 if (buf[i] == '\0' && !self)
                         break;
                 buf[i] = '\0';
-                for (size_t k = 0; k < b->n_dirs && !dup; k++)
-                        dup = strcmp(b->dirs[k], buf) == 0;
-                if (!dup) {
-                        char **nv = realloc(b->dirs, (b->n_dirs + 1) * sizeof *nv);
-                        if (!nv || !(nv[b->n_dirs] = strdup(buf))) {
-                                if (nv)
-                                        b->dirs = nv;
-                                return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
-                        }
-                        b->dirs = nv;
-                        b->n_dirs++;
+                if ((r = remember_dir(b, buf)) < 0)
+                        return r;
+                if (r == 1) {
                         PUSH_OR_FAIL(op, b, MNT_MKDIR, buf);
                         op->mode = buf[i + 0] == '\0' && saved == '\0' ? mode : 0755;
                 }
@@ -151,11 +164,46 @@ static int mkdirs(struct builder *b, const char *path, bool self, mode_t mode)
         return 0;
 }
 
-/* Is @path covered by a directory entry of the host set (other than itself)? */
+/* The hidden directory (host_set.hidden) @path lies in, at or below @dir,
+ * or NULL. */
+static const char *hidden_between(const struct host_set *h, const char *path, const char *dir)
+{
+        for (size_t i = 0; h && i < h->n_hidden; i++)
+                if (path_under(path, h->hidden[i]) && path_under(h->hidden[i], dir))
+                        return h->hidden[i];
+        return NULL;
+}
+
+/* Is @path covered by a directory entry of the host set (other than itself)
+ * that shows it? Not when a hidden directory lies between: the cover over it
+ * hides @path, which then needs a mount of its own on top (a named package
+ * inside the stdlib's dist-packages). */
 static bool covered_by_host_dir(const struct host_set *h, const char *path)
 {
         for (size_t i = 0; h && i < h->n; i++)
-                if (h->v[i].kind == HOST_DIR && strcmp(h->v[i].path, path) != 0 && path_under(path, h->v[i].path))
+                if (h->v[i].kind == HOST_DIR && strcmp(h->v[i].path, path) != 0 && path_under(path, h->v[i].path) &&
+                    !hidden_between(h, path, h->v[i].path))
+                        return true;
+        return false;
+}
+
+/* Is hidden directory @k of the host set inside a directory the set mounts
+ * (else there is nothing to cover)? */
+static bool hidden_mounted(const struct host_set *h, size_t k)
+{
+        for (size_t i = 0; i < h->n; i++)
+                if (h->v[i].kind == HOST_DIR && strcmp(h->v[i].path, h->hidden[k]) != 0 &&
+                    path_under(h->hidden[k], h->v[i].path))
+                        return true;
+        return false;
+}
+
+/* Does entry @i of the host set lie in a covered hidden directory (its mount
+ * point is made in the cover, not in the skeleton)? */
+static bool host_in_cover(const struct host_set *h, size_t i)
+{
+        for (size_t k = 0; k < h->n_hidden; k++)
+                if (path_under(h->v[i].path, h->hidden[k]) && hidden_mounted(h, k))
                         return true;
         return false;
 }
@@ -400,26 +448,34 @@ static int phase_sources(struct builder *b)
         return plan_tmpfs_dsts(b);
 }
 
-static int skeleton_host(struct builder *b)
+/* The mount point of a profile entry (with its parents), or the symlink
+ * it is. */
+static int host_mount_point(struct builder *b, const struct host_entry *he)
 {
-        const struct host_set *h = b->in->host;
         struct mnt_op *op;
         int r;
 
-        for (size_t i = 0; h && i < h->n; i++) {
-                const struct host_entry *he = &h->v[i];
-                if (covered_by_host_dir(h, he->path))
-                        continue;
-                if ((r = mkdirs(b, he->path, he->kind == HOST_DIR, 0755)) < 0)
-                        return r;
-                if (he->kind == HOST_FILE) {
-                        PUSH_OR_FAIL(op, b, MNT_MKFILE, he->path);
-                } else if (he->kind == HOST_SYMLINK) {
-                        PUSH_OR_FAIL(op, b, MNT_SYMLINK, he->path);
-                        if (!(op->src = strdup(he->target)))
-                                return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
-                }
+        if ((r = mkdirs(b, he->path, he->kind == HOST_DIR, 0755)) < 0)
+                return r;
+        if (he->kind == HOST_FILE) {
+                PUSH_OR_FAIL(op, b, MNT_MKFILE, he->path);
+        } else if (he->kind == HOST_SYMLINK) {
+                PUSH_OR_FAIL(op, b, MNT_SYMLINK, he->path);
+                if (!(op->src = strdup(he->target)))
+                        return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
         }
+        return 0;
+}
+
+static int skeleton_host(struct builder *b)
+{
+        const struct host_set *h = b->in->host;
+        int r;
+
+        for (size_t i = 0; h && i < h->n; i++)
+                if (!covered_by_host_dir(h, h->v[i].path) && !host_in_cover(h, i) &&
+                    (r = host_mount_point(b, &h->v[i])) < 0)
+                        return r;
         return 0;
 }
 
@@ -554,20 +610,66 @@ static int phase_skeleton(struct builder *b)
         return skeleton_program(b);
 }
 
-/* Step 4: the read-only sources (slots in the order phase_sources opened
- * them), then /proc. */
-static int phase_read_only(struct builder *b)
+/* The profile's mounts (slots in the order phase_sources opened them):
+ * those outside the covers, or (@in_cover) those inside, with their mount
+ * points made in the cover first. */
+static int attach_host(struct builder *b, bool in_cover)
 {
         const struct host_set *h = b->in->host;
         struct mnt_op *op;
-        int slot = 0;
+        int slot = 0, r;
 
         for (size_t i = 0; h && i < h->n; i++) {
-                if (!host_mounted(h, i))
+                bool mounted = host_mounted(h, i);
+                int this_slot = mounted ? slot++ : -1;
+
+                if (host_in_cover(h, i) != in_cover || covered_by_host_dir(h, h->v[i].path))
+                        continue;
+                if (in_cover && (r = host_mount_point(b, &h->v[i])) < 0)
+                        return r;
+                if (!mounted)
                         continue;
                 PUSH_OR_FAIL(op, b, MNT_ATTACH, h->v[i].path);
-                op->slot = slot++;
+                op->slot = this_slot;
         }
+        return 0;
+}
+
+/* An empty tmpfs over each hidden directory (host_set.hidden), once the
+ * directory holding it is attached: one mount instead of the holder's
+ * entries one by one. Nothing to execute, nothing writable: the program
+ * never gets a Landlock rule for it and MNT_READONLY_ALL seals it with the
+ * rest (until then this init makes the mount points of named packages in
+ * it). Its root is remembered as made, so no MNT_MKDIR re-modes it. */
+static int push_covers(struct builder *b)
+{
+        const struct host_set *h = b->in->host;
+        struct mnt_op *op;
+        int r;
+
+        for (size_t k = 0; h && k < h->n_hidden; k++) {
+                if (!hidden_mounted(h, k))
+                        continue;
+                PUSH_OR_FAIL(op, b, MNT_TMPFS, h->hidden[k]);
+                op->size = COVER_SIZE;
+                op->mode = 0555;
+                op->attr = MOUNT_ATTR_NOEXEC;
+                if ((r = remember_dir(b, h->hidden[k])) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Step 4: the read-only sources: the profile's, the covers over its hidden
+ * directories and the profile's entries inside them on top, the system
+ * directories, the user's read-only binds; then /proc. */
+static int phase_read_only(struct builder *b)
+{
+        struct mnt_op *op;
+        int r;
+
+        if ((r = attach_host(b, false)) < 0 || (r = push_covers(b)) < 0 || (r = attach_host(b, true)) < 0)
+                return r;
         /* before the user's binds: one of theirs at the same place is their
          * choice, and goes on top */
         for (size_t i = 0; i < N_SYSTEM_DIRS; i++) {
@@ -598,6 +700,54 @@ static int phase_pivot(struct builder *b)
         return 0;
 }
 
+/* The names directly under @dir that hold the profile's entries inside it
+ * ("v" for /tmp/v/pyvenv.cfg and /tmp/v/bin/python3 under /tmp), each
+ * NUL-terminated, in @op's owned data; none: no data. */
+static int carried_names(struct builder *b, struct mnt_op *op, const char *dir)
+{
+        const struct host_set *h = b->in->host;
+        size_t dlen = strlen(dir), len = 0, count = 0;
+        char *names = NULL;
+
+        for (size_t i = 0; h && i < h->n; i++) {
+                const char *rest = h->v[i].path + dlen;
+                size_t n;
+                bool dup = false;
+                char *nv;
+
+                if (!path_under(h->v[i].path, dir) || strcmp(h->v[i].path, dir) == 0)
+                        continue;
+                rest += strcmp(dir, "/") != 0;        /* past the '/' after @dir */
+                n = strcspn(rest, "/");
+                for (size_t off = 0; off < len && !dup; off += strlen(names + off) + 1)
+                        dup = strlen(names + off) == n && memcmp(names + off, rest, n) == 0;
+                if (dup)
+                        continue;
+                if (++count > MNT_MAX_CARRIED) {
+                        free(names);
+                        return nsb_fail(b->e, NSB_STAGE_CONFIG, E2BIG,
+                                        "the profile has more than %u entries directly under '%s', which the "
+                                        "sandbox mounts a fresh tmpfs over", MNT_MAX_CARRIED, dir);
+                }
+                if (!(nv = realloc(names, len + n + 1))) {
+                        free(names);
+                        return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+                }
+                names = nv;
+                memcpy(names + len, rest, n);
+                names[len + n] = '\0';
+                len += n + 1;
+        }
+        op->owned_data = names;
+        op->data = names;
+        op->data_len = len;
+        return 0;
+}
+
+/* A fresh writable tmpfs at @dst. What the profile has below @dst (a venv
+ * or an interpreter under /tmp) was made in the tree it covers: the op
+ * carries those entries over (mnt.h, MNT_TMPFS), read-only, so the fresh
+ * tmpfs hides nothing the program needs. */
 static int push_tmpfs(struct builder *b, const char *dst, uint64_t size, mode_t mode)
 {
         struct mnt_op *op;
@@ -606,7 +756,7 @@ static int push_tmpfs(struct builder *b, const char *dst, uint64_t size, mode_t 
         op->size = size;
         op->mode = mode;
         op->writable = true;
-        return 0;
+        return carried_names(b, op, dst);
 }
 
 /* /dev/shm and /dev/pts, fresh for every sandbox (a warm job's cover its

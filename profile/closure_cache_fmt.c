@@ -1,10 +1,10 @@
 /* profile/closure_cache_fmt.c — the cache file text. Pure: allocation only.
  *
- *   nsbox-closure/2
+ *   nsbox-closure/4
  *   key<TAB>KEY
  *   s<TAB>PRESENT<TAB>DEV<TAB>INO<TAB>MODE<TAB>SIZE<TAB>MTIME_S<TAB>MTIME_NS<TAB>CTIME_S<TAB>CTIME_NS<TAB>PATH
  *   e<TAB>d|f|l<TAB>PATH<TAB>TARGET
- *   p<TAB>PATH                      (a split directory, host_set.split_dirs)
+ *   h<TAB>PATH                      (a directory covered empty, host_set.hidden)
  *   end
  *
  * One record a line; paths with a tab or newline are never cached. The "end"
@@ -21,9 +21,10 @@
 
 /* Bump whenever what the closure walk produces changes (2: libgcc_s.so.1 is
  * added for pthread_exit; 3: a standard library holding site-packages or
- * dist-packages is listed entry by entry, without them), so no cache written
- * by an older nsbox is used. */
-#define CC_MAGIC "nsbox-closure/3"
+ * dist-packages is listed entry by entry, without them; 4: it is whole
+ * again, its packages directories listed as hidden, and /usr/local/lib is
+ * searched), so no cache written by an older nsbox is used. */
+#define CC_MAGIC "nsbox-closure/4"
 
 void cc_entry_free(struct cc_entry *c)
 {
@@ -34,11 +35,11 @@ void cc_entry_free(struct cc_entry *c)
         free(c->set.v);
         c->set.v = NULL;
         c->set.n = 0;
-        for (size_t i = 0; i < c->set.n_split_dirs; i++)
-                free(c->set.split_dirs[i]);
-        free(c->set.split_dirs);
-        c->set.split_dirs = NULL;
-        c->set.n_split_dirs = 0;
+        for (size_t i = 0; i < c->set.n_hidden; i++)
+                free(c->set.hidden[i]);
+        free(c->set.hidden);
+        c->set.hidden = NULL;
+        c->set.n_hidden = 0;
         for (size_t i = 0; i < c->n_stamps; i++)
                 free(c->stamps[i].path);
         free(c->stamps);
@@ -91,8 +92,8 @@ int cc_format(const char *key, const struct cc_entry *in, char **ret, size_t *re
                 if (!writable_text(in->set.v[i].path) ||
                     (in->set.v[i].target && !writable_text(in->set.v[i].target)))
                         return -EINVAL;
-        for (size_t i = 0; i < in->set.n_split_dirs; i++)
-                if (!writable_text(in->set.split_dirs[i]))
+        for (size_t i = 0; i < in->set.n_hidden; i++)
+                if (!writable_text(in->set.hidden[i]))
                         return -EINVAL;
         f = open_memstream(&buf, &len);
         if (!f)
@@ -109,8 +110,8 @@ int cc_format(const char *key, const struct cc_entry *in, char **ret, size_t *re
                 const struct host_entry *h = &in->set.v[i];
                 fprintf(f, "e\t%c\t%s\t%s\n", kind_char(h->kind), h->path, h->target ? h->target : "");
         }
-        for (size_t i = 0; i < in->set.n_split_dirs; i++)
-                fprintf(f, "p\t%s\n", in->set.split_dirs[i]);
+        for (size_t i = 0; i < in->set.n_hidden; i++)
+                fprintf(f, "h\t%s\n", in->set.hidden[i]);
         fputs("end\n", f);
         ok = !ferror(f);
         if (fclose(f) != 0)
@@ -206,16 +207,16 @@ static int parse_entry(char **fl, size_t nf, struct cc_entry *c)
         return 0;
 }
 
-static int parse_split_dir(const char *path, struct cc_entry *c)
+static int parse_hidden(const char *path, struct cc_entry *c)
 {
-        char **nv = realloc(c->set.split_dirs, (c->set.n_split_dirs + 1) * sizeof *nv);
+        char **nv = realloc(c->set.hidden, (c->set.n_hidden + 1) * sizeof *nv);
 
         if (!nv)
                 return -ENOMEM;
-        c->set.split_dirs = nv;
-        if (!(nv[c->set.n_split_dirs] = strdup(path)))
+        c->set.hidden = nv;
+        if (!(nv[c->set.n_hidden] = strdup(path)))
                 return -ENOMEM;
-        c->set.n_split_dirs++;
+        c->set.n_hidden++;
         return 0;
 }
 
@@ -249,8 +250,8 @@ int cc_parse(const char *buf, size_t len, const char *key, struct cc_entry *ret)
                         r = parse_stamp(fl, nf, &c);
                 else if (strcmp(fl[0], "e") == 0)
                         r = parse_entry(fl, nf, &c);
-                else if (strcmp(fl[0], "p") == 0)
-                        r = nf == 2 && fl[1][0] == '/' ? parse_split_dir(fl[1], &c) : -EBADMSG;
+                else if (strcmp(fl[0], "h") == 0)
+                        r = nf == 2 && fl[1][0] == '/' ? parse_hidden(fl[1], &c) : -EBADMSG;
                 else if (strcmp(fl[0], "end") == 0 && nf == 1)
                         ended = true;
                 else

@@ -19,27 +19,27 @@ void host_set_free(struct host_set *set)
         free(set->v);
         set->v = NULL;
         set->n = 0;
-        for (size_t i = 0; i < set->n_split_dirs; i++)
-                free(set->split_dirs[i]);
-        free(set->split_dirs);
-        set->split_dirs = NULL;
-        set->n_split_dirs = 0;
+        for (size_t i = 0; i < set->n_hidden; i++)
+                free(set->hidden[i]);
+        free(set->hidden);
+        set->hidden = NULL;
+        set->n_hidden = 0;
 }
 
-int host_set_add_split_dir(struct host_set *set, const char *dir)
+int host_set_add_hidden(struct host_set *set, const char *dir)
 {
         char **nv;
 
-        for (size_t i = 0; i < set->n_split_dirs; i++)
-                if (strcmp(set->split_dirs[i], dir) == 0)
+        for (size_t i = 0; i < set->n_hidden; i++)
+                if (strcmp(set->hidden[i], dir) == 0)
                         return 0;
-        nv = realloc(set->split_dirs, (set->n_split_dirs + 1) * sizeof *nv);
+        nv = realloc(set->hidden, (set->n_hidden + 1) * sizeof *nv);
         if (!nv)
                 return -ENOMEM;
-        set->split_dirs = nv;
-        if (!(nv[set->n_split_dirs] = strdup(dir)))
+        set->hidden = nv;
+        if (!(nv[set->n_hidden] = strdup(dir)))
                 return -ENOMEM;
-        set->n_split_dirs++;
+        set->n_hidden++;
         return 0;
 }
 

@@ -29,14 +29,16 @@ struct host_entry {
 struct host_set {
         struct host_entry *v;
         size_t n;
-        /* Directories given entry by entry instead of whole (a standard
-         * library holding site-packages, which must stay hidden): each is
-         * in no entry's path as HOST_DIR, and the mount plan makes it in
-         * the skeleton from its entries. The program still lists it, so
-         * where files are granted by path rather than mounted (reduced
-         * isolation's Landlock rules) it must be granted too. */
-        char **split_dirs;
-        size_t n_split_dirs;
+        /* Directories that must look empty although a directory entry of
+         * the set holds them (a standard library's site-packages or
+         * dist-packages: an unnamed package must be absent). The mount plan
+         * covers each with an empty read-only tmpfs, after the directory
+         * holding it and before any entry of the set inside it (a named
+         * package), so those still show. Where files are granted by path
+         * rather than mounted (reduced isolation's Landlock rules) they stay
+         * visible: docs/profiles.md. */
+        char **hidden;
+        size_t n_hidden;
 };
 
 struct elf_deps {
@@ -104,5 +106,5 @@ int profile_which(const char *name, const char *search_path, char **ret, struct 
 int host_set_add_all(struct host_set *set, const struct host_set *src, struct nsb_error *e);
 
 void host_set_free(struct host_set *set);
-/* Record @dir in set->split_dirs (once); 0 or -ENOMEM. */
-int host_set_add_split_dir(struct host_set *set, const char *dir);
+/* Record @dir in set->hidden (once); 0 or -ENOMEM. */
+int host_set_add_hidden(struct host_set *set, const char *dir);

@@ -40,7 +40,7 @@ int reduced_rules(struct reduced_plan *p, const struct nsb_config *cfg, const st
                   const char *const *extra_ro, size_t n_extra, struct nsb_error *e)
 {
         const size_t n_dev = ARRAY_SIZE(devices_rw)+ ARRAY_SIZE(devices_ro);
-        const size_t cap = host->n + host->n_split_dirs + n_extra + cfg->n_binds + n_dev + 3;
+        const size_t cap = host->n + n_extra + cfg->n_binds + n_dev + 3;
         int r = 0;
 
         free(p->rules);
@@ -52,10 +52,9 @@ int reduced_rules(struct reduced_plan *p, const struct nsb_config *cfg, const st
         for (size_t i = 0; i < host->n && r == 0; i++)
                 if (host->v[i].kind != HOST_SYMLINK)
                         r = add(p, cap, host->v[i].path, false, e);
-        /* a directory the profile gives entry by entry is still listed (a
-         * Landlock rule grants its whole tree: see docs/profiles.md) */
-        for (size_t i = 0; i < host->n_split_dirs && r == 0; i++)
-                r = add(p, cap, host->split_dirs[i], false, e);
+        /* host->hidden is not enforced here: without a mount namespace
+         * nothing covers it, and the rule for the directory holding it
+         * grants its whole tree (docs/profiles.md, docs/security.md) */
         for (size_t i = 0; i < n_extra && r == 0; i++)
                 r = add(p, cap, extra_ro[i], false, e);
         if (r == 0 && p->program_dir)

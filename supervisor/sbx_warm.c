@@ -74,6 +74,11 @@ static int warm_job_plan(struct sbx *s, struct nsb_error *e)
         if (r < 0)
                 return r;
         in = sbx_mount_input(s);
+        /* The zygote's tree holds the interpreter's closure (the job's own
+         * host set stays empty): the job's fresh /tmp carries over what of
+         * it lies there (a venv in /tmp), as the zygote's did. */
+        if (!s->host.n && s->req->python_host)
+                in.host = s->req->python_host;
         if ((r = mnt_plan_build_warm_job(&in, &s->job_mounts, e)) < 0)
                 return r;
         return sbx_plan_workdir(&s->job_mounts, s->req->workdir, e);

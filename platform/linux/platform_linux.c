@@ -77,7 +77,7 @@ int plat_open_no_symlinks(const char *path, int flags, mode_t mode)
         long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
 
         if (fd < 0 && errno == ENOSYS)
-                fd = open(path, flags, mode);
+                fd = open(path, flags | O_NOFOLLOW, mode);
         return (int) fd;
 }
 

@@ -398,29 +398,29 @@ static void test_packages_key_selects_entry(void **state)
         free(k2);
 }
 
-/* A directory given entry by entry (a stdlib without its site-packages)
- * comes back from the cache as one: reduced isolation grants it. */
-static void test_split_dirs_round_trip(void **state)
+/* A directory the mount plan covers empty (a stdlib's site-packages) comes
+ * back from the cache as one: a cached run hides it as an uncached one. */
+static void test_hidden_round_trip(void **state)
 {
         struct tree *t = *state;
         char *dirs[] = { t->lib };
         struct host_set got = { 0 };
 
-        t->set.split_dirs = dirs;
-        t->set.n_split_dirs = 1;
+        t->set.hidden = dirs;
+        t->set.n_hidden = 1;
         store(t);
         assert_int_equal(cc_load(t->cache_fd, KEY, &got), 1);
         assert_int_equal(got.n, t->set.n);
-        assert_int_equal(got.n_split_dirs, 1);
-        assert_string_equal(got.split_dirs[0], t->lib);
+        assert_int_equal(got.n_hidden, 1);
+        assert_string_equal(got.hidden[0], t->lib);
         host_set_free(&got);
         /* and one without keeps none */
-        t->set.n_split_dirs = 0;
+        t->set.n_hidden = 0;
         store(t);
         assert_int_equal(cc_load(t->cache_fd, KEY, &got), 1);
-        assert_int_equal(got.n_split_dirs, 0);
+        assert_int_equal(got.n_hidden, 0);
         host_set_free(&got);
-        t->set.split_dirs = NULL;
+        t->set.hidden = NULL;
 }
 
 int main(void)
@@ -437,7 +437,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_untrusted_file_ignored, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_corrupt_file_misses, setup, teardown),
                 cmocka_unit_test(test_packages_key),
-                cmocka_unit_test_setup_teardown(test_split_dirs_round_trip, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_hidden_round_trip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_packages_key_selects_entry, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -487,6 +487,116 @@ static void test_landlock_no_truncation(void **state)
         mnt_plan_free(&p);
 }
 
+/* A stdlib holding dist-packages: one whole bind, an empty cover over
+ * dist-packages after it, a named package inside attached on top of the
+ * cover (its mount point made in the cover, not in the skeleton the stdlib
+ * hides), all before the root is sealed read-only; the cover is noexec,
+ * 0555 and never writable (no Landlock rule). */
+static void test_hidden_dir_cover_order(void **state)
+{
+        static struct host_entry entries[] = {
+                { "/usr/bin/python3.11", HOST_FILE, NULL },
+                { "/usr/lib/python3.11", HOST_DIR, NULL },
+                { "/usr/lib/python3.11/dist-packages/numpy", HOST_DIR, NULL },      /* named */
+                { "/usr/lib/python3.11/dist-packages/numpy/core", HOST_DIR, NULL }, /* in the named one */
+                { "/usr/lib/python3.11/dist-packages/np", HOST_SYMLINK, "numpy" },
+                { "/usr/lib/python3.11/json", HOST_DIR, NULL },                     /* shown by the stdlib's */
+        };
+        static char *hidden[] = { "/usr/lib/python3.11/dist-packages", "/opt/unmounted/site-packages" };
+        const struct host_set set = { .v = entries, .n = ARRAY_SIZE(entries), .hidden = hidden, .n_hidden = 2 };
+        struct nsb_config cfg;
+        struct mnt_plan p;
+        struct nsb_error e;
+        struct ll_path_rule *rules;
+        size_t n_rules, n_attach = 0;
+        ssize_t std, cover, mkpkg, pkg, link, ro;
+        struct mnt_input in;
+
+        (void) state;
+        base_cfg(&cfg);
+        in = (struct mnt_input){ .user = cfg_mounts(&cfg), .host = &set, .sandbox_uid = 1000, .sandbox_gid = 1000 };
+        assert_int_equal(mnt_plan_build(&in, &p, &e), 0);
+        std = find_op(&p, MNT_ATTACH, "/usr/lib/python3.11");
+        cover = find_op(&p, MNT_TMPFS, "/usr/lib/python3.11/dist-packages");
+        mkpkg = find_op(&p, MNT_MKDIR, "/usr/lib/python3.11/dist-packages/numpy");
+        pkg = find_op(&p, MNT_ATTACH, "/usr/lib/python3.11/dist-packages/numpy");
+        link = find_op(&p, MNT_SYMLINK, "/usr/lib/python3.11/dist-packages/np");
+        ro = find_op(&p, MNT_READONLY_ALL, "/");
+        assert_true(std >= 0 && cover > std && mkpkg > cover && pkg > mkpkg && link > cover && ro > pkg);
+        assert_int_equal(p.ops[cover].mode, 0555);
+        assert_true(p.ops[cover].attr & MOUNT_ATTR_NOEXEC);
+        assert_false(p.ops[cover].writable);
+        assert_true(p.ops[cover].size <= (1u << 20));
+        /* the cover's root is not re-made (a chmod there would be the host's,
+         * through the stdlib's bind, before the cover) */
+        assert_int_equal(find_op(&p, MNT_MKDIR, "/usr/lib/python3.11/dist-packages"), -1);
+        /* one mount for the named package; its inside and json come with their holders */
+        for (size_t i = 0; i < p.n_ops; i++)
+                n_attach += p.ops[i].kind == MNT_ATTACH && strncmp(p.ops[i].dst, "/usr/lib/python3.11", 19) == 0;
+        assert_int_equal(n_attach, 2);
+        assert_int_equal(find_op(&p, MNT_ATTACH, "/usr/lib/python3.11/json"), -1);
+        /* a hidden directory in nothing the profile mounts: nothing to cover */
+        assert_int_equal(find_op(&p, MNT_TMPFS, "/opt/unmounted/site-packages"), -1);
+        assert_int_equal(mnt_plan_landlock(&p, &rules, &n_rules, &e), 0);
+        for (size_t i = 0; i < n_rules; i++)
+                assert_false(rules[i].writable && path_under(rules[i].path, "/usr"));
+        free(rules);
+        mnt_plan_free(&p);
+        cfg_free(&cfg);
+}
+
+/* The op's carried names, as a list for the assertions. */
+static void assert_carried(const struct mnt_op *op, const char *want)
+{
+        char got[256] = "";
+
+        for (size_t off = 0; off < op->data_len; off += strlen(op->data + off) + 1) {
+                strcat(got, op->data + off);
+                strcat(got, ";");
+        }
+        assert_string_equal(got, want);
+}
+
+/* Profile entries under /tmp (a venv made there) are carried over the
+ * sandbox's fresh /tmp, cold and warm: each name directly under /tmp once;
+ * nothing for a /tmp without them. */
+static void test_tmp_entries_carried(void **state)
+{
+        static struct host_entry entries[] = {
+                { "/tmp/v/bin/python3", HOST_SYMLINK, "/usr/bin/python3" },
+                { "/tmp/v/pyvenv.cfg", HOST_FILE, NULL },
+                { "/tmp/py", HOST_SYMLINK, "v/bin/python3" },
+                { "/tmpx/lib.so", HOST_FILE, NULL },     /* not under /tmp */
+                { "/usr/bin/python3", HOST_FILE, NULL },
+        };
+        const struct host_set set = { .v = entries, .n = ARRAY_SIZE(entries) };
+        struct nsb_config cfg;
+        struct mnt_plan p;
+        struct nsb_error e;
+        struct mnt_input in;
+        ssize_t tmp;
+
+        (void) state;
+        base_cfg(&cfg);
+        in = (struct mnt_input){ .user = cfg_mounts(&cfg), .host = &set, .program_name = "main.py",
+                                 .program_data = "print(1)\n", .program_len = 9, .sandbox_uid = 1000,
+                                 .sandbox_gid = 1000 };
+        for (int warm = 0; warm <= 1; warm++) {
+                assert_int_equal((warm ? mnt_plan_build_warm_job : mnt_plan_build)(&in, &p, &e), 0);
+                tmp = find_op(&p, MNT_TMPFS, "/tmp");
+                assert_true(tmp >= 0);
+                assert_carried(&p.ops[tmp], "v;py;");
+                assert_carried(&p.ops[find_op(&p, MNT_TMPFS, "/workspace")], "");
+                assert_carried(&p.ops[find_op(&p, MNT_TMPFS, "/dev/shm")], "");
+                mnt_plan_free(&p);
+        }
+        in.host = &python_set;
+        assert_int_equal(mnt_plan_build(&in, &p, &e), 0);
+        assert_int_equal(p.ops[find_op(&p, MNT_TMPFS, "/tmp")].data_len, 0);
+        mnt_plan_free(&p);
+        cfg_free(&cfg);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -502,6 +612,8 @@ int main(void)
                 cmocka_unit_test(test_system_root),
                 cmocka_unit_test(test_system_root_and_profiles),
                 cmocka_unit_test(test_warm_job_private_shm_pts),
+                cmocka_unit_test(test_hidden_dir_cover_order),
+                cmocka_unit_test(test_tmp_entries_carried),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
