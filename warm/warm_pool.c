@@ -33,7 +33,9 @@
 /* The zygote's own sandbox: limits for a process that lives the whole batch
  * and runs nothing of a job's (each job has its own). */
 #define ZYGOTE_TIME_MS (24ull * 3600 * 1000)
-#define ZYGOTE_MEMORY_MIN (256ull << 20)
+#define ZYGOTE_MEMORY (1ull << 40)      /* the top of the memory range: under the rlimit backend a job
+                                           can only lower the RLIMIT_AS it inherits, so the zygote's
+                                           must be above every job's own (it runs none of their code) */
 #define ZYGOTE_PIDS 4096
 #define ZYGOTE_OUTPUT (64u << 10)
 #define ZYGOTE_FILE_SIZE (1ull << 40)   /* the top of the file-size range: a job's own limit is lower */
@@ -141,8 +143,7 @@ static __attribute__((noreturn)) void keeper_main(const struct warm_pool *p, int
         }
         cfg.wall_time_ms = ZYGOTE_TIME_MS;
         cfg.cpu_time_ms = ZYGOTE_TIME_MS;
-        if (cfg.memory_bytes < ZYGOTE_MEMORY_MIN)
-                cfg.memory_bytes = ZYGOTE_MEMORY_MIN;
+        cfg.memory_bytes = ZYGOTE_MEMORY;
         cfg.pids_max = ZYGOTE_PIDS;
         cfg.output_limit_bytes = ZYGOTE_OUTPUT;
         cfg.file_size_bytes = ZYGOTE_FILE_SIZE;
