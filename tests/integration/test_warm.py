@@ -212,6 +212,52 @@ FINALISATION_SNIPPETS = [
 ]
 
 
+# The harness that ends a warm job is not the job's: a tracer, profiler,
+# audit hook or gc callback the job left sees only what it sees cold, and an
+# error at exit is reported as cold reports it (#26, the review's F1-F5, F7).
+HARNESS_SNIPPETS = [
+    ("trace_budget", lambda k: py(0, "import sys\nn = [0]\ndef tr(frame, event, arg):\n    n[0] += 1\n"
+                                     "    if n[0] > 200:\n        raise TimeoutError('budget')\n    return tr\n"
+                                     "sys.settrace(tr)\nfor i in range(3):\n    print(i, %d)\n" % k)),
+    ("trace_foreign", lambda k: py(0, "import sys\ndef tr(frame, event, arg):\n    if frame.f_code.co_filename != __file__:\n"
+                                      "        raise TimeoutError(frame.f_code.co_name)\n    return tr\n"
+                                      "sys.settrace(tr)\nprint('buffered %d', end='')\n" % k)),
+    ("trace_at_exit", lambda k: py(0, "import sys, atexit, threading\nev = []\ndef tr(frame, event, arg):\n"
+                                      "    ev.append(frame.f_code.co_name)\n    return tr\n"
+                                      "atexit.register(lambda: sys.__stdout__.write('%%s %d\\n' %% sorted(set(ev))))\n"
+                                      "threading.settrace(tr)\nsys.settrace(tr)\n" % k)),
+    ("setprofile", lambda k: py(0, "import sys, atexit\ncalls = []\ndef prof(frame, event, arg):\n"
+                                   "    calls.append((event, frame.f_code.co_name, frame.f_code.co_filename))\n"
+                                   "sys.setprofile(prof)\ndef f():\n    return %d\nf()\n"
+                                   "atexit.register(lambda: sys.__stdout__.write('%%d %%s\\n' %% (len(calls), sorted(set(calls)))))\n" % k)),
+    ("cprofile_atexit", lambda k: py(0, "import cProfile, pstats, atexit\npr = cProfile.Profile()\npr.enable()\n"
+                                        "def f():\n    return sum(range(%d))\nf()\ndef report():\n    pr.disable()\n"
+                                        "    s = pstats.Stats(pr)\n    print(s.total_calls, sorted(k[2] for k in s.stats))\n"
+                                        "atexit.register(report)\n" % k)),
+    ("audit_allow_list", lambda k: py(0, "import sys\nseen = {}\n"
+                                         "exec('def hook(ev, args):\\n    seen[ev] = seen.get(ev, 0) + 1\\n"
+                                         "    if ev not in (\"import\", \"open\", \"os.listdir\"):\\n        raise RuntimeError(\"not allowed: \" + ev)\\n',"
+                                         " {'seen': seen}, ns := {})\nsys.addaudithook(ns['hook'])\nimport atexit\n"
+                                         "atexit.register(lambda: print(sorted(seen.items())))\nclass A:\n"
+                                         "    def __del__(self, out=sys.__stdout__, seen=seen):\n"
+                                         "        out.write('del %%s %d\\n' %% sorted(seen.items()))\n        out.flush()\na = A()\n" % k)),
+    ("gc_at_exit", lambda k: py(0, "import gc, sys, types\nn = []\nexec('def cb(phase, info):\\n    n.append(phase)', {'n': n}, ns := {})\n"
+                                   "gc.callbacks.append(ns['cb'])\n%sclass A:\n"
+                                   "    def __del__(self, out=sys.__stdout__, gc=gc, n=n, G=types.GeneratorType):\n"
+                                   "        out.write('%%d %%s %d\\n' %% (len(n), [o.__name__ for o in gc.get_objects() if isinstance(o, G)]))\n"
+                                   "        out.flush()\na = A()\n" % ("gc.disable()\n" if k % 2 else "", k))),
+    ("stdout_without_flush", lambda k: py(0, "import sys\nclass Upper:\n    def write(self, s):\n        sys.__stdout__.write(s.upper())\n"
+                                             "sys.stdout = Upper()\nprint('hello %d')\n" % k)),
+    ("exit_code_property", lambda k: py(0, "class E(SystemExit):\n    code = property(lambda s: 1 / 0)\nraise E(%d)\n" % k)),
+    ("exit_str_raises", lambda k: py(0, "import sys\nclass O:\n    def __str__(self):\n        raise ValueError('no str %d')\n"
+                                        "print('main')\nsys.exit(O())\n" % k)),
+    ("exit_stderr_closed", lambda k: py(0, "import sys\nprint('main %d')\nsys.stderr.close()\nsys.exit('msg')\n" % k)),
+    ("harness_names_patched", lambda k: py(0, "import _signal, gc, atexit, signal\nsignal.signal(signal.SIGUSR1, print)\n"
+                                              "_signal.getsignal = _signal.signal = None\ngc.collect = None\n"
+                                              "atexit._run_exitfuncs = None\nprint('patched %d')\n" % k)),
+]
+
+
 def parity_snippets():
     """[(category, job)]: 200 jobs over every category, parameters varied
     with k so that no two jobs are the same program."""
@@ -330,7 +376,7 @@ def parity_snippets():
                                        "                   capture_output=True, text=True)\nprint(r.returncode, r.stdout, r.stderr)\n" % k)),
         ("nice_and_ids", lambda k: py(0, "import os\nprint(%d, os.getuid(), os.geteuid(), os.getgid(), os.getgroups(), os.nice(0), os.getpriority(os.PRIO_PROCESS, 0))\n"
                                          "try:\n    os.nice(-1)\nexcept OSError as e:\n    print('nice', e.errno)\n" % k)),
-    ] + FRAME_SNIPPETS + FINALISATION_SNIPPETS
+    ] + FRAME_SNIPPETS + FINALISATION_SNIPPETS + HARNESS_SNIPPETS
     jobs = []
     for i in range(200):
         name, make = cats[i % len(cats)]
