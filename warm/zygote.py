@@ -13,6 +13,7 @@
 import sys
 
 _NSBOX_COLD_MODULES = frozenset(sys.modules)
+_NSBOX_COLD_IMPORTER_CACHE = frozenset(sys.path_importer_cache)
 if sys.implementation.name != "cpython" or sys.version_info < (3, 7):
     sys.stderr.write("nsbox warm: the interpreter is not CPython >= 3.7\n")
     raise SystemExit(3)
@@ -271,6 +272,9 @@ sys.modules["__main__"] = _main
 # not imported it, so neither has the job (an import runs it afresh).
 for _m in [m for m in sys.modules if m not in _NSBOX_COLD_MODULES and m != "__main__"]:
     del sys.modules[_m]
+# and the finders of the folders only its imports searched (ctypes')
+for _m in [p for p in sys.path_importer_cache if p not in _NSBOX_COLD_IMPORTER_CACHE]:
+    del sys.path_importer_cache[_m]
 # The job runs from C, on a thread state of its own: none of this file's
 # frames is under the job's (sys._getframe, inspect.stack, tracebacks,
 # warnings' stack levels, the recursion depth are a cold job's).

@@ -255,6 +255,8 @@ HARNESS_SNIPPETS = [
     ("harness_names_patched", lambda k: py(0, "import _signal, gc, atexit, signal\nsignal.signal(signal.SIGUSR1, print)\n"
                                               "_signal.getsignal = _signal.signal = None\ngc.collect = None\n"
                                               "atexit._run_exitfuncs = None\nprint('patched %d')\n" % k)),
+    # the finders of the folders only the zygote's imports searched are gone
+    ("importer_cache", lambda k: py(0, "import sys\nprint(sorted(sys.path_importer_cache), %d)\n" % k)),
 ]
 
 
