@@ -270,7 +270,11 @@ _main.__cached__ = None
 sys.modules["__main__"] = _main
 # What only this file imported is not the job's: a cold interpreter has
 # not imported it, so neither has the job (an import runs it afresh).
-for _m in [m for m in sys.modules if m not in _NSBOX_COLD_MODULES and m != "__main__"]:
+# Before 3.10, atexit's handlers live in the state of the module object
+# last imported: the job's `import atexit` must find the one whose
+# _run_exitfuncs the harness holds (a new one's handlers would never run).
+_keep = ("__main__", "atexit") if sys.version_info < (3, 10) else ("__main__",)
+for _m in [m for m in sys.modules if m not in _NSBOX_COLD_MODULES and m not in _keep]:
     del sys.modules[_m]
 # and the finders of the folders only its imports searched (ctypes')
 for _m in [p for p in sys.path_importer_cache if p not in _NSBOX_COLD_IMPORTER_CACHE]:

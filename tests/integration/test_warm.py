@@ -18,6 +18,7 @@ This file is the meson test `warm` (and `warm-unprivileged`, through
 as_nobody.sh); the integration suite's discovery leaves it out (load_tests
 below) so that it runs once per user, in its own suite.
 """
+import glob
 import json
 import os
 import random
@@ -105,6 +106,15 @@ class WarmTest(SandboxTest):
                          (res.get("error"), res["stderr"]["text"][-3000:], res["stdout"]["text"][-1000:]))
         if stdout is not None:
             self.assertEqual(res["stdout"]["text"], stdout)
+
+
+def elf(path):
+    """Whether @path is an executable ELF binary."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"\x7fELF" and os.access(path, os.X_OK)
+    except OSError:
+        return False
 
 
 # ---------------------------------------------------------------- parity
@@ -517,6 +527,29 @@ class Parity(WarmTest):
                         diffs.append("%s %s: %s differs:\n%s" % (args, j["id"], stream,
                                                                  diff_at(c[stream]["text"], w[stream]["text"])))
         self.assertEqual(diffs, [], "\n".join(diffs))
+
+    def test_atexit_handlers_run_on_older_interpreters(self):
+        """Before 3.10, atexit's handlers live in the module object last
+        imported: a warm job's `import atexit` once made a new one, and its
+        handlers (and an atexit-printed cProfile report) never ran warm.
+        Runs with each CPython 3.7-3.9 found (NSBOX_TEST_PYTHONS, colon-
+        separated, or python3.7-3.9 on PATH, /usr/local/bin, /opt/*/bin)."""
+        found = [p for p in os.environ.get("NSBOX_TEST_PYTHONS", "").split(":") if p]
+        for v in ("3.7", "3.8", "3.9"):
+            found += [shutil.which("python" + v) or ""] + sorted(glob.glob("/opt/*/bin/python" + v))
+        found = [p for p in dict.fromkeys(map(os.path.realpath, filter(None, found))) if elf(p)]   # not a pyenv shim
+        if not found:
+            self.skipTest("no CPython 3.7-3.9 interpreter found (NSBOX_TEST_PYTHONS)")
+        jobs = [py("atexit", "import atexit\natexit.register(print, 'at exit')\nprint('main')\n"),
+                py("unregister", "import atexit\natexit.register(print, 'gone')\natexit.unregister(print)\n"
+                                 "atexit.register(print, 'kept')\n")]
+        for interp in found:
+            _, cold = self.batch(jobs, "-j", "2", "--interpreter", interp)
+            _, warm = self.batch(jobs, "-j", "2", "--warm", "--interpreter", interp)
+            for j in jobs:
+                self.assert_warm(warm[j["id"]])
+                self.assert_ok(cold[j["id"]])
+                self.assertEqual(warm[j["id"]]["stdout"]["text"], cold[j["id"]]["stdout"]["text"], (interp, j["id"]))
 
     def test_identity_is_a_fresh_main(self):
         """The identity snippet, one warm run read closely: what `python3 -I
