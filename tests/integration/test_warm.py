@@ -533,10 +533,12 @@ class Parity(WarmTest):
         imported: a warm job's `import atexit` once made a new one, and its
         handlers (and an atexit-printed cProfile report) never ran warm.
         Runs with each CPython 3.7-3.9 found (NSBOX_TEST_PYTHONS, colon-
-        separated, or python3.7-3.9 on PATH, /usr/local/bin, /opt/*/bin)."""
+        separated, or python3.7-3.9 on PATH, in /opt/*/bin or pyenv's
+        versions) that runs cold here."""
         found = [p for p in os.environ.get("NSBOX_TEST_PYTHONS", "").split(":") if p]
         for v in ("3.7", "3.8", "3.9"):
-            found += [shutil.which("python" + v) or ""] + sorted(glob.glob("/opt/*/bin/python" + v))
+            found += [shutil.which("python" + v) or ""] + sorted(glob.glob("/opt/*/bin/python" + v)) + sorted(
+                glob.glob(os.path.expanduser("~/.pyenv/versions/*/bin/python" + v)))
         found = [p for p in dict.fromkeys(map(os.path.realpath, filter(None, found))) if elf(p)]   # not a pyenv shim
         if not found:
             self.skipTest("no CPython 3.7-3.9 interpreter found (NSBOX_TEST_PYTHONS)")
