@@ -59,6 +59,25 @@ struct pyapi {
         pyobj *(*dict_get)(pyobj *, pyobj *);
         pyobj *(*list_new)(ssize_t);
         int (*list_append)(pyobj *, pyobj *);
+        pyobj *(*list_slice)(pyobj *, ssize_t, ssize_t);
+        int (*list_set_slice)(pyobj *, ssize_t, ssize_t, pyobj *);
+        pyobj *(*getattr)(pyobj *, pyobj *);
+        pyobj *(*getattr_str)(pyobj *, const char *);
+        pyobj *(*sys_get)(const char *);
+        int (*write_object)(pyobj *, pyobj *, int);
+        int (*print_object)(pyobj *, FILE *, int);
+        void (*write_stderr)(const char *, ...);
+        void (*err_clear)(void);
+        pyobj *(*from_long)(long);
+        pyobj *(*from_ptr)(void *);
+        int (*is_subtype)(pyobj *, pyobj *);
+        void (*gc_untrack)(void *);
+        ssize_t (*gc_collect)(void);
+        /* PyThreadState_EnterTracing/LeaveTracing (3.11+): NULL before,
+         * and the harness then runs traced (docs/warm-start.md) */
+        void (*enter_tracing)(void *);
+        void (*leave_tracing)(void *);
+        pyobj *long_type;
         void (*incref)(pyobj *);
         void (*decref)(pyobj *);
         pyobj *none, *yes, *no;
@@ -115,12 +134,29 @@ static int pyapi_resolve(struct pyapi *py)
         bad |= resolve(&py->dict_get, "PyDict_GetItem");
         bad |= resolve(&py->list_new, "PyList_New");
         bad |= resolve(&py->list_append, "PyList_Append");
+        bad |= resolve(&py->list_slice, "PyList_GetSlice");
+        bad |= resolve(&py->list_set_slice, "PyList_SetSlice");
+        bad |= resolve(&py->getattr, "PyObject_GetAttr");
+        bad |= resolve(&py->getattr_str, "PyObject_GetAttrString");
+        bad |= resolve(&py->sys_get, "PySys_GetObject");
+        bad |= resolve(&py->write_object, "PyFile_WriteObject");
+        bad |= resolve(&py->print_object, "PyObject_Print");
+        bad |= resolve(&py->write_stderr, "PySys_WriteStderr");
+        bad |= resolve(&py->err_clear, "PyErr_Clear");
+        bad |= resolve(&py->from_long, "PyLong_FromLong");
+        bad |= resolve(&py->from_ptr, "PyLong_FromVoidPtr");
+        bad |= resolve(&py->is_subtype, "PyType_IsSubtype");
+        bad |= resolve(&py->gc_untrack, "PyObject_GC_UnTrack");
+        bad |= resolve(&py->gc_collect, "PyGC_Collect");
+        (void) resolve(&py->enter_tracing, "PyThreadState_EnterTracing");
+        (void) resolve(&py->leave_tracing, "PyThreadState_LeaveTracing");
+        py->long_type = dlsym(RTLD_DEFAULT, "PyLong_Type");
         bad |= resolve(&py->incref, "Py_IncRef");
         bad |= resolve(&py->decref, "Py_DecRef");
         py->none = dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
         py->yes = dlsym(RTLD_DEFAULT, "_Py_TrueStruct");
         py->no = dlsym(RTLD_DEFAULT, "_Py_FalseStruct");
-        return bad || !py->none || !py->yes || !py->no ? -1 : 0;
+        return bad || !py->none || !py->yes || !py->no || !py->long_type ? -1 : 0;
 }
 
 /* The zygote's frames (zygote.py's module, the ctypes call that brought us
@@ -254,12 +290,91 @@ static pyobj *changed_keys_each(const struct pyapi *py, pyobj *ds, pyobj *wases)
         return all;
 }
 
+/* obj.name(*args), as C's PyObject_CallMethod: the attribute is looked up
+ * here, so a missing one is reported as cold reports it, with no frame of
+ * the harness in its traceback. @args None: the attribute itself. */
+static pyobj *method(const struct pyapi *py, pyobj *obj, pyobj *name, pyobj *args)
+{
+        pyobj *f = py->getattr(obj, name), *r;
+
+        if (!f || args == py->none)
+                return f;
+        r = py->call(f, args, NULL);
+        py->decref(f);
+        return r;
+}
+
+/* The status of an unhandled SystemExit @exc, as 3.11's
+ * _Py_HandleSystemExit finds and says it: its code (or, when reading it
+ * fails, the exception itself); None 0, an int C's (int) of its long, any
+ * other printed raw on sys.stderr (or C's stderr) with a newline, 1. Every
+ * error on the way is dropped, as there. */
+static long exit_status(const struct pyapi *py, pyobj *exc)
+{
+        pyobj *v = py->getattr_str(exc, "code"), *t, *err;
+        long status = 1;
+
+        (void) fflush(stdout);
+        if (!v) {
+                py->incref(exc);
+                v = exc;
+        }
+        t = py->type(v);
+        if (v == py->none) {
+                status = 0;
+        } else if (py->is_subtype(t, py->long_type)) {
+                status = (int) py->as_long(v);
+        } else {
+                err = py->sys_get("stderr");
+                py->err_clear();
+                if (err && err != py->none) {
+                        (void) py->write_object(v, err, 1);     /* Py_PRINT_RAW */
+                } else {
+                        (void) py->print_object(v, stderr, 1);
+                        (void) fflush(stderr);
+                }
+                py->write_stderr("\n");
+        }
+        py->err_clear();
+        py->decref(t);
+        py->decref(v);
+        return status;
+}
+
+/* A collection of Py_FinalizeEx's. The first (@first true) is
+ * PyGC_Collect's: none when the job disabled the collector, gc.callbacks
+ * called. The others are _PyGC_CollectNoFail's, which CPython does not
+ * export: always, and no callback; so @collect (gc.collect, held since the
+ * zygote) runs with @callbacks (the collector's own list, held likewise)
+ * emptied meanwhile, then given back its entries. */
+static pyobj *collect(const struct pyapi *py, pyobj *collect_fn, pyobj *callbacks, int first)
+{
+        pyobj *saved, *none = py->tuple_pack(0), *r;
+
+        if (first || !none) {
+                if (none)
+                        py->decref(none);
+                return py->from_long((long) py->gc_collect());
+        }
+        saved = py->list_slice(callbacks, 0, SSIZE_MAX);
+        if (saved)
+                (void) py->list_set_slice(callbacks, 0, SSIZE_MAX, NULL);
+        r = py->call(collect_fn, none, NULL);
+        if (saved) {
+                (void) py->list_set_slice(callbacks, 0, 0, saved);
+                py->decref(saved);
+        }
+        py->decref(none);
+        return r;
+}
+
 /* One step; returns what the generator is sent next. */
 static pyobj *step(const struct pyapi *py, pyobj *s)
 {
         ssize_t n = py->tuple_size(s);
         long kind = py->as_long(py->tuple_item(s, 0));
         pyobj *a = n > 1 ? py->tuple_item(s, 1) : NULL, *b = n > 2 ? py->tuple_item(s, 2) : NULL;
+        pyobj *c = n > 3 ? py->tuple_item(s, 3) : NULL;
 
         switch (kind) {
         case WARM_STEP_CALL:
@@ -268,6 +383,19 @@ static pyobj *step(const struct pyapi *py, pyobj *s)
                 return outcome(py, run_script(py, a, b));
         case WARM_STEP_CHANGED:
                 return outcome(py, changed_keys_each(py, a, b));
+        case WARM_STEP_METHOD:
+                return outcome(py, method(py, a, b, c));
+        case WARM_STEP_EXIT_STATUS:
+                return py->from_long(exit_status(py, a));
+        case WARM_STEP_ADDRESS:
+                return py->from_ptr(a);
+        case WARM_STEP_COLLECT:
+                return outcome(py, collect(py, a, b, py->is_true(c)));
+        case WARM_STEP_HIDE:
+                /* kept for good: an object untracked must never be freed */
+                py->incref(a);
+                py->gc_untrack(a);
+                break;
         case WARM_STEP_PRINT:
                 raise_again(py, a);
                 py->print();
@@ -329,6 +457,16 @@ int warm_job_resolve(void)
         return 0;
 }
 
+/* sys.@name.flush(), its error dropped */
+static void flush_std(const struct pyapi *py, const char *name)
+{
+        pyobj *f = py->sys_get(name), *r = f && f != py->none ? py->call_method(f, "flush", NULL) : NULL;
+
+        if (r)
+                py->decref(r);
+        py->err_clear();
+}
+
 void nsbox_warm_run(void *generator)
 {
         struct pyapi py = zygote_py;
@@ -340,20 +478,32 @@ void nsbox_warm_run(void *generator)
         }
         py.incref(gen);
         fresh_thread_state(&py);
+        py.gc_untrack(gen);     /* not among gc.get_objects(); held for good above */
         py.incref(py.none);
         sent = py.none;
         for (;;) {
                 /* the job's limit is back in place for each step */
                 int limit = py.get_limit();
+                void *tstate = py.tstate_get();
                 pyobj *s;
 
+                /* the harness's own code is never traced nor profiled: a
+                 * tracer or profiler the job left sees what it sees cold
+                 * (the steps, run from here, are traced as cold) */
+                if (py.enter_tracing && py.leave_tracing)
+                        py.enter_tracing(tstate);
                 py.set_limit(limit < INT_MAX - HARNESS_FRAMES ? limit + HARNESS_FRAMES : limit);
                 s = py.call_method(gen, "send", "(O)", sent);
                 py.set_limit(limit);
+                if (py.enter_tracing && py.leave_tracing)
+                        py.leave_tracing(tstate);
                 py.decref(sent);
                 if (!s) {
-                        /* the harness itself failed: said, never a silent success */
+                        /* the harness itself failed: said, never a silent
+                         * success, and what the job printed is not lost */
+                        flush_std(&py, "stdout");
                         py.print();
+                        flush_std(&py, "stderr");
                         job_exit(1, 0);
                 }
                 sent = step(&py, s);

@@ -14,7 +14,8 @@
 #define NSBOX_WARM_JOB_H
 
 /* The steps, as zygote.py yields them: (STEP, ...). Keep in step with its
- * _CALL, _RUN, _PRINT, _UNRAISABLE, _EXIT, _CHANGED, _FINALIZING. */
+ * _CALL, _RUN, _PRINT, _UNRAISABLE, _EXIT, _CHANGED, _FINALIZING,
+ * _METHOD, _EXIT_STATUS, _ADDRESS, _COLLECT, _HIDE. */
 enum warm_job_step {
         WARM_STEP_CALL,         /* (0, f, args): f(*args); sends (True, result) or (False, exception) */
         WARM_STEP_RUN,          /* (1, path bytes, globals): the file run as CPython runs its script */
@@ -23,6 +24,11 @@ enum warm_job_step {
         WARM_STEP_EXIT,         /* (4, status, sigint): exit(status), or die of SIGINT first */
         WARM_STEP_CHANGED,      /* (5, (d, ...), (was, ...)): for each pair, the keys whose value in dict d is not was's */
         WARM_STEP_FINALIZING,   /* (6,): the interpreter finalises from here on, as Py_FinalizeEx says it */
+        WARM_STEP_METHOD,       /* (7, obj, name, args): obj.name(*args), or obj.name for args None; as CALL sends */
+        WARM_STEP_EXIT_STATUS,  /* (8, exception): the status of an unhandled SystemExit, printed as CPython prints it */
+        WARM_STEP_ADDRESS,      /* (9, obj): its address, as id() but raising no audit event */
+        WARM_STEP_COLLECT,      /* (10, gc.collect, gc.callbacks, first): a collection as Py_FinalizeEx's; as CALL sends */
+        WARM_STEP_HIDE,         /* (11, obj): untracked by the collector (not in gc.get_objects()), held for good */
 };
 
 /* In the zygote, before any job: looks up the interpreter's C API a job

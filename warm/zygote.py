@@ -13,6 +13,7 @@
 import sys
 
 _NSBOX_COLD_MODULES = frozenset(sys.modules)
+_NSBOX_COLD_IMPORTER_CACHE = frozenset(sys.path_importer_cache)
 if sys.implementation.name != "cpython" or sys.version_info < (3, 7):
     sys.stderr.write("nsbox warm: the interpreter is not CPython >= 3.7\n")
     raise SystemExit(3)
@@ -33,7 +34,6 @@ _run_in_job = _lib.nsbox_warm_run
 _path = list(sys.path)
 _fsdecode = __import__("os").fsdecode
 _fsencode = __import__("os").fsencode
-_write_fd = __import__("os").write
 
 # ---- a job's run and exit, as `python3 FILE` runs and ends: CPython's
 # _PyRun_SimpleFileObject, Py_RunMain and Py_FinalizeEx, in their order.
@@ -43,11 +43,18 @@ _write_fd = __import__("os").write
 # a deletion), is yielded and run by C with no frame of this file under it
 # (the generator is suspended meanwhile). So the generator holds no object
 # of the job across a step that may free it.
-_CALL, _RUN, _PRINT, _UNRAISABLE, _EXIT, _CHANGED, _FINALIZING = range(7)     # warm_job.h's steps
-_gc = gc
-_weakref = sys.modules["_weakref"].ref
+_CALL, _RUN, _PRINT, _UNRAISABLE, _EXIT, _CHANGED, _FINALIZING, _METHOD, _EXIT_STATUS, _ADDRESS, _COLLECT, _HIDE = range(12)
+# What the harness calls at a job's exit, taken now: a job that rebinds
+# them (_signal.getsignal = None, gc.collect = ...) changes nothing here, as
+# cold, where C calls them.
+_run_exitfuncs = _atexit._run_exitfuncs
+_collect = gc.collect
+_callbacks = gc.callbacks       # the collector's own list, whatever a job binds to gc.callbacks
 _signal = __import__("_signal")
+_getsignal, _setsignal, _SIG_DFL, _NSIG = _signal.getsignal, _signal.signal, _signal.SIG_DFL, _signal.NSIG
+_weakref = sys.modules["_weakref"].ref
 _ModuleType = type(sys)
+_SystemExit, _KeyboardInterrupt = SystemExit, KeyboardInterrupt
 _sys = sys.__dict__
 _modules = sys.modules      # the interpreter's, whatever a job binds to sys.modules
 _builtins = sys.modules["builtins"].__dict__
@@ -68,78 +75,27 @@ _SYS_RESET = frozenset(_SYS_NONE + ("stdin", "stdout", "stderr"))
 def _job():
     main = _modules["__main__"]
     ok, exc = yield _RUN, _fsencode(_MAIN), main.__dict__
-    yield from _flush_io()
+    # flush_io: after the script, its exception kept aside; errors ignored
+    for name in ("stderr", "stdout"):
+        if _sys.get(name) is not None:
+            yield _METHOD, _sys[name], "flush", ()
     status, sigint = 0, False
-    if not ok and isinstance(exc, SystemExit):
+    if not ok and isinstance(exc, _SystemExit):
         # CPython exits from PyErr_Print (Py_Exit), leaving __file__ be
-        status = yield from _exit_code(exc)
+        status = yield _EXIT_STATUS, exc
     else:
         if not ok:
-            sigint = type(exc) is KeyboardInterrupt     # Py_RunMain's exit_sigint()
+            sigint = type(exc) is _KeyboardInterrupt     # Py_RunMain's exit_sigint()
             status = 1
             yield _PRINT, exc
         for name in ("__file__", "__cached__"):
             main.__dict__.pop(name, None)
     del main, exc
-    if (yield from _finalize()) < 0:
+    g = _finalize()
+    yield _HIDE, g
+    if (yield from g) < 0:
         status = 120        # as Py_FinalizeEx's failed flush makes it
     yield _EXIT, status, sigint
-
-
-def _call_method(obj, name, *args):
-    # obj.name(*args), as C's PyObject_CallMethod: (True, result) or
-    # (False, the exception)
-    try:
-        f = getattr(obj, name)
-    except Exception as e:
-        return False, e
-    return (yield _CALL, f, args)
-
-
-def _flush_io():
-    # after the script, its exception kept aside: stderr, stdout, errors ignored
-    for name in ("stderr", "stdout"):
-        if _sys.get(name) is not None:
-            yield from _call_method(_sys[name], "flush")
-
-
-def _exit_code(e):
-    # _Py_HandleSystemExit: None is 0; an int, C's (int) of its long; any
-    # other code is printed on stderr and is 1
-    code = e.code
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        code = code if -(1 << 63) <= code < (1 << 63) else -1
-        return ((code + (1 << 31)) % (1 << 32)) - (1 << 31)
-    err = _sys.get("stderr")
-    if err is not None:
-        yield from _call_method(err, "write", str(code))
-        yield from _call_method(err, "write", "\n")
-    else:       # C's stderr
-        _write_fd(2, (str(code) + "\n").encode("utf-8", "backslashreplace"))
-    return 1
-
-
-def _flush_std_files():
-    # -1 when stdout or stderr (not closed) fails to flush; stdout's error
-    # is reported, stderr's is not
-    status = 0
-    for name in ("stdout", "stderr"):
-        f = _sys.get(name)
-        try:
-            closed = f is None or bool(f.closed)
-        except Exception:
-            closed = False
-        if not closed:
-            ok, r = yield from _call_method(f, "flush")
-            if not ok:
-                status = -1
-                if name == "stdout":
-                    yield _UNRAISABLE, r, f
-            del r
-        del f
-    return status
 
 
 def _finalize():
@@ -151,35 +107,50 @@ def _finalize():
     flush."""
     threading = _modules.get("threading")
     if threading is not None:
-        ok, r = yield from _call_method(threading, "_shutdown")
+        ok, r = yield _METHOD, threading, "_shutdown", ()
         if not ok:
             yield _UNRAISABLE, r, threading
         del r
     del threading
-    yield _CALL, _atexit._run_exitfuncs, ()
+    yield _CALL, _run_exitfuncs, ()
     # _PyRuntimeState_SetFinalizing: another thread that waits for the GIL
     # from now on ends (daemon threads), sys.is_finalizing() is true
     yield _FINALIZING,
-    status = yield from _flush_std_files()
+    # flush_std_files: -1 when stdout or stderr (not closed) fails to
+    # flush; stdout's error is reported, stderr's is not
+    status = 0
+    for name in ("stdout", "stderr"):
+        f = _sys.get(name)
+        ok, closed = (True, True) if f is None else (yield _METHOD, f, "closed", None)
+        if not (ok and closed):
+            ok, r = yield _METHOD, f, "flush", ()
+            if not ok:
+                status = -1
+                if name == "stdout":
+                    yield _UNRAISABLE, r, f
+            del r
+        del f, closed
     # _PySignal_Fini: no Python handler runs from here on
-    for s in range(1, _signal.NSIG):
-        h = _signal.getsignal(s)
+    for s in range(1, _NSIG):
+        h = _getsignal(s)
         if callable(h):
-            yield _CALL, _signal.signal, (s, _signal.SIG_DFL)
+            yield _CALL, _setsignal, (s, _SIG_DFL)
         del h
-    yield _CALL, _gc.collect, ()
-    yield from _finalize_modules()
+    yield _COLLECT, _collect, _callbacks, True
+    g = _finalize_modules()
+    yield _HIDE, g
+    yield from g
     # what the finalisers wrote: flushed as the streams' deallocation does
     for name in ("__stdout__", "__stderr__"):
         if _SYS_AT_FORK.get(name) is not None:
-            yield _CALL, _SYS_AT_FORK[name].flush, ()
+            yield _METHOD, _SYS_AT_FORK[name], "flush", ()
     return status
 
 
-def _changed(ds, wases):
-    # for each dict of ds, the keys whose value is not the one in its was,
-    # read in C (no page of the zygote's objects written)
-    ok, keys = yield _CHANGED, tuple(ds), tuple(wases)
+def _keys(ds, outcome):
+    # what a _CHANGED step found for the dicts ds: on a failure (no memory),
+    # every key
+    ok, keys = outcome
     return keys if ok else [list(d) for d in ds]
 
 
@@ -192,36 +163,39 @@ def _finalize_modules():
         yield _CALL, _sys.__setitem__, (name, _sys.get("__%s__" % name))
     # finalize_remove_modules: every module's entry set to None, in order;
     # a module that nothing else holds goes then (the zygote's are held:
-    # theirs go without a step, nothing of the job can run)
+    # theirs go without a step, nothing of the job can run). Objects are
+    # told apart by address, in C: id() would raise audit events.
     modules, alive = _modules, []
     for name in list(modules):
-        if id(modules.get(name)) in _ZYGOTE_MODULES:
-            alive.append(_ZYGOTE_MODULES[id(modules[name])])
+        a = yield _ADDRESS, modules.get(name)
+        if a in _ZYGOTE_MODULES:
+            alive.append((a, _ZYGOTE_MODULES[a]))
             modules[name] = None
         elif isinstance(modules.get(name), _ModuleType):
-            alive.append(_weakref(modules[name]))
+            alive.append((None, _weakref(modules[name])))
             yield _CALL, modules.__setitem__, (name, None)
     yield _CALL, modules.clear, ()
     # finalize_restore_builtins: back to the interpreter's copy
-    added, lost = yield from _changed((_builtins, _BUILTINS_COPY), (_BUILTINS_COPY, _builtins))
+    ds = (_builtins, _BUILTINS_COPY)
+    added, lost = _keys(ds, (yield _CHANGED, ds, (_BUILTINS_COPY, _builtins)))
     for name in added:
         yield _CALL, _builtins.__delitem__, (name,)
     for name in lost:
         _builtins[name] = _BUILTINS_COPY[name]
     del added, lost
-    yield _CALL, _gc.collect, ()
+    yield _COLLECT, _collect, _callbacks, False
     # finalize_modules_clear_weaklist: the modules still alive, the last
     # imported first, their globals set to None (names with one leading
     # underscore, then the others but __builtins__). Of a zygote's module,
     # only what the job set in it: the rest holds nothing of the job.
-    zygote = [m for m in alive if id(m) in _ZYGOTE_MODULES]
-    set_by_job = dict(zip(map(id, zygote), (yield from _changed([m.__dict__ for m in zygote],
-                                                                 [_ZYGOTE_DICTS[id(m)] for m in zygote]))))
-    del zygote
-    for ref in reversed(alive):
-        d = getattr(ref() if type(ref) is _weakref else ref, "__dict__", None)
+    zygote = [(a, m) for a, m in alive if a is not None]
+    ds = tuple(m.__dict__ for a, m in zygote)
+    set_by_job = dict(zip([a for a, m in zygote], _keys(ds, (yield _CHANGED, ds, tuple(_ZYGOTE_DICTS[a] for a, m in zygote)))))
+    del zygote, ds
+    for a, ref in reversed(alive):
+        d = getattr(ref if a is not None else ref(), "__dict__", None)
         if d is not None and d is not _builtins and d is not _sys:
-            keys = set_by_job[id(ref)] if id(ref) in set_by_job else list(d)
+            keys = set_by_job[a] if a is not None else list(d)
             for first in (True, False):
                 for k in keys:
                     if (isinstance(k, str) and d.get(k) is not None and
@@ -236,13 +210,27 @@ def _finalize_modules():
     # are held (the copies), so only what the job put there goes; when the
     # job left nothing there, emptying them would free nothing of its and
     # run no finaliser, and is not done (it writes to every page of theirs).
-    yield _CALL, _gc.collect, ()
-    left_sys, left_builtins = yield from _changed((_sys, _builtins), (_SYS_AT_FORK, _BUILTINS_COPY))
+    yield _COLLECT, _collect, _callbacks, False
+    ds = (_sys, _builtins)
+    left_sys, left_builtins = _keys(ds, (yield _CHANGED, ds, (_SYS_AT_FORK, _BUILTINS_COPY)))
     if left_builtins or [k for k in left_sys if k not in _SYS_RESET]:
         yield _CALL, _sys.clear, ()
         yield _CALL, _builtins.clear, ()
-        yield _CALL, _gc.collect, ()
+        yield _COLLECT, _collect, _callbacks, False
 
+
+def _renamed(code):
+    # this file runs as /program/main.py, the job's own name: the harness's
+    # code is named as what it is, so that nothing (a traceback, linecache,
+    # tracemalloc) ever shows a line of the job's file for it
+    consts = tuple(_renamed(c) if type(c) is type(code) else c for c in code.co_consts)
+    return code.replace(co_filename="<nsbox-warm>", co_consts=consts)
+
+
+if hasattr(_job.__code__, "replace"):     # 3.8+
+    for _f in (_job, _finalize, _finalize_modules, _keys):
+        _f.__code__ = _renamed(_f.__code__)
+    del _f
 
 # What the job's finalisation leaves alone: the zygote's modules (held, so
 # none is torn down), and the entries of theirs and of sys that the job
@@ -282,8 +270,15 @@ _main.__cached__ = None
 sys.modules["__main__"] = _main
 # What only this file imported is not the job's: a cold interpreter has
 # not imported it, so neither has the job (an import runs it afresh).
-for _m in [m for m in sys.modules if m not in _NSBOX_COLD_MODULES and m != "__main__"]:
+# Before 3.10, atexit's handlers live in the state of the module object
+# last imported: the job's `import atexit` must find the one whose
+# _run_exitfuncs the harness holds (a new one's handlers would never run).
+_keep = ("__main__", "atexit") if sys.version_info < (3, 10) else ("__main__",)
+for _m in [m for m in sys.modules if m not in _NSBOX_COLD_MODULES and m not in _keep]:
     del sys.modules[_m]
+# and the finders of the folders only its imports searched (ctypes')
+for _m in [p for p in sys.path_importer_cache if p not in _NSBOX_COLD_IMPORTER_CACHE]:
+    del sys.path_importer_cache[_m]
 # The job runs from C, on a thread state of its own: none of this file's
 # frames is under the job's (sys._getframe, inspect.stack, tracebacks,
 # warnings' stack levels, the recursion depth are a cold job's).
