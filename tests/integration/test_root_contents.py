@@ -279,6 +279,31 @@ class RootContents(SandboxTest):
         self.assert_exited(out["b"], "warm b")
         self.assertEqual(out["b"]["stdout"]["text"], "[]\n")
 
+    def test_profile_mounts_over_the_synthesized_files_refused(self):
+        # a profile that mounts the host's /etc (or over /etc/passwd, or a
+        # tmpfs on /etc or /sys) would show the host's accounts or remove
+        # nsbox's files and CPU count: refused with its FILE:LINE. The
+        # command line's --ro-bind is the caller's own choice: accepted.
+        for line in ("ro_bind = /etc", "ro_bind = /usr/share/zoneinfo/Etc/UTC:/etc/passwd", "tmpfs = /etc",
+                     "ro_bind = /usr/share/zoneinfo:/etc/localtime", "tmpfs = /sys"):
+            with self.subTest(line), tempfile.NamedTemporaryFile("w", suffix=".ini") as f:
+                f.write("[mounts]\n%s\n" % line)
+                f.flush()
+                os.chmod(f.name, 0o644)
+                p = self.nsbox("python", "--profile", f.name, "-c", "print('ran')")
+                self.assertNotIn(b"ran", p.stdout)
+                self.assertIn(("%s:2:" % f.name).encode(), p.stderr)
+                self.assertIn(b"the sandbox's own", p.stderr)
+        with tempfile.NamedTemporaryFile("w", suffix=".ini") as f:      # beside them: fine
+            f.write("[mounts]\nro_bind = /usr/share/zoneinfo:/etc/zones\n")
+            f.flush()
+            os.chmod(f.name, 0o644)
+            _, res = self.run_json("python", "--profile", f.name, "-c", "print(open('/etc/passwd').read())")
+            self.assert_exited(res, "a profile's mount beside /etc/passwd")
+            self.assertEqual([l.split(":")[0] for l in res["stdout"]["text"].splitlines() if l], ["root", "sandbox", "nobody"])
+        _, res = self.run_json("python", "--ro-bind", "/etc", "-c", "print(len(open('/etc/passwd').read()) > 0)")
+        self.assert_exited(res, "--ro-bind /etc")
+
 
 if __name__ == "__main__":
     unittest.main()
