@@ -13,7 +13,13 @@ backend bounds memory with RLIMIT_AS:
   mapped from it, ptys opened past the instance's max, TIOCSTI and TIOCSETD
   on its own pty, /etc/passwd written;
 - a warm job's /dev/shm is its own: what one job leaves there the next
-  does not see.
+  does not see;
+- os.cpu_count() follows the pids limit through the synthesized
+  /sys/devices/system/cpu/online (each warm job its own), the affinity is
+  left whole, so concurrent sandboxes are not pinned together;
+- from the #26 review: a memory burst past --memory between two polls is
+  named (rlimit backend), each writable tmpfs holds one inode per page of
+  its size, a profile may not mount over the files nsbox writes.
 """
 import json
 import os
