@@ -906,6 +906,24 @@ int mnt_plan_landlock(const struct mnt_plan *plan, struct ll_path_rule **ret, si
 /* The program's own tmpfs: its file plus room for the directory entry. */
 #define WARM_PROGRAM_SLACK (64u << 10)
 
+/* Does a --bind/--tmpfs of the caller's reach the CPU count's directory
+ * (at, above or inside it)? Then, cold, that mount is what the program sees
+ * there; a warm job's cover would hide it (or, under a fresh tmpfs, have no
+ * directory to go on), so the job keeps what its zygote's tree shows. */
+static bool user_mount_meets_cpu_dir(const struct path_mounts *u)
+{
+        for (size_t i = 0; i < u->n_binds + u->n_tmpfs; i++) {
+                const char *dst = i < u->n_binds ? u->binds[i].dst : u->tmpfs[i - u->n_binds].dst;
+                AUTOFREE char *norm = NULL;
+                struct nsb_error ignored;
+
+                if (path_normalize(dst, "mount", &norm, &ignored) < 0 || path_under(CPU_DIR, norm) ||
+                    path_under(norm, CPU_DIR))
+                        return true;
+        }
+        return false;
+}
+
 int mnt_plan_build_warm_job(const struct mnt_input *in, struct mnt_plan *ret, struct nsb_error *e)
 {
         struct builder b = { .plan = ret, .e = e, .in = in };
@@ -943,7 +961,7 @@ int mnt_plan_build_warm_job(const struct mnt_input *in, struct mnt_plan *ret, st
                 goto fail;
         /* The zygote's tree names the batch's count; the job's limits may
          * differ, so the job sees its own, sealed as its /program. */
-        if (in->cpus) {
+        if (in->cpus && !user_mount_meets_cpu_dir(u)) {
                 if ((r = push_tmpfs(&b, CPU_DIR, WARM_PROGRAM_SLACK, 0755)) < 0)
                         goto fail;
                 ret->ops[ret->n_ops - 1].writable = false;

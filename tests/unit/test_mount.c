@@ -507,6 +507,23 @@ static void test_cpu_files(void **state)
                 }
                 mnt_plan_free(&p);
         }
+        /* a warm job whose batch mounts a tmpfs at /sys (or a bind inside the
+         * directory) sees that mount, as cold: no cover of its own */
+        {
+                const char *dsts[] = { "/sys", "/sys/devices/system/cpu/online", "/sys/devices/system/cpu" };
+                for (size_t k = 0; k < ARRAY_SIZE(dsts); k++) {
+                        struct nsb_tmpfs t = { (char *) dsts[k], 0 };
+                        struct mnt_input in = { .user = cfg_mounts(&cfg), .host = &python_set, .sandbox_uid = 1000,
+                                                .sandbox_gid = 1000, .cpus = 2 };
+
+                        in.user.tmpfs = &t;
+                        in.user.n_tmpfs = 1;
+                        assert_int_equal(mnt_plan_build_warm_job(&in, &p, &e), 0);
+                        assert_int_equal(find_op(&p, MNT_WRITE_FILE, files[0]), -1);
+                        assert_int_equal(find_op(&p, MNT_TMPFS, "/sys/devices/system/cpu") >= 0, k == 2);
+                        mnt_plan_free(&p);
+                }
+        }
         /* no count given (a caller that does not probe): no files */
         assert_int_equal(build(&cfg, &p, &e), 0);
         assert_int_equal(find_op(&p, MNT_WRITE_FILE, files[0]), -1);
