@@ -195,10 +195,10 @@ class RootContents(SandboxTest):
             what = "sandbox %d: %r" % (i, obs)
             self.assertEqual(obs["affinity"], HOST_AFFINITY, what)
             self.assertEqual((obs["cpus"], obs["online"]), (1, "0\n"), what)
-            # generous: the machine is shared; pinned together on a 2-CPU
-            # host this was 2.0 and more
-            if len(HOST_AFFINITY) >= 2:
-                self.assertLess(obs["wall_per_cpu"], 3.0, what)
+            # wall_per_cpu (in the message) is not asserted: on a shared
+            # machine others' load moves it more than the pinning did (2.0
+            # for two pinned together on 2 idle CPUs, ~1.0 apart); the
+            # affinity above is what decides whether they can be apart
 
     def test_memory_burst_is_named(self):
         # Under the rlimit backend one process may map up to twice --memory
