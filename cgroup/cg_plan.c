@@ -177,35 +177,17 @@ int cg_plan_limits(enum cg_backend b, const struct cg_spec *spec, struct cg_plan
         }
 }
 
-unsigned cg_cpu_cap(uint64_t pids_max)
+unsigned cg_cpu_count(uint64_t pids_max, unsigned host_cpus)
 {
+        uint64_t k = pids_max / 4;
+
+        if (host_cpus == 0)
+                host_cpus = 1;
         if (unlimited(pids_max))
-                return 0;
-        return pids_max / 4 > 0 ? (unsigned) (pids_max / 4 < UINT32_MAX ? pids_max / 4 : UINT32_MAX) : 1;
-}
-
-unsigned cg_cpu_pick(cpu_set_t *set, size_t size, unsigned cap, int start_cpu)
-{
-        size_t n_bits = size * 8;
-        size_t start = start_cpu >= 0 && (size_t) start_cpu < n_bits && CPU_ISSET_S((size_t) start_cpu, size, set)
-                               ? (size_t) start_cpu
-                               : 0;
-        unsigned kept = 0;
-
-        if (cap == 0)
-                return (unsigned) CPU_COUNT_S(size, set);
-        /* Walk once around from start: the first cap set bits stay. */
-        for (size_t k = 0; k < n_bits; k++) {
-                size_t cpu = (start + k) % n_bits;
-
-                if (!CPU_ISSET_S(cpu, size, set))
-                        continue;
-                if (kept < cap)
-                        kept++;
-                else
-                        CPU_CLR_S(cpu, size, set);
-        }
-        return kept;
+                return host_cpus;
+        if (k == 0)
+                k = 1;
+        return k < host_cpus ? (unsigned) k : host_cpus;
 }
 
 uint64_t cg_rlimit_as_bytes(const struct cg_spec *spec)

@@ -6,7 +6,9 @@
  *     touched count (a PROT_NONE arena, thread stacks), so it is set with
  *     room for the thread stacks (cg_rlimit_as_bytes) and the environment
  *     bounds glibc's arenas (MALLOC_ARENA_MAX, supervisor/env_plan.c);
- *     nothing reports a peak or an OOM;
+ *     the kernel reports no peak and no OOM: a process may go past the
+ *     limit (up to twice it) between two watches, so a measured peak over
+ *     the limit names the run limit: memory (supervisor/outcome.c);
  *   - RLIMIT_NPROC counts the tasks (threads too) of the uid in the sandbox's
  *     user namespace (ucounts, 5.14+) and is not enforced at all when the
  *     sandbox runs as host uid 0;

@@ -31,7 +31,6 @@
 #pragma once
 
 #include <stdbool.h>
-#include <sched.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -191,23 +190,21 @@ struct cg_spec {
                                            cgroup of the host's */
 };
 
-/* ---- the CPUs a program sees (pure; applied by supervisor/child.c) ----
+/* ---- the CPUs a program sees (pure; the mount plan writes them) ----
  * multiprocessing.Pool() and ProcessPoolExecutor() with no argument start
- * os.cpu_count() workers. In the sandbox (no /sys, /proc without
- * /proc/stat) glibc's get_nprocs() counts the CPU affinity mask, so the
- * mask is what the program sees: on a host with more CPUs than the pids
- * limit can run workers for, the default pool failed ("can't start new
- * thread", BlockingIOError). The mask is narrowed to at most
- * cg_cpu_cap(pids_max) CPUs: a quarter of the tasks, so the pool's workers,
- * its parent's 3-4 threads and a thread or two in each worker fit; the
- * same on every backend. os.sched_getaffinity, Python 3.13's
- * process_cpu_count and OpenBLAS read the same mask, so they agree. */
-unsigned cg_cpu_cap(uint64_t pids_max);     /* >= 1; 0 = no pids limit, no cap */
-/* Keep @cap of the CPUs set in @set (@size bytes, CPU_ALLOC_SIZE), a
- * window of consecutive ones starting at @start_cpu (the one the process
- * runs on, so sandboxes spread over the host rather than all taking the
- * first CPUs); clear the rest. Returns how many stay set. */
-unsigned cg_cpu_pick(cpu_set_t *set, size_t size, unsigned cap, int start_cpu);
+ * os.cpu_count() workers: on a host with more CPUs than the pids limit can
+ * run workers for, the default pool failed ("can't start new thread",
+ * BlockingIOError). os.cpu_count() is glibc's get_nprocs(), which reads
+ * /sys/devices/system/cpu/online first (then /proc/stat, then the affinity
+ * mask); the sandbox's root holds that file, read-only, naming
+ * cg_cpu_count() CPUs: a quarter of the program's tasks, so the pool's
+ * workers, its parent's 3-4 threads and a thread or two in each worker fit,
+ * never more than the host has. The affinity is left alone: narrowing it
+ * pinned concurrent sandboxes onto the same CPU while others idled. So
+ * os.sched_getaffinity (and Python 3.13's process_cpu_count) report every
+ * CPU of the host, as bare. @host_cpus is probed by the caller
+ * (sysconf(_SC_NPROCESSORS_ONLN), bare os.cpu_count()'s answer). */
+unsigned cg_cpu_count(uint64_t pids_max, unsigned host_cpus);   /* >= 1; no pids limit: host_cpus */
 
 #define CG_RUN_DIRS 4
 enum cg_usage_file {

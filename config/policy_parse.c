@@ -186,7 +186,31 @@ static void check_against(struct ini_ctx *c, const char *what, const char *dst, 
                         other_is_tmpfs ? "tmpfs" : "bind", other);
 }
 
-/* A mount destination: absolute, no "..", not the sandbox's own, and not
+/* Files the sandbox writes itself (mount/mnt_plan.c: synth_files and the
+ * CPU count's files). A profile's mount at one of them, or at a directory
+ * holding one (ro_bind = /etc, tmpfs = /etc, ro_bind = X:/etc/passwd), would
+ * show the host's accounts and clock or hide nsbox's: refused, as the mount
+ * plan refuses a profile's host files there. A profile is a policy reused
+ * for every run and every learner; the command line's --bind/--ro-bind/
+ * --tmpfs are the caller's own choice for that run and are not refused
+ * (docs/security.md, "What the root holds"). */
+static const char *const synthesized[] = {
+        "/etc/passwd", "/etc/group", "/etc/localtime",
+        "/sys/devices/system/cpu/online", "/sys/devices/system/cpu/possible",
+};
+
+static bool hides_synthesized(const char *norm, const char **which)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(synthesized); i++)
+                if (path_under(synthesized[i], norm)) {        /* the file itself, or a dir above it */
+                        *which = synthesized[i];
+                        return true;
+                }
+        return false;
+}
+
+/* A mount destination: absolute, no "..", not the sandbox's own, not over
+ * a file the sandbox writes itself, and not
  * given to another mount (binds and tmpfs share one namespace of dsts).
  * The same rules as the mount plan's (path.h), checked here so that a
  * profile's mistake is refused with its FILE:LINE. */
@@ -195,6 +219,7 @@ static void check_dst(struct ini_ctx *c, const char *what, const char *dst, bool
         const struct nsb_config *cfg = c->cfg;
         size_t n_binds = cfg->n_binds - (is_tmpfs ? 0 : 1), n_tmpfs = cfg->n_tmpfs - (is_tmpfs ? 1 : 0);
         AUTOFREE char *norm = NULL;
+        const char *which = NULL;
 
         if (dst[0] != '/' || path_has_dotdot(dst)) {
                 fail_at(c, EINVAL, "%s: destination '%s' must be absolute, without '..'", what, dst);
@@ -204,6 +229,11 @@ static void check_dst(struct ini_ctx *c, const char *what, const char *dst, bool
         if (!norm || path_is_reserved(norm)) {
                 fail_at(c, EINVAL, "%s: destination '%s' is a path the sandbox owns (" PATH_RESERVED_LIST ")",
                         what, dst);
+                return;
+        }
+        if (hides_synthesized(norm, &which)) {
+                fail_at(c, EINVAL, "%s: destination '%s' would replace the sandbox's own %s (nsbox writes it; "
+                        "a profile may not mount over it)", what, dst, which);
                 return;
         }
         for (size_t i = 0; i < n_binds; i++)

@@ -27,7 +27,8 @@
  * Besides the profile's files, the root holds what ordinary programs expect
  * of a Linux system (docs/security.md, "What the root holds"): /dev/shm, ptys,
  * a synthesized /etc/passwd and /etc/group (never the host's), UTC as the
- * local time zone, and, when the host has them, the time-zone database and
+ * local time zone, /sys/devices/system/cpu/online and possible naming the
+ * CPUs os.cpu_count() reports (mnt_input.cpus), and, when the host has them, the time-zone database and
  * the C.UTF-8 locale, read-only.
  * The plan test checks these invariants (tests/unit/test_mount.c).
  */
@@ -114,6 +115,9 @@ struct mnt_input {
                                            zygote's code, which each job's own /program covers) */
         unsigned sandbox_uid, sandbox_gid;   /* owner of /workspace and /tmp inside */
         bool preopen_user_sources;      /* the supervisor opens workspace/harness/binds itself */
+        unsigned cpus;                  /* what os.cpu_count() says inside (cg_cpu_count): written,
+                                           read-only, to /sys/devices/system/cpu/{online,possible};
+                                           0 = no such files */
 };
 
 /* Pure. Validates destinations with path/'s rules (absolute, no "..", not
@@ -127,7 +131,9 @@ void mnt_plan_free(struct mnt_plan *plan);
  * finished (read-only, pivoted) tree: a fresh /proc of the job's pid
  * namespace, fresh /tmp, /workspace (unless it is a host directory, which the
  * zygote's tree holds already, as a cold run's does) and --tmpfs mounts, the
- * program alone in a fresh read-only /program, and the working directory.
+ * program alone in a fresh read-only /program, the job's own CPU count in a
+ * fresh read-only /sys/devices/system/cpu (a batch's jobs may have different
+ * pids limits), and the working directory.
  * Everything else (the read-only tree, binds, device nodes) is the zygote's:
  * the same host files a cold run mounts. */
 int mnt_plan_build_warm_job(const struct mnt_input *in, struct mnt_plan *ret, struct nsb_error *e);
@@ -141,3 +147,10 @@ int mnt_plan_apply(const struct mnt_plan *plan, int *slot_fds, struct nsb_ledger
  * so Landlock holds even if a mount step went wrong. One rule per such op and
  * "/" — never fewer: *ret is allocated to fit. Paths are borrowed from @plan. */
 int mnt_plan_landlock(const struct mnt_plan *plan, struct ll_path_rule **ret, size_t *n_ret, struct nsb_error *e);
+
+/* Pure. nr_inodes of a tmpfs @op (MNT_ROOT_TMPFS or MNT_TMPFS): each inode
+ * and its dentry cost the host kernel slab memory no limit counts under the
+ * rlimit backend (docs/security.md), so a writable tmpfs gets one per page
+ * of its size (at least MNT_MIN_INODES). */
+#define MNT_MIN_INODES 1024u
+uint64_t mnt_tmpfs_inodes(const struct mnt_op *op);

@@ -179,7 +179,7 @@ static int apply_tmpfs(const struct mnt_op *op, const char *path, const struct m
         int r = op->kind == MNT_TMPFS ? save_carried(op, path, carried, &n, e) : 0;
 
         snprintf(opts, sizeof opts, "mode=%04o,size=%llu,nr_inodes=%llu,uid=%u,gid=%u", (unsigned) op->mode,
-                 (unsigned long long) op->size, (unsigned long long) (op->size / 1024 < 1024 ? 1024 : op->size / 1024),
+                 (unsigned long long) op->size, (unsigned long long) mnt_tmpfs_inodes(op),
                  plan->sandbox_uid, plan->sandbox_gid);
         /* noexec where the plan asks (/dev/shm: shared memory, not a place
          * to run a dropped binary from; a cover) */

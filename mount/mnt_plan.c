@@ -525,7 +525,42 @@ static char *account_text(bool group, unsigned uid, unsigned gid)
         return s;
 }
 
-/* /etc/passwd, /etc/group, /etc/localtime, and the mount points of the
+/* Where glibc's get_nprocs() and get_nprocs_conf() look first (os.cpu_count()
+ * is sysconf(_SC_NPROCESSORS_ONLN); _SC_NPROCESSORS_CONF reads possible). */
+#define CPU_DIR "/sys/devices/system/cpu"
+static const char *const cpu_files[] = { CPU_DIR "/online", CPU_DIR "/possible" };
+
+/* The kernel's list format: "0", or the range "0-(cpus-1)". */
+static char *cpu_list_text(unsigned cpus)
+{
+        char *s = malloc(32);
+
+        if (s && cpus <= 1)
+                snprintf(s, 32, "0\n");
+        else if (s)
+                snprintf(s, 32, "0-%u\n", cpus - 1);
+        return s;
+}
+
+/* The files that make os.cpu_count() say in->cpus (cgroup.h cg_cpu_count);
+ * their directory is made by the caller (a cold root's mkdirs, a warm job's
+ * own tmpfs). */
+static int write_cpu_files(struct builder *b)
+{
+        struct mnt_op *op;
+
+        for (size_t i = 0; i < ARRAY_SIZE(cpu_files); i++) {
+                PUSH_OR_FAIL(op, b, MNT_WRITE_FILE, cpu_files[i]);
+                if (!(op->owned_data = cpu_list_text(b->in->cpus)))
+                        return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+                op->data = op->owned_data;
+                op->data_len = strlen(op->owned_data);
+                op->mode = 0444;
+        }
+        return 0;
+}
+
+/* /etc/passwd, /etc/group, /etc/localtime, the CPU count, and the mount points of the
  * system directories (mnt.h). */
 static int skeleton_system(struct builder *b)
 {
@@ -548,7 +583,11 @@ static int skeleton_system(struct builder *b)
         PUSH_OR_FAIL(op, b, MNT_SYMLINK, "/etc/localtime");
         if (!(op->src = strdup(LOCALTIME_TARGET)))
                 return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
-        return 0;
+        if (!b->in->cpus)
+                return 0;
+        if ((r = mkdirs(b, CPU_DIR, true, 0755)) < 0)
+                return r;
+        return write_cpu_files(b);
 }
 
 static int skeleton_program(struct builder *b)
@@ -867,6 +906,24 @@ int mnt_plan_landlock(const struct mnt_plan *plan, struct ll_path_rule **ret, si
 /* The program's own tmpfs: its file plus room for the directory entry. */
 #define WARM_PROGRAM_SLACK (64u << 10)
 
+/* Does a --bind/--tmpfs of the caller's reach the CPU count's directory
+ * (at, above or inside it)? Then, cold, that mount is what the program sees
+ * there; a warm job's cover would hide it (or, under a fresh tmpfs, have no
+ * directory to go on), so the job keeps what its zygote's tree shows. */
+static bool user_mount_meets_cpu_dir(const struct path_mounts *u)
+{
+        for (size_t i = 0; i < u->n_binds + u->n_tmpfs; i++) {
+                const char *dst = i < u->n_binds ? u->binds[i].dst : u->tmpfs[i - u->n_binds].dst;
+                AUTOFREE char *norm = NULL;
+                struct nsb_error ignored;
+
+                if (path_normalize(dst, "mount", &norm, &ignored) < 0 || path_under(CPU_DIR, norm) ||
+                    path_under(norm, CPU_DIR))
+                        return true;
+        }
+        return false;
+}
+
 int mnt_plan_build_warm_job(const struct mnt_input *in, struct mnt_plan *ret, struct nsb_error *e)
 {
         struct builder b = { .plan = ret, .e = e, .in = in };
@@ -902,6 +959,17 @@ int mnt_plan_build_warm_job(const struct mnt_input *in, struct mnt_plan *ret, st
         }
         if ((r = push_shm_pts(&b)) < 0)
                 goto fail;
+        /* The zygote's tree names the batch's count; the job's limits may
+         * differ, so the job sees its own, sealed as its /program. */
+        if (in->cpus && !user_mount_meets_cpu_dir(u)) {
+                if ((r = push_tmpfs(&b, CPU_DIR, WARM_PROGRAM_SLACK, 0755)) < 0)
+                        goto fail;
+                ret->ops[ret->n_ops - 1].writable = false;
+                if ((r = write_cpu_files(&b)) < 0)
+                        goto fail;
+                if (!(op = push(&b, MNT_READONLY, CPU_DIR)))
+                        goto oom;
+        }
         if (in->program_name) {
                 if ((r = push_tmpfs(&b, "/program", in->program_len + WARM_PROGRAM_SLACK, 0755)) < 0)
                         goto fail;
@@ -931,4 +999,13 @@ void mnt_plan_free(struct mnt_plan *plan)
         free(plan->ops);
         free(plan->slot_preopened);
         memset(plan, 0, sizeof *plan);
+}
+
+uint64_t mnt_tmpfs_inodes(const struct mnt_op *op)
+{
+        /* The root is read-only once built: the program makes no inode
+         * there, and the profile's mount points may be many. */
+        uint64_t n = op->size / (op->kind == MNT_ROOT_TMPFS ? 1024u : 4096u);
+
+        return n < MNT_MIN_INODES ? MNT_MIN_INODES : n;
 }

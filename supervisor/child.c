@@ -162,45 +162,8 @@ static int step_seccomp(struct child_ctx *c, struct nsb_error *e)
         return r < 0 ? r : filter_load(c->filter, &c->ledger, e);
 }
 
-/* The CPUs the program may run on, hence what os.cpu_count() says inside:
- * at most cg_cpu_cap(pids) of them, so Pool() with no argument fits the
- * pids limit on a host of any size (cgroup/cgroup.h). Narrowing one's own
- * affinity needs no privilege; the program may widen it again itself. */
-static int step_cpus(struct child_ctx *c, struct nsb_error *e)
-{
-        unsigned cap = cg_cpu_cap(c->cfg->pids_max);
-        size_t n = 1024, size;
-        cpu_set_t *set;
-
-        if (cap == 0)
-                return 0;
-        for (;;) {              /* a host with more than n CPUs: EINVAL, ask again */
-                if (!(set = CPU_ALLOC(n)))
-                        return nsb_fail(e, NSB_STAGE_RLIMIT, ENOMEM, "CPU set of %zu", n);
-                size = CPU_ALLOC_SIZE(n);
-                CPU_ZERO_S(size, set);
-                if (sched_getaffinity(0, size, set) == 0)
-                        break;
-                CPU_FREE(set);
-                if (errno != EINVAL || n >= (1u << 16))
-                        return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "sched_getaffinity");
-                n *= 2;
-        }
-        if ((unsigned) CPU_COUNT_S(size, set) > cap) {
-                cg_cpu_pick(set, size, cap, sched_getcpu());
-                if (sched_setaffinity(0, size, set) < 0) {
-                        int err = errno;
-                        CPU_FREE(set);
-                        return nsb_fail(e, NSB_STAGE_RLIMIT, err, "sched_setaffinity to %u CPUs", cap);
-                }
-        }
-        CPU_FREE(set);
-        return 0;
-}
-
 const struct child_step child_program_steps[] = {
         CHILD_STEP(NSB_STAGE_RLIMIT, step_rlimits),     /* needs nothing; inherited by every child */
-        CHILD_STEP(NSB_STAGE_RLIMIT, step_cpus),        /* the pids limit bounds what cpu_count says */
         CHILD_STEP(NSB_STAGE_CAPS, step_caps),          /* bounding, ambient, permitted, effective; securebits locked */
         CHILD_STEP(NSB_STAGE_NNP, step_nnp),            /* before landlock_restrict_self and seccomp */
         CHILD_STEP(NSB_STAGE_LANDLOCK, step_landlock),  /* after the mount tree is final: rules name its paths */

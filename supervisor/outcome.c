@@ -18,6 +18,15 @@ static void end_by_limit(struct run_result *r, enum run_limit l, int sig)
         hit(r, l);
 }
 
+/* Under RLIMIT_AS a process may hold up to twice --memory (the room for
+ * thread stacks, cgroup/cg_plan.c) for a burst the 20 ms poll of the tree
+ * misses; the rusage peak sees it afterwards. A run whose reported peak is
+ * over its limit went past the limit: it is named, never "exited". */
+static bool peak_over(const struct observed *o)
+{
+        return o->peak_limit_bytes > 0 && o->peak_memory_bytes > o->peak_limit_bytes;
+}
+
 void outcome_decide(const struct observed *o, struct run_result *r)
 {
         r->limit = LIMIT_NONE;
@@ -25,7 +34,7 @@ void outcome_decide(const struct observed *o, struct run_result *r)
         r->signal = 0;
         if (o->pids_limit_hit)
                 hit(r, LIMIT_PIDS);
-        if (o->memory_limit_hit || o->oom_killed)
+        if (o->memory_limit_hit || o->oom_killed || peak_over(o))
                 hit(r, LIMIT_MEMORY);
         /* e.g. a child that RLIMIT_CPU killed while the program ran on */
         if (o->cpu_over)
@@ -77,6 +86,10 @@ void outcome_decide(const struct observed *o, struct run_result *r)
                                             : "the sandbox ended before the program started (%s %d)",
                          WIFSIGNALED(o->init_status) ? "signal" : "exit code",
                          WIFSIGNALED(o->init_status) ? WTERMSIG(o->init_status) : WEXITSTATUS(o->init_status));
+                return;
+        }
+        if (peak_over(o)) {
+                end_by_limit(r, LIMIT_MEMORY, WIFSIGNALED(o->wait_status) ? WTERMSIG(o->wait_status) : 0);
                 return;
         }
         if (WIFEXITED(o->wait_status)) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "result/result.h"
 
@@ -25,6 +26,11 @@ struct observed {
         bool pids_limit_hit;       /* a fork was refused at the pids limit */
         bool cpu_over;             /* CPU use reached the limit (also for a process RLIMIT_CPU killed) */
         bool warm;                 /* the init was a warm job's (its parent the zygote, not nsbox) */
+        /* Backends that hold memory per process (rlimit): the run's measured
+         * peak (result's peak_memory_bytes) and the limit it is held to, 0 =
+         * none. A burst shorter than the tree's poll is seen only here. */
+        uint64_t peak_memory_bytes;
+        uint64_t peak_limit_bytes;
 };
 
 /* Fills status, limit, limits_hit, exit_code and signal of @r. When the

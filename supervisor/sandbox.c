@@ -882,6 +882,10 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
             (WTERMSIG(s.obs.wait_status) == SIGXCPU || WTERMSIG(s.obs.wait_status) == SIGKILL) &&
             s.prog_cpu_prof_ms >= (uint64_t) child_cpu_rlimit_s(s.cfg) * 1000)
                 s.obs.cpu_over = true;
+        if (s.cg_ops->per_process && ret->peak_memory_known) {
+                s.obs.peak_memory_bytes = ret->peak_memory_bytes;
+                s.obs.peak_limit_bytes = s.cfg->memory_bytes;
+        }
         cleanup(&s);
         outcome_decide(&s.obs, ret);
         explain_host_refusal(&s, ret);

@@ -32,6 +32,7 @@ void sbx_ledger_walls(struct sbx *s, const char *how)
 struct mnt_input sbx_mount_input(const struct sbx *s)
 {
         const struct sbx_request *req = s->req;
+        long host_cpus = sysconf(_SC_NPROCESSORS_ONLN);     /* bare os.cpu_count()'s answer */
 
         return (struct mnt_input){
                 .user = cfg_mounts(s->cfg),
@@ -44,6 +45,7 @@ struct mnt_input sbx_mount_input(const struct sbx *s)
                 .runner_dir = req->runner_dir,
                 .runner_dst = req->start == SBX_ZYGOTE ? WARM_ZYGOTE_CODE_DIR : NULL,
                 .preopen_user_sources = s->idmap.idmap_user_sources,
+                .cpus = cg_cpu_count(s->cfg->pids_max, host_cpus > 0 ? (unsigned) host_cpus : 1),
         };
 }
 

@@ -19,9 +19,13 @@ class FileTree(SandboxTest):
         _, res = self.py("tree.py")
         paths = self.observed(res)
         tops = sorted({p.split("/")[1] for p in paths})
-        self.assertEqual(tops, ["dev", "etc", "lib", "lib64", "proc", "program", "tmp", "usr", "workspace"])
-        for secret in ("/home", "/root", "/var", "/sys", "/run", "/boot"):
+        self.assertEqual(tops, ["dev", "etc", "lib", "lib64", "proc", "program", "sys", "tmp", "usr", "workspace"])
+        for secret in ("/home", "/root", "/var", "/run", "/boot"):
             self.assertNotIn(secret, paths)
+        # /sys: only the CPU count nsbox writes (docs/security.md, "What the root holds")
+        self.assertEqual(sorted(p for p in paths if p.startswith("/sys/")),
+                         ["/sys/devices", "/sys/devices/system", "/sys/devices/system/cpu",
+                          "/sys/devices/system/cpu/online", "/sys/devices/system/cpu/possible"])
         # /etc: only what nsbox writes itself (docs/security.md, "What the root holds")
         self.assertEqual(sorted(p for p in paths if p.startswith("/etc/")),
                          ["/etc/group", "/etc/localtime", "/etc/passwd"])

@@ -13,7 +13,13 @@ backend bounds memory with RLIMIT_AS:
   mapped from it, ptys opened past the instance's max, TIOCSTI and TIOCSETD
   on its own pty, /etc/passwd written;
 - a warm job's /dev/shm is its own: what one job leaves there the next
-  does not see.
+  does not see;
+- os.cpu_count() follows the pids limit through the synthesized
+  /sys/devices/system/cpu/online (each warm job its own), the affinity is
+  left whole, so concurrent sandboxes are not pinned together;
+- from the #26 review: a memory burst past --memory between two polls is
+  named (rlimit backend), each writable tmpfs holds one inode per page of
+  its size, a profile may not mount over the files nsbox writes.
 """
 import json
 import os
@@ -67,7 +73,23 @@ IDENTITY = ('import getpass, json, os, pwd, grp, time\n'
             ' "gmtoff": time.localtime().tm_gmtoff, "tzname": list(time.tzname),'
             ' "localtime": os.readlink("/etc/localtime"),'
             ' "passwd": open("/etc/passwd").read(), "cpus": os.cpu_count(),'
-            ' "affinity": len(os.sched_getaffinity(0))}))')
+            ' "affinity": sorted(os.sched_getaffinity(0))}))')
+# what os.cpu_count() should say inside (cgroup/cgroup.h cg_cpu_count): a
+# quarter of the pids limit, at least 1, never more than the host's
+HOST_CPUS = os.cpu_count() or 1
+HOST_AFFINITY = sorted(os.sched_getaffinity(0))
+
+
+def expected_cpus(pids):
+    return min(HOST_CPUS, max(1, pids // 4))
+
+
+# each spins ~1 s of CPU and says what it ran on
+SPIN = ('import json, os, time\nt = time.process_time(); w = time.monotonic()\n'
+        'while time.process_time() - t < 1.0: pass\n'
+        'print(json.dumps({"affinity": sorted(os.sched_getaffinity(0)), "cpus": os.cpu_count(),'
+        ' "online": open("/sys/devices/system/cpu/online").read(),'
+        ' "wall_per_cpu": (time.monotonic() - w) / (time.process_time() - t)}))')
 
 
 def bare(code):
@@ -122,7 +144,9 @@ class RootContents(SandboxTest):
         # never the host's accounts: only the three nsbox writes
         names = [line.split(":")[0] for line in obs["passwd"].splitlines()]
         self.assertEqual(names, ["root", "sandbox", "nobody"], what)
-        self.assertEqual(obs["cpus"], obs["affinity"], what)
+        # the count the pids limit allows (default 64); the affinity left whole, as bare
+        self.assertEqual(obs["cpus"], expected_cpus(64), what)
+        self.assertEqual(obs["affinity"], HOST_AFFINITY, what)
 
     def test_identity_and_clock(self):
         _, cold = self.run_json("python", "-c", IDENTITY)
@@ -133,17 +157,86 @@ class RootContents(SandboxTest):
         self.assertEqual(self.observed(cold), self.observed(warm))
 
     def test_cpu_count_follows_the_pids_limit(self):
-        # a quarter of the pids limit (cgroup/cgroup.h cg_cpu_cap): with 5
+        # a quarter of the pids limit (cgroup/cgroup.h cg_cpu_count): with 5
         # tasks, one CPU, so Pool() with no argument starts one worker, which
         # with its parent's three threads fits; two workers did not (a
-        # RuntimeError, then the pool hung until the wall time)
-        code = EVERYDAY["pool_default"].replace("print(", "import os; print(os.cpu_count(), ")
-        _, cold = self.run_json("python", "--pids", "5", "-c", code, timeout=120)
-        warm = self.batch_warm([{"id": "p", "kind": "python", "code": code, "limits": {"pids": 5}}])["p"]
-        for mode, res in (("cold", cold), ("warm", warm)):
-            self.assert_exited(res, mode)
-            cpus, total = res["stdout"]["text"].split()
-            self.assertEqual((int(cpus), int(total)), (1, 81), mode)
+        # RuntimeError, then the pool hung until the wall time). Every count
+        # glibc and multiprocessing give agrees; the affinity stays the
+        # host's. A batch's warm jobs each see their own limit's count,
+        # whatever their zygote's tree holds.
+        code = ('import json, os, multiprocessing as m, concurrent.futures as f\nif __name__ == "__main__":\n'
+                '    with m.Pool() as p: w = p._processes; total = sum(p.map(abs, range(-9, 9)))\n'
+                '    print(json.dumps([os.cpu_count(), m.cpu_count(), w, f.ProcessPoolExecutor()._max_workers,'
+                ' os.sysconf("SC_NPROCESSORS_CONF"), total, sorted(os.sched_getaffinity(0))]))')
+        jobs, cold = [], {}
+        for pids in (5, 8, 64):
+            _, cold[pids] = self.run_json("python", "--pids", str(pids), "-c", code, timeout=120)
+            jobs.append({"id": str(pids), "kind": "python", "code": code, "limits": {"pids": pids}})
+        warm = self.batch_warm(jobs)
+        for pids in (5, 8, 64):
+            n = expected_cpus(pids)
+            for mode, res in (("cold", cold[pids]), ("warm", warm[str(pids)])):
+                what = "%s --pids %d" % (mode, pids)
+                self.assert_exited(res, what)
+                self.assertEqual(json.loads(res["stdout"]["text"]), [n, n, n, n, n, 81, HOST_AFFINITY], what)
+
+    def test_concurrent_sandboxes_are_not_pinned_together(self):
+        # the count used to come from a narrowed affinity, a window starting
+        # at the CPU the sandbox started on: two sandboxes with --pids 4
+        # both got [0] on a 2-CPU host and ran at wall/CPU 2.0 while the
+        # other CPU idled (a 1.5 s CPU program hit its 2.5 s wall time).
+        # Now the count is a file; each may run on every CPU.
+        args = [NSBOX, "python", "--json", "--pids", "4", "--wall-time", "20s", "-c", SPIN]
+        procs = [subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+        outs = [p.communicate(timeout=120) for p in procs]
+        for i, (out, err) in enumerate(outs):
+            res = json.loads(out)
+            obs = self.observed(res)
+            what = "sandbox %d: %r" % (i, obs)
+            self.assertEqual(obs["affinity"], HOST_AFFINITY, what)
+            self.assertEqual((obs["cpus"], obs["online"]), (1, "0\n"), what)
+            # wall_per_cpu (in the message) is not asserted: on a shared
+            # machine others' load moves it more than the pinning did (2.0
+            # for two pinned together on 2 idle CPUs, ~1.0 apart); the
+            # affinity above is what decides whether they can be apart
+
+    def test_memory_burst_is_named(self):
+        # Under the rlimit backend one process may map up to twice --memory
+        # (room for thread stacks) and a burst past the limit can end
+        # between two 20 ms polls of the tree: it ran `exited 0`,
+        # `limits_hit []` with a peak over the limit. A peak over the limit
+        # is the limit reached: `limit: memory`. Under a cgroup the kernel
+        # holds the limit itself (the run may exit, its peak within it).
+        fixture = os.path.join(PY, "memory_burst.py")
+        with open(fixture) as f:
+            code = "import sys; sys.argv[1:] = ['64']\n" + f.read()
+        runs = [self.run_json("python", "--memory", "64M", fixture, "64", timeout=120)[1] for _ in range(3)]
+        warm = self.batch_warm([{"id": str(i), "kind": "python", "code": code, "limits": {"memory": "64M"}}
+                                for i in range(3)])
+        for i, res in enumerate(runs + list(warm.values())):
+            what = "run %d: %s %s %s peak %d MiB %s" % (i, res["status"], res["limit"], res["limits_hit"],
+                                                         res["peak_memory_bytes"] >> 20, res["stderr"]["text"][-300:])
+            if res["protections"]["memory"] == "rlimit":
+                self.assertEqual((res["status"], res["limit"], res["limits_hit"]), ("limit", "memory", ["memory"]),
+                                 what)
+            elif res["status"] == "exited":
+                self.assertLessEqual(res["peak_memory_bytes"], 64 << 20, what)
+            else:
+                self.assertEqual((res["status"], res["limit"]), ("limit", "memory"), what)
+
+    def test_tmpfs_inodes_bounded_by_size(self):
+        # Each file of a tmpfs costs the host an inode and a dentry (~1 KiB
+        # of slab with a long name) whatever the size says, uncounted under
+        # the rlimit backend: nr_inodes was size/1K (65535 files per 64 MiB
+        # mount, ~80 MiB of slab each). It is one per page of the size now.
+        _, res = self.py("tmpfs_fill.py", opts=("--tmp-size", "8M", "--wall-time", "60s"), timeout=120)
+        obs = self.observed(res)
+        for d in ("/tmp", "/workspace", "/dev/shm"):
+            made, err = obs[d]
+            self.assertEqual(err, "ENOSPC", d)
+            # 8 MiB / 4 KiB = 2048 inodes, the mount's root one of them
+            self.assertGreaterEqual(made, 1000, d)
+            self.assertLessEqual(made, 2048, d)
 
     def check_abuse(self, obs, what):
         # /dev/shm: full at its bound (--tmp-size 8M), nothing runs from it
@@ -191,6 +284,31 @@ class RootContents(SandboxTest):
         self.assertIn(marker, out["a"]["stdout"]["text"])
         self.assert_exited(out["b"], "warm b")
         self.assertEqual(out["b"]["stdout"]["text"], "[]\n")
+
+    def test_profile_mounts_over_the_synthesized_files_refused(self):
+        # a profile that mounts the host's /etc (or over /etc/passwd, or a
+        # tmpfs on /etc or /sys) would show the host's accounts or remove
+        # nsbox's files and CPU count: refused with its FILE:LINE. The
+        # command line's --ro-bind is the caller's own choice: accepted.
+        for line in ("ro_bind = /etc", "ro_bind = /usr/share/zoneinfo/Etc/UTC:/etc/passwd", "tmpfs = /etc",
+                     "ro_bind = /usr/share/zoneinfo:/etc/localtime", "tmpfs = /sys"):
+            with self.subTest(line), tempfile.NamedTemporaryFile("w", suffix=".ini") as f:
+                f.write("[mounts]\n%s\n" % line)
+                f.flush()
+                os.chmod(f.name, 0o644)
+                p = self.nsbox("python", "--profile", f.name, "-c", "print('ran')")
+                self.assertNotIn(b"ran", p.stdout)
+                self.assertIn(("%s:2:" % f.name).encode(), p.stderr)
+                self.assertIn(b"the sandbox's own", p.stderr)
+        with tempfile.NamedTemporaryFile("w", suffix=".ini") as f:      # beside them: fine
+            f.write("[mounts]\nro_bind = /usr/share/zoneinfo:/etc/zones\n")
+            f.flush()
+            os.chmod(f.name, 0o644)
+            _, res = self.run_json("python", "--profile", f.name, "-c", "print(open('/etc/passwd').read())")
+            self.assert_exited(res, "a profile's mount beside /etc/passwd")
+            self.assertEqual([l.split(":")[0] for l in res["stdout"]["text"].splitlines() if l], ["root", "sandbox", "nobody"])
+        _, res = self.run_json("python", "--ro-bind", "/etc", "-c", "print(len(open('/etc/passwd').read()) > 0)")
+        self.assert_exited(res, "--ro-bind /etc")
 
 
 if __name__ == "__main__":

@@ -310,43 +310,22 @@ static void test_plan(void **state)
         assert_int_equal(e.stage, NSB_STAGE_CGROUP);
 }
 
-/* What os.cpu_count() says inside follows the pids limit on a host of any
- * size: a fake 512-CPU host (a mask with every bit set, one with holes)
- * keeps a quarter of the tasks' worth of CPUs, starting where the process
- * runs and wrapping around. */
-static void test_cpu_cap(void **state)
+/* What os.cpu_count() says inside (the mount plan's /sys/devices/system/cpu
+ * files): a quarter of the tasks, at least one, never more than the host
+ * has; the host's own count without a pids limit. */
+static void test_cpu_count(void **state)
 {
-        size_t size = CPU_ALLOC_SIZE(512);
-        cpu_set_t *set = CPU_ALLOC(512);
-        unsigned kept;
-
         (void) state;
-        assert_int_equal(cg_cpu_cap(64), 16);
-        assert_int_equal(cg_cpu_cap(6), 1);
-        assert_int_equal(cg_cpu_cap(1), 1);
-        assert_int_equal(cg_cpu_cap(0), 0);
-        assert_int_equal(cg_cpu_cap(UINT64_MAX), 0);
-        assert_non_null(set);
-        CPU_ZERO_S(size, set);
-        for (size_t i = 0; i < 512; i++)
-                CPU_SET_S(i, size, set);
-        kept = cg_cpu_pick(set, size, cg_cpu_cap(64), 500);
-        assert_int_equal(kept, 16);
-        assert_int_equal(CPU_COUNT_S(size, set), 16);
-        for (size_t i = 500; i < 512; i++)
-                assert_true(CPU_ISSET_S(i, size, set));
-        for (size_t i = 0; i < 4; i++)                  /* wrapped around */
-                assert_true(CPU_ISSET_S(i, size, set));
-        assert_false(CPU_ISSET_S(4, size, set));
-        CPU_ZERO_S(size, set);
-        for (size_t i = 0; i < 512; i += 2)             /* only even CPUs online */
-                CPU_SET_S(i, size, set);
-        kept = cg_cpu_pick(set, size, 3, 7);            /* 7 is not ours: from the first */
-        assert_int_equal(kept, 3);
-        assert_true(CPU_ISSET_S(0, size, set) && CPU_ISSET_S(2, size, set) && CPU_ISSET_S(4, size, set));
-        assert_int_equal(CPU_COUNT_S(size, set), 3);
-        assert_int_equal(cg_cpu_pick(set, size, 8, 0), 3);      /* fewer than the cap: unchanged */
-        CPU_FREE(set);
+        assert_int_equal(cg_cpu_count(64, 512), 16);    /* a 512-CPU host at the default limit */
+        assert_int_equal(cg_cpu_count(64, 2), 2);       /* never more than the host */
+        assert_int_equal(cg_cpu_count(6, 512), 1);
+        assert_int_equal(cg_cpu_count(4, 512), 1);
+        assert_int_equal(cg_cpu_count(1, 512), 1);
+        assert_int_equal(cg_cpu_count(8, 512), 2);
+        assert_int_equal(cg_cpu_count(0, 512), 512);    /* no pids limit */
+        assert_int_equal(cg_cpu_count(UINT64_MAX, 512), 512);
+        assert_int_equal(cg_cpu_count(64, 0), 1);       /* a probe that failed */
+        assert_int_equal(cg_cpu_count(1ull << 40, 512), 512);
 }
 
 /* Under the rlimit backend, RLIMIT_AS leaves room for the stacks of the
@@ -1561,7 +1540,7 @@ int main(void)
                 cmocka_unit_test(test_own_rel),
                 cmocka_unit_test(test_plan),
                 cmocka_unit_test(test_rlimit_as_room),
-                cmocka_unit_test(test_cpu_cap),
+                cmocka_unit_test(test_cpu_count),
                 cmocka_unit_test(test_choose),
                 cmocka_unit_test(test_scope_names_and_paths),
                 cmocka_unit_test(test_obtain_plan),

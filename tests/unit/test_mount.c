@@ -460,6 +460,96 @@ static void test_warm_job_private_shm_pts(void **state)
         cfg_free(&cfg);
 }
 
+/* os.cpu_count() is glibc's get_nprocs(), which reads
+ * /sys/devices/system/cpu/online first: the plan writes it (and possible,
+ * _SC_NPROCESSORS_CONF's) with the count it is given, read-only, in the
+ * root before it is sealed; a warm job writes its own count in a fresh
+ * tmpfs it seals, since the zygote's names the batch's. */
+static void test_cpu_files(void **state)
+{
+        static const struct { unsigned cpus; const char *text; } cases[] = { { 1, "0\n" }, { 3, "0-2\n" },
+                                                                              { 16, "0-15\n" } };
+        const char *files[] = { "/sys/devices/system/cpu/online", "/sys/devices/system/cpu/possible" };
+        struct nsb_config cfg;
+        struct mnt_plan p;
+        struct nsb_error e;
+
+        (void) state;
+        base_cfg(&cfg);
+        for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+                struct mnt_input in = { .user = cfg_mounts(&cfg), .host = &python_set, .program_name = "main.py",
+                                        .program_data = "print(1)\n", .program_len = 9, .sandbox_uid = 1000,
+                                        .sandbox_gid = 1000, .cpus = cases[c].cpus };
+                ssize_t ro_all, cover, seal;
+
+                assert_int_equal(mnt_plan_build(&in, &p, &e), 0);
+                ro_all = find_op(&p, MNT_READONLY_ALL, "/");
+                for (size_t f = 0; f < ARRAY_SIZE(files); f++) {
+                        ssize_t i = find_op(&p, MNT_WRITE_FILE, files[f]);
+                        assert_true(i >= 0 && i < ro_all);
+                        assert_string_equal(p.ops[i].data, cases[c].text);
+                        assert_int_equal(p.ops[i].data_len, strlen(cases[c].text));
+                        assert_int_equal(p.ops[i].mode, 0444);
+                        assert_false(p.ops[i].writable);
+                }
+                assert_true(find_op(&p, MNT_MKDIR, "/sys/devices/system/cpu") >= 0);
+                mnt_plan_free(&p);
+
+                assert_int_equal(mnt_plan_build_warm_job(&in, &p, &e), 0);
+                cover = find_op(&p, MNT_TMPFS, "/sys/devices/system/cpu");
+                seal = find_op(&p, MNT_READONLY, "/sys/devices/system/cpu");
+                assert_true(cover >= 0 && seal > cover);
+                assert_false(p.ops[cover].writable);
+                for (size_t f = 0; f < ARRAY_SIZE(files); f++) {
+                        ssize_t i = find_op(&p, MNT_WRITE_FILE, files[f]);
+                        assert_true(i > cover && i < seal);
+                        assert_string_equal(p.ops[i].data, cases[c].text);
+                }
+                mnt_plan_free(&p);
+        }
+        /* a warm job whose batch mounts a tmpfs at /sys (or a bind inside the
+         * directory) sees that mount, as cold: no cover of its own */
+        {
+                const char *dsts[] = { "/sys", "/sys/devices/system/cpu/online", "/sys/devices/system/cpu" };
+                for (size_t k = 0; k < ARRAY_SIZE(dsts); k++) {
+                        struct nsb_tmpfs t = { (char *) dsts[k], 0 };
+                        struct mnt_input in = { .user = cfg_mounts(&cfg), .host = &python_set, .sandbox_uid = 1000,
+                                                .sandbox_gid = 1000, .cpus = 2 };
+
+                        in.user.tmpfs = &t;
+                        in.user.n_tmpfs = 1;
+                        assert_int_equal(mnt_plan_build_warm_job(&in, &p, &e), 0);
+                        assert_int_equal(find_op(&p, MNT_WRITE_FILE, files[0]), -1);
+                        assert_int_equal(find_op(&p, MNT_TMPFS, "/sys/devices/system/cpu") >= 0, k == 2);
+                        mnt_plan_free(&p);
+                }
+        }
+        /* no count given (a caller that does not probe): no files */
+        assert_int_equal(build(&cfg, &p, &e), 0);
+        assert_int_equal(find_op(&p, MNT_WRITE_FILE, files[0]), -1);
+        mnt_plan_free(&p);
+        cfg_free(&cfg);
+}
+
+/* A writable tmpfs holds one inode per page of its size (each costs the
+ * host's slab, uncounted under the rlimit backend: 64K of them per 64 MiB
+ * mount cost ~88 MiB); the read-only root keeps one per KiB, at least
+ * MNT_MIN_INODES either way. */
+static void test_tmpfs_inodes(void **state)
+{
+        struct mnt_op op = { .kind = MNT_TMPFS, .size = 64u << 20 };
+
+        (void) state;
+        assert_int_equal(mnt_tmpfs_inodes(&op), 16384);
+        op.size = 1u << 20;
+        assert_int_equal(mnt_tmpfs_inodes(&op), MNT_MIN_INODES);
+        op.size = 0;
+        assert_int_equal(mnt_tmpfs_inodes(&op), MNT_MIN_INODES);
+        op.kind = MNT_ROOT_TMPFS;
+        op.size = 8u << 20;
+        assert_int_equal(mnt_tmpfs_inodes(&op), 8192);
+}
+
 /* However many writable mounts a plan has, each gets its rule: no fixed
  * array that stops when full (the rules used to be copied into 88 slots). */
 static void test_landlock_no_truncation(void **state)
@@ -610,6 +700,8 @@ int main(void)
                 cmocka_unit_test(test_landlock_from_plan),
                 cmocka_unit_test(test_landlock_no_truncation),
                 cmocka_unit_test(test_system_root),
+                cmocka_unit_test(test_cpu_files),
+                cmocka_unit_test(test_tmpfs_inodes),
                 cmocka_unit_test(test_system_root_and_profiles),
                 cmocka_unit_test(test_warm_job_private_shm_pts),
                 cmocka_unit_test(test_hidden_dir_cover_order),

@@ -80,6 +80,18 @@ static void test_outcomes(void **state)
                   125 },
                 { { .warm = true, .init_status = KILLED(SIGKILL) }, RUN_ERROR, LIMIT_NONE, 0, 125 },
                 { { .oom_killed = true }, RUN_LIMIT, LIMIT_MEMORY, 1u << LIMIT_MEMORY, 124 },
+                /* rlimit: a burst past the limit between two polls, seen only in the
+                 * rusage peak: named, never "exited 0"; at the limit is not past it */
+                { { .got_exit = true, .wait_status = EXITED(0), .peak_memory_bytes = 67u << 20,
+                    .peak_limit_bytes = 64u << 20 }, RUN_LIMIT, LIMIT_MEMORY, 1u << LIMIT_MEMORY, 124 },
+                { { .got_exit = true, .wait_status = KILLED(SIGSEGV), .peak_memory_bytes = 67u << 20,
+                    .peak_limit_bytes = 64u << 20 }, RUN_LIMIT, LIMIT_MEMORY, 1u << LIMIT_MEMORY, 124 },
+                { { .got_exit = true, .wait_status = EXITED(0), .peak_memory_bytes = 64u << 20,
+                    .peak_limit_bytes = 64u << 20 }, RUN_EXITED, LIMIT_NONE, 0, 0 },
+                { { .got_exit = true, .wait_status = EXITED(0), .peak_memory_bytes = 67u << 20 }, RUN_EXITED,
+                  LIMIT_NONE, 0, 0 },   /* a cgroup backend: its own peak, its own events */
+                { { .killed = KILL_WALL_TIME, .peak_memory_bytes = 67u << 20, .peak_limit_bytes = 64u << 20 },
+                  RUN_LIMIT, LIMIT_WALL_TIME, 1u << LIMIT_WALL_TIME | 1u << LIMIT_MEMORY, 124 },
         };
         (void) state;
         for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
