@@ -308,10 +308,11 @@ class Entry:
             if o != "*" and o not in OUTCOMES:
                 raise ValueError("%s: outcome %r (one of %s or *)" % (where, o, ", ".join(OUTCOMES)))
         parts = self.pattern.split(".")
-        # the module must be named literally: it decides where the entry is checked
-        if len(parts) < 2 or parts[0] != "test" or any(c in parts[1] for c in "*?[") \
-                or not parts[1].startswith("test_"):
-            raise ValueError("%s: pattern must start with test.test_MODULE (no wildcard there): %r"
+        # the module must be named literally: it decides where the entry is
+        # checked (test.MODULE, or a helper module a test module loads, as
+        # test_datetime's test.datetimetester)
+        if len(parts) < 2 or parts[0] != "test" or not parts[1] or any(c in parts[1] for c in "*?["):
+            raise ValueError("%s: pattern must start with test.MODULE (no wildcard there): %r"
                              % (where, self.pattern))
         self.module = parts[1].split("::")[0]
         self.hits = {}  # (user, mode): differences matched
@@ -381,7 +382,9 @@ def run_user(user, args, modules):
     t0 = time.monotonic()
     bare, bare_status = Runs(user, "bare", args).complete(modules)
     print("%s bare: %d modules in %.0fs" % (user.name, len(modules), time.monotonic() - t0), flush=True)
-    found_all, counts = {}, {"tests": sum(len(bare[m]) for m in modules)}
+    found_all, counts = {}, {"tests": sum(len(bare[m]) for m in modules),
+                             "id_modules": {i.split(".")[1].split("::")[0] for m in modules
+                                            for i in bare[m] if i.startswith("test.")}}
     for mode in args.modes:
         t1 = time.monotonic()
         other, status = Runs(user, mode, args).complete(modules)
@@ -424,9 +427,12 @@ def check(entries, results, users, modes, modules):
     # stale: an entry that matched nothing for a user and mode it names that
     # ran (its module included): it no longer differs there, so it must go
     # or name fewer users or modes
+    ran = set(modules)  # and the helper modules whose tests they ran
+    for u in users:
+        ran |= results[u][1]["id_modules"]
     stale = []
     for e in entries:
-        if e.module not in modules:
+        if e.module not in ran:
             continue
         for u in users:
             for mode in modes:
