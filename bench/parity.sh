@@ -9,7 +9,7 @@
 # unexpected ones and the unconfirmed (flaky) ones, and the allow-list's size
 # with its stale entries. Exit 1 on an unexpected difference or a stale entry.
 #   bench/parity.sh [REPORT.md] [-- parity.py options, e.g. --users root -j 2]
-# NSBOX=path/to/nsbox (default build/nsbox). About 25 minutes on the 2-core
+# NSBOX=path/to/nsbox (default build/nsbox). About 36 minutes on the 2-core
 # reference host (docs/testing.md). REPORT.md gets every difference with the
 # reason each side gave (default: parity-report.md in the current directory).
 set -euo pipefail
