@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util/cleanup.h"
+#include "util/strv.h"
 
 #define ROOT_TMPFS_SLACK (1ULL << 20)   /* directories, symlinks, small files */
 
@@ -119,19 +120,9 @@ static int new_slot(struct builder *b, const char *src, bool preopened)
 /* Record @dir as made (1), or 0 when it was already; -ENOMEM. */
 static int remember_dir(struct builder *b, const char *dir)
 {
-        char **nv;
+        int r = strv_add(&b->dirs, &b->n_dirs, dir, true);
 
-        for (size_t k = 0; k < b->n_dirs; k++)
-                if (strcmp(b->dirs[k], dir) == 0)
-                        return 0;
-        nv = realloc(b->dirs, (b->n_dirs + 1) * sizeof *nv);
-        if (!nv)
-                return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
-        b->dirs = nv;
-        if (!(nv[b->n_dirs] = strdup(dir)))
-                return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
-        b->n_dirs++;
-        return 1;
+        return r < 0 ? nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory") : r;
 }
 
 /* mkdir -p for the parents of @path (and @path itself when @self). */
@@ -542,21 +533,33 @@ static char *cpu_list_text(unsigned cpus)
         return s;
 }
 
+/* A read-only file at @dst holding @text (malloc'd, owned by the op; NULL:
+ * out of memory). */
+static int push_text_file(struct builder *b, const char *dst, char *text)
+{
+        struct mnt_op *op = push(b, MNT_WRITE_FILE, dst);
+
+        if (!op || !text) {
+                free(text);
+                return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        }
+        op->owned_data = text;
+        op->data = text;
+        op->data_len = strlen(text);
+        op->mode = 0444;
+        return 0;
+}
+
 /* The files that make os.cpu_count() say in->cpus (cgroup.h cg_cpu_count);
  * their directory is made by the caller (a cold root's mkdirs, a warm job's
  * own tmpfs). */
 static int write_cpu_files(struct builder *b)
 {
-        struct mnt_op *op;
+        int r;
 
-        for (size_t i = 0; i < ARRAY_SIZE(cpu_files); i++) {
-                PUSH_OR_FAIL(op, b, MNT_WRITE_FILE, cpu_files[i]);
-                if (!(op->owned_data = cpu_list_text(b->in->cpus)))
-                        return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
-                op->data = op->owned_data;
-                op->data_len = strlen(op->owned_data);
-                op->mode = 0444;
-        }
+        for (size_t i = 0; i < ARRAY_SIZE(cpu_files); i++)
+                if ((r = push_text_file(b, cpu_files[i], cpu_list_text(b->in->cpus))) < 0)
+                        return r;
         return 0;
 }
 
@@ -572,14 +575,10 @@ static int skeleton_system(struct builder *b)
                         return r;
         if ((r = mkdirs(b, "/etc", true, 0755)) < 0)
                 return r;
-        for (int group = 0; group <= 1; group++) {
-                PUSH_OR_FAIL(op, b, MNT_WRITE_FILE, group ? "/etc/group" : "/etc/passwd");
-                if (!(op->owned_data = account_text(group, b->in->sandbox_uid, b->in->sandbox_gid)))
-                        return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
-                op->data = op->owned_data;
-                op->data_len = strlen(op->owned_data);
-                op->mode = 0444;
-        }
+        for (int group = 0; group <= 1; group++)
+                if ((r = push_text_file(b, group ? "/etc/group" : "/etc/passwd",
+                                        account_text(group, b->in->sandbox_uid, b->in->sandbox_gid))) < 0)
+                        return r;
         PUSH_OR_FAIL(op, b, MNT_SYMLINK, "/etc/localtime");
         if (!(op->src = strdup(LOCALTIME_TARGET)))
                 return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");

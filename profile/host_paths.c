@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/strv.h"
+
 void host_set_free(struct host_set *set)
 {
         for (size_t i = 0; i < set->n; i++) {
@@ -28,19 +30,7 @@ void host_set_free(struct host_set *set)
 
 int host_set_add_hidden(struct host_set *set, const char *dir)
 {
-        char **nv;
-
-        for (size_t i = 0; i < set->n_hidden; i++)
-                if (strcmp(set->hidden[i], dir) == 0)
-                        return 0;
-        nv = realloc(set->hidden, (set->n_hidden + 1) * sizeof *nv);
-        if (!nv)
-                return -ENOMEM;
-        set->hidden = nv;
-        if (!(nv[set->n_hidden] = strdup(dir)))
-                return -ENOMEM;
-        set->n_hidden++;
-        return 0;
+        return strv_add(&set->hidden, &set->n_hidden, dir, true) < 0 ? -ENOMEM : 0;
 }
 
 int profile_which(const char *name, const char *search_path, char **ret, struct nsb_error *e)

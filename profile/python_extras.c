@@ -35,6 +35,7 @@
 #include "profile/closure_cache.h"
 #include "profile/profile_internal.h"
 #include "util/cleanup.h"
+#include "util/strv.h"
 
 int profile_find_pyvenv_cfg(const char *interpreter, char *ret)
 {
@@ -70,15 +71,7 @@ static void dir_list_free(struct dir_list *l)
 
 static int dir_list_push(struct dir_list *l, const char *path)
 {
-        char **nv = realloc(l->v, (l->n + 1) * sizeof *nv);
-
-        if (!nv)
-                return -ENOMEM;
-        l->v = nv;
-        if (!(nv[l->n] = strdup(path)))
-                return -ENOMEM;
-        l->n++;
-        return 0;
+        return strv_add(&l->v, &l->n, path, false) < 0 ? -ENOMEM : 0;
 }
 
 static bool is_extension(const char *name)

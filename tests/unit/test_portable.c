@@ -1,6 +1,7 @@
-/* Unit tests for util/portable.c: asprintf, memmem and signal names in
- * plain C. On glibc the names are checked against sigabbrev_np for every
- * number, which is what the Linux build printed before. */
+/* Unit tests for util/portable.c (asprintf, memmem and signal names in
+ * plain C) and util/strv.c. On glibc the names are checked against
+ * sigabbrev_np for every number, which is what the Linux build printed
+ * before. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <signal.h>
 
 #include "util/portable.h"
+#include "util/strv.h"
 
 #if defined(__GLIBC__) && defined(_GNU_SOURCE)
 #define HAVE_SIGABBREV 1   /* glibc with its GNU interface: the Linux build */
@@ -78,12 +80,34 @@ static void test_signame(void **state)
 #endif
 }
 
+/* util/strv.c: a copy appended; with unique, an equal string only once */
+static void test_strv(void **state)
+{
+        char **v = NULL, s[] = "a";
+        size_t n = 0;
+
+        (void) state;
+        assert_int_equal(strv_add(&v, &n, s, true), 1);
+        s[0] = 'z';     /* a copy was taken */
+        assert_int_equal(strv_add(&v, &n, "a", true), 0);
+        assert_int_equal(strv_add(&v, &n, "a", false), 1);
+        assert_int_equal(strv_add(&v, &n, "b", true), 1);
+        assert_int_equal(n, 3);
+        assert_string_equal(v[0], "a");
+        assert_string_equal(v[1], "a");
+        assert_string_equal(v[2], "b");
+        for (size_t i = 0; i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_asprintf),
                 cmocka_unit_test(test_memmem),
                 cmocka_unit_test(test_signame),
+                cmocka_unit_test(test_strv),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
