@@ -115,6 +115,9 @@ struct mnt_input {
                                            zygote's code, which each job's own /program covers) */
         unsigned sandbox_uid, sandbox_gid;   /* owner of /workspace and /tmp inside */
         bool preopen_user_sources;      /* the supervisor opens workspace/harness/binds itself */
+        const char *workdir;            /* the program's working directory, below /workspace (a
+                                           workspace script's, program/program.h), or NULL:
+                                           /workspace */
         unsigned cpus;                  /* what os.cpu_count() says inside (cg_cpu_count): written,
                                            read-only, to /sys/devices/system/cpu/{online,possible};
                                            0 = no such files */

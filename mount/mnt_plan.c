@@ -817,6 +817,29 @@ static int push_shm_pts(struct builder *b)
         return 0;
 }
 
+/* Step 8: the working directory, /workspace or (in->workdir) a directory
+ * below it, checked as a destination is: nothing but a path inside the
+ * workspace mount can become the program's cwd. */
+static int push_chdir(struct builder *b)
+{
+        struct mnt_op *op;
+        char *dir = NULL;
+        int r;
+
+        if (!b->in->workdir) {
+                PUSH_OR_FAIL(op, b, MNT_CHDIR, "/workspace");
+                return 0;
+        }
+        if ((r = path_normalize(b->in->workdir, "working directory", &dir, b->e)) < 0)
+                return r;
+        if (!path_under(dir, "/workspace"))
+                r = nsb_fail(b->e, NSB_STAGE_CONFIG, EINVAL, "working directory '%s' is not in /workspace", dir);
+        else if (!(op = push(b, MNT_CHDIR, dir)))
+                r = nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        free(dir);
+        return r;
+}
+
 /* Steps 7 and 8: what stays writable, and the device nodes, on top of the
  * read-only tree; then the working directory. */
 static int phase_writable(struct builder *b)
@@ -853,8 +876,7 @@ static int phase_writable(struct builder *b)
                 op->attr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC | MOUNT_ATTR_RDONLY;
                 op->writable = i < N_DEV_WRITABLE;
         }
-        PUSH_OR_FAIL(op, b, MNT_CHDIR, "/workspace");
-        return 0;
+        return push_chdir(b);
 }
 
 int mnt_plan_build(const struct mnt_input *in, struct mnt_plan *ret, struct nsb_error *e)
@@ -978,8 +1000,8 @@ int mnt_plan_build_warm_job(const struct mnt_input *in, struct mnt_plan *ret, st
                 if (!(op = push(&b, MNT_READONLY, "/program")))
                         goto oom;
         }
-        if (!(op = push(&b, MNT_CHDIR, "/workspace")))
-                goto oom;
+        if ((r = push_chdir(&b)) < 0)
+                goto fail;
         return 0;
 oom:
         r = nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");

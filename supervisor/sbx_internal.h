@@ -83,7 +83,6 @@ extern const struct sbx_mode sbx_zygote_mode;
 extern const struct sbx_mode sbx_warm_job_mode;
 /* strict isolation's plan and after-clone, which the warm modes build on */
 int sbx_strict_plan(struct sbx *s, struct nsb_error *e);
-int sbx_plan_workdir(struct mnt_plan *plan, const char *workdir, struct nsb_error *e);
 struct mnt_input sbx_mount_input(const struct sbx *s);
 int sbx_strict_after_clone(struct sbx *s, struct nsb_error *e);
 void sbx_ledger_walls(struct sbx *s, const char *how);

@@ -11,7 +11,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "path/path.h"
 #include "supervisor/env_plan.h"
 #include "supervisor/run_io.h"
 #include "supervisor/wire.h"
@@ -45,32 +44,9 @@ struct mnt_input sbx_mount_input(const struct sbx *s)
                 .runner_dir = req->runner_dir,
                 .runner_dst = req->start == SBX_ZYGOTE ? WARM_ZYGOTE_CODE_DIR : NULL,
                 .preopen_user_sources = s->idmap.idmap_user_sources,
+                .workdir = req->workdir,
                 .cpus = cg_cpu_count(s->cfg->pids_max, host_cpus > 0 ? (unsigned) host_cpus : 1),
         };
-}
-
-/* A workspace script's working directory (program/program.h): the plan's
- * chdir goes below /workspace instead of to it. Checked here as the plan
- * checks a destination, so nothing but a path inside the workspace mount
- * can become the program's cwd. */
-int sbx_plan_workdir(struct mnt_plan *plan, const char *workdir, struct nsb_error *e)
-{
-        AUTOFREE char *dir = NULL;
-        int r;
-
-        if (!workdir)
-                return 0;
-        if ((r = path_normalize(workdir, "working directory", &dir, e)) < 0)
-                return r;
-        if (!path_under(dir, "/workspace"))
-                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "working directory '%s' is not in /workspace", dir);
-        for (size_t i = plan->n_ops; i-- > 0;)
-                if (plan->ops[i].kind == MNT_CHDIR) {
-                        free(plan->ops[i].dst);
-                        plan->ops[i].dst = move_ptr(&dir);
-                        return 0;
-                }
-        return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "the mount plan has no working directory");
 }
 
 int sbx_strict_plan(struct sbx *s, struct nsb_error *e)
@@ -84,7 +60,7 @@ int sbx_strict_plan(struct sbx *s, struct nsb_error *e)
                 reduced_reap_stale();
         ns_idmap_plan(geteuid(), getegid(), &s->idmap);
         in = sbx_mount_input(s);
-        if ((r = mnt_plan_build(&in, &s->mounts, e)) < 0 || (r = sbx_plan_workdir(&s->mounts, s->req->workdir, e)) < 0 ||
+        if ((r = mnt_plan_build(&in, &s->mounts, e)) < 0 ||
             (r = env_build(s->cfg, NULL, &s->envp, e)) < 0)
                 return r;
         /* The Landlock rules are the mount plan's, so the two cannot disagree

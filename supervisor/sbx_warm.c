@@ -79,9 +79,7 @@ static int warm_job_plan(struct sbx *s, struct nsb_error *e)
          * it lies there (a venv in /tmp), as the zygote's did. */
         if (!s->host.n && s->req->python_host)
                 in.host = s->req->python_host;
-        if ((r = mnt_plan_build_warm_job(&in, &s->job_mounts, e)) < 0)
-                return r;
-        return sbx_plan_workdir(&s->job_mounts, s->req->workdir, e);
+        return mnt_plan_build_warm_job(&in, &s->job_mounts, e);
 }
 
 /* The job's init joins its cgroup through fds sent after it started (v1's

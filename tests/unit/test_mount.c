@@ -245,6 +245,46 @@ static void test_duplicate_and_program_name(void **state)
         cfg_free(&cfg);
 }
 
+/* The working directory: /workspace, or a workspace script's folder below
+ * it (cold and warm plans alike); nothing outside the workspace mount. */
+static void test_workdir(void **state)
+{
+        static const struct { const char *workdir, *chdir_to, *err; } cases[] = {
+                { NULL, "/workspace", NULL },
+                { "/workspace/a/b", "/workspace/a/b", NULL },
+                { "/workspace//a/", "/workspace/a", NULL },
+                { "/etc", NULL, "not in /workspace" },
+                { "/workspace2", NULL, "not in /workspace" },
+                { "/workspace/../etc", NULL, ".." },
+        };
+        struct nsb_config cfg;
+        struct mnt_plan p;
+        struct nsb_error e;
+
+        (void) state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+                for (int warm = 0; warm <= 1; warm++) {
+                        struct mnt_input in;
+                        int r;
+
+                        base_cfg(&cfg);
+                        in = (struct mnt_input){ .user = cfg_mounts(&cfg), .host = &python_set,
+                                                 .sandbox_uid = 1000, .sandbox_gid = 1000,
+                                                 .workdir = cases[i].workdir };
+                        r = warm ? mnt_plan_build_warm_job(&in, &p, &e) : mnt_plan_build(&in, &p, &e);
+                        if (cases[i].err) {
+                                assert_true(r < 0);
+                                assert_non_null(strstr(e.msg, cases[i].err));
+                        } else {
+                                assert_int_equal(r, 0);
+                                assert_true(find_op(&p, MNT_CHDIR, cases[i].chdir_to) >= 0);
+                                assert_int_equal(p.ops[p.n_ops - 1].kind, MNT_CHDIR);
+                                mnt_plan_free(&p);
+                        }
+                        cfg_free(&cfg);
+                }
+}
+
 /* Extra tmpfs: its mount point exists before the root goes read-only, the
  * tmpfs itself comes after (writable), sized by the entry or by --tmp-size;
  * an overlap with a bind, a profile path or the sandbox's own is refused. */
@@ -696,6 +736,7 @@ int main(void)
                 cmocka_unit_test(test_binds_beside_the_profile),
                 cmocka_unit_test(test_nested_binds),
                 cmocka_unit_test(test_duplicate_and_program_name),
+                cmocka_unit_test(test_workdir),
                 cmocka_unit_test(test_tmpfs),
                 cmocka_unit_test(test_landlock_from_plan),
                 cmocka_unit_test(test_landlock_no_truncation),
