@@ -357,7 +357,8 @@ static void test_html(void **state)
         assert_non_null(rows);
         report_agg_init(&a);
         assert_int_equal(add(&a, 1, "{\"id\":\"<img src=x onerror=alert(1)>\",\"status\":\"exited\",\"exit_code\":1,"
-                                    "\"outcome\":\"fail\",\"stderr\":{\"text\":\"</pre><script>alert('x')</script>&\"}}",
+                                    "\"outcome\":\"fail\",\"stderr\":{\"text\":\"</pre><script>alert('x')</script>&"
+                                    "\\u001b[2K\\r\\u009b\\u202e\\u2066\\n\\u2713 ok\"}}",
                          &j), 1);
         assert_int_equal(report_html_row(rows, &j), 0);
         report_job_clear(&j);
@@ -372,6 +373,10 @@ static void test_html(void **state)
         assert_non_null(strstr(page, "&lt;img src=x onerror=alert(1)&gt;"));
         assert_non_null(strstr(page, "&lt;/pre&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;"));
         assert_non_null(strstr(page, "exit code 1"));
+        /* #27: the unsafe set shown, not dropped; the newline kept in <pre> */
+        assert_non_null(strstr(page, "&amp;\\x1b[2K\\r\\u009b\\u202e\\u2066\n\u2713 ok</pre>"));
+        assert_null(strchr(page, '\x1b'));
+        assert_null(strchr(page, '\r'));
         assert_non_null(strstr(page, "default-src 'none'"));
         assert_null(strstr(page, "src=\"http"));
         assert_null(strstr(page, "href="));
