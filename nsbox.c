@@ -28,6 +28,7 @@
 #include "util/readfile.h"
 #include "util/resultfile.h"
 #include "util/sha256.h"
+#include "util/textsafe.h"
 
 #include "nsbox-config.h"
 
@@ -40,7 +41,12 @@ static void print_error(const char *cmd, const struct nsb_error *e)
 {
         char buf[NSB_ERROR_MSG_MAX + 128];
 
-        fprintf(stderr, "nsbox: %s%s%s\n", cmd ? cmd : "", cmd ? ": " : "", nsb_error_describe(e, buf, sizeof buf));
+        /* A message quotes what it names (a path, a key, a spec's text):
+         * one line, the unsafe characters shown (util/textsafe.h). */
+        nsb_error_describe(e, buf, sizeof buf);
+        fprintf(stderr, "nsbox: %s%s", cmd ? cmd : "", cmd ? ": " : "");
+        textsafe_term(stderr, buf, strlen(buf), TEXTSAFE_ONE_LINE);
+        fputc('\n', stderr);
 }
 
 /* Did the program fail reading past the end of its input? Python says so
@@ -58,10 +64,12 @@ static void explain(const struct nsb_config *cfg, const struct run_result *r)
         char buf[NSB_ERROR_MSG_MAX + 128];
         struct stat in;
 
-        if (r->status == RUN_ERROR)
-                fprintf(stderr, "nsbox: sandbox error (%s): %s\n", nsb_stage_name((enum nsb_stage) r->error.stage),
-                        nsb_error_describe(&r->error, buf, sizeof buf));
-        else if (r->status == RUN_LIMIT)
+        if (r->status == RUN_ERROR) {
+                nsb_error_describe(&r->error, buf, sizeof buf);
+                fprintf(stderr, "nsbox: sandbox error (%s): ", nsb_stage_name((enum nsb_stage) r->error.stage));
+                textsafe_term(stderr, buf, strlen(buf), TEXTSAFE_ONE_LINE);
+                fputc('\n', stderr);
+        } else if (r->status == RUN_LIMIT)
                 fprintf(stderr, "nsbox: stopped by the %s limit\n", run_limit_name(r->limit));
         else if (r->status == RUN_CANCELLED)
                 fprintf(stderr, "nsbox: cancelled\n");

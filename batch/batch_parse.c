@@ -16,6 +16,7 @@
 
 #include "util/cleanup.h"
 #include "util/json_cleanup.h"
+#include "util/textsafe.h"
 
 
 static const struct job_kind {
@@ -405,14 +406,12 @@ void batch_progress_text(const struct batch_progress *p, char *buf, size_t size)
                 snprintf(buf + n, size - n, "  skipped %zu", p->skipped);
 }
 
-/* At most 40 bytes of @s, non-printing bytes as '?', for a message. */
+/* At most 40 bytes of @s for a message: one line, the unsafe characters of
+ * util/textsafe.h shown as escapes. */
 static void shown_text(const char *s, size_t len, char *buf, size_t size)
 {
-        size_t n = 0;
-
-        for (size_t i = 0; i < len && i < 40 && n + 1 < size; i++)
-                buf[n++] = (unsigned char) s[i] >= 0x20 && (unsigned char) s[i] < 0x7f && s[i] != '"' ? s[i] : '?';
-        buf[n] = '\0';
+        buf[0] = '\0';
+        textsafe_term_append(buf, size, s, len, 40);
 }
 
 static bool has_any(const json_t *o, const char *const *keys)

@@ -13,10 +13,12 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "util/cleanup.h"
 #include "util/sha256.h"
+#include "util/textsafe.h"
 
 void cfg_format_value(enum cfg_kind kind, uint64_t v, char *buf, size_t size)
 {
@@ -47,7 +49,8 @@ void cfg_format_value(enum cfg_kind kind, uint64_t v, char *buf, size_t size)
 /* Values are written as they are, except for what the parser would read
  * differently: a control character (the text stays one line per key), a
  * blank at either end (inih strips it), a ';' at the start or after a blank
- * (a comment), and a backslash that begins "\xHH" (the parser's escape) are
+ * (a comment), a backslash that begins "\xHH" (the parser's escape), and
+ * every byte of a character util/textsafe.h calls unsafe are
  * written as \xHH, which the parser turns back into the byte. So
  * parse(render(v)) == v, and two different policies never render (and hash)
  * the same. */
@@ -60,16 +63,25 @@ static void put_value(FILE *f, const char *s)
 {
         size_t n = strlen(s);
 
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n;) {
                 unsigned char c = (unsigned char) s[i];
                 bool blank_edge = c == ' ' && (i == 0 || i + 1 == n);
                 bool comment = c == ';' && (i == 0 || s[i - 1] == ' ' || s[i - 1] == '\t');
                 bool escape = c == '\\' && s[i + 1] == 'x' && is_hex(s[i + 2]) && is_hex(s[i + 3]);
+                enum textsafe_class cls;
+                uint32_t cp;
+                size_t len = textsafe_next(s + i, n - i, &cp, &cls);
 
-                if (c < 0x20 || c == 0x7f || blank_edge || comment || escape)
-                        fprintf(f, "\\x%02x", c);
-                else
-                        fputc(c, f);
+                /* util/textsafe.h's unsafe set (C0, DEL, C1, bidi controls,
+                 * line separators, bytes not UTF-8): every byte of it as
+                 * \xHH, so --print-profile never writes one to a terminal */
+                if (cls != TEXTSAFE_PLAIN || blank_edge || comment || escape) {
+                        for (size_t k = 0; k < len; k++)
+                                fprintf(f, "\\x%02x", (unsigned char) s[i + k]);
+                } else {
+                        fwrite(s + i, 1, len, f);
+                }
+                i += len;
         }
 }
 

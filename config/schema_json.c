@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "util/portable.h"
+#include "util/textsafe.h"
 
 #define PATH_LEN 160
 
@@ -36,17 +37,13 @@ static int number_text(const json_t *v, char *buf, size_t size)
         return -EINVAL;
 }
 
-/* A key for a message: clipped to 40 bytes, anything but printable ASCII
- * as '?', so a hostile key cannot reshape the message. */
+/* A key for a message: clipped to 40 bytes, on one line, the unsafe
+ * characters of util/textsafe.h shown as escapes, so a hostile key cannot
+ * reshape the message nor the terminal that shows it. */
 static const char *shown(char *buf, size_t size, const char *s)
 {
-        size_t n = 0;
-
-        for (; s[n] && n < 40 && n + 1 < size; n++)
-                buf[n] = s[n] >= 0x20 && s[n] < 0x7f && s[n] != '"' ? s[n] : '?';
-        buf[n] = '\0';
-        if (s[n] && n + 4 < size)
-                strcat(buf, "...");
+        buf[0] = '\0';
+        textsafe_term_append(buf, size, s, strlen(s), 40);
         return buf;
 }
 

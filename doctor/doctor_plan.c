@@ -10,6 +10,7 @@
 
 #include "util/portable.h"
 #include "util/cleanup.h"
+#include "util/textsafe.h"
 
 static const char *const status_names[] = {
         [DOC_OK] = "ok", [DOC_DEGRADED] = "degraded", [DOC_UNAVAILABLE] = "unavailable",
@@ -488,21 +489,30 @@ char *doctor_to_text(const struct doc_report *r)
 
         if (!m)
                 return NULL;
+        /* Details quote the host (paths, mount options, a file's content, a
+         * kernel's message): shown on their line with the unsafe characters
+         * of util/textsafe.h visible. */
         for (size_t i = 0; i < r->n_checks; i++) {
                 const struct doc_check *c = &r->checks[i];
-                fprintf(m, "%s %-13s %s%s%s\n", marks[c->status], c->name,
-                        c->status == DOC_OK ? "" : doctor_status_name(c->status), c->status == DOC_OK ? "" : ": ",
-                        c->detail);
-                if (c->fix[0])
-                        fprintf(m, "  %-13s fix: %s\n", "", c->fix);
+                fprintf(m, "%s %-13s %s%s", marks[c->status], c->name,
+                        c->status == DOC_OK ? "" : doctor_status_name(c->status), c->status == DOC_OK ? "" : ": ");
+                textsafe_term(m, c->detail, strlen(c->detail), TEXTSAFE_ONE_LINE);
+                fputc('\n', m);
+                if (c->fix[0]) {
+                        fprintf(m, "  %-13s fix: ", "");
+                        textsafe_term(m, c->fix, strlen(c->fix), TEXTSAFE_ONE_LINE);
+                        fputc('\n', m);
+                }
         }
         fprintf(m, "ready for %s isolation: %s\n", r->isolation == NSB_ISOLATION_REDUCED ? "reduced" : "strict",
                 r->ready ? "yes" : "no");
         if (r->warm)
                 fprintf(m, "warm starts (batch --warm, judge --warm): available\n");
-        else
-                fprintf(m, "warm starts (batch --warm, judge --warm): unavailable: %s; jobs run cold and say why\n",
-                        r->warm_reason);
+        else {
+                fputs("warm starts (batch --warm, judge --warm): unavailable: ", m);
+                textsafe_term(m, r->warm_reason, strlen(r->warm_reason), TEXTSAFE_ONE_LINE);
+                fputs("; jobs run cold and say why\n", m);
+        }
         if (fclose(m) != 0) {
                 free(buf);
                 return NULL;

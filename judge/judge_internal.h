@@ -45,10 +45,12 @@ void judge_mark_not_run(struct judge_case_report *cases, size_t from, size_t n, 
 /* The human summary: one line per case, then the suite verdict. malloc'd. */
 char *judge_summary_text(const struct judge_report *rep);
 
-/* Append @len bytes of @s to @buf (size @size, NUL-terminated), escaped
- * (\n \t \r \\ \' \xNN; invalid UTF-8 as \xNN, so the result is always
- * valid UTF-8) and clipped to @max_chars output bytes, "..." marking a cut. */
-void judge_escape_append(char *buf, size_t size, const char *s, size_t len, size_t max_chars);
+/* Append at most @max bytes of @s to @buf (size @size, NUL-terminated) as
+ * they are: valid UTF-8 (U+FFFD for a byte that is not, and for NUL), cut on
+ * a character, "..." marking a cut (textsafe_exact_append). Not escaped: a
+ * reason is exact in the JSON verdict; whatever shows it to a person escapes
+ * it (util/textsafe.h). */
+void judge_excerpt_append(char *buf, size_t size, const char *s, size_t len, size_t max);
 
 /* ---- observations (observe_plan.c) ---------------------------------------- */
 

@@ -19,6 +19,7 @@
 
 #include "util/cleanup.h"
 #include "util/portable.h"
+#include "util/textsafe.h"
 
 /* Excerpts of output in a reason are clipped to this many bytes. */
 #define EXCERPT_MAX 80
@@ -28,98 +29,27 @@
 
 /* ---- text helpers -------------------------------------------------------- */
 
-/* Length of a valid UTF-8 sequence at @s (2..4), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t left)
+/* Excerpts, names and messages are put in a reason as they are (valid
+ * UTF-8, clipped): the JSON verdict carries the exact text, and each
+ * renderer shows the unsafe characters of util/textsafe.h its own way (the
+ * text summary, nsbox report, JUnit). */
+void judge_excerpt_append(char *buf, size_t size, const char *s, size_t len, size_t max)
 {
-        unsigned char c = s[0];
-        size_t n;
-
-        if (c >= 0xc2 && c <= 0xdf)
-                n = 2;
-        else if (c >= 0xe0 && c <= 0xef)
-                n = 3;
-        else if (c >= 0xf0 && c <= 0xf4)
-                n = 4;
-        else
-                return 0;
-        if (left < n)
-                return 0;
-        for (size_t i = 1; i < n; i++)
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-        if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||   /* overlong, surrogate */
-            (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))     /* overlong, > U+10FFFF */
-                return 0;
-        return n;
-}
-
-/* @quoted: also escape \\ and ', for text shown between quotes; a regex is
- * shown between slashes as written, its backslashes untouched. */
-static void escape_append(char *buf, size_t size, const char *s, size_t len, size_t max_chars, bool quoted)
-{
-        size_t used = strnlen(buf, size), out = 0;
-        const unsigned char *p = (const unsigned char *) s;
-
-        if (size == 0 || used >= size)
-                return;
-        for (size_t i = 0; i < len;) {
-                char unit[8];
-                size_t n = 1, ulen;
-
-                if (quoted && (p[i] == '\\' || p[i] == '\'')) {
-                        unit[0] = '\\';
-                        unit[1] = (char) p[i];
-                        ulen = 2;
-                } else if (p[i] == '\n' || p[i] == '\t' || p[i] == '\r') {
-                        unit[0] = '\\';
-                        unit[1] = p[i] == '\n' ? 'n' : p[i] == '\t' ? 't' : 'r';
-                        ulen = 2;
-                } else if (p[i] < 0x20 || p[i] == 0x7f) {
-                        snprintf(unit, sizeof unit, "\\x%02x", p[i]);
-                        ulen = 4;
-                } else if (p[i] < 0x80) {
-                        unit[0] = (char) p[i];
-                        ulen = 1;
-                } else if ((n = utf8_len(p + i, len - i)) > 0) {
-                        memcpy(unit, p + i, n);
-                        ulen = n;
-                } else {
-                        n = 1;   /* not UTF-8: shown as a byte, so the reason stays valid JSON text */
-                        snprintf(unit, sizeof unit, "\\x%02x", p[i]);
-                        ulen = 4;
-                }
-                if (out + ulen > max_chars || used + ulen + 4 > size) {
-                        if (used + 4 <= size) {
-                                memcpy(buf + used, "...", 3);
-                                used += 3;
-                        }
-                        break;
-                }
-                memcpy(buf + used, unit, ulen);
-                used += ulen;
-                out += ulen;
-                i += n;
-        }
-        buf[used] = '\0';
-}
-
-void judge_escape_append(char *buf, size_t size, const char *s, size_t len, size_t max_chars)
-{
-        escape_append(buf, size, s, len, max_chars, true);
+        textsafe_exact_append(buf, size, s, len, max);
 }
 
 static void append_regex(char *buf, size_t size, const struct judge_matcher *m)
 {
         nsb_appendf(buf, size, "/");
-        escape_append(buf, size, m->text, m->len, EXCERPT_MAX, false);
+        judge_excerpt_append(buf, size, m->text, m->len, EXCERPT_MAX);
         nsb_appendf(buf, size, "/");
 }
 
-/* 'text', escaped and clipped; '...text' when it starts mid-line. */
+/* 'text', clipped; '...text' when it starts mid-line. */
 static void append_excerpt_at(char *buf, size_t size, const char *s, size_t len, bool mid)
 {
         nsb_appendf(buf, size, mid ? "'..." : "'");
-        judge_escape_append(buf, size, s, len, EXCERPT_MAX);
+        judge_excerpt_append(buf, size, s, len, EXCERPT_MAX);
         nsb_appendf(buf, size, "'");
 }
 
@@ -402,12 +332,12 @@ int judge_case_verdict(const struct judge_expect *x, const struct judge_evidence
         case RUN_ERROR: {
                 const char *msg = r->error_message ? r->error_message : "";
 
-                /* escaped: a replayed file is read, not trusted to be one line */
+                /* as recorded (clipped): the renderers show it on one line */
                 nsb_appendf(reason, size, "sandbox error at stage ");
-                judge_escape_append(reason, size, r->error_stage ? r->error_stage : "unknown",
+                judge_excerpt_append(reason, size, r->error_stage ? r->error_stage : "unknown",
                                     r->error_stage ? strlen(r->error_stage) : 7, 40);
                 nsb_appendf(reason, size, ": ");
-                judge_escape_append(reason, size, msg, strlen(msg), 300);
+                judge_excerpt_append(reason, size, msg, strlen(msg), 300);
                 ret->verdict = JUDGE_UNDETERMINED;
                 return 0;
         }
@@ -418,7 +348,7 @@ int judge_case_verdict(const struct judge_expect *x, const struct judge_evidence
         case RUN_LIMIT:
                 if (r->limit) {
                         nsb_appendf(reason, size, "stopped by the ");
-                        judge_escape_append(reason, size, r->limit, strlen(r->limit), 40);
+                        judge_excerpt_append(reason, size, r->limit, strlen(r->limit), 40);
                         nsb_appendf(reason, size, " limit");
                 } else
                         nsb_appendf(reason, size, "stopped by a limit");
@@ -502,7 +432,7 @@ void judge_case_settle(const struct judge_expect *x, json_t *result, struct judg
                 c->status = RUN_ERROR;
                 c->verdict = JUDGE_UNDETERMINED;
                 nsb_appendf(c->reason, sizeof c->reason, "the recorded result cannot be judged: ");
-                judge_escape_append(c->reason, sizeof c->reason, e.msg, strlen(e.msg), 300);
+                judge_excerpt_append(c->reason, sizeof c->reason, e.msg, strlen(e.msg), 300);
                 return;
         }
         c->status = ev.status;

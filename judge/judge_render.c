@@ -9,6 +9,7 @@
 
 #include "util/cleanup.h"
 #include "util/json_cleanup.h"
+#include "util/textsafe.h"
 
 /* json_object_set_new that reports a NULL value (allocation failure). */
 static int set(json_t *obj, const char *key, json_t *v)
@@ -26,7 +27,8 @@ static json_t *case_json(const struct judge_case_report *c, uint64_t output_limi
         if (!o)
                 return NULL;
         /* Names come from JSON (valid UTF-8, no NUL); reasons are built from
-         * escaped excerpts: both are valid JSON strings. */
+         * exact excerpts made valid UTF-8: both are valid JSON strings, and
+         * the exact text (jansson escapes what JSON needs). */
         if (set(o, "name", json_string(c->name ? c->name : "")) < 0 ||
             set(o, "verdict", json_string(judge_verdict_name(c->verdict))) < 0 ||
             set(o, "reason", json_string(c->reason)) < 0)
@@ -109,10 +111,13 @@ char *judge_summary_text(const struct judge_report *rep)
 
                 if ((unsigned) c->verdict <= JUDGE_NOT_RUN)
                         count[c->verdict]++;
-                /* one line per case, even for a name with a newline in it */
+                /* One line per case, whatever the name and the reason quote
+                 * (a newline, ESC, CSI, a bidi override): util/textsafe.h. */
                 if (c->name)
-                        judge_escape_append(name, sizeof name, c->name, strlen(c->name), 120);
-                fprintf(f, "%s %s \u2014 %s\n", mark(c->verdict), name, c->reason);
+                        textsafe_term_append(name, sizeof name, c->name, strlen(c->name), 120);
+                fprintf(f, "%s %s \u2014 ", mark(c->verdict), name);
+                textsafe_term(f, c->reason, strlen(c->reason), TEXTSAFE_ONE_LINE);
+                fputc('\n', f);
         }
         fprintf(f, "verdict: %s (%zu passed, %zu failed, %zu undetermined", judge_verdict_name(rep->verdict),
                 count[JUDGE_PASS], count[JUDGE_FAIL], count[JUDGE_UNDETERMINED]);

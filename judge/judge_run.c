@@ -24,6 +24,7 @@
 #include "report/junit.h"
 #include "util/resultfile.h"
 #include "util/sha256.h"
+#include "util/textsafe.h"
 #include "nsbox-config.h"
 
 /* Larger inputs are refused rather than read into memory. */
@@ -423,7 +424,7 @@ static int replay_spec(const struct nsb_config *cli, const struct judge_spec *gi
 
                         c->verdict = JUDGE_NOT_RUN;
                         c->reason[0] = '\0';
-                        judge_escape_append(c->reason, sizeof c->reason, json_string_value(why),
+                        judge_excerpt_append(c->reason, sizeof c->reason, json_string_value(why),
                                             json_string_length(why), 300);
                         continue;
                 }
@@ -627,8 +628,11 @@ int judge_main(const struct frame_run *run, struct nsb_error *e)
                 return JUDGE_EXIT_BAD_SPEC;
         /* --warm asked and the cases ran cold: said on stderr too, so the
          * text verdict does not hide it */
-        if (cli->warm && rep.start_reason[0] && run->summary)
-                fprintf(run->summary, "nsbox: judge: --warm: the cases ran cold: %s\n", rep.start_reason);
+        if (cli->warm && rep.start_reason[0] && run->summary) {
+                fputs("nsbox: judge: --warm: the cases ran cold: ", run->summary);
+                textsafe_term(run->summary, rep.start_reason, strlen(rep.start_reason), TEXTSAFE_ONE_LINE);
+                fputc('\n', run->summary);
+        }
         if (cli->result_path && result_file_write(cli->result_path, root, JSON_INDENT(2), e) < 0)
                 return JUDGE_EXIT_BAD_SPEC;
         if (cli->junit_path && write_junit(cli->junit_path, cli->input_path, &rep, e) < 0)

@@ -25,6 +25,7 @@
 #include "util/cleanup.h"
 #include "util/json_cleanup.h"
 #include "util/sha256.h"
+#include "util/textsafe.h"
 
 /* Excerpts of differing values in a refusal, in bytes. */
 #define SHOWN_MAX 80
@@ -336,7 +337,7 @@ static void shown(char *buf, size_t size, const json_t *v)
                 snprintf(buf, size, "%s", v ? "?" : "nothing");
                 return;
         }
-        judge_escape_append(buf, size, s, strlen(s), SHOWN_MAX);
+        textsafe_term_append(buf, size, s, strlen(s), SHOWN_MAX);
 }
 
 static size_t line_at(const char *s, size_t len, size_t off, size_t *ret_start)
@@ -365,9 +366,9 @@ static void text_difference(char *buf, size_t size, const char *path, const json
         na = line_at(a, la, d, &sa);
         nb = line_at(b, lb, d, &sb);
         snprintf(buf, size, "%s line %zu was '", path, line);
-        judge_escape_append(buf, size, a + sa, na, SHOWN_MAX);
+        textsafe_term_append(buf, size, a + sa, na, SHOWN_MAX);
         snprintf(buf + strlen(buf), size - strlen(buf), "', is now '");
-        judge_escape_append(buf, size, b + sb, nb, SHOWN_MAX);
+        textsafe_term_append(buf, size, b + sb, nb, SHOWN_MAX);
         snprintf(buf + strlen(buf), size - strlen(buf), "'");
 }
 

@@ -18,6 +18,7 @@
 #include "util/cleanup.h"
 #include "util/json_cleanup.h"
 #include "util/portable.h"
+#include "util/textsafe.h"
 
 #define PATH_MAX_LEN 160
 
@@ -44,11 +45,13 @@ static int fail_oom(struct nsb_error *e)
         return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
 }
 
-/* A key or name for a message: escaped, clipped, valid UTF-8. */
+/* A key or name for a message: clipped, one line, the unsafe characters of
+ * util/textsafe.h shown as escapes (an error message is prose for a person,
+ * in the JSON too). */
 static const char *shown(char *buf, size_t size, const char *s)
 {
         buf[0] = '\0';
-        judge_escape_append(buf, size, s, strlen(s), 40);
+        textsafe_term_append(buf, size, s, strlen(s), 40);
         return buf;
 }
 

@@ -6,9 +6,11 @@
  * sandbox error, undetermined) is an <error>, never a <failure>; one that did
  * not run is <skipped>. Messages carry the verdict's reason.
  *
- * The XML is always well-formed: text is escaped, characters XML 1.0 does
- * not allow are dropped and invalid UTF-8 becomes U+FFFD, whatever the
- * program printed. junit_render is pure; junit_write opens the file with the
+ * The XML is always well-formed: text goes through textsafe_xml
+ * (util/textsafe.h): & < > " ' as references, the characters XML 1.0 does not
+ * allow (C0 but TAB/LF/CR, U+FFFE/F), the other unsafe ones (DEL, C1, bidi
+ * controls, line separators) and bytes that are not UTF-8 shown as visible
+ * escapes (\x1b, \u009b, \xff), whatever the program printed. junit_render is pure; junit_write opens the file with the
  * rules of --result (util/resultfile.h).
  */
 #pragma once
@@ -29,10 +31,6 @@ struct junit_case {
         const char *detail;     /* longer text in the element's body (stderr, traceback); may be NULL */
         size_t detail_len;
 };
-
-/* XML text: & < > " ' escaped; forbidden characters dropped; invalid UTF-8
- * replaced. 0, or -EIO on a write error. */
-int junit_escape(FILE *out, const char *text, size_t len);
 
 int junit_render(FILE *out, const char *suite, const struct junit_case *cases, size_t n, double time_s);
 

@@ -5,7 +5,8 @@
  * histograms are inline SVG, and a Content-Security-Policy of default-src
  * 'none' keeps the browser from fetching anything even if a text slipped
  * through. Every text from the input (ids, reasons, stderr, file names) is
- * escaped by report_html_escape() and only ever placed in element content
+ * escaped by textsafe_html() (util/textsafe.h: & < > " ' as references, the
+ * unsafe characters shown as escapes) and only ever placed in element content
  * or a quoted attribute, never in the script.
  */
 #include "report/report_internal.h"
@@ -14,29 +15,11 @@
 #include <stdio.h>
 #include <string.h>
 
-int report_html_escape(FILE *out, const char *text, size_t len)
-{
-        for (size_t i = 0; i < len; i++) {
-                unsigned char c = (unsigned char) text[i];
-
-                switch (c) {
-                case '&': fputs("&amp;", out); break;
-                case '<': fputs("&lt;", out); break;
-                case '>': fputs("&gt;", out); break;
-                case '"': fputs("&quot;", out); break;
-                case '\'': fputs("&#39;", out); break;
-                default:
-                        if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f)
-                                break;  /* no control characters in the page */
-                        fputc(c, out);
-                }
-        }
-        return ferror(out) ? -EIO : 0;
-}
+#include "util/textsafe.h"
 
 static void esc(FILE *out, const char *s)
 {
-        report_html_escape(out, s ? s : "", s ? strlen(s) : 0);
+        textsafe_html(out, s ? s : "", s ? strlen(s) : 0);
 }
 
 /* At most @max bytes of @s, not cutting a UTF-8 sequence. */
@@ -71,7 +54,7 @@ int report_html_row(FILE *rows, const struct report_job *j)
         if (j->stderr_text) {
                 size_t n = utf8_head(j->stderr_text, REPORT_STDERR_HEAD);
 
-                report_html_escape(rows, j->stderr_text, n);
+                textsafe_html(rows, j->stderr_text, n);
                 if (n < strlen(j->stderr_text))
                         fputs("\n\u2026", rows);
         }

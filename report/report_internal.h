@@ -151,7 +151,3 @@ int report_render_text(const struct report_agg *a, FILE *out);
 int report_html_row(FILE *rows, const struct report_job *j);
 /* The whole page; @rows (rewound, may be NULL) holds the rows written so far. */
 int report_render_html(const struct report_agg *a, FILE *rows, FILE *out);
-
-/* Text made safe inside an HTML element or attribute value: & < > " ' escaped,
- * control characters other than tab and newline dropped. */
-int report_html_escape(FILE *out, const char *text, size_t len);

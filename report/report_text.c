@@ -2,7 +2,7 @@
  *
  * Ids, messages and file names come from the input: a control character in
  * them would reach the reader's terminal as an escape sequence, so every such
- * text goes through put_safe().
+ * text goes through put_safe() (util/textsafe.h).
  */
 #include "report/report_internal.h"
 
@@ -11,29 +11,13 @@
 #include <stdio.h>
 #include <string.h>
 
-/* U+202A..U+202E, U+2066..U+2069: the bidirectional embeddings, overrides
- * and isolates, which reorder what follows them on the line. */
-static bool bidi_control(const unsigned char *p)
-{
-        return p[0] == 0xe2 && ((p[1] == 0x80 && p[2] >= 0xaa && p[2] <= 0xae) ||
-                                (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9));
-}
+#include "util/textsafe.h"
 
-/* @s with C0/C1 control characters, DEL and bidi controls shown as '?'. */
+/* @s on its line, with the unsafe characters of util/textsafe.h (C0, DEL,
+ * C1, bidi controls, line separators, bytes not UTF-8) shown as escapes. */
 static void put_safe(FILE *out, const char *s)
 {
-        for (const unsigned char *p = (const unsigned char *) s; *p; p++) {
-                if (*p < 0x20 || *p == 0x7f)
-                        fputc('?', out);
-                else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-                        fputc('?', out);        /* U+0080..U+009F, e.g. the 8-bit CSI */
-                        p++;
-                } else if (bidi_control(p)) {
-                        fputc('?', out);        /* a line that reads in another order than it is */
-                        p += 2;
-                } else
-                        fputc(*p, out);
-        }
+        textsafe_term(out, s, strlen(s), TEXTSAFE_ONE_LINE);
 }
 
 static void table_line(FILE *out, const char *title, const struct report_table *t, uint64_t total)

@@ -12,6 +12,7 @@
 #include "util/cleanup.h"
 #include "util/json_cleanup.h"
 #include "util/portable.h"
+#include "util/textsafe.h"
 
 static const char *const outcome_names[] = { "passed", "failed", "error", "skipped", "not_run" };
 
@@ -385,17 +386,22 @@ static const char *mark(enum tc_outcome o)
         }
 }
 
+/* A text from the code under test or the harness (a test's message, a
+ * collect error), under its test: each line after four spaces, so that no
+ * line of it passes for one of the summary's, and its unsafe characters
+ * shown (util/textsafe.h) so that it cannot move the cursor, erase a line or
+ * reorder one. */
 static void indent(FILE *f, const char *text)
 {
-        const char *p = text;
+        if (text)
+                textsafe_term_lines(f, text, strlen(text), "    ");
+}
 
-        while (p && *p) {
-                const char *nl = strchr(p, '\n');
-                int n = nl ? (int) (nl - p) : (int) strlen(p);
-
-                fprintf(f, "    %.*s\n", n, p);
-                p = nl ? nl + 1 : NULL;
-        }
+/* A name (a test's, a harness file's) on its line: one line, unsafe shown. */
+static void put_name(FILE *f, const char *name)
+{
+        if (name)
+                textsafe_term(f, name, strlen(name), TEXTSAFE_ONE_LINE);
 }
 
 char *tc_summary_text(const struct tc_report *rep, const struct run_result *r)
@@ -413,12 +419,16 @@ char *tc_summary_text(const struct tc_report *rep, const struct run_result *r)
                 const struct tc_test *t = &rep->tests[i];
 
                 count[t->outcome == TC_NOT_RUN ? TC_ERROR : t->outcome]++;
-                fprintf(f, "%s %s\n", mark(t->outcome), t->name);
+                fprintf(f, "%s ", mark(t->outcome));
+                put_name(f, t->name);
+                fputc('\n', f);
         }
         for (size_t i = 0; i < rep->n_collect_errors; i++) {
                 if (!header)
                         fputs("\n---- failures ----\n", f), header = true;
-                fprintf(f, "HARNESS %s\n", rep->collect_errors[i].file ? rep->collect_errors[i].file : "");
+                fputs("HARNESS ", f);
+                put_name(f, rep->collect_errors[i].file);
+                fputc('\n', f);
                 indent(f, rep->collect_errors[i].message);
         }
         for (size_t i = 0; i < rep->n_tests; i++) {
@@ -428,7 +438,9 @@ char *tc_summary_text(const struct tc_report *rep, const struct run_result *r)
                         continue;
                 if (!header)
                         fputs("\n---- failures ----\n", f), header = true;
-                fprintf(f, "%s %s %s\n", mark(t->outcome), t->outcome == TC_FAILED ? "FAIL" : "ERROR", t->name);
+                fprintf(f, "%s %s ", mark(t->outcome), t->outcome == TC_FAILED ? "FAIL" : "ERROR");
+                put_name(f, t->name);
+                fputc('\n', f);
                 indent(f, t->message);
         }
         fputs("\n== ", f);
@@ -439,22 +451,22 @@ char *tc_summary_text(const struct tc_report *rep, const struct run_result *r)
                 first = false;
         }
         fprintf(f, "%s in %.2fs ==\n", first ? "no tests" : "", rep->duration_ms / 1000.0);
-        if (rep->verdict != TC_PASS || rep->n_tests == 0)
-                fprintf(f, "verdict: %s (%s)\n", tc_verdict_name(rep->verdict), rep->reason);
-        else
+        if (rep->verdict != TC_PASS || rep->n_tests == 0) {
+                /* the reason may quote a sandbox error, which may quote a path */
+                fprintf(f, "verdict: %s (", tc_verdict_name(rep->verdict));
+                put_name(f, rep->reason);
+                fputs(")\n", f);
+        } else
                 fprintf(f, "verdict: %s\n", tc_verdict_name(rep->verdict));
         if (rep->verdict == TC_UNDETERMINED && r && r->err.kept) {
                 /* The runner's own complaint (or the learner's stderr): the
                  * last lines help to see why nothing could be decided. */
                 size_t keep = r->err.kept > 2000 ? 2000 : r->err.kept;
-                AUTOFREE char *tail = result_utf8_sanitize(r->err.text + r->err.kept - keep, keep);
 
-                if (tail) {
-                        fputs("---- stderr (last lines) ----\n", f);
-                        fputs(tail, f);
-                        if (keep && tail[strlen(tail) - 1] != '\n')
-                                fputc('\n', f);
-                }
+                while (keep > 0 && ((unsigned char) r->err.text[r->err.kept - keep] & 0xc0) == 0x80)
+                        keep--;         /* start on a character */
+                fputs("---- stderr (last lines) ----\n", f);
+                textsafe_term_lines(f, r->err.text + r->err.kept - keep, keep, "  | ");
         }
         if (fclose(f) != 0) {
                 free(buf);

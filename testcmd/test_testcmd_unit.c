@@ -150,6 +150,49 @@ static void test_render(void **state)
         assert_int_equal(tc_exit_code(TC_UNDETERMINED), 3);
 }
 
+/* #27: a message from the code under test (ESC[2K, CR, the 8-bit CSI, NEL, a
+ * bidi override, a fake pass line) stays under its test, escaped; so does
+ * the stderr tail of an undetermined run; the JSON keeps it exact. */
+#define HOSTILE_MSG "boom\\u001b[2K\\r\\u009b2K\\u0085\\u202e\\n\\u2713 5 passed"
+
+static void test_render_unsafe(void **state)
+{
+        struct tc_report rep;
+        struct run_result r = exited(1);
+        AUTOFREE char *text = NULL;
+        json_t *root;
+
+        (void) state;
+        decide(START PASS_A "{\"event\":\"test\",\"name\":\"t.py::b\",\"outcome\":\"failed\",\"message\":\""
+               HOSTILE_MSG "\"}\n" DONE2, r, &rep);
+        text = tc_summary_text(&rep, &r);
+        assert_non_null(text);
+        assert_non_null(strstr(text, "\n    boom\\x1b[2K\\r\\u009b2K\\u0085\\u202e\n    \u2713 5 passed\n"));
+        assert_null(strchr(text, '\x1b'));
+        assert_null(strchr(text, '\r'));
+        assert_null(strstr(text, "\xc2\x9b"));
+        assert_null(strstr(text, "\n\u2713 5"));
+        root = tc_report_to_json(&rep, NULL);
+        assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(root, "tests"), 1),
+                                                              "message")),
+                            "boom\x1b[2K\r\xc2\x9b" "2K\xc2\x85\xe2\x80\xae\n\u2713 5 passed");
+        json_decref(root);
+        tc_report_free(&rep);
+        free(text);
+
+        /* the runner killed: undetermined, the stderr tail under "  | " */
+        r = exited(0);
+        r.status = RUN_SIGNALED;
+        r.signal = 9;
+        r.err.text = "x\xe2\x80\xae\x1b[2K\r\nverdict: pass\n";
+        r.err.kept = strlen(r.err.text);
+        decide(START PASS_A, r, &rep);
+        text = tc_summary_text(&rep, &r);
+        assert_non_null(strstr(text, "---- stderr (last lines) ----\n  | x\\u202e\\x1b[2K\r\n  | verdict: pass\n"));
+        assert_null(strstr(text, "\nverdict: pass"));
+        tc_report_free(&rep);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -158,6 +201,7 @@ int main(void)
                 cmocka_unit_test(test_untrusted_channel),
                 cmocka_unit_test(test_sandbox_outcomes),
                 cmocka_unit_test(test_render),
+                cmocka_unit_test(test_render_unsafe),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,8 +12,10 @@ the protection that stops it; a test keeps the two in step.
 import json
 import os
 import stat
+import subprocess
+import tempfile
 
-from nsbtest import FIXTURES, PY
+from nsbtest import FIXTURES, NSBOX, PY
 
 HOSTILE = os.path.join(FIXTURES, "hostile")
 
@@ -207,6 +209,45 @@ def hostile(name):
     return os.path.join(HOSTILE, name)
 
 
+# ---- text shown to people (#27): the result keeps the program's text exact;
+# ---- what nsbox renders from it for a person shows the unsafe set escaped
+
+TEXT_SPOOF = "\x1b[2K\r\u009b2K\u0085\u202eliaf\u2066x\u2069\u200f\u2028\x08\x7f"
+TEXT_BIDI = {0x061C, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069}
+
+
+def text_unsafe_at(text):
+    """Index of the first character docs/security.md ("Text shown to people")
+    says may not reach a person raw (a CR before LF is allowed), or -1."""
+    for i, ch in enumerate(text):
+        cp = ord(ch)
+        if ch == "\r" and text[i + 1:i + 2] == "\n":
+            continue
+        if ((cp < 0x20 and ch not in "\t\n") or 0x7F <= cp <= 0x9F or cp in TEXT_BIDI or
+                cp in (0x2028, 0x2029, 0xFFFE, 0xFFFF)):
+            return i
+    return -1
+
+
+def check_text_spoof(t, res, obs, c):
+    t.assertEqual(res["exit_code"], 1)
+    t.assertTrue(res["stdout"]["text"].startswith(TEXT_SPOOF), res["stdout"]["text"][:200])
+    t.assertTrue(res["stderr"]["text"].startswith(TEXT_SPOOF), res["stderr"]["text"][:200])
+    with tempfile.TemporaryDirectory(prefix="nsbox-spoof-") as d:
+        src, page = os.path.join(d, "r.jsonl"), os.path.join(d, "r.html")
+        with open(src, "w") as f:
+            f.write(json.dumps(dict(res, id="spoof" + TEXT_SPOOF)) + "\n")
+        p = subprocess.run([NSBOX, "report", "--html", page, src], capture_output=True, timeout=60)
+        t.assertEqual(p.returncode, 0, p.stderr)
+        with open(page, encoding="utf-8") as f:
+            html = f.read()
+        for what, text in (("report text", p.stdout.decode()), ("report --html", html)):
+            i = text_unsafe_at(text)
+            t.assertEqual(i, -1, "%s shows U+%04X raw: %r" % (what, ord(text[i]) if i >= 0 else 0, text[i - 40:i + 40]))
+        t.assertIn("\\u202eliaf", html)
+        t.assertIn("spoof\\x1b[2K\\r\\u009b2K", p.stdout.decode())
+
+
 CATALOGUE = [
     # ---- filesystem
     Entry("fs_read_secrets", "filesystem", "reads a host secret by path, via /proc/*/root and ../ climbs; "
@@ -286,6 +327,11 @@ CATALOGUE = [
     Entry("time_sleep", "time", "sleeps past the wall-time limit", "`wall_time` (supervisor timerfd)",
           os.path.join(PY, "sleeper.py"), lambda c: ["3600"], opts=("--wall-time", "1s"), status=("limit",),
           limit="wall_time", check=check_sleep),
+    # ---- text shown to people (#27)
+    Entry("text_spoof", "text shown to people", "ESC[2K, CR, U+009B (CSI), U+0085 (NEL), U+202E, U+2066 and a "
+          "fake pass line and summary on both streams and as its exit message",
+          "capture keeps it exact; `util/textsafe.h` shows it escaped in what nsbox renders (report text and "
+          "--html here; test, judge, JUnit: test_text_safety.py)", hostile("text_spoof.py"), check=check_text_spoof),
 ]
 
 

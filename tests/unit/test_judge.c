@@ -346,7 +346,8 @@ static void test_matcher_raw_bytes(void **state)
         s.text = "a\0c";
         assert_int_equal(judge_match_stream(&spec.cases[0].expect.out, "stdout", view(&s), reason, sizeof reason),
                          JUDGE_FAIL);
-        assert_string_equal(reason, "stdout differs at line 1: expected 'a\\x00b', got 'a\\x00c'");
+        /* the reason is a C string for JSON: NUL shown as U+FFFD */
+        assert_string_equal(reason, "stdout differs at line 1: expected 'a\xef\xbf\xbd" "b', got 'a\xef\xbf\xbd" "c'");
         judge_spec_free(&spec);
 }
 
@@ -374,8 +375,8 @@ static void test_equals_reason(void **state)
                             "stdout differs at line 3: expected '3', got end of output (expected 3 lines, got 2)");
         check_equals_reason("a\n", "a\nb\n",
                             "stdout differs at line 2: expected end of output, got 'b' (expected 1 line, got 2)");
-        check_equals_reason("5\n", "5", "stdout differs at line 1: expected '5\\n', got '5'");
-        check_equals_reason("it's\n", "it\tis\n", "stdout differs at line 1: expected 'it\\'s', got 'it\\tis'");
+        check_equals_reason("5\n", "5", "stdout differs at line 1: expected '5\n', got '5'");
+        check_equals_reason("it's\n", "it\tis\n", "stdout differs at line 1: expected 'it's', got 'it\tis'");
         check_equals_reason("caf\xc3\xa9\n", "cafe\n", "stdout differs at line 1: expected 'caf\xc3\xa9', got 'cafe'");
 
         /* A long line is shown around the difference and clipped. */
@@ -702,20 +703,55 @@ static void test_render(void **state)
         free(c);
 }
 
-static void test_escape(void **state)
+/* #27: the text summary shows a case's name and reason on one line with the
+ * unsafe characters of util/textsafe.h visible (C1 and bidi controls too), a
+ * plain quote as it is; the JSON keeps them exact. */
+static void test_summary_unsafe(void **state)
+{
+        struct judge_report rep;
+        struct judge_case_report *c = calloc(1, sizeof *c);
+        json_t *root;
+        char *text;
+
+        (void) state;
+        assert_non_null(c);
+        memset(&rep, 0, sizeof rep);
+        c[0] = (struct judge_case_report) { .name = "n\x1b[2K\xe2\x80\xae", .verdict = JUDGE_FAIL, .ran = true };
+        strcpy(c[0].reason, "expected 'it's', got '\r\xe2\x9c\x93 ok\xc2\x9b" "2K\xc2\x85\xe2\x81\xa6\n\xe2\x9c\x93 5 passed'");
+        c[0].result.status = RUN_EXITED;
+        rep.cases = c;
+        rep.n_cases = 1;
+        rep.verdict = JUDGE_FAIL;
+        memset(rep.program_sha256, 'a', 64);
+        text = judge_summary_text(&rep);
+        assert_non_null(text);
+        assert_string_equal(text, "\u2717 n\\x1b[2K\\u202e \u2014 expected 'it's', got '\\r\u2713 ok\\u009b2K\\u0085\\u2066"
+                                  "\\n\u2713 5 passed'\nverdict: fail (0 passed, 1 failed, 0 undetermined)\n");
+        free(text);
+        root = judge_report_to_json(&rep, stub_result);
+        assert_non_null(root);
+        assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(root, "cases"), 0), "reason")),
+                            c[0].reason);
+        json_decref(root);
+        free(c);
+}
+
+/* Excerpts are exact (the JSON verdict carries them as they are), valid
+ * UTF-8 and clipped; the text summary escapes them (util/textsafe.h). */
+static void test_excerpt(void **state)
 {
         char buf[64];
 
         (void) state;
         buf[0] = '\0';
-        judge_escape_append(buf, sizeof buf, "a\xff\xc3\xa9\x01\\", 6, 80);
-        assert_string_equal(buf, "a\\xff\xc3\xa9\\x01\\\\");
+        judge_excerpt_append(buf, sizeof buf, "a\xff\xc3\xa9\x01\\'", 7, 80);
+        assert_string_equal(buf, "a\xef\xbf\xbd\xc3\xa9\x01\\'");
         buf[0] = '\0';
-        judge_escape_append(buf, sizeof buf, "0123456789", 10, 5);
+        judge_excerpt_append(buf, sizeof buf, "0123456789", 10, 5);
         assert_string_equal(buf, "01234...");
         /* never overflows, always terminated */
         buf[0] = '\0';
-        judge_escape_append(buf, 8, "0123456789", 10, 80);
+        judge_excerpt_append(buf, 8, "0123456789", 10, 80);
         assert_true(strlen(buf) < 8);
 }
 
@@ -1106,7 +1142,8 @@ int main(void)
                 cmocka_unit_test(test_config_merge),
                 cmocka_unit_test(test_request_has_no_expectation),
                 cmocka_unit_test(test_render),
-                cmocka_unit_test(test_escape),
+                cmocka_unit_test(test_excerpt),
+                cmocka_unit_test(test_summary_unsafe),
                 cmocka_unit_test(test_cut_stream_judged_from_the_recorded_tail),
                 cmocka_unit_test(test_raw_bytes_are_recorded),
                 cmocka_unit_test(test_evidence_parse_is_strict),

@@ -400,6 +400,8 @@ static void test_value_escapes(void **state)
         static const char *const values[] = {
                 "A=tab\there", "A=lit\\x09eral", "A= lead and trail ", "A=x ;y", "A=;x", "A=\\x", "A=C:\\p\\x4",
                 "A=\x7f\x01nl\nend",
+                /* #27: C1, bidi controls, a line separator, a byte not UTF-8 */
+                "A=csi\xc2\x9b" "2K nel\xc2\x85 rlo\xe2\x80\xae lsep\xe2\x80\xa8 bad\xff caf\xc3\xa9",
         };
         char hashes[ARRAY_SIZE(values)][65];
 
@@ -418,6 +420,14 @@ static void test_value_escapes(void **state)
                 assert_int_equal(b.n_env_add, 1);
                 if (strcmp(b.env_add[0], values[i]) != 0)
                         fail_msg("value %zu: '%s' came back as '%s'\n%s", i, values[i], b.env_add[0], text);
+                /* nothing util/textsafe.h calls unsafe is written raw (the
+                 * newline ending each line aside); ordinary UTF-8 is */
+                assert_null(strstr(text, "\x7f"));
+                assert_null(strstr(text, "\xc2\x9b"));
+                assert_null(strstr(text, "\xe2\x80\xae"));
+                assert_null(strstr(text, "\xff"));
+                if (strstr(values[i], "caf"))
+                        assert_non_null(strstr(text, "caf\xc3\xa9"));
                 cfg_policy_sha256(&a, hashes[i]);
                 for (size_t k = 0; k < i; k++)
                         assert_string_not_equal(hashes[k], hashes[i]);

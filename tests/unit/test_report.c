@@ -337,7 +337,8 @@ static void test_text_render(void **state)
         out = render(report_render_text, &a);
         assert_null(strchr(out, '\x1b'));
         assert_null(strstr(out, "\xc2\x9b"));
-        assert_non_null(strstr(out, "evil?[2J"));
+        assert_non_null(strstr(out, "evil\\x1b[2J"));
+        assert_non_null(strstr(out, "no \\u009b31m such"));
         assert_non_null(strstr(out, "2 jobs (2 results, 0 verdicts), 1 failed or erred; 1 bad lines"));
         assert_non_null(strstr(out, "exited 1 (50.0%)"));
         assert_non_null(strstr(out, "f.jsonl:3: not JSON"));
@@ -356,7 +357,8 @@ static void test_html(void **state)
         assert_non_null(rows);
         report_agg_init(&a);
         assert_int_equal(add(&a, 1, "{\"id\":\"<img src=x onerror=alert(1)>\",\"status\":\"exited\",\"exit_code\":1,"
-                                    "\"outcome\":\"fail\",\"stderr\":{\"text\":\"</pre><script>alert('x')</script>&\"}}",
+                                    "\"outcome\":\"fail\",\"stderr\":{\"text\":\"</pre><script>alert('x')</script>&"
+                                    "\\u001b[2K\\r\\u009b\\u202e\\u2066\\n\\u2713 ok\"}}",
                          &j), 1);
         assert_int_equal(report_html_row(rows, &j), 0);
         report_job_clear(&j);
@@ -371,6 +373,10 @@ static void test_html(void **state)
         assert_non_null(strstr(page, "&lt;img src=x onerror=alert(1)&gt;"));
         assert_non_null(strstr(page, "&lt;/pre&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;"));
         assert_non_null(strstr(page, "exit code 1"));
+        /* #27: the unsafe set shown, not dropped; the newline kept in <pre> */
+        assert_non_null(strstr(page, "&amp;\\x1b[2K\\r\\u009b\\u202e\\u2066\n\u2713 ok</pre>"));
+        assert_null(strchr(page, '\x1b'));
+        assert_null(strchr(page, '\r'));
         assert_non_null(strstr(page, "default-src 'none'"));
         assert_null(strstr(page, "src=\"http"));
         assert_null(strstr(page, "href="));
@@ -398,7 +404,7 @@ static void test_junit(void **state)
         fclose(f);
         assert_non_null(strstr(buf, "tests=\"4\" failures=\"1\" errors=\"1\" skipped=\"1\""));
         assert_non_null(strstr(buf, "name=\"wrong &quot;&lt;out&gt;&quot;\""));
-        assert_non_null(strstr(buf, "<failure message=\"stdout differs &amp; more\" type=\"fail\">line\nbad\xef\xbf\xbd</failure>"));
+        assert_non_null(strstr(buf, "<failure message=\"stdout differs &amp; more\" type=\"fail\">line\n\\x01bad\\xff</failure>"));
         assert_non_null(strstr(buf, "<error message=\"sandbox error\" type=\"undetermined\"/>"));
         assert_non_null(strstr(buf, "<skipped message=\"not run\"/>"));
         assert_null(strchr(buf, '\x01'));
@@ -429,7 +435,8 @@ static void test_nul_in_output(void **state)
 }
 
 /* An id or message with a bidi override (U+202E) or isolate (U+2066) would
- * make its line read in another order than it is written: shown as '?'. */
+ * make its line read in another order than it is written: shown as an escape
+ * (util/textsafe.h), like the line separator U+2028. */
 static void test_text_render_bidi(void **state)
 {
         struct report_agg a;
@@ -443,8 +450,8 @@ static void test_text_render_bidi(void **state)
         assert_null(strstr(out, "\xe2\x80\xae"));
         assert_null(strstr(out, "\xe2\x81\xa6"));
         assert_null(strstr(out, "\xe2\x81\xa9"));
-        assert_non_null(strstr(out, "sub?liaf"));
-        assert_non_null(strstr(out, "x?y? \xc3\xa9\xe2\x80\xa8"));       /* other text as it is */
+        assert_non_null(strstr(out, "sub\\u202eliaf"));
+        assert_non_null(strstr(out, "x\\u2066y\\u2069 \xc3\xa9\\u2028"));       /* other text as it is */
         free(out);
 }
 

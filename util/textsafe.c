@@ -1,0 +1,262 @@
+/* util/textsafe.c — the unsafe characters and the encoders of
+ * util/textsafe.h. Pure.
+ */
+#include "util/textsafe.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+enum textsafe_class textsafe_classify(uint32_t cp)
+{
+        if (cp == '\t')
+                return TEXTSAFE_TAB;
+        if (cp == '\n')
+                return TEXTSAFE_LF;
+        if (cp == '\r')
+                return TEXTSAFE_CR;
+        if (cp < 0x20)
+                return TEXTSAFE_C0;
+        if (cp == 0x7f)
+                return TEXTSAFE_DEL;
+        if (cp >= 0x80 && cp <= 0x9f)
+                return TEXTSAFE_C1;
+        if (cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+            (cp >= 0x2066 && cp <= 0x2069))
+                return TEXTSAFE_BIDI;
+        if (cp == 0x2028 || cp == 0x2029)
+                return TEXTSAFE_LINESEP;
+        if (cp == 0xfffe || cp == 0xffff)
+                return TEXTSAFE_NONCHAR;
+        return TEXTSAFE_PLAIN;
+}
+
+size_t textsafe_next(const char *s, size_t len, uint32_t *ret_cp, enum textsafe_class *ret_class)
+{
+        const unsigned char *p = (const unsigned char *) s;
+        size_t n;
+        uint32_t cp, min;
+
+        if (p[0] < 0x80)
+                n = 1, cp = p[0], min = 0;
+        else if (p[0] >= 0xc0 && p[0] < 0xe0)
+                n = 2, cp = p[0] & 0x1fu, min = 0x80;
+        else if (p[0] >= 0xe0 && p[0] < 0xf0)
+                n = 3, cp = p[0] & 0x0fu, min = 0x800;
+        else if (p[0] >= 0xf0 && p[0] < 0xf8)
+                n = 4, cp = p[0] & 0x07u, min = 0x10000;
+        else
+                goto invalid;
+        if (n > len)
+                goto invalid;
+        for (size_t i = 1; i < n; i++) {
+                if ((p[i] & 0xc0) != 0x80)
+                        goto invalid;
+                cp = (cp << 6) | (p[i] & 0x3fu);
+        }
+        /* overlong (C0 80 for NUL, E0 80 AF for '/'), surrogates, beyond Unicode */
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                goto invalid;
+        *ret_cp = cp;
+        *ret_class = textsafe_classify(cp);
+        return n;
+invalid:
+        *ret_cp = p[0];
+        *ret_class = TEXTSAFE_INVALID;
+        return 1;
+}
+
+/* The visible escape of one unit into @buf (at least 8 bytes): its length. */
+static size_t visible(uint32_t cp, enum textsafe_class c, char *buf)
+{
+        switch (c) {
+        case TEXTSAFE_TAB:
+                return (size_t) snprintf(buf, 8, "\\t");
+        case TEXTSAFE_LF:
+                return (size_t) snprintf(buf, 8, "\\n");
+        case TEXTSAFE_CR:
+                return (size_t) snprintf(buf, 8, "\\r");
+        case TEXTSAFE_C0:
+        case TEXTSAFE_DEL:
+        case TEXTSAFE_INVALID:
+                return (size_t) snprintf(buf, 8, "\\x%02x", (unsigned) cp);
+        default:
+                return (size_t) snprintf(buf, 8, "\\u%04x", (unsigned) cp);
+        }
+}
+
+/* Is the unit at @s kept as it is in a multi-line text? TAB, LF, and a CR
+ * that a LF follows. */
+static bool kept_in_lines(enum textsafe_class c, const char *s, size_t left)
+{
+        return c == TEXTSAFE_PLAIN || c == TEXTSAFE_TAB || c == TEXTSAFE_LF ||
+               (c == TEXTSAFE_CR && left > 1 && s[1] == '\n');
+}
+
+int textsafe_term(FILE *out, const char *s, size_t len, enum textsafe_lines lines)
+{
+        for (size_t i = 0; i < len;) {
+                enum textsafe_class c;
+                uint32_t cp;
+                size_t n = textsafe_next(s + i, len - i, &cp, &c);
+                char esc[8];
+
+                if (c == TEXTSAFE_PLAIN || (lines == TEXTSAFE_MULTI_LINE && kept_in_lines(c, s + i, len - i)))
+                        fwrite(s + i, 1, n, out);
+                else
+                        fwrite(esc, 1, visible(cp, c, esc), out);
+                i += n;
+        }
+        return ferror(out) ? -EIO : 0;
+}
+
+int textsafe_term_lines(FILE *out, const char *s, size_t len, const char *prefix)
+{
+        size_t i = 0;
+
+        while (i < len) {
+                const char *nl = memchr(s + i, '\n', len - i);
+                size_t n = nl ? (size_t) (nl - (s + i)) : len - i;
+
+                fputs(prefix, out);
+                /* one line at a time: a CR ending it (CRLF) is kept, as it
+                 * overwrites nothing */
+                if (n > 0 && s[i + n - 1] == '\r' && nl) {
+                        textsafe_term(out, s + i, n - 1, TEXTSAFE_ONE_LINE);
+                        fputc('\r', out);
+                } else {
+                        textsafe_term(out, s + i, n, TEXTSAFE_ONE_LINE);
+                }
+                fputc('\n', out);
+                i += n + (nl ? 1 : 0);
+        }
+        return ferror(out) ? -EIO : 0;
+}
+
+/* Append @n bytes to the string in @buf when they and room for "..." fit. */
+static bool append_unit(char *buf, size_t size, size_t *used, const char *unit, size_t n)
+{
+        if (*used + n + 4 > size)
+                return false;
+        memcpy(buf + *used, unit, n);
+        *used += n;
+        buf[*used] = '\0';
+        return true;
+}
+
+static void append_cut(char *buf, size_t size, size_t *used)
+{
+        if (*used + 4 <= size) {
+                memcpy(buf + *used, "...", 4);
+                *used += 3;
+        }
+}
+
+void textsafe_term_append(char *buf, size_t size, const char *s, size_t len, size_t max)
+{
+        size_t used;
+
+        if (size == 0 || (used = strnlen(buf, size)) >= size)
+                return;
+        for (size_t i = 0; i < len;) {
+                enum textsafe_class c;
+                uint32_t cp;
+                size_t n = textsafe_next(s + i, len - i, &cp, &c);
+                char esc[8];
+                bool fits = i + n <= max;
+
+                if (fits && c == TEXTSAFE_PLAIN)
+                        fits = append_unit(buf, size, &used, s + i, n);
+                else if (fits)
+                        fits = append_unit(buf, size, &used, esc, visible(cp, c, esc));
+                if (!fits) {
+                        append_cut(buf, size, &used);
+                        return;
+                }
+                i += n;
+        }
+}
+
+void textsafe_exact_append(char *buf, size_t size, const char *s, size_t len, size_t max)
+{
+        size_t used;
+
+        if (size == 0 || (used = strnlen(buf, size)) >= size)
+                return;
+        for (size_t i = 0; i < len;) {
+                enum textsafe_class c;
+                uint32_t cp;
+                size_t n = textsafe_next(s + i, len - i, &cp, &c);
+                bool fits = i + n <= max;
+
+                if (fits && (c == TEXTSAFE_INVALID || cp == 0))
+                        fits = append_unit(buf, size, &used, "\xef\xbf\xbd", 3);   /* U+FFFD */
+                else if (fits)
+                        fits = append_unit(buf, size, &used, s + i, n);
+                if (!fits) {
+                        append_cut(buf, size, &used);
+                        return;
+                }
+                i += n;
+        }
+}
+
+int textsafe_html(FILE *out, const char *s, size_t len)
+{
+        for (size_t i = 0; i < len;) {
+                enum textsafe_class c;
+                uint32_t cp;
+                size_t n = textsafe_next(s + i, len - i, &cp, &c);
+                char esc[8];
+
+                if (c != TEXTSAFE_PLAIN && !kept_in_lines(c, s + i, len - i))
+                        fwrite(esc, 1, visible(cp, c, esc), out);
+                else if (cp == '&')
+                        fputs("&amp;", out);
+                else if (cp == '<')
+                        fputs("&lt;", out);
+                else if (cp == '>')
+                        fputs("&gt;", out);
+                else if (cp == '"')
+                        fputs("&quot;", out);
+                else if (cp == '\'')
+                        fputs("&#39;", out);
+                else
+                        fwrite(s + i, 1, n, out);
+                i += n;
+        }
+        return ferror(out) ? -EIO : 0;
+}
+
+int textsafe_xml(FILE *out, const char *s, size_t len, bool attr)
+{
+        for (size_t i = 0; i < len;) {
+                enum textsafe_class c;
+                uint32_t cp;
+                size_t n = textsafe_next(s + i, len - i, &cp, &c);
+                char esc[8];
+
+                if (c != TEXTSAFE_PLAIN && !kept_in_lines(c, s + i, len - i))
+                        fwrite(esc, 1, visible(cp, c, esc), out);
+                else if (cp == '\r')
+                        fputs("&#13;", out);    /* a bare CR would read back as LF */
+                else if (cp == '\n')
+                        fputs(attr ? "&#10;" : "\n", out);
+                else if (cp == '\t')
+                        fputs(attr ? "&#9;" : "\t", out);
+                else if (cp == '&')
+                        fputs("&amp;", out);
+                else if (cp == '<')
+                        fputs("&lt;", out);
+                else if (cp == '>')
+                        fputs("&gt;", out);
+                else if (cp == '"')
+                        fputs("&quot;", out);
+                else if (cp == '\'')
+                        fputs("&apos;", out);
+                else
+                        fwrite(s + i, 1, n, out);
+                i += n;
+        }
+        return ferror(out) ? -EIO : 0;
+}
