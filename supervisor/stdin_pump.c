@@ -25,12 +25,14 @@ static int new_memfd(void)
         /* Non-executable and sealed so (F_SEAL_EXEC): the input is data. */
         int fd = memfd_create("nsbox-stdin", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
 
-        if (fd < 0 && errno == EINVAL) {   /* before 6.3: no such flag; no exec bits instead */
+        if (fd < 0 && errno == EINVAL)   /* before 6.3: no such flag; the mode below has no exec bits */
                 fd = memfd_create("nsbox-stdin", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-                if (fd >= 0 && fchmod(fd, 0444) < 0) {
-                        close(fd);
-                        fd = -1;
-                }
+        /* Read-only for everyone: the seals already refuse writes, and
+         * this refuses even an open of /proc/self/fd/0 for writing (which
+         * would break a lease the program took on it). */
+        if (fd >= 0 && fchmod(fd, 0444) < 0) {
+                close(fd);
+                fd = -1;
         }
         return fd;
 }
