@@ -118,8 +118,9 @@ int cfg_stdin_dash_open(struct nsb_error *e);
 
 /* What --stdin names, for stdin_plan (supervisor/stdin_plan.h): nsbox's own
  * stdin for `-`, else the path, opened O_PATH (no open of a FIFO or device
- * itself: *ret_path_fd, CLOEXEC, the caller closes it; -1 for `-` and when
- * --stdin is absent), as the caller, following symlinks. -errno (stage
+ * itself: *ret_path_fd, CLOEXEC, the caller closes it; -1 for `-`, when
+ * --stdin is absent, and where there is no O_PATH: looked at by stat), as
+ * the caller, following symlinks. -errno (stage
  * usage) when it cannot be looked at. */
 struct stdin_src;
 int cfg_stdin_describe(const struct nsb_config *cfg, int *ret_path_fd, struct stdin_src *ret, struct nsb_error *e);

@@ -215,8 +215,10 @@ int cfg_stdin_describe(const struct nsb_config *cfg, int *ret_path_fd, struct st
                         return nsb_fail(e, NSB_STAGE_USAGE, EBADF, "--stdin -: nsbox's standard input is closed");
                 ret->tty = isatty(STDIN_FILENO);
         } else {
+#ifdef O_PATH
                 /* O_PATH: no open of the object itself yet — opening a FIFO
-                 * wakes its writer, opening a device runs its driver. */
+                 * wakes its writer, opening a device runs its driver — and
+                 * the supervisor reads the very inode looked at here. */
                 fd = open(cfg->stdin_path, O_PATH | O_CLOEXEC);
                 if (fd < 0 || fstat(fd, &st) < 0) {
                         int err = errno;
@@ -224,6 +226,12 @@ int cfg_stdin_describe(const struct nsb_config *cfg, int *ret_path_fd, struct st
                                 close(fd);
                         return nsb_fail(e, NSB_STAGE_USAGE, err, "--stdin '%s'", cfg->stdin_path);
                 }
+#else
+                /* No O_PATH (the posix build): a look by name; the
+                 * supervisor's open checks the kind again. */
+                if (stat(cfg->stdin_path, &st) < 0)
+                        return nsb_fail(e, NSB_STAGE_USAGE, errno, "--stdin '%s'", cfg->stdin_path);
+#endif
         }
         ret->mode = st.st_mode;
         ret->size = S_ISREG(st.st_mode) && st.st_size > 0 ? (uint64_t) st.st_size : 0;
