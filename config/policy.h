@@ -112,11 +112,11 @@ int cfg_check_shared_stdin(const struct nsb_config *cfg, const struct stat *test
  * nsbox itself to read (judge --observe records it; the shared-stdin check
  * compares it with the tests), open for reading only (a read-write one is
  * reopened read-only at the same offset). Never handed to the program
- * (supervisor/stdin_plan.h). -errno (stage usage): closed, a terminal (not
+ * (config/stdin_plan.h). -errno (stage usage): closed, a terminal (not
  * read whole), a directory. */
 int cfg_stdin_dash_open(struct nsb_error *e);
 
-/* What --stdin names, for stdin_plan (supervisor/stdin_plan.h): nsbox's own
+/* What --stdin names, for stdin_plan (config/stdin_plan.h): nsbox's own
  * stdin for `-`, else the path, opened O_PATH (no open of a FIFO or device
  * itself: *ret_path_fd, CLOEXEC, the caller closes it; -1 for `-`, when
  * --stdin is absent, and where there is no O_PATH: looked at by stat), as

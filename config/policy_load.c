@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "path/path.h"
-#include "supervisor/stdin_plan.h"
+#include "config/stdin_plan.h"
 #include "util/cleanup.h"
 #include "util/readfile.h"
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "config/policy.h"
-#include "supervisor/stdin_plan.h"
+#include "config/stdin_plan.h"
 #include "util/cleanup.h"
 
 #ifndef MFD_NOEXEC_SEAL

@@ -30,7 +30,7 @@
 #include "supervisor/outcome.h"
 #include "supervisor/reduced.h"
 #include "supervisor/run_io.h"
-#include "supervisor/stdin_plan.h"
+#include "config/stdin_plan.h"
 
 #include "nsbox-config.h"
 #include "util/cleanup.h"
@@ -157,7 +157,7 @@ static int copy_in(struct psbx *s, int from, const char *what, struct nsb_error 
 }
 
 /* Never a description the caller opened, nor one of the caller's file
- * (supervisor/stdin_plan.h): a copy, or /dev/null opened anew. */
+ * (config/stdin_plan.h): a copy, or /dev/null opened anew. */
 static int open_stdin(struct psbx *s, struct nsb_error *e)
 {
         const struct sbx_request *req = s->req;

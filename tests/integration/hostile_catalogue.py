@@ -317,7 +317,7 @@ CATALOGUE = [
     Entry("stdin_levers", "caller's descriptors", "given the host file as `--stdin FILE`: fchmod, futimens, "
           "fsetxattr, fchown of fd 0 and of /proc/self/fd/0, their reopen for writing, O_NONBLOCK/O_APPEND, "
           "flock, a lease, readlink of the host path",
-          "`stdin` (a sealed, read-only memfd copy: supervisor/stdin_plan.h)", hostile("stdin_levers.py"),
+          "`stdin` (a sealed, read-only memfd copy: config/stdin_plan.h)", hostile("stdin_levers.py"),
           stdin=lambda c: c.hostfile, check=check_stdin_levers),
 ]
 

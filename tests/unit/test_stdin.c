@@ -1,4 +1,4 @@
-/* Unit tests for supervisor/stdin_plan.c: what the program's stdin is made
+/* Unit tests for config/stdin_plan.c: what the program's stdin is made
  * of for each thing the caller can name (issue #27: never the caller's own
  * description, nor a description of the caller's file). */
 #include <setjmp.h>
@@ -10,7 +10,7 @@
 
 #include <sys/stat.h>
 
-#include "supervisor/stdin_plan.h"
+#include "config/stdin_plan.h"
 
 static void test_stdin_plan(void **state)
 {

@@ -1,5 +1,5 @@
-/* supervisor/stdin_plan.c — see stdin_plan.h. Pure. */
-#include "supervisor/stdin_plan.h"
+/* config/stdin_plan.c — see stdin_plan.h. Pure. */
+#include "config/stdin_plan.h"
 
 #include <stddef.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-/* supervisor/stdin_plan.h — what the program's standard input is made of.
+/* config/stdin_plan.h — what the program's standard input is made of.
  *
  * Owns: the decision, from what the caller named (--stdin PATH, --stdin -,
  * nothing) and what that is (its fstat), of how nsbox builds the program's
@@ -14,7 +14,7 @@
  *     non-executable memfd (fstat's st_size and lseek keep working);
  *   - anything nsbox's own stdin is (pipe, terminal, socket, FIFO, device,
  *     a larger file): streamed into a fresh pipe by the supervisor
- *     (stdin_pump.h);
+ *     (supervisor/stdin_pump.h);
  *   - /dev/null (by name, or as nsbox's own stdin): /dev/null opened anew —
  *     the sandbox's own /dev/null is the host's node, which the program can
  *     open itself: a fresh description of it gives nothing more;
