@@ -108,21 +108,30 @@ struct stat;
 int cfg_check_shared_stdin(const struct nsb_config *cfg, const struct stat *tests, const char *tests_what,
                            struct nsb_error *e);
 
-/* --stdin -: nsbox's own standard input, handed to the program as it is, so
- * it reads it as it comes (streamed, never read whole by nsbox). A new
- * CLOEXEC descriptor open for reading only (a read-write one is reopened
- * read-only at the same offset), or -errno (stage usage) when it cannot be
- * handed in: a terminal (TIOCSTI/TIOCLINUX would let the program type into
- * the caller's shell: the supervisor copies a terminal's input into a pipe
- * instead, supervisor/stdin_pump.h), a socket (the program could write back
- * through it), closed, or anything but a pipe, a FIFO, a file or a
- * character device. */
+/* --stdin -: a new CLOEXEC descriptor of nsbox's own standard input for
+ * nsbox itself to read (judge --observe records it; the shared-stdin check
+ * compares it with the tests), open for reading only (a read-write one is
+ * reopened read-only at the same offset). Never handed to the program
+ * (config/stdin_plan.h). -errno (stage usage): closed, a terminal (not
+ * read whole), a directory. */
 int cfg_stdin_dash_open(struct nsb_error *e);
 
-/* Before anything runs, --stdin - where it cannot serve: batch (many jobs,
- * one input), or a standard input that is neither a terminal (copied in by
- * the supervisor) nor one cfg_stdin_dash_open takes. Anything else passes.
- * Stage usage. */
+/* What --stdin names, for stdin_plan (config/stdin_plan.h): nsbox's own
+ * stdin for `-`, else the path, opened O_PATH (no open of a FIFO or device
+ * itself: *ret_path_fd, CLOEXEC, the caller closes it; -1 for `-`, when
+ * --stdin is absent, and where there is no O_PATH: looked at by stat), as
+ * the caller, following symlinks. -errno (stage
+ * usage) when it cannot be looked at. */
+struct stdin_src;
+int cfg_stdin_describe(const struct nsb_config *cfg, int *ret_path_fd, struct stdin_src *ret, struct nsb_error *e);
+
+/* The usage error for what stdin_plan refused (@why: what it is). */
+int cfg_stdin_refused(const struct nsb_config *cfg, const char *why, struct nsb_error *e);
+
+/* Before anything runs: --stdin - where it cannot serve (batch: many jobs,
+ * one input), a --stdin that cannot be looked at, and what stdin_plan
+ * refuses (a directory; by name, a FIFO, a socket, a device other than
+ * /dev/null). Stage usage. */
 int cfg_check_stdin(const struct nsb_config *cfg, struct nsb_error *e);
 
 /* --stdin -? */

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "path/path.h"
+#include "config/stdin_plan.h"
 #include "util/cleanup.h"
 #include "util/readfile.h"
 
@@ -168,21 +169,15 @@ int cfg_stdin_dash_open(struct nsb_error *e)
                 return nsb_fail(e, NSB_STAGE_USAGE, EBADF, "--stdin -: nsbox's standard input is closed");
         if (isatty(STDIN_FILENO))
                 return nsb_fail(e, NSB_STAGE_USAGE, 0,
-                                "--stdin -: nsbox's standard input is a terminal, which is never handed to the "
-                                "sandbox (TIOCSTI could type into your shell); pipe the input in "
-                                "(printf 'hi\\n' | nsbox ...) or give --stdin FILE");
-        if (S_ISSOCK(st.st_mode))
-                return nsb_fail(e, NSB_STAGE_USAGE, 0,
-                                "--stdin -: nsbox's standard input is a socket, which the program could write back "
-                                "through; use a pipe or --stdin FILE");
-        if (!S_ISFIFO(st.st_mode) && !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
-                return nsb_fail(e, NSB_STAGE_USAGE, 0,
-                                "--stdin -: nsbox's standard input is not a pipe, a file or a device");
+                                "--stdin -: nsbox's standard input is a terminal, which nsbox does not read whole; "
+                                "pipe the input in (printf 'hi\\n' | nsbox ...) or give --stdin FILE");
+        if (S_ISDIR(st.st_mode))
+                return nsb_fail(e, NSB_STAGE_USAGE, 0, "--stdin -: nsbox's standard input is a directory");
         if ((flags & O_ACCMODE) == O_RDONLY) {
                 fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
         } else {
-                /* Opened for writing too (`<>`): the program gets a
-                 * read-only descriptor of the same file, at the same place. */
+                /* Opened for writing too (`<>`): nsbox reads a read-only
+                 * descriptor of the same file, at the same place. */
                 off_t at = S_ISREG(st.st_mode) ? lseek(STDIN_FILENO, 0, SEEK_CUR) : 0;
 
                 fd = open("/proc/self/fd/0", O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -196,22 +191,86 @@ int cfg_stdin_dash_open(struct nsb_error *e)
         return fd;
 }
 
+/* Is @st /dev/null (by its device number: a link to it, or nsbox's own
+ * stdin redirected from it)? */
+static bool is_dev_null(const struct stat *st)
+{
+        struct stat null;
+
+        return S_ISCHR(st->st_mode) && stat("/dev/null", &null) == 0 && S_ISCHR(null.st_mode) &&
+               st->st_rdev == null.st_rdev;
+}
+
+int cfg_stdin_describe(const struct nsb_config *cfg, int *ret_path_fd, struct stdin_src *ret, struct nsb_error *e)
+{
+        struct stat st;
+        int fd = -1;
+
+        *ret_path_fd = -1;
+        *ret = (struct stdin_src) { .given = cfg->stdin_path != NULL, .dash = cfg_stdin_is_ours(cfg) };
+        if (!ret->given)
+                return 0;
+        if (ret->dash) {
+                if (fcntl(STDIN_FILENO, F_GETFL) < 0 || fstat(STDIN_FILENO, &st) < 0)
+                        return nsb_fail(e, NSB_STAGE_USAGE, EBADF, "--stdin -: nsbox's standard input is closed");
+                ret->tty = isatty(STDIN_FILENO);
+        } else {
+#ifdef O_PATH
+                /* O_PATH: no open of the object itself yet — opening a FIFO
+                 * wakes its writer, opening a device runs its driver — and
+                 * the supervisor reads the very inode looked at here. */
+                fd = open(cfg->stdin_path, O_PATH | O_CLOEXEC);
+                if (fd < 0 || fstat(fd, &st) < 0) {
+                        int err = errno;
+                        if (fd >= 0)
+                                close(fd);
+                        return nsb_fail(e, NSB_STAGE_USAGE, err, "--stdin '%s'", cfg->stdin_path);
+                }
+#else
+                /* No O_PATH (the posix build): a look by name; the
+                 * supervisor's open checks the kind again. */
+                if (stat(cfg->stdin_path, &st) < 0)
+                        return nsb_fail(e, NSB_STAGE_USAGE, errno, "--stdin '%s'", cfg->stdin_path);
+#endif
+        }
+        ret->mode = st.st_mode;
+        ret->size = S_ISREG(st.st_mode) && st.st_size > 0 ? (uint64_t) st.st_size : 0;
+        ret->is_null = is_dev_null(&st);
+        *ret_path_fd = fd;
+        return 0;
+}
+
+int cfg_stdin_refused(const struct nsb_config *cfg, const char *why, struct nsb_error *e)
+{
+        if (cfg_stdin_is_ours(cfg))
+                return nsb_fail(e, NSB_STAGE_USAGE, 0, "--stdin -: nsbox's standard input is %s", why);
+        if (strcmp(why, "a directory") == 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, 0,
+                                "--stdin '%s' is a directory: give a regular file (its bytes are copied in), "
+                                "/dev/null, or --stdin - (nsbox's own standard input)",
+                                cfg->stdin_path);
+        return nsb_fail(e, NSB_STAGE_USAGE, 0,
+                        "--stdin '%s' is %s: by name nsbox takes a regular file (its bytes are copied in) or "
+                        "/dev/null, and never hands the program the host's object itself; stream anything else "
+                        "through nsbox's own standard input (--stdin - < '%s')",
+                        cfg->stdin_path, why, cfg->stdin_path);
+}
+
 int cfg_check_stdin(const struct nsb_config *cfg, struct nsb_error *e)
 {
-        int fd;
+        AUTOCLOSE int fd = -1;
+        struct stdin_src src;
+        const char *why;
+        int r;
 
-        if (!cfg_stdin_is_ours(cfg))
-                return 0;
-        if (cfg->cmd == NSB_CMD_BATCH)
+        if (cfg_stdin_is_ours(cfg) && cfg->cmd == NSB_CMD_BATCH)
                 return nsb_fail(e, NSB_STAGE_USAGE, 0,
                                 "--stdin -: a batch runs many jobs and nsbox's standard input can feed one; give "
                                 "each job its \"stdin\", or --stdin FILE (every job reads it anew)");
-        if (isatty(STDIN_FILENO))
-                return 0;   /* copied into a pipe by the supervisor (supervisor/stdin_pump.h) */
-        fd = cfg_stdin_dash_open(e);
-        if (fd < 0)
-                return fd;
-        close(fd);
+        if ((r = cfg_stdin_describe(cfg, &fd, &src, e)) < 0)
+                return r;
+        if (stdin_plan(&src, &why) == STDIN_REFUSE)
+                return cfg_stdin_refused(cfg, why, e);
         return 0;
 }
 

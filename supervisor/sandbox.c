@@ -289,53 +289,12 @@ static int open_stdin(struct sbx *s, struct nsb_error *e)
 {
         const struct sbx_request *req = s->req;
 
-        if (req->stdin_data) {
-                /* A sealed memfd: the program reads exactly these bytes. */
-                int fd = memfd_create("nsbox-stdin", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-                size_t off = 0;
-                if (fd < 0)
-                        return nsb_fail(e, NSB_STAGE_PREPARE, errno, "memfd for stdin");
-                s->stdin_fd = fd;
-                while (off < req->stdin_len) {
-                        ssize_t n = write(fd, req->stdin_data + off, req->stdin_len - off);
-                        if (n < 0 && errno == EINTR)
-                                continue;
-                        if (n < 0)
-                                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "write stdin");
-                        off += (size_t) n;
-                }
-                if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
-                        return nsb_fail(e, NSB_STAGE_PREPARE, errno, "seal stdin");
-                if (lseek(fd, 0, SEEK_SET) < 0)
-                        return nsb_fail(e, NSB_STAGE_PREPARE, errno, "rewind stdin");
-                /* reopen read-only so the program cannot even try to write */
-                {
-                        char p[64];
-                        int ro;
-                        snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
-                        ro = open(p, O_RDONLY | O_CLOEXEC);
-                        if (ro < 0)
-                                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "reopen stdin");
-                        close(fd);
-                        s->stdin_fd = ro;
-                }
-                return 0;
-        }
-        if (cfg_stdin_is_ours(s->cfg) && isatty(STDIN_FILENO))
-                return stdin_pump_open(&s->pump, STDIN_FILENO, &s->stdin_fd, e);   /* never the terminal itself */
-        if (cfg_stdin_is_ours(s->cfg)) {
-                /* --stdin -: the program reads nsbox's own stdin as it comes */
-                s->stdin_fd = cfg_stdin_dash_open(e);
-                if (s->stdin_fd < 0)
-                        e->stage = NSB_STAGE_PREPARE;
-                return s->stdin_fd < 0 ? s->stdin_fd : 0;
-        }
-        s->stdin_fd = open(s->cfg->stdin_path ? s->cfg->stdin_path : "/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (s->stdin_fd < 0 && s->cfg->stdin_path)
-                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "--stdin '%s'", s->cfg->stdin_path);
-        if (s->stdin_fd < 0)
-                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "open /dev/null for stdin");
-        return 0;
+        /* Never a description the caller opened (stdin_plan.h): a run's
+         * own bytes or a copied file in a sealed memfd, /dev/null anew, or
+         * a pipe the supervisor feeds. */
+        if (req->stdin_data)
+                return stdin_memfd(req->stdin_data, req->stdin_len, &s->stdin_fd, e);
+        return stdin_open(&s->pump, s->cfg, &s->stdin_fd, e);
 }
 
 /* A profile source, opened by a root supervisor: with root's reach, so no
@@ -438,11 +397,11 @@ static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
                  * POLLRDHUP after the prctl); a copy here would keep the socket
                  * open and the sandbox alive without its supervisor. */
                 close(s->sock[0]);
-                /* Nor the write end of a terminal's pipe (stdin_pump.h): the
-                 * init outlives the program's reads, and while it held a
-                 * copy the program never saw the end of its input. */
-                if (s->pump.dst >= 0)
-                        close(s->pump.dst);
+                /* Nor the write end of a streamed stdin's pipe, nor the file
+                 * it is read from (stdin_pump.h): the init outlives the
+                 * program's reads, and while it held a copy the program
+                 * never saw the end of its input. */
+                stdin_pump_close(&s->pump);
                 child_run_init(c, s->mode->init_steps, *s->mode->n_init_steps);   /* never returns */
         }
         close_fd(&s->sock[1]);

@@ -1,31 +1,51 @@
-/* supervisor/stdin_pump.h — `--stdin -` from a terminal: nsbox's own stdin
- * copied into a pipe the program reads.
+/* supervisor/stdin_pump.h — the program's standard input, built so that it
+ * never holds a file description the caller opened (stdin_plan.h says why
+ * and decides how), and the pump that streams one into a fresh pipe.
  *
- * Owns: one pipe and a small buffer. A terminal is never handed into the
- * sandbox (TIOCSTI/TIOCLINUX on it could type into the caller's shell, and
- * it would be a way back out): the program gets the read end of a pipe, and
- * the supervisor's poll loop copies what the caller types into it, line by
- * line as the terminal delivers it. End of input (Ctrl-D) closes the pipe;
- * a program that closed its stdin (EPIPE) stops the copy. The caller's
- * descriptor is never closed. Single-threaded: driven by sbx's poll loop.
- * SIGPIPE must be ignored (plat_cancel_fd does, for every command that runs
- * something): a closed reader is EPIPE.
+ * Owns: the sealed memfd of a copied file or of a run's own stdin bytes,
+ * and for a streamed input one pipe, a small buffer and (a large file named
+ * by --stdin) the supervisor's own read descriptor of that file. What is
+ * streamed — a pipe, a terminal (TIOCSTI/TIOCLINUX on it could type into
+ * the caller's shell), a socket (it could be written back through), a FIFO,
+ * a device, a file above STDIN_COPY_MAX — reaches the program as the read
+ * end of a pipe; the supervisor's poll loop copies into it as the input
+ * comes (a terminal: line by line as it delivers them). End of input (a
+ * terminal's Ctrl-D) closes the pipe; a program that closed its stdin
+ * (EPIPE) stops the copy. The caller's descriptor is never closed, and its
+ * flags (O_NONBLOCK included) are never changed. Single-threaded: driven by
+ * sbx's poll loop. SIGPIPE must be ignored (plat_cancel_fd does, for every
+ * command that runs something): a closed reader is EPIPE.
  */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "config/config.h"
 #include "util/error.h"
 
 struct stdin_pump {
-        int src;                /* nsbox's stdin (not owned); -1 = at its end */
+        int src;                /* what is copied: nsbox's stdin, or the pump's own; -1 = at its end */
+        bool src_owned;         /* src is the pump's (a file by name): closed with it */
         int dst;                /* write end of the program's stdin pipe (owned, nonblocking); -1 = closed */
-        char buf[4096];
+        char buf[16384];
         size_t off, len;        /* unwritten bytes: buf[off, len) */
 };
 
-/* A pipe for @src: *ret_read_fd (CLOEXEC) becomes the program's stdin. */
+/* The program's stdin for @cfg's --stdin (none: /dev/null): *ret_fd, a new
+ * CLOEXEC descriptor that is /dev/null opened anew, a sealed memfd, or the
+ * read end of a pipe @p then feeds (else @p stays idle). A regular file
+ * given as `-` is copied from nsbox's offset, which then moves to its end
+ * (as a reader of all of it would leave it). -errno: refused (stage usage,
+ * see stdin_plan.h), or the file could not be read (prepare). */
+int stdin_open(struct stdin_pump *p, const struct nsb_config *cfg, int *ret_fd, struct nsb_error *e);
+
+/* A run's own stdin bytes (a judge case's, a batch job's): a sealed,
+ * read-only, non-executable memfd holding them, in *ret_fd (CLOEXEC). */
+int stdin_memfd(const char *data, size_t len, int *ret_fd, struct nsb_error *e);
+
+/* A pipe for @src (not owned): *ret_read_fd (CLOEXEC) becomes the
+ * program's stdin. */
 int stdin_pump_open(struct stdin_pump *p, int src, int *ret_read_fd, struct nsb_error *e);
 
 /* The descriptor and events to poll now; false when there is nothing to do. */
@@ -34,4 +54,5 @@ bool stdin_pump_want(const struct stdin_pump *p, int *ret_fd, short *ret_events)
 /* Called when that descriptor polled ready: one read or one write. */
 void stdin_pump_step(struct stdin_pump *p);
 
+/* Closes what the pump owns (in a child too: the init must hold neither). */
 void stdin_pump_close(struct stdin_pump *p);

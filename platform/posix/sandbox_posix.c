@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -29,6 +30,7 @@
 #include "supervisor/outcome.h"
 #include "supervisor/reduced.h"
 #include "supervisor/run_io.h"
+#include "config/stdin_plan.h"
 
 #include "nsbox-config.h"
 #include "util/cleanup.h"
@@ -107,33 +109,99 @@ static int plan(struct psbx *s, struct nsb_error *e)
         return env_build(cfg, s->red.tmpdir, &s->envp, e);
 }
 
+static int write_all(int fd, const char *buf, size_t n)
+{
+        while (n > 0) {
+                ssize_t w = write(fd, buf, n);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w < 0)
+                        return -errno;
+                buf += w;
+                n -= (size_t) w;
+        }
+        return 0;
+}
+
+/* @from's bytes to its end into a private, unlinked file of nsbox's: the
+ * program's stdin. This platform has neither sealed memfds nor the Linux
+ * supervisor's pump, so a stream (--stdin - from a pipe, a terminal) is
+ * read whole before the program starts (docs/platforms.md). */
+static int copy_in(struct psbx *s, int from, const char *what, struct nsb_error *e)
+{
+        char buf[65536];
+        int r;
+
+        s->stdin_fd = plat_anon_fd("nsbox-stdin");
+        if (s->stdin_fd < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "%s: a file for its copy", what);
+        for (;;) {
+                ssize_t n = read(from, buf, sizeof buf);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && errno == EAGAIN) {   /* the caller's description is nonblocking: wait */
+                        struct pollfd p = { from, POLLIN, 0 };
+                        (void) poll(&p, 1, -1);
+                        continue;
+                }
+                if (n < 0)
+                        return nsb_fail(e, NSB_STAGE_PREPARE, errno, "%s: read", what);
+                if (n == 0)
+                        break;
+                if ((r = write_all(s->stdin_fd, buf, (size_t) n)) < 0)
+                        return nsb_fail(e, NSB_STAGE_PREPARE, -r, "%s: copy", what);
+        }
+        if (lseek(s->stdin_fd, 0, SEEK_SET) < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "%s: rewind its copy", what);
+        return 0;
+}
+
+/* Never a description the caller opened, nor one of the caller's file
+ * (config/stdin_plan.h): a copy, or /dev/null opened anew. */
 static int open_stdin(struct psbx *s, struct nsb_error *e)
 {
         const struct sbx_request *req = s->req;
-        size_t off = 0;
+        AUTOCLOSE int path_fd = -1;
+        AUTOCLOSE int file = -1;
+        struct stdin_src src;
+        struct stat st;
+        const char *why;
+        int r;
 
-        if (!req->stdin_data) {
-                const char *path = s->cfg->stdin_path ? s->cfg->stdin_path : "/dev/null";
-                s->stdin_fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (req->stdin_data) {
+                /* An unlinked file of its own: the program reads exactly these bytes. */
+                s->stdin_fd = plat_anon_fd("nsbox-stdin");
                 if (s->stdin_fd < 0)
-                        return nsb_fail(e, NSB_STAGE_PREPARE, errno, "--stdin '%s'", path);
+                        return nsb_fail(e, NSB_STAGE_PREPARE, errno, "a file for stdin");
+                if ((r = write_all(s->stdin_fd, req->stdin_data, req->stdin_len)) < 0)
+                        return nsb_fail(e, NSB_STAGE_PREPARE, -r, "write stdin");
+                if (lseek(s->stdin_fd, 0, SEEK_SET) < 0)
+                        return nsb_fail(e, NSB_STAGE_PREPARE, errno, "rewind stdin");
                 return 0;
         }
-        /* An unlinked file of its own: the program reads exactly these bytes. */
-        s->stdin_fd = plat_anon_fd("nsbox-stdin");
-        if (s->stdin_fd < 0)
-                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "a file for stdin");
-        while (off < req->stdin_len) {
-                ssize_t n = write(s->stdin_fd, req->stdin_data + off, req->stdin_len - off);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return nsb_fail(e, NSB_STAGE_PREPARE, errno, "write stdin");
-                off += (size_t) n;
+        if ((r = cfg_stdin_describe(s->cfg, &path_fd, &src, e)) < 0)
+                return r;
+        switch (stdin_plan(&src, &why)) {
+        case STDIN_REFUSE:
+                return cfg_stdin_refused(s->cfg, why, e);
+        case STDIN_EMPTY:
+                s->stdin_fd = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                return s->stdin_fd < 0 ? nsb_fail(e, NSB_STAGE_PREPARE, errno, "open /dev/null for stdin") : 0;
+        case STDIN_COPY:
+        case STDIN_PUMP:
+                break;
         }
-        if (lseek(s->stdin_fd, 0, SEEK_SET) < 0)
-                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "rewind stdin");
-        return 0;
+        if (src.dash)
+                return copy_in(s, STDIN_FILENO, "--stdin -", e);
+        /* By name: a regular file (stdin_plan refused the rest). Opened
+         * nonblocking so a FIFO swapped in since the look cannot hang. */
+        file = open(s->cfg->stdin_path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (file < 0)
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "--stdin '%s'", s->cfg->stdin_path);
+        if (fstat(file, &st) < 0 || !S_ISREG(st.st_mode))
+                return nsb_fail(e, NSB_STAGE_PREPARE, EINVAL, "--stdin '%s' is no longer a regular file",
+                                s->cfg->stdin_path);
+        return copy_in(s, file, "--stdin", e);
 }
 
 static int open_fds(struct psbx *s, struct nsb_error *e)

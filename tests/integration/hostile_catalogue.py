@@ -9,6 +9,7 @@ unchanged; the sentinel process alive; the host's listeners reached by
 nothing). docs/security.md's "Hostile catalogue" table lists every entry with
 the protection that stops it; a test keeps the two in step.
 """
+import fcntl
 import json
 import os
 import stat
@@ -31,8 +32,9 @@ def refused(t, obs, keys, where=""):
 
 class Entry:
     def __init__(self, name, group, attack, stops, program, args=lambda c: [], opts=(), status=("exited",),
-                 limit=None, check=None, network=None, append_supervisor_pid=False, kind="python"):
+                 limit=None, check=None, network=None, append_supervisor_pid=False, kind="python", stdin=None):
         self.name, self.group, self.attack, self.stops = name, group, attack, stops
+        self.stdin = stdin   # lambda c: the --stdin PATH (the caller's file); the program then takes no arguments
         self.program, self.args, self.opts = program, args, tuple(opts)
         self.status, self.limit, self.check = status, limit, check
         self.append_supervisor_pid, self.kind = append_supervisor_pid, kind
@@ -248,6 +250,31 @@ def check_text_spoof(t, res, obs, c):
         t.assertIn("spoof\\x1b[2K\\r\\u009b2K", p.stdout.decode())
 
 
+def check_stdin_levers(t, res, obs, c):
+    """--stdin the host file: the program reads its bytes (a sealed copy),
+    never the file itself; run_entry then checks its contents and mode."""
+    fd0 = obs["fd0"]
+    with open(c.hostfile, "rb") as f:
+        t.assertEqual(f.read(), c.hostfile_data, "the host file was written through /proc/self/fd/0")
+    t.assertEqual(os.stat(c.hostfile).st_mode & 0o7777, 0o666, "the host file's mode changed")
+    t.assertNotIn(c.hostfile, fd0["link"], "/proc/self/fd/0 shows the host path")
+    t.assertNotEqual(fd0["ino"], os.stat(c.hostfile).st_ino, "fd 0 is the caller's file")
+    t.assertEqual((fd0["kind"], fd0["size"]), ("regular", len(c.hostfile_data)))
+    t.assertEqual(obs["head"], "ok:" + c.hostfile_data.decode())
+    for where in ("fd", "proc"):
+        t.assertFalse(ok(obs[where]["reopen_write"]), where)
+    t.assertNotEqual(os.stat(c.hostfile).st_mtime, 1000000000, "the host file's times changed")
+    if hasattr(os, "listxattr"):
+        try:
+            t.assertNotIn("user.nsbox_lever", os.listxattr(c.hostfile))
+        except OSError:
+            pass
+    # no lock, no lease left on the host file
+    with open(c.hostfile, "rb") as other:
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    os.close(os.open(c.hostfile, os.O_WRONLY | os.O_NONBLOCK))
+
+
 CATALOGUE = [
     # ---- filesystem
     Entry("fs_read_secrets", "filesystem", "reads a host secret by path, via /proc/*/root and ../ climbs; "
@@ -332,12 +359,18 @@ CATALOGUE = [
           "fake pass line and summary on both streams and as its exit message",
           "capture keeps it exact; `util/textsafe.h` shows it escaped in what nsbox renders (report text and "
           "--html here; test, judge, JUnit: test_text_safety.py)", hostile("text_spoof.py"), check=check_text_spoof),
+    # ---- caller's descriptors (issue #27; the --stdin - and refused cases: test_caller_fds)
+    Entry("stdin_levers", "caller's descriptors", "given the host file as `--stdin FILE`: fchmod, futimens, "
+          "fsetxattr, fchown of fd 0 and of /proc/self/fd/0, their reopen for writing, O_NONBLOCK/O_APPEND, "
+          "flock, a lease, readlink of the host path",
+          "`stdin` (a sealed, read-only memfd copy: config/stdin_plan.h)", hostile("stdin_levers.py"),
+          stdin=lambda c: c.hostfile, check=check_stdin_levers),
 ]
 
 
 def argv_for(entry, c, nsbox):
     """The nsbox command line of one entry (without the supervisor pid)."""
-    common = ["--json", "--workspace", c.ws, *entry.opts]
+    common = ["--json", "--workspace", c.ws, *entry.opts, *(["--stdin", entry.stdin(c)] if entry.stdin else [])]
     if entry.kind == "try_syscall":
         return [nsbox, "run", *common, "--", *_try_syscall_argv(c)]
     return [nsbox, "python", *common, "--ro-bind", HOSTILE + ":/hostile", entry.program, *entry.args(c)]
@@ -373,7 +406,8 @@ def warm_start(entry):
 def warm_argv_for(entry, c, nsbox):
     """The `nsbox batch --warm` command line of one python entry; the job
     itself goes to its stdin (warm_job)."""
-    return [nsbox, "batch", "--warm", "-j", "1", "--workspace", c.ws, *entry.opts, "--ro-bind", HOSTILE + ":/hostile", "-"]
+    return [nsbox, "batch", "--warm", "-j", "1", "--workspace", c.ws, *entry.opts,
+            *(["--stdin", entry.stdin(c)] if entry.stdin else []), "--ro-bind", HOSTILE + ":/hostile", "-"]
 
 
 def warm_job(entry, c, supervisor_pid):
@@ -383,6 +417,8 @@ def warm_job(entry, c, supervisor_pid):
     can read, /program/main.py included, for the token it is given)."""
     args = entry.args(c) + ([str(supervisor_pid)] if entry.append_supervisor_pid else [])
     with open(entry.program, encoding="utf-8") as f:
+        if entry.stdin:   # its stdin is the batch's --stdin FILE; no arguments
+            return {"id": entry.name, "kind": "python", "code": f.read()}
         code = "import sys; sys.argv[1:] = __import__('json').loads(sys.stdin.readline())\n" + f.read()
     return {"id": entry.name, "kind": "python", "code": code, "stdin": json.dumps(args) + "\n"}
 

@@ -131,7 +131,7 @@ class Judge(SandboxTest):
             os.mkfifo(fifo)
             p = self.nsbox("judge", "--json", "--stdin", fifo, spec)
             self.assertEqual((p.returncode, p.stdout), (125, b""), p.stderr)
-            self.assertIn(b"a pipe would feed only the first", p.stderr)
+            self.assertIn(b"is a FIFO (named pipe)", p.stderr)   # by name: never opened (#27)
             # the spec itself (the expected values), or an earlier verdict
             # (its reasons quote them), is never a program's stdin
             verdict = os.path.join(d, "verdict.json")

@@ -1,0 +1,66 @@
+"""Descriptors the caller hands in (issue #27), on the posix platform (a
+-Dplatform=posix build, $NSBOX with $NSBOX_PLATFORM=posix): --stdin FILE and
+--stdin - reach the program as a private copy, never the caller's file or
+description; a directory is refused. fixtures/hostile/stdin_levers.py pulls
+the levers; the host is checked as in test_caller_fds. Not named
+test_*.py: the Linux build's suite has its own (test_caller_fds)."""
+import fcntl
+import json
+import os
+import subprocess
+import unittest
+
+from nsbtest import NSBOX
+from test_caller_fds import DATA, LEVERS, HostFile
+
+
+class PosixCallerFds(unittest.TestCase):
+    def setUp(self):
+        if os.environ.get("NSBOX_PLATFORM") != "posix":
+            self.fail("posix_caller_fds.py runs against a -Dplatform=posix nsbox (NSBOX_PLATFORM=posix)")
+
+    def levers(self, *opts, **kw):
+        p = subprocess.run([NSBOX, "python", "--json", "--isolation", "reduced", *opts, LEVERS],
+                           capture_output=True, timeout=60, **kw)
+        res = json.loads(p.stdout)
+        self.assertEqual((res["status"], res.get("exit_code")), ("exited", 0), res.get("error") or res["stderr"])
+        return json.loads(res["stdout"]["text"].splitlines()[0])
+
+    def test_file_by_name(self):
+        h = HostFile(self)
+        obs = self.levers("--stdin", h.path)
+        h.check(self)
+        h.not_the_file(self, obs)
+        self.assertEqual((obs["fd0"]["kind"], obs["fd0"]["size"]), ("regular", len(DATA)))
+
+    def test_own_stdin_file_and_pipe(self):
+        h = HostFile(self)
+        with open(h.path, "rb") as f:
+            flags = fcntl.fcntl(f, fcntl.F_GETFL)
+            obs = self.levers("--stdin", "-", stdin=f)
+            self.assertEqual(fcntl.fcntl(f, fcntl.F_GETFL), flags, "the caller's description's flags changed")
+            h.check(self)
+        h.not_the_file(self, obs)
+        r, w = os.pipe()
+        try:
+            os.write(w, DATA)
+            os.close(w)
+            ino = os.fstat(r).st_ino
+            obs = self.levers("--stdin", "-", stdin=r)
+            self.assertEqual(fcntl.fcntl(r, fcntl.F_GETFL), os.O_RDONLY, "the caller's pipe's flags changed")
+        finally:
+            os.close(r)
+        self.assertNotEqual(obs["fd0"]["ino"], ino, "fd 0 is the caller's pipe")
+        self.assertEqual(obs["head"], "ok:" + DATA.decode())
+
+    def test_directory_refused(self):
+        h = HostFile(self)
+        p = subprocess.run([NSBOX, "python", "--isolation", "reduced", "--stdin", h.dir, "-c", "pass"],
+                           capture_output=True, timeout=60)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"is a directory", p.stderr)
+        h.check(self)
+
+
+if __name__ == "__main__":
+    unittest.main()
