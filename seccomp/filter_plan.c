@@ -327,6 +327,19 @@ static const struct filter_rule rules[] = {
         REDUCED_GT("sched_setattr", FILTER_EPERM, 0, 0, "no pid namespace: another process's scheduling"),
         REDUCED_GT("setpriority", FILTER_EPERM, 1, 0, "no pid namespace: renicing the user's other processes"),
         REDUCED_GT("ioprio_set", FILTER_EPERM, 1, 0, "no pid namespace: the I/O priority of the user's other processes"),
+        /* Memory and descriptors of another process, by pid or pidfd: each
+         * makes a ptrace-mode check, which Landlock refuses for a process
+         * outside the domain (nsbox, the user's shells); reduced isolation
+         * also runs where there is no Landlock, and then only this holds.
+         * process_madvise takes a pidfd (pidfd_open stays: asyncio's child
+         * watcher needs it for its own children), so it is refused whole. */
+        REDUCED_GT("migrate_pages", FILTER_EPERM, 0, 0, "no pid namespace: moves nsbox's pages between NUMA nodes"),
+        REDUCED_GT("move_pages", FILTER_EPERM, 0, 0, "no pid namespace: moves or reads the placement of nsbox's pages"),
+        REDUCED_GT("get_robust_list", FILTER_EPERM, 0, 0, "no pid namespace: reads an address of nsbox's (its robust list)"),
+        REDUCED_GT("kcmp", FILTER_EPERM, 0, 0, "no pid namespace: compares nsbox's descriptors and memory with ours"),
+        REDUCED_GT("kcmp", FILTER_EPERM, 1, 0, "no pid namespace: compares nsbox's descriptors and memory with ours"),
+        REDUCED("process_madvise", FILTER_EPERM,
+                "no pid namespace: pages nsbox's memory out (MADV_PAGEOUT) through a pidfd of it"),
         /* (PRIO_USER and IOPRIO_WHO_USER, whose who 0 is the caller's uid and
          * reaches every process of the user, are refused in every mode: see
          * the init's rules.) */
