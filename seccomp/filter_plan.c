@@ -119,6 +119,11 @@ static const struct filter_rule rules[] = {
         NAMES_INIT("setpgid", 1, "joins the init's process group, which PRIO_PGRP and kill(-pgid) then name"),
         NAMES_INIT("getpgid", 0, "reads the init's process group"),
         NAMES_INIT("getsid", 0, "reads the init's session"),
+        /* prctl's one option that names another process: its pid is arg 2,
+         * its option arg 0, a pair one single-comparison rule cannot tell;
+         * core scheduling is nothing a sandboxed program needs. */
+        IF_EQ32("prctl", FILTER_EPERM, 0, 62 /* PR_SCHED_CORE */,
+                "PR_SCHED_CORE shares or takes a core-scheduling cookie with another pid, the init's too"),
 
         /* --- the mount table ----------------------------------------------------------- */
         ALWAYS("mount", FILTER_EPERM, "remounts the read-only root writable, or mounts over our binds"),

@@ -52,7 +52,7 @@ INIT_DOORS = ["prlimit_init", "prlimit_init_highbits", "prlimit_init_read", "set
               "getpriority_init", "ioprio_set_init", "ioprio_set_user", "sched_setaffinity_init",
               "sched_getaffinity_init", "sched_setscheduler_init", "sched_setparam_init", "sched_setattr_init",
               "migrate_pages_init", "move_pages_init", "kcmp_init", "pidfd_open_init", "kill_init", "tgkill_init",
-              "rt_sigqueueinfo_init", "getsid_init"]
+              "rt_sigqueueinfo_init", "getsid_init", "prctl_sched_core_init"]
 
 
 class Doors(SandboxTest):

@@ -141,6 +141,7 @@ static const struct expectation {
         { "tgkill_init", EPERM, EPERM, EPERM },
         { "rt_sigqueueinfo_init", EPERM, EPERM, EPERM },
         { "getsid_init", EPERM, EPERM, EPERM },
+        { "prctl_sched_core_init", EPERM, EPERM, EPERM },
         { "move_pages_other", SAME, SAME, EPERM },
         { "kcmp_other", SAME, SAME, EPERM },
         { "process_madvise", SAME, SAME, EPERM },
@@ -614,6 +615,12 @@ static void test_init_is_named_by_nothing(void **state)
                         if (plan_verdict(&plan, user_forms[i].name, self) != -1)
                                 fail_msg("variant %d: %s of the caller itself is refused", v, user_forms[i].name);
                 }
+                /* prctl names a pid in one option only, refused whole */
+                const uint64_t sched_core[6] = { 62 /* PR_SCHED_CORE */, 2 /* SHARE_TO */, FILTER_INIT_PID };
+                const uint64_t set_name[6] = { 15 /* PR_SET_NAME */ };
+                if (plan_verdict(&plan, "prctl", sched_core) != FILTER_EPERM ||
+                    plan_verdict(&plan, "prctl", set_name) != -1)
+                        fail_msg("variant %d: prctl: PR_SCHED_CORE must be refused, PR_SET_NAME allowed", v);
                 filter_plan_free(&plan);
         }
 }
