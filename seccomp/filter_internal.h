@@ -29,6 +29,12 @@
  * back as it does on an older kernel. */
 #define FILTER_NEWEST_REVIEWED_NR 466u
 
+/* The sandbox's init: PID 1 of the program's pid namespace, cold and warm
+ * (a warm job's init is PID 1 of the job's own namespace; the zygote and its
+ * init are in none a job can see). It reaps the program and reports its
+ * status: no syscall may name it (see the "the init" rules, filter_plan.c). */
+#define FILTER_INIT_PID 1u
+
 enum filter_action {
         FILTER_EPERM,           /* "not allowed": the door exists, you may not use it */
         FILTER_ENOSYS,          /* "not implemented": callers fall back (clone3, io_uring) */

@@ -35,6 +35,10 @@
 #define RLIMIT_MEM(name, act, threat) RULE(name, act, FILTER_RLIMIT_MEMORY, FILTER_COND_NONE, 0, 0, threat)
 #define REDUCED_EQ32(name, act, argno, v, threat) RULE(name, act, FILTER_REDUCED, FILTER_COND_EQ32, argno, v, threat)
 #define REDUCED_GT(name, act, argno, v, threat) RULE(name, act, FILTER_REDUCED, FILTER_COND_GT, argno, v, threat)
+/* The init's pid (FILTER_INIT_PID), or its process group (the init leads its
+ * own session, so its group is 1 too), in argument ARGNO: refused. */
+#define NAMES_INIT(name, argno, threat) \
+        RULE(name, FILTER_EPERM, FILTER_ALWAYS, FILTER_COND_EQ32, argno, FILTER_INIT_PID, threat)
 #define UNLESS_IN(name, act, when, argno, set, threat) \
         { name, act, when, { FILTER_COND_NOT_IN32, argno, 0, set, ARRAY_SIZE(set) }, threat }
 
@@ -53,6 +57,73 @@ static const struct filter_rule rules[] = {
                "writes another process's memory without ptrace-attaching"),
         ALWAYS("pidfd_getfd", FILTER_EPERM,
                "steals a file descriptor from another process (ptrace-mode access)"),
+
+        /* --- the init: no syscall may name it ------------------------------------------ */
+        /* The init (PID 1 of the program's pid namespace, cold and warm)
+         * reaps the program and reports its status, and it has the
+         * program's uid, so every check that only compares uids passes:
+         * prlimit64 lowered or read its limits (found by the red team, issue
+         * #27). setpriority, sched_* and ioprio_set were refused only because
+         * the init holds capabilities the program lacks (commoncap's
+         * cap_safe_nice), a fact of the init's set-up, not a rule. The rule
+         * is one for the whole class: a syscall argument that names a
+         * process, a process group or a user is refused when it can name the
+         * init — pid 1, process group 1, any user (every process of the uid
+         * in the pid namespace is the init's uid, and who 0 is the caller's
+         * uid) — reads as well as writes, so no case is left to judge.
+         * Matched on the low 32 bits: the kernel reads pid_t as int, so
+         * 0x100000001 is pid 1 (FILTER_COND_EQ32). The ptrace-mode calls
+         * (ptrace, process_vm_*, pidfd_getfd) are refused above for every
+         * pid; process_madvise, process_mrelease and waitid(P_PIDFD) take a
+         * pidfd, and the init's is refused at pidfd_open (a /proc/1 fd is a
+         * pidfd only to pidfd_send_signal: Landlock's signal scope and the
+         * pid-namespace init's signal rules refuse that). docs/seccomp.md. */
+        NAMES_INIT("prlimit64", 0,
+                   "lowers the init's RLIMIT_NOFILE/AS/CPU/FSIZE/NPROC (or reads them): the init that reports the result"),
+        NAMES_INIT("setpriority", 1, "renices the init (PRIO_PROCESS 1) or its process group (PRIO_PGRP 1)"),
+        NAMES_INIT("getpriority", 1, "reads the nice value of the init (PRIO_PROCESS 1) or its group (PRIO_PGRP 1)"),
+        IF_EQ32("setpriority", FILTER_EPERM, 0, PRIO_USER,
+                "PRIO_USER renices every process of a uid in the pid namespace: the init has the program's"),
+        IF_EQ32("getpriority", FILTER_EPERM, 0, PRIO_USER,
+                "PRIO_USER reads the nice values of every process of a uid, the init's included"),
+        NAMES_INIT("ioprio_set", 1, "the init's I/O priority (IOPRIO_WHO_PROCESS 1) or its group's (IOPRIO_WHO_PGRP 1)"),
+        NAMES_INIT("ioprio_get", 1, "reads the init's I/O priority or its group's"),
+        IF_EQ32("ioprio_set", FILTER_EPERM, 0, 3 /* IOPRIO_WHO_USER */,
+                "IOPRIO_WHO_USER sets the I/O priority of every process of a uid, the init's included"),
+        IF_EQ32("ioprio_get", FILTER_EPERM, 0, 3 /* IOPRIO_WHO_USER */,
+                "IOPRIO_WHO_USER reads the I/O priority of every process of a uid, the init's included"),
+        NAMES_INIT("sched_setaffinity", 0, "pins the init to one CPU"),
+        NAMES_INIT("sched_getaffinity", 0, "reads the init's CPUs"),
+        NAMES_INIT("sched_setscheduler", 0, "SCHED_IDLE for the init: it reports last, if ever, under load"),
+        NAMES_INIT("sched_getscheduler", 0, "reads the init's scheduling policy"),
+        NAMES_INIT("sched_setparam", 0, "the init's scheduling priority"),
+        NAMES_INIT("sched_getparam", 0, "reads the init's scheduling priority"),
+        NAMES_INIT("sched_setattr", 0, "the init's policy, nice value and utilisation clamps"),
+        NAMES_INIT("sched_getattr", 0, "reads the init's scheduling attributes"),
+        NAMES_INIT("sched_rr_get_interval", 0, "reads the init's round-robin quantum"),
+        NAMES_INIT("migrate_pages", 0, "moves the init's pages between NUMA nodes (ptrace-mode check: a second lock)"),
+        NAMES_INIT("move_pages", 0, "moves or reads the placement of the init's pages (ptrace-mode check: a second lock)"),
+        NAMES_INIT("get_robust_list", 0, "reads the init's robust futex list head, an address (ptrace-mode check)"),
+        NAMES_INIT("kcmp", 0, "compares the init's descriptors and memory with ours (ptrace-mode check)"),
+        NAMES_INIT("kcmp", 1, "compares the init's descriptors and memory with ours (ptrace-mode check)"),
+        NAMES_INIT("pidfd_open", 0,
+                   "a pidfd of the init: process_madvise, process_mrelease, pidfd_send_signal aim through it"),
+        NAMES_INIT("kill", 0, "signals the init (a second lock: Landlock's signal scope, the pid-namespace init rules)"),
+        NAMES_INIT("tkill", 0, "signals the init's thread (a second lock, as kill)"),
+        NAMES_INIT("tgkill", 0, "signals the init's thread group (a second lock, as kill)"),
+        NAMES_INIT("tgkill", 1, "signals the init's thread (a second lock, as kill)"),
+        NAMES_INIT("rt_sigqueueinfo", 0, "queues a signal with forged siginfo to the init (a second lock, as kill)"),
+        NAMES_INIT("rt_tgsigqueueinfo", 0, "queues a signal with forged siginfo to the init (a second lock, as kill)"),
+        NAMES_INIT("rt_tgsigqueueinfo", 1, "queues a signal with forged siginfo to the init (a second lock, as kill)"),
+        NAMES_INIT("setpgid", 0, "moves the init to another group (the kernel refuses: not our child)"),
+        NAMES_INIT("setpgid", 1, "joins the init's process group, which PRIO_PGRP and kill(-pgid) then name"),
+        NAMES_INIT("getpgid", 0, "reads the init's process group"),
+        NAMES_INIT("getsid", 0, "reads the init's session"),
+        /* prctl's one option that names another process: its pid is arg 2,
+         * its option arg 0, a pair one single-comparison rule cannot tell;
+         * core scheduling is nothing a sandboxed program needs. */
+        IF_EQ32("prctl", FILTER_EPERM, 0, 62 /* PR_SCHED_CORE */,
+                "PR_SCHED_CORE shares or takes a core-scheduling cookie with another pid, the init's too"),
 
         /* --- the mount table ----------------------------------------------------------- */
         ALWAYS("mount", FILTER_EPERM, "remounts the read-only root writable, or mounts over our binds"),
@@ -261,13 +332,22 @@ static const struct filter_rule rules[] = {
         REDUCED_GT("sched_setattr", FILTER_EPERM, 0, 0, "no pid namespace: another process's scheduling"),
         REDUCED_GT("setpriority", FILTER_EPERM, 1, 0, "no pid namespace: renicing the user's other processes"),
         REDUCED_GT("ioprio_set", FILTER_EPERM, 1, 0, "no pid namespace: the I/O priority of the user's other processes"),
-        /* who 0 is the caller only for a process or a group: for a user it
-         * means the caller's uid, so PRIO_USER/IOPRIO_WHO_USER reach every
-         * process of the user whatever who is. */
-        REDUCED_EQ32("setpriority", FILTER_EPERM, 0, PRIO_USER,
-                     "no pid namespace: PRIO_USER with who 0 renices every process of the user (nsbox, shells)"),
-        REDUCED_EQ32("ioprio_set", FILTER_EPERM, 0, 3 /* IOPRIO_WHO_USER */,
-                     "no pid namespace: IOPRIO_WHO_USER sets the I/O priority of every process of a user"),
+        /* Memory and descriptors of another process, by pid or pidfd: each
+         * makes a ptrace-mode check, which Landlock refuses for a process
+         * outside the domain (nsbox, the user's shells); reduced isolation
+         * also runs where there is no Landlock, and then only this holds.
+         * process_madvise takes a pidfd (pidfd_open stays: asyncio's child
+         * watcher needs it for its own children), so it is refused whole. */
+        REDUCED_GT("migrate_pages", FILTER_EPERM, 0, 0, "no pid namespace: moves nsbox's pages between NUMA nodes"),
+        REDUCED_GT("move_pages", FILTER_EPERM, 0, 0, "no pid namespace: moves or reads the placement of nsbox's pages"),
+        REDUCED_GT("get_robust_list", FILTER_EPERM, 0, 0, "no pid namespace: reads an address of nsbox's (its robust list)"),
+        REDUCED_GT("kcmp", FILTER_EPERM, 0, 0, "no pid namespace: compares nsbox's descriptors and memory with ours"),
+        REDUCED_GT("kcmp", FILTER_EPERM, 1, 0, "no pid namespace: compares nsbox's descriptors and memory with ours"),
+        REDUCED("process_madvise", FILTER_EPERM,
+                "no pid namespace: pages nsbox's memory out (MADV_PAGEOUT) through a pidfd of it"),
+        /* (PRIO_USER and IOPRIO_WHO_USER, whose who 0 is the caller's uid and
+         * reaches every process of the user, are refused in every mode: see
+         * the init's rules.) */
 };
 
 const struct filter_rule *filter_rules(size_t *ret_n)

@@ -202,6 +202,31 @@ def check_sleep(t, res, obs, c):
     t.assertLess(res["wall_ms"], 10000)
 
 
+# what init_levers.py may do: to itself only
+INIT_LEVERS_OWN = {"prlimit_self", "setpriority_self"}
+
+
+def check_init_levers(exit_code):
+    def check(t, res, obs, c):
+        levers = obs["levers"]
+        t.assertGreater(len(levers), 90, "the fixture tried next to nothing: it proves nothing")
+        for k in INIT_LEVERS_OWN:
+            t.assertTrue(ok(levers[k]), "its own %s was refused: %r" % (k, levers[k]))
+        # the red team's finding first, then every other lever
+        first = sorted(k for k in levers if k.startswith("prlimit_set"))
+        refused(t, levers, first + [k for k in levers if k not in INIT_LEVERS_OWN and k not in first], "on the init: ")
+        # what the kernel would not report shows in /proc/1: limits, nice, policy, CPUs
+        t.assertEqual(obs["before"], obs["after"], "the init changed")
+        t.assertNotIn("error", obs["before"]["limits"][:6])
+        # and the init still reported the run exactly
+        if exit_code is not None:
+            t.assertEqual((res["status"], res["exit_code"]), ("exited", exit_code), res)
+        else:
+            t.assertEqual((res["status"], res["limit"]), ("limit", "cpu_time"), res)
+            t.assertIn("cpu_time", res["limits_hit"])
+    return check
+
+
 def _try_syscall_argv(c):
     from test_hardening import DENIED, try_binary
     return [try_binary()] + DENIED
@@ -365,6 +390,20 @@ CATALOGUE = [
           "flock, a lease, readlink of the host path",
           "`stdin` (a sealed, read-only memfd copy: config/stdin_plan.h)", hostile("stdin_levers.py"),
           stdin=lambda c: c.hostfile, check=check_stdin_levers),
+    # ---- the init (issue #27): PID 1 reaps the program and reports its status
+    Entry("init_levers", "the init", "every call that acts on another process of its uid, aimed at PID 1: "
+          "prlimit (set and read, high pid bits), setpriority by pid, group 1 and whole user, sched_* and "
+          "ioprio by pid/group/user, migrate/move_pages, kcmp, get_robust_list, pidfd_open, process_madvise "
+          "and pidfd_getfd through a /proc/1 fd, ptrace, signals (kill, tgkill, sigqueue, pidfd_send_signal, "
+          "SIGIO by F_SETOWN to pid 1 and group 1), writes to 25 /proc/1 files, /proc/1/fd opens; then exits 7",
+          "`seccomp` (no syscall may name the init: pid 1, group 1, any user), `landlock` (signal scope), "
+          "init not dumpable, read-only /proc, `pid_ns`", hostile("init_levers.py"), lambda c: ["exit"],
+          opts=("--wall-time", "20s"), check=check_init_levers(7)),
+    Entry("init_levers_limit", "the init", "the same levers (the init's RLIMIT_NOFILE, AS, CPU, FSIZE, NPROC, "
+          "STACK lowered first), then spins until the CPU-time limit: the init must still report it",
+          "`seccomp`, `cpu_time`", hostile("init_levers.py"), lambda c: ["spin"],
+          opts=("--cpu-time", "1s", "--wall-time", "20s"), status=("limit",), limit="cpu_time",
+          check=check_init_levers(None)),
 ]
 
 

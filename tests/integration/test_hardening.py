@@ -47,6 +47,14 @@ DENIED = ["ptrace", "process_vm_readv", "mount", "umount2", "move_mount", "open_
           "openat_setgid", "creat_setuid", "mknodat_setuid", "openat2"]
 
 
+# nsbox-try-syscall's attempts on the init (fixtures/try_syscall.c, "The init")
+INIT_DOORS = ["prlimit_init", "prlimit_init_highbits", "prlimit_init_read", "setpriority_init", "setpriority_user",
+              "getpriority_init", "ioprio_set_init", "ioprio_set_user", "sched_setaffinity_init",
+              "sched_getaffinity_init", "sched_setscheduler_init", "sched_setparam_init", "sched_setattr_init",
+              "migrate_pages_init", "move_pages_init", "kcmp_init", "pidfd_open_init", "kill_init", "tgkill_init",
+              "rt_sigqueueinfo_init", "getsid_init", "prctl_sched_core_init"]
+
+
 class Doors(SandboxTest):
     def setUp(self):
         super().setUp()
@@ -70,6 +78,15 @@ class Doors(SandboxTest):
             self.assertTrue(refused, (name, o))
         for prot in ("seccomp", "landlock", "caps", "no_new_privs"):
             self.assertNotIn(res["protections"][prot], ("unavailable", "disabled"), prot)
+
+    def test_no_syscall_names_the_init(self):
+        # PID 1 in the sandbox is the init that reports the result: every
+        # attempt names it (by pid, pid | 1 << 32, group 1 or a whole user)
+        # with arguments the kernel would reject with EFAULT/EINVAL/ESRCH, so
+        # only the filter answers EPERM (docs/seccomp.md, "The init").
+        out, _ = self.attempts(INIT_DOORS)
+        for name in INIT_DOORS:
+            self.assertEqual(out[name].get("errno_name"), "EPERM", (name, out[name]))
 
     def python_stdout(self, code):
         p, res = self.run_json("python", "-c", code)

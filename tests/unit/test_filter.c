@@ -119,7 +119,32 @@ static const struct expectation {
         { "fanotify_mark", SAME, SAME, EPERM },
         { "sched_setaffinity_other", SAME, SAME, EPERM },
         { "setpriority_other", SAME, SAME, EPERM },
-        { "ioprio_set_user", SAME, SAME, EPERM },
+        { "ioprio_set_user", EPERM, EPERM, EPERM },     /* a whole user: the init's uid too */
+        /* the init (PID 1): named by pid, group or user, refused in every mode */
+        { "prlimit_init", EPERM, EPERM, EPERM },
+        { "prlimit_init_highbits", EPERM, EPERM, EPERM },
+        { "prlimit_init_read", EPERM, EPERM, EPERM },
+        { "setpriority_init", EPERM, EPERM, EPERM },
+        { "setpriority_user", EPERM, EPERM, EPERM },
+        { "getpriority_init", EPERM, EPERM, EPERM },
+        { "ioprio_set_init", EPERM, EPERM, EPERM },
+        { "sched_setaffinity_init", EPERM, EPERM, EPERM },
+        { "sched_getaffinity_init", EPERM, EPERM, EPERM },
+        { "sched_setscheduler_init", EPERM, EPERM, EPERM },
+        { "sched_setparam_init", EPERM, EPERM, EPERM },
+        { "sched_setattr_init", EPERM, EPERM, EPERM },
+        { "migrate_pages_init", EPERM, EPERM, EPERM },
+        { "move_pages_init", EPERM, EPERM, EPERM },
+        { "kcmp_init", EPERM, EPERM, EPERM },
+        { "pidfd_open_init", EPERM, EPERM, EPERM },
+        { "kill_init", EPERM, EPERM, EPERM },
+        { "tgkill_init", EPERM, EPERM, EPERM },
+        { "rt_sigqueueinfo_init", EPERM, EPERM, EPERM },
+        { "getsid_init", EPERM, EPERM, EPERM },
+        { "prctl_sched_core_init", EPERM, EPERM, EPERM },
+        { "move_pages_other", SAME, SAME, EPERM },
+        { "kcmp_other", SAME, SAME, EPERM },
+        { "process_madvise", SAME, SAME, EPERM },
         { "fchmod_setgid", EPERM, EPERM, EPERM },
         { "fchmodat_setuid", EPERM, EPERM, EPERM },
         { "fchmodat2_setuid", EPERM, EPERM, EPERM },
@@ -505,6 +530,101 @@ static void test_not_in32_expansion(void **state)
         check_not_in(s5, ARRAY_SIZE(s5));
 }
 
+/* Pure: what the plan for @spec answers to @name with arguments @args: the
+ * action of a matching entry, or -1 when the call is allowed. */
+static int plan_verdict(const struct filter_plan *plan, const char *name, const uint64_t args[6])
+{
+        for (size_t i = 0; i < plan->n_entries; i++) {
+                const struct filter_entry *en = &plan->entries[i];
+
+                if (strcmp(en->syscall, name) != 0)
+                        continue;
+                if (!en->has_cmp || denied_by(&en->cmp, 1, args[en->cmp.arg]))
+                        return (int) en->action;
+        }
+        return -1;
+}
+
+/* The init's class rule, on the plan of every variant: each argument by
+ * which a syscall names a process, a process group or a user is refused
+ * (EPERM) when it can name the init — pid 1 (also with high bits set, which
+ * the kernel drops), group 1, any user — and nothing else is: the caller
+ * (0), its children (2, 4242), "every process but the init" (-1) stay open,
+ * except where reduced isolation refuses every other pid. The list is every
+ * native syscall with a pid_t or id_t "who" argument (Linux 6.13); those
+ * refused outright (ptrace, process_vm_*, pidfd_getfd, perf_event_open)
+ * and those that only reach the caller's children (wait4, waitid) are
+ * not in it. */
+static void test_init_is_named_by_nothing(void **state)
+{
+        static const struct { const char *name; unsigned arg; } pid_args[] = {
+                { "prlimit64", 0 }, { "setpriority", 1 }, { "getpriority", 1 }, { "ioprio_set", 1 },
+                { "ioprio_get", 1 }, { "sched_setaffinity", 0 }, { "sched_getaffinity", 0 },
+                { "sched_setscheduler", 0 }, { "sched_getscheduler", 0 }, { "sched_setparam", 0 },
+                { "sched_getparam", 0 }, { "sched_setattr", 0 }, { "sched_getattr", 0 },
+                { "sched_rr_get_interval", 0 }, { "migrate_pages", 0 }, { "move_pages", 0 },
+                { "get_robust_list", 0 }, { "kcmp", 0 }, { "kcmp", 1 }, { "pidfd_open", 0 }, { "kill", 0 },
+                { "tkill", 0 }, { "tgkill", 0 }, { "tgkill", 1 }, { "rt_sigqueueinfo", 0 },
+                { "rt_tgsigqueueinfo", 0 }, { "rt_tgsigqueueinfo", 1 }, { "setpgid", 0 }, { "setpgid", 1 },
+                { "getpgid", 0 }, { "getsid", 0 },
+        };
+        /* which = PRIO_USER / IOPRIO_WHO_USER: every process of a uid */
+        static const struct { const char *name; uint64_t user; } user_forms[] = {
+                { "setpriority", PRIO_USER }, { "getpriority", PRIO_USER }, { "ioprio_set", 3 }, { "ioprio_get", 3 },
+        };
+        size_t n_rules;
+        const struct filter_rule *rules = filter_rules(&n_rules);
+
+        (void) state;
+        for (int v = 0; v < FILTER_VARIANTS; v++) {
+                const struct filter_spec spec = filter_variant_spec(v);
+                struct filter_plan plan;
+                struct nsb_error e;
+
+                if (filter_plan_build(rules, n_rules, &spec, &plan, &e) < 0)
+                        fail_msg("variant %d: %s", v, e.msg);
+                for (size_t i = 0; i < ARRAY_SIZE(pid_args); i++) {
+                        static const uint64_t init[] = { FILTER_INIT_PID, (1ull << 32) | FILTER_INIT_PID,
+                                                         0xffffffff00000001ull };
+                        static const uint64_t others[] = { 0, 2, 4242, UINT64_MAX /* -1 */ };
+                        const char *name = pid_args[i].name;
+                        uint64_t args[6] = { 0 };
+
+                        for (size_t k = 0; k < ARRAY_SIZE(init); k++) {
+                                args[pid_args[i].arg] = init[k];
+                                if (plan_verdict(&plan, name, args) != FILTER_EPERM)
+                                        fail_msg("variant %d: %s(arg%u = 0x%llx) names the init and is allowed", v,
+                                                 name, pid_args[i].arg, (unsigned long long) init[k]);
+                        }
+                        for (size_t k = 0; k < ARRAY_SIZE(others) && !spec.reduced; k++) {
+                                args[pid_args[i].arg] = others[k];
+                                if (plan_verdict(&plan, name, args) != -1)
+                                        fail_msg("variant %d: %s(arg%u = 0x%llx) is refused: not the init", v, name,
+                                                 pid_args[i].arg, (unsigned long long) others[k]);
+                        }
+                }
+                for (size_t i = 0; i < ARRAY_SIZE(user_forms); i++) {
+                        for (uint64_t who = 0; who < 3; who++) {
+                                const uint64_t args[6] = { user_forms[i].user, who };
+                                if (plan_verdict(&plan, user_forms[i].name, args) != FILTER_EPERM)
+                                        fail_msg("variant %d: %s for a whole user (who %llu) is allowed", v,
+                                                 user_forms[i].name, (unsigned long long) who);
+                        }
+                        /* the caller itself (which 0 = PRIO_PROCESS; 1 = IOPRIO_WHO_PROCESS) */
+                        const uint64_t self[6] = { user_forms[i].user == PRIO_USER ? PRIO_PROCESS : 1, 0 };
+                        if (plan_verdict(&plan, user_forms[i].name, self) != -1)
+                                fail_msg("variant %d: %s of the caller itself is refused", v, user_forms[i].name);
+                }
+                /* prctl names a pid in one option only, refused whole */
+                const uint64_t sched_core[6] = { 62 /* PR_SCHED_CORE */, 2 /* SHARE_TO */, FILTER_INIT_PID };
+                const uint64_t set_name[6] = { 15 /* PR_SET_NAME */ };
+                if (plan_verdict(&plan, "prctl", sched_core) != FILTER_EPERM ||
+                    plan_verdict(&plan, "prctl", set_name) != -1)
+                        fail_msg("variant %d: prctl: PR_SCHED_CORE must be refused, PR_SET_NAME allowed", v);
+                filter_plan_free(&plan);
+        }
+}
+
 static void test_compile_both_specs(void **state)
 {
         for (int inet = 0; inet <= 1; inet++) {
@@ -650,6 +770,7 @@ int main(void)
                 cmocka_unit_test(test_table_invariants),
                 cmocka_unit_test(test_expectations_cover_fixture),
                 cmocka_unit_test(test_not_in32_expansion),
+                cmocka_unit_test(test_init_is_named_by_nothing),
                 cmocka_unit_test(test_compile_both_specs),
                 cmocka_unit_test(test_precompiled_matches_table),
                 cmocka_unit_test(test_bad_tables),
