@@ -95,7 +95,8 @@ def fetch_kernel(cache, archive=None):
     root = unpack(cache, [pkg], pkg, apt)
     vmlinuz = glob.glob(os.path.join(root, "boot", "vmlinuz-*"))
     # Debian 12 ships /lib/modules, Debian 13 /usr/lib/modules
-    mods = glob.glob(os.path.join(root, "lib", "modules", "*")) + glob.glob(os.path.join(root, "usr", "lib", "modules", "*"))
+    mods = glob.glob(os.path.join(root, "lib", "modules", "*")) + \
+        glob.glob(os.path.join(root, "usr", "lib", "modules", "*"))
     if len(vmlinuz) != 1 or len(mods) != 1:
         raise RuntimeError("unexpected layout of %s: %r %r" % (root, vmlinuz, mods))
     return vmlinuz[0], mods[0]
