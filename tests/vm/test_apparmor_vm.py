@@ -98,8 +98,8 @@ class AppArmorVM(unittest.TestCase):
                                                            "aa": aa, "profile": PROFILE},
                                            DEADLINE_S, console, archive)
         with open(REPORT, "w") as f:
-            f.write("# nsbox vm-apparmor: %s's kernel and AppArmor userspace, booted in %.0f s (qemu %s)\n"
-                    % (SUITE, cls.seconds, vmboot.accel()))
+            f.write("# nsbox vm-apparmor: %s's kernel and AppArmor userspace; the VM booted, ran the guest side "
+                    "and powered off in %.0f s (qemu %s)\n" % (SUITE, cls.seconds, vmboot.accel()))
             for title, name in SHOWN:
                 f.write("\n== %s\n%s" % (title, read(cls.path(name))))
                 if not read(cls.path(name)).endswith("\n"):
