@@ -47,6 +47,7 @@ enum doc_status { DOC_OK = 0, DOC_DEGRADED, DOC_UNAVAILABLE };
 enum doc_probe { DOC_PROBE_UNKNOWN = 0, DOC_PROBE_OK, DOC_PROBE_FAILED };
 
 #define DOC_SYSCTL_MAX 64
+#define DOC_AA_LABEL_MAX 256
 #define DOC_PATH_MAX 1024
 
 /* Where the nsbox package and `meson install` put nsbox's AppArmor profile
@@ -66,6 +67,12 @@ struct doc_aa {
         char build_dir[DOC_PATH_MAX];           /* self_exe's directory when it is a meson build dir, else "" */
         bool profile_present;                   /* DOC_AA_PROFILE exists */
         bool profile_names_self;                /* ... and names self_exe */
+        /* This process's AppArmor label (/proc/self/attr/apparmor/current:
+         * "unconfined", "nsbox (unconfined)", "unprivileged_userns (enforce)");
+         * "" where AppArmor does not run. A profile in enforce mode that is
+         * not nsbox's own confines it: on a kernel without Ubuntu's sysctl
+         * (mainline, Debian) this label is what names the cause. */
+        char label[DOC_AA_LABEL_MAX];
 };
 
 /* Everything doctor_plan() needs. Plain data; "" = the file was absent. */
@@ -154,18 +161,28 @@ const char *doctor_status_name(enum doc_status s);
 
 /* Pure: AppArmor's restriction applies to this nsbox (on, and not root). */
 bool doctor_aa_restricts(const struct doc_aa *aa);
+/* Pure: an AppArmor profile other than nsbox's own confines this nsbox and
+ * may deny what the sandbox needs (its label names a profile in a mode that
+ * denies: not "unconfined", not "(unconfined)", not "(complain)"). Ubuntu's
+ * unprivileged_userns profile, entered with aa-exec or inherited from a
+ * confined parent, is one: `userns` allowed, every capability denied. */
+bool doctor_aa_confined(const struct doc_aa *aa);
+/* Pure: the fix when doctor_aa_confined(): run nsbox outside that profile
+ * (never "turn AppArmor off"). */
+void doctor_aa_confined_fix(const struct doc_aa *aa, char *buf, size_t size);
 /* Pure: the exact command that lets this nsbox have user namespaces under
  * the restriction: load the profile shipped with nsbox (installing it first
  * where it is missing or names another binary), never "turn AppArmor off". */
 void doctor_aa_fix(const struct doc_aa *aa, char *buf, size_t size);
-/* Pure: when the restriction applies and @e is the sandbox's failure to use
- * its new namespaces (EPERM/EACCES in the clone, userns, net or mount
- * stage), say so in @e (the restriction, then the fix, then the step that
- * failed) and return true; else leave @e alone and return false. */
+/* Pure: when a foreign profile confines this nsbox (doctor_aa_confined) or
+ * the restriction applies, and @e is the sandbox's failure to make or use its
+ * new namespaces (EPERM/EACCES in the clone, userns, net or mount stage), say
+ * so in @e (the cause, then the fix, then the step that failed) and return
+ * true; else leave @e alone and return false. */
 bool doctor_aa_explain(const struct doc_aa *aa, struct nsb_error *e);
 
 /* Syscalls: the AppArmor facts (reads one sysctl under @proc_sys, this
- * binary's path and DOC_AA_PROFILE; changes nothing). */
+ * binary's path, DOC_AA_PROFILE and this process's label; changes nothing). */
 void doctor_aa_gather(const char *proc_sys, struct doc_aa *ret);
 /* "/proc/sys", or, in a build with test hooks, NSBOX_DOCTOR_PROC_SYS. */
 const char *doctor_proc_sys(void);

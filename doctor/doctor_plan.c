@@ -55,6 +55,33 @@ bool doctor_aa_restricts(const struct doc_aa *aa)
 
 #define AA_LOAD "sudo apparmor_parser -r " DOC_AA_PROFILE
 
+static bool ends_with(const char *s, const char *tail)
+{
+        size_t n = strlen(s), t = strlen(tail);
+        return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+bool doctor_aa_confined(const struct doc_aa *aa)
+{
+        /* "nsbox (unconfined)": nsbox's own profile, which confines nothing;
+         * complain mode logs and denies nothing */
+        return aa->label[0] && strcmp(aa->label, "unconfined") != 0 && !ends_with(aa->label, " (unconfined)") &&
+               !ends_with(aa->label, " (complain)");
+}
+
+void doctor_aa_confined_fix(const struct doc_aa *aa, char *buf, size_t size)
+{
+        /* The label came from the process that started nsbox (aa-exec, a
+         * confined shell or service, an exec rule of its profile): only
+         * starting it elsewhere helps; nsbox's own profile attaches to it
+         * when an unconfined process runs it. */
+        buf[0] = '\0';
+        nsb_appendf(buf, size, "run nsbox from a process AppArmor does not confine, not under the profile `%s` "
+                               "(it comes from what started nsbox: aa-exec, a confined shell or service); there the "
+                               "profile nsbox ships (" DOC_AA_PROFILE ") applies",
+                    aa->label);
+}
+
 void doctor_aa_fix(const struct doc_aa *aa, char *buf, size_t size)
 {
         char installed[DOC_PATH_MAX + 8];
@@ -93,11 +120,23 @@ bool doctor_aa_explain(const struct doc_aa *aa, struct nsb_error *e)
 {
         char fix[DOC_FIX_MAX];
 
-        if (!doctor_aa_restricts(aa) || (e->errnum != EPERM && e->errnum != EACCES))
+        if ((!doctor_aa_restricts(aa) && !doctor_aa_confined(aa)) || (e->errnum != EPERM && e->errnum != EACCES))
                 return false;
         if (e->stage != NSB_STAGE_CLONE && e->stage != NSB_STAGE_USERNS && e->stage != NSB_STAGE_MOUNT &&
             e->stage != NSB_STAGE_NET)
                 return false;
+        if (doctor_aa_confined(aa)) {
+                /* The more specific fact: a profile confines nsbox itself
+                 * (with or without Ubuntu's sysctl). Shorter than doctor's
+                 * fix: the message has NSB_ERROR_MSG_MAX bytes, and the
+                 * failed step must fit after it. */
+                nsb_error_prefix(e, "the AppArmor profile `%s` confines this nsbox and denied its sandbox a user "
+                                    "namespace or the capabilities in it; fix: run nsbox from an unconfined process "
+                                    "(not under aa-exec or a confined service), where its own profile applies; "
+                                    "failed step",
+                                 aa->label);
+                return true;
+        }
         doctor_aa_fix(aa, fix, sizeof fix);
         nsb_error_prefix(e, "AppArmor's restriction of unprivileged user namespaces "
                             "(kernel.apparmor_restrict_unprivileged_userns=%s) left the sandbox's namespace "
@@ -128,11 +167,21 @@ static void plan_userns(const struct doc_facts *f, enum nsb_isolation iso, struc
         bool max_zero = strcmp(f->max_user_ns, "0") == 0;
         bool aa_on = doctor_aa_restricts(&f->aa);
         bool no_caps = userns_without_caps(f);
-        bool blocked = clone_off || max_zero || aa_on;
+        /* A foreign AppArmor profile confines nsbox itself and the probe was
+         * refused (EACCES: no `userns` rule; EPERM: no capability in it). */
+        bool confined = doctor_aa_confined(&f->aa) && f->userns_probe == DOC_PROBE_FAILED && !clone_off &&
+                        !max_zero && (f->userns_errno == EPERM || f->userns_errno == EACCES);
+        bool blocked = clone_off || max_zero || aa_on || confined;
 
         if (f->userns_probe == DOC_PROBE_OK) {
                 DETAIL(c, "unprivileged user namespaces work (probe: unshare(CLONE_NEWUSER), uid_map, namespaces, "
                           "a private mount)");
+        } else if (confined) {
+                c->status = DOC_UNAVAILABLE;
+                DETAIL(c, "the AppArmor profile `%s` confines this nsbox and %s (probe: %s failed: %s)", f->aa.label,
+                       no_caps ? "its user namespace comes up without capabilities"
+                               : "it may not create a user namespace",
+                       f->userns_step[0] ? f->userns_step : "?", strerror(f->userns_errno));
         } else if (f->userns_probe == DOC_PROBE_FAILED && aa_on && !clone_off && !max_zero) {
                 /* One line that names the cause: the restriction. */
                 c->status = DOC_UNAVAILABLE;
@@ -162,7 +211,7 @@ static void plan_userns(const struct doc_facts *f, enum nsb_isolation iso, struc
                        clone_off ? " (disables them for non-root users)" : "");
         if (f->max_user_ns[0])
                 DETAIL(c, "; user.max_user_namespaces=%s%s", f->max_user_ns, max_zero ? " (none may be created)" : "");
-        if (f->aa.restrict_sysctl[0] && (c->status == DOC_OK || clone_off || max_zero || !aa_on))
+        if (f->aa.restrict_sysctl[0] && (c->status == DOC_OK || clone_off || max_zero || !aa_on || confined))
                 DETAIL(c, "; kernel.apparmor_restrict_unprivileged_userns=%s%s", f->aa.restrict_sysctl,
                        !aa_on ? "" : c->status == DOC_OK ? " (an AppArmor profile grants nsbox userns)"
                                                          : " (AppArmor gives unconfined programs' namespaces no capabilities)");
@@ -185,7 +234,12 @@ static void plan_userns(const struct doc_facts *f, enum nsb_isolation iso, struc
         }
         if (clone_off || max_zero)
                 FIX(c, " (persist it in /etc/sysctl.d/99-nsbox.conf)");
-        if (aa_on) {
+        if (confined) {
+                char fix[DOC_FIX_MAX];
+                fix_sep(c);
+                doctor_aa_confined_fix(&f->aa, fix, sizeof fix);
+                FIX(c, "%s", fix);
+        } else if (aa_on) {
                 /* Keep AppArmor's restriction; give nsbox the profile it ships. */
                 char fix[DOC_FIX_MAX];
                 fix_sep(c);

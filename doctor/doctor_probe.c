@@ -316,6 +316,9 @@ void doctor_aa_gather(const char *proc_sys, struct doc_aa *ret)
         }
         ret->profile_present = access(DOC_AA_PROFILE, F_OK) == 0;
         ret->profile_names_self = ret->profile_present && profile_names(DOC_AA_PROFILE, ret->self_exe);
+        /* AppArmor's own attr directory (Linux 5.8+): /proc/self/attr/current
+         * would be another LSM's label where that one comes first. */
+        read_sysctl("/proc/self/attr/apparmor", "current", ret->label, sizeof ret->label);
 }
 
 /* Two jobs through this binary's `batch --warm -j 1`: what a user's batch

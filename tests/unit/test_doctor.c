@@ -308,6 +308,71 @@ static void test_aa_explain(void **state)
         assert_string_equal(e.msg, "x");
 }
 
+/* A real AppArmor kernel without Ubuntu's sysctl (Debian 13's 6.12, seen in
+ * the vm-apparmor test): nsbox confined by unprivileged_userns under aa-exec.
+ * Doctor names the profile from its label and never blames a container. */
+static void test_aa_confined(void **state)
+{
+        struct doc_facts f;
+        struct doc_report r;
+        const struct doc_check *c;
+        struct nsb_error e;
+
+        (void) state;
+        good_host(&f);
+        strcpy(f.aa.restrict_sysctl, "");
+        strcpy(f.aa.label, "unprivileged_userns (enforce)");
+        probe_failed(&f, "setgroups", EACCES, true);
+        plan(&f, &r);
+        c = find(&r, "user_ns");
+        assert_int_equal(c->status, DOC_UNAVAILABLE);
+        assert_string_equal(c->detail, "the AppArmor profile `unprivileged_userns (enforce)` confines this nsbox and its "
+                                       "user namespace comes up without capabilities (probe: setgroups failed: "
+                                       "Permission denied); kernel.unprivileged_userns_clone=1; "
+                                       "user.max_user_namespaces=63414");
+        assert_non_null(strstr(c->fix, "not under the profile `unprivileged_userns (enforce)`"));
+        assert_null(strstr(c->fix, "container"));
+        assert_null(strstr(c->fix, "unconfined"));
+        /* a profile without `userns`: the namespace is not made */
+        probe_failed(&f, "unshare(CLONE_NEWUSER)", EACCES, false);
+        plan(&f, &r);
+        assert_non_null(strstr(find(&r, "user_ns")->detail, "confines this nsbox and it may not create a user namespace"));
+        /* with Ubuntu's sysctl too: the profile is the more specific cause */
+        strcpy(f.aa.restrict_sysctl, "1");
+        probe_failed(&f, "unshare(namespaces)", EPERM, true);
+        plan(&f, &r);
+        c = find(&r, "user_ns");
+        assert_non_null(strstr(c->detail, "`unprivileged_userns (enforce)` confines this nsbox"));
+        assert_null(strstr(c->fix, "apparmor_parser"));
+        /* nsbox's own profile, unconfined and complain mode confine nothing */
+        for (const char *l = "nsbox (unconfined)"; l; l = strcmp(l, "nsbox (unconfined)") == 0 ? "unconfined"
+                                                          : strcmp(l, "unconfined") == 0 ? "x (complain)" : NULL) {
+                strcpy(f.aa.label, l);
+                assert_false(doctor_aa_confined(&f.aa));
+                plan(&f, &r);
+                assert_null(strstr(find(&r, "user_ns")->detail, "confines this nsbox"));
+        }
+        strcpy(f.aa.restrict_sysctl, "");
+        strcpy(f.aa.label, "");
+        plan(&f, &r);
+        assert_non_null(strstr(find(&r, "user_ns")->fix, "container"));
+
+        /* a strict run's failure: the profile, the fix, then the step */
+        strcpy(f.aa.label, "unprivileged_userns (enforce)");
+        nsb_fail(&e, NSB_STAGE_CLONE, EPERM, "clone (with new user, mount, pid, net, ipc, uts and cgroup namespaces)");
+        assert_true(doctor_aa_explain(&f.aa, &e));
+        assert_string_equal(e.msg, "the AppArmor profile `unprivileged_userns (enforce)` confines this nsbox and denied "
+                                   "its sandbox a user namespace or the capabilities in it; fix: run nsbox from an "
+                                   "unconfined process (not under aa-exec or a confined service), where its own "
+                                   "profile applies; failed step: clone (with new user, mount, pid, net, ipc, uts and "
+                                   "cgroup namespaces)");
+        nsb_fail(&e, NSB_STAGE_SECCOMP, EPERM, "load");
+        assert_false(doctor_aa_explain(&f.aa, &e));
+        strcpy(f.aa.label, "nsbox (unconfined)");
+        nsb_fail(&e, NSB_STAGE_CLONE, EPERM, "clone");
+        assert_false(doctor_aa_explain(&f.aa, &e));
+}
+
 static void test_userns_all_three_and_unexplained(void **state)
 {
         struct doc_facts f;
@@ -628,6 +693,7 @@ int main(void)
                 cmocka_unit_test(test_apparmor_restriction),
                 cmocka_unit_test(test_userns_without_caps),
                 cmocka_unit_test(test_aa_explain),
+                cmocka_unit_test(test_aa_confined),
                 cmocka_unit_test(test_userns_all_three_and_unexplained),
                 cmocka_unit_test(test_cgroup_backends),
                 cmocka_unit_test(test_cgroup_origin),
