@@ -8,8 +8,9 @@ namespace: the warm zygote's for its jobs, the caller's for everyone. A
 sandbox gets a static share of each, so
 
 - a job's counts are the same whether or not another job fills every budget
-  and holds it (warm `batch --warm -j 2`, cold `batch -j 2`, two cold
-  `nsbox python` at once): nothing to measure, nothing starved;
+  and holds it (warm `batch --warm -j 2`, also with `--pids 2100` for the
+  rlimit backend's tasks, cold `batch -j 2`, two cold `nsbox python` at
+  once): nothing to measure, nothing starved;
 - a cold run that holds its maximum leaves the caller most of its own
   budget (the test process is the caller: as 65534 it shares the counters);
 - each sandbox's own user namespace has its max_* at 0 (read from the host
@@ -33,7 +34,7 @@ PROBE = os.path.join(HOSTILE, "ucount_probe.py")
 HOLD, WAIT = 12, 5
 # What a probe counts; each must be the same alone and next to a hog.
 COUNTED = ("sigqueue", "timers", "mq_queues", "shm_lock_segments", "inotify_instances", "inotify_watches",
-           "fanotify_groups", "userns", "rlimits")
+           "fanotify_groups", "userns", "threads", "rlimits")
 
 
 def job(id_, args):
@@ -123,8 +124,8 @@ class UcountShares(SandboxTest):
         self.fail("%s: inconclusive, the probe never ran while the hog held (hog %.1f-%.1f, probe %.1f-%.1f)"
                   % (what, hog["t_filled"], hog["t_end"], probe["t_start"], probe["t_end"]))
 
-    def check_pair(self, probe, alone, what):
-        for k in COUNTED:
+    def check_pair(self, probe, alone, what, first=()):
+        for k in tuple(first) + COUNTED:
             self.assertEqual(probe[k], alone[k], "%s: %s differs next to a hog (%r alone): another sandbox's use "
                              "is visible, or starves it" % (what, k, alone[k]))
 
@@ -141,6 +142,17 @@ class UcountShares(SandboxTest):
         self.assertEqual(alone[1], "warm")
         _, probe = self.concurrent(lambda: self.batch_pair("--warm", "-j", "2"), "warm -j 2")
         self.check_pair(probe, alone[0], "warm -j 2")
+
+    def test_warm_tasks_concurrent(self):
+        """Tasks under the rlimit backend (uid 65534 here): each job's
+        RLIMIT_NPROC is its --pids, and the zygote's, each job's
+        parent-level maximum, holds every slot's (4096 + slots x --pids):
+        two jobs of 2100 tasks each meet neither at the zygote's level.
+        (Before: 4096 for all, and the probe got 1992 of its 2099 threads.)"""
+        opts = ("--warm", "-j", "2", "--pids", "2100", "--memory", "1G")
+        alone = batch([job("probe", ["probe"])], *opts)["probe"][0]
+        _, probe = self.concurrent(lambda: self.batch_pair(*opts), "warm -j 2 --pids 2100")
+        self.check_pair(probe, alone, "warm -j 2 --pids 2100", first=("threads",))
 
     def test_cold_batch_concurrent(self):
         """The same for two cold jobs of `batch -j 2`."""
