@@ -432,6 +432,9 @@ static __attribute__((noreturn)) void worker(const struct batch *b, const struct
         }
         start = since_ms(&b->t0);
         cfg_limits_apply(&job->limits, job->limits_set, &cfg);
+        /* The per-user budgets the kernel counts across user namespaces are
+         * split over the slots that run at once (ns/ucount.h). */
+        cfg.jobs = b->n_slots;
         if (job->kind == BATCH_JUDGE)
                 cfg.warm = false;   /* a judge job's cases run cold in its worker (st->cold_reason) */
         body = job->kind == BATCH_JUDGE ? run_judge(&cfg, job, b->cancel_fd, &b->python_host, st->cold_reason, &outcome)
@@ -924,6 +927,7 @@ int batch_main(const struct frame_run *run, struct nsb_error *e)
                 return BATCH_EXIT_SETUP;
         }
         warm_pool_init(&b.warm, cli, &b.python_host, cancel_fd);
+        b.warm.slots = b.n_slots;
         r = loop(&b, from_stdin ? NULL : cli->input_path, e);
         /* The zygotes end when their last jobs have: every worker is gone. */
         warm_pool_stop(&b.warm);

@@ -68,9 +68,6 @@ static int test_hook(struct child_ctx *c, enum nsb_stage stage, struct nsb_error
 
 /* ---- the program's steps, in order -------------------------------------- */
 
-/* Signals the whole sandbox may have queued at once (see step_rlimits). */
-#define SANDBOX_SIGPENDING 1024
-
 static int step_rlimits(struct child_ctx *c, struct nsb_error *e)
 {
         struct rlimit fsize = { c->cfg->file_size_bytes, c->cfg->file_size_bytes };
@@ -85,20 +82,15 @@ static int step_rlimits(struct child_ctx *c, struct nsb_error *e)
         ledger_set(&c->ledger, PROT_FILE_SIZE, "rlimit");
         if (setrlimit(RLIMIT_CORE, &core) < 0)
                 return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "RLIMIT_CORE");
-        /* Queued signals are counted per user up the user-namespace chain:
-         * without this a program could queue the caller's whole
-         * RLIMIT_SIGPENDING, and the caller's own sigqueue()/timers would get
-         * EAGAIN until the run ended. Lowered only, never raised. */
-        {
-                struct rlimit sp;
-                if (getrlimit(RLIMIT_SIGPENDING, &sp) < 0)
-                        return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "RLIMIT_SIGPENDING");
-                if (sp.rlim_max > SANDBOX_SIGPENDING)
-                        sp.rlim_max = SANDBOX_SIGPENDING;
-                sp.rlim_cur = sp.rlim_max;
-                if (setrlimit(RLIMIT_SIGPENDING, &sp) < 0)
-                        return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "RLIMIT_SIGPENDING");
-        }
+        /* Pending signals, message-queue bytes and SHM_LOCK'd memory are
+         * counted per user up the user-namespace chain, and the levels above
+         * this sandbox's are shared: the caller's (a cold run), or the warm
+         * zygote's, whose rlimits are every job's parent-level maximum. This
+         * sandbox's hard limits, set now that its namespace exists, are its
+         * share: it can neither fill those levels for the others nor meet
+         * their use there (ns/ucount.h). Lowered only, never raised. */
+        if ((r = ucount_apply_rlimits(&c->ucounts, e)) < 0)
+                return r;
         if (c->rlimit_cpu) {
                 /* Without cgroup CPU accounting each process gets the whole
                  * budget. Soft = hard: the kernel then sends SIGKILL at the
@@ -503,6 +495,29 @@ static int init_network(struct child_ctx *c, struct nsb_error *e)
         return net_loopback_up(&c->ledger, e);
 }
 
+/* A private proc's /proc/sys/user, opened while a fully visible proc is
+ * still in our mount namespace (the new one needs it: mount_too_revealing),
+ * written by init_ucount_max once the init has made its last namespace. */
+static int init_ucount_open(struct child_ctx *c, struct nsb_error *e)
+{
+        c->ucount_dirfd = -1;
+        return ucount_open_sysctl(&c->ucounts, &c->ucount_dirfd, e);
+}
+
+/* Our user namespace's max_* (namespaces, inotify, fanotify): its own level
+ * of those per-user counters. After init_cgroup_v1's unshare (a 0 would
+ * refuse it), before the program exists; with CAP_SYS_RESOURCE in our
+ * namespace, which only the program drops. The fd goes before the fork. */
+static int init_ucount_max(struct child_ctx *c, struct nsb_error *e)
+{
+        int r = ucount_apply_max(c->ucount_dirfd, &c->ucounts, e);
+
+        if (c->ucount_dirfd >= 0)
+                close(c->ucount_dirfd);
+        c->ucount_dirfd = -1;
+        return r;
+}
+
 static int init_mounts(struct child_ctx *c, struct nsb_error *e)
 {
         int r = test_hook(c, NSB_STAGE_MOUNT, e);
@@ -561,8 +576,10 @@ static int init_run_program(struct child_ctx *c, struct nsb_error *e)
         CHILD_STEP(NSB_STAGE_CLONE, init_not_dumpable),         /* after the maps: it makes uid_map root's */ \
         CHILD_STEP(NSB_STAGE_CLONE, init_session_and_hostname),                                         \
         CHILD_STEP(NSB_STAGE_NET, init_network),                                                        \
+        CHILD_STEP(NSB_STAGE_USERNS, init_ucount_open),         /* before the pivot: a new proc needs the old */ \
         CHILD_STEP(NSB_STAGE_MOUNT, init_mounts),               /* the tree the Landlock rules name */ \
-        CHILD_STEP(NSB_STAGE_CGROUP, init_cgroup_v1)            /* v1: late join, then its own cgroupns */
+        CHILD_STEP(NSB_STAGE_CGROUP, init_cgroup_v1),           /* v1: late join, then its own cgroupns */ \
+        CHILD_STEP(NSB_STAGE_USERNS, init_ucount_max)           /* after our last unshare, before the program */
 
 const struct child_step child_init_steps[] = {
         COLD_INIT_SANDBOX_STEPS,
@@ -573,7 +590,9 @@ const unsigned child_init_n_steps = ARRAY_SIZE(child_init_steps);
 /* ---- warm starts: the zygote's sandbox, and each warm job's init -------------- */
 
 const struct child_step child_zygote_program_steps[] = {
-        CHILD_STEP(NSB_STAGE_RLIMIT, step_rlimits),     /* core 0; the keeper's limits are the ranges' tops */
+        CHILD_STEP(NSB_STAGE_RLIMIT, step_rlimits),     /* core 0; the keeper's limits are the ranges' tops; the
+                                                           per-user budgets stay the caller's: they are each job's
+                                                           parent-level maximum (ucount_plan_zygote) */
         CHILD_STEP(NSB_STAGE_CAPS, step_caps),          /* none: each job's init gets its own namespace's */
         CHILD_STEP(NSB_STAGE_NNP, step_nnp),            /* inherited by every job */
 };
@@ -718,8 +737,10 @@ const struct child_step child_warm_job_init_steps[] = {
         CHILD_STEP(NSB_STAGE_CLONE, init_not_dumpable),         /* after the maps, as a cold init */
         CHILD_STEP(NSB_STAGE_CLONE, init_session_and_hostname),
         CHILD_STEP(NSB_STAGE_NET, job_shared_network),
+        CHILD_STEP(NSB_STAGE_USERNS, init_ucount_open),         /* before its mounts, as a cold init */
         CHILD_STEP(NSB_STAGE_MOUNT, job_mounts),                /* /proc, /tmp, /workspace, /program */
         CHILD_STEP(NSB_STAGE_CGROUP, init_cgroup_v1),           /* v1/v2: the job's cgroup by fd, then its cgroupns */
+        CHILD_STEP(NSB_STAGE_USERNS, init_ucount_max),          /* its own namespace's maxima, as a cold init */
         CHILD_STEP(NSB_STAGE_EXEC, init_run_warm_job),          /* last: fork the job, wait, reap */
 };
 const unsigned child_warm_job_init_n_steps = ARRAY_SIZE(child_warm_job_init_steps);

@@ -19,6 +19,7 @@
 
 #include "config/config.h"
 #include "mount/mnt.h"
+#include "ns/ucount.h"
 #include "util/ledger.h"
 
 struct filter_prog;
@@ -57,6 +58,11 @@ struct child_ctx {
         bool warm;                     /* a warm job: its program is a fork of the zygote that
                                           returns into Python instead of execve */
         bool warm_job;                 /* set in that fork: the steps are done, return */
+        /* This sandbox's share of the per-user budgets (ns/ucount.h): the
+         * program's rlimits, and its user namespace's max_* the init writes;
+         * the zygote's keeps the caller's (it creates every job's namespace). */
+        struct ucount_share ucounts;
+        int ucount_dirfd;              /* the init's private /proc/sys/user while it writes them */
 };
 
 /* RLIMIT_CPU, in whole seconds, for the configured CPU time (rounded up). */

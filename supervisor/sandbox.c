@@ -818,7 +818,9 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
                 .reduced = s.mode->no_namespaces,
                 .drop_to_nobody = s.drop_to_nobody,
                 .workdir = s.workdir,
+                .ucount_dirfd = -1,
         };
+        sbx_ucount_share(&s, &c.ucounts);
         ledger_init(&c.ledger);
         r = spawn(&s, &c, e);
         if (r < 0)

@@ -143,3 +143,7 @@ int sbx_send_cgroup_fds(struct sbx *s, struct nsb_error *e);
 /* A record from the init (sandbox.c): the supervision loop's handler, for
  * a mode that reads records before the loop starts. */
 void sbx_handle_msg(struct sbx *s, const struct wire_msg *m, ssize_t n);
+/* This sandbox's share of the per-user budgets (ns/ucount.h): the zygote's
+ * keeps the caller's, every other sandbox gets the static split of the
+ * caller's budget over cfg->jobs slots (1 for a single run) (sbx_modes.c). */
+void sbx_ucount_share(const struct sbx *s, struct ucount_share *ret);

@@ -201,3 +201,19 @@ const struct sbx_mode *sbx_mode_for(enum nsb_isolation isolation, enum sbx_start
                 return &strict_mode;
         }
 }
+
+void sbx_ucount_share(const struct sbx *s, struct ucount_share *ret)
+{
+        struct ucount_budget b;
+
+        /* The zygote creates each job's user namespace: its rlimits are
+         * the parent-level maximum of every job it serves at once, so it
+         * keeps the caller's whole budget, and its namespace's max_* (it
+         * must still make user, pid, mount, ... namespaces). */
+        if (s->req->start == SBX_ZYGOTE) {
+                ucount_plan_zygote(ret);
+                return;
+        }
+        ucount_budget_read(&b);
+        ucount_plan_sandbox(&b, s->cfg->jobs ? s->cfg->jobs : 1, ret);
+}

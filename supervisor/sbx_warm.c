@@ -90,7 +90,7 @@ static bool joins_by_fd(const struct sbx *s)
 }
 
 /* The job's spec in a sealed memfd: the zygote maps it, Python never sees it. */
-static int spec_memfd(struct sbx *s, int fail_stage, int *ret, struct nsb_error *e)
+static int spec_memfd(struct sbx *s, const struct child_ctx *c, int *ret, struct nsb_error *e)
 {
         const struct nsb_config *cfg = s->cfg;
         struct warm_limits lim = {
@@ -102,7 +102,8 @@ static int spec_memfd(struct sbx *s, int fail_stage, int *ret, struct nsb_error 
                 .backend = (int32_t) s->cg_backend,
                 .rlimit_cpu = s->cg_ops->per_process,
                 .join_late = joins_by_fd(s),
-                .fail_stage = fail_stage,
+                .fail_stage = c->fail_stage,
+                .ucounts = c->ucounts,
                 .cg_memory_bytes = s->cg_spec.memory_bytes,
                 .cg_pids_max = s->cg_spec.pids_max,
         };
@@ -200,7 +201,7 @@ static int warm_spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
         struct wire_msg m;
         int spec = -1, r;
 
-        if ((r = spec_memfd(s, c->fail_stage, &spec, e)) < 0)
+        if ((r = spec_memfd(s, c, &spec, e)) < 0)
                 return r;
         {
                 int fds[5] = { s->sock[1], s->stdin_fd, s->out[1], s->err[1], spec };

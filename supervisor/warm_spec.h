@@ -24,11 +24,12 @@
 #include "config/config.h"
 #include "landlock/landlock.h"
 #include "mount/mnt.h"
+#include "ns/ucount.h"
 #include "seccomp/filter.h"
 #include "util/error.h"
 
 #define WARM_SPEC_MAGIC 0x5753424eu      /* "NBSW" */
-#define WARM_SPEC_VERSION 1u
+#define WARM_SPEC_VERSION 2u      /* 2: the job's ucount share */
 
 /* What the job's steps read of the configuration and cgroup. */
 struct warm_limits {
@@ -38,6 +39,7 @@ struct warm_limits {
         uint8_t join_late;               /* the cgroup join fds arrive over the job socket */
         int32_t fail_stage;              /* NSBOX_TEST_FAIL_STEP, or 0 */
         uint64_t cg_memory_bytes, cg_pids_max;   /* the cg_spec the rlimit backend applies */
+        struct ucount_share ucounts;     /* the job's share of the per-user budgets (ns/ucount.h) */
 };
 
 /* The decoded spec: strings and the program point into the buffer, which

@@ -147,6 +147,8 @@ static void job_init(struct warm_job *j, const int *fds, int ctl)
                 .cg_join_late = j->lim.join_late != 0,
                 .fail_stage = j->lim.fail_stage,
                 .warm = true,
+                .ucounts = j->lim.ucounts,
+                .ucount_dirfd = -1,
         };
         ledger_init(&c.ledger);
         /* ps and perf tell the zygote and the job's init from Python */

@@ -36,9 +36,24 @@
 #define ZYGOTE_MEMORY (1ull << 40)      /* the top of the memory range: under the rlimit backend a job
                                            can only lower the RLIMIT_AS it inherits, so the zygote's
                                            must be above every job's own (it runs none of their code) */
-#define ZYGOTE_PIDS 4096
+#define ZYGOTE_PIDS 4096         /* the zygote's own, above its jobs' (zygote_pids) */
 #define ZYGOTE_OUTPUT (64u << 10)
 #define ZYGOTE_FILE_SIZE (1ull << 40)   /* the top of the file-size range: a job's own limit is lower */
+
+/* Under the rlimit backend a job's tasks are counted at two levels of
+ * RLIMIT_NPROC's per-user counter: its own namespace's (its --pids), and the
+ * zygote's, whose maximum is the zygote's RLIMIT_NPROC when it made the
+ * job's namespace (kernel/ucount.c, get_userns_rlimit_max) — one counter
+ * for every job of the generation at once. So the zygote's limit is every
+ * slot's --pids and its own on top: that level never refuses a job's fork
+ * because of another job (ns/ucount.h, docs/security.md). A job line with a
+ * --pids above the batch's is the residual. */
+static uint64_t zygote_pids(const struct warm_pool *p)
+{
+        uint64_t n = ZYGOTE_PIDS + (uint64_t) (p->slots ? p->slots : 1) * p->cfg->pids_max;
+
+        return n > (1u << 22) ? (1u << 22) : n;
+}
 
 /* Landlock ABI 6 scopes abstract unix sockets and signals to the domain:
  * what keeps jobs apart in their shared network namespace. */
@@ -106,6 +121,7 @@ void warm_pool_init(struct warm_pool *p, const struct nsb_config *cfg, const str
         p->cancel_fd = cancel_fd;
         p->rotate = cfg->warm_rotate ? cfg->warm_rotate : NSB_WARM_ROTATE_DEFAULT;
         p->ctl = -1;
+        p->slots = cfg->jobs ? cfg->jobs : 1;
 }
 
 /* The keeper: runs the zygote's sandbox until the zygote ends, then writes
@@ -144,7 +160,7 @@ static __attribute__((noreturn)) void keeper_main(const struct warm_pool *p, int
         cfg.wall_time_ms = ZYGOTE_TIME_MS;
         cfg.cpu_time_ms = ZYGOTE_TIME_MS;
         cfg.memory_bytes = ZYGOTE_MEMORY;
-        cfg.pids_max = ZYGOTE_PIDS;
+        cfg.pids_max = zygote_pids(p);
         cfg.output_limit_bytes = ZYGOTE_OUTPUT;
         cfg.file_size_bytes = ZYGOTE_FILE_SIZE;
         src.data = prog_text;

@@ -30,6 +30,8 @@ struct warm_pool {
         const struct host_set *python_host;
         int cancel_fd;
         unsigned rotate;                /* jobs per generation */
+        unsigned slots;                 /* jobs that run at once (cfg->jobs, or 1; a batch sets its -j):
+                                           the zygote's RLIMIT_NPROC holds them all (warm_pool.c) */
         int ctl;                        /* the current generation's control socket; -1 = none */
         pid_t keeper;                   /* its keeper; 0 = none */
         unsigned jobs;                  /* jobs sent to the current generation */

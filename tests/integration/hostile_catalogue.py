@@ -300,6 +300,26 @@ def check_stdin_levers(t, res, obs, c):
     os.close(os.open(c.hostfile, os.O_WRONLY | os.O_NONBLOCK))
 
 
+def check_ucount_share(t, res, obs, c):
+    """Its share of each per-user budget (ns/ucount.h): a quarter of the
+    caller's (this process's) limit, at most the cap; and its own level is
+    the one that says no (it gets exactly its limit: no level it shares
+    with the caller or another sandbox is nearer)."""
+    import resource
+    caps = {"SIGPENDING": 1024, "MSGQUEUE": 800 << 10, "MEMLOCK": 8 << 20}
+    for name, cap in caps.items():
+        soft = resource.getrlimit(getattr(resource, "RLIMIT_" + name))[0]
+        share = cap if soft == resource.RLIM_INFINITY else min(cap, soft // 4)
+        t.assertLessEqual(obs["rlimits"][name], share, name)
+    t.assertEqual(obs["sigqueue"], obs["rlimits"]["SIGPENDING"])
+    t.assertEqual(obs["timers"], obs["rlimits"]["SIGPENDING"])
+    if obs["shm_lock_segments"] != "EPERM":   # the rlimit backend's seccomp refuses shmget
+        t.assertEqual(obs["shm_lock_segments"] * (64 << 10), obs["rlimits"]["MEMLOCK"])
+    for k in ("inotify_instances", "inotify_watches", "fanotify_groups"):
+        t.assertFalse(isinstance(obs[k], int) and obs[k] > 0, "%s: took %r" % (k, obs[k]))
+    refused(t, obs, ["userns"])
+    t.assertFalse(isinstance(obs["mq_queues"], int) and obs["mq_queues"] * 4096 > obs["rlimits"]["MSGQUEUE"])
+
 CATALOGUE = [
     # ---- filesystem
     Entry("fs_read_secrets", "filesystem", "reads a host secret by path, via /proc/*/root and ../ climbs; "
@@ -404,6 +424,13 @@ CATALOGUE = [
           "`seccomp`, `cpu_time`", hostile("init_levers.py"), lambda c: ["spin"],
           opts=("--cpu-time", "1s", "--wall-time", "20s"), status=("limit",), limit="cpu_time",
           check=check_init_levers(None)),
+    # ---- shared kernel budgets (issue #27): counted per user up the user-namespace chain
+    Entry("ucount_budgets", "shared kernel budgets", "counts how many signals it can queue (sigqueue, "
+          "timer_create), SHM_LOCK'd segments, message queues, inotify instances and watches, fanotify groups "
+          "and user namespaces it can take before the kernel refuses",
+          "`rlimit` (its share of `RLIMIT_SIGPENDING`, `_MSGQUEUE`, `_MEMLOCK`), its user namespace's "
+          "`max_*` at 0, `seccomp`, `landlock` (mq_open)",
+          hostile("ucount_probe.py"), lambda c: ["probe"], check=check_ucount_share),
 ]
 
 

@@ -1,0 +1,117 @@
+/* Unit tests for ns/ucount_plan.c: each sandbox's share of the per-user
+ * budgets the kernel counts across user-namespace levels (issue #27). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "ns/ucount.h"
+
+static struct ucount_budget budget(uint64_t sig, uint64_t mq, uint64_t memlock)
+{
+        struct ucount_budget b = { .rlimit = { [UCOUNT_RL_SIGPENDING] = sig, [UCOUNT_RL_MSGQUEUE] = mq,
+                                               [UCOUNT_RL_MEMLOCK] = memlock } };
+        return b;
+}
+
+/* A single run on a default host: the caps (1024 signals) or a quarter of
+ * the caller's budget, whichever is smaller; every namespace maximum 0. */
+static void test_single_run(void **state)
+{
+        struct ucount_budget b = budget(96367, 819200, 8u << 20);
+        struct ucount_share s;
+
+        (void) state;
+        ucount_plan_sandbox(&b, 1, &s);
+        assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING], 1024);
+        assert_int_equal(s.rlimit[UCOUNT_RL_MSGQUEUE], 819200 / 4);
+        assert_int_equal(s.rlimit[UCOUNT_RL_MEMLOCK], (8u << 20) / 4);
+        assert_true(s.set_max);
+        for (unsigned i = 0; i < UCOUNT_MAX_N; i++)
+                assert_int_equal(s.max[i], 0);
+}
+
+/* N slots: together never more than a quarter of the budget, so no
+ * sandbox's use can reach a level it shares with another or the caller. */
+static void test_split_bounds_the_sum(void **state)
+{
+        struct ucount_budget b = budget(3000, 819200, 8u << 20);
+
+        (void) state;
+        for (unsigned slots = 1; slots <= 64; slots++) {
+                struct ucount_share s;
+                ucount_plan_sandbox(&b, slots, &s);
+                for (unsigned i = 0; i < UCOUNT_RL_N; i++) {
+                        assert_true(s.rlimit[i] * slots <= b.rlimit[i] / UCOUNT_CALLER_SHARE);
+                        assert_true(s.rlimit[i] != UCOUNT_KEEP);
+                }
+        }
+}
+
+/* Unlimited budgets (RLIM_INFINITY) still give the caps, never "keep". */
+static void test_unlimited_budget_capped(void **state)
+{
+        struct ucount_budget b = budget(UINT64_MAX, UINT64_MAX, UINT64_MAX);
+        struct ucount_share s;
+
+        (void) state;
+        ucount_plan_sandbox(&b, 0, &s);   /* 0 slots is read as 1 */
+        assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING], UCOUNT_CAP_SIGPENDING);
+        assert_int_equal(s.rlimit[UCOUNT_RL_MSGQUEUE], UCOUNT_CAP_MSGQUEUE);
+        assert_int_equal(s.rlimit[UCOUNT_RL_MEMLOCK], UCOUNT_CAP_MEMLOCK);
+}
+
+/* A tiny budget splits to 0 rather than to more than the budget. */
+static void test_tiny_budget(void **state)
+{
+        struct ucount_budget b = budget(3, 0, 4096);
+        struct ucount_share s;
+
+        (void) state;
+        ucount_plan_sandbox(&b, 2, &s);
+        assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING], 0);
+        assert_int_equal(s.rlimit[UCOUNT_RL_MSGQUEUE], 0);
+        assert_int_equal(s.rlimit[UCOUNT_RL_MEMLOCK], 512);
+}
+
+/* The zygote keeps the caller's rlimits (each job's parent-level maximum)
+ * and writes no maxima: it must still create every job's namespaces. */
+static void test_zygote_keeps(void **state)
+{
+        struct ucount_share s;
+
+        (void) state;
+        memset(&s, 0x55, sizeof s);
+        ucount_plan_zygote(&s);
+        for (unsigned i = 0; i < UCOUNT_RL_N; i++)
+                assert_true(s.rlimit[i] == UCOUNT_KEEP);
+        assert_false(s.set_max);
+}
+
+static void test_names(void **state)
+{
+        (void) state;
+        assert_string_equal(ucount_max_name(UCOUNT_MAX_USER_NS), "max_user_namespaces");
+        assert_string_equal(ucount_max_name(UCOUNT_MAX_INOTIFY_INSTANCES), "max_inotify_instances");
+        assert_string_equal(ucount_max_name(UCOUNT_MAX_FANOTIFY_MARKS), "max_fanotify_marks");
+        for (unsigned i = 0; i < UCOUNT_MAX_N; i++)
+                assert_true(strncmp(ucount_max_name(i), "max_", 4) == 0);
+        assert_string_equal(ucount_rl_name(UCOUNT_RL_SIGPENDING), "RLIMIT_SIGPENDING");
+        assert_string_equal(ucount_max_name(UCOUNT_MAX_N), "?");
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_single_run),
+                cmocka_unit_test(test_split_bounds_the_sum),
+                cmocka_unit_test(test_unlimited_budget_capped),
+                cmocka_unit_test(test_tiny_budget),
+                cmocka_unit_test(test_zygote_keeps),
+                cmocka_unit_test(test_names),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
