@@ -351,6 +351,7 @@ class TextSafety(SandboxTest):
                               "\u00e9\u4e2d\U0001F600", lines[0])
                 res = json.loads(lines[0])
                 self.assertEqual(res["stdout"]["text"], text)
+                self.assertEqual(res["start"], "warm" if opts else "cold", res.get("start_reason"))
                 self.assertEqual(res["id"], "c1\u202e")
         p = self.nsbox("python", "--json", "-c", code, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
