@@ -112,7 +112,7 @@ static int emit(const struct nsb_config *cfg, const struct run_result *r)
                 return NSB_EXIT_FAILURE;
         }
         if (cfg->json) {
-                if (json_dumpf(j, stdout, flags) < 0 || fputc('\n', stdout) == EOF ||
+                if (textsafe_json_dumpf(j, stdout, flags) < 0 || fputc('\n', stdout) == EOF ||
                     fflush(stdout) == EOF) {
                         fprintf(stderr, "nsbox: cannot write the result to stdout: %s\n", strerror(errno));
                         json_decref(j);
@@ -153,7 +153,12 @@ static int profile_show_main(const struct frame_run *run, struct nsb_error *e)
         cfg_free(&prof);
         if (r < 0)
                 return NSB_EXIT_FAILURE;
-        printf("; nsbox profile: %s (resolved; nsbox reads this back with --profile FILE)\n%s", cfg->input_path, text);
+        /* the path is outside text: a newline in a file name would start a
+         * line of the profile when it is read back, ESC would reach a
+         * terminal; one line, unsafe shown (util/textsafe.h) */
+        fputs("; nsbox profile: ", stdout);
+        textsafe_term(stdout, cfg->input_path, strlen(cfg->input_path), TEXTSAFE_ONE_LINE);
+        printf(" (resolved; nsbox reads this back with --profile FILE)\n%s", text);
         return 0;
 }
 

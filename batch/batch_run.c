@@ -255,7 +255,7 @@ static void emit(struct batch *b, json_t *line, enum batch_outcome outcome)
         AUTOFREE char *text = NULL;
         size_t n;
 
-        if (!owned || !(text = json_dumps(owned, LINE_FLAGS))) {
+        if (!owned || !(text = textsafe_json_dumps(owned, LINE_FLAGS))) {
                 b->out_err = ENOMEM;
                 return;
         }
@@ -443,7 +443,7 @@ static __attribute__((noreturn)) void worker(const struct batch *b, const struct
                 _exit(WORKER_CANCELLED);   /* no line: --resume runs the job again */
         line = batch_line_render(job->id, job->line, body, job->kind == BATCH_PYTHON ? (int) outcome : -1, start,
                                  since_ms(&b->t0));
-        text = line ? json_dumps(line, LINE_FLAGS) : NULL;
+        text = line ? textsafe_json_dumps(line, LINE_FLAGS) : NULL;
         if (!text)
                 _exit(1);
         n = strlen(text);

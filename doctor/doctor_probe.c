@@ -23,6 +23,7 @@
 #include "profile/profile.h"
 #include "util/cleanup.h"
 #include "util/readfile.h"
+#include "util/textsafe.h"
 
 #include <jansson.h>
 
@@ -530,7 +531,7 @@ int doctor_main(const struct frame_run *run, struct nsb_error *e)
                         nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "doctor: out of memory");
                         goto out;
                 }
-                json_dumpf(j, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+                textsafe_json_dumpf(j, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
                 fputc('\n', out);
                 json_decref(j);
         } else {

@@ -96,6 +96,9 @@ static const char *mark(enum judge_verdict v)
         }
 }
 
+/* The mark that starts a screen row continuing a long line. */
+#define CONT "  \u21aa "
+
 char *judge_summary_text(const struct judge_report *rep)
 {
         size_t count[JUDGE_NOT_RUN + 1] = { 0 };
@@ -108,15 +111,22 @@ char *judge_summary_text(const struct judge_report *rep)
         for (size_t i = 0; i < rep->n_cases; i++) {
                 const struct judge_case_report *c = &rep->cases[i];
                 char name[256] = "";
+                size_t col = 0;
 
                 if ((unsigned) c->verdict <= JUDGE_NOT_RUN)
                         count[c->verdict]++;
                 /* One line per case, whatever the name and the reason quote
-                 * (a newline, ESC, CSI, a bidi override): util/textsafe.h. */
+                 * (a newline, ESC, CSI, a bidi override), wrapped before the
+                 * terminal would wrap it, so that no screen row starts with
+                 * the program's output (an excerpt in the reason padded to
+                 * the width): util/textsafe.h. */
                 if (c->name)
                         textsafe_term_append(name, sizeof name, c->name, strlen(c->name), 120);
-                fprintf(f, "%s %s \u2014 ", mark(c->verdict), name);
-                textsafe_term(f, c->reason, strlen(c->reason), TEXTSAFE_ONE_LINE);
+                textsafe_term_wrap(f, mark(c->verdict), strlen(mark(c->verdict)), CONT, &col);
+                textsafe_term_wrap(f, " ", 1, CONT, &col);
+                textsafe_term_wrap(f, name, strlen(name), CONT, &col);
+                textsafe_term_wrap(f, " \u2014 ", strlen(" \u2014 "), CONT, &col);
+                textsafe_term_wrap(f, c->reason, strlen(c->reason), CONT, &col);
                 fputc('\n', f);
         }
         fprintf(f, "verdict: %s (%zu passed, %zu failed, %zu undetermined", judge_verdict_name(rep->verdict),

@@ -447,7 +447,7 @@ static int write_verdict(const struct nsb_config *cli, const struct judge_report
         if (!root)
                 return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "cannot render the verdict");
         if (cli->json) {
-                if (json_dumpf(root, out, JSON_INDENT(2)) < 0 || fputc('\n', out) == EOF)
+                if (textsafe_json_dumpf(root, out, JSON_INDENT(2)) < 0 || fputc('\n', out) == EOF)
                         return nsb_fail(e, NSB_STAGE_OUTPUT, EIO, "cannot write the verdict");
         } else {
                 AUTOFREE char *summary = judge_summary_text(rep);

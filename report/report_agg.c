@@ -468,6 +468,45 @@ static bool blank(const char *text, size_t len)
         return true;
 }
 
+/* A NUL inside a string of the input (JSON_ALLOW_NUL: a program's stderr may
+ * hold one) would end the C string everything below renders (strlen), and
+ * hide what follows it: "all tests passed\0Traceback ...". Each NUL, in every
+ * string of the object, becomes util/textsafe.h's visible escape \x00 once,
+ * here, with the string's length (json_string_length), before anything reads
+ * a value. The report renders; it never writes the input back. */
+static int show_nul(json_t *v)
+{
+        const char *key;
+        json_t *m;
+        size_t i;
+
+        if (json_is_object(v)) {
+                json_object_foreach(v, key, m)
+                        if (show_nul(m) < 0)
+                                return -ENOMEM;
+        } else if (json_is_array(v)) {
+                json_array_foreach(v, i, m)
+                        if (show_nul(m) < 0)
+                                return -ENOMEM;
+        } else if (json_is_string(v) && memchr(json_string_value(v), '\0', json_string_length(v))) {
+                const char *s = json_string_value(v);
+                size_t len = json_string_length(v), n = 0;
+                AUTOFREE char *buf = malloc(len * 4 + 1);
+
+                if (!buf)
+                        return -ENOMEM;
+                for (i = 0; i < len; i++) {
+                        if (s[i])
+                                buf[n++] = s[i];
+                        else
+                                memcpy(buf + n, "\\x00", 4), n += 4;
+                }
+                if (json_string_setn(v, buf, n) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 int report_add_line(struct report_agg *a, const char *file, uint64_t line, const char *text, size_t len,
                     struct report_job *ret_job)
 {
@@ -487,6 +526,10 @@ int report_add_line(struct report_agg *a, const char *file, uint64_t line, const
         }
         if (!json_is_object(ret_job->root)) {
                 snprintf(why, sizeof why, "not a JSON object");
+                goto bad;
+        }
+        if (show_nul(ret_job->root) < 0) {
+                snprintf(why, sizeof why, "out of memory making its NUL characters visible");
                 goto bad;
         }
         snprintf(ret_job->where, sizeof ret_job->where, "%s:%llu", file, (unsigned long long) line);

@@ -4,7 +4,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,11 +15,16 @@
 #include "util/cleanup.h"
 #include "util/resultfile.h"
 
-#define REPORT_LINE_MAX (64u << 20)     /* as batch: a longer line is a bad line */
 #define REPORT_CHUNK 65536
 
-/* A line reader over a stream whose buffer never grows past
- * REPORT_LINE_MAX: the rest of a longer line is read and dropped. */
+/* A line reader with no bound on a line's length but memory. nsbox's own
+ * writers have none either: a result keeps up to --output-limit per stream,
+ * written \u0001-escaped (6 bytes a byte), and a judge verdict line holds one
+ * result per case, so `nsbox batch` writes lines of hundreds of MiB from
+ * ordinary limits (6 cases x 2 streams x 1 MiB of \x01: 75 MB). A cap here
+ * dropped such a line as "bad" and with it a failing verdict (#27). A line
+ * that does not fit in memory stops the report with an error: never a line
+ * silently left out. */
 struct line_reader {
         FILE *f;
         char *buf;
@@ -25,44 +32,22 @@ struct line_reader {
 };
 
 /* 1: a line in r->buf (*ret_len bytes, no '\n'; it may hold NUL bytes,
- * which make it a bad line), *ret_too_long when it was over the limit (then
- * its text is not kept); 0: end of input; -errno. */
-static int next_line(struct line_reader *r, size_t *ret_len, bool *ret_too_long)
+ * which make it a bad line); 0: end of input; -errno. */
+static int next_line(struct line_reader *r, size_t *ret_len)
 {
-        size_t len = 0;
-        bool any = false;
-        int c;
+        ssize_t n;
 
-        *ret_too_long = false;
-        while ((c = getc_unlocked(r->f)) != EOF) {
-                any = true;
-                if (c == '\n')
-                        break;
-                if (*ret_too_long)
-                        continue;
-                if (len >= REPORT_LINE_MAX) {
-                        *ret_too_long = true;   /* read the rest, keep nothing */
-                        continue;
-                }
-                if (len + 1 >= r->cap) {
-                        size_t cap = r->cap ? r->cap * 2 : REPORT_CHUNK;
-                        char *nb;
-
-                        if (cap > REPORT_LINE_MAX + 1)
-                                cap = REPORT_LINE_MAX + 1;
-                        if (!(nb = realloc(r->buf, cap)))
-                                return -ENOMEM;
-                        r->buf = nb;
-                        r->cap = cap;
-                }
-                r->buf[len++] = (char) c;
+        errno = 0;
+        n = getdelim(&r->buf, &r->cap, '\n', r->f);
+        if (n < 0) {
+                if (ferror(r->f) || errno == ENOMEM || errno == EOVERFLOW)
+                        return errno ? -errno : -EIO;
+                return 0;
         }
-        if (ferror(r->f))
-                return errno ? -errno : -EIO;
-        if (r->buf)
-                r->buf[len] = '\0';
-        *ret_len = *ret_too_long ? 0 : len;
-        return any ? 1 : 0;
+        if (n > 0 && r->buf[n - 1] == '\n')
+                r->buf[--n] = '\0';
+        *ret_len = (size_t) n;
+        return 1;
 }
 
 /* The page may not be one of the inputs: writing it would destroy the
@@ -101,8 +86,7 @@ static int row_of(const struct report_job *j, void *rows)
 
 /* A first line that is only "{": the file is indented JSON documents (a
  * verdict from `nsbox judge --json` or --result), never JSON Lines, where
- * every line is a whole object. Read whole (at most REPORT_LINE_MAX) and
- * split into documents. */
+ * every line is a whole object. Read whole and split into documents. */
 static bool starts_document(const char *text, size_t len)
 {
         while (len > 0 && (text[len - 1] == ' ' || text[len - 1] == '\t' || text[len - 1] == '\r'))
@@ -126,12 +110,8 @@ static int read_documents(struct line_reader *r, const char *name, struct report
         r->buf[1] = '\n';
         for (;;) {
                 if (len == r->cap) {
-                        if (r->cap > REPORT_LINE_MAX) {
-                                a->lines++;
-                                report_add_bad(a, name, 1, "JSON documents over 64 MiB in one file");
-                                return 0;
-                        }
-                        if (!(nb = realloc(r->buf, r->cap * 2)))
+                        /* no cap but memory, as next_line's */
+                        if (r->cap > SIZE_MAX / 2 || !(nb = realloc(r->buf, r->cap * 2)))
                                 return -ENOMEM;
                         r->buf = nb;
                         r->cap *= 2;
@@ -175,17 +155,11 @@ static int read_input(const char *path, struct report_agg *a, FILE *rows, struct
         for (;;) {
                 struct report_job job;
                 size_t len = 0;
-                bool too_long;
 
-                k = next_line(&r, &len, &too_long);
+                k = next_line(&r, &len);
                 if (k <= 0)
                         break;
                 line++;
-                if (too_long) {
-                        a->lines++;
-                        report_add_bad(a, name, line, "line over 64 MiB");
-                        continue;
-                }
                 if (line == 1 && starts_document(r.buf, len)) {
                         k = read_documents(&r, name, a, rows);
                         break;

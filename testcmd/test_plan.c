@@ -386,22 +386,31 @@ static const char *mark(enum tc_outcome o)
         }
 }
 
+/* The mark that starts a screen row continuing a long line (util/textsafe.h,
+ * "Terminal wrapping"); under the stderr tail's gutter, its own. */
+#define CONT "  \u21aa "
+#define CONT_TAIL "  |\u21aa"
+
 /* A text from the code under test or the harness (a test's message, a
- * collect error), under its test: each line after four spaces, so that no
- * line of it passes for one of the summary's, and its unsafe characters
- * shown (util/textsafe.h) so that it cannot move the cursor, erase a line or
- * reorder one. */
+ * collect error), under its test: each line after four spaces and each
+ * screen row of a long line after CONT, so that no row of it passes for one
+ * of the summary's, and its unsafe characters shown (util/textsafe.h) so
+ * that it cannot move the cursor, erase a line or reorder one. */
 static void indent(FILE *f, const char *text)
 {
         if (text)
-                textsafe_term_lines(f, text, strlen(text), "    ");
+                textsafe_term_lines(f, text, strlen(text), "    ", CONT);
 }
 
-/* A name (a test's, a harness file's) on its line: one line, unsafe shown. */
-static void put_name(FILE *f, const char *name)
+/* nsbox's @lead, then a name (a test's, a harness file's) or a reason: one
+ * line, unsafe shown, wrapped before the terminal would wrap it. */
+static void put_name(FILE *f, const char *lead, const char *name)
 {
+        size_t col = textsafe_cols(lead, strlen(lead));
+
+        fputs(lead, f);
         if (name)
-                textsafe_term(f, name, strlen(name), TEXTSAFE_ONE_LINE);
+                textsafe_term_wrap(f, name, strlen(name), CONT, &col);
 }
 
 char *tc_summary_text(const struct tc_report *rep, const struct run_result *r)
@@ -417,29 +426,30 @@ char *tc_summary_text(const struct tc_report *rep, const struct run_result *r)
                 return NULL;
         for (size_t i = 0; i < rep->n_tests; i++) {
                 const struct tc_test *t = &rep->tests[i];
+                char lead[16];
 
                 count[t->outcome == TC_NOT_RUN ? TC_ERROR : t->outcome]++;
-                fprintf(f, "%s ", mark(t->outcome));
-                put_name(f, t->name);
+                snprintf(lead, sizeof lead, "%s ", mark(t->outcome));
+                put_name(f, lead, t->name);
                 fputc('\n', f);
         }
         for (size_t i = 0; i < rep->n_collect_errors; i++) {
                 if (!header)
                         fputs("\n---- failures ----\n", f), header = true;
-                fputs("HARNESS ", f);
-                put_name(f, rep->collect_errors[i].file);
+                put_name(f, "HARNESS ", rep->collect_errors[i].file);
                 fputc('\n', f);
                 indent(f, rep->collect_errors[i].message);
         }
         for (size_t i = 0; i < rep->n_tests; i++) {
                 const struct tc_test *t = &rep->tests[i];
+                char lead[32];
 
                 if (t->outcome != TC_FAILED && t->outcome != TC_ERROR && t->outcome != TC_NOT_RUN)
                         continue;
                 if (!header)
                         fputs("\n---- failures ----\n", f), header = true;
-                fprintf(f, "%s %s ", mark(t->outcome), t->outcome == TC_FAILED ? "FAIL" : "ERROR");
-                put_name(f, t->name);
+                snprintf(lead, sizeof lead, "%s %s ", mark(t->outcome), t->outcome == TC_FAILED ? "FAIL" : "ERROR");
+                put_name(f, lead, t->name);
                 fputc('\n', f);
                 indent(f, t->message);
         }
@@ -453,8 +463,10 @@ char *tc_summary_text(const struct tc_report *rep, const struct run_result *r)
         fprintf(f, "%s in %.2fs ==\n", first ? "no tests" : "", rep->duration_ms / 1000.0);
         if (rep->verdict != TC_PASS || rep->n_tests == 0) {
                 /* the reason may quote a sandbox error, which may quote a path */
-                fprintf(f, "verdict: %s (", tc_verdict_name(rep->verdict));
-                put_name(f, rep->reason);
+                char lead[64];
+
+                snprintf(lead, sizeof lead, "verdict: %s (", tc_verdict_name(rep->verdict));
+                put_name(f, lead, rep->reason);
                 fputs(")\n", f);
         } else
                 fprintf(f, "verdict: %s\n", tc_verdict_name(rep->verdict));
@@ -466,7 +478,7 @@ char *tc_summary_text(const struct tc_report *rep, const struct run_result *r)
                 while (keep > 0 && ((unsigned char) r->err.text[r->err.kept - keep] & 0xc0) == 0x80)
                         keep--;         /* start on a character */
                 fputs("---- stderr (last lines) ----\n", f);
-                textsafe_term_lines(f, r->err.text + r->err.kept - keep, keep, "  | ");
+                textsafe_term_lines(f, r->err.text + r->err.kept - keep, keep, "  | ", CONT_TAIL);
         }
         if (fclose(f) != 0) {
                 free(buf);

@@ -385,7 +385,7 @@ int test_main(const struct frame_run *run, struct nsb_error *e)
                 return TESTCMD_EXIT_SETUP;
         }
         if (cfg->json) {
-                if (json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) < 0 || fputc('\n', out) == EOF)
+                if (textsafe_json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) < 0 || fputc('\n', out) == EOF)
                         r = nsb_fail(e, NSB_STAGE_OUTPUT, EIO, "cannot write the report");
         } else {
                 AUTOFREE char *summary = tc_summary_text(&rep, &res);

@@ -101,7 +101,7 @@ static int write_values(const char *path, const char *what, json_t *const *value
         }
         errno = 0;
         for (size_t i = 0; i < n; i++)
-                if (json_dumpf(values[i], f, flags) < 0 || fputc('\n', f) == EOF)
+                if (textsafe_json_dumpf(values[i], f, flags) < 0 || fputc('\n', f) == EOF)
                         return result_file_fail(f, e, "%s: cannot write '%s'", what, path);
         if (fflush(f) != 0)
                 return result_file_fail(f, e, "%s: cannot write '%s'", what, path);

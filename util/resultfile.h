@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <jansson.h>
 #include "util/error.h"
+#include "util/textsafe.h"   /* every JSON nsbox writes: textsafe_json_dumps/_dumpf */
 
 /* Before the run: @path with its directory resolved (realpath), malloc'd; a
  * copy of @path when the directory cannot be resolved (opening fails later,

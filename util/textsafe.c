@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum textsafe_class textsafe_classify(uint32_t cp)
@@ -110,22 +111,66 @@ int textsafe_term(FILE *out, const char *s, size_t len, enum textsafe_lines line
         return ferror(out) ? -EIO : 0;
 }
 
-int textsafe_term_lines(FILE *out, const char *s, size_t len, const char *prefix)
+size_t textsafe_cols(const char *s, size_t len)
 {
-        size_t i = 0;
+        size_t cols = 0;
+
+        for (size_t i = 0; i < len;) {
+                enum textsafe_class c;
+                uint32_t cp;
+
+                i += textsafe_next(s + i, len - i, &cp, &c);
+                cols += cp < 0x80 && c != TEXTSAFE_INVALID ? 1 : 2;
+        }
+        return cols;
+}
+
+int textsafe_term_wrap(FILE *out, const char *s, size_t len, const char *cont, size_t *col)
+{
+        for (size_t i = 0; i < len;) {
+                enum textsafe_class c;
+                uint32_t cp;
+                size_t n = textsafe_next(s + i, len - i, &cp, &c);
+                char esc[8];
+                const char *unit = esc;
+                size_t bytes, w;
+
+                if (c == TEXTSAFE_PLAIN) {
+                        unit = s + i, bytes = n;
+                        w = cp < 0x80 ? 1 : 2;  /* no code point takes more */
+                } else {
+                        bytes = w = visible(cp, c, esc);        /* ASCII */
+                }
+                /* Wrap before the terminal would: its next row would start at
+                 * column 0 with this text, which could pass for nsbox's. */
+                if (*col + w > TEXTSAFE_ROW_COLS && *col > 0) {
+                        fputc('\n', out);
+                        fputs(cont, out);
+                        *col = textsafe_cols(cont, strlen(cont));
+                }
+                fwrite(unit, 1, bytes, out);
+                *col += w;
+                i += n;
+        }
+        return ferror(out) ? -EIO : 0;
+}
+
+int textsafe_term_lines(FILE *out, const char *s, size_t len, const char *prefix, const char *cont)
+{
+        size_t i = 0, prefix_cols = textsafe_cols(prefix, strlen(prefix));
 
         while (i < len) {
                 const char *nl = memchr(s + i, '\n', len - i);
-                size_t n = nl ? (size_t) (nl - (s + i)) : len - i;
+                size_t n = nl ? (size_t) (nl - (s + i)) : len - i, col = prefix_cols;
 
                 fputs(prefix, out);
                 /* one line at a time: a CR ending it (CRLF) is kept, as it
                  * overwrites nothing */
                 if (n > 0 && s[i + n - 1] == '\r' && nl) {
-                        textsafe_term(out, s + i, n - 1, TEXTSAFE_ONE_LINE);
+                        textsafe_term_wrap(out, s + i, n - 1, cont, &col);
                         fputc('\r', out);
                 } else {
-                        textsafe_term(out, s + i, n, TEXTSAFE_ONE_LINE);
+                        textsafe_term_wrap(out, s + i, n, cont, &col);
                 }
                 fputc('\n', out);
                 i += n + (nl ? 1 : 0);
@@ -259,4 +304,63 @@ int textsafe_xml(FILE *out, const char *s, size_t len, bool attr)
                 i += n;
         }
         return ferror(out) ? -EIO : 0;
+}
+
+/* The \uXXXX for the unit at @p in a JSON text, or 0 when it is kept. */
+static size_t json_escape(const char *p, size_t left, size_t *ret_n, char esc[8])
+{
+        enum textsafe_class c;
+        uint32_t cp;
+
+        *ret_n = textsafe_next(p, left, &cp, &c);
+        if (c != TEXTSAFE_DEL && c != TEXTSAFE_C1 && c != TEXTSAFE_BIDI && c != TEXTSAFE_LINESEP &&
+            c != TEXTSAFE_NONCHAR)
+                return 0;
+        return (size_t) snprintf(esc, 8, "\\u%04x", (unsigned) cp);     /* all in the BMP */
+}
+
+/* Why a rewrite of the bytes is sound: outside its strings, a JSON text
+ * jansson writes is ASCII structure, numbers, literals and whitespace, none of
+ * it DEL; so every DEL and every non-ASCII byte of the text is inside a
+ * string (a key or a value), where \uXXXX is the same character. jansson
+ * writes C0, quote and backslash escaped already; C0 is not rewritten here. */
+char *textsafe_json_dumps(const json_t *j, size_t flags)
+{
+        char *text = json_dumps(j, flags), *out, esc[8];
+        size_t len, grow = 0, o = 0, n;
+
+        if (!text)
+                return NULL;
+        len = strlen(text);
+        for (size_t i = 0; i < len; i += n) {
+                size_t e = json_escape(text + i, len - i, &n, esc);
+
+                grow += e ? e - n : 0;
+        }
+        if (grow == 0)
+                return text;
+        out = malloc(len + grow + 1);
+        for (size_t i = 0; out && i < len; i += n) {
+                size_t e = json_escape(text + i, len - i, &n, esc);
+
+                memcpy(out + o, e ? esc : text + i, e ? e : n);
+                o += e ? e : n;
+        }
+        if (out)
+                out[o] = '\0';
+        free(text);
+        return out;
+}
+
+int textsafe_json_dumpf(const json_t *j, FILE *out, size_t flags)
+{
+        char *text = textsafe_json_dumps(j, flags);
+        int r = 0;
+
+        if (!text)
+                return -1;
+        if (fputs(text, out) == EOF)
+                r = -1;
+        free(text);
+        return r;
 }

@@ -25,13 +25,28 @@
  * twice changes nothing. Quotes are not escaped for a terminal.
  *
  * Encoders: terminal (one line, or several lines with LF and TAB kept and a
- * prefix on each line), HTML, XML 1.0 (text or attribute). JSON needs none:
- * jansson escapes every control character, and a JSON string carries the
- * exact text (textsafe_exact_append only makes a C string of it: valid
- * UTF-8, no NUL). A CR is kept only before a LF (a CRLF line end, which
- * overwrites nothing) in the multi-line kinds.
+ * prefix on each line), HTML, XML 1.0 (text or attribute), JSON. A JSON
+ * string carries the exact text (textsafe_exact_append only makes a C string
+ * of it: valid UTF-8, no NUL); jansson escapes C0 but writes DEL, C1, the
+ * bidi controls, U+2028/9 and U+FFFE/F raw, so every JSON document nsbox
+ * writes goes through textsafe_json_dumps/_dumpf, which write those as
+ * \uXXXX: the same JSON text, and safe on a terminal. A CR is kept only
+ * before a LF (a CRLF line end, which overwrites nothing) in the multi-line
+ * kinds.
  *
- * Pure: no allocation but open_memstream's, writes only to the streams given.
+ * Terminal wrapping. A terminal wraps a row longer than its width, and the
+ * next screen row then starts at column 0 with whatever text follows: outside
+ * text padded to the width could put a line of its own ("== 1 passed ==") at
+ * the start of a row. The terminal encoders that take a continuation prefix
+ * (textsafe_term_wrap, textsafe_term_lines) hard-wrap the text themselves
+ * before a row would pass TEXTSAFE_ROW_COLS columns, and start every row they
+ * begin with the caller's prefix. A column count is an upper bound: an ASCII
+ * byte (an escape is ASCII) is 1 column and any other code point 2 (no code
+ * point takes more on a terminal; a combining or zero-width one takes less,
+ * which only wraps earlier). On a terminal narrower than TEXTSAFE_ROW_COLS
+ * the terminal still wraps rows itself (docs/security.md).
+ *
+ * Pure: allocates (open_memstream, the JSON texts), writes only to the streams given.
  */
 #pragma once
 
@@ -39,6 +54,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include <jansson.h>
+
+/* The widest screen row (prefix included) the wrapping encoders write: under
+ * 80, the narrowest common terminal. */
+#define TEXTSAFE_ROW_COLS 76
 
 enum textsafe_class {
         TEXTSAFE_PLAIN = 0,   /* shown as it is */
@@ -71,9 +92,22 @@ enum textsafe_lines {
 /* Terminal text. 0, or -EIO on a write error. */
 int textsafe_term(FILE *out, const char *s, size_t len, enum textsafe_lines lines);
 
+/* The columns @s (@len bytes) takes at most on a terminal: 1 an ASCII byte,
+ * 2 any other unit (for nsbox's own prefixes and marks). */
+size_t textsafe_cols(const char *s, size_t len);
+
+/* Terminal text, one line, wrapped: written from screen column *@col (what
+ * the caller already wrote on the row, textsafe_cols); before a unit would
+ * take the row past TEXTSAFE_ROW_COLS, a newline and @cont (nsbox's
+ * continuation mark, at most 16 columns) start the next row. *@col is the
+ * column after the text. No newline at the end. 0, or -EIO. */
+int textsafe_term_wrap(FILE *out, const char *s, size_t len, const char *cont, size_t *col);
+
 /* Several lines, each written after @prefix (so that no line the text
- * contains can pass for one of nsbox's own), ending with a newline. */
-int textsafe_term_lines(FILE *out, const char *s, size_t len, const char *prefix);
+ * contains can pass for one of nsbox's own), wrapped as textsafe_term_wrap
+ * with @cont on each continuation row (so that no screen row starts with the
+ * text either), ending with a newline. */
+int textsafe_term_lines(FILE *out, const char *s, size_t len, const char *prefix, const char *cont);
 
 /* Terminal text, one line, appended to the C string in @buf (@size bytes in
  * all): at most @max bytes of @s are read; "..." marks a cut, never inside a
@@ -95,3 +129,11 @@ int textsafe_xml(FILE *out, const char *s, size_t len, bool attr);
  * character boundary with "..." after a cut. Nothing is escaped: the
  * renderers do that, each for its output. */
 void textsafe_exact_append(char *buf, size_t size, const char *s, size_t len, size_t max);
+
+/* json_dumps(@j, @flags), then each DEL, C1, bidi control, U+2028/9 and
+ * U+FFFE/F in it written as \uXXXX: the same JSON value, no byte of it
+ * unsafe on a terminal. malloc'd; NULL on error (as json_dumps). */
+char *textsafe_json_dumps(const json_t *j, size_t flags);
+
+/* The same to @out (as json_dumpf: 0, or -1 on an error). */
+int textsafe_json_dumpf(const json_t *j, FILE *out, size_t flags);

@@ -38,6 +38,28 @@ def _shown(text):
     return "".join(out)
 
 
+# util/textsafe.h, "Terminal wrapping": a row is wrapped before 76 columns
+# (ASCII 1, any other code point 2, an upper bound) and goes on after the
+# continuation mark, so that a line padded to the terminal's width cannot
+# start a screen row with its own text.
+_ROW_COLS = 76
+_CONT = "  \u21aa "
+
+
+def _wrapped(line):
+    """The screen rows of one line already shown (_shown after a lead)."""
+    rows, row, col = [], "", 0
+    for ch in line:
+        w = 1 if ord(ch) < 0x80 else 2
+        if col + w > _ROW_COLS and col > 0:
+            rows.append(row)
+            row, col = _CONT, 5
+        row += ch
+        col += w
+    rows.append(row)
+    return rows
+
+
 def render_summary(results, collect_errors, seconds):
     lines = []
     for event in results:
@@ -58,4 +80,4 @@ def render_summary(results, collect_errors, seconds):
     summary = ", ".join("%d %s" % (n, o) for n, o in counts if n) or "no tests"
     lines.append("")
     lines.append("== %s in %s ==" % (summary, _seconds(seconds)))
-    return "\n".join(lines) + "\n"
+    return "\n".join(row for line in lines for row in _wrapped(line)) + "\n"

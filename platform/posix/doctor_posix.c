@@ -13,6 +13,7 @@
 #include "supervisor/reduced.h"
 #include "supervisor/sandbox.h"
 #include "util/cleanup.h"
+#include "util/textsafe.h"
 
 static void gather(const char *interpreter, struct px_doc_facts *f)
 {
@@ -51,7 +52,7 @@ int doctor_main(const struct frame_run *run, struct nsb_error *e)
                 json_t *j = doctor_to_json(&rep);
                 if (!j)
                         return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "doctor: out of memory"), 1;
-                json_dumpf(j, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+                textsafe_json_dumpf(j, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
                 fputc('\n', out);
                 json_decref(j);
         } else {

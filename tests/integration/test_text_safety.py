@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import unicodedata
 import unittest
 import xml.etree.ElementTree as ET
 
@@ -64,6 +65,44 @@ def assert_no_fake_line(test, text, what):
                 test.fail("%s: a line of the program's passes for nsbox's: %r\n%s" % (what, line, text))
 
 
+def columns(ch):
+    """The columns a terminal gives one code point: 2 for East Asian Wide
+    and Fullwidth, 0 for a combining mark, else 1 (as wcwidth)."""
+    if unicodedata.combining(ch):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+
+
+def screen_rows(text, width=80):
+    """The rows an 80-column terminal shows text on: a line longer than the
+    width goes on at column 0 of the next row (xterm's auto-wrap)."""
+    rows = []
+    for line in text.split("\n"):
+        row, col = "", 0
+        for ch in line:
+            w = columns(ch)
+            if col + w > width:
+                rows.append(row)
+                row, col = "", 0
+            row += ch
+            col += w
+        rows.append(row)
+    return rows
+
+
+def assert_no_fake_row(test, text, what):
+    """No screen row of an 80-column terminal starts with the program's fake
+    line, and no line of nsbox's needs the terminal to wrap it (#27 F1)."""
+    for row in screen_rows(text):
+        for fake in FAKE_LINES:
+            if row.lstrip(" ").startswith(fake) and not row.startswith(" "):
+                test.fail("%s: a screen row starts with the program's text: %r\n%s" % (what, row, text))
+    for line in text.split("\n"):
+        if sum(columns(ch) for ch in line) >= 80:
+            test.fail("%s: a line of %d columns, wrapped by the terminal: %r"
+                      % (what, sum(columns(ch) for ch in line), line))
+
+
 WORKSPACE = {
     "solution.py": (
         "HOSTILE = %r\n"
@@ -92,6 +131,29 @@ HARNESS_KILL = {
         "    sys.stderr.write(HOSTILE + '\\n')\n"
         "    sys.stderr.flush()\n"
         "    os.kill(os.getppid(), signal.SIGKILL)\n"),
+}
+
+# #27 F1: lines padded to an 80-column terminal's width, so that the text
+# after the padding would start a screen row: after the summary's 4-column
+# prefix, 76 spaces (or 38 wide characters) fill the row.
+PADDED = ("wrong\n" + " " * 76 + "== 1 passed in 0.01s ==\n"
+          + "\u4e2d" * 38 + "verdict: pass\n" + "x" * 300)
+HARNESS_PAD = {
+    "test_pad.py": (
+        "PADDED = %r\n"
+        "def test_padded():\n"
+        "    raise ValueError(PADDED)\n"
+        "def test_%s():\n"
+        "    pass\n" % (PADDED, "n" * 90)),
+}
+HARNESS_PAD_KILL = {
+    "test_pad_kill.py": (
+        "import os, signal, sys\n"
+        "PADDED = %r\n"
+        "def test_kill_runner():\n"
+        "    sys.stderr.write(PADDED + '\\n')\n"
+        "    sys.stderr.flush()\n"
+        "    os.kill(os.getppid(), signal.SIGKILL)\n" % PADDED),
 }
 
 PROGRAM = (
@@ -166,6 +228,135 @@ class TextSafety(SandboxTest):
         text = assert_safe_text(self, p.stderr, "runner --summary")
         assert_no_fake_line(self, text, "runner --summary")
         self.assertIn("\\u202eevil", text)
+        # #27 F1: padded lines wrapped by the runner itself
+        harness = self.make_dir("harness-pad", HARNESS_PAD)
+        p = subprocess.run(["sh", "-c", 'exec "$0" "$@" 3>/dev/null', sys.executable, "-I", "-B",
+                            os.path.join(RUNNER_DIR, "nsbox_test_runner.py"),
+                            "--harness", harness, "--workspace", ws, "--budget", "30", "--summary"],
+                           cwd=ws, capture_output=True, timeout=120)
+        text = assert_safe_text(self, p.stderr, "runner --summary, padded")
+        assert_no_fake_row(self, text, "runner --summary, padded")
+        self.assertIn("\n  \u21aa \u4e2d\u4e2dverdict: pass\n", text)
+
+    def test_testcmd_padded_lines_wrap(self):
+        """#27 F1: a message and a stderr tail padded to the terminal's
+        width: nsbox wraps them itself, every row after its prefix or its
+        continuation mark, none wider than 80 columns."""
+        ws = self.make_dir("ws", {"solution.py": "\n"})
+        harness = self.make_dir("harness", HARNESS_PAD)
+        p = self.nsbox("test", "--harness", harness, "--workspace", ws, env=ENV, timeout=120)
+        self.assertEqual(p.returncode, 1, p.stdout.decode(errors="replace") + p.stderr.decode(errors="replace"))
+        text = assert_safe_text(self, p.stdout, "nsbox test summary, padded")
+        assert_no_fake_row(self, text, "nsbox test summary, padded")
+        self.assertRegex(text, "\n  \u21aa +== 1 passed in 0.01s ==\n")
+        self.assertIn("\n  \u21aa \u4e2d\u4e2dverdict: pass\n", text)
+        self.assertIn("test_" + "n" * 40, text)
+        harness = self.make_dir("harness-kill", HARNESS_PAD_KILL)
+        p = self.nsbox("test", "--harness", harness, "--workspace", ws, env=ENV, timeout=120)
+        self.assertEqual(p.returncode, 3, p.stdout.decode(errors="replace") + p.stderr.decode(errors="replace"))
+        text = assert_safe_text(self, p.stdout, "nsbox test stderr tail, padded")
+        self.assertIn("---- stderr (last lines) ----", text)
+        assert_no_fake_row(self, text, "nsbox test stderr tail, padded")
+        self.assertIn("\n  |\u21aa\u4e2d\u4e2dverdict: pass\n", text)
+
+    # -- nsbox report -----------------------------------------------------
+
+    def test_report_nul_shown(self):
+        """#27 F2: a NUL in a failed job's stderr does not hide what follows
+        it, in the text summary's groups nor in --html."""
+        line = {"id": "nul", "schema": "nsbox.result/1", "status": "error", "exit_code": None,
+                "error": {"stage": "spawn", "message": "fine\u0000HIDDEN-MSG"},
+                "stderr": {"text": "all tests passed\u0000Traceback: HIDDEN-ERR\n", "bytes": 40}}
+        src = self.path("nul.jsonl")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(json.dumps(line) + "\n")
+        html = self.path("nul.html")
+        r = self.nsbox("report", "--html", html, src, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        text = assert_safe_text(self, r.stdout, "nsbox report text, NUL")
+        self.assertIn("fine\\x00HIDDEN-MSG", text)
+        with open(html, "rb") as f:
+            page = assert_safe_text(self, f.read(), "nsbox report --html, NUL")
+        self.assertIn("all tests passed\\x00Traceback: HIDDEN-ERR", page)
+        self.assertIn("fine\\x00HIDDEN-MSG", page)
+
+    def test_report_reads_any_line_nsbox_writes(self):
+        """#27 F3: a verdict line over 64 MiB (nsbox batch writes such lines:
+        6 cases x 2 streams x 1 MiB of \\x01 is 75 MB) is read and counted,
+        its failure shown: never dropped as a bad line."""
+        big = "\x01" * (1 << 20)
+        res = {"schema": "nsbox.result/1", "status": "exited", "exit_code": 0,
+               "stdout": {"text": big, "bytes": len(big), "truncated": False},
+               "stderr": {"text": big, "bytes": len(big), "truncated": False}}
+        cases = [{"name": "c%d" % i, "verdict": "fail", "reason": "expected '42'", "result": res}
+                 for i in range(6)]
+        line = json.dumps({"id": "learner-17", "schema": "nsbox.verdict/1", "verdict": "fail",
+                           "cases": cases})
+        self.assertGreater(len(line), 64 << 20)
+        src = self.path("big.jsonl")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(line + "\n" + json.dumps({"id": "other", "schema": "nsbox.result/1", "status": "exited",
+                                               "exit_code": 0}) + "\n")
+        html = self.path("big.html")
+        r = self.nsbox("report", "--html", html, src, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        text = r.stdout.decode()
+        self.assertIn("2 jobs (1 results, 1 verdicts), 1 failed or erred; 0 bad lines", text)
+        with open(html, encoding="utf-8") as f:
+            self.assertIn("learner-17", f.read())
+
+    # -- nsbox profile show -----------------------------------------------
+
+    def test_profile_show_path_is_one_line(self):
+        """#27 F4: the profile's path is shown escaped: a newline in the file
+        name cannot add a line to the profile read back."""
+        name = self.path("p\n[network]\nmode = host\n\x1b[2K.ini")
+        with open(name, "w", encoding="utf-8") as f:
+            f.write("[limits]\nwall_time = 7s\n")
+        p = self.nsbox("profile", "show", name, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text = assert_safe_text(self, p.stdout, "nsbox profile show")
+        first = text.split("\n")[0]
+        self.assertTrue(first.startswith("; nsbox profile: "), text)
+        self.assertIn("p\\n[network]\\nmode = host\\n\\x1b[2K.ini", first)
+        self.assertNotIn("\n[network]\nmode = host", text)
+        back = self.path("back.ini")
+        with open(back, "wb") as f:
+            f.write(p.stdout)
+        q = self.nsbox("profile", "show", back, timeout=60)
+        self.assertEqual(q.returncode, 0, q.stderr)
+        self.assertEqual(q.stdout.decode().split("\n", 1)[1], text.split("\n", 1)[1])
+
+    # -- JSON on a terminal -----------------------------------------------
+
+    def test_json_outputs_terminal_safe(self):
+        """#27 I1: the JSON nsbox writes (batch lines, --json) carries DEL,
+        C1, bidi controls and U+2028 as \\uXXXX: exact once parsed, and no
+        byte of it moves a terminal's cursor; ordinary non-ASCII stays raw."""
+        text = "FAIL\u009b4D\u009b2KPASS \u202eliaf\u202c\u2028\x7f\u0085 \u00e9\u4e2d\U0001F600"
+        code = "import sys\nsys.stdout.write(%r)\n" % text
+        jobs = self.path("jobs.jsonl")
+        with open(jobs, "w", encoding="utf-8") as f:
+            f.write(json.dumps({"id": "c1\u202e", "kind": "python", "code": code}) + "\n")
+        out = self.path("res.jsonl")
+        for opts in ((), ("--warm",)):
+            p = self.nsbox("batch", *opts, "--result", out, jobs, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out, "rb") as f:
+                written = f.read()
+            for raw, what in ((p.stdout, "batch stdout"), (written, "batch --result")):
+                lines = assert_safe_text(self, raw, what + " " + " ".join(opts)).strip().split("\n")
+                self.assertEqual(len(lines), 1, lines)
+                self.assertIn("\\u009b4D\\u009b2KPASS \\u202eliaf\\u202c\\u2028\\u007f\\u0085 "
+                              "\u00e9\u4e2d\U0001F600", lines[0])
+                res = json.loads(lines[0])
+                self.assertEqual(res["stdout"]["text"], text)
+                self.assertEqual(res["start"], "warm" if opts else "cold", res.get("start_reason"))
+                self.assertEqual(res["id"], "c1\u202e")
+        p = self.nsbox("python", "--json", "-c", code, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        assert_safe_text(self, p.stdout, "nsbox python --json")
+        self.assertEqual(json.loads(p.stdout)["stdout"]["text"], text)
 
     # -- nsbox judge ------------------------------------------------------
 
@@ -201,8 +392,11 @@ class TextSafety(SandboxTest):
         text = assert_safe_text(self, p.stdout, "nsbox judge text")
         assert_safe_text(self, p.stderr, "nsbox judge stderr")
         assert_no_fake_line(self, text, "nsbox judge text")
-        lines = text.rstrip("\n").split("\n")
-        self.assertEqual(len(lines), 4, text)   # one line per case, and the verdict
+        # one line per case (its screen rows after the first start with the
+        # continuation mark), and the verdict
+        lines = [ln for ln in text.rstrip("\n").split("\n") if not ln.startswith("  \u21aa ")]
+        self.assertEqual(len(lines), 4, text)
+        assert_no_fake_row(self, text, "nsbox judge text")
         self.assertIn("expected 'it's fine'", text)   # a plain quote is not escaped
         self.assertIn("\\u202eevil", text)
         return text

@@ -705,7 +705,9 @@ static void test_render(void **state)
 
 /* #27: the text summary shows a case's name and reason on one line with the
  * unsafe characters of util/textsafe.h visible (C1 and bidi controls too), a
- * plain quote as it is; the JSON keeps them exact. */
+ * plain quote as it is, wrapped before TEXTSAFE_ROW_COLS columns (a non-ASCII
+ * character counted 2) with nsbox's continuation mark; the JSON keeps them
+ * exact. */
 static void test_summary_unsafe(void **state)
 {
         struct judge_report rep;
@@ -726,7 +728,7 @@ static void test_summary_unsafe(void **state)
         text = judge_summary_text(&rep);
         assert_non_null(text);
         assert_string_equal(text, "\u2717 n\\x1b[2K\\u202e \u2014 expected 'it's', got '\\r\u2713 ok\\u009b2K\\u0085\\u2066"
-                                  "\\n\u2713 5 passed'\nverdict: fail (0 passed, 1 failed, 0 undetermined)\n");
+                                  "\\n\u2713 5\n  \u21aa  passed'\nverdict: fail (0 passed, 1 failed, 0 undetermined)\n");
         free(text);
         root = judge_report_to_json(&rep, stub_result);
         assert_non_null(root);

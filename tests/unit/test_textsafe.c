@@ -10,6 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <jansson.h>
+
 #include "util/textsafe.h"
 
 /* The encoders' output for @s (@len bytes), malloc'd. */
@@ -25,7 +27,7 @@ static char *enc(enum kind k, const char *s, size_t len)
         switch (k) {
         case TERM: assert_int_equal(textsafe_term(f, s, len, TEXTSAFE_ONE_LINE), 0); break;
         case TERM_LINES: assert_int_equal(textsafe_term(f, s, len, TEXTSAFE_MULTI_LINE), 0); break;
-        case LINES_PREFIXED: assert_int_equal(textsafe_term_lines(f, s, len, "  | "), 0); break;
+        case LINES_PREFIXED: assert_int_equal(textsafe_term_lines(f, s, len, "  | ", "  |>"), 0); break;
         case HTML: assert_int_equal(textsafe_html(f, s, len), 0); break;
         case XML_TEXT: assert_int_equal(textsafe_xml(f, s, len, false), 0); break;
         case XML_ATTR: assert_int_equal(textsafe_xml(f, s, len, true), 0); break;
@@ -271,6 +273,140 @@ static void test_exact_append(void **state)
         assert_string_equal(buf, "0123...");
 }
 
+/* Each screen row of @out (rows end at LF) starts with @prefix or @cont and
+ * takes at most TEXTSAFE_ROW_COLS columns (ASCII 1, any other code point 2);
+ * the text after the prefixes, joined, is @want. */
+static void assert_rows(const char *out, const char *prefix, const char *cont, const char *want)
+{
+        char joined[4096] = "";
+        const char *p = out;
+
+        while (*p) {
+                const char *nl = strchr(p, '\n');
+                size_t n = nl ? (size_t) (nl - p) : strlen(p);
+                const char *lead = strncmp(p, prefix, strlen(prefix)) == 0 ? prefix : cont;
+
+                if (strncmp(p, lead, strlen(lead)) != 0)
+                        fail_msg("a row starts with neither prefix: '%.*s'", (int) n, p);
+                if (textsafe_cols(p, n) > TEXTSAFE_ROW_COLS)
+                        fail_msg("a row of %zu columns: '%.*s'", textsafe_cols(p, n), (int) n, p);
+                strncat(joined, p + strlen(lead), n - strlen(lead));
+                p += n + (nl ? 1 : 0);
+        }
+        assert_string_equal(joined, want);
+}
+
+static char *lines(const char *s, const char *prefix, const char *cont)
+{
+        char *buf = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&buf, &n);
+
+        assert_non_null(f);
+        assert_int_equal(textsafe_term_lines(f, s, strlen(s), prefix, cont), 0);
+        assert_int_equal(fclose(f), 0);
+        return buf;
+}
+
+/* A line padded to the width of the terminal cannot start a screen row with
+ * its own text: the encoder wraps first, and the row starts with nsbox's
+ * continuation mark (util/textsafe.h "Terminal wrapping"). */
+static void test_term_wrap(void **state)
+{
+        char pad[256], want[512];
+        char *out;
+        size_t col;
+
+        (void) state;
+        memset(pad, ' ', 72);
+        strcpy(pad + 72, "== 1 passed ==");
+        out = lines(pad, "  | ", "  |\u21aa");
+        snprintf(want, sizeof want, "  | %.*s\n  |\u21aa== 1 passed ==\n", 72, pad);
+        assert_string_equal(out, want);
+        free(out);
+        /* 200 ASCII: rows of 72 after a 4-column prefix, 71 after the
+         * continuation (5 columns counted: the arrow is not ASCII) */
+        memset(pad, 'x', 200);
+        pad[200] = '\0';
+        out = lines(pad, "  | ", "  |\u21aa");
+        assert_rows(out, "  | ", "  |\u21aa", pad);
+        free(out);
+        /* wide characters count 2 columns: 36 a row after 4 columns */
+        out = lines("\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad"
+                    "\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad"
+                    "\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad"
+                    "\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad"
+                    "\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad",
+                    "    ", "  > ");
+        assert_int_equal(strchr(out, '\n') - out, 4 + 36 * 3);
+        free(out);
+        /* an escape is never cut: 71 columns then ESC (4) starts a new row */
+        memset(pad, 'a', 71);
+        strcpy(pad + 71, "\x1b[2Kz\nshort\r\n");
+        out = lines(pad, "    ", "  > ");
+        snprintf(want, sizeof want, "    %.*s\n  > \\x1b[2Kz\n    short\r\n", 71, pad);
+        assert_string_equal(out, want);
+        free(out);
+        /* one line after nsbox's own lead: from its column */
+        {
+                char *buf = NULL;
+                size_t n = 0;
+                FILE *f = open_memstream(&buf, &n);
+
+                col = 70;
+                assert_int_equal(textsafe_term_wrap(f, "abcdefghij", 10, "  > ", &col), 0);
+                assert_int_equal(fclose(f), 0);
+                assert_string_equal(buf, "abcdef\n  > ghij");
+                assert_int_equal(col, 8);
+                free(buf);
+        }
+}
+
+/* Every JSON nsbox writes: DEL, C1, bidi, line separators, non-characters
+ * as \uXXXX; ordinary non-ASCII raw; the same value read back. */
+static void test_json_dumps(void **state)
+{
+        static const char text[] = "a\x7f" "b\xc2\x9b" "c\xc2\x85" "d\xe2\x80\xae" "e\xe2\x80\xa8" "f\xef\xbf\xbe"
+                                   "g\xd8\x9c" "h\xe2\x81\xa6" "\0\x1b" "\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80";
+        static const size_t flags[] = { JSON_COMPACT, JSON_INDENT(2) | JSON_PRESERVE_ORDER, JSON_COMPACT | JSON_ENSURE_ASCII };
+        json_t *v = json_object();
+        char *out;
+
+        (void) state;
+        assert_int_equal(json_object_set_new(v, "text", json_stringn(text, sizeof text - 1)), 0);
+        assert_int_equal(json_object_set_new(v, "k\xe2\x80\xae" "ey\x7f", json_integer(1)), 0);
+        assert_int_equal(json_object_set_new(v, "list", json_pack("[s, f, n]", "\xc2\x9f", 1.5)), 0);
+        for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+                json_t *back;
+                json_error_t err;
+
+                out = textsafe_json_dumps(v, flags[i]);
+                assert_non_null(out);
+                assert_safe(out, true);
+                if (!(flags[i] & JSON_ENSURE_ASCII)) {
+                        assert_non_null(strstr(out, "a\\u007fb\\u009bc\\u0085d\\u202ee\\u2028f\\ufffeg\\u061ch\\u2066"
+                                                    "\\u0000\\u001B\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80"));
+                        assert_non_null(strstr(out, "\"k\\u202eey\\u007f\""));
+                }
+                back = json_loads(out, JSON_ALLOW_NUL, &err);
+                if (!back)
+                        fail_msg("does not parse: %s: %s", err.text, out);
+                assert_true(json_equal(back, v));
+                json_decref(back);
+                free(out);
+        }
+        /* a C1 alone; and nothing to rewrite: json_dumps' own text */
+        out = textsafe_json_dumps(json_object_get(v, "list"), JSON_COMPACT);
+        assert_string_equal(out, "[\"\\u009f\",1.5,null]");
+        free(out);
+        json_decref(v);
+        v = json_pack("[s]", "\xc3\xa9 \\ \"");
+        out = textsafe_json_dumps(v, JSON_COMPACT);
+        assert_string_equal(out, "[\"\xc3\xa9 \\\\ \\\"\"]");
+        free(out);
+        json_decref(v);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -283,6 +419,8 @@ int main(void)
                 cmocka_unit_test(test_xml),
                 cmocka_unit_test(test_term_append),
                 cmocka_unit_test(test_exact_append),
+                cmocka_unit_test(test_term_wrap),
+                cmocka_unit_test(test_json_dumps),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
