@@ -1,0 +1,491 @@
+/* serve/serve_http.c — libmicrohttpd and the service's one loop. Syscall layer.
+ *
+ * libmicrohttpd runs without a thread of its own (no
+ * MHD_USE_INTERNAL_POLLING_THREAD): its epoll fd sits in this process's
+ * poll() next to the engine's pipes and the signalfd, and MHD_run() is
+ * called from here. A request for a job is read whole (bounded), planned
+ * (serve_plan.c), written to the engine as one line, and its connection
+ * suspended (MHD_suspend_connection); the engine's result line with the
+ * same id resumes it with the answer (serve_map.c). The callbacks stay thin:
+ * read under limits, hand on, write the answer.
+ */
+#include "serve/serve_http.h"
+
+#include <errno.h>
+#include <microhttpd.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "serve/serve_engine.h"
+#include "util/cleanup.h"
+#include "util/json_cleanup.h"
+
+#define CONNECTION_TIMEOUT_S 30u        /* an idle connection (or a slow client between two reads) is closed */
+#define CONNECTION_LIMIT 1000u
+#define DRAIN_GRACE_MS 2000.0           /* idle keep-alive clients, once every answer is sent */
+#define RETRY_AFTER "1"
+
+enum drain { RUNNING = 0, DRAINING, CANCELLING };
+
+struct req {
+        struct serve *s;
+        struct MHD_Connection *conn;
+        enum serve_route route;
+        char *body;
+        size_t len, cap;
+        bool too_big;
+        bool in_engine;                 /* its job line went to the engine; the answer is awaited */
+        json_int_t id;
+        json_t *client_id;              /* /v1/run: the id the client gave */
+        json_t *answer;                 /* set when the result line came; sent when resumed */
+        unsigned answer_status;
+        struct req *next;               /* the in-flight list */
+};
+
+struct serve {
+        const struct serve_opts *o;
+        struct MHD_Daemon *d;
+        struct serve_engine eng;
+        const char *token;
+        size_t token_len;
+        struct req *inflight;
+        unsigned n_inflight;
+        json_int_t next_id;
+        enum drain drain;
+        double drained_at_ms;           /* when the last answer of a drain was handed to MHD; 0: not yet */
+        int engine_status;              /* its wait status once it ended */
+        bool engine_failed;             /* it ended at start (bad options): the service stops */
+        double engine_started_ms;
+        const char *unix_path;          /* removed at exit */
+};
+
+static double now_ms(void)
+{
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return (double) t.tv_sec * 1e3 + (double) t.tv_nsec / 1e6;
+}
+
+/* ---- answers ---- */
+
+static enum MHD_Result respond(struct serve *s, struct MHD_Connection *c, unsigned status, json_t *body,
+                               const char *allow)
+{
+        AUTO(json_decref) json_t *owned = body;
+        char *text = owned ? json_dumps(owned, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
+        struct MHD_Response *resp;
+        enum MHD_Result r;
+
+        if (!text) {
+                static const char oom[] = "{\"error\":{\"status\":500,\"message\":\"out of memory\"}}";
+                resp = MHD_create_response_from_buffer(sizeof oom - 1, (void *) oom, MHD_RESPMEM_PERSISTENT);
+                status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+        } else {
+                size_t n = strlen(text);
+                text[n] = '\n';   /* json_dumps' NUL becomes the body's last newline */
+                resp = MHD_create_response_from_buffer(n + 1, text, MHD_RESPMEM_MUST_FREE);
+        }
+        if (!resp) {
+                free(text);
+                return MHD_NO;
+        }
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+        if (status == MHD_HTTP_METHOD_NOT_ALLOWED && allow)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+        if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, RETRY_AFTER);
+        if (status == MHD_HTTP_UNAUTHORIZED)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+        if (s->drain != RUNNING)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+        r = MHD_queue_response(c, status, resp);
+        MHD_destroy_response(resp);
+        return r;
+}
+
+static enum MHD_Result respond_error(struct serve *s, struct MHD_Connection *c, unsigned status, const char *msg,
+                                     const char *allow)
+{
+        return respond(s, c, status, serve_error_body(status, msg), allow);
+}
+
+static json_t *health(const struct serve *s)
+{
+        const char *why = s->drain != RUNNING ? "the service is stopping (draining)"
+                          : s->eng.pid <= 0   ? "the job engine is not running"
+                                              : NULL;
+
+        return json_pack("{s:b,s:s?,s:i,s:i,s:i,s:b}", "ready", why == NULL, "reason", why, "jobs", (int) s->o->jobs,
+                         "queue", (int) s->o->queue, "in_flight", (int) s->n_inflight, "warm", s->o->warm);
+}
+
+/* ---- the in-flight list ---- */
+
+static void unlink_req(struct serve *s, struct req *r)
+{
+        for (struct req **p = &s->inflight; *p; p = &(*p)->next)
+                if (*p == r) {
+                        *p = r->next;
+                        r->next = NULL;
+                        r->in_engine = false;
+                        s->n_inflight--;
+                        return;
+                }
+}
+
+/* Hand @r its answer and wake its connection. */
+static void answer(struct serve *s, struct req *r, unsigned status, json_t *body)
+{
+        unlink_req(s, r);
+        r->answer = body ? body : serve_error_body(500, "out of memory");
+        r->answer_status = status;
+        MHD_resume_connection(r->conn);
+}
+
+static void on_line(void *ctx, const char *text, size_t len)
+{
+        struct serve *s = ctx;
+        AUTO(json_decref) json_t *line = json_loadb(text, len, 0, NULL);
+        json_t *id = line ? json_object_get(line, "id") : NULL;
+        struct req *r;
+
+        if (!json_is_integer(id)) {
+                fprintf(stderr, "nsbox serve: the engine wrote a line without a job id (ignored)\n");
+                return;
+        }
+        for (r = s->inflight; r && r->id != json_integer_value(id); r = r->next)
+                ;
+        if (!r)
+                return;   /* its client is gone */
+        if (serve_line_is_bad_request(line)) {
+                answer(s, r, MHD_HTTP_BAD_REQUEST, serve_error_body(400, serve_bad_request_message(line)));
+        } else if (r->route == ROUTE_RUN_CODE) {
+                answer(s, r, MHD_HTTP_OK, serve_map_run_code(line));
+        } else {
+                answer(s, r, MHD_HTTP_OK, serve_map_v1_run(line, r->client_id));
+        }
+}
+
+/* Every request still waiting gets its answer: the job will not end. */
+static void fail_inflight(struct serve *s, const char *why)
+{
+        while (s->inflight) {
+                struct req *r = s->inflight;
+                if (r->route == ROUTE_RUN_CODE)
+                        answer(s, r, MHD_HTTP_OK, serve_map_run_code_error(why));
+                else
+                        answer(s, r, MHD_HTTP_SERVICE_UNAVAILABLE, serve_error_body(503, why));
+        }
+}
+
+/* ---- requests ---- */
+
+static enum MHD_Result submit(struct serve *s, struct req *r)
+{
+        struct nsb_error e;
+        AUTO(json_decref) json_t *job = NULL;
+        AUTOFREE char *text = NULL;
+        json_int_t id = ++s->next_id;
+        size_t n;
+        int k;
+
+        if (s->drain != RUNNING)
+                return respond_error(s, r->conn, 503, "the service is stopping: no new jobs", NULL);
+        if (s->eng.pid <= 0 || s->eng.in_fd < 0)
+                return respond_error(s, r->conn, 503, "the job engine is not running", NULL);
+        /* The bound: -j running plus --queue waiting (the engine reads a line
+         * only when a worker is free; the rest wait in its pipe and ours). */
+        if (s->n_inflight >= (s->o->jobs ? s->o->jobs : 1) + s->o->queue)
+                return respond_error(s, r->conn, 503, "the queue is full: retry later", NULL);
+        nsb_error_clear(&e);
+        k = r->route == ROUTE_RUN_CODE ? serve_plan_run_code(r->body ? r->body : "", r->len, id, &job, &e)
+                                       : serve_plan_v1_run(r->body ? r->body : "", r->len, id, &job, &r->client_id, &e);
+        if (k < 0)
+                return respond_error(s, r->conn, 400, e.msg, NULL);
+        if (!(text = json_dumps(job, JSON_COMPACT)))
+                return respond_error(s, r->conn, 500, "out of memory", NULL);
+        n = strlen(text);
+        text[n] = '\n';
+        if (serve_engine_send(&s->eng, text, n + 1) < 0)
+                return respond_error(s, r->conn, 503, "the job engine is not running", NULL);
+        r->id = id;
+        r->in_engine = true;
+        r->next = s->inflight;
+        s->inflight = r;
+        s->n_inflight++;
+        MHD_suspend_connection(r->conn);
+        return MHD_YES;
+}
+
+static bool body_append(struct req *r, const char *data, size_t n, size_t max)
+{
+        if (r->too_big || n > max - r->len) {
+                r->too_big = true;   /* the rest is read and dropped; 413 at the end */
+                return false;
+        }
+        if (r->cap - r->len < n + 1) {
+                size_t cap = r->cap ? r->cap : 4096;
+                char *nb;
+                while (cap - r->len < n + 1)
+                        cap *= 2;
+                if (!(nb = realloc(r->body, cap)))
+                        return r->too_big = true, false;
+                r->body = nb;
+                r->cap = cap;
+        }
+        memcpy(r->body + r->len, data, n);
+        r->len += n;
+        r->body[r->len] = '\0';
+        return true;
+}
+
+/* The first call for a request: its headers are in. Auth, route, the
+ * declared length; an error answered now is answered before its body. */
+static enum MHD_Result first_call(struct serve *s, struct req *r, const char *url, const char *method)
+{
+        const char *auth = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+        const char *clen = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        const char *path, *allow;
+        unsigned status;
+
+        /* The token is compared, never echoed: no answer quotes the URL. */
+        if (!serve_authorized(s->token, s->token_len, auth, url, &path))
+                return respond_error(s, r->conn, 401, "a valid token is needed (Authorization: Bearer TOKEN)", NULL);
+        status = serve_route_of(method, path, &r->route, &allow);
+        if (status == 404)
+                return respond_error(s, r->conn, 404, "no such endpoint (POST /run_code, POST /v1/run, GET /v1/health)",
+                                     NULL);
+        if (status == 405)
+                return respond_error(s, r->conn, 405, allow && strcmp(allow, "GET") == 0 ? "use GET" : "use POST",
+                                     allow);
+        if (r->route == ROUTE_HEALTH) {
+                bool ready = s->drain == RUNNING && s->eng.pid > 0;
+                return respond(s, r->conn, ready ? 200 : 503, health(s), NULL);
+        }
+        if (clen && strtoull(clen, NULL, 10) > s->o->max_body)
+                return respond_error(s, r->conn, 413, "the body is larger than --max-body", NULL);
+        return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                  const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+        struct serve *s = cls;
+        struct req *r = *con_cls;
+
+        (void) version;
+        if (!r) {
+                if (!(r = calloc(1, sizeof *r)))
+                        return MHD_NO;
+                r->s = s;
+                r->conn = c;
+                *con_cls = r;
+                return first_call(s, r, url, method);
+        }
+        if (*upload_size) {
+                body_append(r, upload, *upload_size, s->o->max_body);
+                *upload_size = 0;
+                return MHD_YES;
+        }
+        if (r->answer) {   /* resumed: its result came */
+                json_t *a = r->answer;
+                r->answer = NULL;
+                return respond(s, c, r->answer_status, a, NULL);
+        }
+        if (r->too_big)
+                return respond_error(s, c, 413, "the body is larger than --max-body", NULL);
+        return submit(s, r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode why)
+{
+        struct serve *s = cls;
+        struct req *r = *con_cls;
+
+        (void) c, (void) why;
+        if (!r)
+                return;
+        if (r->in_engine)
+                unlink_req(s, r);   /* its line, when it comes, finds no one */
+        json_decref(r->answer);
+        json_decref(r->client_id);
+        free(r->body);
+        free(r);
+        *con_cls = NULL;
+}
+
+/* ---- the loop ---- */
+
+static unsigned connections(struct serve *s)
+{
+        const union MHD_DaemonInfo *i = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+        return i ? i->num_connections : 0;
+}
+
+static void start_drain(struct serve *s)
+{
+        MHD_socket lfd;
+
+        s->drain = DRAINING;
+        /* No new connections; those open get 503 for a new request. */
+        lfd = MHD_quiesce_daemon(s->d);
+        if (lfd != MHD_INVALID_SOCKET)
+                close(lfd);
+        if (s->unix_path)
+                unlink(s->unix_path);
+        fprintf(stderr, "nsbox serve: stopping: %u job(s) in flight finish, new ones are refused\n", s->n_inflight);
+}
+
+static void on_signal(struct serve *s, int sfd)
+{
+        struct signalfd_siginfo si;
+
+        while (read(sfd, &si, sizeof si) == (ssize_t) sizeof si) {
+                if (s->drain == RUNNING) {
+                        start_drain(s);
+                } else if (s->drain == DRAINING) {
+                        /* A second signal: what is left is cancelled, each
+                         * answered as cancelled when the engine has stopped. */
+                        s->drain = CANCELLING;
+                        fprintf(stderr, "nsbox serve: cancelling the %u job(s) left\n", s->n_inflight);
+                        if (s->eng.pid > 0)
+                                kill(s->eng.pid, SIGTERM);
+                }
+        }
+}
+
+static int engine_ended(struct serve *s)
+{
+        s->engine_status = serve_engine_reap(&s->eng);
+        fail_inflight(s, s->drain == CANCELLING ? "cancelled: the service was stopped before this job ended"
+                                                : "the job engine ended before this job did");
+        if (s->drain != RUNNING)
+                return 0;
+        if (now_ms() - s->engine_started_ms < 1000.0) {
+                /* it ended at once: its options (after `--`) or the host */
+                s->engine_failed = true;
+                return -1;
+        }
+        fprintf(stderr, "nsbox serve: the job engine ended (wait status %d); starting a new one\n", s->engine_status);
+        return 1;
+}
+
+static int drain_done(struct serve *s)
+{
+        if (s->drain == RUNNING || s->n_inflight)
+                return 0;
+        if (s->eng.in_fd >= 0 && s->eng.olen == 0)
+                serve_engine_close_input(&s->eng);   /* no job left: the engine ends */
+        if (s->eng.pid > 0)
+                return 0;
+        if (s->drained_at_ms == 0)
+                s->drained_at_ms = now_ms();
+        return connections(s) == 0 || now_ms() - s->drained_at_ms > DRAIN_GRACE_MS;
+}
+
+static int loop(struct serve *s, int sfd, int mhd_fd, struct nsb_error *e)
+{
+        for (;;) {
+                struct pollfd p[4];
+                nfds_t n = 0;
+                int i_out = -1, i_in = -1, timeout = -1;
+                MHD_UNSIGNED_LONG_LONG to;
+
+                p[n++] = (struct pollfd){ sfd, POLLIN, 0 };
+                p[n++] = (struct pollfd){ mhd_fd, POLLIN, 0 };
+                if (s->eng.out_fd >= 0)
+                        p[i_out = (int) n++] = (struct pollfd){ s->eng.out_fd, POLLIN, 0 };
+                if (s->eng.in_fd >= 0 && s->eng.olen)
+                        p[i_in = (int) n++] = (struct pollfd){ s->eng.in_fd, POLLOUT, 0 };
+                if (MHD_get_timeout(s->d, &to) == MHD_YES)
+                        timeout = to > 60000 ? 60000 : (int) to;
+                if (s->drain != RUNNING && (timeout < 0 || timeout > 100))
+                        timeout = 100;
+                if (poll(p, n, timeout) < 0 && errno != EINTR)
+                        return nsb_fail(e, NSB_STAGE_SUPERVISE, errno, "poll");
+                if (p[0].revents)
+                        on_signal(s, sfd);
+                if (i_in >= 0 && p[i_in].revents)
+                        (void) serve_engine_flush(&s->eng);   /* a closed pipe shows as EOF on its stdout */
+                if (i_out >= 0 && p[i_out].revents && serve_engine_read(&s->eng, on_line, s) == 0) {
+                        int k = engine_ended(s);
+                        if (k > 0 && serve_engine_start(&s->eng, s->o, e) < 0)
+                                return -EIO;
+                        if (k > 0)
+                                s->engine_started_ms = now_ms();
+                        if (k < 0)
+                                start_drain(s);
+                }
+                MHD_run(s->d);
+                if (drain_done(s))
+                        return 0;
+        }
+}
+
+int serve_http_run(const struct serve_opts *o, int listen_fd, const char *token, size_t token_len,
+                   const char *where, struct nsb_error *e)
+{
+        struct serve s = { .o = o, .token = token, .token_len = token_len };
+        const union MHD_DaemonInfo *info;
+        sigset_t stop;
+        AUTOCLOSE int sfd = -1;
+        int r;
+
+        if (o->listen_kind == SERVE_LISTEN_UNIX)
+                s.unix_path = o->unix_path;
+        /* SIGTERM/SIGINT/SIGHUP drain through a signalfd read in the loop;
+         * SIGPIPE is ignored (a client gone, the engine gone: both are
+         * seen as errors where they happen). */
+        sigemptyset(&stop);
+        sigaddset(&stop, SIGTERM);
+        sigaddset(&stop, SIGINT);
+        sigaddset(&stop, SIGHUP);
+        signal(SIGPIPE, SIG_IGN);
+        if (sigprocmask(SIG_BLOCK, &stop, NULL) < 0 || (sfd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+                close(listen_fd);
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "signalfd");
+        }
+        if (serve_engine_start(&s.eng, o, e) < 0) {
+                close(listen_fd);
+                return -EIO;
+        }
+        s.engine_started_ms = now_ms();
+        /* No MHD_USE_INTERNAL_POLLING_THREAD: MHD makes no thread, and its
+         * epoll fd is polled here (STYLE 14: no thread in a process whose
+         * children clone sandboxes). */
+        s.d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_request, &s,
+                               MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, &s,
+                               MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
+                               CONNECTION_LIMIT, MHD_OPTION_END);
+        if (!s.d || !(info = MHD_get_daemon_info(s.d, MHD_DAEMON_INFO_EPOLL_FD))) {
+                close(listen_fd);
+                serve_engine_close_input(&s.eng);
+                serve_engine_reap(&s.eng);
+                return nsb_fail(e, NSB_STAGE_PREPARE, EIO, "libmicrohttpd could not start on %s", where);
+        }
+        fprintf(stderr, "nsbox serve: listening on %s (-j %u, queue %u, %s)\n", where, o->jobs, o->queue,
+                o->warm ? "warm" : "cold");
+        r = loop(&s, sfd, info->epoll_fd, e);
+        if (s.eng.pid > 0) {
+                kill(s.eng.pid, SIGTERM);
+                s.engine_status = serve_engine_reap(&s.eng);
+        }
+        fail_inflight(&s, "the service stopped");
+        MHD_stop_daemon(s.d);
+        if (s.unix_path && s.drain == RUNNING)
+                unlink(s.unix_path);
+        if (r < 0)
+                return r;
+        if (s.engine_failed)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                "the job engine (nsbox batch) ended at once (wait status %d): see its message above",
+                                s.engine_status);
+        return s.drain == CANCELLING ? 1 : 0;
+}
