@@ -31,6 +31,7 @@
 #define CONNECTION_LIMIT 1000u
 #define DRAIN_GRACE_MS 2000.0           /* idle keep-alive clients, once every answer is sent */
 #define RETRY_AFTER "1"
+#define DISCARD_MAX (16u << 20)         /* body bytes read and dropped past --max-body to answer 413 cleanly */
 
 enum drain { RUNNING = 0, DRAINING, CANCELLING };
 
@@ -41,6 +42,10 @@ struct req {
         char *body;
         size_t len, cap;
         bool too_big;
+        size_t received;                /* body bytes so far, kept or not */
+        unsigned early_status;          /* an error found from the headers, answered once the body is read */
+        const char *early_msg;
+        const char *early_allow;
         bool in_engine;                 /* its job line went to the engine; the answer is awaited */
         json_int_t id;
         json_t *client_id;              /* /v1/run: the id the client gave */
@@ -63,6 +68,7 @@ struct serve {
         int engine_status;              /* its wait status once it ended */
         bool engine_failed;             /* it ended at start (bad options): the service stops */
         double engine_started_ms;
+        bool cancelled_some;            /* a second signal found jobs left */
         const char *unix_path;          /* removed at exit */
 };
 
@@ -247,7 +253,9 @@ static bool body_append(struct req *r, const char *data, size_t n, size_t max)
 }
 
 /* The first call for a request: its headers are in. Auth, route, the
- * declared length; an error answered now is answered before its body. */
+ * declared length. An error is answered once the body is read (and
+ * dropped), so a client still sending it reads the answer instead of a
+ * reset; past --max-body + DISCARD_MAX nothing more is read: 413 at once. */
 static enum MHD_Result first_call(struct serve *s, struct req *r, const char *url, const char *method)
 {
         const char *auth = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
@@ -255,22 +263,25 @@ static enum MHD_Result first_call(struct serve *s, struct req *r, const char *ur
         const char *path, *allow;
         unsigned status;
 
-        /* The token is compared, never echoed: no answer quotes the URL. */
-        if (!serve_authorized(s->token, s->token_len, auth, url, &path))
-                return respond_error(s, r->conn, 401, "a valid token is needed (Authorization: Bearer TOKEN)", NULL);
-        status = serve_route_of(method, path, &r->route, &allow);
-        if (status == 404)
-                return respond_error(s, r->conn, 404, "no such endpoint (POST /run_code, POST /v1/run, GET /v1/health)",
-                                     NULL);
-        if (status == 405)
-                return respond_error(s, r->conn, 405, allow && strcmp(allow, "GET") == 0 ? "use GET" : "use POST",
-                                     allow);
-        if (r->route == ROUTE_HEALTH) {
-                bool ready = s->drain == RUNNING && s->eng.pid > 0;
-                return respond(s, r->conn, ready ? 200 : 503, health(s), NULL);
-        }
-        if (clen && strtoull(clen, NULL, 10) > s->o->max_body)
+        if (clen && strtoull(clen, NULL, 10) > s->o->max_body + DISCARD_MAX)
                 return respond_error(s, r->conn, 413, "the body is larger than --max-body", NULL);
+        if (clen && strtoull(clen, NULL, 10) > s->o->max_body)
+                r->too_big = true;   /* read and dropped, then 413: the client reads it */
+        /* The token is compared, never echoed: no answer quotes the URL. */
+        if (!serve_authorized(s->token, s->token_len, auth, url, &path)) {
+                r->early_status = 401;
+                r->early_msg = "a valid token is needed (Authorization: Bearer TOKEN)";
+                return MHD_YES;
+        }
+        status = serve_route_of(method, path, &r->route, &allow);
+        if (status == 404) {
+                r->early_status = 404;
+                r->early_msg = "no such endpoint (POST /run_code, POST /v1/run, GET /v1/health)";
+        } else if (status == 405) {
+                r->early_status = 405;
+                r->early_msg = allow && strcmp(allow, "GET") == 0 ? "use GET" : "use POST";
+                r->early_allow = allow;
+        }
         return MHD_YES;
 }
 
@@ -290,8 +301,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 return first_call(s, r, url, method);
         }
         if (*upload_size) {
-                body_append(r, upload, *upload_size, s->o->max_body);
+                size_t n = *upload_size;
+
                 *upload_size = 0;
+                /* An error's body is not kept, and no body is read past
+                 * --max-body (a chunked one declares no length): 413 now,
+                 * and the connection closes after it. */
+                r->received += n;
+                if (r->received > s->o->max_body + DISCARD_MAX)
+                        return respond_error(s, c, 413, "the body is larger than --max-body", NULL);
+                if (!r->early_status && !r->too_big)
+                        body_append(r, upload, n, s->o->max_body);
                 return MHD_YES;
         }
         if (r->answer) {   /* resumed: its result came */
@@ -299,8 +319,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 r->answer = NULL;
                 return respond(s, c, r->answer_status, a, NULL);
         }
+        if (r->early_status)
+                return respond_error(s, c, r->early_status, r->early_msg, r->early_allow);
         if (r->too_big)
                 return respond_error(s, c, 413, "the body is larger than --max-body", NULL);
+        if (r->route == ROUTE_HEALTH) {
+                bool ready = s->drain == RUNNING && s->eng.pid > 0;
+                return respond(s, c, ready ? 200 : 503, health(s), NULL);
+        }
         return submit(s, r);
 }
 
@@ -354,6 +380,7 @@ static void on_signal(struct serve *s, int sfd)
                         /* A second signal: what is left is cancelled, each
                          * answered as cancelled when the engine has stopped. */
                         s->drain = CANCELLING;
+                        s->cancelled_some = s->n_inflight > 0;
                         fprintf(stderr, "nsbox serve: cancelling the %u job(s) left\n", s->n_inflight);
                         if (s->eng.pid > 0)
                                 kill(s->eng.pid, SIGTERM);
@@ -487,5 +514,5 @@ int serve_http_run(const struct serve_opts *o, int listen_fd, const char *token,
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                 "the job engine (nsbox batch) ended at once (wait status %d): see its message above",
                                 s.engine_status);
-        return s.drain == CANCELLING ? 1 : 0;
+        return s.cancelled_some ? 1 : 0;
 }

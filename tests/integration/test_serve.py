@@ -1,0 +1,389 @@
+"""nsbox serve end to end (#29, docs/serve.md): a SandboxFusion-style client
+(urllib/http.client only) over the unix socket and over TCP with a token:
+pass, fail, timeout, memory, stdin, the bad-request classes, auth, 60
+concurrent requests, the queue bound, drain on SIGTERM and SIGKILL leaving no
+job behind."""
+import http.client
+import json
+import os
+import select
+import signal
+import socket
+import stat
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+from nsbtest import NSBOX, SandboxTest
+
+TOKEN = "s3cret-token-0123456789abcdef"
+
+
+class UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path, timeout=120):
+        super().__init__("localhost", timeout=timeout)
+        self.unix_path = path
+
+    def connect(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(self.timeout)
+        try:
+            s.connect(self.unix_path)
+        except OSError:
+            s.close()
+            raise
+        self.sock = s
+
+
+def sf_request(code, **kw):
+    """What verl's SandboxFusion caller sends."""
+    req = {"compile_timeout": 10, "run_timeout": 10, "code": code, "stdin": "", "language": "python",
+           "files": {}, "fetch_files": []}
+    req.update(kw)
+    return req
+
+
+def descendants(pid):
+    """Every process below pid, from /proc's parent links."""
+    children = {}
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % p) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(p))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class Service:
+    """A running `nsbox serve`; where it listens comes from its first line."""
+
+    def __init__(self, test, listen, *opts, env=None):
+        self.test = test
+        self.proc = subprocess.Popen([NSBOX, "serve", "--listen", listen, *opts], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, env=env)
+        self.log = b""
+        deadline = time.time() + 30
+        while b"listening on " not in self.log:
+            if time.time() > deadline or self.proc.poll() is not None:
+                self.stop()
+                test.fail("nsbox serve did not start: %r" % self.log)
+            r, _, _ = select.select([self.proc.stderr], [], [], 0.5)
+            if r:
+                self.log += os.read(self.proc.stderr.fileno(), 4096)
+        self.where = self.log.split(b"listening on ", 1)[1].split(b" ", 1)[0].decode()
+
+    def conn(self, timeout=120):
+        if self.where.startswith("unix:"):
+            return UnixConnection(self.where[5:], timeout=timeout)
+        host, port = self.where[4:].rsplit(":", 1)
+        return http.client.HTTPConnection(host, int(port), timeout=timeout)
+
+    def call(self, method, path, body=None, headers=None, raw=None):
+        c = self.conn()
+        try:
+            data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+            h = {"Content-Type": "application/json", "Accept": "application/json"}
+            h.update(headers or {})
+            c.request(method, path, body=data, headers=h)
+            r = c.getresponse()
+            text = r.read()
+            try:
+                js = json.loads(text) if text else None
+            except ValueError:
+                self.test.fail("not JSON: %r" % text)
+            return r.status, js, r
+        finally:
+            c.close()
+
+    def run_code(self, code, headers=None, path="/run_code", **kw):
+        status, js, _ = self.call("POST", path, sf_request(code, **kw), headers)
+        self.test.assertEqual(status, 200, js)
+        return js
+
+    def health(self, headers=None):
+        return self.call("GET", "/v1/health", headers=headers)
+
+    def stop(self, sig=signal.SIGTERM, timeout=60):
+        if self.proc.stderr.closed:
+            return self.proc.returncode
+        if sig is not None and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log += self.proc.stderr.read()
+        self.proc.stderr.close()
+        return self.proc.returncode
+
+
+class ServeUnix(SandboxTest):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="nsbox-serve-")
+        os.chmod(cls.tmp, 0o755)
+
+    def service(self, *opts, name="s.sock"):
+        path = os.path.join(self.tmp, name)
+        s = Service(self, "unix:" + path, *opts)
+        self.addCleanup(s.stop)
+        return s
+
+    def test_run_code_pass_fail_stdin(self):
+        s = self.service("-j", "2")
+        ok = s.run_code("print(input()[::-1])", stdin="olleh\n")
+        self.assertEqual(ok["status"], "Success", ok)
+        self.assertEqual(ok["run_result"]["status"], "Finished")
+        self.assertEqual(ok["run_result"]["return_code"], 0)
+        self.assertEqual(ok["run_result"]["stdout"], "hello\n")
+        self.assertIsNone(ok["compile_result"])
+        self.assertIsInstance(ok["run_result"]["execution_time"], float)
+        self.assertEqual(ok["files"], {})
+        bad = s.run_code("import sys\nprint('no', file=sys.stderr)\nsys.exit(3)")
+        self.assertEqual(bad["status"], "Failed", bad)
+        self.assertEqual(bad["run_result"]["status"], "Finished")
+        self.assertEqual(bad["run_result"]["return_code"], 3)
+        self.assertEqual(bad["run_result"]["stderr"], "no\n")
+        exc = s.run_code("raise ValueError('x')")
+        self.assertEqual(exc["status"], "Failed")
+        self.assertIn("ValueError", exc["run_result"]["stderr"])
+
+    def test_timeout_and_memory_are_never_success(self):
+        s = self.service("-j", "2")
+        t = s.run_code("while True: pass", run_timeout=1)
+        self.assertEqual(t["status"], "Failed", t)
+        self.assertEqual(t["run_result"]["status"], "TimeLimitExceeded")
+        self.assertGreaterEqual(t["run_result"]["execution_time"], 0.9)
+        m = s.run_code("x = bytearray(600 << 20)\nprint(len(x))", memory_limit_MB=64)
+        self.assertEqual(m["status"], "Failed", m)
+        self.assertNotIn("600", m["run_result"]["stdout"])
+        # the memory limit (cgroup) or python's MemoryError under rlimits: the program's doing either way
+        self.assertTrue(m["run_result"]["status"] == "Error" or
+                        (m["run_result"]["status"] == "Finished" and m["run_result"]["return_code"] != 0), m)
+
+    def test_bad_requests(self):
+        s = self.service("-j", "1", "--max-body", "4096")
+        cases = [
+            (b'{"code": "print(1)", "language": "python"', 400, "not JSON"),
+            (b'[1, 2]', 400, "not a JSON object"),
+            (json.dumps(sf_request("1", colour="red")).encode(), 400, 'unknown key "colour"'),
+            (json.dumps(sf_request("1", language="cpp")).encode(), 400, 'language "cpp" is not supported'),
+            (json.dumps(sf_request("1", run_timeout=-1)).encode(), 400, "run_timeout"),
+            (json.dumps(sf_request("1", files={"a.txt": "aGk="})).encode(), 400, "files"),
+            (json.dumps(sf_request("1", memory_limit_MB=1)).encode(), 400, "memory"),
+            (json.dumps(sf_request("#" * 8000)).encode(), 413, "--max-body"),
+        ]
+        for body, want, needle in cases:
+            status, js, _ = s.call("POST", "/run_code", raw=body)
+            self.assertEqual(status, want, (body[:80], js))
+            self.assertIn(needle, js["error"]["message"], body[:80])
+        status, js, _ = s.call("POST", "/nope", {})
+        self.assertEqual(status, 404, js)
+        status, js, r = s.call("GET", "/run_code")
+        self.assertEqual((status, r.getheader("Allow")), (405, "POST"))
+        status, js, r = s.call("POST", "/v1/health", {})
+        self.assertEqual((status, r.getheader("Allow")), (405, "GET"))
+        # still serving after all of that
+        self.assertEqual(s.run_code("print(1)")["status"], "Success")
+
+    def test_v1_run(self):
+        s = self.service("-j", "2")
+        status, js, _ = s.call("POST", "/v1/run", {"id": "mine", "kind": "python", "code": "print(6*7)"})
+        self.assertEqual(status, 200, js)
+        self.assertEqual(js["id"], "mine")
+        self.assertEqual(js["schema"], "nsbox.result/1")
+        self.assertEqual((js["status"], js["outcome"], js["stdout"]["text"]), ("exited", "pass", "42\n"))
+        self.assertIn(js["start"], ("warm", "cold"))
+        self.assertNotIn("batch", js)
+        status, js, _ = s.call("POST", "/v1/run", {"id": 1, "kind": "python", "cod": "x"})
+        self.assertEqual(status, 400, js)
+        self.assertIn('"cod"', js["error"]["message"])
+        self.assertNotIn("line ", js["error"]["message"][:5])
+        spec = {"program": {"path": "/etc/passwd"}, "cases": [{"name": "a"}]}
+        status, js, _ = s.call("POST", "/v1/run", {"id": 2, "kind": "judge", "spec": spec})
+        self.assertEqual(status, 400, js)
+        self.assertIn("program.path", js["error"]["message"])
+        spec = {"program": {"source": "print(input())"},
+                "cases": [{"name": "echo", "stdin": "hi\n", "expect": {"stdout": {"equals": "hi\n"}}}]}
+        status, js, _ = s.call("POST", "/v1/run", {"id": 3, "kind": "judge", "spec": spec})
+        self.assertEqual(status, 200, js)
+        self.assertEqual((js["schema"], js["verdict"], js["id"]), ("nsbox.verdict/1", "pass", 3))
+
+    def test_health(self):
+        s = self.service("-j", "3", "--queue", "5")
+        status, js, _ = s.health()
+        self.assertEqual(status, 200)
+        self.assertEqual((js["ready"], js["jobs"], js["queue"], js["in_flight"]), (True, 3, 5, 0))
+
+    def test_socket_modes_and_default_path(self):
+        runtime = os.path.join(self.tmp, "xdg")
+        os.makedirs(runtime, exist_ok=True)
+        env = dict(os.environ, XDG_RUNTIME_DIR=runtime)
+        p = subprocess.Popen([NSBOX, "serve", "-j", "1"], stderr=subprocess.PIPE, env=env)
+        try:
+            sock = os.path.join(runtime, "nsbox", "nsbox.sock")
+            for _ in range(100):
+                if os.path.exists(sock):
+                    break
+                time.sleep(0.1)
+            self.assertEqual(stat.S_IMODE(os.stat(sock).st_mode), 0o600)
+            self.assertEqual(stat.S_IMODE(os.stat(os.path.dirname(sock)).st_mode), 0o700)
+        finally:
+            p.send_signal(signal.SIGTERM)
+            self.assertEqual(p.wait(timeout=60), 0, p.stderr.read())
+            p.stderr.close()
+        self.assertFalse(os.path.exists(sock), "the socket is removed at exit")
+        env.pop("XDG_RUNTIME_DIR")
+        r = subprocess.run([NSBOX, "serve"], capture_output=True, env=env, timeout=30)
+        self.assertEqual(r.returncode, 125)
+        self.assertIn(b"XDG_RUNTIME_DIR", r.stderr)
+        self.assertIn(b"--listen unix:PATH", r.stderr)
+
+    def test_concurrent_requests_all_answered_right(self):
+        s = self.service("-j", "2", "--queue", "64")
+        n = 60
+        results = [None] * n
+
+        def one(i):
+            try:
+                results[i] = s.run_code("import sys\nn = int(input())\nprint(n * n)\nsys.exit(n % 2)",
+                                        stdin="%d\n" % i)
+            except Exception as exc:   # noqa: BLE001 - reported below
+                results[i] = exc
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(300)
+        for i, r in enumerate(results):
+            self.assertIsInstance(r, dict, (i, r))
+            self.assertEqual(r["run_result"]["stdout"], "%d\n" % (i * i), (i, r))
+            self.assertEqual(r["run_result"]["return_code"], i % 2, (i, r))
+            self.assertEqual(r["status"], "Failed" if i % 2 else "Success", (i, r))
+
+    def test_queue_full_is_503_with_retry_after(self):
+        s = self.service("-j", "1", "--queue", "0")
+        slow = threading.Thread(target=lambda: s.run_code("import time; time.sleep(3)"))
+        slow.start()
+        try:
+            for _ in range(100):
+                if s.health()[1]["in_flight"] == 1:
+                    break
+                time.sleep(0.05)
+            status, js, r = s.call("POST", "/run_code", sf_request("print(1)"))
+            self.assertEqual(status, 503, js)
+            self.assertEqual(r.getheader("Retry-After"), "1")
+            self.assertIn("queue", js["error"]["message"])
+        finally:
+            slow.join(60)
+
+    def test_sigterm_drains(self):
+        s = self.service("-j", "2")
+        out = {}
+
+        def slow():
+            out["r"] = s.run_code("import time; time.sleep(2); print('done')")
+
+        t = threading.Thread(target=slow)
+        t.start()
+        for _ in range(200):
+            if s.health()[1]["in_flight"] == 1:
+                break
+            time.sleep(0.05)
+        time.sleep(0.3)
+        tree = descendants(s.proc.pid)
+        self.assertTrue(tree, "the engine runs below the service")
+        s.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        # new work is refused: the socket is gone (or, on a kept connection, 503)
+        with self.assertRaises(OSError):
+            s.call("POST", "/run_code", sf_request("print(1)"))
+        t.join(60)
+        self.assertEqual(out["r"]["status"], "Success", out)
+        self.assertEqual(out["r"]["run_result"]["stdout"], "done\n")
+        self.assertEqual(s.stop(None, timeout=60), 0, s.log)   # the one SIGTERM above, nothing more
+        self.assertIn(b"stopping: 1 job(s) in flight finish", s.log)
+        left = [p for p in tree if alive(p)]
+        self.assertEqual(left, [], "processes left after the drain")
+
+    def test_sigkill_leaves_no_job_running(self):
+        s = self.service("-j", "2")
+        t = threading.Thread(target=lambda: self.assertRaises(Exception, s.run_code, "import time; time.sleep(60)"))
+        t.start()
+        for _ in range(200):
+            if s.health()[1]["in_flight"] == 1:
+                break
+            time.sleep(0.05)
+        time.sleep(1.0)   # the sandbox is up
+        tree = descendants(s.proc.pid)
+        self.assertGreaterEqual(len(tree), 3, "engine, worker, sandbox")
+        s.proc.kill()
+        s.proc.wait()
+        deadline = time.time() + 20
+        while time.time() < deadline and any(alive(p) for p in tree):
+            time.sleep(0.1)
+        self.assertEqual([p for p in tree if alive(p)], [], "a job outlived the killed service")
+        t.join(30)
+
+
+class ServeTcp(SandboxTest):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="nsbox-serve-tcp-")
+        os.chmod(cls.tmp, 0o755)
+        cls.token_file = os.path.join(cls.tmp, "token")
+        with open(cls.token_file, "w") as f:
+            f.write(TOKEN + "\n")
+        os.chmod(cls.token_file, 0o644)
+
+    def test_tcp_needs_a_token_file(self):
+        r = subprocess.run([NSBOX, "serve", "--listen", "tcp:127.0.0.1:0"], capture_output=True, timeout=30)
+        self.assertEqual(r.returncode, 125)
+        self.assertIn(b"--token-file", r.stderr)
+
+    def test_token_header_and_path(self):
+        s = Service(self, "tcp:127.0.0.1:0", "--token-file", self.token_file, "-j", "2")
+        self.addCleanup(s.stop)
+        bearer = {"Authorization": "Bearer " + TOKEN}
+        for headers, path in [({}, "/run_code"), ({"Authorization": "Bearer wrong"}, "/run_code"),
+                              ({}, "/wrong-token-0123456789abcdef/run_code"), ({}, "/" + TOKEN)]:
+            status, js, r = s.call("POST", path, sf_request("print(1)"), headers)
+            self.assertEqual(status, 401, (headers, path, js))
+            self.assertNotIn(TOKEN, json.dumps(js))
+        self.assertEqual(s.health()[0], 401)
+        self.assertEqual(s.health(bearer)[0], 200)
+        self.assertEqual(s.run_code("print(1)", headers=bearer)["status"], "Success")
+        # verl's caller: a configured URL, only Content-Type and Accept
+        url = "http://%s/%s/run_code" % (s.where[4:], TOKEN)
+        req = urllib.request.Request(url, data=json.dumps(sf_request("print(input())", stdin="x\n")).encode(),
+                                     headers={"Content-Type": "application/json", "Accept": "application/json"})
+        with urllib.request.urlopen(req, timeout=60) as r:
+            js = json.loads(r.read())
+        self.assertEqual((js["status"], js["run_result"]["stdout"]), ("Success", "x\n"))
+        with self.assertRaises(urllib.error.HTTPError) as cm:
+            urllib.request.urlopen(url.replace(TOKEN, TOKEN[:-1] + "X"), data=b"{}", timeout=60)
+        self.assertEqual(cm.exception.code, 401)
+        self.assertEqual(s.stop(), 0)
+        self.assertNotIn(TOKEN.encode(), s.log, "the token is never logged")
