@@ -230,6 +230,22 @@ class ServeUnix(SandboxTest):
         self.assertEqual(status, 200, js)
         self.assertEqual((js["schema"], js["verdict"], js["id"]), ("nsbox.verdict/1", "pass", 3))
 
+    def test_cold_service(self):
+        s = self.service("-j", "1", "--cold", "--", "--wall-time", "5s")
+        status, js, _ = s.call("POST", "/v1/run", {"kind": "python", "code": "print(input())", "stdin": "z\n"})
+        self.assertEqual(status, 200, js)
+        self.assertEqual((js["start"], js["stdout"]["text"]), ("cold", "z\n"))
+        self.assertNotIn("id", js)   # none given, none returned
+        t = s.run_code("while True: pass")   # the service's --wall-time 5s, passed to batch after --
+        self.assertEqual(t["run_result"]["status"], "TimeLimitExceeded", t)
+
+    def test_engine_options_refused_at_start(self):
+        r = subprocess.run([NSBOX, "serve", "--listen", "unix:" + os.path.join(self.tmp, "bad.sock"), "--",
+                            "--no-such-option"], capture_output=True, timeout=60)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn(b"--no-such-option", r.stderr)
+        self.assertIn(b"the job engine", r.stderr)
+
     def test_health(self):
         s = self.service("-j", "3", "--queue", "5")
         status, js, _ = s.health()
@@ -330,7 +346,9 @@ class ServeUnix(SandboxTest):
 
     def test_sigkill_leaves_no_job_running(self):
         s = self.service("-j", "2")
-        t = threading.Thread(target=lambda: self.assertRaises(Exception, s.run_code, "import time; time.sleep(60)"))
+        # its own limit is far away: only the service's death can end it in time
+        t = threading.Thread(target=lambda: self.assertRaises(Exception, s.run_code, "import time; time.sleep(100)",
+                                                              run_timeout=120))
         t.start()
         for _ in range(200):
             if s.health()[1]["in_flight"] == 1:
@@ -341,10 +359,13 @@ class ServeUnix(SandboxTest):
         self.assertGreaterEqual(len(tree), 3, "engine, worker, sandbox")
         s.proc.kill()
         s.proc.wait()
-        deadline = time.time() + 20
+        deadline = time.time() + 8
         while time.time() < deadline and any(alive(p) for p in tree):
             time.sleep(0.1)
-        self.assertEqual([p for p in tree if alive(p)], [], "a job outlived the killed service")
+        left = [p for p in tree if alive(p)]
+        for p in left:   # what a failure leaves is not left running
+            os.kill(p, signal.SIGKILL)
+        self.assertEqual(left, [], "a job outlived the killed service")
         t.join(30)
 
 
