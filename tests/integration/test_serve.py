@@ -153,6 +153,8 @@ class ServeUnix(SandboxTest):
     def test_run_code_pass_fail_stdin(self):
         s = self.service("-j", "2")
         ok = s.run_code("print(input()[::-1])", stdin="olleh\n")
+        # no HTTP thread in the service: one task, itself
+        self.assertEqual(os.listdir("/proc/%d/task" % s.proc.pid), [str(s.proc.pid)])
         self.assertEqual(ok["status"], "Success", ok)
         self.assertEqual(ok["run_result"]["status"], "Finished")
         self.assertEqual(ok["run_result"]["return_code"], 0)
