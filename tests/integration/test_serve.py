@@ -66,6 +66,14 @@ def descendants(pid):
     return out
 
 
+def cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
 def alive(pid):
     try:
         with open("/proc/%d/stat" % pid) as f:
@@ -218,6 +226,9 @@ class ServeUnix(SandboxTest):
         self.assertEqual((js["status"], js["outcome"], js["stdout"]["text"]), ("exited", "pass", "42\n"))
         self.assertIn(js["start"], ("warm", "cold"))
         self.assertNotIn("batch", js)
+        status, js, _ = s.call("POST", "/v1/run", {"id": [1], "kind": "run", "argv": ["/bin/echo", "hi"]})
+        self.assertEqual(status, 200, js)
+        self.assertEqual((js["id"], js["status"], js["stdout"]["text"]), ([1], "exited", "hi\n"))
         status, js, _ = s.call("POST", "/v1/run", {"id": 1, "kind": "python", "cod": "x"})
         self.assertEqual(status, 400, js)
         self.assertIn('"cod"', js["error"]["message"])
@@ -334,8 +345,11 @@ class ServeUnix(SandboxTest):
         tree = descendants(s.proc.pid)
         self.assertTrue(tree, "the engine runs below the service")
         s.proc.send_signal(signal.SIGTERM)
-        time.sleep(0.3)
-        # new work is refused: the socket is gone (or, on a kept connection, 503)
+        for _ in range(100):   # the service has seen it when its socket is gone
+            if not os.path.exists(s.where[5:]):
+                break
+            time.sleep(0.05)
+        # new work is refused: no socket to connect to any more
         with self.assertRaises(OSError):
             s.call("POST", "/run_code", sf_request("print(1)"))
         t.join(60)
@@ -356,8 +370,11 @@ class ServeUnix(SandboxTest):
             if s.health()[1]["in_flight"] == 1:
                 break
             time.sleep(0.05)
-        time.sleep(1.0)   # the sandbox is up
-        tree = descendants(s.proc.pid)
+        for _ in range(200):   # the sandboxed program is up
+            tree = descendants(s.proc.pid)
+            if any(b"/program/main.py" in cmdline(p) for p in tree):
+                break
+            time.sleep(0.05)
         self.assertGreaterEqual(len(tree), 3, "engine, worker, sandbox")
         s.proc.kill()
         s.proc.wait()
