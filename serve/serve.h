@@ -60,7 +60,7 @@ extern const char serve_usage[];
 
 /* ---- routes and auth (pure) ---- */
 
-enum serve_route { ROUTE_NONE = 0, ROUTE_RUN_CODE, ROUTE_V1_RUN, ROUTE_HEALTH };
+enum serve_route { ROUTE_NONE = 0, ROUTE_RUN_CODE, ROUTE_V1_RUN, ROUTE_HEALTH, ROUTE_METRICS };
 
 /* The route for @path and the HTTP status: 200 (found, method allowed), 404
  * or 405 (then *ret_allow names the allowed method). */
@@ -108,6 +108,27 @@ json_t *serve_error_body(unsigned status, const char *message);
 /* SandboxFusion's SandboxError for a job that ended without a result
  * (the engine ended, a cancel): @why is the message. */
 json_t *serve_map_run_code_error(const char *why);
+
+/* ---- /metrics (pure, serve_map.c) ---- */
+
+#define SERVE_N_BUCKETS 11
+enum serve_refusal { REFUSE_BAD_REQUEST = 0, REFUSE_UNAUTHORIZED, REFUSE_TOO_LARGE, REFUSE_QUEUE_FULL,
+                     REFUSE_STOPPING, REFUSE__MAX };
+
+struct serve_metrics {
+        unsigned long long status[8];   /* job results: exited signaled limit cancelled error, pass fail undetermined (verdicts) */
+        unsigned long long outcome[4];  /* python jobs: pass fail timeout error */
+        unsigned long long bucket[SERVE_N_BUCKETS]; /* job latency, request to answer (cumulative at render) */
+        double latency_sum;
+        unsigned long long latency_count;
+        unsigned long long refused[REFUSE__MAX];
+};
+
+/* Count one answered job: its result line and seconds from request to answer. */
+void serve_metrics_job(struct serve_metrics *m, const json_t *line, double seconds);
+/* Prometheus text exposition (version 0.0.4); malloc'd, NULL on ENOMEM. */
+char *serve_metrics_render(const struct serve_metrics *m, unsigned in_flight, unsigned capacity, unsigned jobs,
+                           bool draining);
 
 /* ---- the program (sys) ---- */
 

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,7 @@ struct req {
         json_int_t id;
         json_t *client_id;              /* /v1/run: the id the client gave */
         json_t *answer;                 /* set when the result line came; sent when resumed */
+        double t0_ms;                   /* when its job went to the engine */
         unsigned answer_status;
         struct req *next;               /* the in-flight list */
 };
@@ -69,8 +71,20 @@ struct serve {
         bool engine_failed;             /* it ended at start (bad options): the service stops */
         double engine_started_ms;
         bool cancelled_some;            /* a second signal found jobs left */
+        unsigned capacity;              /* jobs in flight at most: -j (or the CPUs) + --queue */
+        struct serve_metrics metrics;
         const char *unix_path;          /* removed at exit */
 };
+
+/* What the engine's -j defaults to: the CPUs this process may run on. */
+static unsigned cpus(void)
+{
+        cpu_set_t set;
+
+        if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+                return (unsigned) CPU_COUNT(&set);
+        return 1;
+}
 
 static double now_ms(void)
 {
@@ -119,6 +133,14 @@ static enum MHD_Result respond(struct serve *s, struct MHD_Connection *c, unsign
 static enum MHD_Result respond_error(struct serve *s, struct MHD_Connection *c, unsigned status, const char *msg,
                                      const char *allow)
 {
+        int why = status == 400   ? REFUSE_BAD_REQUEST
+                  : status == 401 ? REFUSE_UNAUTHORIZED
+                  : status == 413 ? REFUSE_TOO_LARGE
+                  : status == 503 ? (s->drain != RUNNING ? REFUSE_STOPPING : REFUSE_QUEUE_FULL)
+                                  : -1;
+
+        if (why >= 0)
+                s->metrics.refused[why]++;
         return respond(s, c, status, serve_error_body(status, msg), allow);
 }
 
@@ -130,6 +152,24 @@ static json_t *health(const struct serve *s)
 
         return json_pack("{s:b,s:s?,s:i,s:i,s:i,s:b}", "ready", why == NULL, "reason", why, "jobs", (int) s->o->jobs,
                          "queue", (int) s->o->queue, "in_flight", (int) s->n_inflight, "warm", s->o->warm);
+}
+
+static enum MHD_Result respond_metrics(struct serve *s, struct MHD_Connection *c)
+{
+        char *text = serve_metrics_render(&s->metrics, s->n_inflight, s->capacity, s->o->jobs, s->drain != RUNNING);
+        struct MHD_Response *resp;
+        enum MHD_Result r;
+
+        if (!text)
+                return respond_error(s, c, 500, "out of memory", NULL);
+        if (!(resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE))) {
+                free(text);
+                return MHD_NO;
+        }
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; version=0.0.4");
+        r = MHD_queue_response(c, MHD_HTTP_OK, resp);
+        MHD_destroy_response(resp);
+        return r;
 }
 
 /* ---- the in-flight list ---- */
@@ -170,6 +210,7 @@ static void on_line(void *ctx, const char *text, size_t len)
                 ;
         if (!r)
                 return;   /* its client is gone */
+        serve_metrics_job(&s->metrics, line, (now_ms() - r->t0_ms) / 1e3);
         if (serve_line_is_bad_request(line)) {
                 answer(s, r, MHD_HTTP_BAD_REQUEST, serve_error_body(400, serve_bad_request_message(line)));
         } else if (r->route == ROUTE_RUN_CODE) {
@@ -208,7 +249,7 @@ static enum MHD_Result submit(struct serve *s, struct req *r)
                 return respond_error(s, r->conn, 503, "the job engine is not running", NULL);
         /* The bound: -j running plus --queue waiting (the engine reads a line
          * only when a worker is free; the rest wait in its pipe and ours). */
-        if (s->n_inflight >= (s->o->jobs ? s->o->jobs : 1) + s->o->queue)
+        if (s->n_inflight >= s->capacity)
                 return respond_error(s, r->conn, 503, "the queue is full: retry later", NULL);
         nsb_error_clear(&e);
         k = r->route == ROUTE_RUN_CODE ? serve_plan_run_code(r->body ? r->body : "", r->len, id, &job, &e)
@@ -222,6 +263,7 @@ static enum MHD_Result submit(struct serve *s, struct req *r)
         if (serve_engine_send(&s->eng, text, n + 1) < 0)
                 return respond_error(s, r->conn, 503, "the job engine is not running", NULL);
         r->id = id;
+        r->t0_ms = now_ms();
         r->in_engine = true;
         r->next = s->inflight;
         s->inflight = r;
@@ -276,7 +318,7 @@ static enum MHD_Result first_call(struct serve *s, struct req *r, const char *ur
         status = serve_route_of(method, path, &r->route, &allow);
         if (status == 404) {
                 r->early_status = 404;
-                r->early_msg = "no such endpoint (POST /run_code, POST /v1/run, GET /v1/health)";
+                r->early_msg = "no such endpoint (POST /run_code, POST /v1/run, GET /v1/health, GET /metrics)";
         } else if (status == 405) {
                 r->early_status = 405;
                 r->early_msg = allow && strcmp(allow, "GET") == 0 ? "use GET" : "use POST";
@@ -327,6 +369,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 bool ready = s->drain == RUNNING && s->eng.pid > 0;
                 return respond(s, c, ready ? 200 : 503, health(s), NULL);
         }
+        if (r->route == ROUTE_METRICS)
+                return respond_metrics(s, c);
         return submit(s, r);
 }
 
@@ -467,6 +511,7 @@ int serve_http_run(const struct serve_opts *o, int listen_fd, const char *token,
 
         if (o->listen_kind == SERVE_LISTEN_UNIX)
                 s.unix_path = o->unix_path;
+        s.capacity = (o->jobs ? o->jobs : cpus()) + o->queue;
         /* SIGTERM/SIGINT/SIGHUP drain through a signalfd read in the loop;
          * SIGPIPE is ignored (a client gone, the engine gone: both are
          * seen as errors where they happen). */

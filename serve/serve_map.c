@@ -6,6 +6,7 @@
 #include "serve/serve.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/json_cleanup.h"
@@ -111,4 +112,88 @@ json_t *serve_map_v1_run(const json_t *line, const json_t *client_id)
         else
                 json_object_del(j, "id");
         return j;
+}
+
+/* ---- /metrics ---- */
+
+static const char *const status_names[8] = { "exited", "signaled", "limit", "cancelled", "error",
+                                             "pass", "fail", "undetermined" };
+static const char *const outcome_names[4] = { "pass", "fail", "timeout", "error" };
+static const double bucket_le[SERVE_N_BUCKETS] = { 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30 };
+
+static int name_index(const char *const *names, size_t n, const char *v)
+{
+        for (size_t i = 0; v && i < n; i++)
+                if (strcmp(names[i], v) == 0)
+                        return (int) i;
+        return -1;
+}
+
+void serve_metrics_job(struct serve_metrics *m, const json_t *line, double seconds)
+{
+        const char *st = json_string_value(json_object_get(line, "status"));
+        int i = name_index(status_names, 8, st ? st : json_string_value(json_object_get(line, "verdict")));
+        int o = name_index(outcome_names, 4, json_string_value(json_object_get(line, "outcome")));
+
+        if (i >= 0)
+                m->status[i]++;
+        if (o >= 0)
+                m->outcome[o]++;
+        for (size_t b = 0; b < SERVE_N_BUCKETS; b++)
+                if (seconds <= bucket_le[b]) {
+                        m->bucket[b]++;
+                        break;
+                }
+        m->latency_sum += seconds;
+        m->latency_count++;
+}
+
+static const char *const refusal_names[REFUSE__MAX] = { "bad_request", "unauthorized", "too_large", "queue_full",
+                                                        "stopping" };
+
+char *serve_metrics_render(const struct serve_metrics *m, unsigned in_flight, unsigned capacity, unsigned jobs,
+                           bool draining)
+{
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+        unsigned long long cum = 0;
+
+        if (!f)
+                return NULL;
+        fputs("# HELP nsbox_serve_jobs_total Jobs answered, by result status (or verdict).\n"
+              "# TYPE nsbox_serve_jobs_total counter\n", f);
+        for (size_t i = 0; i < 8; i++)
+                fprintf(f, "nsbox_serve_jobs_total{status=\"%s\"} %llu\n", status_names[i], m->status[i]);
+        fputs("# HELP nsbox_serve_python_outcomes_total Python jobs answered, by outcome.\n"
+              "# TYPE nsbox_serve_python_outcomes_total counter\n", f);
+        for (size_t i = 0; i < 4; i++)
+                fprintf(f, "nsbox_serve_python_outcomes_total{outcome=\"%s\"} %llu\n", outcome_names[i], m->outcome[i]);
+        fputs("# HELP nsbox_serve_job_seconds Time from a job's request to its answer.\n"
+              "# TYPE nsbox_serve_job_seconds histogram\n", f);
+        for (size_t b = 0; b < SERVE_N_BUCKETS; b++) {
+                cum += m->bucket[b];
+                fprintf(f, "nsbox_serve_job_seconds_bucket{le=\"%g\"} %llu\n", bucket_le[b], cum);
+        }
+        fprintf(f, "nsbox_serve_job_seconds_bucket{le=\"+Inf\"} %llu\n", m->latency_count);
+        fprintf(f, "nsbox_serve_job_seconds_sum %.6f\nnsbox_serve_job_seconds_count %llu\n", m->latency_sum,
+                m->latency_count);
+        fputs("# HELP nsbox_serve_refusals_total Requests refused, by reason.\n"
+              "# TYPE nsbox_serve_refusals_total counter\n", f);
+        for (size_t i = 0; i < REFUSE__MAX; i++)
+                fprintf(f, "nsbox_serve_refusals_total{reason=\"%s\"} %llu\n", refusal_names[i], m->refused[i]);
+        fprintf(f, "# HELP nsbox_serve_in_flight Jobs sent to the engine and not answered yet.\n"
+                   "# TYPE nsbox_serve_in_flight gauge\nnsbox_serve_in_flight %u\n"
+                   "# HELP nsbox_serve_capacity Jobs that may be in flight (-j plus --queue).\n"
+                   "# TYPE nsbox_serve_capacity gauge\nnsbox_serve_capacity %u\n"
+                   "# HELP nsbox_serve_jobs_at_once The engine's -j (0: one per CPU).\n"
+                   "# TYPE nsbox_serve_jobs_at_once gauge\nnsbox_serve_jobs_at_once %u\n"
+                   "# HELP nsbox_serve_draining 1 while the service stops.\n"
+                   "# TYPE nsbox_serve_draining gauge\nnsbox_serve_draining %d\n",
+                in_flight, capacity, jobs, draining ? 1 : 0);
+        if (fclose(f) != 0) {
+                free(buf);
+                return NULL;
+        }
+        return buf;
 }

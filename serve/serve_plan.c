@@ -20,7 +20,7 @@ const char serve_usage[] =
         "\n"
         "An HTTP service that runs each request's job in its own sandbox through `nsbox batch`:\n"
         "POST /run_code (SandboxFusion's request and response), POST /v1/run (one batch job line),\n"
-        "GET /v1/health. docs/serve.md.\n"
+        "GET /v1/health, GET /metrics. docs/serve.md.\n"
         "\n"
         "  --listen unix:PATH      default $XDG_RUNTIME_DIR/nsbox/nsbox.sock (mode 0600, directory 0700)\n"
         "  --listen tcp:HOST:PORT  needs --token-file: every request then carries the token\n"
@@ -216,6 +216,7 @@ static const struct {
         { "/run_code", "POST", ROUTE_RUN_CODE },
         { "/v1/run", "POST", ROUTE_V1_RUN },
         { "/v1/health", "GET", ROUTE_HEALTH },
+        { "/metrics", "GET", ROUTE_METRICS },
 };
 
 unsigned serve_route_of(const char *method, const char *path, enum serve_route *ret, const char **ret_allow)

@@ -259,11 +259,25 @@ class ServeUnix(SandboxTest):
         self.assertIn(b"--no-such-option", r.stderr)
         self.assertIn(b"the job engine", r.stderr)
 
-    def test_health(self):
+    def test_health_and_metrics(self):
         s = self.service("-j", "3", "--queue", "5")
         status, js, _ = s.health()
         self.assertEqual(status, 200)
         self.assertEqual((js["ready"], js["jobs"], js["queue"], js["in_flight"]), (True, 3, 5, 0))
+        s.run_code("print(1)")
+        s.call("POST", "/run_code", raw=b"{")
+        c = s.conn()
+        c.request("GET", "/metrics")
+        r = c.getresponse()
+        text = r.read().decode()
+        c.close()
+        self.assertEqual(r.status, 200)
+        self.assertTrue(r.getheader("Content-Type").startswith("text/plain"))
+        self.assertIn('nsbox_serve_jobs_total{status="exited"} 1\n', text)
+        self.assertIn('nsbox_serve_python_outcomes_total{outcome="pass"} 1\n', text)
+        self.assertIn('nsbox_serve_refusals_total{reason="bad_request"} 1\n', text)
+        self.assertIn("nsbox_serve_job_seconds_count 1\n", text)
+        self.assertIn("nsbox_serve_capacity 8\n", text)
 
     def test_socket_modes_and_default_path(self):
         runtime = os.path.join(self.tmp, "xdg")

@@ -106,6 +106,8 @@ static void routes(void **state)
         assert_int_equal(serve_route_of("POST", "/v1/run", &r, &allow), 200);
         assert_int_equal(r, ROUTE_V1_RUN);
         assert_int_equal(serve_route_of("GET", "/v1/health", &r, &allow), 200);
+        assert_int_equal(serve_route_of("GET", "/metrics", &r, &allow), 200);
+        assert_int_equal(r, ROUTE_METRICS);
         assert_int_equal(serve_route_of("GET", "/run_code", &r, &allow), 405);
         assert_string_equal(allow, "POST");
         assert_int_equal(serve_route_of("POST", "/v1/health", &r, &allow), 405);
@@ -321,6 +323,42 @@ static void bad_request_lines(void **state)
         json_decref(cid);
 }
 
+static void metrics(void **state)
+{
+        struct serve_metrics m;
+        json_t *pass = json_loads(LINE("\"status\":\"exited\",\"exit_code\":0,\"outcome\":\"pass\""), 0, NULL);
+        json_t *tle = json_loads(LINE("\"status\":\"limit\",\"limit\":\"wall_time\",\"outcome\":\"timeout\""), 0, NULL);
+        json_t *verdict = json_loads("{\"schema\":\"nsbox.verdict/1\",\"verdict\":\"fail\"}", 0, NULL);
+        char *text;
+
+        (void) state;
+        memset(&m, 0, sizeof m);
+        serve_metrics_job(&m, pass, 0.02);
+        serve_metrics_job(&m, tle, 2.0);
+        serve_metrics_job(&m, verdict, 100.0);
+        m.refused[REFUSE_QUEUE_FULL] = 2;
+        text = serve_metrics_render(&m, 3, 66, 2, false);
+        assert_non_null(text);
+        assert_non_null(strstr(text, "nsbox_serve_jobs_total{status=\"exited\"} 1\n"));
+        assert_non_null(strstr(text, "nsbox_serve_jobs_total{status=\"limit\"} 1\n"));
+        assert_non_null(strstr(text, "nsbox_serve_jobs_total{status=\"fail\"} 1\n"));
+        assert_non_null(strstr(text, "nsbox_serve_python_outcomes_total{outcome=\"timeout\"} 1\n"));
+        /* cumulative buckets; 100 s lands only in +Inf */
+        assert_non_null(strstr(text, "nsbox_serve_job_seconds_bucket{le=\"0.01\"} 0\n"));
+        assert_non_null(strstr(text, "nsbox_serve_job_seconds_bucket{le=\"0.025\"} 1\n"));
+        assert_non_null(strstr(text, "nsbox_serve_job_seconds_bucket{le=\"2.5\"} 2\n"));
+        assert_non_null(strstr(text, "nsbox_serve_job_seconds_bucket{le=\"30\"} 2\n"));
+        assert_non_null(strstr(text, "nsbox_serve_job_seconds_bucket{le=\"+Inf\"} 3\n"));
+        assert_non_null(strstr(text, "nsbox_serve_job_seconds_count 3\n"));
+        assert_non_null(strstr(text, "nsbox_serve_refusals_total{reason=\"queue_full\"} 2\n"));
+        assert_non_null(strstr(text, "nsbox_serve_in_flight 3\n"));
+        assert_non_null(strstr(text, "nsbox_serve_capacity 66\n"));
+        free(text);
+        json_decref(pass);
+        json_decref(tle);
+        json_decref(verdict);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -329,7 +367,7 @@ int main(void)
                 cmocka_unit_test(routes),               cmocka_unit_test(token),
                 cmocka_unit_test(run_code_verl_request), cmocka_unit_test(run_code_refusals),
                 cmocka_unit_test(v1_run),               cmocka_unit_test(mapping_table),
-                cmocka_unit_test(bad_request_lines),
+                cmocka_unit_test(bad_request_lines),    cmocka_unit_test(metrics),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
