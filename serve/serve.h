@@ -33,7 +33,7 @@
 #define SERVE_DEFAULT_MAX_BODY (16u << 20)
 #define SERVE_MAX_BODY_LIMIT (1u << 30)
 
-enum serve_listen_kind { SERVE_LISTEN_UNIX = 0, SERVE_LISTEN_TCP };
+enum serve_listen_kind { SERVE_LISTEN_UNIX = 0, SERVE_LISTEN_TCP, SERVE_LISTEN_INHERITED /* systemd socket activation */ };
 
 struct serve_opts {
         enum serve_listen_kind listen_kind;
@@ -52,9 +52,16 @@ struct serve_opts {
 };
 
 /* argv[0] is "serve" (or the helper's name); @xdg_runtime_dir is
- * $XDG_RUNTIME_DIR (NULL: unset). Pure. -EINVAL with @e (stage usage). */
-int serve_opts_parse(int argc, char **argv, const char *xdg_runtime_dir, struct serve_opts *ret,
+ * $XDG_RUNTIME_DIR (NULL: unset); @activated: systemd passed a listening
+ * socket (serve_activation_count), which --listen may not contradict. Pure.
+ * -EINVAL with @e (stage usage). */
+int serve_opts_parse(int argc, char **argv, const char *xdg_runtime_dir, bool activated, struct serve_opts *ret,
                      struct nsb_error *e);
+
+/* systemd socket activation (sd_listen_fds(3)): how many sockets this
+ * process was given from $LISTEN_PID and $LISTEN_FDS; 0 when none (unset,
+ * or meant for another pid); -EINVAL for values that are not numbers. */
+int serve_activation_count(const char *listen_pid, const char *listen_fds, long pid);
 void serve_opts_free(struct serve_opts *o);
 extern const char serve_usage[];
 

@@ -162,3 +162,36 @@ int serve_listen_open(const struct serve_opts *o, char *ret_where, size_t size, 
         }
         return fd;
 }
+
+#define SD_LISTEN_FDS_START 3
+
+int serve_listen_inherited(const struct serve_opts *o, char *ret_where, size_t size, struct nsb_error *e)
+{
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof ss;
+        int type = 0, acc = 0;
+        socklen_t tl = sizeof type, al = sizeof acc;
+        int fd = SD_LISTEN_FDS_START;
+
+        unsetenv("LISTEN_PID");
+        unsetenv("LISTEN_FDS");
+        unsetenv("LISTEN_FDNAMES");
+        if (getsockname(fd, (struct sockaddr *) &ss, &sl) < 0 || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 ||
+            getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &al) < 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, errno, "socket activation: fd 3 is not a socket");
+        if (type != SOCK_STREAM || !acc)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                "socket activation: fd 3 is not a listening stream socket (ListenStream=, Accept=no)");
+        /* The same rule as --listen tcp: a port needs the token. */
+        if ((ss.ss_family == AF_INET || ss.ss_family == AF_INET6) && !o->token_file)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                "socket activation: a TCP socket needs --token-file FILE: a TCP service without a "
+                                "token would run anyone's code");
+        if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, errno, "socket activation: FD_CLOEXEC on fd 3");
+        if (ss.ss_family == AF_UNIX)
+                snprintf(ret_where, size, "unix:%s (socket activation)", ((struct sockaddr_un *) &ss)->sun_path);
+        else
+                snprintf(ret_where, size, "%s (socket activation)", ss.ss_family == AF_INET6 ? "tcp6" : "tcp");
+        return fd;
+}

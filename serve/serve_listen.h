@@ -14,3 +14,8 @@ int serve_token_load(const char *path, char **ret, size_t *ret_len, struct nsb_e
  * path's directory 0700); @ret_where says where ("unix:PATH",
  * "tcp:HOST:PORT", the port actually bound). The fd, or -errno with @e. */
 int serve_listen_open(const struct serve_opts *o, char *ret_where, size_t size, struct nsb_error *e);
+
+/* The socket systemd passed (fd 3, sd_listen_fds(3)): checked to be a
+ * listening stream socket; a TCP one needs @o's token file. LISTEN_* are
+ * removed from the environment (the engine is not their addressee). */
+int serve_listen_inherited(const struct serve_opts *o, char *ret_where, size_t size, struct nsb_error *e);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "serve/serve.h"
 #include "serve/serve_http.h"
@@ -20,15 +21,21 @@ int serve_main(int argc, char **argv)
         struct nsb_error e;
         char *token = NULL, where[256], buf[NSB_ERROR_MSG_MAX + 128];
         size_t token_len = 0;
-        int fd, r = -1;
+        int fd, r = -1, n_activated;
 
         nsb_error_clear(&e);
-        if (serve_opts_parse(argc, argv, getenv("XDG_RUNTIME_DIR"), &o, &e) == 0 && o.help) {
+        n_activated = serve_activation_count(getenv("LISTEN_PID"), getenv("LISTEN_FDS"), (long) getpid());
+        if (n_activated < 0 || n_activated > 1) {
+                fprintf(stderr, "nsbox: serve: socket activation: expected one socket (LISTEN_PID, LISTEN_FDS)\n");
+                return NSB_EXIT_FAILURE;
+        }
+        if (serve_opts_parse(argc, argv, getenv("XDG_RUNTIME_DIR"), n_activated == 1, &o, &e) == 0 && o.help) {
                 fputs(serve_usage, stdout);
                 r = 0;
         } else if (e.stage == NSB_STAGE_NONE &&
             (!o.token_file || serve_token_load(o.token_file, &token, &token_len, &e) == 0) &&
-            (fd = serve_listen_open(&o, where, sizeof where, &e)) >= 0)
+            (fd = n_activated ? serve_listen_inherited(&o, where, sizeof where, &e)
+                              : serve_listen_open(&o, where, sizeof where, &e)) >= 0)
                 r = serve_http_run(&o, fd, token, token_len, where, &e);
         if (token) {
                 explicit_bzero(token, token_len);

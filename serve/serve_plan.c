@@ -118,7 +118,8 @@ static bool is_flag(const char *a, const char *name)
         return strncmp(a, name, n) == 0 && (a[n] == '\0' || (a[n] == '=' && name[1] == '-'));
 }
 
-int serve_opts_parse(int argc, char **argv, const char *xdg, struct serve_opts *o, struct nsb_error *e)
+int serve_opts_parse(int argc, char **argv, const char *xdg, bool activated, struct serve_opts *o,
+                     struct nsb_error *e)
 {
         bool listen_given = false;
         unsigned long long n;
@@ -185,7 +186,13 @@ int serve_opts_parse(int argc, char **argv, const char *xdg, struct serve_opts *
         }
         if (!o->engine)
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "serve: no engine (run it as `nsbox serve`)");
-        if (!listen_given && set_default_listen(xdg, o, e) < 0)
+        if (activated && listen_given)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                "--listen: systemd passed this service its socket (socket activation); "
+                                "leave --listen out");
+        if (activated)
+                o->listen_kind = SERVE_LISTEN_INHERITED;
+        else if (!listen_given && set_default_listen(xdg, o, e) < 0)
                 return -EINVAL;
         /* A TCP port is reachable by anyone who can route to it: without a
          * token it would run anyone's code. A unix socket's mode (0600) is
@@ -195,6 +202,25 @@ int serve_opts_parse(int argc, char **argv, const char *xdg, struct serve_opts *
                                 "--listen tcp:... needs --token-file FILE: a TCP service without a token "
                                 "would run anyone's code");
         return 0;
+}
+
+int serve_activation_count(const char *listen_pid, const char *listen_fds, long pid)
+{
+        char *end = NULL;
+        long p, n;
+
+        if (!listen_pid || !listen_fds)
+                return 0;
+        errno = 0;
+        p = strtol(listen_pid, &end, 10);
+        if (errno || end == listen_pid || *end || p <= 0)
+                return -EINVAL;
+        if (p != pid)
+                return 0;   /* meant for the process that exec'd us, not for us */
+        n = strtol(listen_fds, &end, 10);
+        if (errno || end == listen_fds || *end || n < 0 || n > 64)
+                return -EINVAL;
+        return (int) n;
 }
 
 void serve_opts_free(struct serve_opts *o)

@@ -122,6 +122,9 @@ class InstalledTree(unittest.TestCase):
         # the zygote's code (--warm), in the configured LIBDIR
         warm = [f for f in self.listing if f.endswith("/nsbox/libnsbox_warm.so") or f.endswith("/nsbox/zygote.py")]
         self.assertEqual(len(warm), 2, warm)
+        # nsbox serve's program, beside them, and its systemd user units
+        self.assertEqual(len([f for f in self.listing if f.endswith("/nsbox/nsbox-serve")]), 1)
+        want += ["lib/systemd/user/nsbox.socket", "lib/systemd/user/nsbox.service"]
         # every module of the runner's package and of the client's
         want += ["share/nsbox/harness/nsbox_runner/%s" % m for m in sorted(os.listdir(RUNNER_PKG)) if m.endswith(".py")]
         want += ["lib/python%s/dist-packages/nsbox_client/%s" % (self.pyver, m)

@@ -303,6 +303,30 @@ class ServeUnix(SandboxTest):
         self.assertIn(b"XDG_RUNTIME_DIR", r.stderr)
         self.assertIn(b"--listen unix:PATH", r.stderr)
 
+    def test_socket_activation(self):
+        """systemd's way (dist/systemd/nsbox.socket): the socket comes as fd 3."""
+        tool = "/usr/bin/systemd-socket-activate"
+        if not os.path.exists(tool):
+            self.skipTest("no systemd-socket-activate")
+        path = os.path.join(self.tmp, "act.sock")
+        p = subprocess.Popen([tool, "-l", path, NSBOX, "serve", "-j", "1"], stderr=subprocess.PIPE)
+        try:
+            for _ in range(100):
+                if os.path.exists(path):
+                    break
+                time.sleep(0.05)
+            s = Service.__new__(Service)
+            s.test, s.where = self, "unix:" + path
+            js = s.run_code("print(6 * 7)")   # the first connection starts the service
+            self.assertEqual((js["status"], js["run_result"]["stdout"]), ("Success", "42\n"))
+        finally:
+            p.send_signal(signal.SIGTERM)   # the tool exec'd nsbox: this is the service, which drains
+            rc = p.wait(timeout=60)
+            log = p.stderr.read()
+            p.stderr.close()
+        self.assertEqual(rc, 0, log)
+        self.assertIn(b"(socket activation)", log)
+
     def test_concurrent_requests_all_answered_right(self):
         s = self.service("-j", "2", "--queue", "64")
         n = 60

@@ -24,7 +24,7 @@ static int parse(const char *xdg, struct serve_opts *o, struct nsb_error *e, ...
                 argv[argc++] = (char *) a;
         va_end(ap);
         nsb_error_clear(e);
-        return serve_opts_parse(argc, argv, xdg, o, e);
+        return serve_opts_parse(argc, argv, xdg, false, o, e);
 }
 
 static void opts_default_socket(void **state)
@@ -93,6 +93,29 @@ static void opts_refusals(void **state)
                 assert_int_equal(e.stage, NSB_STAGE_USAGE);
                 serve_opts_free(&o);
         }
+}
+
+static void activation(void **state)
+{
+        struct serve_opts o;
+        struct nsb_error e;
+        char *argv[] = { (char *) "serve", (char *) "--engine", (char *) "/x", (char *) "--listen", (char *) "unix:/s" };
+
+        (void) state;
+        assert_int_equal(serve_activation_count(NULL, NULL, 7), 0);
+        assert_int_equal(serve_activation_count("7", "1", 7), 1);
+        assert_int_equal(serve_activation_count("8", "1", 7), 0);   /* another process's */
+        assert_int_equal(serve_activation_count("x", "1", 7), -EINVAL);
+        assert_int_equal(serve_activation_count("7", "1x", 7), -EINVAL);
+        nsb_error_clear(&e);
+        /* activated: no XDG_RUNTIME_DIR needed, and no --listen allowed */
+        assert_int_equal(serve_opts_parse(3, argv, NULL, true, &o, &e), 0);
+        assert_int_equal(o.listen_kind, SERVE_LISTEN_INHERITED);
+        assert_null(o.unix_path);
+        serve_opts_free(&o);
+        assert_int_equal(serve_opts_parse(5, argv, NULL, true, &o, &e), -EINVAL);
+        assert_non_null(strstr(e.msg, "socket activation"));
+        serve_opts_free(&o);
 }
 
 static void routes(void **state)
@@ -364,7 +387,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(opts_default_socket), cmocka_unit_test(opts_no_xdg_names_the_flag),
                 cmocka_unit_test(opts_tcp_needs_token), cmocka_unit_test(opts_refusals),
-                cmocka_unit_test(routes),               cmocka_unit_test(token),
+                cmocka_unit_test(activation),           cmocka_unit_test(routes),               cmocka_unit_test(token),
                 cmocka_unit_test(run_code_verl_request), cmocka_unit_test(run_code_refusals),
                 cmocka_unit_test(v1_run),               cmocka_unit_test(mapping_table),
                 cmocka_unit_test(bad_request_lines),    cmocka_unit_test(metrics),
