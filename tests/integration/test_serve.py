@@ -309,7 +309,9 @@ class ServeUnix(SandboxTest):
         if not os.path.exists(tool):
             self.skipTest("no systemd-socket-activate")
         path = os.path.join(self.tmp, "act.sock")
-        p = subprocess.Popen([tool, "-l", path, NSBOX, "serve", "-j", "1"], stderr=subprocess.PIPE)
+        # the tool hands the program a clean environment: where a copied nsbox finds its parts is passed on
+        keep = [a for v in ("NSBOX_SERVE", "NSBOX_WARM_DIR") if os.environ.get(v) for a in ("-E", v)]
+        p = subprocess.Popen([tool, "-l", path, *keep, NSBOX, "serve", "-j", "1"], stderr=subprocess.PIPE)
         try:
             for _ in range(100):
                 if os.path.exists(path):
