@@ -32,6 +32,7 @@
 #define SERVE_DEFAULT_QUEUE 64u
 #define SERVE_DEFAULT_MAX_BODY (16u << 20)
 #define SERVE_MAX_BODY_LIMIT (1u << 30)
+#define SERVE_DEFAULT_READ_DEADLINE_S 60u
 
 enum serve_listen_kind { SERVE_LISTEN_UNIX = 0, SERVE_LISTEN_TCP, SERVE_LISTEN_INHERITED /* systemd socket activation */ };
 
@@ -45,6 +46,7 @@ struct serve_opts {
         unsigned jobs;                  /* -j: jobs at once (0: the engine's default, one per CPU) */
         unsigned queue;                 /* requests waiting beyond the running ones, then 503 */
         size_t max_body;                /* request body bound, then 413 */
+        unsigned read_deadline_s;       /* from a connection's start (or its last answer) to a whole request read */
         bool help;                      /* --help: print serve_usage, nothing else */
         bool warm;                      /* --warm for the engine (default on; --cold turns it off) */
         char **engine_args;             /* after `--`: passed to `nsbox batch` unchanged (not owned) */
@@ -120,7 +122,7 @@ json_t *serve_map_run_code_error(const char *why);
 
 #define SERVE_N_BUCKETS 11
 enum serve_refusal { REFUSE_BAD_REQUEST = 0, REFUSE_UNAUTHORIZED, REFUSE_TOO_LARGE, REFUSE_QUEUE_FULL,
-                     REFUSE_STOPPING, REFUSE__MAX };
+                     REFUSE_STOPPING, REFUSE_SLOW_CLIENT, REFUSE__MAX };
 
 struct serve_metrics {
         unsigned long long status[8];   /* job results: exited signaled limit cancelled error, pass fail undetermined (verdicts) */

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,6 +57,15 @@ struct req {
         struct req *next;               /* the in-flight list */
 };
 
+/* A connection, for the read deadline: libmicrohttpd's own timeout is one
+ * of inactivity, which a client trickling a byte at a time never reaches. */
+struct conn_track {
+        struct MHD_Connection *conn;
+        double t0_ms;                   /* when it began waiting for a request */
+        bool reading;                   /* a request is (or may be) arriving: the deadline runs */
+        struct conn_track *next;
+};
+
 struct serve {
         const struct serve_opts *o;
         struct MHD_Daemon *d;
@@ -73,6 +83,7 @@ struct serve {
         bool cancelled_some;            /* a second signal found jobs left */
         unsigned capacity;              /* jobs in flight at most: -j (or the CPUs) + --queue */
         struct serve_metrics metrics;
+        struct conn_track *conns;
         const char *unix_path;          /* removed at exit */
 };
 
@@ -327,6 +338,60 @@ static enum MHD_Result first_call(struct serve *s, struct req *r, const char *ur
         return MHD_YES;
 }
 
+static void track_reading(struct MHD_Connection *c, bool reading)
+{
+        const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        struct conn_track *t = i ? i->socket_context : NULL;
+
+        if (!t)
+                return;
+        t->reading = reading;
+        if (reading)
+                t->t0_ms = now_ms();
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode what)
+{
+        struct serve *s = cls;
+        struct conn_track *t = *socket_context;
+
+        if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+                if (!(t = calloc(1, sizeof *t)))
+                        return;   /* untracked: only the inactivity timeout bounds it */
+                *t = (struct conn_track){ .conn = c, .t0_ms = now_ms(), .reading = true, .next = s->conns };
+                s->conns = t;
+                *socket_context = t;
+                return;
+        }
+        for (struct conn_track **p = &s->conns; t && *p; p = &(*p)->next)
+                if (*p == t) {
+                        *p = t->next;
+                        free(t);
+                        break;
+                }
+        *socket_context = NULL;
+}
+
+/* A connection still reading its request past the deadline is shut down:
+ * libmicrohttpd sees its end and closes it. It holds no job (a job starts
+ * only once its whole request is in), only a connection slot. */
+static void enforce_read_deadline(struct serve *s)
+{
+        double now = now_ms(), limit = s->o->read_deadline_s * 1e3;
+
+        for (struct conn_track *t = s->conns; t; t = t->next) {
+                const union MHD_ConnectionInfo *i;
+
+                if (!t->reading || now - t->t0_ms <= limit)
+                        continue;
+                t->reading = false;
+                i = MHD_get_connection_info(t->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+                if (i && shutdown(i->connect_fd, SHUT_RDWR) == 0)
+                        s->metrics.refused[REFUSE_SLOW_CLIENT]++;
+        }
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
@@ -356,6 +421,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                         body_append(r, upload, n, s->o->max_body);
                 return MHD_YES;
         }
+        track_reading(c, false);   /* the whole request is in: no deadline while it is answered */
         if (r->answer) {   /* resumed: its result came */
                 json_t *a = r->answer;
                 r->answer = NULL;
@@ -379,7 +445,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
         struct serve *s = cls;
         struct req *r = *con_cls;
 
-        (void) c, (void) why;
+        (void) why;
+        track_reading(c, true);   /* kept alive: the next request's deadline starts now */
         if (!r)
                 return;
         if (r->in_engine)
@@ -479,6 +546,8 @@ static int loop(struct serve *s, int sfd, int mhd_fd, struct nsb_error *e)
                         timeout = to > 60000 ? 60000 : (int) to;
                 if (s->drain != RUNNING && (timeout < 0 || timeout > 100))
                         timeout = 100;
+                if (s->conns && (timeout < 0 || timeout > 500))
+                        timeout = 500;   /* the read deadline is checked twice a second */
                 if (poll(p, n, timeout) < 0 && errno != EINTR)
                         return nsb_fail(e, NSB_STAGE_SUPERVISE, errno, "poll");
                 if (p[0].revents)
@@ -495,6 +564,7 @@ static int loop(struct serve *s, int sfd, int mhd_fd, struct nsb_error *e)
                                 start_drain(s);
                 }
                 MHD_run(s->d);
+                enforce_read_deadline(s);
                 if (drain_done(s))
                         return 0;
         }
@@ -534,6 +604,7 @@ int serve_http_run(const struct serve_opts *o, int listen_fd, const char *token,
          * children clone sandboxes). */
         s.d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_request, &s,
                                MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, &s,
+                               MHD_OPTION_NOTIFY_CONNECTION, on_connection, &s,
                                MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
                                CONNECTION_LIMIT, MHD_OPTION_END);
         if (!s.d || !(info = MHD_get_daemon_info(s.d, MHD_DAEMON_INFO_EPOLL_FD))) {

@@ -149,7 +149,7 @@ void serve_metrics_job(struct serve_metrics *m, const json_t *line, double secon
 }
 
 static const char *const refusal_names[REFUSE__MAX] = { "bad_request", "unauthorized", "too_large", "queue_full",
-                                                        "stopping" };
+                                                        "stopping",    "slow_client" };
 
 char *serve_metrics_render(const struct serve_metrics *m, unsigned in_flight, unsigned capacity, unsigned jobs,
                            bool draining)

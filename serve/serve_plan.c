@@ -16,7 +16,7 @@
 
 const char serve_usage[] =
         "Usage: nsbox serve [--listen unix:PATH|tcp:HOST:PORT] [--token-file FILE] [-j N] [--queue N]\n"
-        "                   [--max-body BYTES] [--warm|--cold] [-- BATCH OPTIONS...]\n"
+        "                   [--max-body BYTES] [--read-deadline SECONDS] [--warm|--cold] [-- BATCH OPTIONS...]\n"
         "\n"
         "An HTTP service that runs each request's job in its own sandbox through `nsbox batch`:\n"
         "POST /run_code (SandboxFusion's request and response), POST /v1/run (one batch job line),\n"
@@ -28,6 +28,8 @@ const char serve_usage[] =
         "  -j N                    jobs at once (default: one per CPU)\n"
         "  --queue N               requests waiting beyond those (default 64), then 503 + Retry-After\n"
         "  --max-body BYTES        request body bound (default 16 MiB), then 413\n"
+        "  --read-deadline SECONDS a whole request (headers and body) must arrive within this (default 60),\n"
+        "                          however slowly it trickles in; else the connection is closed\n"
         "  --warm, --cold          start python jobs warm (default) or cold\n"
         "  -- OPTIONS              passed to `nsbox batch` for every job (--memory 256M, --wall-time 10s, ...)\n"
         "\n"
@@ -129,6 +131,7 @@ int serve_opts_parse(int argc, char **argv, const char *xdg, bool activated, str
         memset(o, 0, sizeof *o);
         o->queue = SERVE_DEFAULT_QUEUE;
         o->max_body = SERVE_DEFAULT_MAX_BODY;
+        o->read_deadline_s = SERVE_DEFAULT_READ_DEADLINE_S;
         o->warm = true;
         for (i = 1; i < argc; i++) {
                 const char *a = argv[i];
@@ -170,6 +173,13 @@ int serve_opts_parse(int argc, char **argv, const char *xdg, bool activated, str
                         if (n < 1024)
                                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--max-body: at least 1024 bytes");
                         o->max_body = (size_t) n;
+                } else if (is_flag(a, "--read-deadline")) {
+                        if (take_value(argc, argv, &i, &v, e) < 0 ||
+                            parse_uint("--read-deadline", v, 3600, &n, e) < 0)
+                                return -EINVAL;
+                        if (n == 0)
+                                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--read-deadline: at least 1 second");
+                        o->read_deadline_s = (unsigned) n;
                 } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
                         o->help = true;
                         return 0;
@@ -180,7 +190,7 @@ int serve_opts_parse(int argc, char **argv, const char *xdg, bool activated, str
                 } else {
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                         "serve: unknown option '%.64s' (serve takes --listen, --token-file, -j, "
-                                        "--queue, --max-body, --warm, --cold; options for the jobs go after `--`, "
+                                        "--queue, --max-body, --read-deadline, --warm, --cold; options for the jobs go after `--`, "
                                         "as `nsbox batch` takes them)", a);
                 }
         }

@@ -329,6 +329,29 @@ class ServeUnix(SandboxTest):
         self.assertEqual(rc, 0, log)
         self.assertIn(b"(socket activation)", log)
 
+    def test_slow_loris_is_cut_at_the_read_deadline(self):
+        s = self.service("-j", "1", "--read-deadline", "2")
+        loris = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.addCleanup(loris.close)
+        loris.connect(s.where[5:])
+        loris.sendall(b"POST /run_code HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        start, closed = time.time(), False
+        while time.time() - start < 15 and not closed:
+            try:
+                loris.sendall(b"a")   # a byte at a time: never idle for the 30 s inactivity timeout
+                r, _, _ = select.select([loris], [], [], 0.3)
+                closed = bool(r) and loris.recv(4096) == b""
+            except OSError:
+                closed = True
+        self.assertTrue(closed, "a trickling request outlived the read deadline")
+        self.assertLess(time.time() - start, 8)
+        # meanwhile and after, others are served
+        self.assertEqual(s.run_code("print(1)")["status"], "Success")
+        c = s.conn()
+        c.request("GET", "/metrics")
+        self.assertIn('nsbox_serve_refusals_total{reason="slow_client"} 1\n', c.getresponse().read().decode())
+        c.close()
+
     def test_concurrent_requests_all_answered_right(self):
         s = self.service("-j", "2", "--queue", "64")
         n = 60
