@@ -423,6 +423,42 @@ class ServeUnix(SandboxTest):
         left = [p for p in tree if alive(p)]
         self.assertEqual(left, [], "processes left after the drain")
 
+    def test_second_sigterm_cancels_what_is_left(self):
+        s = self.service("-j", "1")
+        out = {}
+
+        def slow(key, path):
+            status, js, _ = s.call("POST", path, sf_request("import time; time.sleep(100)", run_timeout=120)
+                                   if path == "/run_code" else {"id": key, "kind": "python",
+                                                                "code": "import time; time.sleep(100)", "timeout": 120})
+            out[key] = (status, js)
+
+        threads = [threading.Thread(target=slow, args=("sf", "/run_code")),
+                   threading.Thread(target=slow, args=("v1", "/v1/run"))]
+        for t in threads:
+            t.start()
+        for _ in range(200):
+            if s.health()[1]["in_flight"] == 2:
+                break
+            time.sleep(0.05)
+        tree = descendants(s.proc.pid)
+        s.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        s.proc.send_signal(signal.SIGTERM)
+        for t in threads:
+            t.join(60)
+        # each answered, as cancelled: never a dropped connection, never a program's failure
+        self.assertEqual(out["sf"][0], 200, out)
+        self.assertEqual(out["sf"][1]["status"], "SandboxError", out)
+        self.assertIn("cancelled", out["sf"][1]["message"])
+        self.assertEqual(out["v1"][0], 503, out)
+        self.assertIn("cancelled", out["v1"][1]["error"]["message"])
+        self.assertEqual(s.stop(None), 130, s.log)
+        deadline = time.time() + 10
+        while time.time() < deadline and any(alive(p) for p in tree):
+            time.sleep(0.1)
+        self.assertEqual([p for p in tree if alive(p)], [])
+
     def test_sigkill_leaves_no_job_running(self):
         s = self.service("-j", "2")
         # its own limit is far away: only the service's death can end it in time
