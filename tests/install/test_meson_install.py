@@ -134,6 +134,12 @@ class InstalledTree(unittest.TestCase):
         self.assertIn("etc/apparmor.d/nsbox", self.listing)
         self.assertIn(os.path.relpath(self.sysprofiles, "/"), self.emptydirs)
 
+    def test_serve_finds_its_program_in_the_install(self):
+        # nsbox serve execs LIBDIR/nsbox/nsbox-serve (docs/serve.md)
+        r = self.nsbox_cmd("serve", "--help")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("POST /run_code", r.stdout)
+
     def test_apparmor_profile_names_the_installed_binary(self):
         self.assertIn("\nprofile nsbox %s flags=(unconfined) {\n" % self.nsbox, self.apparmor)
 
