@@ -161,13 +161,16 @@ static json_t *health(const struct serve *s)
                           : s->eng.pid <= 0   ? "the job engine is not running"
                                               : NULL;
 
-        return json_pack("{s:b,s:s?,s:i,s:i,s:i,s:b}", "ready", why == NULL, "reason", why, "jobs", (int) s->o->jobs,
+        /* jobs: the engine's -j as it runs (its default: the CPUs) */
+        return json_pack("{s:b,s:s?,s:i,s:i,s:i,s:b}", "ready", why == NULL, "reason", why, "jobs",
+                         (int) (s->capacity - s->o->queue),
                          "queue", (int) s->o->queue, "in_flight", (int) s->n_inflight, "warm", s->o->warm);
 }
 
 static enum MHD_Result respond_metrics(struct serve *s, struct MHD_Connection *c)
 {
-        char *text = serve_metrics_render(&s->metrics, s->n_inflight, s->capacity, s->o->jobs, s->drain != RUNNING);
+        char *text = serve_metrics_render(&s->metrics, s->n_inflight, s->capacity, s->capacity - s->o->queue,
+                                          s->drain != RUNNING);
         struct MHD_Response *resp;
         enum MHD_Result r;
 
@@ -221,10 +224,13 @@ static void on_line(void *ctx, const char *text, size_t len)
                 ;
         if (!r)
                 return;   /* its client is gone */
-        serve_metrics_job(&s->metrics, line, (now_ms() - r->t0_ms) / 1e3);
-        if (serve_line_is_bad_request(line)) {
+        if (serve_line_is_bad_request(line)) {   /* a refusal, not a job */
+                s->metrics.refused[REFUSE_BAD_REQUEST]++;
                 answer(s, r, MHD_HTTP_BAD_REQUEST, serve_error_body(400, serve_bad_request_message(line)));
-        } else if (r->route == ROUTE_RUN_CODE) {
+                return;
+        }
+        serve_metrics_job(&s->metrics, line, (now_ms() - r->t0_ms) / 1e3);
+        if (r->route == ROUTE_RUN_CODE) {
                 answer(s, r, MHD_HTTP_OK, serve_map_run_code(line));
         } else {
                 answer(s, r, MHD_HTTP_OK, serve_map_v1_run(line, r->client_id));

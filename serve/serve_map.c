@@ -186,7 +186,7 @@ char *serve_metrics_render(const struct serve_metrics *m, unsigned in_flight, un
                    "# TYPE nsbox_serve_in_flight gauge\nnsbox_serve_in_flight %u\n"
                    "# HELP nsbox_serve_capacity Jobs that may be in flight (-j plus --queue).\n"
                    "# TYPE nsbox_serve_capacity gauge\nnsbox_serve_capacity %u\n"
-                   "# HELP nsbox_serve_jobs_at_once The engine's -j (0: one per CPU).\n"
+                   "# HELP nsbox_serve_jobs_at_once The engine's -j (by default the CPUs).\n"
                    "# TYPE nsbox_serve_jobs_at_once gauge\nnsbox_serve_jobs_at_once %u\n"
                    "# HELP nsbox_serve_draining 1 while the service stops.\n"
                    "# TYPE nsbox_serve_draining gauge\nnsbox_serve_draining %d\n",
