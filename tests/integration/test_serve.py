@@ -1,6 +1,6 @@
 """nsbox serve end to end (#29, docs/serve.md): a SandboxFusion-style client
 (urllib/http.client only) over the unix socket and over TCP with a token:
-pass, fail, timeout, memory, stdin, the bad-request classes, auth, 60
+pass, fail, timeout, memory, stdin, the bad-request classes, auth, 200
 concurrent requests, the queue bound, drain on SIGTERM and SIGKILL leaving no
 job behind."""
 import http.client
@@ -353,8 +353,8 @@ class ServeUnix(SandboxTest):
         c.close()
 
     def test_concurrent_requests_all_answered_right(self):
-        s = self.service("-j", "2", "--queue", "64")
-        n = 60
+        s = self.service("-j", "2", "--queue", "256")
+        n = 200
         results = [None] * n
 
         def one(i):
