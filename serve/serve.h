@@ -69,7 +69,7 @@ extern const char serve_usage[];
 
 /* ---- routes and auth (pure) ---- */
 
-enum serve_route { ROUTE_NONE = 0, ROUTE_RUN_CODE, ROUTE_V1_RUN, ROUTE_HEALTH, ROUTE_METRICS };
+enum serve_route { ROUTE_NONE = 0, ROUTE_RUN_CODE, ROUTE_V1_RUN, ROUTE_V1_BATCH, ROUTE_HEALTH, ROUTE_METRICS };
 
 /* The route for @path and the HTTP status: 200 (found, method allowed), 404
  * or 405 (then *ret_allow names the allowed method). */
@@ -110,6 +110,17 @@ json_t *serve_map_run_code(const json_t *line);
 
 /* The native answer: the line without `batch`, with the client's id. */
 json_t *serve_map_v1_run(const json_t *line, const json_t *client_id);
+
+/* /v1/batch: a job's result line with the client's id and the request
+ * body's line number ("batch": {"line": N}), as `nsbox batch` numbers
+ * its own. */
+json_t *serve_map_batch_line(const json_t *line, const json_t *client_id, size_t body_line);
+
+/* /v1/batch: the line of a job that never ran: a body line that could not
+ * become a job (@status "error", stage config) or one cancelled (@status
+ * "cancelled"); outcome error, label 0, like batch's bad lines. */
+json_t *serve_batch_error_line(const json_t *client_id, size_t body_line, const char *status, const char *stage,
+                               const char *message);
 
 /* {"error": {"status": N, "message": "..."}} */
 json_t *serve_error_body(unsigned status, const char *message);

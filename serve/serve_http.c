@@ -48,13 +48,35 @@ struct req {
         unsigned early_status;          /* an error found from the headers, answered once the body is read */
         const char *early_msg;
         const char *early_allow;
-        bool in_engine;                 /* its job line went to the engine; the answer is awaited */
-        json_int_t id;
         json_t *client_id;              /* /v1/run: the id the client gave */
         json_t *answer;                 /* set when the result line came; sent when resumed */
-        double t0_ms;                   /* when its job went to the engine */
         unsigned answer_status;
-        struct req *next;               /* the in-flight list */
+        /* /v1/batch: its jobs wait in @todo until the engine has room; their
+         * lines collect in @out, which the streamed answer sends. */
+        struct todo *todo;
+        size_t n_todo, next_todo;
+        char *out;
+        size_t out_len, out_cap, out_pos;
+        size_t expected, written;       /* lines the answer will hold; lines in @out so far */
+        bool stream_suspended;          /* the answer's reader waits for a line */
+        struct req *next_batch;         /* the list of batches with jobs still to send */
+};
+
+/* A job line of a /v1/batch body, not yet sent to the engine. */
+struct todo {
+        json_t *job;
+        json_t *client_id;
+        size_t line;
+};
+
+/* A job in the engine: the request its result line answers. */
+struct job_ref {
+        json_int_t id;                  /* the service's id (the engine's line carries it) */
+        struct req *r;                  /* NULL: its client is gone (the line is dropped) */
+        json_t *client_id;              /* /v1/batch: the id the client gave this line */
+        size_t line;                    /* /v1/batch: the body's line */
+        double t0_ms;                   /* when it went to the engine */
+        struct job_ref *next;
 };
 
 /* A connection, for the read deadline: libmicrohttpd's own timeout is one
@@ -72,8 +94,10 @@ struct serve {
         struct serve_engine eng;
         const char *token;
         size_t token_len;
-        struct req *inflight;
+        struct job_ref *inflight;       /* jobs in the engine */
         unsigned n_inflight;
+        struct req *batches;            /* /v1/batch requests with job lines still to send */
+        size_t n_todo;                  /* those lines, all batches together */
         json_int_t next_id;
         enum drain drain;
         double drained_at_ms;           /* when the last answer of a drain was handed to MHD; 0: not yet */
@@ -162,9 +186,9 @@ static json_t *health(const struct serve *s)
                                               : NULL;
 
         /* jobs: the engine's -j as it runs (its default: the CPUs) */
-        return json_pack("{s:b,s:s?,s:i,s:i,s:i,s:b}", "ready", why == NULL, "reason", why, "jobs",
-                         (int) (s->capacity - s->o->queue),
-                         "queue", (int) s->o->queue, "in_flight", (int) s->n_inflight, "warm", s->o->warm);
+        return json_pack("{s:b,s:s?,s:i,s:i,s:i,s:I,s:b}", "ready", why == NULL, "reason", why, "jobs",
+                         (int) (s->capacity - s->o->queue), "queue", (int) s->o->queue, "in_flight",
+                         (int) s->n_inflight, "batch_waiting", (json_int_t) s->n_todo, "warm", s->o->warm);
 }
 
 static enum MHD_Result respond_metrics(struct serve *s, struct MHD_Connection *c)
@@ -188,64 +212,183 @@ static enum MHD_Result respond_metrics(struct serve *s, struct MHD_Connection *c
 
 /* ---- the in-flight list ---- */
 
-static void unlink_req(struct serve *s, struct req *r)
+static struct job_ref *ref_add(struct serve *s, json_int_t id, struct req *r, json_t *client_id, size_t line)
 {
-        for (struct req **p = &s->inflight; *p; p = &(*p)->next)
-                if (*p == r) {
-                        *p = r->next;
-                        r->next = NULL;
-                        r->in_engine = false;
-                        s->n_inflight--;
-                        return;
-                }
+        struct job_ref *ref = calloc(1, sizeof *ref);
+
+        if (!ref)
+                return NULL;
+        *ref = (struct job_ref){ .id = id, .r = r, .client_id = client_id ? json_incref(client_id) : NULL,
+                                 .line = line, .t0_ms = now_ms(), .next = s->inflight };
+        s->inflight = ref;
+        s->n_inflight++;
+        return ref;
 }
 
-/* Hand @r its answer and wake its connection. */
-static void answer(struct serve *s, struct req *r, unsigned status, json_t *body)
+static struct job_ref *ref_take(struct serve *s, json_int_t id)
 {
-        unlink_req(s, r);
+        for (struct job_ref **p = &s->inflight; *p; p = &(*p)->next)
+                if ((*p)->id == id) {
+                        struct job_ref *ref = *p;
+                        *p = ref->next;
+                        s->n_inflight--;
+                        return ref;
+                }
+        return NULL;
+}
+
+static void ref_free(struct job_ref *ref)
+{
+        json_decref(ref->client_id);
+        free(ref);
+}
+
+/* Hand a single request its answer and wake its connection. */
+static void answer(struct req *r, unsigned status, json_t *body)
+{
         r->answer = body ? body : serve_error_body(500, "out of memory");
         r->answer_status = status;
         MHD_resume_connection(r->conn);
 }
+
+/* One more line of a /v1/batch answer (@line stolen); wakes its reader. */
+static void stream_line(struct req *r, json_t *line)
+{
+        char *text = line ? json_dumps(line, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
+        size_t n = text ? strlen(text) : 0;
+
+        json_decref(line);
+        if (text && r->out_cap - r->out_len < n + 1) {
+                size_t cap = r->out_cap ? r->out_cap : 65536;
+                char *nb;
+                while (cap - r->out_len < n + 1)
+                        cap *= 2;
+                if ((nb = realloc(r->out, cap))) {
+                        r->out = nb;
+                        r->out_cap = cap;
+                }
+        }
+        if (text && r->out_cap - r->out_len >= n + 1) {
+                memcpy(r->out + r->out_len, text, n);
+                r->out[r->out_len + n] = '\n';
+                r->out_len += n + 1;
+        }
+        free(text);   /* out of memory: the line is lost, the count still ends the answer */
+        r->written++;
+        if (r->stream_suspended) {
+                r->stream_suspended = false;
+                MHD_resume_connection(r->conn);
+        }
+}
+
+static void pump(struct serve *s);
 
 static void on_line(void *ctx, const char *text, size_t len)
 {
         struct serve *s = ctx;
         AUTO(json_decref) json_t *line = json_loadb(text, len, 0, NULL);
         json_t *id = line ? json_object_get(line, "id") : NULL;
+        struct job_ref *ref;
         struct req *r;
 
         if (!json_is_integer(id)) {
                 fprintf(stderr, "nsbox serve: the engine wrote a line without a job id (ignored)\n");
                 return;
         }
-        for (r = s->inflight; r && r->id != json_integer_value(id); r = r->next)
-                ;
-        if (!r)
-                return;   /* its client is gone */
+        if (!(ref = ref_take(s, json_integer_value(id))))
+                return;
+        r = ref->r;
         if (serve_line_is_bad_request(line)) {   /* a refusal, not a job */
                 s->metrics.refused[REFUSE_BAD_REQUEST]++;
-                answer(s, r, MHD_HTTP_BAD_REQUEST, serve_error_body(400, serve_bad_request_message(line)));
-                return;
-        }
-        serve_metrics_job(&s->metrics, line, (now_ms() - r->t0_ms) / 1e3);
-        if (r->route == ROUTE_RUN_CODE) {
-                answer(s, r, MHD_HTTP_OK, serve_map_run_code(line));
+                if (r && r->route == ROUTE_V1_BATCH) {
+                        char msg[NSB_ERROR_MSG_MAX + 32];   /* the body's line, not the engine's */
+                        snprintf(msg, sizeof msg, "line %zu: %s", ref->line, serve_bad_request_message(line));
+                        stream_line(r, serve_batch_error_line(ref->client_id, ref->line, "error", "config", msg));
+                } else if (r)
+                        answer(r, MHD_HTTP_BAD_REQUEST, serve_error_body(400, serve_bad_request_message(line)));
         } else {
-                answer(s, r, MHD_HTTP_OK, serve_map_v1_run(line, r->client_id));
+                serve_metrics_job(&s->metrics, line, (now_ms() - ref->t0_ms) / 1e3);
+                if (r && r->route == ROUTE_RUN_CODE)
+                        answer(r, MHD_HTTP_OK, serve_map_run_code(line));
+                else if (r && r->route == ROUTE_V1_RUN)
+                        answer(r, MHD_HTTP_OK, serve_map_v1_run(line, r->client_id));
+                else if (r)
+                        stream_line(r, serve_map_batch_line(line, ref->client_id, ref->line));
+        }
+        ref_free(ref);
+        pump(s);   /* a slot is free: the next batch line */
+}
+
+static void drop_todo(struct serve *s, struct req *r, const char *why)
+{
+        for (size_t i = r->next_todo; i < r->n_todo; i++) {
+                if (why)
+                        stream_line(r, serve_batch_error_line(r->todo[i].client_id, r->todo[i].line, "cancelled",
+                                                              "supervise", why));
+                json_decref(r->todo[i].job);
+                json_decref(r->todo[i].client_id);
+        }
+        s->n_todo -= r->n_todo - r->next_todo;
+        r->next_todo = r->n_todo;
+        for (struct req **p = &s->batches; *p; p = &(*p)->next_batch)
+                if (*p == r) {
+                        *p = r->next_batch;
+                        break;
+                }
+}
+
+/* Every request still waiting gets its answer: no job will end. */
+static void fail_inflight(struct serve *s, const char *why)
+{
+        while (s->batches)
+                drop_todo(s, s->batches, why);
+        while (s->inflight) {
+                struct job_ref *ref = ref_take(s, s->inflight->id);
+                struct req *r = ref->r;
+
+                if (r && r->route == ROUTE_RUN_CODE)
+                        answer(r, MHD_HTTP_OK, serve_map_run_code_error(why));
+                else if (r && r->route == ROUTE_V1_RUN)
+                        answer(r, MHD_HTTP_SERVICE_UNAVAILABLE, serve_error_body(503, why));
+                else if (r)
+                        stream_line(r, serve_batch_error_line(ref->client_id, ref->line, "cancelled", "supervise", why));
+                ref_free(ref);
         }
 }
 
-/* Every request still waiting gets its answer: the job will not end. */
-static void fail_inflight(struct serve *s, const char *why)
+/* @job (its id set here) to the engine, answered to @r. */
+static int send_job(struct serve *s, json_t *job, struct req *r, json_t *client_id, size_t line)
 {
-        while (s->inflight) {
-                struct req *r = s->inflight;
-                if (r->route == ROUTE_RUN_CODE)
-                        answer(s, r, MHD_HTTP_OK, serve_map_run_code_error(why));
-                else
-                        answer(s, r, MHD_HTTP_SERVICE_UNAVAILABLE, serve_error_body(503, why));
+        json_int_t id = ++s->next_id;
+        AUTOFREE char *text = NULL;
+        size_t n;
+
+        if (json_object_set_new(job, "id", json_integer(id)) || !(text = json_dumps(job, JSON_COMPACT)))
+                return -ENOMEM;
+        n = strlen(text);
+        text[n] = '\n';
+        if (serve_engine_send(&s->eng, text, n + 1) < 0)
+                return -EPIPE;
+        return ref_add(s, id, r, client_id, line) ? 0 : -ENOMEM;
+}
+
+/* Batch lines go to the engine while it has room, oldest batch first.
+ * Single requests that find no room get 503; a batch's lines wait. */
+static void pump(struct serve *s)
+{
+        while (s->batches && s->n_inflight < s->capacity && s->eng.pid > 0 && s->eng.in_fd >= 0) {
+                struct req *r = s->batches;
+                struct todo *t = &r->todo[r->next_todo];
+
+                if (send_job(s, t->job, r, t->client_id, t->line) < 0)
+                        stream_line(r, serve_batch_error_line(t->client_id, t->line, "error", "supervise",
+                                                              "the job engine did not take this job"));
+                json_decref(t->job);
+                json_decref(t->client_id);
+                r->next_todo++;
+                s->n_todo--;
+                if (r->next_todo == r->n_todo)
+                        drop_todo(s, r, NULL);   /* all sent: off the list */
         }
 }
 
@@ -255,9 +398,6 @@ static enum MHD_Result submit(struct serve *s, struct req *r)
 {
         struct nsb_error e;
         AUTO(json_decref) json_t *job = NULL;
-        AUTOFREE char *text = NULL;
-        json_int_t id = ++s->next_id;
-        size_t n;
         int k;
 
         if (s->drain != RUNNING)
@@ -269,24 +409,98 @@ static enum MHD_Result submit(struct serve *s, struct req *r)
         if (s->n_inflight >= s->capacity)
                 return respond_error(s, r->conn, 503, "the queue is full: retry later", NULL);
         nsb_error_clear(&e);
-        k = r->route == ROUTE_RUN_CODE ? serve_plan_run_code(r->body ? r->body : "", r->len, id, &job, &e)
-                                       : serve_plan_v1_run(r->body ? r->body : "", r->len, id, &job, &r->client_id, &e);
+        k = r->route == ROUTE_RUN_CODE ? serve_plan_run_code(r->body ? r->body : "", r->len, 0, &job, &e)
+                                       : serve_plan_v1_run(r->body ? r->body : "", r->len, 0, &job, &r->client_id, &e);
         if (k < 0)
                 return respond_error(s, r->conn, 400, e.msg, NULL);
-        if (!(text = json_dumps(job, JSON_COMPACT)))
-                return respond_error(s, r->conn, 500, "out of memory", NULL);
-        n = strlen(text);
-        text[n] = '\n';
-        if (serve_engine_send(&s->eng, text, n + 1) < 0)
-                return respond_error(s, r->conn, 503, "the job engine is not running", NULL);
-        r->id = id;
-        r->t0_ms = now_ms();
-        r->in_engine = true;
-        r->next = s->inflight;
-        s->inflight = r;
-        s->n_inflight++;
+        k = send_job(s, job, r, NULL, 0);
+        if (k < 0)
+                return respond_error(s, r->conn, k == -EPIPE ? 503 : 500,
+                                     k == -EPIPE ? "the job engine is not running" : "out of memory", NULL);
         MHD_suspend_connection(r->conn);
         return MHD_YES;
+}
+
+/* The streamed answer of /v1/batch: lines as their jobs end. With none
+ * ready, the connection is suspended until stream_line wakes it. */
+static ssize_t batch_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+        struct req *r = cls;
+        size_t n = r->out_len - r->out_pos;
+
+        (void) pos;
+        if (n > 0) {
+                if (n > max)
+                        n = max;
+                memcpy(buf, r->out + r->out_pos, n);
+                r->out_pos += n;
+                if (r->out_pos == r->out_len)
+                        r->out_pos = r->out_len = 0;
+                return (ssize_t) n;
+        }
+        if (r->written >= r->expected)
+                return MHD_CONTENT_READER_END_OF_STREAM;
+        r->stream_suspended = true;
+        MHD_suspend_connection(r->conn);
+        return 0;
+}
+
+#define BATCH_MAX_LINES 100000u
+
+/* /v1/batch: every line planned now (a bad one is its own error line), the
+ * jobs queued, the answer started: 200, JSON Lines in completion order. */
+static enum MHD_Result submit_batch(struct serve *s, struct req *r)
+{
+        const char *p = r->body ? r->body : "", *end = p + r->len;
+        struct MHD_Response *resp;
+        enum MHD_Result res;
+        size_t line = 0, n = 0;
+
+        if (s->drain != RUNNING)
+                return respond_error(s, r->conn, 503, "the service is stopping: no new jobs", NULL);
+        for (const char *q = p; q < end; q++)
+                n += *q == '\n';
+        if (n + 1 > BATCH_MAX_LINES)
+                return respond_error(s, r->conn, 413, "more than 100000 lines in one /v1/batch", NULL);
+        if (!(r->todo = calloc(n + 1, sizeof *r->todo)))
+                return respond_error(s, r->conn, 500, "out of memory", NULL);
+        while (p < end) {
+                const char *nl = memchr(p, '\n', (size_t) (end - p));
+                size_t len = nl ? (size_t) (nl - p) : (size_t) (end - p);
+                struct nsb_error e;
+                json_t *job = NULL, *cid = NULL;
+
+                line++;
+                if (strspn(p, " \t\r") < len) {   /* blank lines are skipped, as batch skips them */
+                        r->expected++;
+                        nsb_error_clear(&e);
+                        if (serve_plan_v1_run(p, len, 0, &job, &cid, &e) < 0) {
+                                char msg[NSB_ERROR_MSG_MAX + 32];
+                                snprintf(msg, sizeof msg, "line %zu: %s", line, e.msg);
+                                s->metrics.refused[REFUSE_BAD_REQUEST]++;
+                                stream_line(r, serve_batch_error_line(cid, line, "error", "config", msg));
+                                json_decref(cid);
+                        } else {
+                                r->todo[r->n_todo++] = (struct todo){ .job = job, .client_id = cid, .line = line };
+                        }
+                }
+                p += len + (nl != NULL);
+        }
+        if (r->n_todo) {
+                struct req **tail = &s->batches;
+                while (*tail)
+                        tail = &(*tail)->next_batch;
+                *tail = r;
+                s->n_todo += r->n_todo;
+        }
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 65536, batch_reader, r, NULL);
+        if (!resp)
+                return MHD_NO;
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/x-ndjson");
+        res = MHD_queue_response(r->conn, MHD_HTTP_OK, resp);
+        MHD_destroy_response(resp);
+        pump(s);
+        return res;
 }
 
 static bool body_append(struct req *r, const char *data, size_t n, size_t max)
@@ -335,7 +549,7 @@ static enum MHD_Result first_call(struct serve *s, struct req *r, const char *ur
         status = serve_route_of(method, path, &r->route, &allow);
         if (status == 404) {
                 r->early_status = 404;
-                r->early_msg = "no such endpoint (POST /run_code, POST /v1/run, GET /v1/health, GET /metrics)";
+                r->early_msg = "no such endpoint (POST /run_code, POST /v1/run, POST /v1/batch, GET /v1/health, GET /metrics)";
         } else if (status == 405) {
                 r->early_status = 405;
                 r->early_msg = allow && strcmp(allow, "GET") == 0 ? "use GET" : "use POST";
@@ -443,6 +657,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         }
         if (r->route == ROUTE_METRICS)
                 return respond_metrics(s, c);
+        if (r->route == ROUTE_V1_BATCH)
+                return submit_batch(s, r);
         return submit(s, r);
 }
 
@@ -455,10 +671,16 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
         track_reading(c, true);   /* kept alive: the next request's deadline starts now */
         if (!r)
                 return;
-        if (r->in_engine)
-                unlink_req(s, r);   /* its line, when it comes, finds no one */
+        /* Its jobs still in the engine run on (nothing cancels one job of
+         * a batch engine); their lines, when they come, find no one. */
+        for (struct job_ref *ref = s->inflight; ref; ref = ref->next)
+                if (ref->r == r)
+                        ref->r = NULL;
+        drop_todo(s, r, NULL);
         json_decref(r->answer);
         json_decref(r->client_id);
+        free(r->todo);
+        free(r->out);
         free(r->body);
         free(r);
         *con_cls = NULL;
@@ -497,7 +719,7 @@ static void on_signal(struct serve *s, int sfd)
                         /* A second signal: what is left is cancelled, each
                          * answered as cancelled when the engine has stopped. */
                         s->drain = CANCELLING;
-                        s->cancelled_some = s->n_inflight > 0;
+                        s->cancelled_some = s->n_inflight > 0 || s->n_todo > 0;
                         fprintf(stderr, "nsbox serve: cancelling the %u job(s) left\n", s->n_inflight);
                         if (s->eng.pid > 0)
                                 kill(s->eng.pid, SIGTERM);
@@ -523,7 +745,7 @@ static int engine_ended(struct serve *s)
 
 static int drain_done(struct serve *s)
 {
-        if (s->drain == RUNNING || s->n_inflight)
+        if (s->drain == RUNNING || s->n_inflight || s->n_todo)
                 return 0;
         if (s->eng.in_fd >= 0 && s->eng.olen == 0)
                 serve_engine_close_input(&s->eng);   /* no job left: the engine ends */

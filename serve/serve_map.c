@@ -114,6 +114,25 @@ json_t *serve_map_v1_run(const json_t *line, const json_t *client_id)
         return j;
 }
 
+json_t *serve_map_batch_line(const json_t *line, const json_t *client_id, size_t body_line)
+{
+        json_t *j = serve_map_v1_run(line, client_id);
+
+        if (j && json_object_set_new(j, "batch", json_pack("{s:I}", "line", (json_int_t) body_line))) {
+                json_decref(j);
+                return NULL;
+        }
+        return j;
+}
+
+json_t *serve_batch_error_line(const json_t *client_id, size_t body_line, const char *status, const char *stage,
+                               const char *message)
+{
+        return json_pack("{s:O?,s:s,s:s,s:{s:s,s:s},s:s,s:i,s:{s:I}}", "id", (json_t *) client_id, "schema",
+                         "nsbox.result/1", "status", status, "error", "stage", stage, "message", message, "outcome",
+                         "error", "label", 0, "batch", "line", (json_int_t) body_line);
+}
+
 /* ---- /metrics ---- */
 
 static const char *const status_names[8] = { "exited", "signaled", "limit", "cancelled", "error",

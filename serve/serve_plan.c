@@ -20,6 +20,7 @@ const char serve_usage[] =
         "\n"
         "An HTTP service that runs each request's job in its own sandbox through `nsbox batch`:\n"
         "POST /run_code (SandboxFusion's request and response), POST /v1/run (one batch job line),\n"
+        "POST /v1/batch (JSON Lines in, result lines streamed out as jobs end),\n"
         "GET /v1/health, GET /metrics. docs/serve.md.\n"
         "\n"
         "  --listen unix:PATH      default $XDG_RUNTIME_DIR/nsbox/nsbox.sock (mode 0600, directory 0700)\n"
@@ -251,6 +252,7 @@ static const struct {
 } routes[] = {
         { "/run_code", "POST", ROUTE_RUN_CODE },
         { "/v1/run", "POST", ROUTE_V1_RUN },
+        { "/v1/batch", "POST", ROUTE_V1_BATCH },
         { "/v1/health", "GET", ROUTE_HEALTH },
         { "/metrics", "GET", ROUTE_METRICS },
 };

@@ -259,11 +259,93 @@ class ServeUnix(SandboxTest):
         self.assertIn(b"--no-such-option", r.stderr)
         self.assertIn(b"the job engine", r.stderr)
 
+    def batch(self, s, lines):
+        body = "".join((l if isinstance(l, str) else json.dumps(l)) + "\n" for l in lines).encode()
+        c = s.conn()
+        c.request("POST", "/v1/batch", body=body, headers={"Content-Type": "application/x-ndjson"})
+        r = c.getresponse()
+        self.assertEqual(r.status, 200)
+        self.assertEqual(r.getheader("Content-Type"), "application/x-ndjson")
+        out = [json.loads(l) for l in r.read().decode().splitlines()]
+        c.close()
+        return out
+
+    def test_v1_batch_streams_every_line(self):
+        # more lines than -j plus --queue: the rest wait, none is refused
+        s = self.service("-j", "1", "--queue", "0")
+        lines = [{"id": "slow", "kind": "python", "code": "import time; time.sleep(1); print('s')"},
+                 "",
+                 {"id": 2, "kind": "python", "code": "print(2)"},
+                 "not json",
+                 {"kind": "run", "argv": ["/bin/echo", "r"]},
+                 {"id": "bad", "kind": "python", "cod": "x"},
+                 {"id": "j", "kind": "judge", "spec": {"program": {"source": "print(input())"},
+                                                      "cases": [{"name": "e", "stdin": "x\n",
+                                                                 "expect": {"stdout": {"equals": "x\n"}}}]}},
+                 {"id": "host", "kind": "judge", "spec": {"program": {"path": "/etc/passwd"}, "cases": [{"name": "a"}]}}]
+        lines += [{"id": "n%d" % i, "kind": "python", "code": "print(%d)" % i} for i in range(6)]
+        out = self.batch(s, lines)
+        self.assertEqual(len(out), len(lines) - 1, out)   # the blank line is skipped
+        by_line = {d["batch"]["line"]: d for d in out}
+        self.assertEqual((by_line[1]["id"], by_line[1]["stdout"]["text"]), ("slow", "s\n"))
+        self.assertEqual((by_line[3]["id"], by_line[3]["outcome"]), (2, "pass"))
+        self.assertEqual((by_line[4]["id"], by_line[4]["status"], by_line[4]["outcome"]), (None, "error", "error"))
+        self.assertIn("line 4: the body is not JSON", by_line[4]["error"]["message"])
+        self.assertNotIn("id", by_line[5])
+        self.assertEqual(by_line[5]["stdout"]["text"], "r\n")
+        self.assertIn('line 6: unknown key "cod"', by_line[6]["error"]["message"])
+        self.assertEqual((by_line[7]["id"], by_line[7]["verdict"]), ("j", "pass"))
+        self.assertIn("program.path", by_line[8]["error"]["message"])
+        for i in range(6):
+            self.assertEqual(by_line[9 + i]["stdout"]["text"], "%d\n" % i)
+        # completion order: the slow job's line comes after quicker ones sent after it
+        self.assertNotEqual(out[0]["batch"]["line"], 1)
+
+    def test_v1_batch_drains_and_survives_a_client_gone(self):
+        s = self.service("-j", "1", "--queue", "0")
+        # a client that leaves half-way: its lines are dropped, the service goes on
+        c = s.conn()
+        body = "".join(json.dumps({"id": i, "kind": "python", "code": "import time; time.sleep(0.3)"}) + "\n"
+                       for i in range(4)).encode()
+        c.request("POST", "/v1/batch", body=body)
+        c.close()
+        # the line running ends, the service finds the client gone, the rest is never sent
+        for _ in range(200):
+            h = s.health()[1]
+            if h["in_flight"] == 0 and h["batch_waiting"] == 0:
+                break
+            time.sleep(0.05)
+        self.assertEqual((h["in_flight"], h["batch_waiting"]), (0, 0))
+        m = s.conn()
+        m.request("GET", "/metrics")
+        text = m.getresponse().read().decode()
+        m.close()
+        ran = int(text.split('nsbox_serve_jobs_total{status="exited"} ')[1].split("\n")[0])
+        self.assertLess(ran, 4, "lines of a client gone were still run")
+        self.assertEqual(s.run_code("print(1)")["status"], "Success")
+        out = {}
+
+        def run():
+            out["lines"] = self.batch(s, [{"id": i, "kind": "python", "code": "import time; time.sleep(0.3); print(%d)" % i}
+                                          for i in range(4)])
+
+        t = threading.Thread(target=run)
+        t.start()
+        for _ in range(200):
+            h = s.health()[1]
+            if h["in_flight"] == 1 and h["batch_waiting"] == 3:
+                break
+            time.sleep(0.02)
+        s.proc.send_signal(signal.SIGTERM)   # the batch was taken: every line of it completes
+        t.join(60)
+        self.assertEqual(sorted(d["stdout"]["text"] for d in out["lines"]), ["%d\n" % i for i in range(4)])
+        self.assertEqual(s.stop(None), 0, s.log)
+
     def test_health_and_metrics(self):
         s = self.service("-j", "3", "--queue", "5")
         status, js, _ = s.health()
         self.assertEqual(status, 200)
-        self.assertEqual((js["ready"], js["jobs"], js["queue"], js["in_flight"]), (True, 3, 5, 0))
+        self.assertEqual((js["ready"], js["jobs"], js["queue"], js["in_flight"], js["batch_waiting"]), (True, 3, 5, 0, 0))
         s.run_code("print(1)")
         s.call("POST", "/run_code", raw=b"{")
         c = s.conn()

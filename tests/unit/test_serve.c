@@ -133,6 +133,8 @@ static void routes(void **state)
         assert_int_equal(serve_route_of("GET", "/v1/health", &r, &allow), 200);
         assert_int_equal(serve_route_of("GET", "/metrics", &r, &allow), 200);
         assert_int_equal(r, ROUTE_METRICS);
+        assert_int_equal(serve_route_of("POST", "/v1/batch", &r, &allow), 200);
+        assert_int_equal(r, ROUTE_V1_BATCH);
         assert_int_equal(serve_route_of("GET", "/run_code", &r, &allow), 405);
         assert_string_equal(allow, "POST");
         assert_int_equal(serve_route_of("POST", "/v1/health", &r, &allow), 405);
@@ -348,6 +350,29 @@ static void bad_request_lines(void **state)
         json_decref(cid);
 }
 
+static void batch_lines(void **state)
+{
+        json_t *ran = json_loads(LINE("\"status\":\"exited\",\"exit_code\":0"), 0, NULL);
+        json_t *cid = json_string("c"), *l;
+
+        (void) state;
+        l = serve_map_batch_line(ran, cid, 9);
+        assert_string_equal(json_string_value(json_object_get(l, "id")), "c");
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(l, "batch"), "line")), 9);
+        assert_null(json_object_get(json_object_get(l, "batch"), "start_ms"));
+        json_decref(l);
+        l = serve_batch_error_line(NULL, 4, "cancelled", "supervise", "cancelled: stopped");
+        assert_true(json_is_null(json_object_get(l, "id")));
+        assert_string_equal(json_string_value(json_object_get(l, "status")), "cancelled");
+        assert_string_equal(json_string_value(json_object_get(l, "outcome")), "error");
+        assert_int_equal(json_integer_value(json_object_get(l, "label")), 0);
+        assert_string_equal(json_string_value(json_object_get(json_object_get(l, "error"), "stage")), "supervise");
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(l, "batch"), "line")), 4);
+        json_decref(l);
+        json_decref(ran);
+        json_decref(cid);
+}
+
 static void metrics(void **state)
 {
         struct serve_metrics m;
@@ -393,6 +418,7 @@ int main(void)
                 cmocka_unit_test(run_code_verl_request), cmocka_unit_test(run_code_refusals),
                 cmocka_unit_test(v1_run),               cmocka_unit_test(mapping_table),
                 cmocka_unit_test(bad_request_lines),    cmocka_unit_test(metrics),
+                cmocka_unit_test(batch_lines),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
