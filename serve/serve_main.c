@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "serve/serve.h"
-#include "serve/serve_http.h"
+#include "serve/serve_loop.h"
 #include "serve/serve_listen.h"
 #include "util/error.h"
 #include "util/exitcode.h"
@@ -36,7 +36,7 @@ int serve_main(int argc, char **argv)
             (!o.token_file || serve_token_load(o.token_file, &token, &token_len, &e) == 0) &&
             (fd = n_activated ? serve_listen_inherited(&o, where, sizeof where, &e)
                               : serve_listen_open(&o, where, sizeof where, &e)) >= 0)
-                r = serve_http_run(&o, fd, token, token_len, where, &e);
+                r = serve_loop_run(&o, fd, token, token_len, where, &e);
         if (token) {
                 explicit_bzero(token, token_len);
                 free(token);
