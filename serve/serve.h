@@ -18,8 +18,11 @@
  *   - a request never names a host file (judge program.path, a profile):
  *     the engine would read it with the service's rights.
  * Layers: serve_plan.c and serve_map.c are pure (cmocka: tests/unit/
- * test_serve.c); serve_engine.c spawns and feeds the engine; serve_http.c
- * is libmicrohttpd and the loop; serve_main.c is the nsbox-serve program.
+ * test_serve.c); serve_engine.c spawns and feeds the engine; serve_listen.c
+ * makes the socket; serve_http.c is libmicrohttpd's callbacks, serve_jobs.c
+ * the jobs in the engine, serve_loop.c the loop (serve_state.h between
+ * them); serve_main.c is the nsbox-serve program, serve_exec.c nsbox's way
+ * to it.
  */
 #pragma once
 
