@@ -36,6 +36,7 @@
 #define SERVE_DEFAULT_MAX_BODY (16u << 20)
 #define SERVE_MAX_BODY_LIMIT (1u << 30)
 #define SERVE_DEFAULT_READ_DEADLINE_S 60u
+#define SERVE_DEFAULT_ENGINE_ROTATE 100000ul
 
 enum serve_listen_kind { SERVE_LISTEN_UNIX = 0, SERVE_LISTEN_TCP, SERVE_LISTEN_INHERITED /* systemd socket activation */ };
 
@@ -49,6 +50,7 @@ struct serve_opts {
         unsigned jobs;                  /* -j: jobs at once (0: the engine's default, one per CPU) */
         unsigned queue;                 /* requests waiting beyond the running ones, then 503 */
         size_t max_body;                /* request body bound, then 413 */
+        unsigned long engine_rotate;    /* after this many jobs a new engine takes the next ones (0: never) */
         unsigned read_deadline_s;       /* from a connection's start (or its last answer) to a whole request read */
         bool help;                      /* --help: print serve_usage, nothing else */
         bool warm;                      /* --warm for the engine (default on; --cold turns it off) */

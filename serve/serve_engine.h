@@ -24,6 +24,9 @@ struct serve_engine {
         size_t olen, ocap;
         char *ibuf;                     /* what was read past the last whole line */
         size_t ilen, icap;
+        unsigned gen;                   /* which engine of the service's life (set by the caller) */
+        double started_ms;
+        unsigned long sent;             /* job lines sent to it */
 };
 
 int serve_engine_start(struct serve_engine *eng, const struct serve_opts *o, struct nsb_error *e);

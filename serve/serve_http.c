@@ -75,16 +75,17 @@ static enum MHD_Result respond_error(struct serve *s, struct MHD_Connection *c, 
         return respond(s, c, status, serve_error_body(status, msg), allow);
 }
 
-static json_t *health(const struct serve *s)
+static json_t *health(struct serve *s)
 {
         const char *why = s->drain != RUNNING ? "the service is stopping (draining)"
-                          : s->eng.pid <= 0   ? "the job engine is not running"
+                          : !serve_cur_engine(s) ? "the job engine is not running"
                                               : NULL;
 
         /* jobs: the engine's -j as it runs (its default: the CPUs) */
-        return json_pack("{s:b,s:s?,s:i,s:i,s:i,s:I,s:b}", "ready", why == NULL, "reason", why, "jobs",
+        return json_pack("{s:b,s:s?,s:i,s:i,s:i,s:I,s:b,s:i}", "ready", why == NULL, "reason", why, "jobs",
                          (int) (s->capacity - s->o->queue), "queue", (int) s->o->queue, "in_flight",
-                         (int) s->n_inflight, "batch_waiting", (json_int_t) s->n_todo, "warm", s->o->warm);
+                         (int) s->n_inflight, "batch_waiting", (json_int_t) s->n_todo, "warm", s->o->warm,
+                         "engines_started", (int) s->next_gen);
 }
 
 static enum MHD_Result respond_metrics(struct serve *s, struct MHD_Connection *c)
@@ -116,7 +117,7 @@ static enum MHD_Result submit(struct serve *s, struct req *r)
 
         if (s->drain != RUNNING)
                 return respond_error(s, r->conn, 503, "the service is stopping: no new jobs", NULL);
-        if (s->eng.pid <= 0 || s->eng.in_fd < 0)
+        if (!serve_cur_engine(s))
                 return respond_error(s, r->conn, 503, "the job engine is not running", NULL);
         /* The bound: -j running plus --queue waiting (the engine reads a line
          * only when a worker is free; the rest wait in its pipe and ours). */
@@ -366,7 +367,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (r->too_big)
                 return respond_error(s, c, 413, "the body is larger than --max-body", NULL);
         if (r->route == ROUTE_HEALTH) {
-                bool ready = s->drain == RUNNING && s->eng.pid > 0;
+                bool ready = s->drain == RUNNING && serve_cur_engine(s);
                 return respond(s, c, ready ? 200 : 503, health(s), NULL);
         }
         if (r->route == ROUTE_METRICS)

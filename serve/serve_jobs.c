@@ -23,14 +23,15 @@ double serve_now_ms(void)
         return (double) t.tv_sec * 1e3 + (double) t.tv_nsec / 1e6;
 }
 
-static struct job_ref *ref_add(struct serve *s, json_int_t id, struct req *r, json_t *client_id, size_t line)
+static struct job_ref *ref_add(struct serve *s, json_int_t id, struct req *r, json_t *client_id, size_t line,
+                               unsigned gen)
 {
         struct job_ref *ref = calloc(1, sizeof *ref);
 
         if (!ref)
                 return NULL;
         *ref = (struct job_ref){ .id = id, .r = r, .client_id = client_id ? json_incref(client_id) : NULL,
-                                 .line = line, .t0_ms = serve_now_ms(), .next = s->inflight };
+                                 .line = line, .t0_ms = serve_now_ms(), .gen = gen, .next = s->inflight };
         s->inflight = ref;
         s->n_inflight++;
         return ref;
@@ -146,21 +147,30 @@ static void drop_todo(struct serve *s, struct req *r, const char *why)
                 }
 }
 
-/* Every request still waiting gets its answer: no job will end. */
-void serve_jobs_fail(struct serve *s, const char *why)
+/* The jobs of engine @gen (-1: all, and every batch line not sent) end
+ * as @why: each request gets its answer. */
+void serve_jobs_fail(struct serve *s, int gen, const char *why)
 {
-        while (s->batches)
-                drop_todo(s, s->batches, why);
-        while (s->inflight) {
-                struct job_ref *ref = ref_take(s, s->inflight->id);
+        if (gen < 0)
+                while (s->batches)
+                        drop_todo(s, s->batches, why);
+        for (struct job_ref **p = &s->inflight; *p;) {
+                struct job_ref *ref = *p;
                 struct req *r = ref->r;
 
+                if (gen >= 0 && ref->gen != (unsigned) gen) {
+                        p = &ref->next;
+                        continue;
+                }
+                *p = ref->next;
+                s->n_inflight--;
                 if (r && r->route == ROUTE_RUN_CODE)
                         answer(r, MHD_HTTP_OK, serve_map_run_code_error(why));
                 else if (r && r->route == ROUTE_V1_RUN)
                         answer(r, MHD_HTTP_SERVICE_UNAVAILABLE, serve_error_body(503, why));
                 else if (r)
-                        serve_jobs_stream_line(r, serve_batch_error_line(ref->client_id, ref->line, "cancelled", "supervise", why));
+                        serve_jobs_stream_line(r, serve_batch_error_line(ref->client_id, ref->line, "cancelled",
+                                                                         "supervise", why));
                 ref_free(ref);
         }
 }
@@ -168,6 +178,7 @@ void serve_jobs_fail(struct serve *s, const char *why)
 /* @job (its id set here) to the engine, answered to @r. */
 int serve_jobs_send(struct serve *s, json_t *job, struct req *r, json_t *client_id, size_t line)
 {
+        struct serve_engine *eng = serve_cur_engine(s);
         json_int_t id = ++s->next_id;
         AUTOFREE char *text = NULL;
         size_t n;
@@ -176,16 +187,20 @@ int serve_jobs_send(struct serve *s, json_t *job, struct req *r, json_t *client_
                 return -ENOMEM;
         n = strlen(text);
         text[n] = '\n';
-        if (serve_engine_send(&s->eng, text, n + 1) < 0)
+        if (!eng || serve_engine_send(eng, text, n + 1) < 0)
                 return -EPIPE;
-        return ref_add(s, id, r, client_id, line) ? 0 : -ENOMEM;
+        if (!ref_add(s, id, r, client_id, line, eng->gen))
+                return -ENOMEM;
+        eng->sent++;
+        serve_loop_maybe_rotate(s);
+        return 0;
 }
 
 /* Batch lines go to the engine while it has room, oldest batch first.
  * Single requests that find no room get 503; a batch's lines wait. */
 void serve_jobs_pump(struct serve *s)
 {
-        while (s->batches && s->n_inflight < s->capacity && s->eng.pid > 0 && s->eng.in_fd >= 0) {
+        while (s->batches && s->n_inflight < s->capacity && serve_cur_engine(s)) {
                 struct req *r = s->batches;
                 struct todo *t = &r->todo[r->next_todo];
 

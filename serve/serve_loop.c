@@ -50,6 +50,13 @@ static void start_drain(struct serve *s)
         fprintf(stderr, "nsbox serve: stopping: %u job(s) in flight finish, new ones are refused\n", s->n_inflight);
 }
 
+static void kill_engines(struct serve *s)
+{
+        for (unsigned i = 0; i < SERVE_ENGINES; i++)
+                if (s->eng[i].pid > 0)
+                        kill(s->eng[i].pid, SIGTERM);
+}
+
 static void on_signal(struct serve *s, int sfd)
 {
         struct signalfd_siginfo si;
@@ -59,59 +66,146 @@ static void on_signal(struct serve *s, int sfd)
                         start_drain(s);
                 } else if (s->drain == DRAINING) {
                         /* A second signal: what is left is cancelled, each
-                         * answered as cancelled when the engine has stopped. */
+                         * answered as cancelled when its engine has stopped
+                         * (SIGTERM is batch's cancel). */
                         s->drain = CANCELLING;
                         s->cancelled_some = s->n_inflight > 0 || s->n_todo > 0;
                         fprintf(stderr, "nsbox serve: cancelling the %u job(s) left\n", s->n_inflight);
-                        if (s->eng.pid > 0)
-                                kill(s->eng.pid, SIGTERM);
+                        kill_engines(s);
+                        serve_jobs_fail(s, -1, "cancelled: the service was stopped before this job ended");
                 }
         }
 }
 
-static int engine_ended(struct serve *s)
+static int start_engine(struct serve *s, unsigned slot, struct nsb_error *e)
 {
-        s->engine_status = serve_engine_reap(&s->eng);
-        serve_jobs_fail(s, s->drain == CANCELLING ? "cancelled: the service was stopped before this job ended"
-                                                : "the job engine ended before this job did");
+        if (serve_engine_start(&s->eng[slot], s->o, e) < 0)
+                return -EIO;
+        s->eng[slot].gen = s->next_gen++;
+        s->eng[slot].started_ms = serve_now_ms();
+        s->cur = slot;
+        return 0;
+}
+
+void serve_loop_maybe_rotate(struct serve *s)
+{
+        struct serve_engine *old = &s->eng[s->cur];
+        struct nsb_error e;
+        unsigned slot = s->cur;
+
+        if (!s->o->engine_rotate || old->sent < s->o->engine_rotate || s->drain != RUNNING)
+                return;
+        /* The engine remembers every id it ran (batch refuses a duplicate),
+         * a few bytes a job: a service that runs for months hands its new
+         * jobs to a new engine; the old one ends when its last jobs have. */
+        for (unsigned i = 0; i < SERVE_ENGINES; i++)
+                if (s->eng[i].pid <= 0 && s->eng[i].out_fd < 0) {
+                        slot = i;
+                        break;
+                }
+        if (slot == s->cur)
+                return;   /* three still ending: later */
+        nsb_error_clear(&e);
+        if (start_engine(s, slot, &e) < 0) {
+                s->cur = (unsigned) (old - s->eng);
+                fprintf(stderr, "nsbox serve: a new engine could not start (%s); the current one goes on\n", e.msg);
+                old->sent = 0;
+                return;
+        }
+        if (old->olen == 0)
+                serve_engine_close_input(old);
+}
+
+/* Engine @i has ended (its stdout closed). 1: the current engine ended on
+ * its own and a new one must start; -1: it ended at once (its options, the
+ * host): the service stops; 0: nothing to do. */
+static int engine_ended(struct serve *s, unsigned i)
+{
+        struct serve_engine *eng = &s->eng[i];
+        unsigned gen = eng->gen;
+        bool current = i == s->cur, at_once = serve_now_ms() - eng->started_ms < 1000.0;
+        int status = serve_engine_reap(eng);
+
+        serve_jobs_fail(s, (int) gen, s->drain == CANCELLING ? "cancelled: the service was stopped before this job ended"
+                                                            : "the job engine ended before this job did");
+        if (!current)
+                return 0;
+        s->engine_status = status;
         if (s->drain != RUNNING)
                 return 0;
-        if (serve_now_ms() - s->engine_started_ms < 1000.0) {
-                /* it ended at once: its options (after `--`) or the host */
+        if (at_once) {
                 s->engine_failed = true;
                 return -1;
         }
-        fprintf(stderr, "nsbox serve: the job engine ended (wait status %d); starting a new one\n", s->engine_status);
+        fprintf(stderr, "nsbox serve: the job engine ended (wait status %d); starting a new one\n", status);
         return 1;
+}
+
+static bool engines_running(const struct serve *s)
+{
+        for (unsigned i = 0; i < SERVE_ENGINES; i++)
+                if (s->eng[i].pid > 0)
+                        return true;
+        return false;
 }
 
 static int drain_done(struct serve *s)
 {
         if (s->drain == RUNNING || s->n_inflight || s->n_todo)
                 return 0;
-        if (s->eng.in_fd >= 0 && s->eng.olen == 0)
-                serve_engine_close_input(&s->eng);   /* no job left: the engine ends */
-        if (s->eng.pid > 0)
+        for (unsigned i = 0; i < SERVE_ENGINES; i++)
+                if (s->eng[i].in_fd >= 0 && s->eng[i].olen == 0)
+                        serve_engine_close_input(&s->eng[i]);   /* no job left: the engine ends */
+        if (engines_running(s))
                 return 0;
         if (s->drained_at_ms == 0)
                 s->drained_at_ms = serve_now_ms();
         return connections(s) == 0 || serve_now_ms() - s->drained_at_ms > DRAIN_GRACE_MS;
 }
 
+/* One turn's engine I/O: write what waits, read what came, and what an
+ * ended engine means. */
+static int engine_io(struct serve *s, const struct pollfd *p, const int *i_in, const int *i_out, struct nsb_error *e)
+{
+        for (unsigned i = 0; i < SERVE_ENGINES; i++) {
+                struct serve_engine *eng = &s->eng[i];
+                int k;
+
+                if (i_in[i] >= 0 && p[i_in[i]].revents) {
+                        (void) serve_engine_flush(eng);   /* a closed pipe shows as EOF on its stdout */
+                        if (i != s->cur && eng->olen == 0)
+                                serve_engine_close_input(eng);   /* rotated out, all its lines sent */
+                }
+                if (i_out[i] < 0 || !p[i_out[i]].revents || serve_engine_read(eng, serve_jobs_on_line, s) != 0)
+                        continue;
+                k = engine_ended(s, i);
+                if (k > 0 && start_engine(s, i, e) < 0)
+                        return -EIO;
+                if (k > 0)
+                        serve_jobs_pump(s);   /* batch lines wait for it */
+                if (k < 0)
+                        start_drain(s);
+        }
+        return 0;
+}
+
 static int loop(struct serve *s, int sfd, int mhd_fd, struct nsb_error *e)
 {
         for (;;) {
-                struct pollfd p[4];
+                struct pollfd p[2 + 2 * SERVE_ENGINES];
+                int i_out[SERVE_ENGINES], i_in[SERVE_ENGINES], timeout = -1;
                 nfds_t n = 0;
-                int i_out = -1, i_in = -1, timeout = -1;
                 MHD_UNSIGNED_LONG_LONG to;
 
                 p[n++] = (struct pollfd){ sfd, POLLIN, 0 };
                 p[n++] = (struct pollfd){ mhd_fd, POLLIN, 0 };
-                if (s->eng.out_fd >= 0)
-                        p[i_out = (int) n++] = (struct pollfd){ s->eng.out_fd, POLLIN, 0 };
-                if (s->eng.in_fd >= 0 && s->eng.olen)
-                        p[i_in = (int) n++] = (struct pollfd){ s->eng.in_fd, POLLOUT, 0 };
+                for (unsigned i = 0; i < SERVE_ENGINES; i++) {
+                        i_out[i] = i_in[i] = -1;
+                        if (s->eng[i].out_fd >= 0)
+                                p[i_out[i] = (int) n++] = (struct pollfd){ s->eng[i].out_fd, POLLIN, 0 };
+                        if (s->eng[i].in_fd >= 0 && s->eng[i].olen)
+                                p[i_in[i] = (int) n++] = (struct pollfd){ s->eng[i].in_fd, POLLOUT, 0 };
+                }
                 if (MHD_get_timeout(s->d, &to) == MHD_YES)
                         timeout = to > 60000 ? 60000 : (int) to;
                 if (s->drain != RUNNING && (timeout < 0 || timeout > 100))
@@ -122,17 +216,8 @@ static int loop(struct serve *s, int sfd, int mhd_fd, struct nsb_error *e)
                         return nsb_fail(e, NSB_STAGE_SUPERVISE, errno, "poll");
                 if (p[0].revents)
                         on_signal(s, sfd);
-                if (i_in >= 0 && p[i_in].revents)
-                        (void) serve_engine_flush(&s->eng);   /* a closed pipe shows as EOF on its stdout */
-                if (i_out >= 0 && p[i_out].revents && serve_engine_read(&s->eng, serve_jobs_on_line, s) == 0) {
-                        int k = engine_ended(s);
-                        if (k > 0 && serve_engine_start(&s->eng, s->o, e) < 0)
-                                return -EIO;
-                        if (k > 0)
-                                s->engine_started_ms = serve_now_ms();
-                        if (k < 0)
-                                start_drain(s);
-                }
+                if (engine_io(s, p, i_in, i_out, e) < 0)
+                        return -EIO;
                 MHD_run(s->d);
                 serve_http_enforce_read_deadline(s);
                 if (drain_done(s))
@@ -164,26 +249,27 @@ int serve_loop_run(const struct serve_opts *o, int listen_fd, const char *token,
                 close(listen_fd);
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "signalfd");
         }
-        if (serve_engine_start(&s.eng, o, e) < 0) {
+        for (unsigned i = 0; i < SERVE_ENGINES; i++)
+                s.eng[i] = (struct serve_engine){ .in_fd = -1, .out_fd = -1 };
+        if (start_engine(&s, 0, e) < 0) {
                 close(listen_fd);
                 return -EIO;
         }
-        s.engine_started_ms = serve_now_ms();
         s.d = serve_http_start(&s, listen_fd);
         if (!s.d || !(info = MHD_get_daemon_info(s.d, MHD_DAEMON_INFO_EPOLL_FD))) {
                 close(listen_fd);
-                serve_engine_close_input(&s.eng);
-                serve_engine_reap(&s.eng);
+                serve_engine_close_input(&s.eng[0]);
+                serve_engine_reap(&s.eng[0]);
                 return nsb_fail(e, NSB_STAGE_PREPARE, EIO, "libmicrohttpd could not start on %s", where);
         }
         fprintf(stderr, "nsbox serve: listening on %s (-j %u, queue %u, %s)\n", where, o->jobs, o->queue,
                 o->warm ? "warm" : "cold");
         r = loop(&s, sfd, info->epoll_fd, e);
-        if (s.eng.pid > 0) {
-                kill(s.eng.pid, SIGTERM);
-                s.engine_status = serve_engine_reap(&s.eng);
-        }
-        serve_jobs_fail(&s, "the service stopped");
+        kill_engines(&s);
+        for (unsigned i = 0; i < SERVE_ENGINES; i++)
+                if (s.eng[i].pid > 0 || s.eng[i].out_fd >= 0)
+                        serve_engine_reap(&s.eng[i]);
+        serve_jobs_fail(&s, -1, "the service stopped");
         MHD_stop_daemon(s.d);
         if (s.unix_path && s.drain == RUNNING)
                 unlink(s.unix_path);

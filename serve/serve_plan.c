@@ -32,6 +32,7 @@ const char serve_usage[] =
         "  --read-deadline SECONDS a whole request (headers and body) must arrive within this (default 60),\n"
         "                          however slowly it trickles in; else the connection is closed\n"
         "  --warm, --cold          start python jobs warm (default) or cold\n"
+        "  --engine-rotate N       a new engine (nsbox batch) after N jobs (default 100000; 0: never)\n"
         "  -- OPTIONS              passed to `nsbox batch` for every job (--memory 256M, --wall-time 10s, ...)\n"
         "\n"
         "SIGTERM drains (running and queued jobs finish, new requests get 503; exit 0);\n"
@@ -133,6 +134,7 @@ int serve_opts_parse(int argc, char **argv, const char *xdg, bool activated, str
         o->queue = SERVE_DEFAULT_QUEUE;
         o->max_body = SERVE_DEFAULT_MAX_BODY;
         o->read_deadline_s = SERVE_DEFAULT_READ_DEADLINE_S;
+        o->engine_rotate = SERVE_DEFAULT_ENGINE_ROTATE;
         o->warm = true;
         for (i = 1; i < argc; i++) {
                 const char *a = argv[i];
@@ -174,6 +176,11 @@ int serve_opts_parse(int argc, char **argv, const char *xdg, bool activated, str
                         if (n < 1024)
                                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--max-body: at least 1024 bytes");
                         o->max_body = (size_t) n;
+                } else if (is_flag(a, "--engine-rotate")) {
+                        if (take_value(argc, argv, &i, &v, e) < 0 ||
+                            parse_uint("--engine-rotate", v, 1000000000ull, &n, e) < 0)
+                                return -EINVAL;
+                        o->engine_rotate = (unsigned long) n;
                 } else if (is_flag(a, "--read-deadline")) {
                         if (take_value(argc, argv, &i, &v, e) < 0 ||
                             parse_uint("--read-deadline", v, 3600, &n, e) < 0)
@@ -191,7 +198,7 @@ int serve_opts_parse(int argc, char **argv, const char *xdg, bool activated, str
                 } else {
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                         "serve: unknown option '%.64s' (serve takes --listen, --token-file, -j, "
-                                        "--queue, --max-body, --read-deadline, --warm, --cold; options for the jobs go after `--`, "
+                                        "--queue, --max-body, --read-deadline, --engine-rotate, --warm, --cold; options for the jobs go after `--`, "
                                         "as `nsbox batch` takes them)", a);
                 }
         }

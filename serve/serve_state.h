@@ -19,6 +19,8 @@
 
 enum drain { RUNNING = 0, DRAINING, CANCELLING };
 
+#define SERVE_ENGINES 4                 /* the current engine and up to three rotated out, still ending */
+
 struct req {
         struct serve *s;
         struct MHD_Connection *conn;
@@ -58,6 +60,7 @@ struct job_ref {
         json_t *client_id;              /* /v1/batch: the id the client gave this line */
         size_t line;                    /* /v1/batch: the body's line */
         double t0_ms;                   /* when it went to the engine */
+        unsigned gen;                   /* the engine it went to */
         struct job_ref *next;
 };
 
@@ -73,7 +76,11 @@ struct conn_track {
 struct serve {
         const struct serve_opts *o;
         struct MHD_Daemon *d;
-        struct serve_engine eng;
+        /* The engines: @cur takes new jobs; the others were rotated out
+         * (stdin closed) and end when their last jobs have. */
+        struct serve_engine eng[SERVE_ENGINES];
+        unsigned cur;
+        unsigned next_gen;
         const char *token;
         size_t token_len;
         struct job_ref *inflight;       /* jobs in the engine */
@@ -85,7 +92,6 @@ struct serve {
         double drained_at_ms;           /* when the last answer of a drain was handed to MHD; 0: not yet */
         int engine_status;              /* its wait status once it ended */
         bool engine_failed;             /* it ended at start (bad options): the service stops */
-        double engine_started_ms;
         bool cancelled_some;            /* a second signal found jobs left */
         unsigned capacity;              /* jobs in flight at most: -j (or the CPUs) + --queue */
         struct serve_metrics metrics;
@@ -95,13 +101,26 @@ struct serve {
 
 double serve_now_ms(void);
 
+/* The engine that takes new jobs; NULL when none runs. */
+static inline struct serve_engine *serve_cur_engine(struct serve *s)
+{
+        struct serve_engine *eng = &s->eng[s->cur];
+        return eng->pid > 0 && eng->in_fd >= 0 ? eng : NULL;
+}
+
 /* serve_jobs.c */
 void serve_jobs_on_line(void *ctx, const char *text, size_t len);   /* an engine result line */
-void serve_jobs_fail(struct serve *s, const char *why);            /* every job left ends as @why */
+/* Every job of engine generation @gen (-1: of every engine, and the batch
+ * lines not sent yet) ends as @why. */
+void serve_jobs_fail(struct serve *s, int gen, const char *why);
 int serve_jobs_send(struct serve *s, json_t *job, struct req *r, json_t *client_id, size_t line);
 void serve_jobs_pump(struct serve *s);                             /* batch lines, while the engine has room */
 void serve_jobs_stream_line(struct req *r, json_t *line);          /* a /v1/batch answer line (stolen) */
 void serve_jobs_forget(struct serve *s, struct req *r);            /* @r completed: its jobs answer no one */
+
+/* serve_loop.c: after a job was sent, a new engine if the current one has
+ * taken --engine-rotate jobs. */
+void serve_loop_maybe_rotate(struct serve *s);
 
 /* serve_http.c */
 struct MHD_Daemon *serve_http_start(struct serve *s, int listen_fd);

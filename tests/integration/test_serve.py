@@ -66,6 +66,18 @@ def descendants(pid):
     return out
 
 
+def children_of(pid):
+    out = []
+    for p in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/stat" % p) as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(p))
+        except (OSError, ValueError, IndexError):
+            pass
+    return out
+
+
 def cmdline(pid):
     try:
         with open("/proc/%d/cmdline" % pid, "rb") as f:
@@ -340,6 +352,29 @@ class ServeUnix(SandboxTest):
         t.join(60)
         self.assertEqual(sorted(d["stdout"]["text"] for d in out["lines"]), ["%d\n" % i for i in range(4)])
         self.assertEqual(s.stop(None), 0, s.log)
+
+    def test_engine_rotation(self):
+        """A new engine every N jobs (the old one ends with its last job):
+        nothing a client sees changes, and old engines do not pile up."""
+        s = self.service("-j", "1", "--engine-rotate", "3")
+        outs = []
+        threads = [threading.Thread(target=lambda i=i: outs.append(s.run_code("print(%d)" % i))) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        for i in range(6):
+            outs.append(s.run_code("print(%d)" % i))
+        self.assertEqual(len(outs), 10)
+        self.assertTrue(all(o["status"] == "Success" for o in outs), outs)
+        self.assertGreaterEqual(s.health()[1]["engines_started"], 4)
+        for _ in range(100):
+            engines = [p for p in descendants(s.proc.pid) if b" batch " in cmdline(p).replace(b"\0", b" ")
+                       and p in children_of(s.proc.pid)]
+            if len(engines) == 1:
+                break
+            time.sleep(0.1)
+        self.assertEqual(len(engines), 1, "rotated-out engines still running")
 
     def test_health_and_metrics(self):
         s = self.service("-j", "3", "--queue", "5")

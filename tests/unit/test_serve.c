@@ -40,6 +40,7 @@ static void opts_default_socket(void **state)
         assert_true(o.warm);
         assert_int_equal(o.queue, SERVE_DEFAULT_QUEUE);
         assert_int_equal(o.read_deadline_s, SERVE_DEFAULT_READ_DEADLINE_S);
+        assert_int_equal(o.engine_rotate, SERVE_DEFAULT_ENGINE_ROTATE);
         serve_opts_free(&o);
 }
 
@@ -85,6 +86,7 @@ static void opts_refusals(void **state)
                 { "--listen", "tcp:h:99999", NULL },   { "-j", "0", NULL },           { "--queue", "-1", NULL },
                 { "--max-body", "10", NULL },          { "--memory", "1G", NULL },    { "-j", NULL, NULL },
                 { "--read-deadline", "0", NULL },      { "--read-deadline", "9999", NULL },
+                { "--engine-rotate", "x", NULL },
         };
         struct serve_opts o;
         struct nsb_error e;
