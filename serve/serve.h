@@ -37,6 +37,7 @@
 #define SERVE_MAX_BODY_LIMIT (1u << 30)
 #define SERVE_DEFAULT_READ_DEADLINE_S 60u
 #define SERVE_DEFAULT_ENGINE_ROTATE 100000ul
+#define SERVE_MAX_PROFILES 8u
 
 enum serve_listen_kind { SERVE_LISTEN_UNIX = 0, SERVE_LISTEN_TCP, SERVE_LISTEN_INHERITED /* systemd socket activation */ };
 
@@ -54,6 +55,10 @@ struct serve_opts {
         unsigned read_deadline_s;       /* from a connection's start (or its last answer) to a whole request read */
         bool help;                      /* --help: print serve_usage, nothing else */
         bool warm;                      /* --warm for the engine (default on; --cold turns it off) */
+        const char *profiles[SERVE_MAX_PROFILES]; /* --profile NAME...: one engine each; a request picks one
+                                                     by its "profile" key (the first by default); none: one
+                                                     engine, the batch default (or `-- --profile P`) */
+        unsigned n_profiles;
         char **engine_args;             /* after `--`: passed to `nsbox batch` unchanged (not owned) */
         size_t n_engine_args;
 };
@@ -92,14 +97,18 @@ bool serve_authorized(const char *token, size_t token_len, const char *authoriza
 
 /* ---- requests → job lines (pure, serve_plan.c) ---- */
 
-/* A SandboxFusion /run_code body → a python job line with id @id. A bad
- * body is -EINVAL with @e naming the key (stage config). */
-int serve_plan_run_code(const char *body, size_t len, json_int_t id, json_t **ret_job, struct nsb_error *e);
+/* A SandboxFusion /run_code body → a python job line with id @id, and
+ * the index in @o->profiles of the profile it names ("profile": an
+ * extension of nsbox's; 0 when it names none). A bad body is -EINVAL with
+ * @e naming the key (stage config). */
+int serve_plan_run_code(const struct serve_opts *o, const char *body, size_t len, json_int_t id, json_t **ret_job,
+                        unsigned *ret_profile, struct nsb_error *e);
 
-/* A /v1/run body (one batch job object) → the same job with id @id;
+/* A /v1/run body (one batch job object) → the same job with id @id and
+ * without its "profile" key (*ret_profile: its index, as above);
  * *ret_client_id is the id it gave (NULL: none), restored in the answer. */
-int serve_plan_v1_run(const char *body, size_t len, json_int_t id, json_t **ret_job, json_t **ret_client_id,
-                      struct nsb_error *e);
+int serve_plan_v1_run(const struct serve_opts *o, const char *body, size_t len, json_int_t id, json_t **ret_job,
+                      json_t **ret_client_id, unsigned *ret_profile, struct nsb_error *e);
 
 /* ---- result lines → responses (pure, serve_map.c) ---- */
 

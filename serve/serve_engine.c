@@ -14,9 +14,9 @@
 #define READ_CHUNK 65536
 
 /* The engine's argv: batch --quiet [-j N] [--warm] [ARGS...] -. */
-static char **engine_argv(const struct serve_opts *o, char *jobs)
+static char **engine_argv(const struct serve_opts *o, unsigned profile, char *jobs)
 {
-        char **av = calloc(8 + o->n_engine_args, sizeof *av);
+        char **av = calloc(10 + o->n_engine_args, sizeof *av);
         size_t n = 0;
 
         if (!av)
@@ -30,6 +30,10 @@ static char **engine_argv(const struct serve_opts *o, char *jobs)
         }
         if (o->warm)
                 av[n++] = (char *) "--warm";
+        if (o->n_profiles) {
+                av[n++] = (char *) "--profile";
+                av[n++] = (char *) o->profiles[profile];
+        }
         for (size_t i = 0; i < o->n_engine_args; i++)
                 av[n++] = o->engine_args[i];
         av[n++] = (char *) "-";
@@ -60,7 +64,7 @@ static __attribute__((noreturn)) void engine_child(char **av, int in_r, int out_
         _exit(127);
 }
 
-int serve_engine_start(struct serve_engine *eng, const struct serve_opts *o, struct nsb_error *e)
+int serve_engine_start(struct serve_engine *eng, const struct serve_opts *o, unsigned profile, struct nsb_error *e)
 {
         int in[2], out[2];
         char jobs[16];
@@ -70,7 +74,7 @@ int serve_engine_start(struct serve_engine *eng, const struct serve_opts *o, str
         memset(eng, 0, sizeof *eng);
         eng->in_fd = eng->out_fd = -1;
         snprintf(jobs, sizeof jobs, "%u", o->jobs);
-        if (!(av = engine_argv(o, jobs)))
+        if (!(av = engine_argv(o, profile, jobs)))
                 return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
         if (pipe2(in, O_CLOEXEC) < 0) {
                 free(av);
@@ -101,6 +105,7 @@ int serve_engine_start(struct serve_engine *eng, const struct serve_opts *o, str
                 return nsb_fail(e, NSB_STAGE_PREPARE, err, "engine: O_NONBLOCK");
         }
         eng->pid = pid;
+        eng->profile = profile;
         eng->in_fd = in[1];
         eng->out_fd = out[0];
         return 0;

@@ -1,5 +1,5 @@
 /* serve/serve_engine.h — the job engine: `nsbox batch --quiet [-j N]
- * [--warm] [ARGS...] -` in a child process, fed one job line at a time on
+ * [--warm] [--profile P] [ARGS...] -` in a child process, fed one job line at a time on
  * its stdin and read one result line at a time (completion order) from its
  * stdout. Syscall layer.
  *
@@ -25,11 +25,13 @@ struct serve_engine {
         char *ibuf;                     /* what was read past the last whole line */
         size_t ilen, icap;
         unsigned gen;                   /* which engine of the service's life (set by the caller) */
+        unsigned profile;               /* its index in opts.profiles (0 when there are none) */
         double started_ms;
         unsigned long sent;             /* job lines sent to it */
 };
 
-int serve_engine_start(struct serve_engine *eng, const struct serve_opts *o, struct nsb_error *e);
+/* Its options: --profile o->profiles[@profile] when the service has profiles. */
+int serve_engine_start(struct serve_engine *eng, const struct serve_opts *o, unsigned profile, struct nsb_error *e);
 /* Queue @len bytes (a whole line, '\n' included). -ENOMEM or -EPIPE. */
 int serve_engine_send(struct serve_engine *eng, const char *line, size_t len);
 /* Write what the pipe takes now. -EPIPE when the engine is gone. */

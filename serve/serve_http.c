@@ -75,17 +75,29 @@ static enum MHD_Result respond_error(struct serve *s, struct MHD_Connection *c, 
         return respond(s, c, status, serve_error_body(status, msg), allow);
 }
 
+static bool engines_ready(struct serve *s)
+{
+        for (unsigned p = 0; p < s->n_profiles; p++)
+                if (!serve_cur_engine(s, p))
+                        return false;
+        return true;
+}
+
 static json_t *health(struct serve *s)
 {
+        json_t *profiles = json_array();
+
+        for (unsigned p = 0; profiles && p < s->o->n_profiles; p++)
+                json_array_append_new(profiles, json_string(s->o->profiles[p]));
         const char *why = s->drain != RUNNING ? "the service is stopping (draining)"
-                          : !serve_cur_engine(s) ? "the job engine is not running"
+                          : !engines_ready(s)    ? "a job engine is not running"
                                               : NULL;
 
         /* jobs: the engine's -j as it runs (its default: the CPUs) */
-        return json_pack("{s:b,s:s?,s:i,s:i,s:i,s:I,s:b,s:i}", "ready", why == NULL, "reason", why, "jobs",
+        return json_pack("{s:b,s:s?,s:i,s:i,s:i,s:I,s:b,s:i,s:o?}", "ready", why == NULL, "reason", why, "jobs",
                          (int) (s->capacity - s->o->queue), "queue", (int) s->o->queue, "in_flight",
                          (int) s->n_inflight, "batch_waiting", (json_int_t) s->n_todo, "warm", s->o->warm,
-                         "engines_started", (int) s->next_gen);
+                         "engines_started", (int) s->next_gen, "profiles", profiles);
 }
 
 static enum MHD_Result respond_metrics(struct serve *s, struct MHD_Connection *c)
@@ -113,22 +125,24 @@ static enum MHD_Result submit(struct serve *s, struct req *r)
 {
         struct nsb_error e;
         AUTO(json_decref) json_t *job = NULL;
+        unsigned profile = 0;
         int k;
 
         if (s->drain != RUNNING)
                 return respond_error(s, r->conn, 503, "the service is stopping: no new jobs", NULL);
-        if (!serve_cur_engine(s))
-                return respond_error(s, r->conn, 503, "the job engine is not running", NULL);
         /* The bound: -j running plus --queue waiting (the engine reads a line
          * only when a worker is free; the rest wait in its pipe and ours). */
         if (s->n_inflight >= s->capacity)
                 return respond_error(s, r->conn, 503, "the queue is full: retry later", NULL);
         nsb_error_clear(&e);
-        k = r->route == ROUTE_RUN_CODE ? serve_plan_run_code(r->body ? r->body : "", r->len, 0, &job, &e)
-                                       : serve_plan_v1_run(r->body ? r->body : "", r->len, 0, &job, &r->client_id, &e);
+        k = r->route == ROUTE_RUN_CODE
+                    ? serve_plan_run_code(s->o, r->body ? r->body : "", r->len, 0, &job, &profile, &e)
+                    : serve_plan_v1_run(s->o, r->body ? r->body : "", r->len, 0, &job, &r->client_id, &profile, &e);
         if (k < 0)
                 return respond_error(s, r->conn, 400, e.msg, NULL);
-        k = serve_jobs_send(s, job, r, NULL, 0);
+        if (!serve_cur_engine(s, profile))
+                return respond_error(s, r->conn, 503, "the job engine is not running", NULL);
+        k = serve_jobs_send(s, job, profile, r, NULL, 0);
         if (k < 0)
                 return respond_error(s, r->conn, k == -EPIPE ? 503 : 500,
                                      k == -EPIPE ? "the job engine is not running" : "out of memory", NULL);
@@ -184,19 +198,21 @@ static enum MHD_Result submit_batch(struct serve *s, struct req *r)
                 size_t len = nl ? (size_t) (nl - p) : (size_t) (end - p);
                 struct nsb_error e;
                 json_t *job = NULL, *cid = NULL;
+                unsigned profile = 0;
 
                 line++;
                 if (strspn(p, " \t\r") < len) {   /* blank lines are skipped, as batch skips them */
                         r->expected++;
                         nsb_error_clear(&e);
-                        if (serve_plan_v1_run(p, len, 0, &job, &cid, &e) < 0) {
+                        if (serve_plan_v1_run(s->o, p, len, 0, &job, &cid, &profile, &e) < 0) {
                                 char msg[NSB_ERROR_MSG_MAX + 32];
                                 snprintf(msg, sizeof msg, "line %zu: %s", line, e.msg);
                                 s->metrics.refused[REFUSE_BAD_REQUEST]++;
                                 serve_jobs_stream_line(r, serve_batch_error_line(cid, line, "error", "config", msg));
                                 json_decref(cid);
                         } else {
-                                r->todo[r->n_todo++] = (struct todo){ .job = job, .client_id = cid, .line = line };
+                                r->todo[r->n_todo++] = (struct todo){ .job = job, .client_id = cid, .line = line,
+                                                                      .profile = profile };
                         }
                 }
                 p += len + (nl != NULL);
@@ -367,7 +383,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (r->too_big)
                 return respond_error(s, c, 413, "the body is larger than --max-body", NULL);
         if (r->route == ROUTE_HEALTH) {
-                bool ready = s->drain == RUNNING && serve_cur_engine(s);
+                bool ready = s->drain == RUNNING && engines_ready(s);
                 return respond(s, c, ready ? 200 : 503, health(s), NULL);
         }
         if (r->route == ROUTE_METRICS)

@@ -176,9 +176,9 @@ void serve_jobs_fail(struct serve *s, int gen, const char *why)
 }
 
 /* @job (its id set here) to the engine, answered to @r. */
-int serve_jobs_send(struct serve *s, json_t *job, struct req *r, json_t *client_id, size_t line)
+int serve_jobs_send(struct serve *s, json_t *job, unsigned profile, struct req *r, json_t *client_id, size_t line)
 {
-        struct serve_engine *eng = serve_cur_engine(s);
+        struct serve_engine *eng = serve_cur_engine(s, profile);
         json_int_t id = ++s->next_id;
         AUTOFREE char *text = NULL;
         size_t n;
@@ -192,7 +192,7 @@ int serve_jobs_send(struct serve *s, json_t *job, struct req *r, json_t *client_
         if (!ref_add(s, id, r, client_id, line, eng->gen))
                 return -ENOMEM;
         eng->sent++;
-        serve_loop_maybe_rotate(s);
+        serve_loop_maybe_rotate(s, profile);
         return 0;
 }
 
@@ -200,11 +200,13 @@ int serve_jobs_send(struct serve *s, json_t *job, struct req *r, json_t *client_
  * Single requests that find no room get 503; a batch's lines wait. */
 void serve_jobs_pump(struct serve *s)
 {
-        while (s->batches && s->n_inflight < s->capacity && serve_cur_engine(s)) {
+        while (s->batches && s->n_inflight < s->capacity) {
                 struct req *r = s->batches;
                 struct todo *t = &r->todo[r->next_todo];
 
-                if (serve_jobs_send(s, t->job, r, t->client_id, t->line) < 0)
+                if (!serve_cur_engine(s, t->profile))
+                        break;   /* its engine is restarting: the line waits */
+                if (serve_jobs_send(s, t->job, t->profile, r, t->client_id, t->line) < 0)
                         serve_jobs_stream_line(r, serve_batch_error_line(t->client_id, t->line, "error", "supervise",
                                                               "the job engine did not take this job"));
                 json_decref(t->job);

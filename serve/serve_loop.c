@@ -77,21 +77,22 @@ static void on_signal(struct serve *s, int sfd)
         }
 }
 
-static int start_engine(struct serve *s, unsigned slot, struct nsb_error *e)
+/* A new engine for @profile in @slot, which then takes its new jobs. */
+static int start_engine(struct serve *s, unsigned slot, unsigned profile, struct nsb_error *e)
 {
-        if (serve_engine_start(&s->eng[slot], s->o, e) < 0)
+        if (serve_engine_start(&s->eng[slot], s->o, profile, e) < 0)
                 return -EIO;
         s->eng[slot].gen = s->next_gen++;
         s->eng[slot].started_ms = serve_now_ms();
-        s->cur = slot;
+        s->cur[profile] = slot;
         return 0;
 }
 
-void serve_loop_maybe_rotate(struct serve *s)
+void serve_loop_maybe_rotate(struct serve *s, unsigned profile)
 {
-        struct serve_engine *old = &s->eng[s->cur];
+        struct serve_engine *old = &s->eng[s->cur[profile]];
         struct nsb_error e;
-        unsigned slot = s->cur;
+        unsigned slot = s->cur[profile], ending = 0;
 
         if (!s->o->engine_rotate || old->sent < s->o->engine_rotate || s->drain != RUNNING)
                 return;
@@ -99,15 +100,15 @@ void serve_loop_maybe_rotate(struct serve *s)
          * a few bytes a job: a service that runs for months hands its new
          * jobs to a new engine; the old one ends when its last jobs have. */
         for (unsigned i = 0; i < SERVE_ENGINES; i++)
-                if (s->eng[i].pid <= 0 && s->eng[i].out_fd < 0) {
+                ending += s->eng[i].pid > 0 && s->eng[i].profile == profile && i != s->cur[profile];
+        for (unsigned i = 0; i < SERVE_ENGINES && slot == s->cur[profile]; i++)
+                if (s->eng[i].pid <= 0 && s->eng[i].out_fd < 0)
                         slot = i;
-                        break;
-                }
-        if (slot == s->cur)
+        if (slot == s->cur[profile] || ending >= SERVE_ENGINES_PER_PROFILE - 1)
                 return;   /* three still ending: later */
         nsb_error_clear(&e);
-        if (start_engine(s, slot, &e) < 0) {
-                s->cur = (unsigned) (old - s->eng);
+        if (start_engine(s, slot, profile, &e) < 0) {
+                s->cur[profile] = (unsigned) (old - s->eng);
                 fprintf(stderr, "nsbox serve: a new engine could not start (%s); the current one goes on\n", e.msg);
                 old->sent = 0;
                 return;
@@ -123,7 +124,7 @@ static int engine_ended(struct serve *s, unsigned i)
 {
         struct serve_engine *eng = &s->eng[i];
         unsigned gen = eng->gen;
-        bool current = i == s->cur, at_once = serve_now_ms() - eng->started_ms < 1000.0;
+        bool current = i == s->cur[eng->profile], at_once = serve_now_ms() - eng->started_ms < 1000.0;
         int status = serve_engine_reap(eng);
 
         serve_jobs_fail(s, (int) gen, s->drain == CANCELLING ? "cancelled: the service was stopped before this job ended"
@@ -173,13 +174,13 @@ static int engine_io(struct serve *s, const struct pollfd *p, const int *i_in, c
 
                 if (i_in[i] >= 0 && p[i_in[i]].revents) {
                         (void) serve_engine_flush(eng);   /* a closed pipe shows as EOF on its stdout */
-                        if (i != s->cur && eng->olen == 0)
+                        if (i != s->cur[eng->profile] && eng->olen == 0)
                                 serve_engine_close_input(eng);   /* rotated out, all its lines sent */
                 }
                 if (i_out[i] < 0 || !p[i_out[i]].revents || serve_engine_read(eng, serve_jobs_on_line, s) != 0)
                         continue;
                 k = engine_ended(s, i);
-                if (k > 0 && start_engine(s, i, e) < 0)
+                if (k > 0 && start_engine(s, i, eng->profile, e) < 0)
                         return -EIO;
                 if (k > 0)
                         serve_jobs_pump(s);   /* batch lines wait for it */
@@ -251,15 +252,22 @@ int serve_loop_run(const struct serve_opts *o, int listen_fd, const char *token,
         }
         for (unsigned i = 0; i < SERVE_ENGINES; i++)
                 s.eng[i] = (struct serve_engine){ .in_fd = -1, .out_fd = -1 };
-        if (start_engine(&s, 0, e) < 0) {
-                close(listen_fd);
-                return -EIO;
-        }
+        s.n_profiles = o->n_profiles ? o->n_profiles : 1;
+        for (unsigned p = 0; p < s.n_profiles; p++)
+                if (start_engine(&s, p, p, e) < 0) {
+                        close(listen_fd);
+                        kill_engines(&s);
+                        for (unsigned i = 0; i < p; i++)
+                                serve_engine_reap(&s.eng[i]);
+                        return -EIO;
+                }
         s.d = serve_http_start(&s, listen_fd);
         if (!s.d || !(info = MHD_get_daemon_info(s.d, MHD_DAEMON_INFO_EPOLL_FD))) {
                 close(listen_fd);
-                serve_engine_close_input(&s.eng[0]);
-                serve_engine_reap(&s.eng[0]);
+                for (unsigned p = 0; p < s.n_profiles; p++) {
+                        serve_engine_close_input(&s.eng[p]);
+                        serve_engine_reap(&s.eng[p]);
+                }
                 return nsb_fail(e, NSB_STAGE_PREPARE, EIO, "libmicrohttpd could not start on %s", where);
         }
         fprintf(stderr, "nsbox serve: listening on %s (-j %u, queue %u, %s)\n", where, o->jobs, o->queue,

@@ -33,6 +33,8 @@ const char serve_usage[] =
         "                          however slowly it trickles in; else the connection is closed\n"
         "  --warm, --cold          start python jobs warm (default) or cold\n"
         "  --engine-rotate N       a new engine (nsbox batch) after N jobs (default 100000; 0: never)\n"
+        "  --profile NAME          (repeatable) one engine per profile; a request picks one by its\n"
+        "                          \"profile\" key, the first by default\n"
         "  -- OPTIONS              passed to `nsbox batch` for every job (--memory 256M, --wall-time 10s, ...)\n"
         "\n"
         "SIGTERM drains (running and queued jobs finish, new requests get 503; exit 0);\n"
@@ -176,6 +178,16 @@ int serve_opts_parse(int argc, char **argv, const char *xdg, bool activated, str
                         if (n < 1024)
                                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--max-body: at least 1024 bytes");
                         o->max_body = (size_t) n;
+                } else if (is_flag(a, "--profile")) {
+                        if (take_value(argc, argv, &i, &v, e) < 0)
+                                return -EINVAL;
+                        if (!*v || o->n_profiles == SERVE_MAX_PROFILES)
+                                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--profile: a name, at most %u of them",
+                                                SERVE_MAX_PROFILES);
+                        for (unsigned k = 0; k < o->n_profiles; k++)
+                                if (strcmp(o->profiles[k], v) == 0)
+                                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--profile '%.64s' given twice", v);
+                        o->profiles[o->n_profiles++] = v;
                 } else if (is_flag(a, "--engine-rotate")) {
                         if (take_value(argc, argv, &i, &v, e) < 0 ||
                             parse_uint("--engine-rotate", v, 1000000000ull, &n, e) < 0)
@@ -198,7 +210,7 @@ int serve_opts_parse(int argc, char **argv, const char *xdg, bool activated, str
                 } else {
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                         "serve: unknown option '%.64s' (serve takes --listen, --token-file, -j, "
-                                        "--queue, --max-body, --read-deadline, --engine-rotate, --warm, --cold; options for the jobs go after `--`, "
+                                        "--queue, --max-body, --read-deadline, --engine-rotate, --profile, --warm, --cold; options for the jobs go after `--`, "
                                         "as `nsbox batch` takes them)", a);
                 }
         }
@@ -341,7 +353,40 @@ static int load_object(const char *body, size_t len, json_t **ret, struct nsb_er
 
 static const char *const run_code_keys[] = {
         "code", "language", "run_timeout", "compile_timeout", "memory_limit_MB", "stdin", "files", "fetch_files",
+        "profile",   /* nsbox's own: one of the service's --profile names */
 };
+
+/* The request's "profile" (removed from it when @strip): its index in
+ * o->profiles; 0 when it names none. Only the service's own profiles: a
+ * request never names a profile file. */
+static int take_profile(const struct serve_opts *o, json_t *req, bool strip, unsigned *ret, struct nsb_error *e)
+{
+        const json_t *v = json_object_get(req, "profile");
+        char names[256] = "";
+
+        *ret = 0;
+        if (!v || json_is_null(v)) {
+                json_object_del(req, "profile");
+                return 0;
+        }
+        if (!json_is_string(v))
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "profile: a string, one of the service's --profile names");
+        for (unsigned i = 0; i < o->n_profiles; i++) {
+                if (strcmp(json_string_value(v), o->profiles[i]) == 0) {
+                        *ret = i;
+                        if (strip)
+                                json_object_del(req, "profile");
+                        return 0;
+                }
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", o->profiles[i]);
+        }
+        if (!o->n_profiles)
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
+                                "profile \"%.64s\": this service was started without --profile: it runs one policy",
+                                json_string_value(v));
+        return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "profile \"%.64s\": not one of this service's (%s)",
+                        json_string_value(v), names);
+}
 
 static int check_keys(const json_t *o, const char *const *keys, size_t n, struct nsb_error *e)
 {
@@ -436,7 +481,8 @@ static int run_code_job(const json_t *req, json_int_t id, json_t *job, struct ns
         return 0;
 }
 
-int serve_plan_run_code(const char *body, size_t len, json_int_t id, json_t **ret_job, struct nsb_error *e)
+int serve_plan_run_code(const struct serve_opts *o, const char *body, size_t len, json_int_t id, json_t **ret_job,
+                        unsigned *ret_profile, struct nsb_error *e)
 {
         AUTO(json_decref) json_t *req = NULL;
         AUTO(json_decref) json_t *job = json_object();
@@ -445,7 +491,8 @@ int serve_plan_run_code(const char *body, size_t len, json_int_t id, json_t **re
         if (!job)
                 return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
         if (load_object(body, len, &req, e) < 0 ||
-            check_keys(req, run_code_keys, ARRAY_SIZE(run_code_keys), e) < 0 || run_code_job(req, id, job, e) < 0)
+            check_keys(req, run_code_keys, ARRAY_SIZE(run_code_keys), e) < 0 ||
+            take_profile(o, req, false, ret_profile, e) < 0 || run_code_job(req, id, job, e) < 0)
                 return -EINVAL;
         *ret_job = move_ptr(&job);
         return 0;
@@ -468,15 +515,16 @@ static int check_spec(const json_t *job, struct nsb_error *e)
         return 0;
 }
 
-int serve_plan_v1_run(const char *body, size_t len, json_int_t id, json_t **ret_job, json_t **ret_client_id,
-                      struct nsb_error *e)
+int serve_plan_v1_run(const struct serve_opts *o, const char *body, size_t len, json_int_t id, json_t **ret_job,
+                      json_t **ret_client_id, unsigned *ret_profile, struct nsb_error *e)
 {
         AUTO(json_decref) json_t *job = NULL;
         json_t *cid;
 
         *ret_job = NULL;
         *ret_client_id = NULL;
-        if (load_object(body, len, &job, e) < 0 || check_spec(job, e) < 0)
+        if (load_object(body, len, &job, e) < 0 || check_spec(job, e) < 0 ||
+            take_profile(o, job, true, ret_profile, e) < 0)
                 return -EINVAL;
         /* The engine's id is the service's own (unique among the jobs in
          * flight); the client's comes back in its answer. */

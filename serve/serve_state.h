@@ -19,7 +19,8 @@
 
 enum drain { RUNNING = 0, DRAINING, CANCELLING };
 
-#define SERVE_ENGINES 4                 /* the current engine and up to three rotated out, still ending */
+#define SERVE_ENGINES_PER_PROFILE 4     /* the current engine and up to three rotated out, still ending */
+#define SERVE_ENGINES (SERVE_ENGINES_PER_PROFILE * SERVE_MAX_PROFILES)
 
 struct req {
         struct serve *s;
@@ -51,6 +52,7 @@ struct todo {
         json_t *job;
         json_t *client_id;
         size_t line;
+        unsigned profile;
 };
 
 /* A job in the engine: the request its result line answers. */
@@ -76,10 +78,11 @@ struct conn_track {
 struct serve {
         const struct serve_opts *o;
         struct MHD_Daemon *d;
-        /* The engines: @cur takes new jobs; the others were rotated out
-         * (stdin closed) and end when their last jobs have. */
+        /* The engines: eng[cur[P]] takes profile P's new jobs; the others
+         * were rotated out (stdin closed) and end when their last jobs have. */
         struct serve_engine eng[SERVE_ENGINES];
-        unsigned cur;
+        unsigned cur[SERVE_MAX_PROFILES];
+        unsigned n_profiles;            /* engines taking jobs: o->n_profiles, or 1 */
         unsigned next_gen;
         const char *token;
         size_t token_len;
@@ -101,10 +104,10 @@ struct serve {
 
 double serve_now_ms(void);
 
-/* The engine that takes new jobs; NULL when none runs. */
-static inline struct serve_engine *serve_cur_engine(struct serve *s)
+/* The engine that takes profile @profile's new jobs; NULL when none runs. */
+static inline struct serve_engine *serve_cur_engine(struct serve *s, unsigned profile)
 {
-        struct serve_engine *eng = &s->eng[s->cur];
+        struct serve_engine *eng = &s->eng[s->cur[profile]];
         return eng->pid > 0 && eng->in_fd >= 0 ? eng : NULL;
 }
 
@@ -113,14 +116,14 @@ void serve_jobs_on_line(void *ctx, const char *text, size_t len);   /* an engine
 /* Every job of engine generation @gen (-1: of every engine, and the batch
  * lines not sent yet) ends as @why. */
 void serve_jobs_fail(struct serve *s, int gen, const char *why);
-int serve_jobs_send(struct serve *s, json_t *job, struct req *r, json_t *client_id, size_t line);
+int serve_jobs_send(struct serve *s, json_t *job, unsigned profile, struct req *r, json_t *client_id, size_t line);
 void serve_jobs_pump(struct serve *s);                             /* batch lines, while the engine has room */
 void serve_jobs_stream_line(struct req *r, json_t *line);          /* a /v1/batch answer line (stolen) */
 void serve_jobs_forget(struct serve *s, struct req *r);            /* @r completed: its jobs answer no one */
 
 /* serve_loop.c: after a job was sent, a new engine if the current one has
  * taken --engine-rotate jobs. */
-void serve_loop_maybe_rotate(struct serve *s);
+void serve_loop_maybe_rotate(struct serve *s, unsigned profile);
 
 /* serve_http.c */
 struct MHD_Daemon *serve_http_start(struct serve *s, int listen_fd);

@@ -376,6 +376,30 @@ class ServeUnix(SandboxTest):
             time.sleep(0.1)
         self.assertEqual(len(engines), 1, "rotated-out engines still running")
 
+    def test_profiles(self):
+        """One engine per --profile; a request picks one by name, never a file."""
+        course = os.path.join(self.tmp, "course.ini")
+        with open(course, "w") as f:
+            f.write("[limits]\nwall_time = 3s\n")
+        os.chmod(course, 0o644)
+        s = self.service("-j", "1", "--profile", "python", "--profile", course)
+        self.assertEqual(s.health()[1]["profiles"], ["python", course])
+        status, py, _ = s.call("POST", "/v1/run", {"kind": "python", "code": "print(1)"})   # the first by default
+        self.assertEqual((status, py["stdout"]["text"]), (200, "1\n"), py)
+        status, co, _ = s.call("POST", "/v1/run", {"kind": "python", "code": "print(1)", "profile": course})
+        self.assertEqual((status, co["stdout"]["text"]), (200, "1\n"), co)
+        self.assertNotEqual(py["policy_sha256"], co["policy_sha256"])   # two policies, one per engine
+        t = s.run_code("while True: pass", profile=course, run_timeout=None)   # the course's wall_time (3s)
+        self.assertEqual(t["run_result"]["status"], "TimeLimitExceeded", t)
+        self.assertLess(t["run_result"]["execution_time"], 8)
+        status, js, _ = s.call("POST", "/v1/run", {"kind": "python", "code": "1", "profile": "/etc/passwd"})
+        self.assertEqual(status, 400, js)
+        self.assertIn("not one of this service's (python, %s)" % course, js["error"]["message"])
+        out = self.batch(s, [{"id": 1, "kind": "python", "code": "print(2)", "profile": course},
+                             {"id": 2, "kind": "python", "code": "print(3)", "profile": "python"}])
+        self.assertEqual(sorted((d["id"], d["stdout"]["text"], d["policy_sha256"]) for d in out),
+                         [(1, "2\n", co["policy_sha256"]), (2, "3\n", py["policy_sha256"])])
+
     def test_health_and_metrics(self):
         s = self.service("-j", "3", "--queue", "5")
         status, js, _ = s.health()

@@ -69,8 +69,10 @@ static void opts_tcp_needs_token(void **state)
         assert_int_equal(parse(NULL, &o, &e, "--listen", "tcp:127.0.0.1:8080", NULL), -EINVAL);
         assert_non_null(strstr(e.msg, "--token-file"));
         serve_opts_free(&o);
-        assert_int_equal(parse(NULL, &o, &e, "--listen=tcp:[::1]:0", "--token-file", "/t", "-j", "3", "--", "--memory",
-                               "1G", NULL), 0);
+        assert_int_equal(parse(NULL, &o, &e, "--listen=tcp:[::1]:0", "--token-file", "/t", "-j", "3", "--profile", "a",
+                               "--profile=b", "--", "--memory", "1G", NULL), 0);
+        assert_int_equal(o.n_profiles, 2);
+        assert_string_equal(o.profiles[1], "b");
         assert_string_equal(o.tcp_host, "::1");
         assert_string_equal(o.tcp_port, "0");
         assert_int_equal(o.jobs, 3);
@@ -86,7 +88,8 @@ static void opts_refusals(void **state)
                 { "--listen", "tcp:h:99999", NULL },   { "-j", "0", NULL },           { "--queue", "-1", NULL },
                 { "--max-body", "10", NULL },          { "--memory", "1G", NULL },    { "-j", NULL, NULL },
                 { "--read-deadline", "0", NULL },      { "--read-deadline", "9999", NULL },
-                { "--engine-rotate", "x", NULL },
+                { "--engine-rotate", "x", NULL },      { "--profile", "", NULL },
+                { "--profile", "a", "--profile" },
         };
         struct serve_opts o;
         struct nsb_error e;
@@ -167,13 +170,16 @@ static void token(void **state)
         assert_false(serve_authorized(t, strlen(t), "Basic 0123456789abcdefXYZ", "/x/run_code", &path));
 }
 
+static const struct serve_opts no_profiles;
+
 static json_t *plan_ok(const char *body)
 {
         json_t *job = NULL;
         struct nsb_error e;
+        unsigned prof = 9;
 
         nsb_error_clear(&e);
-        if (serve_plan_run_code(body, strlen(body), 42, &job, &e) < 0)
+        if (serve_plan_run_code(&no_profiles, body, strlen(body), 42, &job, &prof, &e) < 0)
                 fail_msg("refused: %s", e.msg);
         return job;
 }
@@ -184,7 +190,9 @@ static void plan_err(const char *body, const char *needle)
         struct nsb_error e;
 
         nsb_error_clear(&e);
-        assert_int_equal(serve_plan_run_code(body, strlen(body), 1, &job, &e), -EINVAL);
+        unsigned prof;
+
+        assert_int_equal(serve_plan_run_code(&no_profiles, body, strlen(body), 1, &job, &prof, &e), -EINVAL);
         assert_null(job);
         if (!strstr(e.msg, needle))
                 fail_msg("message '%s' lacks '%s'", e.msg, needle);
@@ -233,10 +241,12 @@ static void v1_run(void **state)
         static const char body[] = "{\"id\": \"mine\", \"kind\": \"python\", \"code\": \"print(1)\"}";
         json_t *job = NULL, *cid = NULL;
         struct nsb_error e;
+        unsigned prof = 9;
 
         (void) state;
         nsb_error_clear(&e);
-        assert_int_equal(serve_plan_v1_run(body, strlen(body), 7, &job, &cid, &e), 0);
+        assert_int_equal(serve_plan_v1_run(&no_profiles, body, strlen(body), 7, &job, &cid, &prof, &e), 0);
+        assert_int_equal(prof, 0);
         assert_int_equal(json_integer_value(json_object_get(job, "id")), 7);
         assert_string_equal(json_string_value(cid), "mine");
         json_decref(job);
@@ -245,11 +255,11 @@ static void v1_run(void **state)
         {
                 static const char path[] = "{\"id\":1,\"kind\":\"judge\",\"spec\":{\"program\":{\"path\":\"/etc/shadow\"},"
                                            "\"cases\":[{\"name\":\"a\"}]}}";
-                static const char prof[] = "{\"id\":1,\"kind\":\"judge\",\"spec\":{\"profile\":\"/tmp/p.ini\","
+                static const char profile[] = "{\"id\":1,\"kind\":\"judge\",\"spec\":{\"profile\":\"/tmp/p.ini\","
                                            "\"program\":{\"source\":\"\"},\"cases\":[{\"name\":\"a\"}]}}";
-                assert_int_equal(serve_plan_v1_run(path, strlen(path), 1, &job, &cid, &e), -EINVAL);
+                assert_int_equal(serve_plan_v1_run(&no_profiles, path, strlen(path), 1, &job, &cid, &prof, &e), -EINVAL);
                 assert_non_null(strstr(e.msg, "program.path"));
-                assert_int_equal(serve_plan_v1_run(prof, strlen(prof), 1, &job, &cid, &e), -EINVAL);
+                assert_int_equal(serve_plan_v1_run(&no_profiles, profile, strlen(profile), 1, &job, &cid, &prof, &e), -EINVAL);
                 assert_non_null(strstr(e.msg, "spec.profile"));
         }
 }
@@ -375,6 +385,32 @@ static void batch_lines(void **state)
         json_decref(cid);
 }
 
+static void profiles(void **state)
+{
+        struct serve_opts o = { .profiles = { "python", "course" }, .n_profiles = 2 };
+        static const char v1[] = "{\"kind\":\"python\",\"code\":\"1\",\"profile\":\"course\"}";
+        static const char sf[] = "{\"code\":\"1\",\"language\":\"python\",\"profile\":\"course\"}";
+        static const char bad[] = "{\"code\":\"1\",\"language\":\"python\",\"profile\":\"/etc/x.ini\"}";
+        json_t *job = NULL, *cid = NULL;
+        struct nsb_error e;
+        unsigned prof = 9;
+
+        (void) state;
+        nsb_error_clear(&e);
+        assert_int_equal(serve_plan_v1_run(&o, v1, strlen(v1), 3, &job, &cid, &prof, &e), 0);
+        assert_int_equal(prof, 1);
+        assert_null(json_object_get(job, "profile"));   /* the engine is the profile: batch has no such key */
+        json_decref(job);
+        assert_int_equal(serve_plan_run_code(&o, sf, strlen(sf), 3, &job, &prof, &e), 0);
+        assert_int_equal(prof, 1);
+        assert_null(json_object_get(job, "profile"));
+        json_decref(job);
+        assert_int_equal(serve_plan_run_code(&o, bad, strlen(bad), 3, &job, &prof, &e), -EINVAL);
+        assert_non_null(strstr(e.msg, "not one of this service's (python, course)"));
+        assert_int_equal(serve_plan_run_code(&no_profiles, sf, strlen(sf), 3, &job, &prof, &e), -EINVAL);
+        assert_non_null(strstr(e.msg, "without --profile"));
+}
+
 static void metrics(void **state)
 {
         struct serve_metrics m;
@@ -420,7 +456,7 @@ int main(void)
                 cmocka_unit_test(run_code_verl_request), cmocka_unit_test(run_code_refusals),
                 cmocka_unit_test(v1_run),               cmocka_unit_test(mapping_table),
                 cmocka_unit_test(bad_request_lines),    cmocka_unit_test(metrics),
-                cmocka_unit_test(batch_lines),
+                cmocka_unit_test(batch_lines),          cmocka_unit_test(profiles),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
