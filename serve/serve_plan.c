@@ -16,7 +16,8 @@
 
 const char serve_usage[] =
         "Usage: nsbox serve [--listen unix:PATH|tcp:HOST:PORT] [--token-file FILE] [-j N] [--queue N]\n"
-        "                   [--max-body BYTES] [--read-deadline SECONDS] [--warm|--cold] [-- BATCH OPTIONS...]\n"
+        "                   [--max-body BYTES] [--read-deadline SECONDS] [--profile NAME]... [--engine-rotate N]\n"
+        "                   [--warm|--cold] [-- BATCH OPTIONS...]\n"
         "\n"
         "An HTTP service that runs each request's job in its own sandbox through `nsbox batch`:\n"
         "POST /run_code (SandboxFusion's request and response), POST /v1/run (one batch job line),\n"
