@@ -7,6 +7,7 @@ import http.client
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import stat
@@ -163,6 +164,10 @@ class ServeUnix(SandboxTest):
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="nsbox-serve-")
         os.chmod(cls.tmp, 0o755)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def service(self, *opts, name="s.sock"):
         path = os.path.join(self.tmp, name)
@@ -637,6 +642,10 @@ class ServeTcp(SandboxTest):
         with open(cls.token_file, "w") as f:
             f.write(TOKEN + "\n")
         os.chmod(cls.token_file, 0o644)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def test_tcp_needs_a_token_file(self):
         r = subprocess.run([NSBOX, "serve", "--listen", "tcp:127.0.0.1:0"], capture_output=True, timeout=30)
