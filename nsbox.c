@@ -16,6 +16,7 @@
 #include "frame/frame.h"
 #include "judge/judge.h"
 #include "report/report.h"
+#include "serve/serve_exec.h"
 #include "platform/platform.h"
 #include "result/result.h"
 #include "program/program.h"
@@ -251,6 +252,9 @@ static int help_main(const struct frame_run *run, struct nsb_error *e)
 
         (void) e;
         fputs(u ? u : "", stdout);
+        if (run->cfg->cmd == NSB_CMD_HELP || run->cfg->cmd == NSB_CMD_NONE)
+                fputs("\nThe HTTP service (docs/serve.md): nsbox serve [--listen unix:PATH|tcp:HOST:PORT] "
+                      "[--token-file FILE] [-j N] [--queue N] [-- BATCH OPTIONS]\n", stdout);
         return NSB_EXIT_OK;
 }
 
@@ -308,6 +312,13 @@ int main(int argc, char **argv)
         hold_std_fds();
         cmdline_remember(argc, argv);
         nsb_error_clear(&e);
+        /* serve has options of its own and runs in a program of its own
+         * (serve/serve_exec.h): it never reaches the shared parser. */
+        if (argc > 1 && strcmp(argv[1], "serve") == 0) {
+                serve_exec(argc - 1, argv + 1, &e);
+                print_error(NULL, &e);
+                return NSB_EXIT_FAILURE;
+        }
         if (cfg_parse_cli(argc, argv, &cfg, &e) < 0) {
                 code = NSB_EXIT_FAILURE;
         } else if (!(c = frame_lookup(commands, cfg.help && cfg.cmd != NSB_CMD_VERSION ? NSB_CMD_HELP : cfg.cmd))) {

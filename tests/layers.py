@@ -38,6 +38,7 @@ DEPS = {
     'testcmd': {'config', 'frame', 'platform', 'program', 'report', 'result', 'supervisor', 'util'},
     'warm': {'cgroup', 'config', 'landlock', 'profile', 'program', 'result', 'supervisor', 'util'},
     'batch': {'config', 'frame', 'judge', 'platform', 'program', 'result', 'supervisor', 'util', 'warm'},
+    'serve': {'util'},   # a front door: jobs run in `nsbox batch`, a process of their own
 }
 
 # Known arrows that run up, each with its reason; the check fails if one

@@ -122,6 +122,9 @@ class InstalledTree(unittest.TestCase):
         # the zygote's code (--warm), in the configured LIBDIR
         warm = [f for f in self.listing if f.endswith("/nsbox/libnsbox_warm.so") or f.endswith("/nsbox/zygote.py")]
         self.assertEqual(len(warm), 2, warm)
+        # nsbox serve's program, beside them, and its systemd user units
+        self.assertEqual(len([f for f in self.listing if f.endswith("/nsbox/nsbox-serve")]), 1)
+        want += ["lib/systemd/user/nsbox.socket", "lib/systemd/user/nsbox.service"]
         # every module of the runner's package and of the client's
         want += ["share/nsbox/harness/nsbox_runner/%s" % m for m in sorted(os.listdir(RUNNER_PKG)) if m.endswith(".py")]
         want += ["lib/python%s/dist-packages/nsbox_client/%s" % (self.pyver, m)
@@ -130,6 +133,12 @@ class InstalledTree(unittest.TestCase):
             self.assertIn(os.path.join(p, f), self.listing)
         self.assertIn("etc/apparmor.d/nsbox", self.listing)
         self.assertIn(os.path.relpath(self.sysprofiles, "/"), self.emptydirs)
+
+    def test_serve_finds_its_program_in_the_install(self):
+        # nsbox serve execs LIBDIR/nsbox/nsbox-serve (docs/serve.md)
+        r = self.nsbox_cmd("serve", "--help")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("POST /run_code", r.stdout)
 
     def test_apparmor_profile_names_the_installed_binary(self):
         self.assertIn("\nprofile nsbox %s flags=(unconfined) {\n" % self.nsbox, self.apparmor)

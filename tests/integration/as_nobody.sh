@@ -20,12 +20,14 @@ for d in harness examples docs; do [ -d "$NSBOX_SOURCE/$d" ] && cp -r "$NSBOX_SO
 warm_build=$(dirname "$NSBOX")/warm
 mkdir -p "$tmp/warm"
 [ -f "$warm_build/zygote.py" ] && cp "$warm_build/libnsbox_warm.so" "$warm_build/zygote.py" "$tmp/warm/"
+# nsbox serve (#29): its program beside the copy, named by NSBOX_SERVE
+[ -f "$(dirname "$NSBOX")/nsbox-serve" ] && cp "$(dirname "$NSBOX")/nsbox-serve" "$tmp/nsbox-serve"
 chmod -R a+rX "$tmp"
 cd "$tmp"
 # not exec: the EXIT trap must still remove $tmp afterwards (with exec it
 # never ran, and every unprivileged run left a copy in /var/tmp)
 setpriv --reuid=65534 --regid=65534 --clear-groups \
   env NSBOX="$tmp/nsbox" FIXTURES="$tmp/fixtures" FIXTURES_BUILD="$tmp/fixtures-build" NSBOX_SOURCE="$tmp/src" \
-  NSBOX_RUNNER_DIR="$tmp/src/harness" NSBOX_WARM_DIR="$tmp/warm" \
+  NSBOX_RUNNER_DIR="$tmp/src/harness" NSBOX_WARM_DIR="$tmp/warm" NSBOX_SERVE="$tmp/nsbox-serve" \
   NSBOX_TESTS_MUST_RUN="${NSBOX_TESTS_MUST_RUN:-}" NSBOX_PLATFORM="${NSBOX_PLATFORM:-}" HOME=/tmp \
   "$python3" -m unittest discover -s "$tmp/tests" -p "$pattern"

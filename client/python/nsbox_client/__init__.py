@@ -24,6 +24,10 @@ Two kinds of trouble are kept apart:
     with ``error`` saying which step) is a result too: the program's
     correctness is then unknown, and label is 0.
 
+A running ``nsbox serve`` answers the same calls with the same result types:
+``connect("unix:PATH")`` or ``connect("http://HOST:PORT", token=...)``
+(service.py, docs/serve.md).
+
 The nsbox binary: the ``nsbox`` argument of Client, else $NSBOX, else
 ``nsbox`` on PATH.
 """
@@ -35,6 +39,7 @@ from .errors import EXIT_CANCELLED, EXIT_NSBOX_FAILURE, NsboxError, NsboxUnavail
 from .jobs import JudgeJob, TestOutcome, TestReport
 from .observations import Observation, read_observations, replay
 from .results import CaseVerdict, DoctorCheck, DoctorReport, RunResult, Verdict
+from .service import AsyncServiceClient, ServiceClient, connect
 from .session import Session
 from .shortcuts import batch_run, batch_stream, doctor, judge, run_code, test
 
@@ -43,4 +48,5 @@ __all__ = [
     "NsboxError", "NsboxUnavailable", "run_code", "batch_run", "batch_stream", "judge", "doctor",
     "replay", "read_observations", "Observation",
     "JudgeJob", "TestReport", "TestOutcome", "test",
+    "connect", "ServiceClient", "AsyncServiceClient",
 ]

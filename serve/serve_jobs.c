@@ -1,0 +1,230 @@
+/* serve/serve_jobs.c — the jobs in the engine and the requests they
+ * answer. Syscall layer (it resumes libmicrohttpd connections).
+ *
+ * One job_ref per job line sent; the engine's result line with its id ends
+ * it: a single request (/run_code, /v1/run) gets its answer and is resumed;
+ * a /v1/batch request gets one more line of its streamed answer. A batch's
+ * lines wait in its todo list and enter the engine as it has room. */
+#include "serve/serve_state.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/cleanup.h"
+#include "util/json_cleanup.h"
+
+double serve_now_ms(void)
+{
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return (double) t.tv_sec * 1e3 + (double) t.tv_nsec / 1e6;
+}
+
+static struct job_ref *ref_add(struct serve *s, json_int_t id, struct req *r, json_t *client_id, size_t line,
+                               unsigned gen)
+{
+        struct job_ref *ref = calloc(1, sizeof *ref);
+
+        if (!ref)
+                return NULL;
+        *ref = (struct job_ref){ .id = id, .r = r, .client_id = client_id ? json_incref(client_id) : NULL,
+                                 .line = line, .t0_ms = serve_now_ms(), .gen = gen, .next = s->inflight };
+        s->inflight = ref;
+        s->n_inflight++;
+        return ref;
+}
+
+static struct job_ref *ref_take(struct serve *s, json_int_t id)
+{
+        for (struct job_ref **p = &s->inflight; *p; p = &(*p)->next)
+                if ((*p)->id == id) {
+                        struct job_ref *ref = *p;
+                        *p = ref->next;
+                        s->n_inflight--;
+                        return ref;
+                }
+        return NULL;
+}
+
+static void ref_free(struct job_ref *ref)
+{
+        json_decref(ref->client_id);
+        free(ref);
+}
+
+/* Hand a single request its answer and wake its connection. */
+static void answer(struct req *r, unsigned status, json_t *body)
+{
+        r->answer = body ? body : serve_error_body(500, "out of memory");
+        r->answer_status = status;
+        MHD_resume_connection(r->conn);
+}
+
+/* One more line of a /v1/batch answer (@line stolen); wakes its reader. */
+void serve_jobs_stream_line(struct req *r, json_t *line)
+{
+        char *text = line ? json_dumps(line, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
+        size_t n = text ? strlen(text) : 0;
+
+        json_decref(line);
+        if (text && r->out_cap - r->out_len < n + 1) {
+                size_t cap = r->out_cap ? r->out_cap : 65536;
+                char *nb;
+                while (cap - r->out_len < n + 1)
+                        cap *= 2;
+                if ((nb = realloc(r->out, cap))) {
+                        r->out = nb;
+                        r->out_cap = cap;
+                }
+        }
+        if (text && r->out_cap - r->out_len >= n + 1) {
+                memcpy(r->out + r->out_len, text, n);
+                r->out[r->out_len + n] = '\n';
+                r->out_len += n + 1;
+        }
+        free(text);   /* out of memory: the line is lost, the count still ends the answer */
+        r->written++;
+        if (r->stream_suspended) {
+                r->stream_suspended = false;
+                MHD_resume_connection(r->conn);
+        }
+}
+
+void serve_jobs_on_line(void *ctx, const char *text, size_t len)
+{
+        struct serve *s = ctx;
+        AUTO(json_decref) json_t *line = json_loadb(text, len, 0, NULL);
+        json_t *id = line ? json_object_get(line, "id") : NULL;
+        struct job_ref *ref;
+        struct req *r;
+
+        if (!json_is_integer(id)) {
+                fprintf(stderr, "nsbox serve: the engine wrote a line without a job id (ignored)\n");
+                return;
+        }
+        if (!(ref = ref_take(s, json_integer_value(id))))
+                return;
+        r = ref->r;
+        if (serve_line_is_bad_request(line)) {   /* a refusal, not a job */
+                s->metrics.refused[REFUSE_BAD_REQUEST]++;
+                if (r && r->route == ROUTE_V1_BATCH) {
+                        char msg[NSB_ERROR_MSG_MAX + 32];   /* the body's line, not the engine's */
+                        snprintf(msg, sizeof msg, "line %zu: %s", ref->line, serve_bad_request_message(line));
+                        serve_jobs_stream_line(r, serve_batch_error_line(ref->client_id, ref->line, "error", "config", msg));
+                } else if (r)
+                        answer(r, MHD_HTTP_BAD_REQUEST, serve_error_body(400, serve_bad_request_message(line)));
+        } else {
+                serve_metrics_job(&s->metrics, line, (serve_now_ms() - ref->t0_ms) / 1e3);
+                if (r && r->route == ROUTE_RUN_CODE)
+                        answer(r, MHD_HTTP_OK, serve_map_run_code(line));
+                else if (r && r->route == ROUTE_V1_RUN)
+                        answer(r, MHD_HTTP_OK, serve_map_v1_run(line, r->client_id));
+                else if (r)
+                        serve_jobs_stream_line(r, serve_map_batch_line(line, ref->client_id, ref->line));
+        }
+        ref_free(ref);
+        serve_jobs_pump(s);   /* a slot is free: the next batch line */
+}
+
+static void drop_todo(struct serve *s, struct req *r, const char *why)
+{
+        for (size_t i = r->next_todo; i < r->n_todo; i++) {
+                if (why)
+                        serve_jobs_stream_line(r, serve_batch_error_line(r->todo[i].client_id, r->todo[i].line, "cancelled",
+                                                              "supervise", why));
+                json_decref(r->todo[i].job);
+                json_decref(r->todo[i].client_id);
+        }
+        s->n_todo -= r->n_todo - r->next_todo;
+        r->next_todo = r->n_todo;
+        for (struct req **p = &s->batches; *p; p = &(*p)->next_batch)
+                if (*p == r) {
+                        *p = r->next_batch;
+                        break;
+                }
+}
+
+/* The jobs of engine @gen (-1: all, and every batch line not sent) end
+ * as @why: each request gets its answer. */
+void serve_jobs_fail(struct serve *s, int gen, const char *why)
+{
+        if (gen < 0)
+                while (s->batches)
+                        drop_todo(s, s->batches, why);
+        for (struct job_ref **p = &s->inflight; *p;) {
+                struct job_ref *ref = *p;
+                struct req *r = ref->r;
+
+                if (gen >= 0 && ref->gen != (unsigned) gen) {
+                        p = &ref->next;
+                        continue;
+                }
+                *p = ref->next;
+                s->n_inflight--;
+                if (r && r->route == ROUTE_RUN_CODE)
+                        answer(r, MHD_HTTP_OK, serve_map_run_code_error(why));
+                else if (r && r->route == ROUTE_V1_RUN)
+                        answer(r, MHD_HTTP_SERVICE_UNAVAILABLE, serve_error_body(503, why));
+                else if (r)
+                        serve_jobs_stream_line(r, serve_batch_error_line(ref->client_id, ref->line, "cancelled",
+                                                                         "supervise", why));
+                ref_free(ref);
+        }
+}
+
+/* @job (its id set here) to the engine, answered to @r. */
+int serve_jobs_send(struct serve *s, json_t *job, unsigned profile, struct req *r, json_t *client_id, size_t line)
+{
+        struct serve_engine *eng = serve_cur_engine(s, profile);
+        json_int_t id = ++s->next_id;
+        AUTOFREE char *text = NULL;
+        size_t n;
+
+        if (json_object_set_new(job, "id", json_integer(id)) || !(text = json_dumps(job, JSON_COMPACT)))
+                return -ENOMEM;
+        n = strlen(text);
+        text[n] = '\n';
+        if (!eng || serve_engine_send(eng, text, n + 1) < 0)
+                return -EPIPE;
+        if (!ref_add(s, id, r, client_id, line, eng->gen))
+                return -ENOMEM;
+        eng->sent++;
+        serve_loop_maybe_rotate(s, profile);
+        return 0;
+}
+
+/* Batch lines go to the engine while it has room, oldest batch first.
+ * Single requests that find no room get 503; a batch's lines wait. */
+void serve_jobs_pump(struct serve *s)
+{
+        while (s->batches && s->n_inflight < s->capacity) {
+                struct req *r = s->batches;
+                struct todo *t = &r->todo[r->next_todo];
+
+                if (!serve_cur_engine(s, t->profile))
+                        break;   /* its engine is restarting: the line waits */
+                if (serve_jobs_send(s, t->job, t->profile, r, t->client_id, t->line) < 0)
+                        serve_jobs_stream_line(r, serve_batch_error_line(t->client_id, t->line, "error", "supervise",
+                                                              "the job engine did not take this job"));
+                json_decref(t->job);
+                json_decref(t->client_id);
+                r->next_todo++;
+                s->n_todo--;
+                if (r->next_todo == r->n_todo)
+                        drop_todo(s, r, NULL);   /* all sent: off the list */
+        }
+}
+
+
+void serve_jobs_forget(struct serve *s, struct req *r)
+{
+        /* Its jobs still in the engine run on (nothing cancels one job of
+         * a batch engine); their lines, when they come, find no one. */
+        for (struct job_ref *ref = s->inflight; ref; ref = ref->next)
+                if (ref->r == r)
+                        ref->r = NULL;
+        drop_todo(s, r, NULL);
+}
