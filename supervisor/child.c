@@ -68,6 +68,22 @@ static int test_hook(struct child_ctx *c, enum nsb_stage stage, struct nsb_error
 
 /* ---- the program's steps, in order -------------------------------------- */
 
+/* Lowers a limit (soft and hard) to at most @max; never raises it. */
+static int lower_rlimit_to(int resource, const char *name, rlim_t max, struct nsb_error *e)
+{
+        struct rlimit rl;
+
+        if (getrlimit(resource, &rl) < 0)
+                return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "%s", name);
+        if (rl.rlim_max > max)
+                rl.rlim_max = max;
+        if (rl.rlim_cur > rl.rlim_max)
+                rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(resource, &rl) < 0)
+                return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "%s", name);
+        return 0;
+}
+
 static int step_rlimits(struct child_ctx *c, struct nsb_error *e)
 {
         struct rlimit fsize = { c->cfg->file_size_bytes, c->cfg->file_size_bytes };
@@ -82,6 +98,13 @@ static int step_rlimits(struct child_ctx *c, struct nsb_error *e)
         ledger_set(&c->ledger, PROT_FILE_SIZE, "rlimit");
         if (setrlimit(RLIMIT_CORE, &core) < 0)
                 return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "RLIMIT_CORE");
+        /* No real-time scheduling and no nice below the caller's: a caller
+         * with a real-time budget (limits.conf's rtprio, systemd's
+         * LimitRTPRIO=) would otherwise let SCHED_FIFO spinners starve the
+         * init, nsbox and the host's ordinary tasks until the wall time. */
+        if ((r = lower_rlimit_to(RLIMIT_RTPRIO, "RLIMIT_RTPRIO", 0, e)) < 0 ||
+            (r = lower_rlimit_to(RLIMIT_NICE, "RLIMIT_NICE", 0, e)) < 0)
+                return r;
         /* Pending signals, message-queue bytes and SHM_LOCK'd memory are
          * counted per user up the user-namespace chain, and the levels above
          * this sandbox's are shared: the caller's (a cold run), or the warm
@@ -835,6 +858,7 @@ const struct child_step child_reduced_init_steps[] = {
         CHILD_STEP(NSB_STAGE_USERNS, reduced_take_identity),    /* root caller: nobody */
         CHILD_STEP(NSB_STAGE_CLONE, reduced_session_subreaper),
         CHILD_STEP(NSB_STAGE_CLONE, reduced_parent_death),      /* after the identity, which would clear it */
+        CHILD_STEP(NSB_STAGE_CLONE, init_not_dumpable),         /* the program has our uid, and no pid ns */
         CHILD_STEP(NSB_STAGE_EXEC, reduced_run_program),        /* last: fork, wait, kill the group, reap */
 };
 const unsigned child_reduced_init_n_steps = ARRAY_SIZE(child_reduced_init_steps);

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -156,8 +157,15 @@ static void reduced_cg_spec_adjust(struct sbx *s)
         s->cg_spec.pids_max += tasks;
 }
 
+/* No pid namespace hides nsbox from the program, which (an unprivileged
+ * caller's) has nsbox's uid: not dumpable, its /proc/<pid>/{mem,environ,fd}
+ * are root's and ptrace is refused, also on a kernel without Landlock to
+ * scope them. After the clone: the init's own step does the same for it,
+ * and nsbox never needs its own /proc files opened by anyone else. */
 static int reduced_after_clone(struct sbx *s, struct nsb_error *e)
 {
+        if (prctl(PR_SET_DUMPABLE, 0) < 0)
+                return nsb_fail(e, NSB_STAGE_CLONE, errno, "PR_SET_DUMPABLE (nsbox, reduced isolation)");
         sbx_ledger_walls(s, "disabled");
         return 0;   /* no id maps to write, nothing to wait for */
 }

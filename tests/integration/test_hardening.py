@@ -175,6 +175,27 @@ class Doors(SandboxTest):
         self.assertEqual(out["setuid0"].get("ret"), -1, out["setuid0"])
 
 
+class SchedulingBudget(SandboxTest):
+    def test_no_real_time_priority_and_no_nice_below_the_callers(self):
+        # A caller's rtprio (limits.conf, LimitRTPRIO=) must not reach the
+        # program: SCHED_FIFO spinners would starve the init and the host.
+        # Here the caller's own limits are already 0 unless the suite runs
+        # with a real-time budget; the program's must be 0 either way.
+        code = ("import resource, os, json\n"
+                "r = {'rtprio': resource.getrlimit(resource.RLIMIT_RTPRIO),"
+                " 'nice': resource.getrlimit(resource.RLIMIT_NICE)}\n"
+                "try:\n    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1)); r['fifo'] = 'ok'\n"
+                "except OSError as e:\n    r['fifo'] = e.errno\n"
+                "os.nice(5)\n"
+                "print(json.dumps(r))\n")
+        for opts in ((), ("--isolation", "reduced")):
+            p, res = self.run_json("python", *opts, "-c", code)
+            self.assertEqual(res["status"], "exited", res)
+            obs = json.loads(res["stdout"]["text"])
+            self.assertEqual((obs["rtprio"], obs["nice"]), ([0, 0], [0, 0]), (opts, obs))
+            self.assertNotEqual(obs["fifo"], "ok", opts)
+
+
 class Loopback(SandboxTest):
     def test_server_and_client_inside(self):
         code = ("import socket, threading\n"

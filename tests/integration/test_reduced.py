@@ -117,6 +117,33 @@ class Reduced(ReducedCases, unittest.TestCase):
             shutil.rmtree(secrets, ignore_errors=True)
             shutil.rmtree(outside, ignore_errors=True)
 
+    def test_nsbox_and_its_init_are_not_dumpable(self):
+        # No pid namespace hides them and, for an unprivileged caller, the
+        # program has their uid: dumpable, their /proc/<pid>/{mem,environ}
+        # would be the program's to open wherever Landlock is missing. A
+        # process of the caller's uid (this test) stands in for the program.
+        d = tempfile.mkdtemp(prefix="nsbox-dump.", dir="/var/tmp")
+        self.addCleanup(shutil.rmtree, d, True)
+        if os.getuid() == 0:
+            os.chown(d, 65534, 65534)   # a root caller's reduced program runs as nobody
+        p = subprocess.Popen([NSBOX, "python", "--isolation", "reduced", "--workspace", d, "-c",
+                              "import time\nopen('up', 'w').close()\ntime.sleep(30)\n"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(p.wait)
+        self.addCleanup(p.kill)
+        deadline = time.monotonic() + 30
+        while not os.path.exists(os.path.join(d, "up")):
+            self.assertLess(time.monotonic(), deadline, "the program never started")
+            time.sleep(0.05)
+        with open("/proc/%d/task/%d/children" % (p.pid, p.pid)) as f:
+            inits = [int(x) for x in f.read().split()]
+        self.assertEqual(len(inits), 1, inits)
+        for who, pid in (("nsbox", p.pid), ("the init", inits[0])):
+            self.assertEqual(os.stat("/proc/%d/environ" % pid).st_uid, 0, "%s is dumpable" % who)
+            if os.getuid() != 0:
+                with self.assertRaises(PermissionError, msg="%s's memory opened by its uid" % who):
+                    open("/proc/%d/mem" % pid, "rb").close()
+
     def test_metadata_and_scheduling_of_host_things_are_refused(self):
         d = tempfile.mkdtemp(prefix="nsbox-meta.", dir="/var/tmp")
         victim = subprocess.Popen(["sleep", "30"], user=65534 if os.getuid() == 0 else None)
