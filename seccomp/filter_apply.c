@@ -34,9 +34,20 @@ static uint32_t scmp_action(enum filter_action a)
         return SCMP_ACT_ERRNO((uint32_t) filter_action_errno(a));
 }
 
+static struct scmp_arg_cmp scmp_cmp(const struct filter_cmp *c)
+{
+        return (struct scmp_arg_cmp) {
+                .arg = c->arg,
+                .op = c->op == FILTER_CMP_GT ? SCMP_CMP_GT : SCMP_CMP_MASKED_EQ,
+                .datum_a = c->op == FILTER_CMP_GT ? c->datum : c->mask,
+                .datum_b = c->op == FILTER_CMP_GT ? 0 : c->datum,
+        };
+}
+
 static int add_entry(scmp_filter_ctx ctx, const struct filter_entry *en, struct nsb_error *e)
 {
-        struct scmp_arg_cmp cmp;
+        struct scmp_arg_cmp cmp[2];
+        unsigned n_cmp = 0;
         int nr, r;
 
         /* Resolve for the native architecture only: a name libseccomp does not
@@ -49,17 +60,12 @@ static int add_entry(scmp_filter_ctx ctx, const struct filter_entry *en, struct 
         if (nr < 0)
                 return nsb_fail(e, NSB_STAGE_SECCOMP, EINVAL, "'%s' is not a native syscall", en->syscall);
 
-        if (en->has_cmp) {
-                cmp = (struct scmp_arg_cmp) {
-                        .arg = en->cmp.arg,
-                        .op = en->cmp.op == FILTER_CMP_GT ? SCMP_CMP_GT : SCMP_CMP_MASKED_EQ,
-                        .datum_a = en->cmp.op == FILTER_CMP_GT ? en->cmp.datum : en->cmp.mask,
-                        .datum_b = en->cmp.op == FILTER_CMP_GT ? 0 : en->cmp.datum,
-                };
-        }
+        if (en->has_cmp)
+                cmp[n_cmp++] = scmp_cmp(&en->cmp);
+        if (en->has_cmp2)
+                cmp[n_cmp++] = scmp_cmp(&en->cmp2);     /* another argument: libseccomp ANDs them */
         /* _exact: fail rather than let libseccomp rewrite the rule. */
-        r = seccomp_rule_add_exact_array(ctx, scmp_action(en->action), nr, en->has_cmp ? 1 : 0,
-                                         en->has_cmp ? &cmp : NULL);
+        r = seccomp_rule_add_exact_array(ctx, scmp_action(en->action), nr, n_cmp, n_cmp ? cmp : NULL);
         if (r < 0)
                 return nsb_fail(e, NSB_STAGE_SECCOMP, -r, "seccomp_rule_add(%s)", en->syscall);
         return 0;

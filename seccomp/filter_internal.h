@@ -56,7 +56,28 @@ enum filter_cond_kind {
         FILTER_COND_EQ32,       /* (arg & 0xffffffff) == value (ioctl requests are unsigned int) */
         FILTER_COND_NOT_IN32,   /* arg > 0xffffffff, or arg is none of set[] (sorted, unique) */
         FILTER_COND_GT,         /* arg > value, all 64 bits (prlimit64 on another pid) */
+        FILTER_COND_EQ32_GT,    /* (arg & 0xffffffff) == value and arg2 > value2, all 64 bits
+                                   (fcntl's command, then its size) */
+        FILTER_COND_OTHERS_CLOCK, /* arg is a clockid_t (low 32 bits) naming the CPU clock of a
+                                     process other than the caller (see FILTER_CLOCK_* below) */
 };
+
+/* A CPU clock id, as the kernel encodes it (clockid_t is a 32-bit int):
+ * ((~pid) << 3) | kind, negative for every pid. Bits 0-1 are the kind
+ * (PROF, VIRT, SCHED; 3 is a clock device opened by fd, whose fd sits where
+ * the pid would), bit 2 marks a thread's clock (the kernel limits those to
+ * the caller's own thread group), and pid 0 means the caller: its bits 3-31
+ * are all set. FILTER_COND_OTHERS_CLOCK refuses a negative id with bit 2
+ * clear and any of bits 3-30 clear: a process (or device) clock of any pid
+ * but 0. */
+#define FILTER_CLOCK_NEGATIVE   0x80000000u
+#define FILTER_CLOCK_PERTHREAD  0x4u
+#define FILTER_CLOCK_PID_SHIFT  3u
+
+/* The default size of a pipe: PIPE_DEF_BUFFERS (16) pages of 4 KiB. Growing
+ * one past it (F_SETPIPE_SZ) takes pages from the uid's host-wide budget
+ * (fs.pipe-user-pages-soft). */
+#define FILTER_PIPE_DEFAULT_BYTES 65536u
 
 struct filter_cond {
         enum filter_cond_kind kind;
@@ -64,6 +85,8 @@ struct filter_cond {
         uint32_t value;                 /* FLAG, EQ32 */
         const uint32_t *set;            /* NOT_IN32 */
         size_t n_set;
+        unsigned arg2;                  /* EQ32_GT: the second argument, another one */
+        uint32_t value2;                /* EQ32_GT */
 };
 
 struct filter_rule {
@@ -91,6 +114,8 @@ struct filter_entry {
         enum filter_action action;
         bool has_cmp;
         struct filter_cmp cmp;
+        bool has_cmp2;                  /* a second comparison, on another argument: both must hold */
+        struct filter_cmp cmp2;
 };
 
 struct filter_plan {

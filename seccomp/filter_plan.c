@@ -27,7 +27,7 @@
 #include "util/cleanup.h"
 
 /* One rule: WHEN selects the isolation it belongs to, KIND/ARGNO/V its argument test. */
-#define RULE(name, act, when, kind, argno, v, threat) { name, act, when, { kind, argno, v, NULL, 0 }, threat }
+#define RULE(name, act, when, kind, argno, v, threat) { name, act, when, { kind, argno, v, NULL, 0, 0, 0 }, threat }
 #define ALWAYS(name, act, threat) RULE(name, act, FILTER_ALWAYS, FILTER_COND_NONE, 0, 0, threat)
 #define IF_FLAG(name, act, argno, flag, threat) RULE(name, act, FILTER_ALWAYS, FILTER_COND_FLAG, argno, flag, threat)
 #define IF_EQ32(name, act, argno, v, threat) RULE(name, act, FILTER_ALWAYS, FILTER_COND_EQ32, argno, v, threat)
@@ -39,8 +39,14 @@
  * own session, so its group is 1 too), in argument ARGNO: refused. */
 #define NAMES_INIT(name, argno, threat) \
         RULE(name, FILTER_EPERM, FILTER_ALWAYS, FILTER_COND_EQ32, argno, FILTER_INIT_PID, threat)
+/* A CPU clock id of a process other than the caller in argument ARGNO: refused. */
+#define OTHERS_CLOCK(name, argno, threat) \
+        RULE(name, FILTER_EPERM, FILTER_ALWAYS, FILTER_COND_OTHERS_CLOCK, argno, 0, threat)
+/* (ARGNO & 0xffffffff) == V and ARGNO2 > V2 (all 64 bits): refused. */
+#define IF_EQ32_GT(name, act, argno, v, argno2, v2, threat) \
+        { name, act, FILTER_ALWAYS, { FILTER_COND_EQ32_GT, argno, v, NULL, 0, argno2, v2 }, threat }
 #define UNLESS_IN(name, act, when, argno, set, threat) \
-        { name, act, when, { FILTER_COND_NOT_IN32, argno, 0, set, ARRAY_SIZE(set) }, threat }
+        { name, act, when, { FILTER_COND_NOT_IN32, argno, 0, set, ARRAY_SIZE(set), 0, 0 }, threat }
 
 /* Sorted and unique: filter_not_in32() walks the gaps between them. */
 static const uint32_t families_unix[] = { AF_UNIX };
@@ -124,6 +130,26 @@ static const struct filter_rule rules[] = {
          * core scheduling is nothing a sandboxed program needs. */
         IF_EQ32("prctl", FILTER_EPERM, 0, 62 /* PR_SCHED_CORE */,
                 "PR_SCHED_CORE shares or takes a core-scheduling cookie with another pid, the init's too"),
+        /* A CPU clock id names a process too: ((~pid) << 3) | kind, and the
+         * kernel checks nothing for the process clock of a pid it can see
+         * (posix-cpu-timers.c, pid_for_clock). The reviewer's program read the
+         * init's CPU time to the nanosecond (strict), and under reduced
+         * isolation, with no pid namespace, that of a root-owned host process
+         * (nsbox's own too): a timing side channel on every process it can
+         * name. clock_nanosleep and timer_create on that clock wake the
+         * caller when the other process has spent so much CPU. Refused for
+         * every pid but 0 (the caller: CLOCK_PROCESS_CPUTIME_ID is 2, and
+         * clock_getcpuclockid(0) gives -6); thread clocks (bit 2) stay, the
+         * kernel confines them to the caller's thread group
+         * (pthread_getcpuclockid, Python's time.pthread_getcpuclockid). EPERM
+         * is what POSIX gives clock_getcpuclockid for a process whose clock
+         * the caller may not read (glibc passes it through); the kernel
+         * would say EINVAL for a pid that does not exist. clock_settime and
+         * clock_adjtime are refused whole (the host clock, below). */
+        OTHERS_CLOCK("clock_gettime", 0, "reads another process's CPU time (the init's; a host process's in reduced)"),
+        OTHERS_CLOCK("clock_getres", 0, "probes whether a pid exists through its CPU clock"),
+        OTHERS_CLOCK("clock_nanosleep", 0, "sleeps until another process (the init) has spent so much CPU"),
+        OTHERS_CLOCK("timer_create", 0, "a timer that fires when another process (the init) has spent so much CPU"),
 
         /* --- the mount table ----------------------------------------------------------- */
         ALWAYS("mount", FILTER_EPERM, "remounts the read-only root writable, or mounts over our binds"),
@@ -151,6 +177,20 @@ static const struct filter_rule rules[] = {
         IF_FLAG("clone", FILTER_EPERM, 0, CLONE_NEWCGROUP, "clone(CLONE_NEWCGROUP): namespace creation surface"),
         ALWAYS("clone3", FILTER_ENOSYS,
                "clone3 takes its flags in memory, which seccomp cannot read; ENOSYS makes libc fall back to clone"),
+
+        /* --- per-user kernel budgets the host user shares ----------------------------- */
+        /* Pipe pages are counted per host uid (user_struct), not per user
+         * namespace: a pipe grown to 1 MiB takes 256 of the uid's 16384
+         * (fs.pipe-user-pages-soft). The reviewer's two warm jobs shared
+         * them (40 pipes of 1 MiB in one left the other 24 of 64), and past
+         * the budget every new pipe of the uid, the caller's own processes'
+         * too, gets 2 pages. Growing a pipe past the default 16 pages is
+         * refused; shrinking one (the capture pipe included: only the
+         * program's own output slows) and the default stay. The kernel reads
+         * the size as unsigned int: the 64-bit test also refuses a small
+         * size with high bits set, which no libc passes. */
+        IF_EQ32_GT("fcntl", FILTER_EPERM, 1, 1031 /* F_SETPIPE_SZ */, 2, FILTER_PIPE_DEFAULT_BYTES,
+                   "grows a pipe past 16 pages out of the uid's host-wide pipe budget (fs.pipe-user-pages-soft)"),
 
         /* --- kernel keyrings: not namespaced ------------------------------------------ */
         ALWAYS("keyctl", FILTER_EPERM, "reads or links keys of the host user's keyrings"),
@@ -434,6 +474,9 @@ static int check_rule(const struct filter_rule *r, struct nsb_error *e)
         if (r->cond.arg > 5)
                 return nsb_fail(e, NSB_STAGE_SECCOMP, EINVAL, "rule '%s': argument %u out of range",
                                 r->syscall, r->cond.arg);
+        if (r->cond.kind == FILTER_COND_EQ32_GT && (r->cond.arg2 > 5 || r->cond.arg2 == r->cond.arg))
+                return nsb_fail(e, NSB_STAGE_SECCOMP, EINVAL, "rule '%s': second argument %u out of range or "
+                                "the first", r->syscall, r->cond.arg2);
         if (r->cond.kind == FILTER_COND_FLAG && r->cond.value == 0)
                 return nsb_fail(e, NSB_STAGE_SECCOMP, EINVAL, "rule '%s': empty flag", r->syscall);
         if (r->cond.kind == FILTER_COND_NOT_IN32) {
@@ -477,6 +520,29 @@ static size_t rule_entries(const struct filter_rule *r, struct filter_entry *out
                 if (cap > 0)
                         out[0] = base;
                 return 1;
+        case FILTER_COND_EQ32_GT:
+                base.has_cmp = base.has_cmp2 = true;
+                base.cmp = (struct filter_cmp) { a, FILTER_CMP_MASKED_EQ, 0xffffffffu, r->cond.value };
+                base.cmp2 = (struct filter_cmp) { .arg = r->cond.arg2, .op = FILTER_CMP_GT, .datum = r->cond.value2 };
+                if (cap > 0)
+                        out[0] = base;
+                return 1;
+        case FILTER_COND_OTHERS_CLOCK: {
+                /* Negative, bit 2 clear, and one of the pid's bits 3-30 clear
+                 * (all of 3-31 set is pid 0): one entry per bit, a union. */
+                size_t n = 0;
+
+                for (unsigned bit = FILTER_CLOCK_PID_SHIFT; bit < 31; bit++, n++)
+                        if (n < cap) {
+                                out[n] = base;
+                                out[n].has_cmp = true;
+                                out[n].cmp = (struct filter_cmp) {
+                                        a, FILTER_CMP_MASKED_EQ,
+                                        FILTER_CLOCK_NEGATIVE | FILTER_CLOCK_PERTHREAD | (1u << bit),
+                                        FILTER_CLOCK_NEGATIVE };
+                        }
+                return n;
+        }
         case FILTER_COND_NOT_IN32: {
                 /* Personality's allowed set {0, 0xffffffff} needs 63 entries. */
                 struct filter_cmp cmps[80];

@@ -203,7 +203,11 @@ def check_sleep(t, res, obs, c):
 
 
 # what init_levers.py may do: to itself only
-INIT_LEVERS_OWN = {"prlimit_self", "setpriority_self"}
+INIT_LEVERS_OWN = {"prlimit_self", "setpriority_self", "clock_gettime_self", "clock_gettime_own_process",
+                   "clock_gettime_own_thread", "setpipe_sz_default", "setpipe_sz_shrink"}
+# refused by the filter where the kernel alone would have allowed them: EPERM, not any error
+INIT_LEVERS_EPERM = {"clock_gettime_PROF", "clock_gettime_VIRT", "clock_gettime_SCHED", "clock_getres",
+                     "clock_nanosleep", "timer_create", "setpipe_sz_1M", "setpipe_sz_128K", "setpipe_sz_stdout_1M"}
 
 
 def check_init_levers(exit_code):
@@ -215,6 +219,8 @@ def check_init_levers(exit_code):
         # the red team's finding first, then every other lever
         first = sorted(k for k in levers if k.startswith("prlimit_set"))
         refused(t, levers, first + [k for k in levers if k not in INIT_LEVERS_OWN and k not in first], "on the init: ")
+        for k in sorted(INIT_LEVERS_EPERM):
+            t.assertEqual(levers[k], "EPERM", "%s: the filter must refuse it" % k)
         # what the kernel would not report shows in /proc/1: limits, nice, policy, CPUs
         t.assertEqual(obs["before"], obs["after"], "the init changed")
         t.assertNotIn("error", obs["before"]["limits"][:6])
@@ -415,7 +421,9 @@ CATALOGUE = [
           "prlimit (set and read, high pid bits), setpriority by pid, group 1 and whole user, sched_* and "
           "ioprio by pid/group/user, migrate/move_pages, kcmp, get_robust_list, pidfd_open, process_madvise "
           "and pidfd_getfd through a /proc/1 fd, ptrace, signals (kill, tgkill, sigqueue, pidfd_send_signal, "
-          "SIGIO by F_SETOWN to pid 1 and group 1), writes to 25 /proc/1 files, /proc/1/fd opens; then exits 7",
+          "SIGIO by F_SETOWN to pid 1 and group 1), its CPU clock (clock_gettime, clock_getres, clock_nanosleep, "
+          "timer_create), writes to 25 /proc/1 files, /proc/1/fd opens, pipes (stdout too) grown past 64 KiB; "
+          "then exits 7",
           "`seccomp` (no syscall may name the init: pid 1, group 1, any user), `landlock` (signal scope), "
           "init not dumpable, read-only /proc, `pid_ns`", hostile("init_levers.py"), lambda c: ["exit"],
           opts=("--wall-time", "20s"), check=check_init_levers(7)),

@@ -52,7 +52,10 @@ INIT_DOORS = ["prlimit_init", "prlimit_init_highbits", "prlimit_init_read", "set
               "getpriority_init", "ioprio_set_init", "ioprio_set_user", "sched_setaffinity_init",
               "sched_getaffinity_init", "sched_setscheduler_init", "sched_setparam_init", "sched_setattr_init",
               "migrate_pages_init", "move_pages_init", "kcmp_init", "pidfd_open_init", "kill_init", "tgkill_init",
-              "rt_sigqueueinfo_init", "getsid_init", "prctl_sched_core_init"]
+              "rt_sigqueueinfo_init", "getsid_init", "prctl_sched_core_init",
+              # its CPU clock ((~1 << 3) | kind): read, probed, slept on, timed
+              "clock_gettime_init", "clock_gettime_init_highbits", "clock_getres_init", "clock_nanosleep_init",
+              "timer_create_init"]
 
 
 class Doors(SandboxTest):
@@ -87,6 +90,59 @@ class Doors(SandboxTest):
         out, _ = self.attempts(INIT_DOORS)
         for name in INIT_DOORS:
             self.assertEqual(out[name].get("errno_name"), "EPERM", (name, out[name]))
+
+    def test_own_cpu_clocks_stay_open(self):
+        # The filter refuses every process CPU clock but the caller's own
+        # (pid 0): what Python and its pools use must still work, threads and
+        # child processes included. nsbox-try-syscall shows the same at the
+        # syscall: pid 0's clock works, a thread clock is the kernel's to refuse.
+        code = ("import concurrent.futures, json, multiprocessing, os, resource, threading, time\n"
+                "def burn(n):\n"
+                "    t = time.process_time()\n"
+                "    while time.process_time() - t < 0.02: pass\n"
+                "    return n * n\n"
+                "if __name__ == '__main__':\n"
+                "    burn(0)\n"
+                "    r = {'process': time.clock_gettime(time.CLOCK_PROCESS_CPUTIME_ID) > 0,\n"
+                "         'thread': time.clock_gettime(time.pthread_getcpuclockid(threading.get_ident())) > 0,\n"
+                "         'process_time': time.process_time() > 0, 'thread_time': time.thread_time() > 0,\n"
+                "         'rusage': resource.getrusage(resource.RUSAGE_SELF).ru_utime > 0,\n"
+                "         'times': os.times().user > 0}\n"
+                "    with multiprocessing.Pool(2) as p:\n"
+                "        r['pool'] = p.map(burn, range(4))\n"
+                "    with concurrent.futures.ProcessPoolExecutor(2) as ex:\n"
+                "        r['process_pool'] = list(ex.map(burn, range(4)))\n"
+                "    with concurrent.futures.ThreadPoolExecutor(2) as ex:\n"
+                "        r['thread_pool'] = list(ex.map(burn, range(4)))\n"
+                "    print(json.dumps(r))\n")
+        self.assertEqual(json.loads(self.python_stdout(code)),
+                         {"process": True, "thread": True, "process_time": True, "thread_time": True,
+                          "rusage": True, "times": True, "pool": [0, 1, 4, 9], "process_pool": [0, 1, 4, 9],
+                          "thread_pool": [0, 1, 4, 9]})
+        out, _ = self.attempts(["clock_gettime_self", "clock_gettime_thread_init"])
+        self.assertEqual(out["clock_gettime_self"].get("ret"), 0, out)
+        self.assertEqual(out["clock_gettime_thread_init"].get("errno_name"), "EINVAL", out)   # the kernel's own
+
+    def test_pipes_grow_no_further_than_the_default(self):
+        # Pipe pages are counted per host uid, not per user namespace: a
+        # sandbox that grew its pipes (and nsbox's capture pipe, its stdout)
+        # to 1 MiB took the caller's fs.pipe-user-pages-soft, and the uid's
+        # next pipes got 2 pages. Past 16 pages F_SETPIPE_SZ is refused;
+        # the default and shrinking stay.
+        code = ("import fcntl, json, os\n"
+                "def grow(size, fd=None):\n"
+                "    r, w = os.pipe()\n"
+                "    try:\n"
+                "        return fcntl.fcntl(w if fd is None else fd, 1031, size)\n"
+                "    except OSError as e:\n"
+                "        return e.errno\n"
+                "print(json.dumps({'1M': grow(1 << 20), '64K+1': grow(65537), 'stdout': grow(1 << 20, 1),\n"
+                "                  '64K': grow(65536), '4K': grow(4096)}))\n")
+        self.assertEqual(json.loads(self.python_stdout(code)),
+                         {"1M": 1, "64K+1": 1, "stdout": 1, "64K": 65536, "4K": 4096})   # 1: EPERM
+        out, _ = self.attempts(["setpipe_sz_grow", "setpipe_sz_highbits", "setpipe_sz_default"])
+        self.assertEqual([out[k].get("errno_name") for k in ("setpipe_sz_grow", "setpipe_sz_highbits",
+                                                             "setpipe_sz_default")], ["EPERM", "EPERM", "EBADF"])
 
     def python_stdout(self, code):
         p, res = self.run_json("python", "-c", code)

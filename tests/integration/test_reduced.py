@@ -194,6 +194,44 @@ class Reduced(ReducedCases, unittest.TestCase):
         finally:
             shutil.rmtree(d)
 
+    def test_cpu_clocks_of_host_processes_are_refused(self):
+        """Without a pid namespace a process CPU clock, ((~pid) << 3) | kind,
+        names any host process, and the kernel checks nothing: a uid 65534
+        sandbox read the CPU time of a root-owned process to the nanosecond
+        (a timing side channel on nsbox itself). The filter refuses every
+        pid but 0 (the caller); the program's own clocks stay."""
+        victim = subprocess.Popen(["sleep", "30"])      # the caller's own uid (root's as root)
+        self.addCleanup(victim.wait)
+        self.addCleanup(victim.kill)
+        code = ("import ctypes, errno, json, os, threading, time\n"
+                "libc = ctypes.CDLL(None, use_errno=True)\n"
+                "class TS(ctypes.Structure):\n"
+                "    _fields_ = [('s', ctypes.c_long), ('ns', ctypes.c_long)]\n"
+                "def clk(pid, kind=2):\n"
+                "    return ctypes.c_int(((~pid) << 3) | kind)\n"
+                "def name(r):\n"
+                "    return 'ok' if r == 0 else errno.errorcode[r]\n"
+                "def gettime(pid, kind):\n"
+                "    return name(0 if libc.clock_gettime(clk(pid, kind), ctypes.byref(TS())) == 0 else ctypes.get_errno())\n"
+                "def timer(pid):\n"
+                "    t = ctypes.c_void_p()\n"
+                "    r = libc.timer_create(clk(pid), None, ctypes.byref(t))\n"
+                "    return name(0 if r == 0 and libc.timer_delete(t) == 0 else ctypes.get_errno())\n"
+                "r = {}\n"
+                "for what, pid in (('host_init', 1), ('victim', %d), ('parent', os.getppid())):\n"
+                "    r[what] = [gettime(pid, k) for k in (0, 1, 2)] + [\n"
+                "        name(0 if libc.clock_getres(clk(pid), None) == 0 else ctypes.get_errno()),\n"
+                "        name(libc.clock_nanosleep(clk(pid), 1, ctypes.byref(TS()), None)), timer(pid)]\n"
+                "r['self'] = [gettime(0, 2), time.clock_gettime(time.CLOCK_PROCESS_CPUTIME_ID) > 0,\n"
+                "             time.clock_gettime(time.pthread_getcpuclockid(threading.get_ident())) > 0]\n"
+                "print(json.dumps(r))\n" % victim.pid)
+        p, res = self.run_json("python", "-c", code)
+        self.assertEqual(res["status"], "exited", res)
+        obs = json.loads(res["stdout"]["text"])
+        for what in ("host_init", "victim", "parent"):
+            self.assertEqual(obs[what], ["EPERM"] * 6, (what, obs))
+        self.assertEqual(obs["self"], ["ok", True, True], obs)
+
     def test_a_full_isolation_run_also_removes_what_a_killed_one_left(self):
         """The next run of any kind cleans up, as for stale cgroups: a host
         that runs reduced only now and then must not keep the directory."""

@@ -142,6 +142,18 @@ static const struct expectation {
         { "rt_sigqueueinfo_init", EPERM, EPERM, EPERM },
         { "getsid_init", EPERM, EPERM, EPERM },
         { "prctl_sched_core_init", EPERM, EPERM, EPERM },
+        /* a CPU clock names a process too: the init's (any pid's but 0) refused, thread clocks kept */
+        { "clock_gettime_init", EPERM, EPERM, EPERM },
+        { "clock_gettime_init_highbits", EPERM, EPERM, EPERM },
+        { "clock_getres_init", EPERM, EPERM, EPERM },
+        { "clock_nanosleep_init", EPERM, EPERM, EPERM },
+        { "timer_create_init", EPERM, EPERM, EPERM },
+        { "clock_gettime_self", SAME, SAME, SAME },
+        { "clock_gettime_thread_init", SAME, SAME, SAME },
+        /* pipes past the default 16 pages: the uid's host-wide budget */
+        { "setpipe_sz_grow", EPERM, EPERM, EPERM },
+        { "setpipe_sz_default", SAME, SAME, SAME },
+        { "setpipe_sz_highbits", EPERM, EPERM, EPERM },
         { "move_pages_other", SAME, SAME, EPERM },
         { "kcmp_other", SAME, SAME, EPERM },
         { "process_madvise", SAME, SAME, EPERM },
@@ -539,7 +551,8 @@ static int plan_verdict(const struct filter_plan *plan, const char *name, const 
 
                 if (strcmp(en->syscall, name) != 0)
                         continue;
-                if (!en->has_cmp || denied_by(&en->cmp, 1, args[en->cmp.arg]))
+                if ((!en->has_cmp || denied_by(&en->cmp, 1, args[en->cmp.arg])) &&
+                    (!en->has_cmp2 || denied_by(&en->cmp2, 1, args[en->cmp2.arg])))
                         return (int) en->action;
         }
         return -1;
@@ -625,6 +638,96 @@ static void test_init_is_named_by_nothing(void **state)
         }
 }
 
+/* A CPU clock id, ((~pid) << 3) | kind with bit 2 for a thread: the
+ * process clocks of any pid but 0 are refused on the low 32 bits, in every
+ * variant; the caller's own (pid 0, CLOCK_PROCESS_CPUTIME_ID 2 and the
+ * other fixed clocks) and every thread clock stay. */
+static void test_others_cpu_clocks_refused(void **state)
+{
+        static const char *const calls[] = { "clock_gettime", "clock_getres", "clock_nanosleep", "timer_create" };
+        static const uint32_t pids[] = { 1, 2, 3, 4242, 65535, 0x3fffff, 0x400000, 0x0ffffffe, 0x0fffffff }; /* 29 bits */
+        size_t n_rules;
+        const struct filter_rule *rules = filter_rules(&n_rules);
+
+        (void) state;
+        for (int v = 0; v < FILTER_VARIANTS; v++) {
+                const struct filter_spec spec = filter_variant_spec(v);
+                struct filter_plan plan;
+                struct nsb_error e;
+
+                if (filter_plan_build(rules, n_rules, &spec, &plan, &e) < 0)
+                        fail_msg("variant %d: %s", v, e.msg);
+                for (size_t c = 0; c < ARRAY_SIZE(calls); c++) {
+                        for (uint32_t kind = 0; kind < 8; kind++) {
+                                const bool thread = kind & FILTER_CLOCK_PERTHREAD;
+                                for (size_t p = 0; p < ARRAY_SIZE(pids); p++) {
+                                        const uint32_t id = (~pids[p] << 3) | kind;
+                                        /* zero- and sign-extended, and with junk above: the kernel reads int */
+                                        const uint64_t forms[] = { id, (uint64_t) (int64_t) (int32_t) id,
+                                                                   (0xdeadull << 32) | id };
+                                        for (size_t f = 0; f < ARRAY_SIZE(forms); f++) {
+                                                const uint64_t args[6] = { forms[f] };
+                                                int got = plan_verdict(&plan, calls[c], args);
+                                                if (got != (thread ? -1 : FILTER_EPERM))
+                                                        fail_msg("variant %d: %s(pid %u kind %u = 0x%llx): %s", v,
+                                                                 calls[c], pids[p], kind,
+                                                                 (unsigned long long) forms[f],
+                                                                 thread ? "a thread clock is refused"
+                                                                        : "another process's clock is allowed");
+                                        }
+                                }
+                                /* pid 0: the caller's own clock, both kinds */
+                                const uint64_t self[6] = { (uint64_t) (int64_t) (int32_t) (0xfffffff8u | kind) };
+                                if (plan_verdict(&plan, calls[c], self) != -1)
+                                        fail_msg("variant %d: %s of the caller's own clock (kind %u) is refused", v,
+                                                 calls[c], kind);
+                        }
+                        for (uint64_t fixed = 0; fixed < 16; fixed++) {     /* CLOCK_REALTIME ... CLOCK_TAI */
+                                const uint64_t args[6] = { fixed };
+                                if (plan_verdict(&plan, calls[c], args) != -1)
+                                        fail_msg("variant %d: %s(clock %llu) is refused", v, calls[c],
+                                                 (unsigned long long) fixed);
+                        }
+                }
+                filter_plan_free(&plan);
+        }
+}
+
+/* F_SETPIPE_SZ past the default 16 pages is refused on every variant (the
+ * size over all 64 bits: a small size with high bits set is refused too);
+ * shrinking, the default and every other fcntl command stay. */
+static void test_pipe_growth_refused(void **state)
+{
+        static const struct { uint64_t cmd, size; int want; } cases[] = {
+                { 1031, 65537, FILTER_EPERM }, { 1031, 1 << 20, FILTER_EPERM }, { 1031, 131072, FILTER_EPERM },
+                { 1031, UINT32_MAX, FILTER_EPERM }, { 1031, (1ull << 32) | 4096, FILTER_EPERM },
+                { (1ull << 32) | 1031, 1 << 20, FILTER_EPERM },
+                { 1031, 65536, -1 }, { 1031, 4096, -1 }, { 1031, 0, -1 },
+                { 1032 /* F_GETPIPE_SZ */, 1 << 20, -1 }, { 4 /* F_SETFL */, 1 << 20, -1 },
+                { 1024 /* F_SETLEASE */, 1 << 20, -1 },
+        };
+        size_t n_rules;
+        const struct filter_rule *rules = filter_rules(&n_rules);
+
+        (void) state;
+        for (int v = 0; v < FILTER_VARIANTS; v++) {
+                const struct filter_spec spec = filter_variant_spec(v);
+                struct filter_plan plan;
+                struct nsb_error e;
+
+                if (filter_plan_build(rules, n_rules, &spec, &plan, &e) < 0)
+                        fail_msg("variant %d: %s", v, e.msg);
+                for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                        const uint64_t args[6] = { 3, cases[i].cmd, cases[i].size };
+                        if (plan_verdict(&plan, "fcntl", args) != cases[i].want)
+                                fail_msg("variant %d: fcntl(3, 0x%llx, 0x%llx): want %s", v,
+                                         (unsigned long long) cases[i].cmd, (unsigned long long) cases[i].size,
+                                         cases[i].want == -1 ? "allowed" : "EPERM");
+                }
+                filter_plan_free(&plan);
+        }
+}
+
 static void test_compile_both_specs(void **state)
 {
         for (int inet = 0; inet <= 1; inet++) {
@@ -651,14 +754,14 @@ static void test_bad_tables(void **state)
 {
         static const uint32_t unsorted[] = { 2, 1 };
         const struct filter_rule unknown[] = {
-                { "no_such_syscall_xyz", FILTER_EPERM, FILTER_ALWAYS, { FILTER_COND_NONE, 0, 0, NULL, 0 },
+                { "no_such_syscall_xyz", FILTER_EPERM, FILTER_ALWAYS, { FILTER_COND_NONE, 0, 0, NULL, 0, 0, 0 },
                   "a test of the unknown-name check" },
         };
         const struct filter_rule no_threat[] = {
-                { "getpid", FILTER_EPERM, FILTER_ALWAYS, { FILTER_COND_NONE, 0, 0, NULL, 0 }, "" },
+                { "getpid", FILTER_EPERM, FILTER_ALWAYS, { FILTER_COND_NONE, 0, 0, NULL, 0, 0, 0 }, "" },
         };
         const struct filter_rule bad_set[] = {
-                { "socket", FILTER_EPERM, FILTER_ALWAYS, { FILTER_COND_NOT_IN32, 0, 0, unsorted, 2 },
+                { "socket", FILTER_EPERM, FILTER_ALWAYS, { FILTER_COND_NOT_IN32, 0, 0, unsorted, 2, 0, 0 },
                   "a test of the sorted-set check" },
         };
         const struct filter_spec spec = { 0 };
@@ -771,6 +874,8 @@ int main(void)
                 cmocka_unit_test(test_expectations_cover_fixture),
                 cmocka_unit_test(test_not_in32_expansion),
                 cmocka_unit_test(test_init_is_named_by_nothing),
+                cmocka_unit_test(test_others_cpu_clocks_refused),
+                cmocka_unit_test(test_pipe_growth_refused),
                 cmocka_unit_test(test_compile_both_specs),
                 cmocka_unit_test(test_precompiled_matches_table),
                 cmocka_unit_test(test_bad_tables),
