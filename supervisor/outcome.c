@@ -36,7 +36,8 @@ void outcome_decide(const struct observed *o, struct run_result *r)
                 hit(r, LIMIT_PIDS);
         if (o->memory_limit_hit || o->oom_killed || peak_over(o))
                 hit(r, LIMIT_MEMORY);
-        /* e.g. a child that RLIMIT_CPU killed while the program ran on */
+        /* e.g. a child that RLIMIT_CPU killed while the program ran on (which
+         * the tree's time then reached too: the run ends by it below) */
         if (o->cpu_over)
                 hit(r, LIMIT_CPU_TIME);
 
@@ -92,6 +93,15 @@ void outcome_decide(const struct observed *o, struct run_result *r)
                 end_by_limit(r, LIMIT_MEMORY, WIFSIGNALED(o->wait_status) ? WTERMSIG(o->wait_status) : 0);
                 return;
         }
+        /* The tree's CPU time reached the limit (nsbox's clock of it, a
+         * cgroup's or the sum of the tree's looks, or RLIMIT_CPU ended one of
+         * its processes), but the program ended before the watch that would
+         * have stopped it: the limit, whatever the exit, never "exited" with
+         * cpu_time in limits_hit. */
+        if (o->cpu_over) {
+                end_by_limit(r, LIMIT_CPU_TIME, WIFSIGNALED(o->wait_status) ? WTERMSIG(o->wait_status) : 0);
+                return;
+        }
         if (WIFEXITED(o->wait_status)) {
                 r->status = RUN_EXITED;
                 r->exit_code = WEXITSTATUS(o->wait_status);
@@ -105,10 +115,6 @@ void outcome_decide(const struct observed *o, struct run_result *r)
                 }
                 if (sig == SIGXFSZ) {
                         end_by_limit(r, LIMIT_FILE_SIZE, sig);
-                        return;
-                }
-                if ((sig == SIGXCPU || sig == SIGKILL) && o->cpu_over) {
-                        end_by_limit(r, LIMIT_CPU_TIME, sig);
                         return;
                 }
                 r->status = RUN_SIGNALED;
