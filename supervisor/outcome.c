@@ -93,20 +93,6 @@ void outcome_decide(const struct observed *o, struct run_result *r)
                 end_by_limit(r, LIMIT_MEMORY, WIFSIGNALED(o->wait_status) ? WTERMSIG(o->wait_status) : 0);
                 return;
         }
-        /* The tree's CPU time reached the limit (nsbox's clock of it, a
-         * cgroup's or the sum of the tree's looks, or RLIMIT_CPU ended one of
-         * its processes), but the program ended before the watch that would
-         * have stopped it: the limit, whatever the exit, never "exited" with
-         * cpu_time in limits_hit. */
-        if (o->cpu_over) {
-                end_by_limit(r, LIMIT_CPU_TIME, WIFSIGNALED(o->wait_status) ? WTERMSIG(o->wait_status) : 0);
-                return;
-        }
-        if (WIFEXITED(o->wait_status)) {
-                r->status = RUN_EXITED;
-                r->exit_code = WEXITSTATUS(o->wait_status);
-                return;
-        }
         if (WIFSIGNALED(o->wait_status)) {
                 int sig = WTERMSIG(o->wait_status);
                 if (sig == SIGKILL && o->oom_killed) {
@@ -117,8 +103,24 @@ void outcome_decide(const struct observed *o, struct run_result *r)
                         end_by_limit(r, LIMIT_FILE_SIZE, sig);
                         return;
                 }
+        }
+        /* The tree's CPU time reached the limit (a cgroup's clock, the sum
+         * of the tree's looks, or RLIMIT_CPU ended one of its processes), and
+         * nothing else ended it: the limit, whatever the exit (the program
+         * may end between two looks), never "exited" with cpu_time in
+         * limits_hit. */
+        if (o->cpu_over) {
+                end_by_limit(r, LIMIT_CPU_TIME, WIFSIGNALED(o->wait_status) ? WTERMSIG(o->wait_status) : 0);
+                return;
+        }
+        if (WIFEXITED(o->wait_status)) {
+                r->status = RUN_EXITED;
+                r->exit_code = WEXITSTATUS(o->wait_status);
+                return;
+        }
+        if (WIFSIGNALED(o->wait_status)) {
                 r->status = RUN_SIGNALED;
-                r->signal = sig;
+                r->signal = WTERMSIG(o->wait_status);
                 return;
         }
         r->status = RUN_ERROR;

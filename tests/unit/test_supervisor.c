@@ -72,6 +72,11 @@ static void test_outcomes(void **state)
                   1u << LIMIT_CPU_TIME, 124 },
                 { { .got_exit = true, .wait_status = KILLED(SIGSEGV), .cpu_over = true }, RUN_LIMIT, LIMIT_CPU_TIME,
                   1u << LIMIT_CPU_TIME, 124 },
+                /* a death another limit explains stays that limit's */
+                { { .got_exit = true, .wait_status = KILLED(SIGXFSZ), .cpu_over = true }, RUN_LIMIT, LIMIT_FILE_SIZE,
+                  1u << LIMIT_FILE_SIZE | 1u << LIMIT_CPU_TIME, 124 },
+                { { .got_exit = true, .wait_status = KILLED(SIGKILL), .cpu_over = true, .oom_killed = true }, RUN_LIMIT,
+                  LIMIT_MEMORY, 1u << LIMIT_MEMORY | 1u << LIMIT_CPU_TIME, 124 },
                 { { .killed = KILL_CANCEL, .got_exit = true, .wait_status = EXITED(0) }, RUN_CANCELLED, LIMIT_NONE, 0, 130 },
                 /* a sandbox failure outranks a kill and an exit */
                 { { .setup_error = true, .killed = KILL_WALL_TIME }, RUN_ERROR, LIMIT_NONE, 0, 125 },
