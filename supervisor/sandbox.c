@@ -507,7 +507,10 @@ static void check_cpu(struct sbx *s)
                 /* No group limit to rely on: the backend watches the tree,
                  * its memory and its CPU time (each process's rlimits hold
                  * it meanwhile). */
-                struct cg_watch_limits lim = { .memory_bytes = s->cfg->memory_bytes, .cpu_usec = limit_us };
+                struct cg_watch_limits lim = {
+                        .memory_bytes = s->cfg->memory_bytes,
+                        .cpu_usec = s->mode->tree_holds_other_runs ? 0 : limit_us,
+                };
                 unsigned over = s->cg_ops->watch(&s->cg_run, s->cg_env.proc_fd, s->pid, &lim);
 
                 if (over & CG_WATCH_CPU)
