@@ -144,6 +144,7 @@ static void rl_before_kill(struct cg_run *run, int proc_fd, pid_t init)
 
         (void) look(run, proc_fd, init, 0, &u);
 }
+
 static int rl_kill_all(struct cg_run *run, struct nsb_error *e)
 {
         return 0;

@@ -78,7 +78,13 @@ static uint64_t pss_of(int proc_fd, pid_t pid, char *buf, size_t size)
 }
 
 /* Is @pid running the executable @self_exe names (nsbox's own)? Unknown
- * (unreadable) counts as yes: its memory is then left out, never blamed. */
+ * (unreadable) counts as yes: the program before its execve is a fork of
+ * the init, not dumpable, its memory still the host user namespace's (an
+ * mm takes the namespace of the execve that made it), so the supervisor may
+ * not read its exe; after its execve it may (the sandbox's namespace, in
+ * which it holds every capability). Reduced isolation has no namespace: a
+ * program there that makes itself not dumpable is left out (as its
+ * smaps_rollup already is; docs/cgroups.md). */
 static bool runs_exe(int proc_fd, pid_t pid, const struct stat *self_exe)
 {
         struct stat a;

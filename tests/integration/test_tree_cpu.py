@@ -161,10 +161,12 @@ class OwnPeak(SandboxTest):
             self.assertEqual(b["status"], "exited", b["stderr"]["text"][-500:])
             self.assertGreaterEqual(b["peak_memory_bytes"], 60 << 20, what)
             self.assertEqual((s["status"], s["limits_hit"], s["stdout"]["text"]), ("exited", [], "1\n"), what)
-            # python itself is 8-10 MiB (more warm: the zygote's interpreter)
+            # python itself is 8-10 MiB (more warm: the zygote's interpreter);
+            # under the rlimit backend, cold, the largest a look saw of it
+            # (a look 2 ms after its execve, then every 20 ms: docs/cgroups.md)
             self.assertIsNotNone(s["peak_memory_bytes"], what)
             self.assertLess(s["peak_memory_bytes"], 32 << 20, what)
-            self.assertGreater(s["peak_memory_bytes"], 1 << 20, what)
+            self.assertGreater(s["peak_memory_bytes"], 0, what)
 
 
 if __name__ == "__main__":
