@@ -14,17 +14,21 @@
  *     sandbox runs as host uid 0;
  *   - RLIMIT_CPU (set with the program's other rlimits, supervisor/child.c)
  *     bounds each process alone; the tree's CPU time is summed by the same
- *     watch as its memory, and the run stopped at the limit (proc_tree.h:
- *     tree_cpu_look), as a cgroup's clock is read;
+ *     watch as its memory (proc_tree.h: tree_cpu_look), or read from a perf
+ *     task-clock inherited by the whole tree where the kernel allows one
+ *     (rl_attach), and the run stopped at the limit, as a cgroup's clock is
+ *     read;
  *   - there is nothing to kill_all: the supervisor kills by pidfd and the pid
  *     namespace takes the rest down with its init. */
 #include "cgroup/cg_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cgroup/proc_tree.h"
@@ -81,6 +85,20 @@ static uint64_t ticks_to_usec(uint64_t ticks)
         return ticks * 1000000u / (uint64_t) (hz > 0 ? hz : 100);
 }
 
+/* The tree's CPU time: the looks' sum, or the kernel's inherited
+ * task-clock when it could be opened (exact: it holds every process that
+ * ended, waited for or not, and reads the live ones), whichever says more. */
+static uint64_t tree_usec(const struct cg_run *run)
+{
+        uint64_t usec = run->tree_cpu.looks ? ticks_to_usec(run->tree_cpu.total) : 0, ns;
+
+        /* (a perf counter is read with read(), which has no offset) */
+        if (run->tree_clock_fd >= 0 && read(run->tree_clock_fd, &ns, sizeof ns) == (ssize_t) sizeof ns &&
+            ns / 1000 > usec)
+                usec = ns / 1000;
+        return usec;
+}
+
 static int rl_read_usage(struct cg_run *run, struct cg_usage *ret, struct nsb_error *e)
 {
         /* No group counter: CPU comes from wait4() rusage and the tree's
@@ -88,8 +106,7 @@ static int rl_read_usage(struct cg_run *run, struct cg_usage *ret, struct nsb_er
          * peak is the looks' (the job's own: rusage's ru_maxrss counts the
          * copy of the supervisor every process starts as before its execve). */
         memset(ret, 0, sizeof *ret);
-        if (run->tree_cpu.looks)
-                ret->tree_cpu_usec = ticks_to_usec(run->tree_cpu.total);
+        ret->tree_cpu_usec = tree_usec(run);
         ret->tree_peak_bytes = run->tree_pss_peak > run->tree_hwm_peak ? run->tree_pss_peak : run->tree_hwm_peak;
         ret->init_hwm_bytes = run->init_hwm;
         return 0;
@@ -133,7 +150,7 @@ static unsigned rl_watch(struct cg_run *run, int proc_fd, pid_t init, const stru
                 return 0;
         if (mem && u.pss_bytes > lim->memory_bytes)
                 over |= CG_WATCH_MEMORY;
-        if (lim->cpu_usec != 0 && ticks_to_usec(run->tree_cpu.total) >= lim->cpu_usec)
+        if (lim->cpu_usec != 0 && tree_usec(run) >= lim->cpu_usec)
                 over |= CG_WATCH_CPU;
         return over;
 }
@@ -145,6 +162,33 @@ static void rl_before_kill(struct cg_run *run, int proc_fd, pid_t init)
         (void) look(run, proc_fd, init, 0, &u);
 }
 
+/* A software task-clock counter on the init with inherit: every process it
+ * and its descendants fork gets a child counter, whose time the kernel adds
+ * to ours when that process exits (perf_event_exit_task), however it is
+ * reaped — the time a process reaped unwaited takes with it from every
+ * other counter. Counting only (no sampling, no buffer); exclude_kernel
+ * (which a task-clock does not apply when counting) is what
+ * perf_event_paranoid 2 asks of an unprivileged opener. The owner is the
+ * supervisor: the program's PR_TASK_PERF_EVENTS_DISABLE does not reach it.
+ * Refused (paranoid 3 and up, Debian's and Ubuntu's default, or no perf):
+ * the looks alone count. */
+static void rl_attach(struct cg_run *run, pid_t init)
+{
+        struct perf_event_attr a;
+        long fd;
+
+        memset(&a, 0, sizeof a);
+        a.type = PERF_TYPE_SOFTWARE;
+        a.size = sizeof a;
+        a.config = PERF_COUNT_SW_TASK_CLOCK;
+        a.inherit = 1;
+        a.exclude_kernel = 1;
+        a.exclude_hv = 1;
+        fd = syscall(SYS_perf_event_open, &a, init, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd >= 0)
+                run->tree_clock_fd = (int) fd;
+}
+
 static int rl_kill_all(struct cg_run *run, struct nsb_error *e)
 {
         return 0;
@@ -153,6 +197,9 @@ static int rl_kill_all(struct cg_run *run, struct nsb_error *e)
 static void rl_destroy(struct cg_run *run)
 {
         cg_close_run_fds(run);
+        if (run->tree_clock_fd >= 0)
+                close(run->tree_clock_fd);
+        run->tree_clock_fd = -1;
         tree_cpu_free(&run->tree_cpu);
 }
 
@@ -167,4 +214,5 @@ const struct cg_ops cg_rlimit_ops = {
         .watch = rl_watch,
         .watch_period_ms = 20,  /* RLIMIT_AS and RLIMIT_CPU hold each process meanwhile: only the sums run ahead */
         .before_kill = rl_before_kill,
+        .attach = rl_attach,
 };

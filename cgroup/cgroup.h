@@ -241,6 +241,8 @@ struct cg_run {
                                            the program's execve started from */
         struct stat self_exe;           /* nsbox's executable (proc_tree_usage) */
         bool self_exe_known;
+        int tree_clock_fd;              /* a perf task-clock counter on the init, inherited by
+                                           every descendant (attach), or -1 */
         char name[40];                  /* nsbox-<pid>-<serial>; "" = nothing to remove */
         const char *const *fake_files;  /* copied from cg_env */
 };
@@ -301,6 +303,12 @@ struct cg_ops {
         /* Optional, parent, just before nsbox kills the run: read what must
          * be read while the tree still exists (read_usage reports it). */
         void (*before_kill)(struct cg_run *run, int proc_fd, pid_t init);
+        /* Optional, parent, right after clone, before the init has forked
+         * anything (it waits for "go") and while it is still dumpable: open
+         * the tree's own clock, where the kernel lets us (rlimit: a perf
+         * task-clock counter, inherited by every descendant, which adds each
+         * one's time at its exit, waited for or not). Best effort. */
+        void (*attach)(struct cg_run *run, pid_t init);
 };
 
 /* NULL for CG_BACKEND_NONE or an unknown value. */

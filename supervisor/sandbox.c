@@ -445,6 +445,10 @@ static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
                         close(s->pump.dst);
                 child_run_init(c, s->mode->init_steps, *s->mode->n_init_steps);   /* never returns */
         }
+        /* The init waits for "go" (strict) and is still dumpable: a backend
+         * without a group clock may open the tree's own now. */
+        if (s->cg_created && s->cg_ops->attach && !s->mode->tree_holds_other_runs)
+                s->cg_ops->attach(&s->cg_run, s->pid);
         close_fd(&s->sock[1]);
         close_fd(&s->out[1]);
         close_fd(&s->err[1]);
