@@ -500,6 +500,11 @@ static int read_stream(struct sbx *s, int *fd, struct run_stream *st, int relay_
         return r < 0 ? r : 0;
 }
 
+/* After the program's start: looks 2 ms, then EARLY_LOOKS times every
+ * EARLY_LOOK_MS, then every watch_period_ms (about 0.1 ms each). */
+#define EARLY_LOOKS 4u
+#define EARLY_LOOK_MS 4u
+
 static void check_cpu(struct sbx *s)
 {
         struct cg_usage u;
@@ -523,7 +528,10 @@ static void check_cpu(struct sbx *s)
                         kill_tree(s, KILL_MEMORY);
                 else if (over & CG_WATCH_CPU)
                         kill_tree(s, KILL_CPU_TIME);
-                else
+                else if (s->early_looks > 0) {
+                        s->early_looks--;
+                        arm_timer(s->cpu_tfd, EARLY_LOOK_MS);
+                } else
                         arm_timer(s->cpu_tfd, s->cg_ops->watch_period_ms);
                 return;
         }
@@ -556,11 +564,12 @@ void sbx_handle_msg(struct sbx *s, const struct wire_msg *m, ssize_t n)
                 run_take_ledger(s->res, &m->ledger);
                 /* A watching backend looks now, while the init is known to
                  * be alive (its own size is what tells the job's peak from
-                 * the copies of nsbox in the rusage: account()), and again
-                 * just after the program's execve, so a short program is
-                 * seen at least once. */
+                 * the copies of nsbox in the rusage: account()), then a few
+                 * times at a short period from just after the program's
+                 * execve, so a short program is seen. */
                 if (s->cg_ops && s->cg_ops->watch && s->cg_created && s->cpu_tfd >= 0) {
                         check_cpu(s);
+                        s->early_looks = EARLY_LOOKS;
                         if (s->obs.killed == KILL_NONE)
                                 arm_timer(s->cpu_tfd, 2);
                 }

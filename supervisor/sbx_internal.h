@@ -137,6 +137,8 @@ struct sbx {
         struct observed obs;
         struct timespec start;
         uint32_t prog_cpu_prof_ms;      /* the program's PROF clock at its end (WIRE_EXIT) */
+        unsigned early_looks;           /* watching backends: looks still to take at a short period
+                                           after the program's start, so a short program is seen */
 };
 
 /* v1, after clone3 and "go": make the cgroups, then hand the init the fds it

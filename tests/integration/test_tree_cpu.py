@@ -187,7 +187,7 @@ class OwnPeak(SandboxTest):
             self.assertEqual((s["status"], s["limits_hit"], s["stdout"]["text"]), ("exited", [], "1\n"), what)
             # python itself is 8-10 MiB (more warm: the zygote's interpreter);
             # under the rlimit backend, cold, the largest a look saw of it
-            # (a look 2 ms after its execve, then every 20 ms: docs/cgroups.md)
+            # (looks 2 to 18 ms after its start, then every 20 ms: docs/cgroups.md)
             self.assertIsNotNone(s["peak_memory_bytes"], what)
             self.assertLess(s["peak_memory_bytes"], 32 << 20, what)
             self.assertGreater(s["peak_memory_bytes"], 0, what)
