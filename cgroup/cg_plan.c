@@ -218,4 +218,5 @@ void cg_run_init(struct cg_run *run)
                 run->ctrl_dir[i] = -1;
         for (size_t i = 0; i < CG_U__MAX; i++)
                 run->usage_fds[i] = -1;
+        run->tree_clock_fd = -1;
 }

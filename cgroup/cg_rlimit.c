@@ -12,13 +12,23 @@
  *   - RLIMIT_NPROC counts the tasks (threads too) of the uid in the sandbox's
  *     user namespace (ucounts, 5.14+) and is not enforced at all when the
  *     sandbox runs as host uid 0;
+ *   - RLIMIT_CPU (set with the program's other rlimits, supervisor/child.c)
+ *     bounds each process alone; the tree's CPU time is summed by the same
+ *     watch as its memory (proc_tree.h: tree_cpu_look), or read from a perf
+ *     task-clock inherited by the whole tree where the kernel allows one
+ *     (rl_attach), and the run stopped at the limit, as a cgroup's clock is
+ *     read;
  *   - there is nothing to kill_all: the supervisor kills by pidfd and the pid
  *     namespace takes the rest down with its init. */
 #include "cgroup/cg_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cgroup/proc_tree.h"
@@ -28,6 +38,9 @@ static int rl_create(const struct cg_env *env, const struct cg_facts *f, const s
 {
         cg_run_init(ret);
         ret->backend = CG_BACKEND_RLIMIT;
+        /* What a process still running nsbox looks like (the program before
+         * its execve): its memory is the supervisor's, not the job's. */
+        ret->self_exe_known = env && env->proc_fd >= 0 && fstatat(env->proc_fd, "self/exe", &ret->self_exe, 0) == 0;
         return 0;
 }
 
@@ -65,48 +78,115 @@ static int rl_child_join(struct cg_run *run, const struct cg_spec *spec, struct 
         return lower_limit(RLIMIT_NPROC, "RLIMIT_NPROC", spec->pids_max, e);
 }
 
-static int rl_read_usage(struct cg_run *run, struct cg_usage *ret, struct nsb_error *e)
+static uint64_t ticks_to_usec(uint64_t ticks)
 {
         long hz = sysconf(_SC_CLK_TCK);
 
-        /* No group counter: CPU comes from wait4() rusage (ru_maxrss gives a
-         * peak for the main process only), limits are seen as failed calls.
-         * What the tree's counters said is a lower bound on both. */
+        return ticks * 1000000u / (uint64_t) (hz > 0 ? hz : 100);
+}
+
+/* The tree's CPU time: the looks' sum, or the kernel's inherited
+ * task-clock when it could be opened (exact: it holds every process that
+ * ended, waited for or not, and reads the live ones), whichever says more. */
+static uint64_t tree_usec(const struct cg_run *run)
+{
+        uint64_t usec = run->tree_cpu.looks ? ticks_to_usec(run->tree_cpu.total) : 0, ns;
+
+        /* (a perf counter is read with read(), which has no offset) */
+        if (run->tree_clock_fd >= 0 && read(run->tree_clock_fd, &ns, sizeof ns) == (ssize_t) sizeof ns &&
+            ns / 1000 > usec)
+                usec = ns / 1000;
+        return usec;
+}
+
+static int rl_read_usage(struct cg_run *run, struct cg_usage *ret, struct nsb_error *e)
+{
+        /* No group counter: CPU comes from wait4() rusage and the tree's
+         * looks, whichever says more; limits are seen as failed calls. The
+         * peak is the looks' (the job's own: rusage's ru_maxrss counts the
+         * copy of the supervisor every process starts as before its execve). */
         memset(ret, 0, sizeof *ret);
-        if (run->tree_killed_known) {
-                ret->tree_cpu_usec = run->tree_cpu_ticks * 1000000u / (uint64_t) (hz > 0 ? hz : 100);
-                ret->tree_peak_bytes = run->tree_peak_rss;
-        }
-        if (run->tree_pss_peak > ret->tree_peak_bytes)
-                ret->tree_peak_bytes = run->tree_pss_peak;
+        ret->tree_cpu_usec = tree_usec(run);
+        ret->tree_peak_bytes = run->tree_pss_peak > run->tree_hwm_peak ? run->tree_pss_peak : run->tree_hwm_peak;
+        ret->init_hwm_bytes = run->init_hwm;
         return 0;
 }
 
-/* RLIMIT_AS bounds each process on its own, so a program that forks could
- * hold --pids times --memory. Sum what the tree holds (its share of
- * anonymous and shared memory) and stop it past the limit, as a cgroup
- * would. (Its CPU is left to RLIMIT_CPU, per process.) */
-static int rl_watch(struct cg_run *run, int proc_fd, pid_t init, uint64_t memory_limit)
+/* One look at the tree: its CPU time (every process, once), the memory it
+ * holds and the largest resident size of one of its processes. 0, or -1
+ * when the tree could not be read (the init is gone). */
+static int look(struct cg_run *run, int proc_fd, pid_t init, unsigned flags, struct proc_tree_usage *u)
 {
-        struct proc_tree_usage u;
+        int r;
 
-        if (memory_limit == 0 || memory_limit == UINT64_MAX || init <= 0 || proc_fd < 0 ||
-            proc_tree_usage(proc_fd, init, PROC_TREE_PSS, &u) < 0)
+        if (init <= 0 || proc_fd < 0 ||
+            proc_tree_usage(proc_fd, init, run->self_exe_known ? &run->self_exe : NULL, flags | PROC_TREE_PROCS, u) < 0)
+                return -1;
+        /* Out of memory: this look is skipped, the next one sees the tree. */
+        r = tree_cpu_look(&run->tree_cpu, u->procs, u->n_procs);
+        free(u->procs);
+        u->procs = NULL;
+        if (u->pss_bytes > run->tree_pss_peak)
+                run->tree_pss_peak = u->pss_bytes;
+        if (u->peak_rss_bytes > run->tree_hwm_peak)
+                run->tree_hwm_peak = u->peak_rss_bytes;
+        if (u->root_hwm_bytes > run->init_hwm)
+                run->init_hwm = u->root_hwm_bytes;
+        return r < 0 ? -1 : 0;
+}
+
+/* RLIMIT_AS bounds each process on its own, so a program that forks could
+ * hold --pids times --memory; RLIMIT_CPU gives each process the whole CPU
+ * time, so six children could use six times it. Sum the tree (its share of
+ * anonymous and shared memory; every process's CPU time, counted once) and
+ * stop it past either limit, as a cgroup's counters would. */
+static unsigned rl_watch(struct cg_run *run, int proc_fd, pid_t init, const struct cg_watch_limits *lim)
+{
+        bool mem = lim->memory_bytes != 0 && lim->memory_bytes != UINT64_MAX;
+        struct proc_tree_usage u;
+        unsigned over = 0;
+
+        if (look(run, proc_fd, init, mem ? PROC_TREE_PSS : 0, &u) < 0)
                 return 0;
-        if (u.pss_bytes > run->tree_pss_peak)
-                run->tree_pss_peak = u.pss_bytes;
-        return u.pss_bytes > memory_limit;
+        if (mem && u.pss_bytes > lim->memory_bytes)
+                over |= CG_WATCH_MEMORY;
+        if (lim->cpu_usec != 0 && tree_usec(run) >= lim->cpu_usec)
+                over |= CG_WATCH_CPU;
+        return over;
 }
 
 static void rl_before_kill(struct cg_run *run, int proc_fd, pid_t init)
 {
         struct proc_tree_usage u;
 
-        if (run->tree_killed_known || init <= 0 || proc_fd < 0 || proc_tree_usage(proc_fd, init, 0, &u) < 0)
-                return;
-        run->tree_cpu_ticks = u.cpu_ticks;
-        run->tree_peak_rss = u.peak_rss_bytes;
-        run->tree_killed_known = true;
+        (void) look(run, proc_fd, init, 0, &u);
+}
+
+/* A software task-clock counter on the init with inherit: every process it
+ * and its descendants fork gets a child counter, whose time the kernel adds
+ * to ours when that process exits (perf_event_exit_task), however it is
+ * reaped — the time a process reaped unwaited takes with it from every
+ * other counter. Counting only (no sampling, no buffer); exclude_kernel
+ * (which a task-clock does not apply when counting) is what
+ * perf_event_paranoid 2 asks of an unprivileged opener. The owner is the
+ * supervisor: the program's PR_TASK_PERF_EVENTS_DISABLE does not reach it.
+ * Refused (paranoid 3 and up, Debian's and Ubuntu's default, or no perf):
+ * the looks alone count. */
+static void rl_attach(struct cg_run *run, pid_t init)
+{
+        struct perf_event_attr a;
+        long fd;
+
+        memset(&a, 0, sizeof a);
+        a.type = PERF_TYPE_SOFTWARE;
+        a.size = sizeof a;
+        a.config = PERF_COUNT_SW_TASK_CLOCK;
+        a.inherit = 1;
+        a.exclude_kernel = 1;
+        a.exclude_hv = 1;
+        fd = syscall(SYS_perf_event_open, &a, init, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd >= 0)
+                run->tree_clock_fd = (int) fd;
 }
 
 static int rl_kill_all(struct cg_run *run, struct nsb_error *e)
@@ -117,6 +197,10 @@ static int rl_kill_all(struct cg_run *run, struct nsb_error *e)
 static void rl_destroy(struct cg_run *run)
 {
         cg_close_run_fds(run);
+        if (run->tree_clock_fd >= 0)
+                close(run->tree_clock_fd);
+        run->tree_clock_fd = -1;
+        tree_cpu_free(&run->tree_cpu);
 }
 
 const struct cg_ops cg_rlimit_ops = {
@@ -128,6 +212,7 @@ const struct cg_ops cg_rlimit_ops = {
         .destroy = rl_destroy,
         .per_process = true,
         .watch = rl_watch,
-        .watch_period_ms = 20,  /* RLIMIT_AS holds each process meanwhile: only the sum can run ahead */
+        .watch_period_ms = 20,  /* RLIMIT_AS and RLIMIT_CPU hold each process meanwhile: only the sums run ahead */
         .before_kill = rl_before_kill,
+        .attach = rl_attach,
 };

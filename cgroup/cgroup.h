@@ -32,8 +32,10 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
+#include "cgroup/proc_tree.h"
 #include "util/error.h"
 
 enum cg_backend { CG_BACKEND_NONE = 0, CG_BACKEND_V2, CG_BACKEND_V1, CG_BACKEND_RLIMIT };
@@ -231,11 +233,16 @@ struct cg_run {
         int ctrl_dir[CG_V1__MAX];       /* v1: index into dir_fds per controller, -1 = none */
         int usage_fds[CG_U__MAX];       /* opened by create, read with pread */
         uint64_t peak_seen;             /* v2 < 5.19: largest memory.current read so far */
-        /* rlimit: what the tree's own counters said (proc_tree.h) */
-        uint64_t tree_cpu_ticks;        /* just before nsbox killed it */
-        uint64_t tree_peak_rss;         /* the largest VmHWM of one process then */
-        bool tree_killed_known;
-        uint64_t tree_pss_peak;         /* the largest memory sum a watch saw */
+        /* rlimit: what the tree's own counters said over the looks (proc_tree.h) */
+        struct tree_cpu tree_cpu;       /* the tree's CPU time */
+        uint64_t tree_pss_peak;         /* the largest memory sum a look saw */
+        uint64_t tree_hwm_peak;         /* the largest VmHWM of one of the job's processes */
+        uint64_t init_hwm;              /* the init's own VmHWM: what every copy made before
+                                           the program's execve started from */
+        struct stat self_exe;           /* nsbox's executable (proc_tree_usage) */
+        bool self_exe_known;
+        int tree_clock_fd;              /* a perf task-clock counter on the init, inherited by
+                                           every descendant (attach), or -1 */
         char name[40];                  /* nsbox-<pid>-<serial>; "" = nothing to remove */
         const char *const *fake_files;  /* copied from cg_env */
 };
@@ -249,12 +256,24 @@ struct cg_usage {
         bool oom_killed;                /* the kernel OOM-killed a task of the run */
         bool memory_limit_hit;          /* usage reached the limit at least once */
         bool pids_limit_hit;            /* a fork/clone was refused by pids.max */
-        /* Lower bounds measured from the process tree (rlimit), which the
+        /* Measured from the process tree by its looks (rlimit), which the
          * supervisor takes when they exceed the init's rusage: a killed
-         * tree's children never reach it. 0 = nothing measured. */
+         * tree's children never reach it, nor do those reaped unwaited.
+         * 0 = nothing measured. */
         uint64_t tree_cpu_usec;
-        uint64_t tree_peak_bytes;
+        uint64_t tree_peak_bytes;       /* the job's own: its processes' memory sum or
+                                           largest VmHWM, never the init's */
+        uint64_t init_hwm_bytes;        /* the init's own VmHWM (0: never read) */
 };
+
+/* What a watching backend holds the tree to (0 = no limit), and what the
+ * watch reports back. */
+struct cg_watch_limits {
+        uint64_t memory_bytes;
+        uint64_t cpu_usec;
+};
+#define CG_WATCH_MEMORY 0x1u            /* the tree's memory sum is over the limit */
+#define CG_WATCH_CPU 0x2u               /* the tree's CPU time reached the limit */
 
 struct cg_ops {
         const char *label;              /* ledger mechanism: "cgroup2", "cgroup1", "rlimit" */
@@ -273,16 +292,23 @@ struct cg_ops {
         void (*destroy)(struct cg_run *run);
         /* Limits held per process (rlimits), not by a group: the memory limit
          * is RLIMIT_AS (seccomp must refuse what would lift it) and CPU is
-         * RLIMIT_CPU with no group clock to read. */
+         * RLIMIT_CPU, each process's backstop; the group's limits are the
+         * supervisor's watch. */
         bool per_process;
         /* Optional, parent, every watch_period_ms while the run lives, for a
-         * backend that cannot enforce a group limit itself: 1 when the tree
-         * under @init is over @memory_limit (stop it), else 0. */
-        int (*watch)(struct cg_run *run, int proc_fd, pid_t init, uint64_t memory_limit);
+         * backend that cannot enforce a group limit itself: CG_WATCH_* of
+         * each limit the tree under @init passed (stop it), else 0. */
+        unsigned (*watch)(struct cg_run *run, int proc_fd, pid_t init, const struct cg_watch_limits *lim);
         unsigned watch_period_ms;
         /* Optional, parent, just before nsbox kills the run: read what must
          * be read while the tree still exists (read_usage reports it). */
         void (*before_kill)(struct cg_run *run, int proc_fd, pid_t init);
+        /* Optional, parent, right after clone, before the init has forked
+         * anything (it waits for "go") and while it is still dumpable: open
+         * the tree's own clock, where the kernel lets us (rlimit: a perf
+         * task-clock counter, inherited by every descendant, which adds each
+         * one's time at its exit, waited for or not). Best effort. */
+        void (*attach)(struct cg_run *run, pid_t init);
 };
 
 /* NULL for CG_BACKEND_NONE or an unknown value. */

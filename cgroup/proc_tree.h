@@ -2,30 +2,60 @@
  * read from /proc.
  *
  * For the rlimit backend, which has no cgroup to ask:
+ *   - CPU time is a limit of the whole tree, and RLIMIT_CPU bounds each
+ *     process alone: the supervisor looks at the tree every few ms and sums
+ *     it (tree_cpu_look), counting each process once whether it is alive,
+ *     waited for by a parent in the tree, or reaped without anyone waiting
+ *     (SIGCHLD ignored: its time reaches no parent's cutime);
  *   - when nsbox kills a sandbox, the kernel tears down its pid namespace
  *     with SIGCHLD ignored, so the program and its descendants are reaped
- *     without their times reaching the init's rusage (zap_pid_ns_processes).
- *     Read just before the kill, the tree's own counters say what it used;
+ *     without their times reaching the init's rusage (zap_pid_ns_processes):
+ *     one last look just before the kill sees them;
  *   - RLIMIT_AS bounds each process alone: the memory the whole tree holds
  *     (its proportional share of anonymous and shared memory, from
- *     smaps_rollup) is what the supervisor polls against the limit.
- * Parsers are pure (proc_tree_parse.c); the walk reads /proc (proc_tree.c). */
+ *     smaps_rollup) is what the supervisor polls against the limit;
+ *   - the peak is the job's own: the init and a process still running
+ *     nsbox's own executable (the program between fork and execve) are
+ *     copies of the supervisor's memory, and are left out.
+ * Parsers and the CPU sum are pure (proc_tree_parse.c, proc_tree_cpu.c);
+ * the walk reads /proc (proc_tree.c). */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-struct proc_tree_usage {
-        uint64_t cpu_ticks;             /* utime+stime+cutime+cstime of each process, in clock ticks */
-        uint64_t peak_rss_bytes;        /* the largest VmHWM of one process */
-        uint64_t pss_bytes;             /* sum of Pss_Anon + Pss_Shmem (with PROC_TREE_PSS) */
-        unsigned n_procs;               /* processes read */
+/* One process as one look saw it, for the CPU sum. */
+struct tree_cpu_proc {
+        pid_t pid;
+        uint64_t start;                 /* starttime (stat field 22): with pid, which process */
+        uint64_t own;                   /* utime+stime, in clock ticks: its threads, dead ones too */
+        uint64_t kids;                  /* cutime+cstime: the children it waited for, and theirs */
 };
 
-/* /proc/<pid>/stat: utime+stime+cutime+cstime (fields 14-17), in clock
- * ticks. The command name (field 2) may hold spaces and ')': parsing starts
- * after its last ')'. 0 or -EINVAL. */
+struct proc_tree_usage {
+        uint64_t cpu_ticks;             /* utime+stime+cutime+cstime of each process, in clock ticks */
+        uint64_t peak_rss_bytes;        /* the largest VmHWM of one of the job's processes (not the
+                                           root, not one running nsbox's executable) */
+        uint64_t root_hwm_bytes;        /* the root's own VmHWM */
+        uint64_t pss_bytes;             /* sum of Pss_Anon + Pss_Shmem of the job's processes (with PROC_TREE_PSS) */
+        unsigned n_procs;               /* processes read */
+        struct tree_cpu_proc *procs;    /* with PROC_TREE_PROCS: each process read (n_procs of
+                                           them), malloc'd: the caller frees it */
+};
+
+/* /proc/<pid>/stat, the fields the sum needs. The command name (field 2)
+ * may hold spaces and ')': parsing starts after its last ')'. */
+struct proc_stat {
+        char state;                     /* field 3: R, S, Z, ... */
+        pid_t ppid;                     /* field 4 */
+        uint64_t utime, stime, cutime, cstime;  /* fields 14-17, clock ticks */
+        uint64_t start;                 /* field 22 */
+};
+int proc_parse_stat(const char *buf, size_t len, struct proc_stat *ret);   /* 0 or -EINVAL */
+
+/* utime+stime+cutime+cstime (fields 14-17), in clock ticks. 0 or -EINVAL. */
 int proc_parse_stat_ticks(const char *buf, size_t len, uint64_t *ret);
 
 /* /proc/<pid>/status: the value of "@key:" in kB ("VmHWM:\t 7940 kB").
@@ -39,7 +69,39 @@ int proc_parse_children(const char *buf, size_t len, pid_t *pids, size_t cap);
 /* Sum over @root and its descendants (through every thread's children
  * file; at most a few thousand processes). Processes that vanish while
  * read are skipped, and so is the smaps_rollup of one we may not read (the
- * init: not dumpable). @proc_fd: an open /proc. 0 or -errno when @root
- * itself cannot be read. */
+ * init: not dumpable). @proc_fd: an open /proc. @self_exe: the stat of
+ * nsbox's own executable, or NULL: a child of @root running it has not yet
+ * run execve and holds a copy of the supervisor's memory, not the job's. 0 or -errno when @root itself cannot
+ * be read. */
 #define PROC_TREE_PSS 0x1u              /* also read each process's smaps_rollup */
-int proc_tree_usage(int proc_fd, pid_t root, unsigned flags, struct proc_tree_usage *ret);
+#define PROC_TREE_PROCS 0x2u            /* also return each process (ret->procs) */
+struct stat;
+int proc_tree_usage(int proc_fd, pid_t root, const struct stat *self_exe, unsigned flags, struct proc_tree_usage *ret);
+
+/* ---- the tree's CPU time over looks (pure) ----
+ *
+ * Each look sums utime+stime+cutime+cstime of every live process. A
+ * process that ends leaves the sum: if a process of the tree waited for it,
+ * its time reappears in that one's cutime/cstime (an "arrival"); if it was
+ * reaped without a wait (its parent ignores SIGCHLD, or SA_NOCLDWAIT), it
+ * is gone from every counter, and only what the last look saw of it is
+ * left. So: the time of processes that vanished is matched against the
+ * growth of the survivors' cutime/cstime; what no growth matches within one
+ * further look (a wait can land on either side of a look) is counted as
+ * lost and kept. Growth that nothing vanished for is the time of children
+ * no look saw (they began and were waited for between two looks): it is
+ * counted one look late, as a vanish may still match it. */
+struct tree_cpu {
+        struct tree_cpu_proc *live;     /* the last look, sorted by pid */
+        size_t n_live, cap;
+        uint64_t lost;                  /* vanished, never matched: counted for good */
+        uint64_t pending_gone;          /* vanished at the last look, not yet matched */
+        uint64_t pending_growth;        /* cutime growth of the last look, not yet matched */
+        uint64_t total;                 /* the estimate after the last look, in clock ticks */
+        unsigned looks;
+};
+
+/* One look: @now holds the processes read (any order; sorted in place).
+ * Updates t->total. 0 or -ENOMEM (then @t is as before). */
+int tree_cpu_look(struct tree_cpu *t, struct tree_cpu_proc *now, size_t n);
+void tree_cpu_free(struct tree_cpu *t);

@@ -41,26 +41,46 @@ static int skip_field(const char **p, const char *end)
         return 0;
 }
 
-int proc_parse_stat_ticks(const char *buf, size_t len, uint64_t *ret)
+int proc_parse_stat(const char *buf, size_t len, struct proc_stat *ret)
 {
         const char *end = buf + len, *p = NULL, *s;
-        uint64_t sum = 0, v;
+        uint64_t v, *times[4] = { &ret->utime, &ret->stime, &ret->cutime, &ret->cstime };
 
         for (s = buf; s < end; s++)
                 if (*s == ')')
                         p = s + 1;
         if (!p)
                 return -EINVAL;
-        /* after "pid (comm)": state is field 3; utime is field 14 */
-        for (int f = 3; f < 14; f++)
+        /* after "pid (comm)": the state is field 3, the parent's pid field 4 */
+        while (p < end && *p == ' ')
+                p++;
+        if (p >= end)
+                return -EINVAL;
+        ret->state = *p++;
+        if (take_u64(&p, end, &v) < 0 || v > INT32_MAX)
+                return -EINVAL;
+        ret->ppid = (pid_t) v;
+        for (int f = 5; f < 14; f++)
                 if (skip_field(&p, end) < 0)
                         return -EINVAL;
-        for (int f = 14; f <= 17; f++) {
-                if (take_u64(&p, end, &v) < 0 || v > UINT64_MAX - sum)
+        for (int f = 14; f <= 17; f++)
+                if (take_u64(&p, end, times[f - 14]) < 0)
                         return -EINVAL;
-                sum += v;
-        }
-        *ret = sum;
+        /* priority and nice may be negative: skipped whole */
+        for (int f = 18; f < 22; f++)
+                if (skip_field(&p, end) < 0)
+                        return -EINVAL;
+        return take_u64(&p, end, &ret->start);
+}
+
+int proc_parse_stat_ticks(const char *buf, size_t len, uint64_t *ret)
+{
+        struct proc_stat st;
+
+        if (proc_parse_stat(buf, len, &st) < 0 || st.utime > UINT64_MAX / 4 || st.stime > UINT64_MAX / 4 ||
+            st.cutime > UINT64_MAX / 4 || st.cstime > UINT64_MAX / 4)
+                return -EINVAL;
+        *ret = st.utime + st.stime + st.cutime + st.cstime;
         return 0;
 }
 

@@ -36,7 +36,8 @@ void outcome_decide(const struct observed *o, struct run_result *r)
                 hit(r, LIMIT_PIDS);
         if (o->memory_limit_hit || o->oom_killed || peak_over(o))
                 hit(r, LIMIT_MEMORY);
-        /* e.g. a child that RLIMIT_CPU killed while the program ran on */
+        /* e.g. a child that RLIMIT_CPU killed while the program ran on (which
+         * the tree's time then reached too: the run ends by it below) */
         if (o->cpu_over)
                 hit(r, LIMIT_CPU_TIME);
 
@@ -92,11 +93,6 @@ void outcome_decide(const struct observed *o, struct run_result *r)
                 end_by_limit(r, LIMIT_MEMORY, WIFSIGNALED(o->wait_status) ? WTERMSIG(o->wait_status) : 0);
                 return;
         }
-        if (WIFEXITED(o->wait_status)) {
-                r->status = RUN_EXITED;
-                r->exit_code = WEXITSTATUS(o->wait_status);
-                return;
-        }
         if (WIFSIGNALED(o->wait_status)) {
                 int sig = WTERMSIG(o->wait_status);
                 if (sig == SIGKILL && o->oom_killed) {
@@ -107,12 +103,24 @@ void outcome_decide(const struct observed *o, struct run_result *r)
                         end_by_limit(r, LIMIT_FILE_SIZE, sig);
                         return;
                 }
-                if ((sig == SIGXCPU || sig == SIGKILL) && o->cpu_over) {
-                        end_by_limit(r, LIMIT_CPU_TIME, sig);
-                        return;
-                }
+        }
+        /* The tree's CPU time reached the limit (a cgroup's clock, the sum
+         * of the tree's looks, or RLIMIT_CPU ended one of its processes), and
+         * nothing else ended it: the limit, whatever the exit (the program
+         * may end between two looks), never "exited" with cpu_time in
+         * limits_hit. */
+        if (o->cpu_over) {
+                end_by_limit(r, LIMIT_CPU_TIME, WIFSIGNALED(o->wait_status) ? WTERMSIG(o->wait_status) : 0);
+                return;
+        }
+        if (WIFEXITED(o->wait_status)) {
+                r->status = RUN_EXITED;
+                r->exit_code = WEXITSTATUS(o->wait_status);
+                return;
+        }
+        if (WIFSIGNALED(o->wait_status)) {
                 r->status = RUN_SIGNALED;
-                r->signal = sig;
+                r->signal = WTERMSIG(o->wait_status);
                 return;
         }
         r->status = RUN_ERROR;

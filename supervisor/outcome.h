@@ -24,7 +24,8 @@ struct observed {
         bool oom_killed;           /* the cgroup's OOM killer fired */
         bool memory_limit_hit;     /* the memory limit was reached (even without a kill) */
         bool pids_limit_hit;       /* a fork was refused at the pids limit */
-        bool cpu_over;             /* CPU use reached the limit (also for a process RLIMIT_CPU killed) */
+        bool cpu_over;             /* the tree's CPU use reached the limit (also when RLIMIT_CPU
+                                      killed a process): the run is a cpu_time limit */
         bool warm;                 /* the init was a warm job's (its parent the zygote, not nsbox) */
         /* Backends that hold memory per process (rlimit): the run's measured
          * peak (result's peak_memory_bytes) and the limit it is held to, 0 =

@@ -404,6 +404,10 @@ static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
                 stdin_pump_close(&s->pump);
                 child_run_init(c, s->mode->init_steps, *s->mode->n_init_steps);   /* never returns */
         }
+        /* The init waits for "go" (strict) and is still dumpable: a backend
+         * without a group clock may open the tree's own now. */
+        if (s->cg_created && s->cg_ops->attach && !s->mode->tree_holds_other_runs)
+                s->cg_ops->attach(&s->cg_run, s->pid);
         close_fd(&s->sock[1]);
         close_fd(&s->out[1]);
         close_fd(&s->err[1]);
@@ -455,6 +459,11 @@ static int read_stream(struct sbx *s, int *fd, struct run_stream *st, int relay_
         return r < 0 ? r : 0;
 }
 
+/* After the program's start: looks 2 ms, then EARLY_LOOKS times every
+ * EARLY_LOOK_MS, then every watch_period_ms (about 0.1 ms each). */
+#define EARLY_LOOKS 4u
+#define EARLY_LOOK_MS 4u
+
 static void check_cpu(struct sbx *s)
 {
         struct cg_usage u;
@@ -463,10 +472,25 @@ static void check_cpu(struct sbx *s)
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
         if (s->cg_ops->watch) {
-                /* No group limit to rely on: the backend watches the tree. */
-                if (s->cg_ops->watch(&s->cg_run, s->cg_env.proc_fd, s->pid, s->cfg->memory_bytes) > 0)
+                /* No group limit to rely on: the backend watches the tree,
+                 * its memory and its CPU time (each process's rlimits hold
+                 * it meanwhile). */
+                struct cg_watch_limits lim = {
+                        .memory_bytes = s->cfg->memory_bytes,
+                        .cpu_usec = s->mode->tree_holds_other_runs ? 0 : limit_us,
+                };
+                unsigned over = s->cg_ops->watch(&s->cg_run, s->cg_env.proc_fd, s->pid, &lim);
+
+                if (over & CG_WATCH_CPU)
+                        s->obs.cpu_over = true;
+                if (over & CG_WATCH_MEMORY)
                         kill_tree(s, KILL_MEMORY);
-                else
+                else if (over & CG_WATCH_CPU)
+                        kill_tree(s, KILL_CPU_TIME);
+                else if (s->early_looks > 0) {
+                        s->early_looks--;
+                        arm_timer(s->cpu_tfd, EARLY_LOOK_MS);
+                } else
                         arm_timer(s->cpu_tfd, s->cg_ops->watch_period_ms);
                 return;
         }
@@ -497,6 +521,17 @@ void sbx_handle_msg(struct sbx *s, const struct wire_msg *m, ssize_t n)
         case WIRE_READY:
                 s->obs.program_started = true;
                 run_take_ledger(s->res, &m->ledger);
+                /* A watching backend looks now, while the init is known to
+                 * be alive (its own size is what tells the job's peak from
+                 * the copies of nsbox in the rusage: account()), then a few
+                 * times at a short period from just after the program's
+                 * execve, so a short program is seen. */
+                if (s->cg_ops && s->cg_ops->watch && s->cg_created && s->cpu_tfd >= 0) {
+                        check_cpu(s);
+                        s->early_looks = EARLY_LOOKS;
+                        if (s->obs.killed == KILL_NONE)
+                                arm_timer(s->cpu_tfd, 2);
+                }
                 break;
         case WIRE_ERROR: {
                 bool first = !s->obs.setup_error;
@@ -650,6 +685,30 @@ static int supervise(struct sbx *s, struct nsb_error *e)
         return 0;
 }
 
+/* Room for what the program touches between its fork and its execve
+ * (nsbox's code: the filter, the rules, the stack), above the init's size. */
+#define PRE_EXEC_SLACK_BYTES (2ull << 20)
+
+/* Per-process backends: the peak is the job's own. The rusage's ru_maxrss
+ * is the largest resident size of the init or of any process it waited for
+ * over its whole life, and a process's life starts as a fork: the init is a
+ * copy of the supervisor (which may be large: a batch worker that read a
+ * big job), and the program a copy of the init until its execve. So the
+ * rusage is taken only when it is above the init's own size (then some
+ * process of the job reached it after its execve); otherwise the tree's
+ * looks (the job's processes only) say. A warm job's processes never
+ * exec: the job itself is a fork of the zygote's interpreter (its
+ * rusage excludes the init), and counts as the job's. */
+static void account_own_peak(struct sbx *s, const struct cg_usage *u)
+{
+        uint64_t rusage = s->res->peak_memory_known ? s->res->peak_memory_bytes : 0;
+
+        if (!s->mode->init_not_ours && (u->init_hwm_bytes == 0 || rusage <= u->init_hwm_bytes + PRE_EXEC_SLACK_BYTES))
+                rusage = 0;
+        s->res->peak_memory_bytes = rusage > u->tree_peak_bytes ? rusage : u->tree_peak_bytes;
+        s->res->peak_memory_known = s->res->peak_memory_bytes > 0;
+}
+
 static void account(struct sbx *s)
 {
         struct cg_usage u;
@@ -668,7 +727,9 @@ static void account(struct sbx *s)
         }
         if ((double) u.tree_cpu_usec / 1e3 > s->res->cpu_ms)
                 s->res->cpu_ms = (double) u.tree_cpu_usec / 1e3;
-        if (u.tree_peak_bytes > s->res->peak_memory_bytes)
+        if (s->cg_ops->per_process)
+                account_own_peak(s, &u);
+        else if (u.tree_peak_bytes > s->res->peak_memory_bytes)
                 s->res->peak_memory_bytes = u.tree_peak_bytes;
         s->obs.oom_killed = u.oom_killed;
         s->obs.memory_limit_hit = u.memory_limit_hit;

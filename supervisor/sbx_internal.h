@@ -68,6 +68,10 @@ struct sbx_mode {
         bool tree_is_built;             /* the file tree exists already (a warm job's zygote built it
                                            with the cold plan): the host files need not be resolved
                                            again, only the paths the program may write (Landlock) */
+        bool tree_holds_other_runs;     /* the tree's processes are other runs' too (the zygote's:
+                                           every warm job of its generation, each held to its own
+                                           --cpu-time by its own supervisor): a watching backend
+                                           sums it but does not stop it at this run's CPU limit */
         bool cg_join_by_fd;             /* every cgroup backend's join fds go to the init over
                                            the socket after it started (v2 too: cg_spec.join_by_fd) */
         int stop_signal;                /* what kill_tree sends the init */
@@ -133,6 +137,8 @@ struct sbx {
         struct observed obs;
         struct timespec start;
         uint32_t prog_cpu_prof_ms;      /* the program's PROF clock at its end (WIRE_EXIT) */
+        unsigned early_looks;           /* watching backends: looks still to take at a short period
+                                           after the program's start, so a short program is seen */
 };
 
 /* v1, after clone3 and "go": make the cgroups, then hand the init the fds it

@@ -57,6 +57,7 @@ const struct sbx_mode sbx_zygote_mode = {
         .init_steps = child_zygote_init_steps,
         .n_init_steps = &child_zygote_init_n_steps,
         .after_clone = sbx_strict_after_clone,
+        .tree_holds_other_runs = true,  /* its jobs' inits are its children */
         .stop_signal = SIGKILL,
         .explain_refusal = true,
 };

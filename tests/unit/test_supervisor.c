@@ -65,8 +65,18 @@ static void test_outcomes(void **state)
                  * wall time ended the run: both were reached */
                 { { .killed = KILL_WALL_TIME, .cpu_over = true }, RUN_LIMIT, LIMIT_WALL_TIME,
                   1u << LIMIT_WALL_TIME | 1u << LIMIT_CPU_TIME, 124 },
-                { { .got_exit = true, .wait_status = EXITED(0), .cpu_over = true }, RUN_EXITED, LIMIT_NONE,
-                  1u << LIMIT_CPU_TIME, 0 },
+                /* the tree's CPU time reached the limit, the program ended before the
+                 * watch could stop it: the limit all the same (#27), as a peak over
+                 * --memory is; never "exited" with cpu_time in limits_hit */
+                { { .got_exit = true, .wait_status = EXITED(0), .cpu_over = true }, RUN_LIMIT, LIMIT_CPU_TIME,
+                  1u << LIMIT_CPU_TIME, 124 },
+                { { .got_exit = true, .wait_status = KILLED(SIGSEGV), .cpu_over = true }, RUN_LIMIT, LIMIT_CPU_TIME,
+                  1u << LIMIT_CPU_TIME, 124 },
+                /* a death another limit explains stays that limit's */
+                { { .got_exit = true, .wait_status = KILLED(SIGXFSZ), .cpu_over = true }, RUN_LIMIT, LIMIT_FILE_SIZE,
+                  1u << LIMIT_FILE_SIZE | 1u << LIMIT_CPU_TIME, 124 },
+                { { .got_exit = true, .wait_status = KILLED(SIGKILL), .cpu_over = true, .oom_killed = true }, RUN_LIMIT,
+                  LIMIT_MEMORY, 1u << LIMIT_MEMORY | 1u << LIMIT_CPU_TIME, 124 },
                 { { .killed = KILL_CANCEL, .got_exit = true, .wait_status = EXITED(0) }, RUN_CANCELLED, LIMIT_NONE, 0, 130 },
                 /* a sandbox failure outranks a kill and an exit */
                 { { .setup_error = true, .killed = KILL_WALL_TIME }, RUN_ERROR, LIMIT_NONE, 0, 125 },
@@ -541,6 +551,140 @@ static void test_proc_tree_parse(void **state)
         assert_int_equal(proc_parse_children("1 2 3 4 5 ", 10, pids, 4), 4);   /* capped */
         assert_int_equal(proc_parse_children("", 0, pids, 4), 0);
         assert_int_equal(proc_parse_children("12 x", 4, pids, 4), -EINVAL);
+        {
+                struct proc_stat st;
+                /* priority and nice negative: skipped whole */
+                static const char neg[] = "7 (p) Z 3 7 7 0 -1 0 0 0 0 0 5 6 70 80 -2 -20 1 0 4242 0 0\n";
+                assert_int_equal(proc_parse_stat(stat, sizeof stat - 1, &st), 0);
+                assert_int_equal(st.state, 'S');
+                assert_int_equal(st.ppid, 1);
+                assert_int_equal(st.utime + st.stime, 10);
+                assert_int_equal(st.cutime + st.cstime, 21);
+                assert_int_equal(st.start, 99);
+                assert_int_equal(proc_parse_stat(neg, sizeof neg - 1, &st), 0);
+                assert_int_equal(st.state, 'Z');
+                assert_int_equal(st.ppid, 3);
+                assert_int_equal(st.cutime, 70);
+                assert_int_equal(st.start, 4242);
+                assert_int_equal(proc_parse_stat("7 (p) S 3 7 7 0 -1 0 0 0 0 0 5 6 70 80 -2", 41, &st), -EINVAL);
+        }
+}
+
+/* One look of tree_cpu over @n processes given as {pid, start, own, kids}. */
+static uint64_t look(struct tree_cpu *t, const struct tree_cpu_proc *procs, size_t n)
+{
+        struct tree_cpu_proc copy[8];
+
+        assert_true(n <= 8);
+        memcpy(copy, procs, n * sizeof *procs);
+        assert_int_equal(tree_cpu_look(t, copy, n), 0);
+        return t->total;
+}
+
+/* The tree's CPU time over looks (#27): each process counted once, whether
+ * it is alive, waited for (its time moves into its parent's cutime), or
+ * reaped unwaited (its time is then nowhere but in what a look saw). */
+static void test_tree_cpu(void **state)
+{
+        struct tree_cpu t;
+
+        (void) state;
+        /* six children burning side by side: the sum, not the largest */
+        memset(&t, 0, sizeof t);
+        {
+                const struct tree_cpu_proc a[] = { { 1, 10, 1, 0 }, { 2, 11, 2, 0 }, { 3, 12, 40, 0 },
+                                                   { 4, 12, 40, 0 }, { 5, 12, 40, 0 }, { 6, 12, 40, 0 } };
+                assert_int_equal(look(&t, a, 6), 163);
+        }
+        tree_cpu_free(&t);
+
+        /* a child waited for between two looks: its time leaves it and
+         * arrives in its parent's cutime; counted once, and its last ticks too */
+        memset(&t, 0, sizeof t);
+        {
+                const struct tree_cpu_proc a[] = { { 1, 10, 1, 0 }, { 2, 11, 5, 0 }, { 3, 12, 30, 0 } };
+                const struct tree_cpu_proc b[] = { { 1, 10, 1, 0 }, { 2, 11, 6, 35 } };
+                assert_int_equal(look(&t, a, 3), 36);
+                /* 35 arrived, 30 left: the 5 more are growth nothing matched, held one look */
+                assert_int_equal(look(&t, b, 2), 37);
+                assert_int_equal(look(&t, b, 2), 42);
+                assert_int_equal(look(&t, b, 2), 42);
+        }
+        tree_cpu_free(&t);
+
+        /* reaped unwaited (SIGCHLD ignored): gone from every counter, still counted */
+        memset(&t, 0, sizeof t);
+        {
+                const struct tree_cpu_proc a[] = { { 1, 10, 1, 0 }, { 2, 11, 5, 0 }, { 3, 12, 80, 0 } };
+                const struct tree_cpu_proc b[] = { { 1, 10, 1, 0 }, { 2, 11, 5, 0 }, { 4, 13, 70, 0 } };
+                const struct tree_cpu_proc c[] = { { 1, 10, 1, 0 }, { 2, 11, 5, 0 } };
+                assert_int_equal(look(&t, a, 3), 86);
+                assert_int_equal(look(&t, b, 3), 156);
+                assert_int_equal(look(&t, c, 2), 156);
+                assert_int_equal(look(&t, c, 2), 156);
+        }
+        tree_cpu_free(&t);
+
+        /* a child no look saw, waited for: its time arrives with nothing gone (one look late) */
+        memset(&t, 0, sizeof t);
+        {
+                const struct tree_cpu_proc a[] = { { 1, 10, 1, 0 }, { 2, 11, 5, 0 } };
+                const struct tree_cpu_proc b[] = { { 1, 10, 1, 0 }, { 2, 11, 5, 15 } };
+                assert_int_equal(look(&t, a, 2), 6);
+                assert_int_equal(look(&t, b, 2), 6);
+                assert_int_equal(look(&t, b, 2), 21);
+        }
+        tree_cpu_free(&t);
+
+        /* the wait landing between the parent's read and the child's: gone
+         * at one look, arrived at the next; never counted twice */
+        memset(&t, 0, sizeof t);
+        {
+                const struct tree_cpu_proc a[] = { { 1, 10, 1, 0 }, { 2, 11, 5, 0 }, { 3, 12, 30, 0 } };
+                const struct tree_cpu_proc b[] = { { 1, 10, 1, 0 }, { 2, 11, 5, 0 } };
+                const struct tree_cpu_proc c[] = { { 1, 10, 1, 0 }, { 2, 11, 5, 30 } };
+                assert_int_equal(look(&t, a, 3), 36);
+                assert_int_equal(look(&t, b, 2), 36);
+                assert_int_equal(look(&t, c, 2), 36);
+                assert_int_equal(look(&t, c, 2), 36);
+        }
+        tree_cpu_free(&t);
+
+        /* ... or its parent read after the wait, the child itself still listed */
+        memset(&t, 0, sizeof t);
+        {
+                const struct tree_cpu_proc a[] = { { 1, 10, 1, 0 }, { 2, 11, 5, 0 }, { 3, 12, 30, 0 } };
+                const struct tree_cpu_proc b[] = { { 1, 10, 1, 0 }, { 2, 11, 5, 30 }, { 3, 12, 30, 0 } };
+                const struct tree_cpu_proc c[] = { { 1, 10, 1, 0 }, { 2, 11, 5, 30 } };
+                assert_int_equal(look(&t, a, 3), 36);
+                assert_int_equal(look(&t, b, 3), 36);
+                assert_int_equal(look(&t, c, 2), 36);
+                assert_int_equal(look(&t, c, 2), 36);
+        }
+        tree_cpu_free(&t);
+
+        /* a parent and its child gone together, both waited for up the chain */
+        memset(&t, 0, sizeof t);
+        {
+                const struct tree_cpu_proc a[] = { { 1, 10, 1, 0 }, { 2, 11, 5, 0 }, { 3, 12, 30, 0 } };
+                const struct tree_cpu_proc b[] = { { 1, 10, 1, 36 } };
+                assert_int_equal(look(&t, a, 3), 36);
+                assert_int_equal(look(&t, b, 1), 36);   /* the tail of 1: held one look */
+                assert_int_equal(look(&t, b, 1), 37);
+                assert_int_equal(look(&t, b, 1), 37);
+        }
+        tree_cpu_free(&t);
+
+        /* a pid reused by another process: the first one is gone */
+        memset(&t, 0, sizeof t);
+        {
+                const struct tree_cpu_proc a[] = { { 1, 10, 1, 0 }, { 5, 11, 50, 0 } };
+                const struct tree_cpu_proc b[] = { { 1, 10, 1, 0 }, { 5, 99, 2, 0 } };
+                assert_int_equal(look(&t, a, 2), 51);
+                assert_int_equal(look(&t, b, 2), 53);
+                assert_int_equal(look(&t, b, 2), 53);
+        }
+        tree_cpu_free(&t);
 }
 
 /* The terminal pump, over pipes standing in for the terminal: bytes go
@@ -622,6 +766,7 @@ int main(void)
                 cmocka_unit_test(test_warm_step_order), cmocka_unit_test(test_warm_spec),
                 cmocka_unit_test(test_reduced_check), cmocka_unit_test(test_reduced_rules),
                 cmocka_unit_test(test_reduced_argv), cmocka_unit_test(test_proc_tree_parse),
+                cmocka_unit_test(test_tree_cpu),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
