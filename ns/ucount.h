@@ -53,6 +53,14 @@ enum ucount_max {
 /* One nsbox invocation's sandboxes together take at most this fraction
  * (1/N) of the caller's budget; the rest stays the caller's own. */
 #define UCOUNT_CALLER_SHARE 4u
+/* Pending entries one task can hold past its RLIMIT_SIGPENDING. A
+ * standard signal (below SIGRTMIN) sent with si_code >= 0 (kill() of
+ * itself, tgkill, rt_tgsigqueueinfo to its own threads) skips the rlimit
+ * check (kernel/signal.c: override_rlimit) but is still charged at every
+ * ucount level; legacy_queue() keeps at most one pending entry per standard
+ * signal per queue, and a task reaches two queues: its own and its thread
+ * group's shared one. 31 standard signals x 2 queues = 62, rounded to 64. */
+#define UCOUNT_SIG_OVERRIDE_PER_TASK 64u
 
 /* A fixed-layout record: it travels in a warm job's spec (warm_spec.h). */
 struct ucount_share {
@@ -68,11 +76,21 @@ struct ucount_budget {
 };
 
 /* Pure: one sandbox's share when @slots sandboxes of this invocation run at
- * once (a batch's -j; 1 for a single run): min(cap, budget / (4 * slots))
- * for each rlimit; 0 for every max_* (seccomp already denies creating
- * namespaces and inotify/fanotify instances: the kernel's own counter then
- * agrees). */
-void ucount_plan_sandbox(const struct ucount_budget *b, unsigned slots, struct ucount_share *ret);
+ * once (a batch's -j; 1 for a single run), each with at most @pids tasks of
+ * the program (--pids; its init is one more): min(cap, budget / (4 * slots))
+ * for message-queue bytes and locked memory; for pending signals
+ * min(cap, budget / (4 * slots) - 64 * (pids + 1)), floored at 0, since
+ * standard signals add up to 64 a task past the rlimit (0 then refuses
+ * every queued signal at the sandbox's own level at once); 0 for every
+ * max_* (seccomp already denies creating namespaces and inotify/fanotify
+ * instances: the kernel's own counter then agrees). */
+void ucount_plan_sandbox(const struct ucount_budget *b, unsigned slots, uint64_t pids, struct ucount_share *ret);
+
+/* Pure: what one sandbox planned with these arguments can hold at a level
+ * above its own, at worst: its pending-signal share plus what standard
+ * signals add past it. The plan keeps slots x this within a quarter of the
+ * budget whenever budget / (4 * slots) >= 64 * (pids + 1). */
+uint64_t ucount_sig_worst(const struct ucount_share *s, uint64_t pids);
 
 /* Pure: the warm zygote's own sandbox: it creates every job's namespaces,
  * so its rlimits are each job's parent-level maximum — it keeps the

@@ -40,10 +40,28 @@ const char *ucount_rl_name(enum ucount_rl r)
         return (unsigned) r < UCOUNT_RL_N ? rl_names[r] : "?";
 }
 
-void ucount_plan_sandbox(const struct ucount_budget *b, unsigned slots, struct ucount_share *ret)
+/* Pending entries past the rlimit of a sandbox of @pids program tasks and
+ * its init, saturating (pids is at most 2^22: no overflow in practice). */
+static uint64_t sig_override(uint64_t pids)
+{
+        uint64_t tasks = pids + 1;
+
+        return tasks > UINT64_MAX / UCOUNT_SIG_OVERRIDE_PER_TASK ? UINT64_MAX
+                                                                 : tasks * UCOUNT_SIG_OVERRIDE_PER_TASK;
+}
+
+uint64_t ucount_sig_worst(const struct ucount_share *s, uint64_t pids)
+{
+        uint64_t o = sig_override(pids), r = s->rlimit[UCOUNT_RL_SIGPENDING];
+
+        return r > UINT64_MAX - o ? UINT64_MAX : r + o;
+}
+
+void ucount_plan_sandbox(const struct ucount_budget *b, unsigned slots, uint64_t pids, struct ucount_share *ret)
 {
         /* 4 * slots cannot overflow a uint64_t divisor for any unsigned slots */
         uint64_t parts = (uint64_t) UCOUNT_CALLER_SHARE * (slots ? slots : 1);
+        uint64_t sig_split, over = sig_override(pids);
 
         memset(ret, 0, sizeof *ret);
         /* A static split: every sandbox of the invocation gets the same
@@ -54,6 +72,22 @@ void ucount_plan_sandbox(const struct ucount_budget *b, unsigned slots, struct u
                 uint64_t split = b->rlimit[i] / parts;   /* RLIM_INFINITY: a huge split, the cap wins */
                 ret->rlimit[i] = split < rl_caps[i] ? split : rl_caps[i];
         }
+        /* Pending signals: the rlimit is not the whole of a sandbox's use.
+         * Standard signals sent with si_code >= 0 skip it and are charged at
+         * every level anyway, up to UCOUNT_SIG_OVERRIDE_PER_TASK a task (the
+         * reviewer's job of 41 processes held 41 x 58 past its share and left
+         * another job's sigqueue 0 under a caller limit of 2048). So the
+         * share is what stays of the split once every task has queued all of
+         * those: each sandbox's worst case at a shared level is then its
+         * split. When nothing stays, 0: queued signals (sigqueue, real-time
+         * signals, timer_create) fail at the sandbox's own level at once and
+         * never reach a shared one; the standard signals' own entries can
+         * still reach it when the caller's budget is below
+         * 4 x slots x 64 x (pids + 1) — docs/security.md says so. */
+        sig_split = b->rlimit[UCOUNT_RL_SIGPENDING] / parts;
+        sig_split = sig_split > over ? sig_split - over : 0;
+        if (sig_split < ret->rlimit[UCOUNT_RL_SIGPENDING])
+                ret->rlimit[UCOUNT_RL_SIGPENDING] = sig_split;
         /* 0 for every maximum: the filter denies unshare, setns, clone with
          * namespace flags, inotify_init(1) and fanotify_init; the counters
          * the sandbox could reach anyway say no at its own level too. */

@@ -217,6 +217,37 @@ static const struct filter_rule rules[] = {
         ALWAYS("inotify_init", FILTER_ENOSYS, "takes the caller's inotify instances (128 per user), host-wide"),
         ALWAYS("inotify_init1", FILTER_ENOSYS, "takes the caller's inotify instances (128 per user), host-wide"),
         ALWAYS("fanotify_init", FILTER_ENOSYS, "takes the caller's fanotify groups (128 per user), host-wide"),
+        /* Linux AIO: every io_setup(nr) takes nr of fs.aio-max-nr (65536), ONE
+         * budget for the whole host, counted by no user, namespace, rlimit or
+         * cgroup. The reviewer's job took all 65536 with one call (the host's
+         * databases and qemu then get EAGAIN for the run), and each refused
+         * size tells how much the others hold: a warm job read 65536 - 12345
+         * after a concurrent job's io_setup(12345). The whole family, as for
+         * io_uring and with its errno: ENOSYS makes libaio users fall back to
+         * threads (glibc's POSIX aio_* never uses these). */
+        ALWAYS("io_setup", FILTER_ENOSYS, "takes fs.aio-max-nr, one host-wide budget, and measures others' use"),
+        ALWAYS("io_destroy", FILTER_ENOSYS, "Linux AIO: the io_setup family (fs.aio-max-nr, host-wide)"),
+        ALWAYS("io_submit", FILTER_ENOSYS, "Linux AIO: the io_setup family (fs.aio-max-nr, host-wide)"),
+        ALWAYS("io_cancel", FILTER_ENOSYS, "Linux AIO: the io_setup family (fs.aio-max-nr, host-wide)"),
+        ALWAYS("io_getevents", FILTER_ENOSYS, "Linux AIO: the io_setup family (fs.aio-max-nr, host-wide)"),
+        ALWAYS("io_pgetevents", FILTER_ENOSYS, "Linux AIO: the io_setup family (fs.aio-max-nr, host-wide)"),
+        /* Huge pages come from the host's pool (vm.nr_hugepages), which no
+         * memory cgroup charges and no rlimit bounds (the hugetlb controller
+         * is not enabled by nsbox): a root caller's sandbox got memfds of it
+         * (cgroup v1 backend). Refused by flag in every mode; transparent
+         * huge pages (madvise MADV_HUGEPAGE) are ordinary memory and stay.
+         * EPERM: what the kernel itself answers a process outside
+         * vm.hugetlb_shm_group for SHM_HUGETLB, and what the rlimit backend's
+         * memfd_create/shmget rules answer; callers of huge pages fall back
+         * to normal pages on any error (EINVAL would read as "no hugetlbfs in
+         * this kernel", and would hide the filter behind the kernel's own
+         * answer to bad flags). */
+        IF_FLAG("memfd_create", FILTER_EPERM, 1, 0x0004 /* MFD_HUGETLB */,
+                "MFD_HUGETLB takes the host's huge-page pool, which the memory limits do not charge"),
+        IF_FLAG("mmap", FILTER_EPERM, 3, 0x40000 /* MAP_HUGETLB */,
+                "MAP_HUGETLB takes the host's huge-page pool, which the memory limits do not charge"),
+        IF_FLAG("shmget", FILTER_EPERM, 2, 04000 /* SHM_HUGETLB */,
+                "SHM_HUGETLB takes the host's huge-page pool, which the memory limits do not charge"),
 
         /* --- the machine itself ------------------------------------------------------- */
         ALWAYS("kexec_load", FILTER_EPERM, "replaces the running kernel"),

@@ -223,5 +223,6 @@ void sbx_ucount_share(const struct sbx *s, struct ucount_share *ret)
                 return;
         }
         ucount_budget_read(&b);
-        ucount_plan_sandbox(&b, s->cfg->jobs ? s->cfg->jobs : 1, ret);
+        /* --pids: each of its tasks can add standard signals past the share */
+        ucount_plan_sandbox(&b, s->cfg->jobs ? s->cfg->jobs : 1, s->cfg->pids_max, ret);
 }

@@ -334,6 +334,10 @@ def check_ucount_share(t, res, obs, c):
         t.assertFalse(isinstance(obs[k], int) and obs[k] > 0, "%s: took %r" % (k, obs[k]))
     refused(t, obs, ["userns"])
     t.assertFalse(isinstance(obs["mq_queues"], int) and obs["mq_queues"] * 4096 > obs["rlimits"]["MSGQUEUE"])
+    # host-wide budgets no share can divide: Linux AIO (fs.aio-max-nr) refused like
+    # io_uring; huge pages (the host's pool, charged to no memory limit) by flag
+    t.assertEqual(obs["aio"], "ENOSYS", "io_setup: fs.aio-max-nr is one budget for the whole host")
+    t.assertEqual(obs["hugetlb"], {"memfd": "EPERM", "mmap": "EPERM", "shm": "EPERM"})
 
 CATALOGUE = [
     # ---- filesystem
@@ -444,9 +448,10 @@ CATALOGUE = [
     # ---- shared kernel budgets (issue #27): counted per user up the user-namespace chain
     Entry("ucount_budgets", "shared kernel budgets", "counts how many signals it can queue (sigqueue, "
           "timer_create), SHM_LOCK'd segments, message queues, inotify instances and watches, fanotify groups "
-          "and user namespaces it can take before the kernel refuses",
+          "and user namespaces it can take before the kernel refuses; tries io_setup (fs.aio-max-nr) and huge "
+          "pages (MFD_HUGETLB, MAP_HUGETLB, SHM_HUGETLB)",
           "`rlimit` (its share of `RLIMIT_SIGPENDING`, `_MSGQUEUE`, `_MEMLOCK`), its user namespace's "
-          "`max_*` at 0, `seccomp`, `landlock` (mq_open)",
+          "`max_*` at 0, `seccomp` (also Linux AIO and huge pages), `landlock` (mq_open)",
           hostile("ucount_probe.py"), lambda c: ["probe"], check=check_ucount_share),
     # ---- CPU of a tree (issue #27): --cpu-time is the whole tree's, RLIMIT_CPU each process's backstop
     Entry("cpu_tree_children", "CPU of a tree", "six children burning 0.8 s each side by side, each under "

@@ -44,7 +44,11 @@ DENIED = ["ptrace", "process_vm_readv", "mount", "umount2", "move_mount", "open_
           "init_module", "reboot", "swapon", "acct", "syslog", "open_by_handle_at", "personality",
           "settimeofday", "clock_settime", "tiocsti", "socket_inet", "socket_inet6", "socket_netlink",
           "socket_packet", "chmod_setuid", "fchmod_setgid", "fchmodat_setuid", "fchmodat2_setuid", "open_setuid",
-          "openat_setgid", "creat_setuid", "mknodat_setuid", "openat2"]
+          "openat_setgid", "creat_setuid", "mknodat_setuid", "openat2",
+          # host-wide budgets no user namespace, rlimit or cgroup divides: Linux AIO
+          # (fs.aio-max-nr) and the huge-page pool
+          "io_setup", "io_destroy", "io_submit", "io_cancel", "io_getevents", "io_pgetevents",
+          "memfd_hugetlb", "memfd_hugetlb_highbits", "mmap_hugetlb", "shmget_hugetlb"]
 
 
 # nsbox-try-syscall's attempts on the init (fixtures/try_syscall.c, "The init")

@@ -112,13 +112,76 @@ def overlapped(hog, probe):
     return hog["t_filled"] <= probe["t_start"] and probe["t_end"] <= hog["t_end"]
 
 
+# The reviewer's two jobs (outside review of #27 class 2). The hog: 41
+# processes, each with every standard signal (but SIGKILL, SIGSTOP) pending
+# twice, in its process's shared queue (kill of itself, SI_USER) and its
+# thread's own (rt_tgsigqueueinfo to itself, si_code 0): the kernel skips
+# RLIMIT_SIGPENDING for those (override_rlimit) but charges every level.
+SIG_HOG = """import ctypes, json, os, signal, sys, time
+libc = ctypes.CDLL(None, use_errno=True); libc.syscall.restype = ctypes.c_long
+STD = [s for s in range(1, 32) if s not in (9, 19)]
+NPROC, HOLD = int(sys.argv[1]), float(sys.argv[2])
+def fill():
+    n = 0
+    for s in STD:
+        os.kill(os.getpid(), s); n += 1
+    info = (ctypes.c_int * 32)()
+    for s in STD:
+        info[0], info[1], info[2] = s, 0, 0
+        if libc.syscall(297, os.getpid(), libc.syscall(186), s, ctypes.byref(info)) == 0: n += 1
+    return n
+signal.pthread_sigmask(signal.SIG_BLOCK, range(1, 65))
+r, w = os.pipe()
+for i in range(NPROC - 1):
+    if os.fork() == 0:
+        os.write(w, b"%d " % fill()); time.sleep(HOLD); os._exit(0)
+own = fill(); os.close(w)
+got = [own] + [int(x) for x in os.read(r, 1 << 16).split()]
+while len(got) < NPROC:
+    more = os.read(r, 1 << 16)
+    if not more: break
+    got += [int(x) for x in more.split()]
+t_filled = time.time(); time.sleep(HOLD)
+print(json.dumps({"procs": len(got), "held": sum(got), "t_filled": t_filled, "t_end": time.time()}))
+"""
+# The other job: how many real-time signals it can queue (its share, if
+# nothing above its own level is full), while the hog holds.
+SIG_PROBE = """import ctypes, json, os, resource, signal, sys, time
+time.sleep(float(sys.argv[1]))
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])
+libc = ctypes.CDLL(None, use_errno=True)
+t0 = time.time(); n = 0
+while n < 5000 and libc.sigqueue(os.getpid(), signal.SIGRTMIN, ctypes.c_void_p(0)) == 0: n += 1
+print(json.dumps({"sigqueue": n, "share": resource.getrlimit(resource.RLIMIT_SIGPENDING)[1], "t_start": t0,
+                  "t_end": time.time()}))
+"""
+
+
+def sig_batch(caller_limit, opts, hog_procs):
+    """`prlimit --sigpending=LIMIT nsbox batch OPTS` of the two jobs."""
+    jobs = [{"id": "hog", "kind": "python", "code": "import sys; sys.argv[1:] = %r\n" % ([str(hog_procs), "8"],)
+             + SIG_HOG, "timeout": 60},
+            {"id": "probe", "kind": "python", "code": "import sys; sys.argv[1:] = ['3']\n" + SIG_PROBE,
+             "timeout": 60}]
+    p = subprocess.run(["prlimit", "--sigpending=%d" % caller_limit, NSBOX, "batch", *opts, "-"],
+                       input="".join(json.dumps(j) + "\n" for j in jobs).encode(), capture_output=True, timeout=240)
+    out = {}
+    for line in p.stdout.decode().splitlines():
+        d = json.loads(line)
+        r = d.get("result", d)
+        assert r["status"] == "exited", (d.get("id"), r.get("error"), (r.get("stderr") or {}).get("text", "")[-1500:])
+        out[d["id"]] = json.loads(r["stdout"]["text"].split("\n", 1)[0])
+    assert len(out) == 2, (p.returncode, p.stderr.decode()[-2000:])
+    return out["hog"], out["probe"]
+
+
 class UcountShares(SandboxTest):
-    def concurrent(self, run, what, tries=3):
+    def concurrent(self, run, what, tries=3, held="sigqueue"):
         """run() -> (hog, probe) observations, again until the probe ran
         while the hog held (a loaded host may start one late)."""
         for _ in range(tries):
             hog, probe = run()
-            self.assertGreater(hog["sigqueue"], 0, "the hog held nothing: the test proves nothing")
+            self.assertGreater(hog[held], 0, "the hog held nothing: the test proves nothing")
             if overlapped(hog, probe):
                 return hog, probe
         self.fail("%s: inconclusive, the probe never ran while the hog held (hog %.1f-%.1f, probe %.1f-%.1f)"
@@ -148,10 +211,12 @@ class UcountShares(SandboxTest):
         RLIMIT_NPROC is its --pids, and the zygote's, each job's
         parent-level maximum, holds every slot's (4096 + slots x --pids):
         two jobs of 2100 tasks each meet neither at the zygote's level.
-        (Before: 4096 for all, and the probe got 1992 of its 2099 threads.)"""
+        (Before: 4096 for all, and the probe got 1992 of its 2099 threads.)
+        With 2100 tasks a job queues no signal at all (2 x 64 x 2101 is more
+        than a quarter of the budget: ns/ucount.h): the hog holds threads."""
         opts = ("--warm", "-j", "2", "--pids", "2100", "--memory", "1G")
         alone = batch([job("probe", ["probe"])], *opts)["probe"][0]
-        _, probe = self.concurrent(lambda: self.batch_pair(*opts), "warm -j 2 --pids 2100")
+        _, probe = self.concurrent(lambda: self.batch_pair(*opts), "warm -j 2 --pids 2100", held="threads")
         self.check_pair(probe, alone, "warm -j 2 --pids 2100", first=("threads",))
 
     def test_cold_batch_concurrent(self):
@@ -238,6 +303,43 @@ class UcountShares(SandboxTest):
                 hog.communicate()
         held = observed(out)
         self.assertGreater(held["sigqueue"], 0)
+
+    def standard_signals(self, opts, hog_procs):
+        for _ in range(3):
+            hog, probe = sig_batch(2048, opts, hog_procs)
+            self.assertGreater(hog["held"], 0, hog)
+            if hog["t_filled"] <= probe["t_start"] and probe["t_end"] <= hog["t_end"]:
+                break
+        else:
+            self.fail("inconclusive: the probe never ran while the hog held (%r, %r)" % (hog, probe))
+        self.assertEqual(probe["sigqueue"], probe["share"],
+                         "%s: the other job queued %d of its %d signals next to a job holding %d standard "
+                         "signals in %d processes: the shared level was full" % (opts, probe["sigqueue"],
+                                                                                 probe["share"], hog["held"],
+                                                                                 hog["procs"]))
+        return hog, probe
+
+    def test_standard_signals_reach_no_other_job(self):
+        """Standard signals skip RLIMIT_SIGPENDING but are charged at every
+        level: the reviewer's job of 41 processes, each holding 58, under a
+        caller limit of 2048 (`prlimit --sigpending=2048 nsbox batch -j 2`),
+        left the other job 0 of its 256. The share now leaves room for 64 a
+        task: with --pids 64 that is more than a quarter of 2048, so no job
+        queues a signal at all (its own level refuses at once) and the other
+        job gets all of its share, 0; cold and warm."""
+        for opts in (("-j", "2"), ("--warm", "-j", "2")):
+            hog, probe = self.standard_signals(opts, 41)
+            self.assertEqual(hog["procs"], 41, hog)
+            self.assertGreaterEqual(hog["held"], 41 * 58, hog)     # past 2048: it held them all
+            self.assertEqual(probe["share"], 0, (opts, probe))
+
+    def test_standard_signals_within_the_quarter(self):
+        """The same two jobs with --pids 2: the share (2048 / 8 - 64 x 3 =
+        64) and what standard signals add stay within the quarter, and the
+        other job queues its whole share next to a hog that holds all it can."""
+        for opts in (("-j", "2", "--pids", "2"), ("--warm", "-j", "2", "--pids", "2")):
+            hog, probe = self.standard_signals(opts, 2)
+            self.assertEqual((hog["procs"], probe["share"]), (2, 64), (opts, hog, probe))
 
     def test_namespace_maxima_cold(self):
         """A cold sandbox's own user namespace: every max_* is 0 (namespaces,

@@ -68,6 +68,19 @@ static const struct expectation {
         { "io_uring_setup", ENOSYS, ENOSYS, ENOSYS },
         { "io_uring_enter", ENOSYS, ENOSYS, ENOSYS },
         { "io_uring_register", ENOSYS, ENOSYS, ENOSYS },
+        /* Linux AIO: fs.aio-max-nr, one host-wide budget; io_uring's errno */
+        { "io_setup", ENOSYS, ENOSYS, ENOSYS },
+        { "io_destroy", ENOSYS, ENOSYS, ENOSYS },
+        { "io_submit", ENOSYS, ENOSYS, ENOSYS },
+        { "io_cancel", ENOSYS, ENOSYS, ENOSYS },
+        { "io_getevents", ENOSYS, ENOSYS, ENOSYS },
+        { "io_pgetevents", ENOSYS, ENOSYS, ENOSYS },
+        /* huge pages: the host's pool, charged to no memory limit */
+        { "memfd_hugetlb", EPERM, EPERM, EPERM },
+        { "memfd_hugetlb_highbits", EPERM, EPERM, EPERM },   /* the kernel reads the flags as unsigned int */
+        { "mmap_hugetlb", EPERM, EPERM, EPERM },
+        { "mmap_plain", SAME, SAME, SAME },
+        { "shmget_hugetlb", EPERM, EPERM, EPERM },
         { "modify_ldt", ENOSYS, ENOSYS, ENOSYS },
         { "kexec_load", EPERM, EPERM, EPERM },
         { "kexec_file_load", EPERM, EPERM, EPERM },
@@ -451,6 +464,7 @@ static void test_table_invariants(void **state)
                 "open_tree", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "pivot_root",
                 "chroot", "unshare", "setns", "clone", "clone3", "keyctl", "add_key", "request_key", "bpf",
                 "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
+                "io_setup", "io_destroy", "io_submit", "io_cancel", "io_getevents", "io_pgetevents",
                 "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot",
                 "swapon", "swapoff", "acct", "quotactl", "syslog", "open_by_handle_at", "name_to_handle_at",
                 "personality", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "ioctl",

@@ -25,7 +25,7 @@ static void test_single_run(void **state)
         struct ucount_share s;
 
         (void) state;
-        ucount_plan_sandbox(&b, 1, &s);
+        ucount_plan_sandbox(&b, 1, 64, &s);
         assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING], 1024);
         assert_int_equal(s.rlimit[UCOUNT_RL_MSGQUEUE], 819200 / 4);
         assert_int_equal(s.rlimit[UCOUNT_RL_MEMLOCK], (8u << 20) / 4);
@@ -43,7 +43,7 @@ static void test_split_bounds_the_sum(void **state)
         (void) state;
         for (unsigned slots = 1; slots <= 64; slots++) {
                 struct ucount_share s;
-                ucount_plan_sandbox(&b, slots, &s);
+                ucount_plan_sandbox(&b, slots, 1, &s);
                 for (unsigned i = 0; i < UCOUNT_RL_N; i++) {
                         assert_true(s.rlimit[i] * slots <= b.rlimit[i] / UCOUNT_CALLER_SHARE);
                         assert_true(s.rlimit[i] != UCOUNT_KEEP);
@@ -58,7 +58,7 @@ static void test_unlimited_budget_capped(void **state)
         struct ucount_share s;
 
         (void) state;
-        ucount_plan_sandbox(&b, 0, &s);   /* 0 slots is read as 1 */
+        ucount_plan_sandbox(&b, 0, 4194304, &s);   /* 0 slots is read as 1 */
         assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING], UCOUNT_CAP_SIGPENDING);
         assert_int_equal(s.rlimit[UCOUNT_RL_MSGQUEUE], UCOUNT_CAP_MSGQUEUE);
         assert_int_equal(s.rlimit[UCOUNT_RL_MEMLOCK], UCOUNT_CAP_MEMLOCK);
@@ -71,7 +71,7 @@ static void test_tiny_budget(void **state)
         struct ucount_share s;
 
         (void) state;
-        ucount_plan_sandbox(&b, 2, &s);
+        ucount_plan_sandbox(&b, 2, 1, &s);
         assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING], 0);
         assert_int_equal(s.rlimit[UCOUNT_RL_MSGQUEUE], 0);
         assert_int_equal(s.rlimit[UCOUNT_RL_MEMLOCK], 512);
@@ -89,6 +89,64 @@ static void test_zygote_keeps(void **state)
         for (unsigned i = 0; i < UCOUNT_RL_N; i++)
                 assert_true(s.rlimit[i] == UCOUNT_KEEP);
         assert_false(s.set_max);
+}
+
+/* Standard signals skip RLIMIT_SIGPENDING (si_code >= 0) but are charged
+ * at every level, up to 64 a task: a sandbox's worst case above its own
+ * level is its share + 64 x (pids + 1), and the plan keeps slots x that
+ * within a quarter of the budget whenever it can; else the share is 0. */
+static void test_standard_signals_fit_the_quarter(void **state)
+{
+        static const uint64_t budgets[] = { 0, 1, 100, 2048, 4096, 65536, 96367, 1000000, UINT64_MAX };
+        static const uint64_t pidss[] = { 1, 2, 3, 7, 40, 64, 2100, 4194304 };
+
+        (void) state;
+        for (size_t bi = 0; bi < sizeof budgets / sizeof budgets[0]; bi++)
+                for (unsigned slots = 1; slots <= 16; slots++)
+                        for (size_t pi = 0; pi < sizeof pidss / sizeof pidss[0]; pi++) {
+                                struct ucount_budget b = budget(budgets[bi], 819200, 8u << 20);
+                                const uint64_t pids = pidss[pi], quarter = b.rlimit[0] / (4ull * slots);
+                                const uint64_t over = 64 * (pids + 1);
+                                struct ucount_share s;
+
+                                ucount_plan_sandbox(&b, slots, pids, &s);
+                                assert_true(s.rlimit[UCOUNT_RL_SIGPENDING] <= UCOUNT_CAP_SIGPENDING);
+                                assert_int_equal(ucount_sig_worst(&s, pids), s.rlimit[UCOUNT_RL_SIGPENDING] + over);
+                                if (quarter >= over) {
+                                        /* the bound holds: together within the quarter */
+                                        assert_true(ucount_sig_worst(&s, pids) <= quarter);
+                                        assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING],
+                                                         quarter - over < UCOUNT_CAP_SIGPENDING
+                                                                 ? quarter - over : UCOUNT_CAP_SIGPENDING);
+                                } else {
+                                        /* it cannot: nothing queued past the standard signals */
+                                        assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING], 0);
+                                }
+                                /* the other budgets are not touched by the task count */
+                                assert_int_equal(s.rlimit[UCOUNT_RL_MSGQUEUE], 819200 / (4ull * slots));
+                        }
+}
+
+/* The reviewer's case: a caller limit of 2048, batch -j 2, --pids 64: the
+ * split (256) is below 64 x 65, so no queued signal at all (before: 256,
+ * and a job of 41 processes held 256 + 41 x 58 at the caller's level, past
+ * 2048: the other job got 0 of its 256). A default root host (96367, -j 2,
+ * --pids 64): 12045 - 4160 still leaves the cap. */
+static void test_reviewer_figures(void **state)
+{
+        struct ucount_budget small = budget(2048, 819200, 8u << 20), host = budget(96367, 819200, 8u << 20);
+        struct ucount_share s;
+
+        (void) state;
+        ucount_plan_sandbox(&small, 2, 64, &s);
+        assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING], 0);
+        ucount_plan_sandbox(&small, 2, 2, &s);
+        assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING], 256 - 64 * 3);
+        assert_true(2 * ucount_sig_worst(&s, 2) <= 2048 / 4);
+        ucount_plan_sandbox(&host, 2, 64, &s);
+        assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING], UCOUNT_CAP_SIGPENDING);
+        ucount_plan_sandbox(&host, 2, 2100, &s);
+        assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING], 0);
 }
 
 static void test_names(void **state)
@@ -110,6 +168,8 @@ int main(void)
                 cmocka_unit_test(test_split_bounds_the_sum),
                 cmocka_unit_test(test_unlimited_budget_capped),
                 cmocka_unit_test(test_tiny_budget),
+                cmocka_unit_test(test_standard_signals_fit_the_quarter),
+                cmocka_unit_test(test_reviewer_figures),
                 cmocka_unit_test(test_zygote_keeps),
                 cmocka_unit_test(test_names),
         };
