@@ -76,15 +76,20 @@ void ucount_plan_sandbox(const struct ucount_budget *b, unsigned slots, uint64_t
          * Standard signals sent with si_code >= 0 skip it and are charged at
          * every level anyway, up to UCOUNT_SIG_OVERRIDE_PER_TASK a task (the
          * reviewer's job of 41 processes held 41 x 58 past its share and left
-         * another job's sigqueue 0 under a caller limit of 2048). So the
-         * share is what stays of the split once every task has queued all of
-         * those: each sandbox's worst case at a shared level is then its
-         * split. When nothing stays, 0: queued signals (sigqueue, real-time
-         * signals, timer_create) fail at the sandbox's own level at once and
-         * never reach a shared one; the standard signals' own entries can
-         * still reach it when the caller's budget is below
-         * 4 x slots x 64 x (pids + 1) — docs/security.md says so. */
-        sig_split = b->rlimit[UCOUNT_RL_SIGPENDING] / parts;
+         * another job's sigqueue 0 under a caller limit of 2048). So each
+         * sandbox's worst case at a shared level is share + those entries,
+         * and the share is also bounded by what stays of the caller's WHOLE
+         * budget split per slot once every task has queued all of them:
+         * slots x (share + override) <= budget, so the sandboxes of one
+         * invocation never exhaust a shared level between them, whatever
+         * they queue. (The quarter above bounds what the rlimit counts; the
+         * override entries may reach past it into the caller's own three
+         * quarters: docs/security.md.) When nothing stays, 0: queued signals
+         * (sigqueue, real-time signals, timer_create) fail at the sandbox's
+         * own level at once; only a caller budget below
+         * slots x 64 x (pids + 1) leaves the standard signals' own entries
+         * able to fill a shared level — docs/security.md says so. */
+        sig_split = b->rlimit[UCOUNT_RL_SIGPENDING] / (slots ? slots : 1);
         sig_split = sig_split > over ? sig_split - over : 0;
         if (sig_split < ret->rlimit[UCOUNT_RL_SIGPENDING])
                 ret->rlimit[UCOUNT_RL_SIGPENDING] = sig_split;

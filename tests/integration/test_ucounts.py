@@ -212,8 +212,8 @@ class UcountShares(SandboxTest):
         parent-level maximum, holds every slot's (4096 + slots x --pids):
         two jobs of 2100 tasks each meet neither at the zygote's level.
         (Before: 4096 for all, and the probe got 1992 of its 2099 threads.)
-        With 2100 tasks a job queues no signal at all (2 x 64 x 2101 is more
-        than a quarter of the budget: ns/ucount.h): the hog holds threads."""
+        With 2100 tasks a job queues no signal at all (64 x 2101 is more
+        than half the budget: ns/ucount.h): the hog holds threads."""
         opts = ("--warm", "-j", "2", "--pids", "2100", "--memory", "1G")
         alone = batch([job("probe", ["probe"])], *opts)["probe"][0]
         _, probe = self.concurrent(lambda: self.batch_pair(*opts), "warm -j 2 --pids 2100", held="threads")
@@ -334,12 +334,13 @@ class UcountShares(SandboxTest):
             self.assertEqual(probe["share"], 0, (opts, probe))
 
     def test_standard_signals_within_the_quarter(self):
-        """The same two jobs with --pids 2: the share (2048 / 8 - 64 x 3 =
-        64) and what standard signals add stay within the quarter, and the
-        other job queues its whole share next to a hog that holds all it can."""
+        """The same two jobs with --pids 2: the share (min(2048 / 8, 2048 / 2
+        - 64 x 3) = 256) and what standard signals add stay within the
+        caller's budget, and the other job queues its whole share next to a
+        hog that holds all it can."""
         for opts in (("-j", "2", "--pids", "2"), ("--warm", "-j", "2", "--pids", "2")):
             hog, probe = self.standard_signals(opts, 2)
-            self.assertEqual((hog["procs"], probe["share"]), (2, 64), (opts, hog, probe))
+            self.assertEqual((hog["procs"], probe["share"]), (2, 256), (opts, hog, probe))
 
     def test_namespace_maxima_cold(self):
         """A cold sandbox's own user namespace: every max_* is 0 (namespaces,

@@ -95,7 +95,10 @@ static void test_zygote_keeps(void **state)
  * at every level, up to 64 a task: a sandbox's worst case above its own
  * level is its share + 64 x (pids + 1), and the plan keeps slots x that
  * within a quarter of the budget whenever it can; else the share is 0. */
-static void test_standard_signals_fit_the_quarter(void **state)
+/* Whatever every task queues, the sandboxes of one invocation never fill a
+ * shared level between them: slots x worst case <= the whole budget, and the
+ * share itself stays within the quarter and the cap. */
+static void test_standard_signals_fit_the_budget(void **state)
 {
         static const uint64_t budgets[] = { 0, 1, 100, 2048, 4096, 65536, 96367, 1000000, UINT64_MAX };
         static const uint64_t pidss[] = { 1, 2, 3, 7, 40, 64, 2100, 4194304 };
@@ -106,32 +109,29 @@ static void test_standard_signals_fit_the_quarter(void **state)
                         for (size_t pi = 0; pi < sizeof pidss / sizeof pidss[0]; pi++) {
                                 struct ucount_budget b = budget(budgets[bi], 819200, 8u << 20);
                                 const uint64_t pids = pidss[pi], quarter = b.rlimit[0] / (4ull * slots);
-                                const uint64_t over = 64 * (pids + 1);
+                                const uint64_t per_slot = b.rlimit[0] / slots, over = 64 * (pids + 1);
+                                const uint64_t room = per_slot > over ? per_slot - over : 0;
+                                uint64_t want = quarter < UCOUNT_CAP_SIGPENDING ? quarter : UCOUNT_CAP_SIGPENDING;
                                 struct ucount_share s;
 
+                                if (room < want)
+                                        want = room;
                                 ucount_plan_sandbox(&b, slots, pids, &s);
-                                assert_true(s.rlimit[UCOUNT_RL_SIGPENDING] <= UCOUNT_CAP_SIGPENDING);
+                                assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING], want);
                                 assert_int_equal(ucount_sig_worst(&s, pids), s.rlimit[UCOUNT_RL_SIGPENDING] + over);
-                                if (quarter >= over) {
-                                        /* the bound holds: together within the quarter */
-                                        assert_true(ucount_sig_worst(&s, pids) <= quarter);
-                                        assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING],
-                                                         quarter - over < UCOUNT_CAP_SIGPENDING
-                                                                 ? quarter - over : UCOUNT_CAP_SIGPENDING);
-                                } else {
-                                        /* it cannot: nothing queued past the standard signals */
-                                        assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING], 0);
-                                }
+                                if (per_slot >= over)   /* the bound holds: together within the budget */
+                                        assert_true(ucount_sig_worst(&s, pids) <= per_slot);
                                 /* the other budgets are not touched by the task count */
                                 assert_int_equal(s.rlimit[UCOUNT_RL_MSGQUEUE], 819200 / (4ull * slots));
                         }
 }
 
-/* The reviewer's case: a caller limit of 2048, batch -j 2, --pids 64: the
- * split (256) is below 64 x 65, so no queued signal at all (before: 256,
- * and a job of 41 processes held 256 + 41 x 58 at the caller's level, past
- * 2048: the other job got 0 of its 256). A default root host (96367, -j 2,
- * --pids 64): 12045 - 4160 still leaves the cap. */
+/* The reviewer's case: a caller limit of 2048, batch -j 2, --pids 64: 1024
+ * per slot is below 64 x 65, so no queued signal at all (before: 256, and a
+ * job of 41 processes held 256 + 41 x 58 at the caller's level, past 2048:
+ * the other job got 0 of its 256). A default root host (96367): -j 2 and
+ * -j 16 at --pids 64 keep the cap (16 x (1024 + 4160) <= 96367); -j 20
+ * leaves 4818 - 4160. */
 static void test_reviewer_figures(void **state)
 {
         struct ucount_budget small = budget(2048, 819200, 8u << 20), host = budget(96367, 819200, 8u << 20);
@@ -141,12 +141,16 @@ static void test_reviewer_figures(void **state)
         ucount_plan_sandbox(&small, 2, 64, &s);
         assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING], 0);
         ucount_plan_sandbox(&small, 2, 2, &s);
-        assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING], 256 - 64 * 3);
-        assert_true(2 * ucount_sig_worst(&s, 2) <= 2048 / 4);
+        assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING], 256);   /* the quarter: 1024 - 192 is more */
+        assert_true(2 * ucount_sig_worst(&s, 2) <= 2048);
         ucount_plan_sandbox(&host, 2, 64, &s);
         assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING], UCOUNT_CAP_SIGPENDING);
+        ucount_plan_sandbox(&host, 16, 64, &s);
+        assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING], UCOUNT_CAP_SIGPENDING);
+        ucount_plan_sandbox(&host, 20, 64, &s);
+        assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING], 96367 / 20 - 64 * 65);
         ucount_plan_sandbox(&host, 2, 2100, &s);
-        assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING], 0);
+        assert_int_equal(s.rlimit[UCOUNT_RL_SIGPENDING], 0);   /* 48183 per slot < 64 x 2101 */
 }
 
 static void test_names(void **state)
@@ -168,7 +172,7 @@ int main(void)
                 cmocka_unit_test(test_split_bounds_the_sum),
                 cmocka_unit_test(test_unlimited_budget_capped),
                 cmocka_unit_test(test_tiny_budget),
-                cmocka_unit_test(test_standard_signals_fit_the_quarter),
+                cmocka_unit_test(test_standard_signals_fit_the_budget),
                 cmocka_unit_test(test_reviewer_figures),
                 cmocka_unit_test(test_zygote_keeps),
                 cmocka_unit_test(test_names),
