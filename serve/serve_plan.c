@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "util/cleanup.h"
 #include "util/json_cleanup.h"
@@ -97,9 +98,13 @@ static int set_default_listen(const char *xdg, struct serve_opts *o, struct nsb_
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                 "XDG_RUNTIME_DIR is not set (or not absolute), so there is no default socket: "
                                 "give --listen unix:PATH, or --listen tcp:HOST:PORT with --token-file FILE");
-        if (asprintf(&o->unix_path, "%s/nsbox/nsbox.sock", xdg) < 0) {
-                o->unix_path = NULL;
-                return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory");
+        {
+                size_t n = strlen(xdg) + sizeof "/nsbox/nsbox.sock";
+
+                o->unix_path = malloc(n);
+                if (!o->unix_path)
+                        return nsb_fail(e, NSB_STAGE_USAGE, ENOMEM, "out of memory");
+                snprintf(o->unix_path, n, "%s/nsbox/nsbox.sock", xdg);
         }
         o->unix_default = true;
         return 0;
