@@ -22,6 +22,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/prctl.h>   /* PR_SET_DUMPABLE: Linux's, absent elsewhere */
+#endif
 
 #include "config/policy.h"
 #include "platform/platform.h"
@@ -228,6 +231,17 @@ static int spawn(struct psbx *s, struct nsb_error *e)
                 .fail_stage = run_test_fail_stage(),
         };
 
+        /* nsbox holds the caller's descriptions (its own 0-2, whatever the
+         * caller left open): for an unprivileged caller the program is the
+         * same user, who may ptrace, pidfd_getfd and open the /proc entries
+         * of any dumpable process of theirs. Not dumpable where the system
+         * can say so (Linux); the keeper inherits it and keeps none of
+         * them (keeper.c). Elsewhere nsbox itself stays reachable:
+         * docs/platforms.md. */
+#ifdef PR_SET_DUMPABLE
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                return nsb_fail(e, NSB_STAGE_CLONE, errno, "PR_SET_DUMPABLE (nsbox, posix platform)");
+#endif
         clock_gettime(CLOCK_MONOTONIC, &s->start);
         s->keeper = fork();
         if (s->keeper < 0)

@@ -11,7 +11,7 @@ import subprocess
 import unittest
 
 from nsbtest import NSBOX
-from test_caller_fds import DATA, LEVERS, HostFile
+from test_caller_fds import DATA, LEVERS, CallerDescriptions, HostFile
 
 
 class PosixCallerFds(unittest.TestCase):
@@ -52,6 +52,14 @@ class PosixCallerFds(unittest.TestCase):
             os.close(r)
         self.assertNotEqual(obs["fd0"]["ino"], ino, "fd 0 is the caller's pipe")
         self.assertEqual(obs["head"], "ok:" + DATA.decode())
+
+    def test_keeper_holds_no_caller_description(self):
+        """The keeper runs as the program's user: it keeps none of nsbox's
+        0-2 nor the caller's other descriptions, and nsbox and the keeper
+        are not dumpable (reopen via /proc/<ppid>/fd, pidfd_getfd)."""
+        c = CallerDescriptions(self)
+        out, err = c.run([NSBOX, "python", "--json", "--isolation", "reduced", "--stdin", "-"])
+        c.check_program(out)
 
     def test_directory_refused(self):
         h = HostFile(self)

@@ -16,6 +16,7 @@ import socket
 import stat
 import subprocess
 import tempfile
+import time
 import unittest
 
 from nsbtest import FIXTURES, NSBOX, SandboxTest, userns_available
@@ -70,6 +71,109 @@ class HostFile:
         """The program's fd 0 is not the caller's file."""
         t.assertNotIn(self.path, obs["fd0"]["link"], "/proc/self/fd/0 shows the host path")
         t.assertNotEqual(obs["fd0"]["ino"], self.before.st_ino, "fd 0 is the caller's file")
+
+
+ANCESTORS = os.path.join(FIXTURES, "hostile", "ancestor_fds.py")
+
+
+def descendants(pid):
+    """Every process under @pid, read from /proc."""
+    kids = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            kids.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            out.append(k)
+            todo.append(k)
+    return out
+
+
+def fd_links(pid):
+    """{fd: target} of @pid, or None when this user may not look."""
+    try:
+        names = os.listdir("/proc/%d/fd" % pid)
+    except OSError:
+        return None
+    out = {}
+    for n in names:
+        try:
+            out[n] = os.readlink("/proc/%d/fd/%s" % (pid, n))
+        except OSError:
+            pass
+    return out
+
+
+class CallerDescriptions:
+    """A caller that leaves its own files open when it runs nsbox: stdin a
+    file of its, `5>>f5`, `7<f7` (a shell's redirections). run() starts
+    nsbox with them, and while the program sleeps reads the fds of every
+    process under nsbox (only root may read those of a process that is not
+    dumpable: as another user that part is skipped); the program,
+    ancestor_fds.py, looks at its ancestors itself. None of them may hold
+    any of the three files: the caller's descriptions stay nsbox's alone."""
+
+    def __init__(self, t):
+        self.t = t
+        self.dir = tempfile.mkdtemp(prefix="nsbox-callerdesc.", dir="/var/tmp")
+        t.addCleanup(shutil.rmtree, self.dir, True)
+        os.chmod(self.dir, 0o755)
+        self.files = [os.path.join(self.dir, n) for n in ("f0", "f5", "f7")]
+        for f in self.files:
+            with open(f, "wb") as fh:
+                fh.write(DATA)
+
+    def run(self, nsbox_argv, sleep=3.0):
+        f0, f5, f7 = self.files
+        argv = ["/bin/sh", "-c", 'exec "$@" 5>>"$F5" 7<"$F7"', "sh", *nsbox_argv, ANCESTORS, str(sleep)]
+        env = dict(os.environ, F5=f5, F7=f7)
+        seen = {}
+        with open(f0, "rb") as stdin:
+            p = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+            self.nsbox_pid = p.pid
+            try:
+                time.sleep(sleep / 2)
+                for pid in descendants(p.pid):
+                    seen[pid] = fd_links(pid)
+                out, err = p.communicate(timeout=60)
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        self.t.assertTrue(seen, "no process under nsbox seen during the run")
+        for pid, links in seen.items():
+            if links is None:
+                continue
+            held = sorted(t for t in links.values() if t in self.files)
+            self.t.assertEqual(held, [], "process %d under nsbox holds the caller's files: %s" % (pid, links))
+        return out, err
+
+    def check_program(self, out):
+        """ancestor_fds.py's view: no ancestor handed it a caller's file."""
+        try:
+            res = json.loads(out)
+        except ValueError:
+            self.t.fail("no JSON result: %r" % out[:500])
+        if "stdout" in res:   # nsbox's own --json
+            self.t.assertEqual(res["status"], "exited", res.get("error") or res["stderr"])
+            res = json.loads(res["stdout"]["text"].splitlines()[0])
+        ancestors = res["ancestors"]
+        pids = [a["pid"] for a in ancestors]
+        if self.nsbox_pid in pids:   # above nsbox: this test itself, which holds f0
+            ancestors = ancestors[:pids.index(self.nsbox_pid) + 1]
+        for a in ancestors:
+            for what in ("reopened", "taken"):
+                got = a[what] if what == "reopened" else list(a[what].values())
+                self.t.assertEqual([g for g in got if g in self.files], [],
+                                   "ancestor %d: %s a caller's file: %s" % (a["pid"], what, a))
+            self.t.assertEqual([g for g in a["links"].values() if g in self.files], [],
+                               "ancestor %d shows a caller's file: %s" % (a["pid"], a))
 
 
 class CallerFds(SandboxTest):
