@@ -110,6 +110,13 @@ def fd_links(pid):
     return out
 
 
+def same_pidns(a, b):
+    try:
+        return os.readlink("/proc/%d/ns/pid" % a) == os.readlink("/proc/%d/ns/pid" % b)
+    except OSError:
+        return False
+
+
 class CallerDescriptions:
     """A caller that leaves its own files open when it runs nsbox: stdin a
     file of its, `5>>f5`, `7<f7` (a shell's redirections). run() starts
@@ -129,9 +136,10 @@ class CallerDescriptions:
             with open(f, "wb") as fh:
                 fh.write(DATA)
 
-    def run(self, nsbox_argv, sleep=3.0):
+    def run(self, nsbox_argv, sleep=3.0, program=True, sandboxed_only=False):
         f0, f5, f7 = self.files
-        argv = ["/bin/sh", "-c", 'exec "$@" 5>>"$F5" 7<"$F7"', "sh", *nsbox_argv, ANCESTORS, str(sleep)]
+        tail = [ANCESTORS, str(sleep)] if program else []
+        argv = ["/bin/sh", "-c", 'exec "$@" 5>>"$F5" 7<"$F7"', "sh", *nsbox_argv, *tail]
         env = dict(os.environ, F5=f5, F7=f7)
         seen = {}
         with open(f0, "rb") as stdin:
@@ -140,6 +148,8 @@ class CallerDescriptions:
             try:
                 time.sleep(sleep / 2)
                 for pid in descendants(p.pid):
+                    if sandboxed_only and same_pidns(pid, p.pid):
+                        continue   # a batch worker: a supervisor, nsbox itself
                     seen[pid] = fd_links(pid)
                 out, err = p.communicate(timeout=60)
             finally:
@@ -334,6 +344,46 @@ class CallerFds(SandboxTest):
         os.unlink(fifo)
         os.unlink(sock_path)
         h.check(self)
+
+    # -- the processes under nsbox (the init, the warm zygote's init, the
+    # -- job's init, the program) hold none of the caller's descriptions
+    def no_caller_descriptions_below(self, *opts):
+        c = CallerDescriptions(self)
+        out, _ = c.run([NSBOX, "python", "--json", *opts, "--stdin", "-"])
+        c.check_program(out)
+
+    def test_init_holds_no_caller_description(self):
+        self.no_caller_descriptions_below()
+
+    def test_init_holds_no_caller_description_reduced(self):
+        self.no_caller_descriptions_below("--isolation", "reduced")
+
+    def test_init_holds_no_caller_description_warm(self):
+        c = CallerDescriptions(self)
+        with open(ANCESTORS) as f:
+            job = {"id": "fds", "kind": "python", "code": "import sys; sys.argv[1:] = ['3']\n" + f.read()}
+        with tempfile.NamedTemporaryFile("w", suffix=".jsonl", dir=c.dir, delete=False) as jobs:
+            jobs.write(json.dumps(job) + "\n")
+        out, err = c.run([NSBOX, "batch", "--warm", "-j", "1", jobs.name], sleep=3.0, program=False,
+                         sandboxed_only=True)
+        lines = out.splitlines()
+        self.assertEqual(len(lines), 1, out + err)
+        res = json.loads(lines[0])
+        self.assertEqual((res["status"], res.get("start")), ("exited", "warm"), res)
+        c.check_program(json.dumps(res).encode())
+
+    def test_closed_stdin_refused(self):
+        """--stdin - with nsbox's own stdin closed is refused (125), as the
+        contract says, never an empty input in its place; a batch's jobs
+        from a closed stdin are unreadable input (125), not zero jobs."""
+        for argv in (["python", "--stdin", "-", "-c", "print(input())"], ["run", "--stdin", "-", "--", "/bin/true"]):
+            p = subprocess.run(["/bin/sh", "-c", 'exec "$@" 0<&-', "sh", NSBOX, *argv],
+                               capture_output=True, timeout=60)
+            self.assertEqual(p.returncode, 125, (argv, p.stdout, p.stderr))
+            self.assertIn(b"--stdin -: nsbox's standard input is closed", p.stderr)
+        p = subprocess.run(["/bin/sh", "-c", 'exec "$@" 0<&-', "sh", NSBOX, "batch", "-"], capture_output=True,
+                           timeout=60)
+        self.assertEqual(p.returncode, 125, p.stdout + p.stderr)
 
     def test_refused_for_judge_and_batch_too(self):
         h = HostFile(self)

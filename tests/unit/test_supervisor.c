@@ -256,6 +256,8 @@ static void test_init_step_order(void **state)
          * program last */
         assert_true(named_index(st, n, "init_hide_cmdline") == 0);
         assert_true(named_index(st, n, "init_join_cgroup") < named_index(st, n, "init_wait_go"));
+        /* the caller's descriptions dropped right after the cgroup join */
+        assert_int_equal(named_index(st, n, "init_drop_caller_fds"), named_index(st, n, "init_join_cgroup") + 1);
         assert_true(named_index(st, n, "init_wait_go") < named_index(st, n, "init_take_sandbox_ids"));
         assert_true(named_index(st, n, "init_take_sandbox_ids") < named_index(st, n, "init_die_with_parent"));
         assert_true(named_index(st, n, "init_wait_go") < named_index(st, n, "init_not_dumpable"));
@@ -265,6 +267,7 @@ static void test_init_step_order(void **state)
         /* reduced: the cgroup first, nobody's identity before the
          * parent-death signal (setresuid clears it), the program last */
         assert_int_equal(named_index(rd, nr, "init_join_cgroup"), 0);
+        assert_int_equal(named_index(rd, nr, "init_drop_caller_fds"), 1);
         assert_true(named_index(rd, nr, "reduced_take_identity") < named_index(rd, nr, "reduced_parent_death"));
         assert_int_equal(named_index(rd, nr, "reduced_run_program"), (int) nr - 1);
         for (unsigned i = 0; i < n; i++)
