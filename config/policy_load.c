@@ -211,8 +211,12 @@ int cfg_stdin_describe(const struct nsb_config *cfg, int *ret_path_fd, struct st
         if (!ret->given)
                 return 0;
         if (ret->dash) {
-                if (fcntl(STDIN_FILENO, F_GETFL) < 0 || fstat(STDIN_FILENO, &st) < 0)
-                        return nsb_fail(e, NSB_STAGE_USAGE, EBADF, "--stdin -: nsbox's standard input is closed");
+                int fl = fcntl(STDIN_FILENO, F_GETFL);
+                /* Closed when nsbox started, fd 0 holds a write-only
+                 * /dev/null (nsbox.c hold_std_fds): refused as closed. */
+                if (fl < 0 || (fl & O_ACCMODE) == O_WRONLY || fstat(STDIN_FILENO, &st) < 0)
+                        return nsb_fail(e, NSB_STAGE_USAGE, EBADF,
+                                        "--stdin -: nsbox's standard input is closed (or not open for reading)");
                 ret->tty = isatty(STDIN_FILENO);
         } else {
 #ifdef O_PATH
