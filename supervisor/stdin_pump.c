@@ -31,9 +31,15 @@ static int new_memfd(void)
 
         if (fd < 0 && errno == EINVAL)   /* before 6.3: no such flag; the mode below has no exec bits */
                 fd = memfd_create("nsbox-stdin", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-        /* Read-only for everyone: the seals already refuse writes, and
-         * this refuses even an open of /proc/self/fd/0 for writing (which
-         * would break a lease the program took on it). */
+        /* Mode 0444: no write bits, so an open of /proc/self/fd/0 for
+         * writing is refused — while the mode holds. It does not bind an
+         * owner: the memfd is the supervisor's uid's, which for an
+         * unprivileged caller is the sandbox's mapped uid, so the program
+         * can fchmod it 0666 and then reopen it read-write. What keeps its
+         * contents are the seals (seal_readonly: F_SEAL_WRITE, SHRINK, GROW,
+         * SEAL): every write, truncate or writable mmap of it is EPERM. The
+         * mode only spares a root caller's run that reopen (root's memfd,
+         * unmapped inside, cannot be chmod-ed there). */
         if (fd >= 0 && fchmod(fd, 0444) < 0) {
                 close(fd);
                 fd = -1;
@@ -162,8 +168,11 @@ int stdin_open(struct stdin_pump *p, const struct nsb_config *cfg, int *ret_fd, 
                 char proc[64];
 
                 snprintf(proc, sizeof proc, "/proc/self/fd/%d", path_fd);
-                file = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-                if (file < 0)
+                /* An anonymous pipe whose writer is gone would block a
+                 * plain open: nonblocking, then blocking again for the
+                 * pump (this description is nsbox's own, nobody else's). */
+                file = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | (src.anon_pipe ? O_NONBLOCK : 0));
+                if (file < 0 || (src.anon_pipe && fcntl(file, F_SETFL, 0) < 0))
                         return nsb_fail(e, NSB_STAGE_PREPARE, errno, "%s", what);
                 from = file;
         } else if (S_ISREG(src.mode) && (at = lseek(STDIN_FILENO, 0, SEEK_CUR)) < 0) {

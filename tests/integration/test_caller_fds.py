@@ -372,6 +372,34 @@ class CallerFds(SandboxTest):
         self.assertEqual((res["status"], res.get("start")), ("exited", "warm"), res)
         c.check_program(json.dumps(res).encode())
 
+    def test_anonymous_pipe_by_path_is_streamed(self):
+        """--stdin <(cmd): /dev/fd/N, an anonymous pipe, is streamed like
+        --stdin - (a fresh pipe, never the caller's), also once its writer
+        is gone; a named FIFO stays refused, and a socket's refusal advises
+        what works (socat), not a shell redirection."""
+        r, w = os.pipe()
+        try:
+            ino = os.fstat(r).st_ino
+            os.write(w, DATA)
+            os.close(w)
+            code = "import os, sys; st = os.fstat(0); print(st.st_ino, repr(sys.stdin.read()))"
+            p = self.nsbox("python", "--stdin", "/dev/fd/%d" % r, "-c", code, pass_fds=(r,))
+        finally:
+            os.close(r)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        got_ino, text = p.stdout.decode().split(" ", 1)
+        self.assertNotEqual(int(got_ino), ino, "fd 0 is the caller's pipe")
+        self.assertEqual(text.strip(), repr(DATA.decode()))
+        h = HostFile(self)
+        sock_path = os.path.join(h.dir, "sock")
+        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.addCleanup(srv.close)
+        srv.bind(sock_path)
+        p = self.nsbox("run", "--stdin", sock_path, "--", "/bin/true")
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"socat -u UNIX-CONNECT:", p.stderr)
+        self.assertNotIn(b"< '", p.stderr)
+
     def test_closed_stdin_refused(self):
         """--stdin - with nsbox's own stdin closed is refused (125), as the
         contract says, never an empty input in its place; a batch's jobs
