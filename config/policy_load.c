@@ -21,8 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #ifdef __linux__
-#include <linux/magic.h>   /* PIPEFS_MAGIC */
-#include <sys/vfs.h>       /* fstatfs */
+#include <sys/statfs.h>   /* fstatfs: Linux's (glibc and musl alike) */
+#define NSB_PIPEFS_MAGIC 0x50495045   /* linux/magic.h's PIPEFS_MAGIC: no kernel headers needed */
 #endif
 
 #include "path/path.h"
@@ -240,7 +240,7 @@ int cfg_stdin_describe(const struct nsb_config *cfg, int *ret_path_fd, struct st
                          * pipe (pipefs) from a named FIFO (stdin_plan.h). */
                         struct statfs fs;
                         ret->pipe_known = fstatfs(fd, &fs) == 0;
-                        ret->anon_pipe = ret->pipe_known && fs.f_type == PIPEFS_MAGIC;
+                        ret->anon_pipe = ret->pipe_known && fs.f_type == NSB_PIPEFS_MAGIC;
                 }
 #endif
 #else
