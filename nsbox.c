@@ -259,13 +259,17 @@ static int help_main(const struct frame_run *run, struct nsb_error *e)
 }
 
 /* A closed stdin/stdout/stderr would be taken by the next open() (the
- * signalfd, a cgroup file). /dev/null opened read-only holds it: a write to
- * it still fails as on a closed descriptor, and is reported. */
+ * signalfd, a cgroup file). /dev/null holds it, opened so that the use the
+ * number has still fails as on a closed descriptor: stdout and stderr
+ * read-only (a write fails, and is reported), stdin write-only (a read
+ * fails; --stdin - refuses a standard input not open for reading, as one
+ * closed: cfg_stdin_describe — the program never gets an empty input in
+ * place of a closed one). */
 static void hold_std_fds(void)
 {
         for (int fd = 0; fd <= 2; fd++)
-                if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)
-                        (void) open("/dev/null", O_RDONLY);     /* the lowest free fd: this one */
+                if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)   /* the lowest free fd: this one */
+                        (void) open("/dev/null", fd == STDIN_FILENO ? O_WRONLY : O_RDONLY);
 }
 
 /* What nsbox printed on stdout must have arrived: a lost result (verdict,

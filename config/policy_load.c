@@ -20,6 +20,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/statfs.h>   /* fstatfs: Linux's (glibc and musl alike) */
+#define NSB_PIPEFS_MAGIC 0x50495045   /* linux/magic.h's PIPEFS_MAGIC: no kernel headers needed */
+#endif
 
 #include "path/path.h"
 #include "config/stdin_plan.h"
@@ -211,8 +215,12 @@ int cfg_stdin_describe(const struct nsb_config *cfg, int *ret_path_fd, struct st
         if (!ret->given)
                 return 0;
         if (ret->dash) {
-                if (fcntl(STDIN_FILENO, F_GETFL) < 0 || fstat(STDIN_FILENO, &st) < 0)
-                        return nsb_fail(e, NSB_STAGE_USAGE, EBADF, "--stdin -: nsbox's standard input is closed");
+                int fl = fcntl(STDIN_FILENO, F_GETFL);
+                /* Closed when nsbox started, fd 0 holds a write-only
+                 * /dev/null (nsbox.c hold_std_fds): refused as closed. */
+                if (fl < 0 || (fl & O_ACCMODE) == O_WRONLY || fstat(STDIN_FILENO, &st) < 0)
+                        return nsb_fail(e, NSB_STAGE_USAGE, EBADF,
+                                        "--stdin -: nsbox's standard input is closed (or not open for reading)");
                 ret->tty = isatty(STDIN_FILENO);
         } else {
 #ifdef O_PATH
@@ -226,6 +234,15 @@ int cfg_stdin_describe(const struct nsb_config *cfg, int *ret_path_fd, struct st
                                 close(fd);
                         return nsb_fail(e, NSB_STAGE_USAGE, err, "--stdin '%s'", cfg->stdin_path);
                 }
+#ifdef __linux__
+                if (S_ISFIFO(st.st_mode)) {
+                        /* A pipe's filesystem tells `<(cmd)`'s anonymous
+                         * pipe (pipefs) from a named FIFO (stdin_plan.h). */
+                        struct statfs fs;
+                        ret->pipe_known = fstatfs(fd, &fs) == 0;
+                        ret->anon_pipe = ret->pipe_known && fs.f_type == NSB_PIPEFS_MAGIC;
+                }
+#endif
 #else
                 /* No O_PATH (the posix build): a look by name; the
                  * supervisor's open checks the kind again. */
@@ -249,10 +266,18 @@ int cfg_stdin_refused(const struct nsb_config *cfg, const char *why, struct nsb_
                                 "--stdin '%s' is a directory: give a regular file (its bytes are copied in), "
                                 "/dev/null, or --stdin - (nsbox's own standard input)",
                                 cfg->stdin_path);
+        if (strcmp(why, "a socket") == 0)   /* a shell cannot redirect from a socket */
+                return nsb_fail(e, NSB_STAGE_USAGE, 0,
+                                "--stdin '%s' is a socket: by name nsbox takes a regular file (its bytes are "
+                                "copied in) or /dev/null, and never hands the program the host's object itself; "
+                                "connect to it and pipe what it sends into nsbox's own standard input "
+                                "(socat -u UNIX-CONNECT:'%s' - | nsbox ... --stdin -)",
+                                cfg->stdin_path, cfg->stdin_path);
         return nsb_fail(e, NSB_STAGE_USAGE, 0,
-                        "--stdin '%s' is %s: by name nsbox takes a regular file (its bytes are copied in) or "
-                        "/dev/null, and never hands the program the host's object itself; stream anything else "
-                        "through nsbox's own standard input (--stdin - < '%s')",
+                        "--stdin '%s' is %s: by name nsbox takes a regular file (its bytes are copied in), "
+                        "/dev/null or an anonymous pipe (--stdin <(cmd), on Linux), and never hands the program "
+                        "the host's object itself; stream anything else through nsbox's own standard input "
+                        "(--stdin - < '%s')",
                         cfg->stdin_path, why, cfg->stdin_path);
 }
 

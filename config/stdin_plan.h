@@ -18,6 +18,10 @@
  *   - /dev/null (by name, or as nsbox's own stdin): /dev/null opened anew —
  *     the sandbox's own /dev/null is the host's node, which the program can
  *     open itself: a fresh description of it gives nothing more;
+ *   - an anonymous pipe named by path (`--stdin <(cmd)`: /dev/fd/63):
+ *     streamed like nsbox's own stdin — a fresh description nsbox opens
+ *     and reads, never the program's; it has no host file to harm and no
+ *     FIFO writer to wake;
  *   - a directory, FIFO, socket or device other than /dev/null named by
  *     path: refused before anything runs (opening a FIFO or a device by name
  *     has effects of its own; a directory is nobody's input).
@@ -45,6 +49,9 @@ struct stdin_src {
         bool dash;              /* --stdin -: nsbox's own standard input */
         bool tty;               /* that is a terminal */
         bool is_null;           /* a character device that is /dev/null */
+        bool pipe_known;        /* a FIFO's kind was looked at (Linux: its filesystem) */
+        bool anon_pipe;         /* a pipe with no name (pipefs), named by its /dev/fd/N or
+                                   /proc/PID/fd/N link: `--stdin <(cmd)` */
         mode_t mode;            /* its st_mode */
         uint64_t size;          /* its st_size (regular files) */
 };

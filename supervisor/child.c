@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <grp.h>
 #include <sys/prctl.h>
@@ -415,6 +416,85 @@ static int join_cgroup_late(struct child_ctx *c, struct nsb_error *e)
 
 /* ---- the init's steps ---------------------------------------------------- */
 
+static int cmp_int(const void *a, const void *b)
+{
+        int x = *(const int *) a, y = *(const int *) b;
+        return (x > y) - (x < y);
+}
+
+/* The fds an init works with, all of the supervisor's making: the socket,
+ * the program's three ends and results channel, the mount slots, the run
+ * cgroup's fds. Into @keep (sized by init_drop_caller_fds); their count. */
+static size_t init_fds(const struct child_ctx *c, int *keep)
+{
+        size_t n = 0;
+
+        keep[n++] = c->sock;
+        for (int i = 0; i < 3; i++)
+                keep[n++] = c->stdio[i];
+        keep[n++] = c->channel_fd;
+        for (unsigned i = 0; c->slot_fds && c->mounts && i < c->mounts->n_slots; i++)
+                keep[n++] = c->slot_fds[i];
+        if (c->cg_run) {
+                keep[n++] = c->cg_run->clone_fd;
+                keep[n++] = c->cg_run->tree_clock_fd;
+                for (size_t i = 0; i < CG_RUN_DIRS; i++) {
+                        keep[n++] = c->cg_run->join_fds[i];
+                        keep[n++] = c->cg_run->parent_fds[i];
+                        keep[n++] = c->cg_run->dir_fds[i];
+                }
+                for (size_t i = 0; i < CG_U__MAX; i++)
+                        keep[n++] = c->cg_run->usage_fds[i];
+        }
+        return n;
+}
+
+/* Right after the cgroup join: the init holds none of the caller's
+ * descriptions. It was cloned from the supervisor, whose 0-2 are the
+ * caller's terminal, pipe or file and which inherited whatever else the
+ * caller left open (a `5>>file`, a `7<file`): the init would keep them for
+ * the whole run, and it is the one process above the program (docs/
+ * security.md, "The init"). Everything from 3 up goes but the fds it works
+ * with (init_fds), and /dev/null takes 0-2 (the init never writes there:
+ * errors travel whole on the socket) unless one of its own ends is there.
+ * The supervisor keeps its own 0-2 and fds. */
+static int init_drop_caller_fds(struct child_ctx *c, struct nsb_error *e)
+{
+        size_t max = 5 + 2 + 3 * CG_RUN_DIRS + CG_U__MAX + (c->slot_fds && c->mounts ? c->mounts->n_slots : 0);
+        int *keep = malloc(max * sizeof *keep);
+        unsigned lo = 3;
+        bool low_kept[3] = { false, false, false };
+        size_t n;
+        int null;
+
+        if (!keep)
+                return nsb_fail(e, NSB_STAGE_CLONE, ENOMEM, "out of memory");
+        n = init_fds(c, keep);
+        qsort(keep, n, sizeof *keep, cmp_int);
+        for (size_t i = 0; i < n; i++) {
+                if (keep[i] >= 0 && keep[i] < 3)
+                        low_kept[keep[i]] = true;
+                if (keep[i] < (int) lo)
+                        continue;
+                if ((unsigned) keep[i] > lo && sys_close_range(lo, (unsigned) keep[i] - 1, 0) < 0) {
+                        free(keep);
+                        return nsb_fail(e, NSB_STAGE_CLONE, errno, "close_range the caller's fds");
+                }
+                lo = (unsigned) keep[i] + 1;
+        }
+        free(keep);
+        if (sys_close_range(lo, ~0U, 0) < 0)
+                return nsb_fail(e, NSB_STAGE_CLONE, errno, "close_range the caller's fds");
+        if ((null = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY)) < 0)
+                return nsb_fail(e, NSB_STAGE_CLONE, errno, "open /dev/null for the init's 0-2");
+        for (int i = 0; i < 3; i++)
+                if (!low_kept[i] && null != i && dup2(null, i) < 0)
+                        return nsb_fail(e, NSB_STAGE_CLONE, errno, "/dev/null on the init's fd %d", i);
+        if (null > 2)
+                close(null);
+        return 0;
+}
+
 /* Before the program exists: /proc/1/cmdline would show nsbox's. */
 static int init_hide_cmdline(struct child_ctx *c, struct nsb_error *e)
 {
@@ -593,6 +673,7 @@ static int init_run_program(struct child_ctx *c, struct nsb_error *e)
 #define COLD_INIT_SANDBOX_STEPS                                                                         \
         CHILD_STEP(NSB_STAGE_CLONE, init_hide_cmdline),         /* before the program exists */        \
         CHILD_STEP(NSB_STAGE_CGROUP, init_join_cgroup),         /* v2/rlimit: before anything else runs */ \
+        CHILD_STEP(NSB_STAGE_CLONE, init_drop_caller_fds),      /* next: none of the caller's held */  \
         CHILD_STEP(NSB_STAGE_USERNS, init_wait_go),             /* the supervisor wrote the id maps */ \
         CHILD_STEP(NSB_STAGE_USERNS, init_take_sandbox_ids),    /* only now are they the mapped ids */ \
         CHILD_STEP(NSB_STAGE_CLONE, init_die_with_parent),      /* after the uid change, which clears it */ \
@@ -855,6 +936,7 @@ static int reduced_run_program(struct child_ctx *c, struct nsb_error *e)
 
 const struct child_step child_reduced_init_steps[] = {
         CHILD_STEP(NSB_STAGE_CGROUP, init_join_cgroup),         /* before anything else runs */
+        CHILD_STEP(NSB_STAGE_CLONE, init_drop_caller_fds),      /* next: none of the caller's held */
         CHILD_STEP(NSB_STAGE_USERNS, reduced_take_identity),    /* root caller: nobody */
         CHILD_STEP(NSB_STAGE_CLONE, reduced_session_subreaper),
         CHILD_STEP(NSB_STAGE_CLONE, reduced_parent_death),      /* after the identity, which would clear it */

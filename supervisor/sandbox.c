@@ -583,6 +583,10 @@ static int supervise(struct sbx *s, struct nsb_error *e)
         if (s->wall_tfd < 0 || s->cpu_tfd < 0)
                 return nsb_fail(e, NSB_STAGE_SUPERVISE, errno, "timerfd");
         arm_timer(s->wall_tfd, s->cfg->wall_time_ms);
+        /* A streamed --stdin: its own process, so no read of the caller's
+         * description can block this loop (stdin_pump.c). */
+        if ((r = stdin_pump_start(&s->pump, e)) < 0)
+                return r;
         /* a watching backend's first look after one period, so a short run pays none */
         arm_timer(s->cpu_tfd, s->cg_ops->watch ? s->cg_ops->watch_period_ms : 5);
         ledger_set(&s->res->ledger, PROT_WALL_TIME, "supervisor");
@@ -591,8 +595,6 @@ static int supervise(struct sbx *s, struct nsb_error *e)
         while (init_alive || s->out[0] >= 0 || s->err[0] >= 0) {
                 struct pollfd p[8];
                 int n = 0, i_sock = -1, i_pid = -1, i_out = -1, i_err = -1, i_wall = -1, i_cpu = -1, i_cancel = -1;
-                int i_pump = -1, pump_fd;
-                short pump_events;
                 int timeout = -1;
 
                 if (s->sock[0] >= 0)
@@ -608,8 +610,6 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                         p[i_cpu = n++] = (struct pollfd){ s->cpu_tfd, POLLIN, 0 };
                         if (s->req->cancel_fd >= 0)
                                 p[i_cancel = n++] = (struct pollfd){ s->req->cancel_fd, POLLIN, 0 };
-                        if (stdin_pump_want(&s->pump, &pump_fd, &pump_events))
-                                p[i_pump = n++] = (struct pollfd){ pump_fd, pump_events, 0 };
                 } else {
                         double left = drain_deadline - run_elapsed_ms(&s->start);
                         if (left <= 0)
@@ -646,10 +646,9 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                 }
                 if (i_cancel >= 0 && p[i_cancel].revents)
                         kill_tree(s, KILL_CANCEL);
-                if (i_pump >= 0 && p[i_pump].revents)
-                        stdin_pump_step(&s->pump);
                 if (i_pid >= 0 && p[i_pid].revents) {
                         init_alive = false;
+                        stdin_pump_end(&s->pump);   /* nobody reads the input any more */
                         s->res->wall_ms = run_elapsed_ms(&s->start);
                         if (s->mode->init_not_ours) {
                                 /* Reaped by its own parent; a report it did not
@@ -773,7 +772,7 @@ static void cleanup(struct sbx *s)
         close_fd(&s->err[0]);
         close_fd(&s->err[1]);
         close_fd(&s->stdin_fd);
-        stdin_pump_close(&s->pump);
+        stdin_pump_end(&s->pump);
         close_fd(&s->pidfd);
         close_fd(&s->wall_tfd);
         close_fd(&s->cpu_tfd);

@@ -5,14 +5,18 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "config/policy.h"
 #include "config/stdin_plan.h"
 #include "util/cleanup.h"
+#include "util/sys.h"
 
 #ifndef MFD_NOEXEC_SEAL
 #define MFD_NOEXEC_SEAL 0x0008U   /* Linux 6.3 */
@@ -27,9 +31,15 @@ static int new_memfd(void)
 
         if (fd < 0 && errno == EINVAL)   /* before 6.3: no such flag; the mode below has no exec bits */
                 fd = memfd_create("nsbox-stdin", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-        /* Read-only for everyone: the seals already refuse writes, and
-         * this refuses even an open of /proc/self/fd/0 for writing (which
-         * would break a lease the program took on it). */
+        /* Mode 0444: no write bits, so an open of /proc/self/fd/0 for
+         * writing is refused — while the mode holds. It does not bind an
+         * owner: the memfd is the supervisor's uid's, which for an
+         * unprivileged caller is the sandbox's mapped uid, so the program
+         * can fchmod it 0666 and then reopen it read-write. What keeps its
+         * contents are the seals (seal_readonly: F_SEAL_WRITE, SHRINK, GROW,
+         * SEAL): every write, truncate or writable mmap of it is EPERM. The
+         * mode only spares a root caller's run that reopen (root's memfd,
+         * unmapped inside, cannot be chmod-ed there). */
         if (fd >= 0 && fchmod(fd, 0444) < 0) {
                 close(fd);
                 fd = -1;
@@ -158,8 +168,11 @@ int stdin_open(struct stdin_pump *p, const struct nsb_config *cfg, int *ret_fd, 
                 char proc[64];
 
                 snprintf(proc, sizeof proc, "/proc/self/fd/%d", path_fd);
-                file = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-                if (file < 0)
+                /* An anonymous pipe whose writer is gone would block a
+                 * plain open: nonblocking, then blocking again for the
+                 * pump (this description is nsbox's own, nobody else's). */
+                file = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | (src.anon_pipe ? O_NONBLOCK : 0));
+                if (file < 0 || (src.anon_pipe && fcntl(file, F_SETFL, 0) < 0))
                         return nsb_fail(e, NSB_STAGE_PREPARE, errno, "%s", what);
                 from = file;
         } else if (S_ISREG(src.mode) && (at = lseek(STDIN_FILENO, 0, SEEK_CUR)) < 0) {
@@ -184,6 +197,23 @@ int stdin_open(struct stdin_pump *p, const struct nsb_config *cfg, int *ret_fd, 
 
 /* ---- the pump --------------------------------------------------------------- */
 
+/* Why a process of its own. The caller's description is shared: another
+ * reader of the same pipe, terminal or socket (the caller's shell, a
+ * sibling in a pipeline) can take the bytes between a poll that said
+ * "readable" and the read that follows, and that read then blocks. In the
+ * supervisor it blocked the wall limit, the CPU watch and cancel with it.
+ * Making the read nonblocking would mean setting O_NONBLOCK on the caller's
+ * description — a change the caller sees, which is what issue #27 forbids;
+ * recv(MSG_DONTWAIT) serves sockets only, and a FIONREAD count is as stale
+ * as the poll by the time of the read (and cannot tell a terminal's Ctrl-D
+ * from a line another reader took). So the blocking read happens in a
+ * small child of the supervisor that does nothing else: it may block at
+ * will, the supervisor never touches the caller's description after
+ * stdin_open, and it ends the child with SIGKILL (which interrupts any
+ * read) when the run ends. It is nsbox's own code holding what nsbox
+ * already holds; it dies with the supervisor (PR_SET_PDEATHSIG), is not
+ * dumpable, and keeps no other descriptor. */
+
 int stdin_pump_open(struct stdin_pump *p, int src, int *ret_read_fd, struct nsb_error *e)
 {
         int fds[2];
@@ -191,74 +221,78 @@ int stdin_pump_open(struct stdin_pump *p, int src, int *ret_read_fd, struct nsb_
         *p = (struct stdin_pump){ .src = src, .dst = -1 };
         if (pipe2(fds, O_CLOEXEC) < 0)
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "--stdin: a pipe for the program's input");
-        /* Never block the supervisor on a program that does not read. */
-        if (fcntl(fds[1], F_SETFL, O_NONBLOCK) < 0) {
-                int err = errno;
-                close(fds[0]);
-                close(fds[1]);
-                return nsb_fail(e, NSB_STAGE_PREPARE, err, "--stdin: nonblocking pipe");
-        }
         p->dst = fds[1];
         *ret_read_fd = fds[0];
         return 0;
 }
 
-bool stdin_pump_want(const struct stdin_pump *p, int *ret_fd, short *ret_events)
+/* Every fd from 3 up closed but @a and @b. */
+static void close_all_but(int a, int b)
 {
-        if (p->dst < 0)
-                return false;
-        if (p->len > p->off) {
-                *ret_fd = p->dst;
-                *ret_events = POLLOUT;
-                return true;
+        int lo = a < b ? a : b, hi = a < b ? b : a;
+        unsigned next = 3;
+
+        if (lo >= 3) {
+                if (lo > 3)
+                        (void) sys_close_range(3, (unsigned) lo - 1, 0);
+                next = (unsigned) lo + 1;
         }
-        if (p->src < 0)
-                return false;
-        *ret_fd = p->src;
-        *ret_events = POLLIN;
-        return true;
+        if (hi >= (int) next) {
+                if (hi > (int) next)
+                        (void) sys_close_range(next, (unsigned) hi - 1, 0);
+                next = (unsigned) hi + 1;
+        }
+        (void) sys_close_range(next, ~0U, 0);
 }
 
-static void flush(struct stdin_pump *p)
+__attribute__((noreturn)) static void pump_main(int src, int dst, pid_t supervisor)
 {
-        while (p->len > p->off) {
-                ssize_t n = write(p->dst, p->buf + p->off, p->len - p->off);
+        char buf[16384];
 
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != supervisor)
+                _exit(0);
+        (void) prctl(PR_SET_DUMPABLE, 0);
+        close_all_but(src, dst);
+        for (;;) {
+                ssize_t n = read(src, buf, sizeof buf);
                 if (n < 0 && errno == EINTR)
                         continue;
-                if (n < 0 && errno == EAGAIN)
-                        return;                 /* the pipe is full: poll for POLLOUT */
-                if (n < 0) {                    /* EPIPE: the program closed its stdin */
-                        stdin_pump_close(p);
-                        return;
-                }
-                p->off += (size_t) n;
+                if (n <= 0)             /* Ctrl-D, hang-up or an error: end of input */
+                        _exit(0);
+                if (write_all(dst, buf, (size_t) n) < 0)
+                        _exit(0);       /* EPIPE: the program closed its stdin */
         }
-        p->off = p->len = 0;
 }
 
-void stdin_pump_step(struct stdin_pump *p)
+int stdin_pump_start(struct stdin_pump *p, struct nsb_error *e)
 {
-        ssize_t n;
+        pid_t self = getpid(), pid;
 
-        if (p->dst < 0)
-                return;
-        if (p->len > p->off) {
-                flush(p);
-                return;
+        if (p->dst < 0 || p->pid > 0)
+                return 0;
+        pid = fork();
+        if (pid < 0)
+                return nsb_fail(e, NSB_STAGE_SUPERVISE, errno, "fork the --stdin pump");
+        if (pid == 0)
+                pump_main(p->src, p->dst, self);
+        p->pid = pid;
+        /* The write end is the pump's alone: its exit is the program's end
+         * of input. */
+        close_fd(&p->dst);
+        if (p->src_owned)
+                close_fd(&p->src);
+        return 0;
+}
+
+void stdin_pump_end(struct stdin_pump *p)
+{
+        if (p->pid > 0) {
+                (void) kill(p->pid, SIGKILL);
+                while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+                p->pid = 0;
         }
-        do
-                n = read(p->src, p->buf, sizeof p->buf);
-        while (n < 0 && errno == EINTR);
-        if (n < 0 && errno == EAGAIN)
-                return;
-        if (n <= 0) {                           /* Ctrl-D, hang-up or an error: end of input */
-                stdin_pump_close(p);
-                return;
-        }
-        p->off = 0;
-        p->len = (size_t) n;
-        flush(p);
+        stdin_pump_close(p);
 }
 
 void stdin_pump_close(struct stdin_pump *p)
@@ -268,5 +302,4 @@ void stdin_pump_close(struct stdin_pump *p)
                 close_fd(&p->src);
         p->src = -1;
         p->src_owned = false;
-        p->off = p->len = 0;
 }

@@ -15,6 +15,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/prctl.h>   /* PR_SET_DUMPABLE: Linux's, absent elsewhere (then not dumpable is not said) */
+#endif
 
 #include "platform/platform.h"
 
@@ -113,6 +116,77 @@ static int close_other_fds(int first, struct nsb_error *e)
         for (long fd = first; fd < (max > 0 ? max : 1024); fd++)
                 (void) fcntl((int) fd, F_SETFD, FD_CLOEXEC);
         return 0;
+}
+
+static bool kept(int fd, const int *keep, size_t n_keep)
+{
+        for (size_t i = 0; i < n_keep; i++)
+                if (keep[i] == fd)
+                        return true;
+        return false;
+}
+
+/* Every fd from 3 up closed but @keep: listed in /dev/fd where the system
+ * has it (collected first, closed after the listing, and listed again until
+ * nothing is left), else every number below the limit. */
+static void close_all_but(const int *keep, size_t n_keep)
+{
+        long max;
+
+        for (;;) {
+                DIR *d = opendir("/dev/fd");
+                struct dirent *de;
+                int found[128];
+                size_t n = 0;
+
+                if (!d)
+                        break;
+                while (n < sizeof found / sizeof found[0] && (de = readdir(d))) {
+                        char *end;
+                        long fd = strtol(de->d_name, &end, 10);
+                        if (*end || end == de->d_name || fd < 3 || fd == dirfd(d) || kept((int) fd, keep, n_keep))
+                                continue;
+                        found[n++] = (int) fd;
+                }
+                closedir(d);
+                if (n == 0)
+                        return;
+                for (size_t i = 0; i < n; i++)
+                        (void) close(found[i]);
+        }
+        max = sysconf(_SC_OPEN_MAX);
+        for (long fd = 3; fd < (max > 0 ? max : 1024); fd++)
+                if (!kept((int) fd, keep, n_keep))
+                        (void) close((int) fd);
+}
+
+/* The keeper's first step. It runs as the program's user (for an
+ * unprivileged caller) for the whole run, so whatever it holds the program
+ * could take from it (pidfd_getfd, a reopen of /proc/<ppid>/fd/N): it keeps
+ * only its pipes to nsbox, the program's three stdio ends and the results
+ * channel (closed once the program is forked), never nsbox's 0-2 (the
+ * caller's terminal, pipe or file) nor any other descriptor nsbox inherited
+ * (a caller's `5>>file`). It never writes to a terminal: 0-2 are /dev/null,
+ * only so that a number below 3 cannot be reused by a pipe. And it is not
+ * dumpable where the system can say so (nsbox already made itself so,
+ * sandbox_posix.c; fork keeps it, said again here for the record): then
+ * the program's user cannot ptrace it nor open its /proc entries. */
+static void keeper_fds(const struct px_child *c)
+{
+        const int keep[] = { c->status_fd, c->life_fd, c->stdio[0], c->stdio[1], c->stdio[2], c->channel_fd };
+        int null;
+
+#ifdef PR_SET_DUMPABLE
+        (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+#endif
+        close_all_but(keep, sizeof keep / sizeof keep[0]);
+        /* Each kept end is above 2 (nsbox holds 0-2 from its start:
+         * nsbox.c hold_std_fds), so none is overwritten here. */
+        null = open("/dev/null", O_RDWR | O_NOCTTY);
+        for (int i = 0; i < 3; i++)
+                (void) (null >= 0 ? dup2(null, i) : close(i));
+        if (null > 2)
+                (void) close(null);
 }
 
 __attribute__((noreturn)) static void program_main(const struct px_child *c)
@@ -221,6 +295,7 @@ __attribute__((noreturn)) void px_keeper_main(const struct px_child *c)
         /* Out of nsbox's session: a terminal's Ctrl-C reaches nsbox, which
          * decides. Its cancel handler is nsbox's, not ours. */
         plat_signals_reset();
+        keeper_fds(c);
         (void) setsid();
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_sigchld;

@@ -22,6 +22,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/prctl.h>   /* PR_SET_DUMPABLE: Linux's, absent elsewhere */
+#endif
 
 #include "config/policy.h"
 #include "platform/platform.h"
@@ -123,31 +126,66 @@ static int write_all(int fd, const char *buf, size_t n)
         return 0;
 }
 
+/* Wait until @from can be read: 0, or a refusal when the run's wall time
+ * has passed since it started (the copy counts against it: an input that
+ * never ends must not hold nsbox past the limit the caller set) or the run
+ * was cancelled. Also the wait for a nonblocking caller's description. */
+static int copy_wait(struct psbx *s, int from, const char *what, struct nsb_error *e)
+{
+        for (;;) {
+                double left = (double) s->cfg->wall_time_ms - run_elapsed_ms(&s->start);
+                struct pollfd p[2] = { { from, POLLIN, 0 }, { s->req->cancel_fd, POLLIN, 0 } };
+                int r;
+
+                if (left <= 0)
+                        return nsb_fail(e, NSB_STAGE_PREPARE, ETIMEDOUT,
+                                        "%s: the input did not end within the wall time (%llu ms): on this "
+                                        "platform a stream is read whole before the program starts",
+                                        what, (unsigned long long) s->cfg->wall_time_ms);
+                r = poll(p, s->req->cancel_fd >= 0 ? 2 : 1, left > 86400e3 ? 86400000 : (int) left + 1);
+                if (r < 0 && errno != EINTR)
+                        return nsb_fail(e, NSB_STAGE_PREPARE, errno, "%s: poll", what);
+                if (r > 0 && p[1].revents)
+                        return nsb_fail(e, NSB_STAGE_PREPARE, ECANCELED, "%s: cancelled while reading the input", what);
+                if (r > 0 && p[0].revents)
+                        return 0;
+        }
+}
+
 /* @from's bytes to its end into a private, unlinked file of nsbox's: the
  * program's stdin. This platform has neither sealed memfds nor the Linux
  * supervisor's pump, so a stream (--stdin - from a pipe, a terminal) is
- * read whole before the program starts (docs/platforms.md). */
-static int copy_in(struct psbx *s, int from, const char *what, struct nsb_error *e)
+ * read whole before the program starts (docs/platforms.md): within the
+ * run's wall time, and (@cap > 0) refused past @cap bytes — the copy is a
+ * file on nsbox's $TMPDIR, bounded as a file the program writes is (by
+ * --file-size), so an endless source cannot fill the disk. */
+static int copy_in(struct psbx *s, int from, const char *what, uint64_t cap, struct nsb_error *e)
 {
         char buf[65536];
+        uint64_t total = 0;
         int r;
 
         s->stdin_fd = plat_anon_fd("nsbox-stdin");
         if (s->stdin_fd < 0)
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "%s: a file for its copy", what);
         for (;;) {
-                ssize_t n = read(from, buf, sizeof buf);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0 && errno == EAGAIN) {   /* the caller's description is nonblocking: wait */
-                        struct pollfd p = { from, POLLIN, 0 };
-                        (void) poll(&p, 1, -1);
-                        continue;
-                }
+                ssize_t n;
+
+                if ((r = copy_wait(s, from, what, e)) < 0)
+                        return r;
+                n = read(from, buf, sizeof buf);
+                if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                        continue;   /* EAGAIN: the caller's description is nonblocking */
                 if (n < 0)
                         return nsb_fail(e, NSB_STAGE_PREPARE, errno, "%s: read", what);
                 if (n == 0)
                         break;
+                total += (uint64_t) n;
+                if (cap > 0 && total > cap)
+                        return nsb_fail(e, NSB_STAGE_PREPARE, EFBIG,
+                                        "%s: more than %llu bytes (--file-size): on this platform a stream is "
+                                        "copied to disk whole before the program starts",
+                                        what, (unsigned long long) cap);
                 if ((r = write_all(s->stdin_fd, buf, (size_t) n)) < 0)
                         return nsb_fail(e, NSB_STAGE_PREPARE, -r, "%s: copy", what);
         }
@@ -191,8 +229,9 @@ static int open_stdin(struct psbx *s, struct nsb_error *e)
         case STDIN_PUMP:
                 break;
         }
+        /* A regular file's size is known and finite; a stream's is not. */
         if (src.dash)
-                return copy_in(s, STDIN_FILENO, "--stdin -", e);
+                return copy_in(s, STDIN_FILENO, "--stdin -", S_ISREG(src.mode) ? 0 : s->cfg->file_size_bytes, e);
         /* By name: a regular file (stdin_plan refused the rest). Opened
          * nonblocking so a FIFO swapped in since the look cannot hang. */
         file = open(s->cfg->stdin_path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -201,7 +240,7 @@ static int open_stdin(struct psbx *s, struct nsb_error *e)
         if (fstat(file, &st) < 0 || !S_ISREG(st.st_mode))
                 return nsb_fail(e, NSB_STAGE_PREPARE, EINVAL, "--stdin '%s' is no longer a regular file",
                                 s->cfg->stdin_path);
-        return copy_in(s, file, "--stdin", e);
+        return copy_in(s, file, "--stdin", 0, e);
 }
 
 static int open_fds(struct psbx *s, struct nsb_error *e)
@@ -228,6 +267,17 @@ static int spawn(struct psbx *s, struct nsb_error *e)
                 .fail_stage = run_test_fail_stage(),
         };
 
+        /* nsbox holds the caller's descriptions (its own 0-2, whatever the
+         * caller left open): for an unprivileged caller the program is the
+         * same user, who may ptrace, pidfd_getfd and open the /proc entries
+         * of any dumpable process of theirs. Not dumpable where the system
+         * can say so (Linux); the keeper inherits it and keeps none of
+         * them (keeper.c). Elsewhere nsbox itself stays reachable:
+         * docs/platforms.md. */
+#ifdef PR_SET_DUMPABLE
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                return nsb_fail(e, NSB_STAGE_CLONE, errno, "PR_SET_DUMPABLE (nsbox, posix platform)");
+#endif
         clock_gettime(CLOCK_MONOTONIC, &s->start);
         s->keeper = fork();
         if (s->keeper < 0)

@@ -315,6 +315,14 @@ def check_stdin_levers(t, res, obs, c):
     os.close(os.open(c.hostfile, os.O_WRONLY | os.O_NONBLOCK))
 
 
+def check_ancestor_fds(t, res, obs, c):
+    """Nothing of any process above the program: no fd link read, none
+    reopened, none taken with pidfd_getfd."""
+    t.assertTrue(obs["ancestors"], obs)
+    for a in obs["ancestors"]:
+        t.assertEqual((a["links"], a["reopened"], a["taken"]), ({}, [], {}), a)
+
+
 def check_ucount_share(t, res, obs, c):
     """Its share of each per-user budget (ns/ucount.h): a quarter of the
     caller's (this process's) limit, at most the cap; and its own level is
@@ -465,6 +473,12 @@ CATALOGUE = [
           hostile("cpu_tree.py"), lambda c: ["mixed", "1.5"],
           opts=("--cpu-time", "1s", "--wall-time", "30s", "--pids", "32"), status=("limit",), limit="cpu_time",
           check=check_cpu_tree),
+    # ---- the caller's descriptions above the program (issue #27, third review)
+    Entry("ancestor_fds", "caller's descriptors", "for each process above it up to nsbox (the init; reduced: "
+          "nsbox): lists and reads its /proc/<pid>/fd links, reopens them, pidfd_getfd of fds 0-15",
+          "init not dumpable, `pid_ns`, the init's first step closes the caller's descriptions "
+          "(supervisor/child.c init_drop_caller_fds)", hostile("ancestor_fds.py"), lambda c: ["0"],
+          append_supervisor_pid=True, check=lambda t, res, obs, c: check_ancestor_fds(t, res, obs, c)),
 ]
 
 

@@ -8,10 +8,11 @@ import fcntl
 import json
 import os
 import subprocess
+import time
 import unittest
 
 from nsbtest import NSBOX
-from test_caller_fds import DATA, LEVERS, HostFile
+from test_caller_fds import DATA, LEVERS, CallerDescriptions, HostFile
 
 
 class PosixCallerFds(unittest.TestCase):
@@ -52,6 +53,48 @@ class PosixCallerFds(unittest.TestCase):
             os.close(r)
         self.assertNotEqual(obs["fd0"]["ino"], ino, "fd 0 is the caller's pipe")
         self.assertEqual(obs["head"], "ok:" + DATA.decode())
+
+    def test_keeper_holds_no_caller_description(self):
+        """The keeper runs as the program's user: it keeps none of nsbox's
+        0-2 nor the caller's other descriptions, and nsbox and the keeper
+        are not dumpable (reopen via /proc/<ppid>/fd, pidfd_getfd)."""
+        c = CallerDescriptions(self)
+        out, err = c.run([NSBOX, "python", "--json", "--isolation", "reduced", "--stdin", "-"])
+        c.check_program(out)
+
+    def test_stream_copy_bounded(self):
+        """A stream is copied to disk whole first on this platform: past
+        --file-size it is refused (an endless source must not fill
+        $TMPDIR), and one that never ends is refused at the wall time."""
+        r, w = os.pipe()
+        try:
+            os.write(w, b"x" * 4096)
+            os.close(w)
+            w = -1
+            p = subprocess.run([NSBOX, "python", "--isolation", "reduced", "--file-size", "1K", "--stdin", "-",
+                                "-c", "print(len(input()))"], stdin=r, capture_output=True, timeout=60)
+        finally:
+            os.close(r)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"--stdin -: more than 1024 bytes (--file-size)", p.stderr)
+        r, w = os.pipe()   # a writer that never closes: no end of input
+        try:
+            os.write(w, b"partial line")
+            t0 = time.monotonic()
+            p = subprocess.run([NSBOX, "python", "--isolation", "reduced", "--wall-time", "1s", "--stdin", "-",
+                                "-c", "print(input())"], stdin=r, capture_output=True, timeout=30)
+            took = time.monotonic() - t0
+        finally:
+            os.close(r)
+            os.close(w)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"--stdin -: the input did not end within the wall time", p.stderr)
+        self.assertLess(took, 10)
+        # within the bound, a stream still arrives whole
+        p = subprocess.run([NSBOX, "python", "--isolation", "reduced", "--file-size", "1K", "--stdin", "-",
+                            "-c", "print(len(input()))"], input=b"y" * 1000 + b"\n", capture_output=True,
+                           timeout=60)
+        self.assertEqual((p.returncode, p.stdout), (0, b"1000\n"), p.stderr)
 
     def test_directory_refused(self):
         h = HostFile(self)

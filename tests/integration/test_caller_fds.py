@@ -16,6 +16,7 @@ import socket
 import stat
 import subprocess
 import tempfile
+import time
 import unittest
 
 from nsbtest import FIXTURES, NSBOX, SandboxTest, userns_available
@@ -70,6 +71,119 @@ class HostFile:
         """The program's fd 0 is not the caller's file."""
         t.assertNotIn(self.path, obs["fd0"]["link"], "/proc/self/fd/0 shows the host path")
         t.assertNotEqual(obs["fd0"]["ino"], self.before.st_ino, "fd 0 is the caller's file")
+
+
+ANCESTORS = os.path.join(FIXTURES, "hostile", "ancestor_fds.py")
+
+
+def descendants(pid):
+    """Every process under @pid, read from /proc."""
+    kids = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            kids.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            out.append(k)
+            todo.append(k)
+    return out
+
+
+def fd_links(pid):
+    """{fd: target} of @pid, or None when this user may not look."""
+    try:
+        names = os.listdir("/proc/%d/fd" % pid)
+    except OSError:
+        return None
+    out = {}
+    for n in names:
+        try:
+            out[n] = os.readlink("/proc/%d/fd/%s" % (pid, n))
+        except OSError:
+            pass
+    return out
+
+
+def same_pidns(a, b):
+    try:
+        return os.readlink("/proc/%d/ns/pid" % a) == os.readlink("/proc/%d/ns/pid" % b)
+    except OSError:
+        return False
+
+
+class CallerDescriptions:
+    """A caller that leaves its own files open when it runs nsbox: stdin a
+    file of its, `5>>f5`, `7<f7` (a shell's redirections). run() starts
+    nsbox with them, and while the program sleeps reads the fds of every
+    process under nsbox (only root may read those of a process that is not
+    dumpable: as another user that part is skipped); the program,
+    ancestor_fds.py, looks at its ancestors itself. None of them may hold
+    any of the three files: the caller's descriptions stay nsbox's alone."""
+
+    def __init__(self, t):
+        self.t = t
+        self.dir = tempfile.mkdtemp(prefix="nsbox-callerdesc.", dir="/var/tmp")
+        t.addCleanup(shutil.rmtree, self.dir, True)
+        os.chmod(self.dir, 0o755)
+        self.files = [os.path.join(self.dir, n) for n in ("f0", "f5", "f7")]
+        for f in self.files:
+            with open(f, "wb") as fh:
+                fh.write(DATA)
+
+    def run(self, nsbox_argv, sleep=3.0, program=True, sandboxed_only=False):
+        f0, f5, f7 = self.files
+        tail = [ANCESTORS, str(sleep)] if program else []
+        argv = ["/bin/sh", "-c", 'exec "$@" 5>>"$F5" 7<"$F7"', "sh", *nsbox_argv, *tail]
+        env = dict(os.environ, F5=f5, F7=f7)
+        seen = {}
+        with open(f0, "rb") as stdin:
+            p = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+            self.nsbox_pid = p.pid
+            try:
+                time.sleep(sleep / 2)
+                for pid in descendants(p.pid):
+                    if sandboxed_only and same_pidns(pid, p.pid):
+                        continue   # a batch worker: a supervisor, nsbox itself
+                    seen[pid] = fd_links(pid)
+                out, err = p.communicate(timeout=60)
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        self.t.assertTrue(seen, "no process under nsbox seen during the run")
+        for pid, links in seen.items():
+            if links is None:
+                continue
+            held = sorted(t for t in links.values() if t in self.files)
+            self.t.assertEqual(held, [], "process %d under nsbox holds the caller's files: %s" % (pid, links))
+        return out, err
+
+    def check_program(self, out):
+        """ancestor_fds.py's view: no ancestor handed it a caller's file."""
+        try:
+            res = json.loads(out)
+        except ValueError:
+            self.t.fail("no JSON result: %r" % out[:500])
+        if "stdout" in res:   # nsbox's own --json
+            self.t.assertEqual(res["status"], "exited", res.get("error") or res["stderr"])
+            res = json.loads(res["stdout"]["text"].splitlines()[0])
+        ancestors = res["ancestors"]
+        pids = [a["pid"] for a in ancestors]
+        if self.nsbox_pid in pids:   # above nsbox: this test itself, which holds f0
+            ancestors = ancestors[:pids.index(self.nsbox_pid) + 1]
+        for a in ancestors:
+            for what in ("reopened", "taken"):
+                got = a[what] if what == "reopened" else list(a[what].values())
+                self.t.assertEqual([g for g in got if g in self.files], [],
+                                   "ancestor %d: %s a caller's file: %s" % (a["pid"], what, a))
+            self.t.assertEqual([g for g in a["links"].values() if g in self.files], [],
+                               "ancestor %d shows a caller's file: %s" % (a["pid"], a))
 
 
 class CallerFds(SandboxTest):
@@ -230,6 +344,74 @@ class CallerFds(SandboxTest):
         os.unlink(fifo)
         os.unlink(sock_path)
         h.check(self)
+
+    # -- the processes under nsbox (the init, the warm zygote's init, the
+    # -- job's init, the program) hold none of the caller's descriptions
+    def no_caller_descriptions_below(self, *opts):
+        c = CallerDescriptions(self)
+        out, _ = c.run([NSBOX, "python", "--json", *opts, "--stdin", "-"])
+        c.check_program(out)
+
+    def test_init_holds_no_caller_description(self):
+        self.no_caller_descriptions_below()
+
+    def test_init_holds_no_caller_description_reduced(self):
+        self.no_caller_descriptions_below("--isolation", "reduced")
+
+    def test_init_holds_no_caller_description_warm(self):
+        c = CallerDescriptions(self)
+        with open(ANCESTORS) as f:
+            job = {"id": "fds", "kind": "python", "code": "import sys; sys.argv[1:] = ['3']\n" + f.read()}
+        with tempfile.NamedTemporaryFile("w", suffix=".jsonl", dir=c.dir, delete=False) as jobs:
+            jobs.write(json.dumps(job) + "\n")
+        out, err = c.run([NSBOX, "batch", "--warm", "-j", "1", jobs.name], sleep=3.0, program=False,
+                         sandboxed_only=True)
+        lines = out.splitlines()
+        self.assertEqual(len(lines), 1, out + err)
+        res = json.loads(lines[0])
+        self.assertEqual((res["status"], res.get("start")), ("exited", "warm"), res)
+        c.check_program(json.dumps(res).encode())
+
+    def test_anonymous_pipe_by_path_is_streamed(self):
+        """--stdin <(cmd): /dev/fd/N, an anonymous pipe, is streamed like
+        --stdin - (a fresh pipe, never the caller's), also once its writer
+        is gone; a named FIFO stays refused, and a socket's refusal advises
+        what works (socat), not a shell redirection."""
+        r, w = os.pipe()
+        try:
+            ino = os.fstat(r).st_ino
+            os.write(w, DATA)
+            os.close(w)
+            code = "import os, sys; st = os.fstat(0); print(st.st_ino, repr(sys.stdin.read()))"
+            p = self.nsbox("python", "--stdin", "/dev/fd/%d" % r, "-c", code, pass_fds=(r,))
+        finally:
+            os.close(r)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        got_ino, text = p.stdout.decode().split(" ", 1)
+        self.assertNotEqual(int(got_ino), ino, "fd 0 is the caller's pipe")
+        self.assertEqual(text.strip(), repr(DATA.decode()))
+        h = HostFile(self)
+        sock_path = os.path.join(h.dir, "sock")
+        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.addCleanup(srv.close)
+        srv.bind(sock_path)
+        p = self.nsbox("run", "--stdin", sock_path, "--", "/bin/true")
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"socat -u UNIX-CONNECT:", p.stderr)
+        self.assertNotIn(b"< '", p.stderr)
+
+    def test_closed_stdin_refused(self):
+        """--stdin - with nsbox's own stdin closed is refused (125), as the
+        contract says, never an empty input in its place; a batch's jobs
+        from a closed stdin are unreadable input (125), not zero jobs."""
+        for argv in (["python", "--stdin", "-", "-c", "print(input())"], ["run", "--stdin", "-", "--", "/bin/true"]):
+            p = subprocess.run(["/bin/sh", "-c", 'exec "$@" 0<&-', "sh", NSBOX, *argv],
+                               capture_output=True, timeout=60)
+            self.assertEqual(p.returncode, 125, (argv, p.stdout, p.stderr))
+            self.assertIn(b"--stdin -: nsbox's standard input is closed", p.stderr)
+        p = subprocess.run(["/bin/sh", "-c", 'exec "$@" 0<&-', "sh", NSBOX, "batch", "-"], capture_output=True,
+                           timeout=60)
+        self.assertEqual(p.returncode, 125, p.stdout + p.stderr)
 
     def test_refused_for_judge_and_batch_too(self):
         h = HostFile(self)

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "supervisor/capture.h"
@@ -256,6 +257,8 @@ static void test_init_step_order(void **state)
          * program last */
         assert_true(named_index(st, n, "init_hide_cmdline") == 0);
         assert_true(named_index(st, n, "init_join_cgroup") < named_index(st, n, "init_wait_go"));
+        /* the caller's descriptions dropped right after the cgroup join */
+        assert_int_equal(named_index(st, n, "init_drop_caller_fds"), named_index(st, n, "init_join_cgroup") + 1);
         assert_true(named_index(st, n, "init_wait_go") < named_index(st, n, "init_take_sandbox_ids"));
         assert_true(named_index(st, n, "init_take_sandbox_ids") < named_index(st, n, "init_die_with_parent"));
         assert_true(named_index(st, n, "init_wait_go") < named_index(st, n, "init_not_dumpable"));
@@ -265,6 +268,7 @@ static void test_init_step_order(void **state)
         /* reduced: the cgroup first, nobody's identity before the
          * parent-death signal (setresuid clears it), the program last */
         assert_int_equal(named_index(rd, nr, "init_join_cgroup"), 0);
+        assert_int_equal(named_index(rd, nr, "init_drop_caller_fds"), 1);
         assert_true(named_index(rd, nr, "reduced_take_identity") < named_index(rd, nr, "reduced_parent_death"));
         assert_int_equal(named_index(rd, nr, "reduced_run_program"), (int) nr - 1);
         for (unsigned i = 0; i < n; i++)
@@ -687,71 +691,93 @@ static void test_tree_cpu(void **state)
         tree_cpu_free(&t);
 }
 
+static ssize_t read_all(int fd, char *buf, size_t n)
+{
+        size_t got = 0;
+
+        while (got < n) {
+                ssize_t k = read(fd, buf + got, n - got);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        break;
+                got += (size_t) k;
+        }
+        return (ssize_t) got;
+}
+
 /* The terminal pump, over pipes standing in for the terminal: bytes go
- * through in order, a full program pipe waits (no byte lost, the source not
- * read meanwhile), the source's end closes the program's input, and a
- * program that closed its stdin stops the copy. */
+ * through in order, a full program pipe holds the pump (no byte lost), the
+ * source's end closes the program's input, a program that closed its stdin
+ * ends the pump, and the end of a run kills a pump blocked in a read of a
+ * source that never delivers (the supervisor never blocks on it). */
 static void test_stdin_pump(void **state)
 {
         struct stdin_pump p;
         struct nsb_error e;
-        int src[2], prog = -1, fd;
-        short ev;
+        int src[2], prog = -1, status;
         char buf[8];
+        struct timespec t0, t1;
 
         (void) state;
         signal(SIGPIPE, SIG_IGN);   /* as nsbox runs (plat_cancel_fd): a closed reader is EPIPE */
         assert_int_equal(pipe2(src, O_CLOEXEC), 0);
         assert_int_equal(stdin_pump_open(&p, src[0], &prog, &e), 0);
-        assert_true(stdin_pump_want(&p, &fd, &ev));
-        assert_int_equal(fd, src[0]);
-        assert_int_equal(ev, POLLIN);
+        assert_int_equal(stdin_pump_start(&p, &e), 0);
+        assert_true(p.pid > 0);
+        assert_int_equal(p.dst, -1);              /* the write end is the pump's alone */
         assert_int_equal(write(src[1], "hi\n", 3), 3);
-        stdin_pump_step(&p);
-        assert_int_equal(read(prog, buf, sizeof buf), 3);
+        assert_int_equal(read_all(prog, buf, 3), 3);
         assert_memory_equal(buf, "hi\n", 3);
 
-        /* the program does not read: its pipe fills, the rest waits */
+        /* the program does not read: its pipe fills, the rest waits in the pump */
         assert_int_equal(fcntl(prog, F_SETPIPE_SZ, 4096) >= 4096, 1);
         {
-                static char chunk[4096];
+                static char chunk[4096], back[65536];
                 size_t sent = 0, got = 0;
+                ssize_t n;
                 memset(chunk, 'x', sizeof chunk);
-                for (int i = 0; i < 64 && !(stdin_pump_want(&p, &fd, &ev) && ev == POLLOUT); i++) {
-                        assert_int_equal(write(src[1], chunk, sizeof chunk), (ssize_t) sizeof chunk);
-                        sent += sizeof chunk;
-                        stdin_pump_step(&p);
-                }
-                assert_true(stdin_pump_want(&p, &fd, &ev));
-                assert_int_equal(ev, POLLOUT);            /* waiting on the program, not reading the source */
+                assert_int_equal(fcntl(src[1], F_SETFL, O_NONBLOCK), 0);
+                while (sent < sizeof back && (n = write(src[1], chunk, sizeof chunk)) > 0)
+                        sent += (size_t) n;
                 close(src[1]);                            /* end of input while bytes are pending */
-                assert_int_equal(fcntl(prog, F_SETFL, O_NONBLOCK), 0);
-                while (stdin_pump_want(&p, &fd, &ev)) {
-                        ssize_t n;
-                        if (ev == POLLOUT)
-                                while ((n = read(prog, chunk, sizeof chunk)) > 0)
-                                        got += (size_t) n;
-                        stdin_pump_step(&p);
-                }
-                {
-                        ssize_t n;
-                        while ((n = read(prog, chunk, sizeof chunk)) > 0)
-                                got += (size_t) n;
-                        assert_int_equal(n, 0);                 /* the pump closed: end of input */
-                }
+                while ((n = read(prog, back, sizeof back)) > 0)
+                        got += (size_t) n;
+                assert_int_equal(n, 0);                   /* the pump ended: end of input */
                 assert_int_equal(got, sent);
         }
+        assert_int_equal(waitpid(p.pid, &status, 0), p.pid);   /* it ended on its own */
+        p.pid = 0;
+        stdin_pump_end(&p);
         close(prog);
         close(src[0]);
 
-        /* a program that closed its stdin: the copy stops, nothing blocks */
+        /* a program that closed its stdin: the pump stops on its own */
         assert_int_equal(pipe2(src, O_CLOEXEC), 0);
         assert_int_equal(stdin_pump_open(&p, src[0], &prog, &e), 0);
         close(prog);
+        assert_int_equal(stdin_pump_start(&p, &e), 0);
         assert_int_equal(write(src[1], "x\n", 2), 2);
-        stdin_pump_step(&p);
-        assert_false(stdin_pump_want(&p, &fd, &ev));
-        stdin_pump_close(&p);
+        assert_int_equal(waitpid(p.pid, &status, 0), p.pid);
+        assert_true(WIFEXITED(status));
+        p.pid = 0;
+        stdin_pump_end(&p);
+        close(src[1]);
+        close(src[0]);
+
+        /* a source that never delivers (a writer that stays, or another
+         * reader that took the bytes): the pump blocks in read, and the end
+         * of the run still returns at once */
+        assert_int_equal(pipe2(src, O_CLOEXEC), 0);
+        assert_int_equal(stdin_pump_open(&p, src[0], &prog, &e), 0);
+        assert_int_equal(stdin_pump_start(&p, &e), 0);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        stdin_pump_end(&p);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        assert_true(t1.tv_sec - t0.tv_sec < 2);
+        assert_int_equal(p.pid, 0);
+        assert_int_equal(read(prog, buf, sizeof buf), 0);   /* the program's input ended */
+        close(prog);
         close(src[0]);
         close(src[1]);
 }
