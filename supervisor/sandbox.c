@@ -490,8 +490,9 @@ static void check_cpu(struct sbx *s)
                 else if (s->early_looks > 0) {
                         s->early_looks--;
                         arm_timer(s->cpu_tfd, EARLY_LOOK_MS);
-                } else
-                        arm_timer(s->cpu_tfd, s->cg_ops->watch_period_ms);
+                } else  /* a costly look (a large tree) asks for a longer period */
+                        arm_timer(s->cpu_tfd, s->cg_run.watch_next_ms ? s->cg_run.watch_next_ms
+                                                                      : s->cg_ops->watch_period_ms);
                 return;
         }
         if (!s->cg_created || s->cg_ops->read_usage(&s->cg_run, &u, &ignored) < 0 || !u.cpu_known)
