@@ -186,8 +186,13 @@ class TreeMemory(SandboxTest):
 
     def assert_memory_limit(self, res):
         what = (res["protections"]["memory"], res["stdout"]["text"][-300:], res["stderr"]["text"][-300:])
-        self.assertNotIn("held_mb", res["stdout"]["text"], ("the tree held 800 MB under --memory 256M",) + what)
-        self.assertEqual((res["status"], res["limit"]), ("limit", "memory"), what)
+        self.assertIn("memory", res["limits_hit"], what)
+        if '"held_mb"' in res["stdout"]["text"]:
+            # a cgroup's OOM killer ends a hog and the program reports the rest
+            held = json.loads(res["stdout"]["text"].splitlines()[-1])["held_mb"]
+            self.assertLessEqual(held, 256, ("the tree held more than --memory 256M to the end",) + what)
+        else:
+            self.assertEqual((res["status"], res["limit"]), ("limit", "memory"), what)
 
     def test_a_tree_wider_than_a_page_is_seen(self):
         # 950 children: the init's children file is ~5.7 KiB; one 4 KiB
