@@ -858,6 +858,7 @@ const struct child_step child_reduced_init_steps[] = {
         CHILD_STEP(NSB_STAGE_USERNS, reduced_take_identity),    /* root caller: nobody */
         CHILD_STEP(NSB_STAGE_CLONE, reduced_session_subreaper),
         CHILD_STEP(NSB_STAGE_CLONE, reduced_parent_death),      /* after the identity, which would clear it */
+        CHILD_STEP(NSB_STAGE_CLONE, init_wait_go),              /* the supervisor attached the tree's clock */
         CHILD_STEP(NSB_STAGE_CLONE, init_not_dumpable),         /* the program has our uid, and no pid ns */
         CHILD_STEP(NSB_STAGE_EXEC, reduced_run_program),        /* last: fork, wait, kill the group, reap */
 };

@@ -404,7 +404,7 @@ static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
                 stdin_pump_close(&s->pump);
                 child_run_init(c, s->mode->init_steps, *s->mode->n_init_steps);   /* never returns */
         }
-        /* The init waits for "go" (strict) and is still dumpable: a backend
+        /* The init waits for "go" (strict and reduced) and is still dumpable: a backend
          * without a group clock may open the tree's own now. */
         if (s->cg_created && s->cg_ops->attach && !s->mode->tree_holds_other_runs)
                 s->cg_ops->attach(&s->cg_run, s->pid);
