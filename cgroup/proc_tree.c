@@ -195,8 +195,8 @@ static bool runs_exe(int proc_fd, pid_t pid, const struct stat *self_exe)
 
 /* VmHWM and (with PROC_TREE_PSS) the memory sum of pids[i]; @root_child:
  * its parent is the root, so it may still be the program before execve. */
-static void add_memory(int proc_fd, pid_t pid, bool is_root, bool root_child, const struct stat *self_exe, unsigned flags,
-                       struct proc_tree_usage *ret)
+static void add_memory(int proc_fd, pid_t pid, bool is_root, bool root_child, const struct proc_stat *st,
+                       const struct stat *self_exe, unsigned flags, struct proc_tree_usage *ret)
 {
         char path[64], buf[4096];
         uint64_t kb;
@@ -212,6 +212,11 @@ static void add_memory(int proc_fd, pid_t pid, bool is_root, bool root_child, co
         }
         if (root_child && runs_exe(proc_fd, pid, self_exe))
                 return;         /* the program before its execve: the same */
+        /* ... or in the middle of it: its exe is the new one, its memory a
+         * few new pages (8 KiB to 200 KiB were reported as the peak of
+         * /bin/true), until execve has laid out the arguments */
+        if (root_child && self_exe && st->arg_start == 0)
+                return;
         if (kb * 1024 > ret->peak_rss_bytes)
                 ret->peak_rss_bytes = kb * 1024;
         if (flags & PROC_TREE_PSS)
@@ -259,7 +264,7 @@ int proc_tree_usage(int proc_fd, pid_t root, const struct stat *self_exe, unsign
                         };
                 ret->cpu_ticks += st.utime + st.stime + st.cutime + st.cstime;
                 ret->n_procs++;
-                add_memory(proc_fd, w.pids[i], i == 0, i >= 1 && i <= n_root_children, self_exe, flags, ret);
+                add_memory(proc_fd, w.pids[i], i == 0, i >= 1 && i <= n_root_children, &st, self_exe, flags, ret);
                 if (!add_children(proc_fd, w.pids[i], &w))
                         ret->incomplete = true;
                 if (i == 0)

@@ -62,6 +62,8 @@ struct proc_stat {
         pid_t ppid;                     /* field 4 */
         uint64_t utime, stime, cutime, cstime;  /* fields 14-17, clock ticks */
         uint64_t start;                 /* field 22 */
+        uint64_t arg_start;             /* field 48: 0 while an execve is under way (or when
+                                           hidden from us); UINT64_MAX when absent */
 };
 int proc_parse_stat(const char *buf, size_t len, struct proc_stat *ret);   /* 0 or -EINVAL */
 

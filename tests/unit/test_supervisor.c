@@ -566,6 +566,15 @@ static void test_proc_tree_parse(void **state)
                 assert_int_equal(st.ppid, 3);
                 assert_int_equal(st.cutime, 70);
                 assert_int_equal(st.start, 4242);
+                assert_true(st.arg_start == UINT64_MAX);        /* too short: unknown */
+                {
+                        /* fields 23-47 then arg_start (48) */
+                        static const char full[] = "7 (p) R 3 7 7 0 -1 0 0 0 0 0 5 6 70 80 20 0 1 0 4242 "
+                                                   "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 "
+                                                   "140737 140800 1 2 3\n";
+                        assert_int_equal(proc_parse_stat(full, sizeof full - 1, &st), 0);
+                        assert_true(st.arg_start == 140737);
+                }
                 assert_int_equal(proc_parse_stat("7 (p) S 3 7 7 0 -1 0 0 0 0 0 5 6 70 80 -2", 41, &st), -EINVAL);
         }
 }
