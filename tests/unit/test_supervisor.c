@@ -298,6 +298,8 @@ static void test_warm_step_order(void **state)
         assert_true(named_index(j, nj, "job_map_ids") < named_index(j, nj, "init_not_dumpable"));
         assert_true(named_index(j, nj, "job_mounts") < named_index(j, nj, "init_cgroup_v1"));
         assert_int_equal(named_index(j, nj, "init_run_warm_job"), (int) nj - 1);
+        /* the supervisor's "go" (after it attached the tree's clock) before the job exists */
+        assert_int_equal(named_index(j, nj, "init_wait_go"), (int) nj - 2);
         for (unsigned i = 0; i < nj; i++)
                 assert_non_null(j[i].fn);
 }
