@@ -252,7 +252,10 @@ static int warm_job_after_spawn(struct sbx *s, struct nsb_error *e)
                 s->cg_ops->attach(&s->cg_run, s->pid);
         memset(&go, 0, sizeof go);
         go.version = WIRE_VERSION;
-        if (send(s->sock[0], &go, sizeof go, MSG_NOSIGNAL) < 0)
+        /* An init that failed a step before it waits has gone: its ERROR
+         * record, read by the supervision, is the result's, not this. */
+        if (send(s->sock[0], &go, sizeof go, MSG_NOSIGNAL) < 0 && errno != EPIPE && errno != ECONNRESET &&
+            errno != ECONNREFUSED)
                 return nsb_fail(e, NSB_STAGE_CLONE, errno, "release the warm job's init");
         return 0;
 }
