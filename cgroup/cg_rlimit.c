@@ -156,7 +156,7 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
  * exited). A second look a moment later, after the exits, says what is
  * there; only a sum both looks exceed names the limit. A tree that could
  * not be listed whole (memory ran out) twice counts as over: no silent
- * pass. Returns the confirmed sum. */
+ * pass. *confirmed: the smaller of the two sums (what the peak may take). */
 static bool memory_confirmed_over(struct cg_run *run, int proc_fd, pid_t init, uint64_t limit,
                                   const struct proc_tree_usage *first, uint64_t *confirmed)
 {

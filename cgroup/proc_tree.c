@@ -178,8 +178,9 @@ static uint64_t pss_of(int proc_fd, pid_t pid, char *buf, size_t size, unsigned 
  * mm takes the namespace of the execve that made it), so the supervisor may
  * not read its exe; after its execve it may (the sandbox's namespace, in
  * which it holds every capability). Reduced isolation has no namespace: a
- * program there that makes itself not dumpable is left out (as its
- * smaps_rollup already is; docs/cgroups.md). */
+ * program there that makes itself not dumpable is left out (it cannot be
+ * told from one before its execve; its descendants are counted, at their
+ * statm size: pss_of; docs/cgroups.md). */
 static bool runs_exe(int proc_fd, pid_t pid, const struct stat *self_exe)
 {
         struct stat a;
