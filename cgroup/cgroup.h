@@ -235,7 +235,10 @@ struct cg_run {
         uint64_t peak_seen;             /* v2 < 5.19: largest memory.current read so far */
         /* rlimit: what the tree's own counters said over the looks (proc_tree.h) */
         struct tree_cpu tree_cpu;       /* the tree's CPU time */
-        uint64_t tree_pss_peak;         /* the largest memory sum a look saw */
+        uint64_t tree_pss_peak;         /* the largest memory sum two looks in a row confirmed */
+        uint64_t tree_pss_last;         /* the last look's sum (what confirms the next) */
+        unsigned watch_next_ms;         /* the period the last look's cost asks for (0: the
+                                           backend's watch_period_ms) */
         uint64_t tree_hwm_peak;         /* the largest VmHWM of one of the job's processes */
         uint64_t init_hwm;              /* the init's own VmHWM: what every copy made before
                                            the program's execve started from */

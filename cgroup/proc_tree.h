@@ -41,8 +41,18 @@ struct proc_tree_usage {
         uint64_t root_hwm_bytes;        /* the root's own VmHWM */
         uint64_t pss_bytes;             /* sum of Pss_Anon + Pss_Shmem of the job's processes (with PROC_TREE_PSS) */
         unsigned n_procs;               /* processes read */
+        unsigned n_estimated;           /* of them, whose smaps_rollup was refused (not dumpable):
+                                           their statm resident size is in pss_bytes instead */
+        bool incomplete;                /* memory ran out while the tree was listed: some of it was
+                                           not read (the caller treats the look as over its limits) */
         struct tree_cpu_proc *procs;    /* with PROC_TREE_PROCS: each process read (n_procs of
                                            them), malloc'd: the caller frees it */
+};
+
+/* A file read whole (proc_tree.c), grown as needed. */
+struct proc_buf {
+        char *data;
+        size_t cap;
 };
 
 /* /proc/<pid>/stat, the fields the sum needs. The command name (field 2)
@@ -52,6 +62,8 @@ struct proc_stat {
         pid_t ppid;                     /* field 4 */
         uint64_t utime, stime, cutime, cstime;  /* fields 14-17, clock ticks */
         uint64_t start;                 /* field 22 */
+        uint64_t arg_start;             /* field 48: 0 while an execve is under way (or when
+                                           hidden from us); UINT64_MAX when absent */
 };
 int proc_parse_stat(const char *buf, size_t len, struct proc_stat *ret);   /* 0 or -EINVAL */
 
@@ -67,9 +79,11 @@ int proc_parse_status_kb(const char *buf, size_t len, const char *key, uint64_t 
 int proc_parse_children(const char *buf, size_t len, pid_t *pids, size_t cap);
 
 /* Sum over @root and its descendants (through every thread's children
- * file; at most a few thousand processes). Processes that vanish while
- * read are skipped, and so is the smaps_rollup of one we may not read (the
- * init: not dumpable). @proc_fd: an open /proc. @self_exe: the stat of
+ * file, read whole: no bound on the tree's size but memory, and a look that
+ * could not hold it all says so, ret->incomplete). Processes that vanish
+ * while read are skipped; the init's memory is not the job's; a process
+ * whose smaps_rollup we may not read (not dumpable) is counted at its statm
+ * resident size. @proc_fd: an open /proc. @self_exe: the stat of
  * nsbox's own executable, or NULL: a child of @root running it has not yet
  * run execve and holds a copy of the supervisor's memory, not the job's. 0 or -errno when @root itself cannot
  * be read. */

@@ -70,7 +70,16 @@ int proc_parse_stat(const char *buf, size_t len, struct proc_stat *ret)
         for (int f = 18; f < 22; f++)
                 if (skip_field(&p, end) < 0)
                         return -EINVAL;
-        return take_u64(&p, end, &ret->start);
+        if (take_u64(&p, end, &ret->start) < 0)
+                return -EINVAL;
+        /* arg_start (field 48): 0 until execve has laid out the new stack
+         * (and 0 when we may not read it); absent before 3.5: unknown */
+        ret->arg_start = UINT64_MAX;
+        for (int f = 23; f < 48; f++)
+                if (skip_field(&p, end) < 0)
+                        return 0;
+        (void) take_u64(&p, end, &ret->arg_start);
+        return 0;
 }
 
 int proc_parse_stat_ticks(const char *buf, size_t len, uint64_t *ret)

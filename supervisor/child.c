@@ -845,6 +845,7 @@ const struct child_step child_warm_job_init_steps[] = {
         CHILD_STEP(NSB_STAGE_MOUNT, job_mounts),                /* /proc, /tmp, /workspace, /program */
         CHILD_STEP(NSB_STAGE_CGROUP, init_cgroup_v1),           /* v1/v2: the job's cgroup by fd, then its cgroupns */
         CHILD_STEP(NSB_STAGE_USERNS, init_ucount_max),          /* its own namespace's maxima, as a cold init */
+        CHILD_STEP(NSB_STAGE_CLONE, init_wait_go),              /* the supervisor attached the tree's clock */
         CHILD_STEP(NSB_STAGE_EXEC, init_run_warm_job),          /* last: fork the job, wait, reap */
 };
 const unsigned child_warm_job_init_n_steps = ARRAY_SIZE(child_warm_job_init_steps);
@@ -940,6 +941,7 @@ const struct child_step child_reduced_init_steps[] = {
         CHILD_STEP(NSB_STAGE_USERNS, reduced_take_identity),    /* root caller: nobody */
         CHILD_STEP(NSB_STAGE_CLONE, reduced_session_subreaper),
         CHILD_STEP(NSB_STAGE_CLONE, reduced_parent_death),      /* after the identity, which would clear it */
+        CHILD_STEP(NSB_STAGE_CLONE, init_wait_go),              /* the supervisor attached the tree's clock */
         CHILD_STEP(NSB_STAGE_CLONE, init_not_dumpable),         /* the program has our uid, and no pid ns */
         CHILD_STEP(NSB_STAGE_EXEC, reduced_run_program),        /* last: fork, wait, kill the group, reap */
 };

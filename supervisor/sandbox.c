@@ -404,7 +404,7 @@ static int spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
                 stdin_pump_close(&s->pump);
                 child_run_init(c, s->mode->init_steps, *s->mode->n_init_steps);   /* never returns */
         }
-        /* The init waits for "go" (strict) and is still dumpable: a backend
+        /* The init waits for "go" (strict and reduced) and is still dumpable: a backend
          * without a group clock may open the tree's own now. */
         if (s->cg_created && s->cg_ops->attach && !s->mode->tree_holds_other_runs)
                 s->cg_ops->attach(&s->cg_run, s->pid);
@@ -490,8 +490,9 @@ static void check_cpu(struct sbx *s)
                 else if (s->early_looks > 0) {
                         s->early_looks--;
                         arm_timer(s->cpu_tfd, EARLY_LOOK_MS);
-                } else
-                        arm_timer(s->cpu_tfd, s->cg_ops->watch_period_ms);
+                } else  /* a costly look (a large tree) asks for a longer period */
+                        arm_timer(s->cpu_tfd, s->cg_run.watch_next_ms ? s->cg_run.watch_next_ms
+                                                                      : s->cg_ops->watch_period_ms);
                 return;
         }
         if (!s->cg_created || s->cg_ops->read_usage(&s->cg_run, &u, &ignored) < 0 || !u.cpu_known)

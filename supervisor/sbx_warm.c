@@ -228,15 +228,35 @@ static int warm_spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
         return s->mode->after_clone(s, e);
 }
 
-/* The job init maps its own ids and needs no "go"; it waits for its
- * cgroup's join fds, when the backend has any. */
+/* The job init maps its own ids; it waits for its cgroup's join fds, when
+ * the backend has any, then for "go" before it forks the job: a backend
+ * without a group clock opens the tree's own on it first (cg_ops.attach:
+ * the rlimit backend's inherited perf task-clock, the only count of
+ * children reaped unwaited between two looks; the zygote cloned the init
+ * without waiting, so this is the moment before the job exists). We hold
+ * every capability of the job's user namespace (nested in the zygote's,
+ * which is ours), so its not being dumpable does not stop the attach. */
 static int warm_job_after_spawn(struct sbx *s, struct nsb_error *e)
 {
+        struct wire_msg go;
+        int r = 0;
+
         sbx_ledger_walls(s, "enforced");
         if (s->cg_late)
-                return sbx_create_cgroup_late(s, e);
-        if (joins_by_fd(s))
-                return sbx_send_cgroup_fds(s, e);
+                r = sbx_create_cgroup_late(s, e);
+        else if (joins_by_fd(s))
+                r = sbx_send_cgroup_fds(s, e);
+        if (r < 0)
+                return r;
+        if (s->cg_created && s->cg_ops->attach && s->pid > 0)
+                s->cg_ops->attach(&s->cg_run, s->pid);
+        memset(&go, 0, sizeof go);
+        go.version = WIRE_VERSION;
+        /* An init that failed a step before it waits has gone: its ERROR
+         * record, read by the supervision, is the result's, not this. */
+        if (send(s->sock[0], &go, sizeof go, MSG_NOSIGNAL) < 0 && errno != EPIPE && errno != ECONNRESET &&
+            errno != ECONNREFUSED)
+                return nsb_fail(e, NSB_STAGE_CLONE, errno, "release the warm job's init");
         return 0;
 }
 

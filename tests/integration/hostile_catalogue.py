@@ -242,6 +242,17 @@ def check_cpu_tree(t, res, obs, c):
     t.assertLessEqual(res["cpu_ms"], 1000 + 2 * 20 * (os.cpu_count() or 1) + 80 + 300, res)
 
 
+def check_mem_tree(t, res, obs, c):
+    # never more than --memory (256M) held to the end: the run stopped at the
+    # limit (rlimit: the supervisor's look; a cgroup: the OOM killer ends the
+    # hogs and the program reports the rest)
+    t.assertIn("memory", res["limits_hit"], res["stderr"]["text"][-300:])
+    if obs is not None:
+        t.assertLessEqual(obs["held_mb"], 256, obs)
+    else:
+        t.assertEqual((res["status"], res["limit"]), ("limit", "memory"))
+
+
 def _try_syscall_argv(c):
     from test_hardening import DENIED, try_binary
     return [try_binary()] + DENIED
@@ -479,6 +490,17 @@ CATALOGUE = [
           "init not dumpable, `pid_ns`, the init's first step closes the caller's descriptions "
           "(supervisor/child.c init_drop_caller_fds)", hostile("ancestor_fds.py"), lambda c: ["0"],
           append_supervisor_pid=True, check=lambda t, res, obs, c: check_ancestor_fds(t, res, obs, c)),
+    # ---- memory of a tree (issue #27 class 4 review): the rlimit backend's look sees the whole tree
+    Entry("mem_tree_wide", "memory of a tree", "950 sleeping children (a children file longer than a page), then "
+          "4 children touching 200 MB each under --memory 256M", "`memory` (the look reads every children file "
+          "whole; the tree's PSS sum)", hostile("mem_tree.py"), lambda c: ["hide", "950", "4", "200"],
+          opts=("--memory", "256M", "--pids", "1024", "--wall-time", "30s"), status=("limit", "exited"),
+          check=check_mem_tree),
+    Entry("mem_tree_nodump", "memory of a tree", "4 children that make themselves not dumpable (smaps_rollup "
+          "refused) touching 200 MB each under --memory 256M", "`memory` (statm's RSS stands in for the PSS)",
+          hostile("mem_tree.py"), lambda c: ["nodump", "0", "4", "200"],
+          opts=("--memory", "256M", "--pids", "64", "--wall-time", "30s"), status=("limit", "exited"),
+          check=check_mem_tree),
 ]
 
 

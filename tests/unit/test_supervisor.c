@@ -302,6 +302,8 @@ static void test_warm_step_order(void **state)
         assert_true(named_index(j, nj, "job_map_ids") < named_index(j, nj, "init_not_dumpable"));
         assert_true(named_index(j, nj, "job_mounts") < named_index(j, nj, "init_cgroup_v1"));
         assert_int_equal(named_index(j, nj, "init_run_warm_job"), (int) nj - 1);
+        /* the supervisor's "go" (after it attached the tree's clock) before the job exists */
+        assert_int_equal(named_index(j, nj, "init_wait_go"), (int) nj - 2);
         for (unsigned i = 0; i < nj; i++)
                 assert_non_null(j[i].fn);
 }
@@ -570,6 +572,15 @@ static void test_proc_tree_parse(void **state)
                 assert_int_equal(st.ppid, 3);
                 assert_int_equal(st.cutime, 70);
                 assert_int_equal(st.start, 4242);
+                assert_true(st.arg_start == UINT64_MAX);        /* too short: unknown */
+                {
+                        /* fields 23-47 then arg_start (48) */
+                        static const char full[] = "7 (p) R 3 7 7 0 -1 0 0 0 0 0 5 6 70 80 20 0 1 0 4242 "
+                                                   "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 "
+                                                   "140737 140800 1 2 3\n";
+                        assert_int_equal(proc_parse_stat(full, sizeof full - 1, &st), 0);
+                        assert_true(st.arg_start == 140737);
+                }
                 assert_int_equal(proc_parse_stat("7 (p) S 3 7 7 0 -1 0 0 0 0 0 5 6 70 80 -2", 41, &st), -EINVAL);
         }
 }
