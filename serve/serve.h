@@ -27,6 +27,7 @@
 #pragma once
 
 #include <jansson.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -38,6 +39,7 @@
 #define SERVE_DEFAULT_READ_DEADLINE_S 60u
 #define SERVE_DEFAULT_ENGINE_ROTATE 100000ul
 #define SERVE_MAX_PROFILES 8u
+#define SERVE_DEFAULT_PER_IP 64u
 
 enum serve_listen_kind { SERVE_LISTEN_UNIX = 0, SERVE_LISTEN_TCP, SERVE_LISTEN_INHERITED /* systemd socket activation */ };
 
@@ -55,6 +57,12 @@ struct serve_opts {
         unsigned read_deadline_s;       /* from a connection's start (or its last answer) to a whole request read */
         bool help;                      /* --help: print serve_usage, nothing else */
         bool warm;                      /* --warm for the engine (default on; --cold turns it off) */
+        /* Operator ceilings (0: none): a request may lower a job's limit
+         * below them, never raise it above (400 naming key and ceiling). */
+        uint64_t max_memory_bytes;      /* --max-memory SIZE */
+        uint64_t max_wall_ms;           /* --max-wall-time DUR */
+        const char *max_memory_arg, *max_wall_arg;   /* as given, for the message */
+        unsigned per_ip;                /* --per-ip-connections N: TCP connections per client address (0: no limit) */
         const char *profiles[SERVE_MAX_PROFILES]; /* --profile NAME...: one engine each; a request picks one
                                                      by its "profile" key (the first by default); none: one
                                                      engine, the batch default (or `-- --profile P`) */

@@ -85,7 +85,8 @@ static bool engines_ready(struct serve *s)
 
 static json_t *health(struct serve *s)
 {
-        json_t *profiles = json_array();
+        /* without --profile the key is absent (docs/serve.md) */
+        json_t *profiles = s->o->n_profiles ? json_array() : NULL;
 
         for (unsigned p = 0; profiles && p < s->o->n_profiles; p++)
                 json_array_append_new(profiles, json_string(s->o->profiles[p]));
@@ -94,10 +95,15 @@ static json_t *health(struct serve *s)
                                               : NULL;
 
         /* jobs: the engine's -j as it runs (its default: the CPUs) */
-        return json_pack("{s:b,s:s?,s:i,s:i,s:i,s:I,s:b,s:i,s:o?}", "ready", why == NULL, "reason", why, "jobs",
-                         (int) (s->capacity - s->o->queue), "queue", (int) s->o->queue, "in_flight",
-                         (int) s->n_inflight, "batch_waiting", (json_int_t) s->n_todo, "warm", s->o->warm,
-                         "engines_started", (int) s->next_gen, "profiles", profiles);
+        json_t *h = json_pack("{s:b,s:s?,s:i,s:i,s:i,s:I,s:b,s:i}", "ready", why == NULL, "reason", why, "jobs",
+                              (int) (s->capacity - s->o->queue), "queue", (int) s->o->queue, "in_flight",
+                              (int) s->n_inflight, "batch_waiting", (json_int_t) s->n_todo, "warm", s->o->warm,
+                              "engines_started", (int) s->next_gen);
+
+        if (h && profiles)
+                json_object_set(h, "profiles", profiles);
+        json_decref(profiles);
+        return h;
 }
 
 static enum MHD_Result respond_metrics(struct serve *s, struct MHD_Connection *c)
@@ -422,5 +428,10 @@ struct MHD_Daemon *serve_http_start(struct serve *s, int listen_fd)
                                 MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
                                 MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
                                 MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
-                                CONNECTION_LIMIT, MHD_OPTION_END);
+                                CONNECTION_LIMIT,
+                                /* One address cannot take every slot with idle
+                                 * connections (no token is needed to open one).
+                                 * MHD counts IPv4/IPv6 peers only: a unix
+                                 * socket's are let through. */
+                                MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int) s->o->per_ip, MHD_OPTION_END);
 }

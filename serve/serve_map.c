@@ -128,9 +128,20 @@ json_t *serve_map_batch_line(const json_t *line, const json_t *client_id, size_t
 json_t *serve_batch_error_line(const json_t *client_id, size_t body_line, const char *status, const char *stage,
                                const char *message)
 {
-        return json_pack("{s:O?,s:s,s:s,s:{s:s,s:s},s:s,s:i,s:{s:I}}", "id", (json_t *) client_id, "schema",
-                         "nsbox.result/1", "status", status, "error", "stage", stage, "message", message, "outcome",
-                         "error", "label", 0, "batch", "line", (json_int_t) body_line);
+        /* no id given: no "id" key (as /v1/run and the result lines), not null */
+        json_t *l = json_pack("{s:s,s:s,s:{s:s,s:s},s:s,s:i,s:{s:I}}", "schema", "nsbox.result/1", "status", status,
+                              "error", "stage", stage, "message", message, "outcome", "error", "label", 0, "batch",
+                              "line", (json_int_t) body_line);
+        json_t *with_id = l && client_id ? json_pack("{s:O}", "id", (json_t *) client_id) : NULL;
+
+        if (with_id) {   /* id first, as every result line has it */
+                if (json_object_update(with_id, l) == 0) {
+                        json_decref(l);
+                        return with_id;
+                }
+                json_decref(with_id);
+        }
+        return l;
 }
 
 /* ---- /metrics ---- */

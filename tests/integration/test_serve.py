@@ -209,6 +209,33 @@ class ServeUnix(SandboxTest):
         self.assertTrue(m["run_result"]["status"] == "Error" or
                         (m["run_result"]["status"] == "Finished" and m["run_result"]["return_code"] != 0), m)
 
+    def test_operator_ceilings(self):
+        """--max-memory / --max-wall-time: a request may lower the limits,
+        never raise them (400 naming the key and the ceiling); without them
+        the same requests ran with up to 1 TiB and 24 h."""
+        s = self.service("-j", "1", "--max-memory", "512M", "--max-wall-time", "30s")
+        for body, needle in [
+                (sf_request("print(1)", memory_limit_MB=1048576), "memory_limit_MB: 1048576 is above this service's "
+                                                                  "ceiling (--max-memory 512M)"),
+                (sf_request("print(1)", run_timeout=86400), "run_timeout: 86400 s is above this service's ceiling "
+                                                            "(--max-wall-time 30s)")]:
+            status, js, _ = s.call("POST", "/run_code", body)
+            self.assertEqual(status, 400, js)
+            self.assertIn(needle, js["error"]["message"])
+        for job, needle in [({"kind": "python", "code": "print(1)", "limits": {"memory": "1G"}}, "limits.memory"),
+                            ({"kind": "python", "code": "print(1)", "timeout": 3600}, "timeout: 3600 s"),
+                            ({"kind": "run", "argv": ["/bin/true"], "limits": {"wall_time": "1h"}},
+                             "limits.wall_time")]:
+            status, js, _ = s.call("POST", "/v1/run", job)
+            self.assertEqual(status, 400, js)
+            self.assertIn(needle + (": above" if needle.startswith("limits") else ""), js["error"]["message"])
+            self.assertIn("ceiling", js["error"]["message"])
+        ok = s.run_code("print(1)", memory_limit_MB=128, run_timeout=5)
+        self.assertEqual(ok["status"], "Success", ok)
+        status, js, _ = s.call("POST", "/v1/run", {"kind": "python", "code": "print(2)", "timeout": 5,
+                                                  "limits": {"memory": "256M"}})
+        self.assertEqual((status, js["outcome"]), (200, "pass"), js)
+
     def test_bad_requests(self):
         s = self.service("-j", "1", "--max-body", "4096")
         cases = [
@@ -306,7 +333,8 @@ class ServeUnix(SandboxTest):
         by_line = {d["batch"]["line"]: d for d in out}
         self.assertEqual((by_line[1]["id"], by_line[1]["stdout"]["text"]), ("slow", "s\n"))
         self.assertEqual((by_line[3]["id"], by_line[3]["outcome"]), (2, "pass"))
-        self.assertEqual((by_line[4]["id"], by_line[4]["status"], by_line[4]["outcome"]), (None, "error", "error"))
+        self.assertEqual((by_line[4]["status"], by_line[4]["outcome"]), ("error", "error"))
+        self.assertNotIn("id", by_line[4])   # a line with no id read: no "id" key, as docs/serve.md says
         self.assertIn("line 4: the body is not JSON", by_line[4]["error"]["message"])
         self.assertNotIn("id", by_line[5])
         self.assertEqual(by_line[5]["stdout"]["text"], "r\n")
@@ -410,6 +438,7 @@ class ServeUnix(SandboxTest):
         status, js, _ = s.health()
         self.assertEqual(status, 200)
         self.assertEqual((js["ready"], js["jobs"], js["queue"], js["in_flight"], js["batch_waiting"]), (True, 3, 5, 0, 0))
+        self.assertNotIn("profiles", js)   # without --profile the key is absent (docs/serve.md)
         s.run_code("print(1)")
         s.call("POST", "/run_code", raw=b"{")
         c = s.conn()
@@ -641,7 +670,7 @@ class ServeTcp(SandboxTest):
         cls.token_file = os.path.join(cls.tmp, "token")
         with open(cls.token_file, "w") as f:
             f.write(TOKEN + "\n")
-        os.chmod(cls.token_file, 0o644)
+        os.chmod(cls.token_file, 0o600)
 
     @classmethod
     def tearDownClass(cls):
@@ -651,6 +680,52 @@ class ServeTcp(SandboxTest):
         r = subprocess.run([NSBOX, "serve", "--listen", "tcp:127.0.0.1:0"], capture_output=True, timeout=30)
         self.assertEqual(r.returncode, 125)
         self.assertIn(b"--token-file", r.stderr)
+
+    def test_token_file_others_can_read_is_refused(self):
+        """A token in a group- or world-readable file is refused at start,
+        naming the mode and the fix; one with ?, # or % too (it would
+        travel in a path only percent-encoded)."""
+        for mode in (0o644, 0o640, 0o604):
+            os.chmod(self.token_file, mode)
+            try:
+                r = subprocess.run([NSBOX, "serve", "--listen", "tcp:127.0.0.1:0", "--token-file", self.token_file],
+                                   capture_output=True, timeout=30)
+            finally:
+                os.chmod(self.token_file, 0o600)
+            self.assertEqual(r.returncode, 125, (oct(mode), r.stderr))
+            self.assertIn(b"mode 0%o" % mode, r.stderr)
+            self.assertIn(b"chmod 600", r.stderr)
+        for bad in ("?", "#", "%"):
+            tf = os.path.join(self.tmp, "token-bad")
+            with open(tf, "w") as f:
+                f.write("abcdefgh" + bad + "ijklmnopq")
+            os.chmod(tf, 0o600)
+            r = subprocess.run([NSBOX, "serve", "--listen", "tcp:127.0.0.1:0", "--token-file", tf],
+                               capture_output=True, timeout=30)
+            self.assertEqual(r.returncode, 125, (bad, r.stderr))
+            self.assertIn(b"percent-encoding", r.stderr)
+
+    def test_per_ip_connection_limit(self):
+        """--per-ip-connections N: an address's N+1-th connection is closed
+        at once (idle connections need no token: without the bound one
+        client could hold every slot)."""
+        s = Service(self, "tcp:127.0.0.1:0", "--token-file", self.token_file, "-j", "1", "--per-ip-connections", "2")
+        self.addCleanup(s.stop)
+        host, port = s.where[4:].rsplit(":", 1)
+        idle = [socket.create_connection((host, int(port)), timeout=10) for _ in range(2)]
+        time.sleep(0.3)
+        third = socket.create_connection((host, int(port)), timeout=10)
+        third.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + TOKEN.encode() + b"\r\n\r\n")
+        try:
+            got = third.recv(4096)
+        except ConnectionResetError:
+            got = b""
+        third.close()
+        self.assertEqual(got, b"", "the third connection from one address was served")
+        for c in idle:
+            c.close()
+        time.sleep(0.3)
+        self.assertEqual(s.health({"Authorization": "Bearer " + TOKEN})[0], 200)
 
     def test_token_header_and_path(self):
         s = Service(self, "tcp:127.0.0.1:0", "--token-file", self.token_file, "-j", "2")
