@@ -155,7 +155,7 @@ json_t *serve_map_run_code_error(const char *why);
 
 #define SERVE_N_BUCKETS 11
 enum serve_refusal { REFUSE_BAD_REQUEST = 0, REFUSE_UNAUTHORIZED, REFUSE_TOO_LARGE, REFUSE_QUEUE_FULL,
-                     REFUSE_STOPPING, REFUSE_SLOW_CLIENT, REFUSE__MAX };
+                     REFUSE_STOPPING, REFUSE_SLOW_CLIENT, REFUSE_CLIENT_GONE, REFUSE__MAX };
 
 struct serve_metrics {
         unsigned long long status[8];   /* job results: exited signaled limit cancelled error, pass fail undetermined (verdicts) */

@@ -97,7 +97,8 @@ static json_t *health(struct serve *s)
         /* jobs: the engine's -j as it runs (its default: the CPUs) */
         json_t *h = json_pack("{s:b,s:s?,s:i,s:i,s:i,s:I,s:b,s:i}", "ready", why == NULL, "reason", why, "jobs",
                               (int) (s->capacity - s->o->queue), "queue", (int) s->o->queue, "in_flight",
-                              (int) s->n_inflight, "batch_waiting", (json_int_t) s->n_todo, "warm", s->o->warm,
+                              (int) (s->n_inflight + s->n_waiting_single), "batch_waiting",
+                              (json_int_t) (s->n_todo - s->n_waiting_single), "warm", s->o->warm,
                               "engines_started", (int) s->next_gen);
 
         if (h && profiles)
@@ -108,7 +109,7 @@ static json_t *health(struct serve *s)
 
 static enum MHD_Result respond_metrics(struct serve *s, struct MHD_Connection *c)
 {
-        char *text = serve_metrics_render(&s->metrics, s->n_inflight, s->capacity, s->capacity - s->o->queue,
+        char *text = serve_metrics_render(&s->metrics, s->n_inflight + s->n_waiting_single, s->capacity, s->capacity - s->o->queue,
                                           s->drain != RUNNING);
         struct MHD_Response *resp;
         enum MHD_Result r;
@@ -138,7 +139,7 @@ static enum MHD_Result submit(struct serve *s, struct req *r)
                 return respond_error(s, r->conn, 503, "the service is stopping: no new jobs", NULL);
         /* The bound: -j running plus --queue waiting (the engine reads a line
          * only when a worker is free; the rest wait in its pipe and ours). */
-        if (s->n_inflight >= s->capacity)
+        if (s->n_inflight + s->n_waiting_single >= s->capacity)
                 return respond_error(s, r->conn, 503, "the queue is full: retry later", NULL);
         nsb_error_clear(&e);
         k = r->route == ROUTE_RUN_CODE
@@ -148,11 +149,13 @@ static enum MHD_Result submit(struct serve *s, struct req *r)
                 return respond_error(s, r->conn, 400, e.msg, NULL);
         if (!serve_cur_engine(s, profile))
                 return respond_error(s, r->conn, 503, "the job engine is not running", NULL);
-        k = serve_jobs_send(s, job, profile, r, NULL, 0);
-        if (k < 0)
-                return respond_error(s, r->conn, k == -EPIPE ? 503 : 500,
-                                     k == -EPIPE ? "the job engine is not running" : "out of memory", NULL);
+        if (serve_jobs_enqueue_single(s, r, job, profile) < 0)
+                return respond_error(s, r->conn, 500, "out of memory", NULL);
+        job = NULL;   /* the queue's */
+        /* Suspended before the pump: a job the engine refuses at once is
+         * answered by resuming it. */
         MHD_suspend_connection(r->conn);
+        serve_jobs_pump(s);
         return MHD_YES;
 }
 
@@ -335,6 +338,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
  * only once its whole request is in), only a connection slot. */
 void serve_http_enforce_read_deadline(struct serve *s)
 {
+        serve_jobs_drop_abandoned(s);
         double now = serve_now_ms(), limit = s->o->read_deadline_s * 1e3;
 
         for (struct conn_track *t = s->conns; t; t = t->next) {

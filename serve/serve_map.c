@@ -179,7 +179,7 @@ void serve_metrics_job(struct serve_metrics *m, const json_t *line, double secon
 }
 
 static const char *const refusal_names[REFUSE__MAX] = { "bad_request", "unauthorized", "too_large", "queue_full",
-                                                        "stopping",    "slow_client" };
+                                                        "stopping",    "slow_client",  "client_gone" };
 
 char *serve_metrics_render(const struct serve_metrics *m, unsigned in_flight, unsigned capacity, unsigned jobs,
                            bool draining)
@@ -212,7 +212,7 @@ char *serve_metrics_render(const struct serve_metrics *m, unsigned in_flight, un
               "# TYPE nsbox_serve_refusals_total counter\n", f);
         for (size_t i = 0; i < REFUSE__MAX; i++)
                 fprintf(f, "nsbox_serve_refusals_total{reason=\"%s\"} %llu\n", refusal_names[i], m->refused[i]);
-        fprintf(f, "# HELP nsbox_serve_in_flight Jobs sent to the engine and not answered yet.\n"
+        fprintf(f, "# HELP nsbox_serve_in_flight Jobs running, plus requests' jobs waiting in the service for a -j slot.\n"
                    "# TYPE nsbox_serve_in_flight gauge\nnsbox_serve_in_flight %u\n"
                    "# HELP nsbox_serve_capacity Jobs that may be in flight (-j plus --queue).\n"
                    "# TYPE nsbox_serve_capacity gauge\nnsbox_serve_capacity %u\n"

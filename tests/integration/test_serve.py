@@ -209,6 +209,35 @@ class ServeUnix(SandboxTest):
         self.assertTrue(m["run_result"]["status"] == "Error" or
                         (m["run_result"]["status"] == "Finished" and m["run_result"]["return_code"] != 0), m)
 
+    def test_a_client_that_leaves_cancels_its_queued_job(self):
+        """-j 1: a job runs; a second request waits in the service. Its
+        client gives up (closes the connection): the waiting job never
+        runs. Before, it sat in the engine's pipe and ran for no one."""
+        s = self.service("-j", "1", "--queue", "4")
+        busy = threading.Thread(target=lambda: s.run_code("import time\ntime.sleep(2)\nprint(1)"))
+        busy.start()
+        time.sleep(0.5)
+        c = s.conn(timeout=0.5)
+        c.request("POST", "/v1/run", body=json.dumps({"kind": "python", "code": "print('abandoned')"}),
+                  headers={"Content-Type": "application/json"})
+        with self.assertRaises(socket.timeout):
+            c.getresponse()   # it waits: -j 1 is busy
+        c.close()   # verl's timeout: the client gives up
+        time.sleep(1)
+        status, js, _ = s.health()
+        self.assertEqual((js["in_flight"], js["batch_waiting"]), (1, 0), js)   # only the busy one
+        busy.join(30)
+        time.sleep(0.5)
+        c = s.conn()
+        c.request("GET", "/metrics")
+        text = c.getresponse().read().decode()
+        c.close()
+        total = sum(int(float(l.rsplit(" ", 1)[1])) for l in text.splitlines()
+                    if l.startswith("nsbox_serve_jobs_total{"))
+        self.assertEqual(total, 1, "the abandoned job ran:\n" + text)
+        self.assertIn('nsbox_serve_refusals_total{reason="client_gone"} 1\n', text)
+        self.assertEqual(s.run_code("print(2)")["run_result"]["stdout"], "2\n")   # the service goes on
+
     def test_operator_ceilings(self):
         """--max-memory / --max-wall-time: a request may lower the limits,
         never raise them (400 naming the key and the ceiling); without them
