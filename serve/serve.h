@@ -63,6 +63,7 @@ struct serve_opts {
         uint64_t max_wall_ms;           /* --max-wall-time DUR */
         const char *max_memory_arg, *max_wall_arg;   /* as given, for the message */
         unsigned per_ip;                /* --per-ip-connections N: TCP connections per client address (0: no limit) */
+        unsigned queue_full_status;     /* --queue-full-status 503|504: a full queue's answer (default 503) */
         const char *profiles[SERVE_MAX_PROFILES]; /* --profile NAME...: one engine each; a request picks one
                                                      by its "profile" key (the first by default); none: one
                                                      engine, the batch default (or `-- --profile P`) */

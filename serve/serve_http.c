@@ -50,7 +50,7 @@ static enum MHD_Result respond(struct serve *s, struct MHD_Connection *c, unsign
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
         if (status == MHD_HTTP_METHOD_NOT_ALLOWED && allow)
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
-        if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+        if (status == MHD_HTTP_SERVICE_UNAVAILABLE || status == MHD_HTTP_GATEWAY_TIMEOUT)
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, RETRY_AFTER);
         if (status == MHD_HTTP_UNAUTHORIZED)
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
@@ -67,7 +67,7 @@ static enum MHD_Result respond_error(struct serve *s, struct MHD_Connection *c, 
         int why = status == 400   ? REFUSE_BAD_REQUEST
                   : status == 401 ? REFUSE_UNAUTHORIZED
                   : status == 413 ? REFUSE_TOO_LARGE
-                  : status == 503 ? (s->drain != RUNNING ? REFUSE_STOPPING : REFUSE_QUEUE_FULL)
+                  : status == 503 || status == 504 ? (s->drain != RUNNING ? REFUSE_STOPPING : REFUSE_QUEUE_FULL)
                                   : -1;
 
         if (why >= 0)
@@ -140,7 +140,7 @@ static enum MHD_Result submit(struct serve *s, struct req *r)
         /* The bound: -j running plus --queue waiting (the engine reads a line
          * only when a worker is free; the rest wait in its pipe and ours). */
         if (s->n_inflight + s->n_waiting_single >= s->capacity)
-                return respond_error(s, r->conn, 503, "the queue is full: retry later", NULL);
+                return respond_error(s, r->conn, s->o->queue_full_status, "the queue is full: retry later", NULL);
         nsb_error_clear(&e);
         k = r->route == ROUTE_RUN_CODE
                     ? serve_plan_run_code(s->o, r->body ? r->body : "", r->len, 0, &job, &profile, &e)

@@ -20,6 +20,7 @@ const char serve_usage[] =
         "Usage: nsbox serve [--listen unix:PATH|tcp:HOST:PORT] [--token-file FILE] [-j N] [--queue N]\n"
         "                   [--max-body BYTES] [--read-deadline SECONDS] [--profile NAME]... [--engine-rotate N]\n"
         "                   [--max-memory SIZE] [--max-wall-time DUR] [--per-ip-connections N]\n"
+        "                   [--queue-full-status 503|504]\n"
         "                   [--warm|--cold] [-- BATCH OPTIONS...]\n"
         "\n"
         "An HTTP service that runs each request's job in its own sandbox through `nsbox batch`:\n"
@@ -40,6 +41,7 @@ const char serve_usage[] =
         "  --max-wall-time DUR     a request may ask for at most this wall time (run_timeout, timeout,\n"
         "                          limits.wall_time), else 400; its default is the engine's (-- --wall-time)\n"
         "  --per-ip-connections N  TCP connections open at once from one address (default 64; 0: no limit)\n"
+        "  --queue-full-status 503|504  a full queue's status (default 503; 504 for clients that retry only it)\n"
         "  --warm, --cold          start python jobs warm (default) or cold\n"
         "  --engine-rotate N       a new engine (nsbox batch) after N jobs (default 100000; 0: never)\n"
         "  --profile NAME          (repeatable) one engine per profile; a request picks one by its\n"
@@ -147,6 +149,7 @@ int serve_opts_parse(int argc, char **argv, const char *xdg, bool activated, str
         o->read_deadline_s = SERVE_DEFAULT_READ_DEADLINE_S;
         o->engine_rotate = SERVE_DEFAULT_ENGINE_ROTATE;
         o->per_ip = SERVE_DEFAULT_PER_IP;
+        o->queue_full_status = 503;
         o->warm = true;
         for (i = 1; i < argc; i++) {
                 const char *a = argv[i];
@@ -227,6 +230,13 @@ int serve_opts_parse(int argc, char **argv, const char *xdg, bool activated, str
                             parse_uint("--per-ip-connections", v, 100000, &n, e) < 0)
                                 return -EINVAL;
                         o->per_ip = (unsigned) n;
+                } else if (is_flag(a, "--queue-full-status")) {
+                        if (take_value(argc, argv, &i, &v, e) < 0)
+                                return -EINVAL;
+                        if (strcmp(v, "503") != 0 && strcmp(v, "504") != 0)
+                                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                                "--queue-full-status: 503 or 504, not '%.16s'", v);
+                        o->queue_full_status = (unsigned) atoi(v);
                 } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
                         o->help = true;
                         return 0;
@@ -238,7 +248,7 @@ int serve_opts_parse(int argc, char **argv, const char *xdg, bool activated, str
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                         "serve: unknown option '%.64s' (serve takes --listen, --token-file, -j, "
                                         "--queue, --max-body, --read-deadline, --engine-rotate, --profile, --max-memory, --max-wall-time, "
-                                        "--per-ip-connections, --warm, --cold; options for the jobs go after `--`, "
+                                        "--per-ip-connections, --queue-full-status, --warm, --cold; options for the jobs go after `--`, "
                                         "as `nsbox batch` takes them)", a);
                 }
         }

@@ -595,6 +595,23 @@ class ServeUnix(SandboxTest):
         finally:
             slow.join(60)
 
+    def test_queue_full_status_504(self):
+        """--queue-full-status 504: for callers (verl's) that retry a 504
+        and give up on a 503."""
+        s = self.service("-j", "1", "--queue", "0", "--queue-full-status", "504", name="s504.sock")
+        slow = threading.Thread(target=lambda: s.run_code("import time; time.sleep(2)"))
+        slow.start()
+        try:
+            for _ in range(100):
+                if s.health()[1]["in_flight"] == 1:
+                    break
+                time.sleep(0.05)
+            status, js, r = s.call("POST", "/run_code", sf_request("print(1)"))
+            self.assertEqual((status, r.getheader("Retry-After")), (504, "1"), js)
+            self.assertIn("queue", js["error"]["message"])
+        finally:
+            slow.join(60)
+
     def test_sigterm_drains(self):
         s = self.service("-j", "2")
         out = {}

@@ -329,6 +329,12 @@ static void ceilings(void **state)
         serve_opts_free(&o);
         assert_int_equal(parse("/run/u", &o, &e, NULL), 0);
         assert_int_equal(o.per_ip, SERVE_DEFAULT_PER_IP);
+        assert_int_equal(o.queue_full_status, 503);
+        serve_opts_free(&o);
+        assert_int_equal(parse("/run/u", &o, &e, "--queue-full-status", "504", NULL), 0);
+        assert_int_equal(o.queue_full_status, 504);
+        serve_opts_free(&o);
+        assert_int_equal(parse("/run/u", &o, &e, "--queue-full-status", "500", NULL), -EINVAL);
         serve_opts_free(&o);
         assert_int_equal(parse("/run/u", &o, &e, "--per-ip-connections", "0", NULL), 0);
         assert_int_equal(o.per_ip, 0);
