@@ -37,6 +37,7 @@
 #define SERVE_DEFAULT_MAX_BODY (16u << 20)
 #define SERVE_MAX_BODY_LIMIT (1u << 30)
 #define SERVE_DEFAULT_READ_DEADLINE_S 60u
+#define SERVE_DEFAULT_HEADER_DEADLINE_S 10u
 #define SERVE_DEFAULT_ENGINE_ROTATE 100000ul
 #define SERVE_MAX_PROFILES 8u
 #define SERVE_DEFAULT_PER_IP 64u
@@ -55,6 +56,7 @@ struct serve_opts {
         size_t max_body;                /* request body bound, then 413 */
         unsigned long engine_rotate;    /* after this many jobs a new engine takes the next ones (0: never) */
         unsigned read_deadline_s;       /* from a connection's start (or its last answer) to a whole request read */
+        unsigned header_deadline_s;     /* from a new connection's start to its first request's whole header */
         bool help;                      /* --help: print serve_usage, nothing else */
         bool warm;                      /* --warm for the engine (default on; --cold turns it off) */
         /* Operator ceilings (0: none): a request may lower a job's limit

@@ -265,6 +265,15 @@ static bool body_append(struct req *r, const char *data, size_t n, size_t max)
         return true;
 }
 
+static void headers_seen(struct MHD_Connection *c)
+{
+        const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        struct conn_track *t = i ? i->socket_context : NULL;
+
+        if (t)
+                t->headers_seen = true;
+}
+
 /* The first call for a request: its headers are in. Auth, route, the
  * declared length. An error is answered once the body is read (and
  * dropped), so a client still sending it reads the answer instead of a
@@ -275,6 +284,8 @@ static enum MHD_Result first_call(struct serve *s, struct req *r, const char *ur
         const char *clen = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         const char *path, *allow;
         unsigned status;
+
+        headers_seen(r->conn);   /* the header deadline is over; the read deadline runs on */
 
         if (clen && strtoull(clen, NULL, 10) > s->o->max_body + DISCARD_MAX)
                 return respond_error(s, r->conn, 413, "the body is larger than --max-body", NULL);
@@ -339,12 +350,18 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 void serve_http_enforce_read_deadline(struct serve *s)
 {
         serve_jobs_drop_abandoned(s);
-        double now = serve_now_ms(), limit = s->o->read_deadline_s * 1e3;
+        double now = serve_now_ms(), limit = s->o->read_deadline_s * 1e3, hlimit = s->o->header_deadline_s * 1e3;
+
+        if (hlimit > limit)
+                hlimit = limit;   /* the read deadline covers the header too */
 
         for (struct conn_track *t = s->conns; t; t = t->next) {
                 const union MHD_ConnectionInfo *i;
 
-                if (!t->reading || now - t->t0_ms <= limit)
+                /* A new connection that has not sent a whole header within
+                 * the header deadline holds a slot for nothing (a token is
+                 * checked only once the header is in): cut sooner. */
+                if (!t->reading || now - t->t0_ms <= (t->headers_seen ? limit : hlimit))
                         continue;
                 t->reading = false;
                 i = MHD_get_connection_info(t->conn, MHD_CONNECTION_INFO_CONNECTION_FD);

@@ -72,6 +72,7 @@ struct conn_track {
         struct MHD_Connection *conn;
         double t0_ms;                   /* when it began waiting for a request */
         bool reading;                   /* a request is (or may be) arriving: the deadline runs */
+        bool headers_seen;              /* a request's whole header has come on it (the header deadline is over) */
         struct conn_track *next;
 };
 

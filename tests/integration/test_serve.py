@@ -773,6 +773,29 @@ class ServeTcp(SandboxTest):
         time.sleep(0.3)
         self.assertEqual(s.health({"Authorization": "Bearer " + TOKEN})[0], 200)
 
+    def test_header_deadline(self):
+        """A new connection that sends no whole header within
+        --header-deadline is closed (no token is checked before the
+        header: an idle connection costs an attacker nothing); one that
+        sent its request is not cut by it."""
+        s = Service(self, "tcp:127.0.0.1:0", "--token-file", self.token_file, "-j", "1", "--header-deadline", "1")
+        self.addCleanup(s.stop)
+        host, port = s.where[4:].rsplit(":", 1)
+        idle = socket.create_connection((host, int(port)), timeout=10)
+        idle.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\n")   # never ends its header
+        t0 = time.monotonic()
+        try:
+            got = idle.recv(4096)
+        except ConnectionResetError:
+            got = b""
+        took = time.monotonic() - t0
+        idle.close()
+        self.assertEqual(got, b"")
+        self.assertLess(took, 5, "closed after %.1f s" % took)
+        status, js, _ = s.call("POST", "/run_code", sf_request("import time; time.sleep(2); print(1)"),
+                               {"Authorization": "Bearer " + TOKEN})
+        self.assertEqual((status, js["status"]), (200, "Success"), js)
+
     def test_token_header_and_path(self):
         s = Service(self, "tcp:127.0.0.1:0", "--token-file", self.token_file, "-j", "2")
         self.addCleanup(s.stop)

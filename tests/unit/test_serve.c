@@ -88,6 +88,8 @@ static void opts_refusals(void **state)
                 { "--listen", "tcp:h:99999", NULL },   { "-j", "0", NULL },           { "--queue", "-1", NULL },
                 { "--max-body", "10", NULL },          { "--memory", "1G", NULL },    { "-j", NULL, NULL },
                 { "--read-deadline", "0", NULL },      { "--read-deadline", "9999", NULL },
+                { "--header-deadline", "0", NULL },    { "--queue-full-status", "200", NULL },
+                { "--max-memory", "lots", NULL },      { "--per-ip-connections", "x", NULL },
                 { "--engine-rotate", "x", NULL },      { "--profile", "", NULL },
                 { "--profile", "a", "--profile" },
         };
@@ -330,6 +332,7 @@ static void ceilings(void **state)
         assert_int_equal(parse("/run/u", &o, &e, NULL), 0);
         assert_int_equal(o.per_ip, SERVE_DEFAULT_PER_IP);
         assert_int_equal(o.queue_full_status, 503);
+        assert_int_equal(o.header_deadline_s, SERVE_DEFAULT_HEADER_DEADLINE_S);
         serve_opts_free(&o);
         assert_int_equal(parse("/run/u", &o, &e, "--queue-full-status", "504", NULL), 0);
         assert_int_equal(o.queue_full_status, 504);
