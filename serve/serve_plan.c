@@ -137,13 +137,58 @@ static bool is_flag(const char *a, const char *name)
         return strncmp(a, name, n) == 0 && (a[n] == '\0' || (a[n] == '=' && name[1] == '-'));
 }
 
+/* The service's guards: ceilings on a request's limits, the connection
+ * bounds, a full queue's status. 1: @argv[*i] was one (taken); 0: not one
+ * of these; -EINVAL with @e. */
+static int take_guard_flag(int argc, char **argv, int *i, struct serve_opts *o, struct nsb_error *e)
+{
+        const char *a = argv[*i], *v;
+        unsigned long long n;
+
+        if (is_flag(a, "--header-deadline")) {
+                if (take_value(argc, argv, i, &v, e) < 0 ||
+                    parse_uint("--header-deadline", v, 3600, &n, e) < 0)
+                        return -EINVAL;
+                if (n == 0)
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--header-deadline: at least 1 second");
+                o->header_deadline_s = (unsigned) n;
+        } else if (is_flag(a, "--max-memory")) {
+                if (take_value(argc, argv, i, &v, e) < 0)
+                        return -EINVAL;
+                if (cfg_parse_limit("memory", v, &o->max_memory_bytes, e) < 0)
+                        return nsb_error_prefix(e, "--max-memory");
+                o->max_memory_arg = v;
+        } else if (is_flag(a, "--max-wall-time")) {
+                if (take_value(argc, argv, i, &v, e) < 0)
+                        return -EINVAL;
+                if (cfg_parse_limit("wall-time", v, &o->max_wall_ms, e) < 0)
+                        return nsb_error_prefix(e, "--max-wall-time");
+                o->max_wall_arg = v;
+        } else if (is_flag(a, "--per-ip-connections")) {
+                if (take_value(argc, argv, i, &v, e) < 0 ||
+                    parse_uint("--per-ip-connections", v, 100000, &n, e) < 0)
+                        return -EINVAL;
+                o->per_ip = (unsigned) n;
+        } else if (is_flag(a, "--queue-full-status")) {
+                if (take_value(argc, argv, i, &v, e) < 0)
+                        return -EINVAL;
+                if (strcmp(v, "503") != 0 && strcmp(v, "504") != 0)
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                        "--queue-full-status: 503 or 504, not '%.16s'", v);
+                o->queue_full_status = (unsigned) atoi(v);
+        } else {
+                return 0;
+        }
+        return 1;
+}
+
 int serve_opts_parse(int argc, char **argv, const char *xdg, bool activated, struct serve_opts *o,
                      struct nsb_error *e)
 {
         bool listen_given = false;
         unsigned long long n;
         const char *v;
-        int i;
+        int i, g;
 
         memset(o, 0, sizeof *o);
         o->queue = SERVE_DEFAULT_QUEUE;
@@ -216,37 +261,9 @@ int serve_opts_parse(int argc, char **argv, const char *xdg, bool activated, str
                         if (n == 0)
                                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--read-deadline: at least 1 second");
                         o->read_deadline_s = (unsigned) n;
-                } else if (is_flag(a, "--header-deadline")) {
-                        if (take_value(argc, argv, &i, &v, e) < 0 ||
-                            parse_uint("--header-deadline", v, 3600, &n, e) < 0)
+                } else if ((g = take_guard_flag(argc, argv, &i, o, e)) != 0) {
+                        if (g < 0)
                                 return -EINVAL;
-                        if (n == 0)
-                                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--header-deadline: at least 1 second");
-                        o->header_deadline_s = (unsigned) n;
-                } else if (is_flag(a, "--max-memory")) {
-                        if (take_value(argc, argv, &i, &v, e) < 0)
-                                return -EINVAL;
-                        if (cfg_parse_limit("memory", v, &o->max_memory_bytes, e) < 0)
-                                return nsb_error_prefix(e, "--max-memory");
-                        o->max_memory_arg = v;
-                } else if (is_flag(a, "--max-wall-time")) {
-                        if (take_value(argc, argv, &i, &v, e) < 0)
-                                return -EINVAL;
-                        if (cfg_parse_limit("wall-time", v, &o->max_wall_ms, e) < 0)
-                                return nsb_error_prefix(e, "--max-wall-time");
-                        o->max_wall_arg = v;
-                } else if (is_flag(a, "--per-ip-connections")) {
-                        if (take_value(argc, argv, &i, &v, e) < 0 ||
-                            parse_uint("--per-ip-connections", v, 100000, &n, e) < 0)
-                                return -EINVAL;
-                        o->per_ip = (unsigned) n;
-                } else if (is_flag(a, "--queue-full-status")) {
-                        if (take_value(argc, argv, &i, &v, e) < 0)
-                                return -EINVAL;
-                        if (strcmp(v, "503") != 0 && strcmp(v, "504") != 0)
-                                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                                "--queue-full-status: 503 or 504, not '%.16s'", v);
-                        o->queue_full_status = (unsigned) atoi(v);
                 } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
                         o->help = true;
                         return 0;
