@@ -27,6 +27,7 @@
 #pragma once
 
 #include <jansson.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -36,8 +37,10 @@
 #define SERVE_DEFAULT_MAX_BODY (16u << 20)
 #define SERVE_MAX_BODY_LIMIT (1u << 30)
 #define SERVE_DEFAULT_READ_DEADLINE_S 60u
+#define SERVE_DEFAULT_HEADER_DEADLINE_S 10u
 #define SERVE_DEFAULT_ENGINE_ROTATE 100000ul
 #define SERVE_MAX_PROFILES 8u
+#define SERVE_DEFAULT_PER_IP 64u
 
 enum serve_listen_kind { SERVE_LISTEN_UNIX = 0, SERVE_LISTEN_TCP, SERVE_LISTEN_INHERITED /* systemd socket activation */ };
 
@@ -53,8 +56,16 @@ struct serve_opts {
         size_t max_body;                /* request body bound, then 413 */
         unsigned long engine_rotate;    /* after this many jobs a new engine takes the next ones (0: never) */
         unsigned read_deadline_s;       /* from a connection's start (or its last answer) to a whole request read */
+        unsigned header_deadline_s;     /* from a new connection's start to its first request's whole header */
         bool help;                      /* --help: print serve_usage, nothing else */
         bool warm;                      /* --warm for the engine (default on; --cold turns it off) */
+        /* Operator ceilings (0: none): a request may lower a job's limit
+         * below them, never raise it above (400 naming key and ceiling). */
+        uint64_t max_memory_bytes;      /* --max-memory SIZE */
+        uint64_t max_wall_ms;           /* --max-wall-time DUR */
+        const char *max_memory_arg, *max_wall_arg;   /* as given, for the message */
+        unsigned per_ip;                /* --per-ip-connections N: TCP connections per client address (0: no limit) */
+        unsigned queue_full_status;     /* --queue-full-status 503|504: a full queue's answer (default 503) */
         const char *profiles[SERVE_MAX_PROFILES]; /* --profile NAME...: one engine each; a request picks one
                                                      by its "profile" key (the first by default); none: one
                                                      engine, the batch default (or `-- --profile P`) */
@@ -147,7 +158,7 @@ json_t *serve_map_run_code_error(const char *why);
 
 #define SERVE_N_BUCKETS 11
 enum serve_refusal { REFUSE_BAD_REQUEST = 0, REFUSE_UNAUTHORIZED, REFUSE_TOO_LARGE, REFUSE_QUEUE_FULL,
-                     REFUSE_STOPPING, REFUSE_SLOW_CLIENT, REFUSE__MAX };
+                     REFUSE_STOPPING, REFUSE_SLOW_CLIENT, REFUSE_CLIENT_GONE, REFUSE__MAX };
 
 struct serve_metrics {
         unsigned long long status[8];   /* job results: exited signaled limit cancelled error, pass fail undetermined (verdicts) */

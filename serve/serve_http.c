@@ -50,7 +50,7 @@ static enum MHD_Result respond(struct serve *s, struct MHD_Connection *c, unsign
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
         if (status == MHD_HTTP_METHOD_NOT_ALLOWED && allow)
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
-        if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+        if (status == MHD_HTTP_SERVICE_UNAVAILABLE || status == MHD_HTTP_GATEWAY_TIMEOUT)
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, RETRY_AFTER);
         if (status == MHD_HTTP_UNAUTHORIZED)
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
@@ -67,7 +67,7 @@ static enum MHD_Result respond_error(struct serve *s, struct MHD_Connection *c, 
         int why = status == 400   ? REFUSE_BAD_REQUEST
                   : status == 401 ? REFUSE_UNAUTHORIZED
                   : status == 413 ? REFUSE_TOO_LARGE
-                  : status == 503 ? (s->drain != RUNNING ? REFUSE_STOPPING : REFUSE_QUEUE_FULL)
+                  : status == 503 || status == 504 ? (s->drain != RUNNING ? REFUSE_STOPPING : REFUSE_QUEUE_FULL)
                                   : -1;
 
         if (why >= 0)
@@ -85,7 +85,8 @@ static bool engines_ready(struct serve *s)
 
 static json_t *health(struct serve *s)
 {
-        json_t *profiles = json_array();
+        /* without --profile the key is absent (docs/serve.md) */
+        json_t *profiles = s->o->n_profiles ? json_array() : NULL;
 
         for (unsigned p = 0; profiles && p < s->o->n_profiles; p++)
                 json_array_append_new(profiles, json_string(s->o->profiles[p]));
@@ -94,15 +95,21 @@ static json_t *health(struct serve *s)
                                               : NULL;
 
         /* jobs: the engine's -j as it runs (its default: the CPUs) */
-        return json_pack("{s:b,s:s?,s:i,s:i,s:i,s:I,s:b,s:i,s:o?}", "ready", why == NULL, "reason", why, "jobs",
-                         (int) (s->capacity - s->o->queue), "queue", (int) s->o->queue, "in_flight",
-                         (int) s->n_inflight, "batch_waiting", (json_int_t) s->n_todo, "warm", s->o->warm,
-                         "engines_started", (int) s->next_gen, "profiles", profiles);
+        json_t *h = json_pack("{s:b,s:s?,s:i,s:i,s:i,s:I,s:b,s:i}", "ready", why == NULL, "reason", why, "jobs",
+                              (int) (s->capacity - s->o->queue), "queue", (int) s->o->queue, "in_flight",
+                              (int) (s->n_inflight + s->n_waiting_single), "batch_waiting",
+                              (json_int_t) (s->n_todo - s->n_waiting_single), "warm", s->o->warm,
+                              "engines_started", (int) s->next_gen);
+
+        if (h && profiles)
+                json_object_set(h, "profiles", profiles);
+        json_decref(profiles);
+        return h;
 }
 
 static enum MHD_Result respond_metrics(struct serve *s, struct MHD_Connection *c)
 {
-        char *text = serve_metrics_render(&s->metrics, s->n_inflight, s->capacity, s->capacity - s->o->queue,
+        char *text = serve_metrics_render(&s->metrics, s->n_inflight + s->n_waiting_single, s->capacity, s->capacity - s->o->queue,
                                           s->drain != RUNNING);
         struct MHD_Response *resp;
         enum MHD_Result r;
@@ -132,8 +139,8 @@ static enum MHD_Result submit(struct serve *s, struct req *r)
                 return respond_error(s, r->conn, 503, "the service is stopping: no new jobs", NULL);
         /* The bound: -j running plus --queue waiting (the engine reads a line
          * only when a worker is free; the rest wait in its pipe and ours). */
-        if (s->n_inflight >= s->capacity)
-                return respond_error(s, r->conn, 503, "the queue is full: retry later", NULL);
+        if (s->n_inflight + s->n_waiting_single >= s->capacity)
+                return respond_error(s, r->conn, s->o->queue_full_status, "the queue is full: retry later", NULL);
         nsb_error_clear(&e);
         k = r->route == ROUTE_RUN_CODE
                     ? serve_plan_run_code(s->o, r->body ? r->body : "", r->len, 0, &job, &profile, &e)
@@ -142,11 +149,13 @@ static enum MHD_Result submit(struct serve *s, struct req *r)
                 return respond_error(s, r->conn, 400, e.msg, NULL);
         if (!serve_cur_engine(s, profile))
                 return respond_error(s, r->conn, 503, "the job engine is not running", NULL);
-        k = serve_jobs_send(s, job, profile, r, NULL, 0);
-        if (k < 0)
-                return respond_error(s, r->conn, k == -EPIPE ? 503 : 500,
-                                     k == -EPIPE ? "the job engine is not running" : "out of memory", NULL);
+        if (serve_jobs_enqueue_single(s, r, job, profile) < 0)
+                return respond_error(s, r->conn, 500, "out of memory", NULL);
+        job = NULL;   /* the queue's */
+        /* Suspended before the pump: a job the engine refuses at once is
+         * answered by resuming it. */
         MHD_suspend_connection(r->conn);
+        serve_jobs_pump(s);
         return MHD_YES;
 }
 
@@ -256,6 +265,15 @@ static bool body_append(struct req *r, const char *data, size_t n, size_t max)
         return true;
 }
 
+static void headers_seen(struct MHD_Connection *c)
+{
+        const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        struct conn_track *t = i ? i->socket_context : NULL;
+
+        if (t)
+                t->headers_seen = true;
+}
+
 /* The first call for a request: its headers are in. Auth, route, the
  * declared length. An error is answered once the body is read (and
  * dropped), so a client still sending it reads the answer instead of a
@@ -266,6 +284,8 @@ static enum MHD_Result first_call(struct serve *s, struct req *r, const char *ur
         const char *clen = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         const char *path, *allow;
         unsigned status;
+
+        headers_seen(r->conn);   /* the header deadline is over; the read deadline runs on */
 
         if (clen && strtoull(clen, NULL, 10) > s->o->max_body + DISCARD_MAX)
                 return respond_error(s, r->conn, 413, "the body is larger than --max-body", NULL);
@@ -329,12 +349,19 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
  * only once its whole request is in), only a connection slot. */
 void serve_http_enforce_read_deadline(struct serve *s)
 {
-        double now = serve_now_ms(), limit = s->o->read_deadline_s * 1e3;
+        serve_jobs_drop_abandoned(s);
+        double now = serve_now_ms(), limit = s->o->read_deadline_s * 1e3, hlimit = s->o->header_deadline_s * 1e3;
+
+        if (hlimit > limit)
+                hlimit = limit;   /* the read deadline covers the header too */
 
         for (struct conn_track *t = s->conns; t; t = t->next) {
                 const union MHD_ConnectionInfo *i;
 
-                if (!t->reading || now - t->t0_ms <= limit)
+                /* A new connection that has not sent a whole header within
+                 * the header deadline holds a slot for nothing (a token is
+                 * checked only once the header is in): cut sooner. */
+                if (!t->reading || now - t->t0_ms <= (t->headers_seen ? limit : hlimit))
                         continue;
                 t->reading = false;
                 i = MHD_get_connection_info(t->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -422,5 +449,10 @@ struct MHD_Daemon *serve_http_start(struct serve *s, int listen_fd)
                                 MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
                                 MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
                                 MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
-                                CONNECTION_LIMIT, MHD_OPTION_END);
+                                CONNECTION_LIMIT,
+                                /* One address cannot take every slot with idle
+                                 * connections (no token is needed to open one).
+                                 * MHD counts IPv4/IPv6 peers only: a unix
+                                 * socket's are let through. */
+                                MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int) s->o->per_ip, MHD_OPTION_END);
 }

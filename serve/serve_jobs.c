@@ -8,6 +8,7 @@
 #include "serve/serve_state.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,15 +130,33 @@ void serve_jobs_on_line(void *ctx, const char *text, size_t len)
         serve_jobs_pump(s);   /* a slot is free: the next batch line */
 }
 
+static bool is_single(const struct req *r)
+{
+        return r->route != ROUTE_V1_BATCH;
+}
+
+/* A single request's job that ended without a result line. */
+static void answer_unrun(struct req *r, const char *why)
+{
+        if (r->route == ROUTE_RUN_CODE)
+                answer(r, MHD_HTTP_OK, serve_map_run_code_error(why));
+        else
+                answer(r, MHD_HTTP_SERVICE_UNAVAILABLE, serve_error_body(503, why));
+}
+
 static void drop_todo(struct serve *s, struct req *r, const char *why)
 {
         for (size_t i = r->next_todo; i < r->n_todo; i++) {
-                if (why)
+                if (why && is_single(r))
+                        answer_unrun(r, why);
+                else if (why)
                         serve_jobs_stream_line(r, serve_batch_error_line(r->todo[i].client_id, r->todo[i].line, "cancelled",
                                                               "supervise", why));
                 json_decref(r->todo[i].job);
                 json_decref(r->todo[i].client_id);
         }
+        if (is_single(r))
+                s->n_waiting_single -= (unsigned) (r->n_todo - r->next_todo);
         s->n_todo -= r->n_todo - r->next_todo;
         r->next_todo = r->n_todo;
         for (struct req **p = &s->batches; *p; p = &(*p)->next_batch)
@@ -164,10 +183,8 @@ void serve_jobs_fail(struct serve *s, int gen, const char *why)
                 }
                 *p = ref->next;
                 s->n_inflight--;
-                if (r && r->route == ROUTE_RUN_CODE)
-                        answer(r, MHD_HTTP_OK, serve_map_run_code_error(why));
-                else if (r && r->route == ROUTE_V1_RUN)
-                        answer(r, MHD_HTTP_SERVICE_UNAVAILABLE, serve_error_body(503, why));
+                if (r && is_single(r))
+                        answer_unrun(r, why);
                 else if (r)
                         serve_jobs_stream_line(r, serve_batch_error_line(ref->client_id, ref->line, "cancelled",
                                                                          "supervise", why));
@@ -196,25 +213,95 @@ int serve_jobs_send(struct serve *s, json_t *job, unsigned profile, struct req *
         return 0;
 }
 
-/* Batch lines go to the engine while it has room, oldest batch first.
- * Single requests that find no room get 503; a batch's lines wait. */
+/* Room in profile @profile's current engine: fewer than -j of its jobs
+ * unanswered. (At most -j per engine in flight: the jobs the engine has
+ * read are running, none waits in its pipe where no one could take it
+ * back.) */
+static bool engine_has_room(struct serve *s, unsigned profile)
+{
+        const struct serve_engine *eng = serve_cur_engine(s, profile);
+        unsigned per_engine = s->capacity - s->o->queue, n = 0;
+
+        if (!eng)
+                return false;   /* restarting: the job waits */
+        for (const struct job_ref *ref = s->inflight; ref && n < per_engine; ref = ref->next)
+                n += ref->gen == eng->gen;
+        return n < per_engine;
+}
+
+/* Waiting jobs go to their engine while it has room, single requests
+ * first (each behind the single requests before it), then the batches'
+ * lines, oldest batch first. */
 void serve_jobs_pump(struct serve *s)
 {
-        while (s->batches && s->n_inflight < s->capacity) {
+        while (s->batches) {
                 struct req *r = s->batches;
                 struct todo *t = &r->todo[r->next_todo];
 
-                if (!serve_cur_engine(s, t->profile))
-                        break;   /* its engine is restarting: the line waits */
-                if (serve_jobs_send(s, t->job, t->profile, r, t->client_id, t->line) < 0)
-                        serve_jobs_stream_line(r, serve_batch_error_line(t->client_id, t->line, "error", "supervise",
-                                                              "the job engine did not take this job"));
+                if (!engine_has_room(s, t->profile))
+                        break;
+                if (serve_jobs_send(s, t->job, t->profile, r, t->client_id, t->line) < 0) {
+                        if (is_single(r))
+                                answer_unrun(r, "the job engine did not take this job");
+                        else
+                                serve_jobs_stream_line(r, serve_batch_error_line(t->client_id, t->line, "error",
+                                                                                 "supervise",
+                                                                                 "the job engine did not take this job"));
+                }
                 json_decref(t->job);
                 json_decref(t->client_id);
                 r->next_todo++;
                 s->n_todo--;
+                if (is_single(r))
+                        s->n_waiting_single--;
                 if (r->next_todo == r->n_todo)
                         drop_todo(s, r, NULL);   /* all sent: off the list */
+        }
+}
+
+int serve_jobs_enqueue_single(struct serve *s, struct req *r, json_t *job, unsigned profile)
+{
+        struct req **at = &s->batches;
+
+        if (!(r->todo = calloc(1, sizeof *r->todo)))
+                return -ENOMEM;
+        r->todo[0] = (struct todo){ .job = job, .profile = profile };
+        r->n_todo = 1;
+        while (*at && is_single(*at))   /* behind the single requests, ahead of the batches */
+                at = &(*at)->next_batch;
+        r->next_batch = *at;
+        *at = r;
+        s->n_todo++;
+        s->n_waiting_single++;
+        return 0;
+}
+
+/* A waiting request's client that closed its connection (or half of it:
+ * POLLRDHUP) will read no answer. libmicrohttpd does not watch a suspended
+ * connection, so we poll them here. */
+void serve_jobs_drop_abandoned(struct serve *s)
+{
+        struct pollfd p[256];
+        struct req *w[256];
+        nfds_t n = 0;
+
+        for (struct req *r = s->batches; r && n < 256; r = r->next_batch) {
+                const union MHD_ConnectionInfo *i = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+                if (i) {
+                        p[n] = (struct pollfd){ .fd = i->connect_fd, .events = POLLRDHUP };
+                        w[n++] = r;
+                }
+        }
+        if (n == 0 || poll(p, n, 0) <= 0)
+                return;
+        for (nfds_t k = 0; k < n; k++) {
+                if (!(p[k].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+                        continue;
+                s->metrics.refused[REFUSE_CLIENT_GONE] += w[k]->n_todo - w[k]->next_todo;
+                /* Off the queue; the answer goes nowhere, but resuming the
+                 * connection lets libmicrohttpd find it closed and end it. */
+                drop_todo(s, w[k], "cancelled: the client closed its connection before this job started");
         }
 }
 

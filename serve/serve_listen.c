@@ -24,7 +24,16 @@ int serve_token_load(const char *path, char **ret, size_t *ret_len, struct nsb_e
 {
         AUTOFREE char *t = NULL;
         size_t n = 0;
+        struct stat st;
 
+        /* A token others can read is a token others have: refused, with
+         * the fix named, rather than served silently. */
+        if (stat(path, &st) < 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, errno, "--token-file '%s'", path);
+        if (st.st_mode & 077)
+                return nsb_fail(e, NSB_STAGE_USAGE, EPERM,
+                                "--token-file '%s': mode %04o lets other users read the token: chmod 600 '%s'", path,
+                                (unsigned) (st.st_mode & 07777), path);
         if (read_file(path, TOKEN_MAX, &t, &n, e) < 0)
                 return nsb_error_prefix(e, "--token-file");
         while (n > 0 && (t[n - 1] == '\n' || t[n - 1] == '\r' || t[n - 1] == ' ' || t[n - 1] == '\t'))
@@ -33,10 +42,11 @@ int serve_token_load(const char *path, char **ret, size_t *ret_len, struct nsb_e
                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--token-file '%s': the token is shorter than 16 characters",
                                 path);
         for (size_t i = 0; i < n; i++)
-                if ((unsigned char) t[i] <= ' ' || t[i] == '/' || (unsigned char) t[i] >= 0x7f)
+                if ((unsigned char) t[i] <= ' ' || (unsigned char) t[i] >= 0x7f || strchr("/?#%", t[i]))
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                        "--token-file '%s': the token must be printable ASCII without blanks or '/' "
-                                        "(it may travel as a path segment)", path);
+                                        "--token-file '%s': the token must be printable ASCII without blanks, '/', "
+                                        "'?', '#' or '%%' (it may travel as a path segment, where those would need "
+                                        "percent-encoding)", path);
         *ret = move_ptr(&t);
         *ret_len = n;
         return 0;

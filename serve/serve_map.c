@@ -128,9 +128,20 @@ json_t *serve_map_batch_line(const json_t *line, const json_t *client_id, size_t
 json_t *serve_batch_error_line(const json_t *client_id, size_t body_line, const char *status, const char *stage,
                                const char *message)
 {
-        return json_pack("{s:O?,s:s,s:s,s:{s:s,s:s},s:s,s:i,s:{s:I}}", "id", (json_t *) client_id, "schema",
-                         "nsbox.result/1", "status", status, "error", "stage", stage, "message", message, "outcome",
-                         "error", "label", 0, "batch", "line", (json_int_t) body_line);
+        /* no id given: no "id" key (as /v1/run and the result lines), not null */
+        json_t *l = json_pack("{s:s,s:s,s:{s:s,s:s},s:s,s:i,s:{s:I}}", "schema", "nsbox.result/1", "status", status,
+                              "error", "stage", stage, "message", message, "outcome", "error", "label", 0, "batch",
+                              "line", (json_int_t) body_line);
+        json_t *with_id = l && client_id ? json_pack("{s:O}", "id", (json_t *) client_id) : NULL;
+
+        if (with_id) {   /* id first, as every result line has it */
+                if (json_object_update(with_id, l) == 0) {
+                        json_decref(l);
+                        return with_id;
+                }
+                json_decref(with_id);
+        }
+        return l;
 }
 
 /* ---- /metrics ---- */
@@ -168,7 +179,7 @@ void serve_metrics_job(struct serve_metrics *m, const json_t *line, double secon
 }
 
 static const char *const refusal_names[REFUSE__MAX] = { "bad_request", "unauthorized", "too_large", "queue_full",
-                                                        "stopping",    "slow_client" };
+                                                        "stopping",    "slow_client",  "client_gone" };
 
 char *serve_metrics_render(const struct serve_metrics *m, unsigned in_flight, unsigned capacity, unsigned jobs,
                            bool draining)
@@ -201,7 +212,7 @@ char *serve_metrics_render(const struct serve_metrics *m, unsigned in_flight, un
               "# TYPE nsbox_serve_refusals_total counter\n", f);
         for (size_t i = 0; i < REFUSE__MAX; i++)
                 fprintf(f, "nsbox_serve_refusals_total{reason=\"%s\"} %llu\n", refusal_names[i], m->refused[i]);
-        fprintf(f, "# HELP nsbox_serve_in_flight Jobs sent to the engine and not answered yet.\n"
+        fprintf(f, "# HELP nsbox_serve_in_flight Jobs running, plus requests' jobs waiting in the service for a -j slot.\n"
                    "# TYPE nsbox_serve_in_flight gauge\nnsbox_serve_in_flight %u\n"
                    "# HELP nsbox_serve_capacity Jobs that may be in flight (-j plus --queue).\n"
                    "# TYPE nsbox_serve_capacity gauge\nnsbox_serve_capacity %u\n"

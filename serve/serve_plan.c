@@ -10,6 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "config/config.h"
+#include "config/schema.h"
 #include "util/cleanup.h"
 #include "util/json_cleanup.h"
 
@@ -18,6 +20,8 @@
 const char serve_usage[] =
         "Usage: nsbox serve [--listen unix:PATH|tcp:HOST:PORT] [--token-file FILE] [-j N] [--queue N]\n"
         "                   [--max-body BYTES] [--read-deadline SECONDS] [--profile NAME]... [--engine-rotate N]\n"
+        "                   [--max-memory SIZE] [--max-wall-time DUR] [--per-ip-connections N]\n"
+        "                   [--queue-full-status 503|504] [--header-deadline SECONDS]\n"
         "                   [--warm|--cold] [-- BATCH OPTIONS...]\n"
         "\n"
         "An HTTP service that runs each request's job in its own sandbox through `nsbox batch`:\n"
@@ -33,6 +37,14 @@ const char serve_usage[] =
         "  --max-body BYTES        request body bound (default 16 MiB), then 413\n"
         "  --read-deadline SECONDS a whole request (headers and body) must arrive within this (default 60),\n"
         "                          however slowly it trickles in; else the connection is closed\n"
+        "  --header-deadline SECONDS  a new connection's first request's headers must arrive within this\n"
+        "                          (default 10); else it is closed\n"
+        "  --max-memory SIZE       a request may ask for at most this memory (memory_limit_MB, limits.memory),\n"
+        "                          else 400; its default is the engine's (-- --memory)\n"
+        "  --max-wall-time DUR     a request may ask for at most this wall time (run_timeout, timeout,\n"
+        "                          limits.wall_time), else 400; its default is the engine's (-- --wall-time)\n"
+        "  --per-ip-connections N  TCP connections open at once from one address (default 64; 0: no limit)\n"
+        "  --queue-full-status 503|504  a full queue's status (default 503; 504 for clients that retry only it)\n"
         "  --warm, --cold          start python jobs warm (default) or cold\n"
         "  --engine-rotate N       a new engine (nsbox batch) after N jobs (default 100000; 0: never)\n"
         "  --profile NAME          (repeatable) one engine per profile; a request picks one by its\n"
@@ -130,19 +142,67 @@ static bool is_flag(const char *a, const char *name)
         return strncmp(a, name, n) == 0 && (a[n] == '\0' || (a[n] == '=' && name[1] == '-'));
 }
 
+/* The service's guards: ceilings on a request's limits, the connection
+ * bounds, a full queue's status. 1: @argv[*i] was one (taken); 0: not one
+ * of these; -EINVAL with @e. */
+static int take_guard_flag(int argc, char **argv, int *i, struct serve_opts *o, struct nsb_error *e)
+{
+        const char *a = argv[*i], *v;
+        unsigned long long n;
+
+        if (is_flag(a, "--header-deadline")) {
+                if (take_value(argc, argv, i, &v, e) < 0 ||
+                    parse_uint("--header-deadline", v, 3600, &n, e) < 0)
+                        return -EINVAL;
+                if (n == 0)
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--header-deadline: at least 1 second");
+                o->header_deadline_s = (unsigned) n;
+        } else if (is_flag(a, "--max-memory")) {
+                if (take_value(argc, argv, i, &v, e) < 0)
+                        return -EINVAL;
+                if (cfg_parse_limit("memory", v, &o->max_memory_bytes, e) < 0)
+                        return nsb_error_prefix(e, "--max-memory");
+                o->max_memory_arg = v;
+        } else if (is_flag(a, "--max-wall-time")) {
+                if (take_value(argc, argv, i, &v, e) < 0)
+                        return -EINVAL;
+                if (cfg_parse_limit("wall-time", v, &o->max_wall_ms, e) < 0)
+                        return nsb_error_prefix(e, "--max-wall-time");
+                o->max_wall_arg = v;
+        } else if (is_flag(a, "--per-ip-connections")) {
+                if (take_value(argc, argv, i, &v, e) < 0 ||
+                    parse_uint("--per-ip-connections", v, 100000, &n, e) < 0)
+                        return -EINVAL;
+                o->per_ip = (unsigned) n;
+        } else if (is_flag(a, "--queue-full-status")) {
+                if (take_value(argc, argv, i, &v, e) < 0)
+                        return -EINVAL;
+                if (strcmp(v, "503") != 0 && strcmp(v, "504") != 0)
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                        "--queue-full-status: 503 or 504, not '%.16s'", v);
+                o->queue_full_status = (unsigned) atoi(v);
+        } else {
+                return 0;
+        }
+        return 1;
+}
+
 int serve_opts_parse(int argc, char **argv, const char *xdg, bool activated, struct serve_opts *o,
                      struct nsb_error *e)
 {
         bool listen_given = false;
         unsigned long long n;
         const char *v;
-        int i;
+        int i, g;
 
         memset(o, 0, sizeof *o);
         o->queue = SERVE_DEFAULT_QUEUE;
         o->max_body = SERVE_DEFAULT_MAX_BODY;
         o->read_deadline_s = SERVE_DEFAULT_READ_DEADLINE_S;
+        o->header_deadline_s = SERVE_DEFAULT_HEADER_DEADLINE_S;
         o->engine_rotate = SERVE_DEFAULT_ENGINE_ROTATE;
+        o->per_ip = SERVE_DEFAULT_PER_IP;
+        o->queue_full_status = 503;
         o->warm = true;
         for (i = 1; i < argc; i++) {
                 const char *a = argv[i];
@@ -206,6 +266,9 @@ int serve_opts_parse(int argc, char **argv, const char *xdg, bool activated, str
                         if (n == 0)
                                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--read-deadline: at least 1 second");
                         o->read_deadline_s = (unsigned) n;
+                } else if ((g = take_guard_flag(argc, argv, &i, o, e)) != 0) {
+                        if (g < 0)
+                                return -EINVAL;
                 } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
                         o->help = true;
                         return 0;
@@ -216,7 +279,8 @@ int serve_opts_parse(int argc, char **argv, const char *xdg, bool activated, str
                 } else {
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                         "serve: unknown option '%.64s' (serve takes --listen, --token-file, -j, "
-                                        "--queue, --max-body, --read-deadline, --engine-rotate, --profile, --warm, --cold; options for the jobs go after `--`, "
+                                        "--queue, --max-body, --read-deadline, --engine-rotate, --profile, --max-memory, --max-wall-time, "
+                                        "--per-ip-connections, --queue-full-status, --header-deadline, --warm, --cold; options for the jobs go after `--`, "
                                         "as `nsbox batch` takes them)", a);
                 }
         }
@@ -444,7 +508,7 @@ static int check_files(const json_t *req, struct nsb_error *e)
         return 0;
 }
 
-static int run_code_job(const json_t *req, json_int_t id, json_t *job, struct nsb_error *e)
+static int run_code_job(const struct serve_opts *o, const json_t *req, json_int_t id, json_t *job, struct nsb_error *e)
 {
         const json_t *code = json_object_get(req, "code"), *lang = json_object_get(req, "language");
         const json_t *in = json_object_get(req, "stdin"), *mem = json_object_get(req, "memory_limit_MB");
@@ -470,6 +534,15 @@ static int run_code_job(const json_t *req, json_int_t id, json_t *job, struct ns
                                 "memory_limit_MB: an integer from 16 to 1048576, or -1 for the service's default");
         if (check_files(req, e) < 0)
                 return -EINVAL;
+        if (o->max_wall_ms && run_s * 1e3 > (double) o->max_wall_ms)
+                return nsb_fail(e, NSB_STAGE_CONFIG, ERANGE,
+                                "run_timeout: %g s is above this service's ceiling (--max-wall-time %s)", run_s,
+                                o->max_wall_arg);
+        if (o->max_memory_bytes && mem && json_is_integer(mem) && json_integer_value(mem) > 0 &&
+            (uint64_t) json_integer_value(mem) << 20 > o->max_memory_bytes)
+                return nsb_fail(e, NSB_STAGE_CONFIG, ERANGE,
+                                "memory_limit_MB: %lld is above this service's ceiling (--max-memory %s)",
+                                (long long) json_integer_value(mem), o->max_memory_arg);
         if (json_object_set_new(job, "id", json_integer(id)) || json_object_set_new(job, "kind", json_string("python")) ||
             json_object_set(job, "code", (json_t *) code))
                 return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
@@ -498,7 +571,7 @@ int serve_plan_run_code(const struct serve_opts *o, const char *body, size_t len
                 return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
         if (load_object(body, len, &req, e) < 0 ||
             check_keys(req, run_code_keys, ARRAY_SIZE(run_code_keys), e) < 0 ||
-            take_profile(o, req, false, ret_profile, e) < 0 || run_code_job(req, id, job, e) < 0)
+            take_profile(o, req, false, ret_profile, e) < 0 || run_code_job(o, req, id, job, e) < 0)
                 return -EINVAL;
         *ret_job = move_ptr(&job);
         return 0;
@@ -521,6 +594,48 @@ static int check_spec(const json_t *job, struct nsb_error *e)
         return 0;
 }
 
+/* A job's "limits" (and "timeout", its wall-time shorthand) read by the
+ * engine's own parser, then held to the operator's ceilings. @where names
+ * the object in the message ("" or "spec."). */
+static int limits_within(const struct serve_opts *o, const json_t *limits, const json_t *timeout, const char *where,
+                         struct nsb_error *e)
+{
+        struct nsb_config c;
+        uint32_t set = 0;
+        int r = 0;
+
+        if (!o->max_memory_bytes && !o->max_wall_ms)
+                return 0;
+        cfg_defaults(&c, NSB_CMD_BATCH);
+        if (limits && json_is_object(limits) && cfg_limits_parse_json(limits, &c, &set, e) < 0)
+                r = nsb_error_prefix(e, "%s", where);
+        else if (o->max_memory_bytes && (set & CFG_F_MEMORY) && c.memory_bytes > o->max_memory_bytes)
+                r = nsb_fail(e, NSB_STAGE_CONFIG, ERANGE,
+                             "%slimits.memory: above this service's ceiling (--max-memory %s)", where,
+                             o->max_memory_arg);
+        else if (o->max_wall_ms && (set & CFG_F_WALL_TIME) && c.wall_time_ms > o->max_wall_ms)
+                r = nsb_fail(e, NSB_STAGE_CONFIG, ERANGE,
+                             "%slimits.wall_time: above this service's ceiling (--max-wall-time %s)", where,
+                             o->max_wall_arg);
+        else if (o->max_wall_ms && timeout && json_is_number(timeout) &&
+                 json_number_value(timeout) * 1e3 > (double) o->max_wall_ms)
+                r = nsb_fail(e, NSB_STAGE_CONFIG, ERANGE, "%stimeout: %g s is above this service's ceiling "
+                             "(--max-wall-time %s)", where, json_number_value(timeout), o->max_wall_arg);
+        cfg_free(&c);
+        return r < 0 ? -EINVAL : 0;
+}
+
+static int ceilings(const struct serve_opts *o, const json_t *job, struct nsb_error *e)
+{
+        const json_t *spec = json_object_get(job, "spec");
+
+        if (limits_within(o, json_object_get(job, "limits"), json_object_get(job, "timeout"), "", e) < 0)
+                return -EINVAL;
+        if (spec && json_is_object(spec) && limits_within(o, json_object_get(spec, "limits"), NULL, "spec.", e) < 0)
+                return -EINVAL;
+        return 0;
+}
+
 int serve_plan_v1_run(const struct serve_opts *o, const char *body, size_t len, json_int_t id, json_t **ret_job,
                       json_t **ret_client_id, unsigned *ret_profile, struct nsb_error *e)
 {
@@ -529,7 +644,7 @@ int serve_plan_v1_run(const struct serve_opts *o, const char *body, size_t len, 
 
         *ret_job = NULL;
         *ret_client_id = NULL;
-        if (load_object(body, len, &job, e) < 0 || check_spec(job, e) < 0 ||
+        if (load_object(body, len, &job, e) < 0 || check_spec(job, e) < 0 || ceilings(o, job, e) < 0 ||
             take_profile(o, job, true, ret_profile, e) < 0)
                 return -EINVAL;
         /* The engine's id is the service's own (unique among the jobs in

@@ -72,6 +72,7 @@ struct conn_track {
         struct MHD_Connection *conn;
         double t0_ms;                   /* when it began waiting for a request */
         bool reading;                   /* a request is (or may be) arriving: the deadline runs */
+        bool headers_seen;              /* a request's whole header has come on it (the header deadline is over) */
         struct conn_track *next;
 };
 
@@ -88,8 +89,13 @@ struct serve {
         size_t token_len;
         struct job_ref *inflight;       /* jobs in the engine */
         unsigned n_inflight;
-        struct req *batches;            /* /v1/batch requests with job lines still to send */
-        size_t n_todo;                  /* those lines, all batches together */
+        /* Requests with jobs not yet sent to an engine: single requests
+         * (/run_code, /v1/run: one todo each) first, then /v1/batch ones.
+         * An engine is sent at most -j jobs at once, so a job waiting here
+         * has not started, and is dropped if its client goes away. */
+        struct req *batches;
+        size_t n_todo;                  /* those jobs, all requests together */
+        unsigned n_waiting_single;      /* of which single requests' (bounded by --queue) */
         json_int_t next_id;
         enum drain drain;
         double drained_at_ms;           /* when the last answer of a drain was handed to MHD; 0: not yet */
@@ -124,6 +130,12 @@ void serve_jobs_forget(struct serve *s, struct req *r);            /* @r complet
 /* serve_loop.c: after a job was sent, a new engine if the current one has
  * taken --engine-rotate jobs. */
 void serve_loop_maybe_rotate(struct serve *s, unsigned profile);
+
+/* serve_jobs.c: a single request's job waits for an engine's room. */
+int serve_jobs_enqueue_single(struct serve *s, struct req *r, json_t *job, unsigned profile);
+/* Requests waiting whose client has closed its connection: their jobs that
+ * never started are dropped (each counted as refused client_gone). */
+void serve_jobs_drop_abandoned(struct serve *s);
 
 /* serve_http.c */
 struct MHD_Daemon *serve_http_start(struct serve *s, int listen_fd);

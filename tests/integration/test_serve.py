@@ -209,6 +209,62 @@ class ServeUnix(SandboxTest):
         self.assertTrue(m["run_result"]["status"] == "Error" or
                         (m["run_result"]["status"] == "Finished" and m["run_result"]["return_code"] != 0), m)
 
+    def test_a_client_that_leaves_cancels_its_queued_job(self):
+        """-j 1: a job runs; a second request waits in the service. Its
+        client gives up (closes the connection): the waiting job never
+        runs. Before, it sat in the engine's pipe and ran for no one."""
+        s = self.service("-j", "1", "--queue", "4")
+        busy = threading.Thread(target=lambda: s.run_code("import time\ntime.sleep(2)\nprint(1)"))
+        busy.start()
+        time.sleep(0.5)
+        c = s.conn(timeout=0.5)
+        c.request("POST", "/v1/run", body=json.dumps({"kind": "python", "code": "print('abandoned')"}),
+                  headers={"Content-Type": "application/json"})
+        with self.assertRaises(socket.timeout):
+            c.getresponse()   # it waits: -j 1 is busy
+        c.close()   # verl's timeout: the client gives up
+        time.sleep(1)
+        status, js, _ = s.health()
+        self.assertEqual((js["in_flight"], js["batch_waiting"]), (1, 0), js)   # only the busy one
+        busy.join(30)
+        time.sleep(0.5)
+        c = s.conn()
+        c.request("GET", "/metrics")
+        text = c.getresponse().read().decode()
+        c.close()
+        total = sum(int(float(l.rsplit(" ", 1)[1])) for l in text.splitlines()
+                    if l.startswith("nsbox_serve_jobs_total{"))
+        self.assertEqual(total, 1, "the abandoned job ran:\n" + text)
+        self.assertIn('nsbox_serve_refusals_total{reason="client_gone"} 1\n', text)
+        self.assertEqual(s.run_code("print(2)")["run_result"]["stdout"], "2\n")   # the service goes on
+
+    def test_operator_ceilings(self):
+        """--max-memory / --max-wall-time: a request may lower the limits,
+        never raise them (400 naming the key and the ceiling); without them
+        the same requests ran with up to 1 TiB and 24 h."""
+        s = self.service("-j", "1", "--max-memory", "512M", "--max-wall-time", "30s")
+        for body, needle in [
+                (sf_request("print(1)", memory_limit_MB=1048576), "memory_limit_MB: 1048576 is above this service's "
+                                                                  "ceiling (--max-memory 512M)"),
+                (sf_request("print(1)", run_timeout=86400), "run_timeout: 86400 s is above this service's ceiling "
+                                                            "(--max-wall-time 30s)")]:
+            status, js, _ = s.call("POST", "/run_code", body)
+            self.assertEqual(status, 400, js)
+            self.assertIn(needle, js["error"]["message"])
+        for job, needle in [({"kind": "python", "code": "print(1)", "limits": {"memory": "1G"}}, "limits.memory"),
+                            ({"kind": "python", "code": "print(1)", "timeout": 3600}, "timeout: 3600 s"),
+                            ({"kind": "run", "argv": ["/bin/true"], "limits": {"wall_time": "1h"}},
+                             "limits.wall_time")]:
+            status, js, _ = s.call("POST", "/v1/run", job)
+            self.assertEqual(status, 400, js)
+            self.assertIn(needle + (": above" if needle.startswith("limits") else ""), js["error"]["message"])
+            self.assertIn("ceiling", js["error"]["message"])
+        ok = s.run_code("print(1)", memory_limit_MB=128, run_timeout=5)
+        self.assertEqual(ok["status"], "Success", ok)
+        status, js, _ = s.call("POST", "/v1/run", {"kind": "python", "code": "print(2)", "timeout": 5,
+                                                  "limits": {"memory": "256M"}})
+        self.assertEqual((status, js["outcome"]), (200, "pass"), js)
+
     def test_bad_requests(self):
         s = self.service("-j", "1", "--max-body", "4096")
         cases = [
@@ -306,7 +362,8 @@ class ServeUnix(SandboxTest):
         by_line = {d["batch"]["line"]: d for d in out}
         self.assertEqual((by_line[1]["id"], by_line[1]["stdout"]["text"]), ("slow", "s\n"))
         self.assertEqual((by_line[3]["id"], by_line[3]["outcome"]), (2, "pass"))
-        self.assertEqual((by_line[4]["id"], by_line[4]["status"], by_line[4]["outcome"]), (None, "error", "error"))
+        self.assertEqual((by_line[4]["status"], by_line[4]["outcome"]), ("error", "error"))
+        self.assertNotIn("id", by_line[4])   # a line with no id read: no "id" key, as docs/serve.md says
         self.assertIn("line 4: the body is not JSON", by_line[4]["error"]["message"])
         self.assertNotIn("id", by_line[5])
         self.assertEqual(by_line[5]["stdout"]["text"], "r\n")
@@ -410,6 +467,7 @@ class ServeUnix(SandboxTest):
         status, js, _ = s.health()
         self.assertEqual(status, 200)
         self.assertEqual((js["ready"], js["jobs"], js["queue"], js["in_flight"], js["batch_waiting"]), (True, 3, 5, 0, 0))
+        self.assertNotIn("profiles", js)   # without --profile the key is absent (docs/serve.md)
         s.run_code("print(1)")
         s.call("POST", "/run_code", raw=b"{")
         c = s.conn()
@@ -537,6 +595,23 @@ class ServeUnix(SandboxTest):
         finally:
             slow.join(60)
 
+    def test_queue_full_status_504(self):
+        """--queue-full-status 504: for callers (verl's) that retry a 504
+        and give up on a 503."""
+        s = self.service("-j", "1", "--queue", "0", "--queue-full-status", "504", name="s504.sock")
+        slow = threading.Thread(target=lambda: s.run_code("import time; time.sleep(2)"))
+        slow.start()
+        try:
+            for _ in range(100):
+                if s.health()[1]["in_flight"] == 1:
+                    break
+                time.sleep(0.05)
+            status, js, r = s.call("POST", "/run_code", sf_request("print(1)"))
+            self.assertEqual((status, r.getheader("Retry-After")), (504, "1"), js)
+            self.assertIn("queue", js["error"]["message"])
+        finally:
+            slow.join(60)
+
     def test_sigterm_drains(self):
         s = self.service("-j", "2")
         out = {}
@@ -641,7 +716,7 @@ class ServeTcp(SandboxTest):
         cls.token_file = os.path.join(cls.tmp, "token")
         with open(cls.token_file, "w") as f:
             f.write(TOKEN + "\n")
-        os.chmod(cls.token_file, 0o644)
+        os.chmod(cls.token_file, 0o600)
 
     @classmethod
     def tearDownClass(cls):
@@ -651,6 +726,75 @@ class ServeTcp(SandboxTest):
         r = subprocess.run([NSBOX, "serve", "--listen", "tcp:127.0.0.1:0"], capture_output=True, timeout=30)
         self.assertEqual(r.returncode, 125)
         self.assertIn(b"--token-file", r.stderr)
+
+    def test_token_file_others_can_read_is_refused(self):
+        """A token in a group- or world-readable file is refused at start,
+        naming the mode and the fix; one with ?, # or % too (it would
+        travel in a path only percent-encoded)."""
+        for mode in (0o644, 0o640, 0o604):
+            os.chmod(self.token_file, mode)
+            try:
+                r = subprocess.run([NSBOX, "serve", "--listen", "tcp:127.0.0.1:0", "--token-file", self.token_file],
+                                   capture_output=True, timeout=30)
+            finally:
+                os.chmod(self.token_file, 0o600)
+            self.assertEqual(r.returncode, 125, (oct(mode), r.stderr))
+            self.assertIn(b"mode 0%o" % mode, r.stderr)
+            self.assertIn(b"chmod 600", r.stderr)
+        for bad in ("?", "#", "%"):
+            tf = os.path.join(self.tmp, "token-bad")
+            with open(tf, "w") as f:
+                f.write("abcdefgh" + bad + "ijklmnopq")
+            os.chmod(tf, 0o600)
+            r = subprocess.run([NSBOX, "serve", "--listen", "tcp:127.0.0.1:0", "--token-file", tf],
+                               capture_output=True, timeout=30)
+            self.assertEqual(r.returncode, 125, (bad, r.stderr))
+            self.assertIn(b"percent-encoding", r.stderr)
+
+    def test_per_ip_connection_limit(self):
+        """--per-ip-connections N: an address's N+1-th connection is closed
+        at once (idle connections need no token: without the bound one
+        client could hold every slot)."""
+        s = Service(self, "tcp:127.0.0.1:0", "--token-file", self.token_file, "-j", "1", "--per-ip-connections", "2")
+        self.addCleanup(s.stop)
+        host, port = s.where[4:].rsplit(":", 1)
+        idle = [socket.create_connection((host, int(port)), timeout=10) for _ in range(2)]
+        time.sleep(0.3)
+        third = socket.create_connection((host, int(port)), timeout=10)
+        third.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + TOKEN.encode() + b"\r\n\r\n")
+        try:
+            got = third.recv(4096)
+        except ConnectionResetError:
+            got = b""
+        third.close()
+        self.assertEqual(got, b"", "the third connection from one address was served")
+        for c in idle:
+            c.close()
+        time.sleep(0.3)
+        self.assertEqual(s.health({"Authorization": "Bearer " + TOKEN})[0], 200)
+
+    def test_header_deadline(self):
+        """A new connection that sends no whole header within
+        --header-deadline is closed (no token is checked before the
+        header: an idle connection costs an attacker nothing); one that
+        sent its request is not cut by it."""
+        s = Service(self, "tcp:127.0.0.1:0", "--token-file", self.token_file, "-j", "1", "--header-deadline", "1")
+        self.addCleanup(s.stop)
+        host, port = s.where[4:].rsplit(":", 1)
+        idle = socket.create_connection((host, int(port)), timeout=10)
+        idle.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\n")   # never ends its header
+        t0 = time.monotonic()
+        try:
+            got = idle.recv(4096)
+        except ConnectionResetError:
+            got = b""
+        took = time.monotonic() - t0
+        idle.close()
+        self.assertEqual(got, b"")
+        self.assertLess(took, 5, "closed after %.1f s" % took)
+        status, js, _ = s.call("POST", "/run_code", sf_request("import time; time.sleep(2); print(1)"),
+                               {"Authorization": "Bearer " + TOKEN})
+        self.assertEqual((status, js["status"]), (200, "Success"), js)
 
     def test_token_header_and_path(self):
         s = Service(self, "tcp:127.0.0.1:0", "--token-file", self.token_file, "-j", "2")

@@ -88,6 +88,8 @@ static void opts_refusals(void **state)
                 { "--listen", "tcp:h:99999", NULL },   { "-j", "0", NULL },           { "--queue", "-1", NULL },
                 { "--max-body", "10", NULL },          { "--memory", "1G", NULL },    { "-j", NULL, NULL },
                 { "--read-deadline", "0", NULL },      { "--read-deadline", "9999", NULL },
+                { "--header-deadline", "0", NULL },    { "--queue-full-status", "200", NULL },
+                { "--max-memory", "lots", NULL },      { "--per-ip-connections", "x", NULL },
                 { "--engine-rotate", "x", NULL },      { "--profile", "", NULL },
                 { "--profile", "a", "--profile" },
         };
@@ -264,6 +266,84 @@ static void v1_run(void **state)
         }
 }
 
+/* The operator's ceilings (--max-memory, --max-wall-time): a request may
+ * lower a limit, never raise it; over is refused naming key and ceiling. */
+static void ceilings(void **state)
+{
+        static const struct { const char *body; int v1; const char *needle; } cases[] = {
+                { "{\"code\":\"x\",\"language\":\"python\",\"memory_limit_MB\":1048576}", 0,
+                  "memory_limit_MB: 1048576 is above this service's ceiling (--max-memory 512M)" },
+                { "{\"code\":\"x\",\"language\":\"python\",\"run_timeout\":86400}", 0,
+                  "run_timeout: 86400 s is above this service's ceiling (--max-wall-time 30s)" },
+                { "{\"kind\":\"python\",\"code\":\"x\",\"limits\":{\"memory\":\"1G\"}}", 1,
+                  "limits.memory: above this service's ceiling (--max-memory 512M)" },
+                { "{\"kind\":\"python\",\"code\":\"x\",\"limits\":{\"wall_time\":\"1h\"}}", 1,
+                  "limits.wall_time: above this service's ceiling (--max-wall-time 30s)" },
+                { "{\"kind\":\"python\",\"code\":\"x\",\"timeout\":31}", 1,
+                  "timeout: 31 s is above this service's ceiling (--max-wall-time 30s)" },
+                { "{\"kind\":\"judge\",\"spec\":{\"program\":{\"source\":\"\"},\"limits\":{\"memory\":\"2G\"},"
+                  "\"cases\":[]}}", 1, "spec.limits.memory: above this service's ceiling" },
+        };
+        static const char *const ok[] = {
+                "{\"code\":\"x\",\"language\":\"python\",\"memory_limit_MB\":512,\"run_timeout\":30}",
+                "{\"code\":\"x\",\"language\":\"python\",\"memory_limit_MB\":-1}",
+        };
+        static const char *const ok_v1 = "{\"kind\":\"python\",\"code\":\"x\",\"timeout\":2,"
+                                         "\"limits\":{\"memory\":\"128M\"}}";
+        struct serve_opts o;
+        struct nsb_error e;
+        json_t *job = NULL, *cid = NULL;
+        unsigned prof;
+
+        (void) state;
+        assert_int_equal(parse("/run/u", &o, &e, "--max-memory", "512M", "--max-wall-time", "30s", NULL), 0);
+        assert_true(o.max_memory_bytes == 512ull << 20);
+        assert_true(o.max_wall_ms == 30000);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                const char *b = cases[i].body;
+                int r;
+
+                nsb_error_clear(&e);
+                r = cases[i].v1 ? serve_plan_v1_run(&o, b, strlen(b), 1, &job, &cid, &prof, &e)
+                                : serve_plan_run_code(&o, b, strlen(b), 1, &job, &prof, &e);
+                assert_int_equal(r, -EINVAL);
+                if (!strstr(e.msg, cases[i].needle))
+                        fail_msg("case %zu: '%s' lacks '%s'", i, e.msg, cases[i].needle);
+                assert_int_equal(e.stage, NSB_STAGE_CONFIG);
+        }
+        for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+                nsb_error_clear(&e);
+                if (serve_plan_run_code(&o, ok[i], strlen(ok[i]), 1, &job, &prof, &e) < 0)
+                        fail_msg("'%s' refused: %s", ok[i], e.msg);
+                json_decref(job);
+        }
+        nsb_error_clear(&e);
+        assert_int_equal(serve_plan_v1_run(&o, ok_v1, strlen(ok_v1), 1, &job, &cid, &prof, &e), 0);
+        json_decref(job);
+        json_decref(cid);
+        serve_opts_free(&o);
+        /* without ceilings the same requests pass, as before */
+        assert_int_equal(serve_plan_run_code(&no_profiles, cases[0].body, strlen(cases[0].body), 1, &job, &prof, &e), 0);
+        json_decref(job);
+        assert_int_equal(parse("/run/u", &o, &e, "--max-memory", "0", NULL), -EINVAL);
+        serve_opts_free(&o);
+        assert_int_equal(parse("/run/u", &o, &e, "--max-wall-time", "soon", NULL), -EINVAL);
+        serve_opts_free(&o);
+        assert_int_equal(parse("/run/u", &o, &e, NULL), 0);
+        assert_int_equal(o.per_ip, SERVE_DEFAULT_PER_IP);
+        assert_int_equal(o.queue_full_status, 503);
+        assert_int_equal(o.header_deadline_s, SERVE_DEFAULT_HEADER_DEADLINE_S);
+        serve_opts_free(&o);
+        assert_int_equal(parse("/run/u", &o, &e, "--queue-full-status", "504", NULL), 0);
+        assert_int_equal(o.queue_full_status, 504);
+        serve_opts_free(&o);
+        assert_int_equal(parse("/run/u", &o, &e, "--queue-full-status", "500", NULL), -EINVAL);
+        serve_opts_free(&o);
+        assert_int_equal(parse("/run/u", &o, &e, "--per-ip-connections", "0", NULL), 0);
+        assert_int_equal(o.per_ip, 0);
+        serve_opts_free(&o);
+}
+
 static json_t *map(const char *line)
 {
         json_t *l = json_loads(line, 0, NULL), *r;
@@ -374,12 +454,16 @@ static void batch_lines(void **state)
         assert_null(json_object_get(json_object_get(l, "batch"), "start_ms"));
         json_decref(l);
         l = serve_batch_error_line(NULL, 4, "cancelled", "supervise", "cancelled: stopped");
-        assert_true(json_is_null(json_object_get(l, "id")));
+        assert_null(json_object_get(l, "id"));   /* absent, not null (docs/serve.md) */
         assert_string_equal(json_string_value(json_object_get(l, "status")), "cancelled");
         assert_string_equal(json_string_value(json_object_get(l, "outcome")), "error");
         assert_int_equal(json_integer_value(json_object_get(l, "label")), 0);
         assert_string_equal(json_string_value(json_object_get(json_object_get(l, "error"), "stage")), "supervise");
         assert_int_equal(json_integer_value(json_object_get(json_object_get(l, "batch"), "line")), 4);
+        json_decref(l);
+        l = serve_batch_error_line(cid, 5, "error", "config", "line 5: x");
+        assert_string_equal(json_string_value(json_object_get(l, "id")), "c");
+        assert_string_equal(json_object_iter_key(json_object_iter(l)), "id");   /* first, as in result lines */
         json_decref(l);
         json_decref(ran);
         json_decref(cid);
@@ -456,7 +540,7 @@ int main(void)
                 cmocka_unit_test(run_code_verl_request), cmocka_unit_test(run_code_refusals),
                 cmocka_unit_test(v1_run),               cmocka_unit_test(mapping_table),
                 cmocka_unit_test(bad_request_lines),    cmocka_unit_test(metrics),
-                cmocka_unit_test(batch_lines),          cmocka_unit_test(profiles),
+                cmocka_unit_test(batch_lines), cmocka_unit_test(ceilings),          cmocka_unit_test(profiles),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,10 +12,11 @@ service refusing a request (400), not letting this client in (401) or not
 answering is an NsboxError (NsboxUnavailable when it cannot be reached). A
 full queue (503) is retried after its Retry-After, a few times. Stdlib only;
 thread-safe (one connection per call). AsyncServiceClient runs the same calls
-in a worker thread."""
+in worker threads of its own pool (max_concurrency, default 64, at once)."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import http.client
 import json
 import socket
@@ -43,6 +44,9 @@ class _UnixConnection(http.client.HTTPConnection):
             s.close()
             raise
         self.sock = s
+
+
+_T = TypeVar("_T")
 
 
 class ServiceClient:
@@ -133,30 +137,46 @@ class ServiceClient:
 
 
 class AsyncServiceClient:
-    """ServiceClient's calls for asyncio (each in a worker thread)."""
+    """ServiceClient's calls for asyncio, each in a worker thread of this
+    client's own pool: up to `max_concurrency` calls wait on the service at
+    once (the loop's default executor has min(32, CPUs + 4) threads, which
+    would cap a trainer's concurrency below the service's -j). Calls past
+    that wait their turn here. close() (or `async with`) ends the pool."""
 
     def __init__(self, url: str, token: Optional[str] = None, timeout: float = 3600.0, retries: int = 5,
-                 dedent: bool = True):
+                 dedent: bool = True, max_concurrency: int = 64):
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency: at least 1, not %r" % (max_concurrency,))
         self.sync = ServiceClient(url, token, timeout, retries, dedent)
+        self.max_concurrency = max_concurrency
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=max_concurrency,
+                                                           thread_name_prefix="nsbox-serve-client")
 
     async def run_code(self, code: str, test_code: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT,
                        memory: Optional[Any] = None, limits: Optional[Dict[str, Any]] = None,
                        stdin: Optional[str] = None) -> RunResult:
-        return await _in_thread(lambda: self.sync.run_code(code, test_code, timeout, memory, limits, stdin))
+        return await self._in_thread(lambda: self.sync.run_code(code, test_code, timeout, memory, limits, stdin))
 
     async def judge(self, spec: Dict[str, Any]) -> Verdict:
-        return await _in_thread(lambda: self.sync.judge(spec))
+        return await self._in_thread(lambda: self.sync.judge(spec))
 
     async def health(self) -> Dict[str, Any]:
-        return await _in_thread(self.sync.health)
+        return await self._in_thread(self.sync.health)
 
+    def close(self) -> None:
+        """Ends the worker threads (calls still running finish first)."""
+        self._pool.shutdown(wait=True)
 
-_T = TypeVar("_T")
+    async def __aenter__(self) -> "AsyncServiceClient":
+        return self
 
+    async def __aexit__(self, *exc: Any) -> None:
+        self._pool.shutdown(wait=False)
 
-async def _in_thread(fn: Callable[[], _T]) -> _T:
-    # asyncio.to_thread is 3.9+; the package supports 3.8
-    return await asyncio.get_running_loop().run_in_executor(None, fn)
+    async def _in_thread(self, fn: Callable[[], _T]) -> _T:
+        # our own pool, not the loop's default executor (asyncio.to_thread,
+        # 3.9+, uses that one too; the package supports 3.8)
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn)
 
 
 def connect(url: str, token: Optional[str] = None, **kw: Any) -> ServiceClient:

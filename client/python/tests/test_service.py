@@ -86,6 +86,32 @@ class Service(unittest.TestCase):
             connect("unix:" + os.path.join(self.tmp, "nothing.sock")).run_code("print(1)")
 
 
+class AsyncConcurrency(unittest.TestCase):
+    def test_more_calls_at_once_than_the_default_executor(self):
+        """32 sleep(1) jobs against -j 16: two rounds, ~2 s. Through the
+        loop's default executor (min(32, CPUs + 4) threads: 6 on 2 CPUs)
+        they took ~6 s."""
+        tmp = tempfile.mkdtemp(prefix="nsbox-client-serve-aio-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        p, where = start("--listen", "unix:" + os.path.join(tmp, "s.sock"), "-j", "16", "--queue", "64")
+        try:
+            async def main():
+                async with AsyncServiceClient(where, max_concurrency=64) as a:
+                    await a.run_code("print(0)")   # the engine is up and warm
+                    t0 = time.monotonic()
+                    rs = await asyncio.gather(*(a.run_code("import time\ntime.sleep(1)\nprint(%d)" % i)
+                                                for i in range(32)))
+                    return rs, time.monotonic() - t0
+
+            rs, took = asyncio.run(main())
+            self.assertEqual([r.stdout for r in rs], ["%d\n" % i for i in range(32)])
+            self.assertLess(took, 4.5, "32 calls of 1 s against -j 16 took %.1f s" % took)
+            with self.assertRaises(ValueError):
+                AsyncServiceClient(where, max_concurrency=0)
+        finally:
+            self.assertEqual(stop(p), 0)
+
+
 class ServiceTcp(unittest.TestCase):
     def test_token(self):
         tmp = tempfile.mkdtemp(prefix="nsbox-client-serve-tcp-")
@@ -93,6 +119,7 @@ class ServiceTcp(unittest.TestCase):
         tf = os.path.join(tmp, "token")
         with open(tf, "w") as f:
             f.write(TOKEN)
+        os.chmod(tf, 0o600)   # the service refuses a token others can read
         p, where = start("--listen", "tcp:127.0.0.1:0", "--token-file", tf, "-j", "1")
         try:
             url = "http://" + where[4:]
