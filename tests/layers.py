@@ -38,7 +38,7 @@ DEPS = {
     'testcmd': {'config', 'frame', 'platform', 'program', 'report', 'result', 'supervisor', 'util'},
     'warm': {'cgroup', 'config', 'landlock', 'profile', 'program', 'result', 'supervisor', 'util'},
     'batch': {'config', 'frame', 'judge', 'platform', 'program', 'result', 'supervisor', 'util', 'warm'},
-    'serve': {'util'},   # a front door: jobs run in `nsbox batch`, a process of their own
+    'serve': {'util', 'config'},   # a front door: jobs run in `nsbox batch`, a process of their own; config: the engine's own limit parser for the ceilings
 }
 
 # Known arrows that run up, each with its reason; the check fails if one
