@@ -16,6 +16,7 @@
 #include "config/policy.h"
 #include "config/stdin_plan.h"
 #include "util/cleanup.h"
+#include "util/readfile.h"
 #include "util/sys.h"
 
 #ifndef MFD_NOEXEC_SEAL
@@ -45,20 +46,6 @@ static int new_memfd(void)
                 fd = -1;
         }
         return fd;
-}
-
-static int write_all(int fd, const char *buf, size_t n)
-{
-        while (n > 0) {
-                ssize_t w = write(fd, buf, n);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w < 0)
-                        return -errno;
-                buf += w;
-                n -= (size_t) w;
-        }
-        return 0;
 }
 
 /* Seal *fd's contents for good, rewind it, and replace it with a read-only

@@ -246,26 +246,39 @@ void textsafe_exact_append(char *buf, size_t size, const char *s, size_t len, si
         }
 }
 
+/* The entity HTML (@xml false) or XML writes for one of the five markup
+ * characters, or NULL: the one table both encoders share. */
+static const char *markup_entity(uint32_t cp, bool xml)
+{
+        switch (cp) {
+        case '&':
+                return "&amp;";
+        case '<':
+                return "&lt;";
+        case '>':
+                return "&gt;";
+        case '"':
+                return "&quot;";
+        case '\'':
+                return xml ? "&apos;" : "&#39;";
+        default:
+                return NULL;
+        }
+}
+
 int textsafe_html(FILE *out, const char *s, size_t len)
 {
         for (size_t i = 0; i < len;) {
                 enum textsafe_class c;
                 uint32_t cp;
                 size_t n = textsafe_next(s + i, len - i, &cp, &c);
+                const char *ent;
                 char esc[8];
 
                 if (c != TEXTSAFE_PLAIN && !kept_in_lines(c, s + i, len - i))
                         fwrite(esc, 1, visible(cp, c, esc), out);
-                else if (cp == '&')
-                        fputs("&amp;", out);
-                else if (cp == '<')
-                        fputs("&lt;", out);
-                else if (cp == '>')
-                        fputs("&gt;", out);
-                else if (cp == '"')
-                        fputs("&quot;", out);
-                else if (cp == '\'')
-                        fputs("&#39;", out);
+                else if ((ent = markup_entity(cp, false)))
+                        fputs(ent, out);
                 else
                         fwrite(s + i, 1, n, out);
                 i += n;
@@ -279,6 +292,7 @@ int textsafe_xml(FILE *out, const char *s, size_t len, bool attr)
                 enum textsafe_class c;
                 uint32_t cp;
                 size_t n = textsafe_next(s + i, len - i, &cp, &c);
+                const char *ent;
                 char esc[8];
 
                 if (c != TEXTSAFE_PLAIN && !kept_in_lines(c, s + i, len - i))
@@ -289,16 +303,8 @@ int textsafe_xml(FILE *out, const char *s, size_t len, bool attr)
                         fputs(attr ? "&#10;" : "\n", out);
                 else if (cp == '\t')
                         fputs(attr ? "&#9;" : "\t", out);
-                else if (cp == '&')
-                        fputs("&amp;", out);
-                else if (cp == '<')
-                        fputs("&lt;", out);
-                else if (cp == '>')
-                        fputs("&gt;", out);
-                else if (cp == '"')
-                        fputs("&quot;", out);
-                else if (cp == '\'')
-                        fputs("&apos;", out);
+                else if ((ent = markup_entity(cp, true)))
+                        fputs(ent, out);
                 else
                         fwrite(s + i, 1, n, out);
                 i += n;

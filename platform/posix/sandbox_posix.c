@@ -37,6 +37,7 @@
 
 #include "nsbox-config.h"
 #include "util/cleanup.h"
+#include "util/readfile.h"
 
 #define DRAIN_AFTER_EXIT_MS 2000
 
@@ -110,20 +111,6 @@ static int plan(struct psbx *s, struct nsb_error *e)
                 return r;
         px_rlimits_plan(cfg, cfg->pids_max ? other_tasks(s) : -1, &s->rlimits);
         return env_build(cfg, s->red.tmpdir, &s->envp, e);
-}
-
-static int write_all(int fd, const char *buf, size_t n)
-{
-        while (n > 0) {
-                ssize_t w = write(fd, buf, n);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w < 0)
-                        return -errno;
-                buf += w;
-                n -= (size_t) w;
-        }
-        return 0;
 }
 
 /* Wait until @from can be read: 0, or a refusal when the run's wall time
