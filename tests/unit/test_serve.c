@@ -83,7 +83,8 @@ static void opts_tcp_needs_token(void **state)
 
 static void opts_refusals(void **state)
 {
-        static const char *const bad[][3] = {
+        /* each row ends in NULL: parse() reads its arguments up to one */
+        static const char *const bad[][4] = {
                 { "--listen", "tcp:127.0.0.1", NULL }, { "--listen", "udp:x", NULL }, { "--listen", "unix:rel", NULL },
                 { "--listen", "tcp:h:99999", NULL },   { "-j", "0", NULL },           { "--queue", "-1", NULL },
                 { "--max-body", "10", NULL },          { "--memory", "1G", NULL },    { "-j", NULL, NULL },
@@ -98,7 +99,7 @@ static void opts_refusals(void **state)
 
         (void) state;
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-                assert_int_equal(parse("/run/u", &o, &e, bad[i][0], bad[i][1], bad[i][2]), -EINVAL);
+                assert_int_equal(parse("/run/u", &o, &e, bad[i][0], bad[i][1], bad[i][2], bad[i][3]), -EINVAL);
                 assert_int_equal(e.stage, NSB_STAGE_USAGE);
                 serve_opts_free(&o);
         }
