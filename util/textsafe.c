@@ -197,7 +197,11 @@ static void append_cut(char *buf, size_t size, size_t *used)
         }
 }
 
-void textsafe_term_append(char *buf, size_t size, const char *s, size_t len, size_t max)
+/* The one loop of the two appenders: each unit of @s within @max bytes is
+ * appended as @exact says (exact: the bytes, with NUL and what is not UTF-8
+ * as U+FFFD; else the terminal's visible escapes), then "..." where it
+ * stops short. */
+static void append_text(char *buf, size_t size, const char *s, size_t len, size_t max, bool exact)
 {
         size_t used;
 
@@ -210,10 +214,12 @@ void textsafe_term_append(char *buf, size_t size, const char *s, size_t len, siz
                 char esc[8];
                 bool fits = i + n <= max;
 
-                if (fits && c == TEXTSAFE_PLAIN)
-                        fits = append_unit(buf, size, &used, s + i, n);
-                else if (fits)
+                if (fits && exact && (c == TEXTSAFE_INVALID || cp == 0))
+                        fits = append_unit(buf, size, &used, "\xef\xbf\xbd", 3);   /* U+FFFD */
+                else if (fits && !exact && c != TEXTSAFE_PLAIN)
                         fits = append_unit(buf, size, &used, esc, visible(cp, c, esc));
+                else if (fits)
+                        fits = append_unit(buf, size, &used, s + i, n);
                 if (!fits) {
                         append_cut(buf, size, &used);
                         return;
@@ -222,28 +228,14 @@ void textsafe_term_append(char *buf, size_t size, const char *s, size_t len, siz
         }
 }
 
+void textsafe_term_append(char *buf, size_t size, const char *s, size_t len, size_t max)
+{
+        append_text(buf, size, s, len, max, false);
+}
+
 void textsafe_exact_append(char *buf, size_t size, const char *s, size_t len, size_t max)
 {
-        size_t used;
-
-        if (size == 0 || (used = strnlen(buf, size)) >= size)
-                return;
-        for (size_t i = 0; i < len;) {
-                enum textsafe_class c;
-                uint32_t cp;
-                size_t n = textsafe_next(s + i, len - i, &cp, &c);
-                bool fits = i + n <= max;
-
-                if (fits && (c == TEXTSAFE_INVALID || cp == 0))
-                        fits = append_unit(buf, size, &used, "\xef\xbf\xbd", 3);   /* U+FFFD */
-                else if (fits)
-                        fits = append_unit(buf, size, &used, s + i, n);
-                if (!fits) {
-                        append_cut(buf, size, &used);
-                        return;
-                }
-                i += n;
-        }
+        append_text(buf, size, s, len, max, true);
 }
 
 /* The entity HTML (@xml false) or XML writes for one of the five markup
