@@ -21,48 +21,7 @@
 
 #include "ns/ucount.h"
 #include "tests/unit/must_run.h"
-
-#define CHILD_SKIP 77
-
-typedef int (*child_fn)(char *msg, size_t len);
-
-static void run_in_child(child_fn fn)
-{
-        char msg[512] = "";
-        int fds[2], status;
-        ssize_t got;
-        pid_t pid;
-
-        assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
-        pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-                int r;
-                (void) close(fds[0]);
-                r = fn(msg, sizeof msg);
-                (void) !write(fds[1], msg, strnlen(msg, sizeof msg - 1));
-                _exit(r);
-        }
-        (void) close(fds[1]);
-        got = read(fds[0], msg, sizeof msg - 1);
-        msg[got > 0 ? got : 0] = '\0';
-        (void) close(fds[0]);
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        if (WIFSIGNALED(status))
-                fail_msg("child killed by signal %d (%s)", WTERMSIG(status), msg);
-        if (WEXITSTATUS(status) == CHILD_SKIP)
-                skip_or_fail("%s", msg);
-        if (WEXITSTATUS(status) != 0)
-                fail_msg("%s", msg);
-}
-
-#define CHECK(cond, ...)                                                        \
-        do {                                                                    \
-                if (!(cond)) {                                                  \
-                        snprintf(msg, len, __VA_ARGS__);                        \
-                        return 1;                                               \
-                }                                                               \
-        } while (0)
+#include "tests/unit/child_check.h"
 
 static int child_rlimits(char *msg, size_t len)
 {
