@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "cgroup/proc_tree.h"
+#include "util/rlimit.h"
 
 static int rl_create(const struct cg_env *env, const struct cg_facts *f, const struct cg_spec *spec,
                      struct cg_run *ret, struct nsb_error *e)
@@ -50,19 +51,9 @@ static int rl_create(const struct cg_env *env, const struct cg_facts *f, const s
  * inherited limit is stricter anyway). */
 static int lower_limit(int resource, const char *name, uint64_t value, struct nsb_error *e)
 {
-        struct rlimit rl;
-
         if (value == 0 || value == UINT64_MAX)
                 return 0;
-        if (getrlimit(resource, &rl) < 0)
-                return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "getrlimit(%s)", name);
-        if (rl.rlim_max == RLIM_INFINITY || (uint64_t) rl.rlim_max > value)
-                rl.rlim_max = (rlim_t) value;
-        rl.rlim_cur = rl.rlim_max;
-        if (setrlimit(resource, &rl) < 0)
-                return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "setrlimit(%s, %llu)", name,
-                                (unsigned long long) rl.rlim_max);
-        return 0;
+        return rlimit_lower(resource, name, value, e);
 }
 
 static int rl_child_join(struct cg_run *run, const struct cg_spec *spec, struct nsb_error *e)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/rlimit.h"
 
 #ifndef FSCONFIG_CMD_CREATE
 #define FSCONFIG_CMD_CREATE 6
@@ -47,21 +48,12 @@ void ucount_budget_read(struct ucount_budget *ret)
 int ucount_apply_rlimits(const struct ucount_share *s, struct nsb_error *e)
 {
         for (unsigned i = 0; i < UCOUNT_RL_N; i++) {
-                struct rlimit rl;
+                int r;
 
                 if (s->rlimit[i] == UCOUNT_KEEP)
                         continue;
-                if (getrlimit(rl_resource[i], &rl) < 0)
-                        return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "getrlimit(%s)", ucount_rl_name(i));
-                /* Lowered only: raising the hard limit needs CAP_SYS_RESOURCE
-                 * in the init namespace, and a lower inherited one is stricter. */
-                if (rl.rlim_max == RLIM_INFINITY || (uint64_t) rl.rlim_max > s->rlimit[i])
-                        rl.rlim_max = (rlim_t) s->rlimit[i];
-                /* Soft = hard: the program cannot raise it back. */
-                rl.rlim_cur = rl.rlim_max;
-                if (setrlimit(rl_resource[i], &rl) < 0)
-                        return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "setrlimit(%s, %llu)", ucount_rl_name(i),
-                                        (unsigned long long) rl.rlim_max);
+                if ((r = rlimit_lower(rl_resource[i], ucount_rl_name(i), s->rlimit[i], e)) < 0)
+                        return r;
         }
         return 0;
 }

@@ -32,6 +32,7 @@
 #include "util/cmdline.h"
 #include "util/sys.h"
 #include "util/cleanup.h"
+#include "util/rlimit.h"
 
 static void send_msg(int sock, enum wire_kind kind, const struct nsb_error *err, const struct nsb_ledger *l,
                      int wait_status, uint32_t cpu_prof_ms)
@@ -69,22 +70,6 @@ static int test_hook(struct child_ctx *c, enum nsb_stage stage, struct nsb_error
 
 /* ---- the program's steps, in order -------------------------------------- */
 
-/* Lowers a limit (soft and hard) to at most @max; never raises it. */
-static int lower_rlimit_to(int resource, const char *name, rlim_t max, struct nsb_error *e)
-{
-        struct rlimit rl;
-
-        if (getrlimit(resource, &rl) < 0)
-                return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "%s", name);
-        if (rl.rlim_max > max)
-                rl.rlim_max = max;
-        if (rl.rlim_cur > rl.rlim_max)
-                rl.rlim_cur = rl.rlim_max;
-        if (setrlimit(resource, &rl) < 0)
-                return nsb_fail(e, NSB_STAGE_RLIMIT, errno, "%s", name);
-        return 0;
-}
-
 static int step_rlimits(struct child_ctx *c, struct nsb_error *e)
 {
         struct rlimit fsize = { c->cfg->file_size_bytes, c->cfg->file_size_bytes };
@@ -103,8 +88,8 @@ static int step_rlimits(struct child_ctx *c, struct nsb_error *e)
          * with a real-time budget (limits.conf's rtprio, systemd's
          * LimitRTPRIO=) would otherwise let SCHED_FIFO spinners starve the
          * init, nsbox and the host's ordinary tasks until the wall time. */
-        if ((r = lower_rlimit_to(RLIMIT_RTPRIO, "RLIMIT_RTPRIO", 0, e)) < 0 ||
-            (r = lower_rlimit_to(RLIMIT_NICE, "RLIMIT_NICE", 0, e)) < 0)
+        if ((r = rlimit_lower(RLIMIT_RTPRIO, "RLIMIT_RTPRIO", 0, e)) < 0 ||
+            (r = rlimit_lower(RLIMIT_NICE, "RLIMIT_NICE", 0, e)) < 0)
                 return r;
         /* Pending signals, message-queue bytes and SHM_LOCK'd memory are
          * counted per user up the user-namespace chain, and the levels above
