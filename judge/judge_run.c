@@ -253,8 +253,10 @@ static int alloc_cases(const struct judge_spec *spec, struct judge_report *rep, 
         if (!rep->cases)
                 return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
         rep->n_cases = spec->n_cases;
-        for (size_t i = 0; i < spec->n_cases; i++)
+        for (size_t i = 0; i < spec->n_cases; i++) {
                 rep->cases[i].name = spec->cases[i].name;
+                rep->cases[i].weight = spec->cases[i].weight;
+        }
         return 0;
 }
 
@@ -548,6 +550,8 @@ int judge_main(const struct frame_run *run, struct nsb_error *e)
                 return JUDGE_EXIT_BAD_SPEC;
         }
         r = judge_spec_parse(text, text_len, cli->input_path, &spec, e);
+        if (r >= 0 && cli->program_path)
+                r = judge_spec_set_program(&spec, cli->program_path, e);
         if (r < 0) {
                 nsb_error_prefix(e, "spec '%s'", cli->input_path);
                 return JUDGE_EXIT_BAD_SPEC;
