@@ -261,3 +261,14 @@ class Scores(SandboxTest):
         v = json.loads(p.stdout)
         self.assertEqual(v["cases"][0]["result"]["limit"], "wall_time", p.stderr)
         self.assertLess(v["cases"][0]["result"]["wall_ms"], 3000)
+
+    def test_batch_judge_line_has_counts_and_score(self):
+        job = {"id": "j1", "kind": "judge",
+               "spec": {"program": {"source": "print(1)"},
+                        "cases": [{"name": "a", "weight": 3, "expect": {"stdout": {"equals": "1\n"}}},
+                                  {"name": "b", "expect": {"stdout": {"equals": "2\n"}}}]}}
+        jobs = self.write("jobs.jsonl", json.dumps(job) + "\n")
+        p = self.nsbox("batch", "--quiet", jobs)
+        line = json.loads(p.stdout.splitlines()[0])
+        self.assertEqual((line["counts"], line["score"]),
+                         ({"pass": 1, "fail": 1, "undetermined": 0, "not_run": 0}, 0.75), p.stderr)
