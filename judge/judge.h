@@ -164,6 +164,12 @@ void judge_evidence_free(struct judge_evidence *ev);
 int judge_case_verdict(const struct judge_expect *x, const struct judge_evidence *r,
                        struct judge_case_report *ret);
 
+/* The reason of judge_case_verdict without the expected values (exit code,
+ * equals/contains text, regex): "stdout differs at line 3: got '6'",
+ * "stdout does not contain the expected text". For a --junit file without
+ * --junit-expected: a CI page may be the learner's. Pure. */
+void judge_case_public_reason(const struct judge_expect *x, const struct judge_evidence *r, char *buf, size_t size);
+
 /* Settle case @c from its recorded result object (takes the reference
  * @result; NULL = rendering failed): the verdict is read from that object
  * alone, never from memory the object does not hold. Pure. */

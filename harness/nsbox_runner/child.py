@@ -35,7 +35,9 @@ def _import_failure(exc, item):
         if where is not None and where[0] != item.path:
             message += ", at %s line %s" % where
         message += ")"
-    return _report("error", message, exc)
+    report = _report("error", message, exc)
+    report["import_error"] = True  # the module, not the test: the runner says it once
+    return report
 
 
 class _CaseResult(unittest.TestResult):

@@ -20,6 +20,7 @@ SOURCE = os.environ.get("NSBOX_SOURCE", os.path.join(os.path.dirname(__file__), 
 COURSE = os.path.join(SOURCE, "examples", "course")
 ENV = dict(os.environ, NSBOX_RUNNER_DIR=os.path.join(SOURCE, "harness"))
 
+XSD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "junit_min.xsd")
 HOSTILE = "</pre><script>document.title='pwned'</script><img src=x onerror=alert(1)>"
 JOBS = [
     {"id": "ok-1", "kind": "python", "code": "print(1)"},
@@ -332,8 +333,13 @@ class JUnit(SandboxTest):
                               timeout=120, env=ENV)
 
     def read_junit(self, path):
+        """The file, checked against the minimal schema of the JUnit that CI
+        viewers read (junit_min.xsd: written from the element and attribute
+        list of the Jenkins JUnit plugin), then parsed with junitparser."""
         from junitparser import Error, Failure, JUnitXml, Skipped
 
+        v = subprocess.run(["xmllint", "--noout", "--schema", XSD, path], capture_output=True, text=True)
+        self.assertEqual(v.returncode, 0, v.stderr)
         xml = JUnitXml.fromfile(path)
         suites = list(xml)
         self.assertEqual(len(suites), 1)
@@ -341,7 +347,10 @@ class JUnit(SandboxTest):
         for case in suites[0]:
             kinds = [type(r) for r in case.result]
             kind = "pass" if not kinds else {Failure: "failure", Error: "error", Skipped: "skipped"}[kinds[0]]
+            self.assertIsNotNone(case.time)   # every case has one
+            self.assertTrue(case.classname and "/" not in case.classname, case.classname)
             cases[case.name] = (kind, case.result[0].message if case.result else None, case.result)
+            cases[(case.classname, case.name)] = cases[case.name] + (case,)
         return suites[0], cases
 
     def test_judge(self):
@@ -364,12 +373,28 @@ class JUnit(SandboxTest):
         self.assertEqual((suite.tests, suite.failures, suite.errors, suite.skipped), (3, 1, 1, 0))
         self.assertEqual(cases["twice"][0], "pass")
         self.assertEqual(cases["wrong <&>"][0], "failure")
-        self.assertEqual(cases["wrong <&>"][1], by_name["wrong <&>"]["reason"])
+        # #32: the expected value ('x') is not quoted without --junit-expected
+        # (a CI page may be the learner's); the reason is in the body too
+        self.assertIn("expected 'x'", by_name["wrong <&>"]["reason"])
+        self.assertEqual(cases["wrong <&>"][1], "stdout differs at line 1: got 'xx'")
+        self.assertEqual(cases["wrong <&>"][2][0].text, "stdout differs at line 1: got 'xx'")
+        with open(junit) as f:
+            self.assertNotIn("expected 'x'", f.read())
         self.assertEqual(cases["cut"][0], "error")
         self.assertEqual(cases["cut"][1], by_name["cut"]["reason"])
-        # the head of its stderr (cut at the output limit, 8 bytes), escaped and read back whole
-        self.assertEqual(cases["wrong <&>"][2][0].text, by_name["wrong <&>"]["result"]["stderr"]["text"])
-        self.assertEqual(cases["wrong <&>"][2][0].text, '<tb> & "')
+        self.assertEqual(cases[("judge.spec", "twice")][3].classname, "judge.spec")
+        # the captured streams of every case, escaped and read back whole
+        # (cut at the output limit, 8 bytes)
+        case = cases[("judge.spec", "wrong <&>")][3]
+        self.assertEqual(case.system_err, by_name["wrong <&>"]["result"]["stderr"]["text"])
+        self.assertEqual(case.system_err, '<tb> & "')
+        self.assertEqual(case.system_out, "xx\n")
+        self.assertEqual(cases[("judge.spec", "twice")][3].system_out, "abab\n")
+
+        # --junit-expected: the verdict's reason as it is
+        p = self.nsbox_env("judge", spec, "--junit", junit, "--junit-expected")
+        suite, cases = self.read_junit(junit)
+        self.assertEqual(cases["wrong <&>"][1], by_name["wrong <&>"]["reason"])
 
         # --fail-fast: the cases not run are skipped
         p = self.nsbox_env("judge", "--fail-fast", "--junit", junit, spec)
@@ -390,11 +415,18 @@ class JUnit(SandboxTest):
             self.assertEqual(suite.errors, 0)
             self.assertEqual(suite.skipped, want["skipped"])
             for t in rep["tests"]:
-                kind = cases[t["name"]][0]
+                # #32: "test_x.py::Class::test" is the class "test_x.Class" (not the harness path)
+                parts = t["name"].split("::")
+                key = (".".join([parts[0][:-3]] + parts[1:-1]), parts[-1])
+                kind = cases[key][0]
                 self.assertEqual(kind, {"passed": "pass", "failed": "failure", "error": "failure",
                                         "skipped": "skipped"}[t["outcome"]], t)
                 if t["outcome"] == "failed":
-                    self.assertEqual(cases[t["name"]][1], t["message"])
+                    # message=: its first line ("..." when there is more); the body: all of it
+                    first = t["message"].split("\n")[0][:300]
+                    self.assertEqual(cases[key][1], first + ("..." if first != t["message"] else ""))
+                    self.assertIn(t["message"], cases[key][2][0].text)
+                self.assertEqual(cases[key][3].system_out, t["stdout"])
         self.assertGreater(suite.failures, 0, "workspace-wrong fails no test")
 
     def test_undetermined_test_run_is_an_error(self):

@@ -388,27 +388,64 @@ static void test_html(void **state)
         fclose(rows);
 }
 
+/* #32: what CI viewers read: the reason in the failure's body (its first
+ * line in message=), the captured streams per case (escaped, bounded), a
+ * time on every case. */
 static void test_junit(void **state)
 {
+        static char big[JUNIT_STREAM_MAX + 100];
         struct junit_case c[] = {
-                { "ok", "spec.json", 0.01, JUNIT_PASS, NULL, NULL, 0 },
-                { "wrong \"<out>\"", "spec.json", 0.02, JUNIT_FAILURE, "stdout differs & more", "line\n\x01" "bad\xff", 10 },
-                { "sbx", "spec.json", -1, JUNIT_ERROR, "sandbox error", NULL, 0 },
-                { "later", "spec.json", -1, JUNIT_SKIPPED, "not run", NULL, 0 },
+                { .name = "ok", .classname = "judge.spec", .time_s = 0.01, .kind = JUNIT_PASS,
+                  .out = "5\n", .out_len = 2 },
+                { .name = "wrong \"<out>\"", .classname = "judge.spec", .time_s = 0.02, .kind = JUNIT_FAILURE,
+                  .message = "stdout differs & more", .detail = "line\n\x01" "bad\xff", .detail_len = 10,
+                  .out = "<b>&\x1b[2J", .out_len = 8, .err = big, .err_len = sizeof big },
+                { .name = "sbx", .classname = "judge.spec", .time_s = -1, .kind = JUNIT_ERROR,
+                  .message = "sandbox error\nsecond line" },
+                { .name = "later", .classname = "judge.spec", .time_s = -1, .kind = JUNIT_SKIPPED, .message = "not run" },
         };
         char *buf = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
 
+        (void) state;
+        memset(big, 'e', sizeof big);
         assert_int_equal(junit_render(f, "suite", c, 4, 0.03), 0);
         fclose(f);
-        assert_non_null(strstr(buf, "tests=\"4\" failures=\"1\" errors=\"1\" skipped=\"1\""));
+        assert_non_null(strstr(buf, "tests=\"4\" failures=\"1\" errors=\"1\" skipped=\"1\" time=\"0.030\""));
+        assert_non_null(strstr(buf, "<testcase name=\"ok\" classname=\"judge.spec\" time=\"0.010\">\n"
+                                    "    <system-out>5\n</system-out>\n  </testcase>"));
         assert_non_null(strstr(buf, "name=\"wrong &quot;&lt;out&gt;&quot;\""));
-        assert_non_null(strstr(buf, "<failure message=\"stdout differs &amp; more\" type=\"fail\">line\n\\x01bad\\xff</failure>"));
-        assert_non_null(strstr(buf, "<error message=\"sandbox error\" type=\"undetermined\"/>"));
+        assert_non_null(strstr(buf, "<failure message=\"stdout differs &amp; more\" type=\"fail\">stdout differs "
+                                    "&amp; more\n\nline\n\\x01bad\\xff</failure>"));
+        assert_non_null(strstr(buf, "<system-out>&lt;b&gt;&amp;\\x1b[2J</system-out>"));
+        assert_non_null(strstr(buf, "\n[... 100 more bytes]</system-err>"));
+        assert_non_null(strstr(buf, "<testcase name=\"sbx\" classname=\"judge.spec\" time=\"0.000\">"));
+        assert_non_null(strstr(buf, "<error message=\"sandbox error...\" type=\"undetermined\">sandbox error\n"
+                                    "second line</error>"));
         assert_non_null(strstr(buf, "<skipped message=\"not run\"/>"));
         assert_null(strchr(buf, '\x01'));
+        assert_null(strchr(buf, '\x1b'));
         free(buf);
+}
+
+static void test_junit_classname(void **state)
+{
+        const char *test;
+        char *cn;
+
+        (void) state;
+        cn = junit_classname(NULL, "test_x.py::TestAdd::test_a", &test);
+        assert_string_equal(cn, "test_x.TestAdd");
+        assert_string_equal(test, "test_a");
+        free(cn);
+        cn = junit_classname(NULL, "sub/test_y.py::test_f", &test);
+        assert_string_equal(cn, "sub.test_y");
+        assert_string_equal(test, "test_f");
+        free(cn);
+        cn = junit_classname("judge", "/srv/course/hw1.json", &test);
+        assert_string_equal(cn, "judge.hw1");
+        free(cn);
 }
 
 /* A program that writes a NUL byte gets "\u0000" in its result's text (and
@@ -468,7 +505,7 @@ int main(void)
                 cmocka_unit_test(test_hist_buckets),
                 cmocka_unit_test(test_text_render),
                 cmocka_unit_test(test_html),
-                cmocka_unit_test(test_junit),
+                cmocka_unit_test(test_junit), cmocka_unit_test(test_junit_classname),
                 cmocka_unit_test(test_nul_in_output),
                 cmocka_unit_test(test_text_render_bidi),
                 cmocka_unit_test(test_frequent_error_after_many_unique),
