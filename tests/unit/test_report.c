@@ -388,6 +388,82 @@ static void test_html(void **state)
         fclose(rows);
 }
 
+/* #32: what differs between two instances of one failure is folded. */
+static void test_normalize(void **state)
+{
+        static const struct { const char *in; bool quotes; const char *out; } rows[] = {
+                { "SyntaxError: invalid syntax (main.py, line 12)", false, "SyntaxError: invalid syntax (main.py, line N)" },
+                { "File \"/tmp/s17/main.py\", line 3, in f", false, "File \"<path>\", line N, in f" },
+                { "cannot mount /tmp/nsbox-7731af10: EBUSY", false, "cannot mount <path>: EBUSY" },
+                { "object at 0x7f3a2c1b9d60 is gone", false, "object at <id> is gone" },
+                { "run 3f2a9c1e-77aa-4b1c-9d2e-0123456789ab failed", false, "run <id> failed" },
+                { "test_2 and x1 stay, 2.5 folds", false, "test_2 and x1 stay, N folds" },
+                { "deadbeef is a word, cafe too", false, "deadbeef is a word, cafe too" },
+                { "expected '5', got '6'  twice", true, "expected '\u2026', got '\u2026' twice" },
+                { "expected '5'", false, "expected 'N'" },
+                { "</pre><b>", false, "</pre><b>" },
+        };
+        char out[REPORT_MSG_MAX];
+
+        (void) state;
+        for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+                report_normalize(rows[i].in, strlen(rows[i].in), rows[i].quotes, out, sizeof out);
+                if (strcmp(out, rows[i].out) != 0)
+                        fail_msg("row %zu: '%s' gave '%s', not '%s'", i, rows[i].in, out, rows[i].out);
+        }
+        report_last_line("Traceback...\n  File x\nValueError: bad\n\n  \n", out, sizeof out);
+        assert_string_equal(out, "ValueError: bad");
+        /* cut on a character */
+        report_normalize("\xc3\xa9\xc3\xa9\xc3\xa9", 6, false, out, 4);
+        assert_string_equal(out, "\xc3\xa9");
+}
+
+/* Failed jobs group by their normalised reason, largest first, with an
+ * example as it was; judge cases by how often they fail. */
+static void test_failure_groups(void **state)
+{
+        struct report_agg *a = malloc(sizeof *a);
+        struct report_fgroup *g = malloc(sizeof *g * REPORT_FGROUPS_MAX);
+        struct report_case_stat c[REPORT_CASES_MAX];
+        char line[512];
+        size_t n;
+
+        (void) state;
+        assert_non_null(a);
+        assert_non_null(g);
+        report_agg_init(a);
+        for (int i = 0; i < 30; i++) {
+                snprintf(line, sizeof line, "{\"id\":\"s%d\",\"status\":\"exited\",\"exit_code\":1,\"stderr\":{\"text\":"
+                         "\"  File \\\"/w/%d/a.py\\\", line %d\\nSyntaxError: bad (a.py, line %d)\\n\"}}", i, i, i, i);
+                add_ok(a, (uint64_t) i + 1, line);
+        }
+        for (int i = 0; i < 5; i++) {
+                snprintf(line, sizeof line, "{\"id\":\"z%d\",\"status\":\"exited\",\"exit_code\":1,\"stderr\":{\"text\":"
+                         "\"ZeroDivisionError: division by zero\\n\"}}", i);
+                add_ok(a, 100 + (uint64_t) i, line);
+        }
+        add_ok(a, 200, "{\"id\":\"ok\",\"status\":\"exited\",\"exit_code\":0}");
+        add_ok(a, 201, "{\"id\":\"v\",\"schema\":\"nsbox.verdict/1\",\"verdict\":\"fail\",\"cases\":["
+                       "{\"name\":\"a\",\"verdict\":\"pass\",\"reason\":\"r\",\"result\":null},"
+                       "{\"name\":\"b\",\"verdict\":\"fail\",\"reason\":\"stdout differs at line 1: expected '1', got '2'\","
+                       "\"result\":{\"status\":\"exited\",\"exit_code\":0}}]}");
+        n = report_fgroups_sorted(a, g);
+        assert_int_equal(n, 3);
+        assert_string_equal(g[0].key, "SyntaxError: bad (a.py, line N)");
+        assert_int_equal(g[0].n, 30);
+        assert_string_equal(g[0].example, "SyntaxError: bad (a.py, line 0)");
+        assert_string_equal(g[0].example_id, "s0");
+        assert_string_equal(g[1].key, "ZeroDivisionError: division by zero");
+        assert_int_equal(g[1].n, 5);
+        assert_string_equal(g[2].key, "case b: stdout differs at line N: expected '\u2026', got '\u2026'");
+        assert_int_equal(report_cases_sorted(a, c), 2);
+        assert_string_equal(c[0].name, "b");
+        assert_int_equal(c[0].failed, 1);
+        assert_int_equal(c[1].runs, 1);
+        free(g);
+        free(a);
+}
+
 /* #32: what CI viewers read: the reason in the failure's body (its first
  * line in message=), the captured streams per case (escaped, bounded), a
  * time on every case. */
@@ -505,7 +581,7 @@ int main(void)
                 cmocka_unit_test(test_hist_buckets),
                 cmocka_unit_test(test_text_render),
                 cmocka_unit_test(test_html),
-                cmocka_unit_test(test_junit), cmocka_unit_test(test_junit_classname),
+                cmocka_unit_test(test_junit), cmocka_unit_test(test_normalize), cmocka_unit_test(test_failure_groups), cmocka_unit_test(test_junit_classname),
                 cmocka_unit_test(test_nul_in_output),
                 cmocka_unit_test(test_text_render_bidi),
                 cmocka_unit_test(test_frequent_error_after_many_unique),
