@@ -1,4 +1,4 @@
-/* testcmd/test_plan.c — the results channel, the verdict rules of
+/* testcmd/testcmd_plan.c — the results channel, the verdict rules of
  * harness/README.md and the `nsbox.tests/1` rendering. Pure: allocation only
  * (open_memstream writes to memory).
  */

@@ -1,9 +1,9 @@
-/* testcmd/test_run.c — `nsbox test`: the driver. Syscall layer.
+/* testcmd/testcmd_run.c — `nsbox test`: the driver. Syscall layer.
  *
  * Finds the runner (harness/nsbox_test_runner.py), makes the results channel
  * (a pipe; the write end becomes the runner's fd 3), runs the runner in one
  * sandbox through sbx_run() and hands the channel's bytes and the result to
- * the pure functions of test_plan.c.
+ * the pure functions of testcmd_plan.c.
  *
  * The channel is drained while the sandbox runs by a forked helper process
  * that copies it into an anonymous file (platform.h: a memfd on Linux;
