@@ -5,7 +5,7 @@ import select
 import signal
 import time
 from .base import MAX_CAPTURE, MAX_REPORT, MIN_SLICE, OUTCOMES, PROTOCOL, _clean, _clip_message, _clip_traceback, _seconds
-from .child import _child_main, _flush_stdio, _report
+from .child import _child_main, _flush_stdio, _report, _tee_stdio
 
 
 class Runner:
@@ -79,20 +79,13 @@ class Runner:
 
     @staticmethod
     def _capture(fd, chunk, captured):
-        """Keep the head of what a test printed (MAX_CAPTURE bytes, and how
-        much there was) and pass it on to the runner's own stream, where it
-        went before the capture (the sandbox's stdout/stderr)."""
-        buf, target = captured[fd]
+        """Keep the head of what a test printed (MAX_CAPTURE bytes) and how
+        much there was. The child wrote it to its own streams as well
+        (child._tee_stdio): nothing is lost if this process is killed."""
+        buf = captured[fd]
         if len(buf) < MAX_CAPTURE:
             buf += chunk[:MAX_CAPTURE - len(buf)]
-        captured[fd] = (buf, target)
         captured[("n", fd)] = captured.get(("n", fd), 0) + len(chunk)
-        view = memoryview(chunk)
-        try:
-            while view:
-                view = view[os.write(target, view):]
-        except OSError:
-            pass
 
     def _drain(self, fd, captured):
         os.set_blocking(fd, False)
@@ -107,7 +100,7 @@ class Runner:
 
     def _supervise(self, pid, rfd, slice_s, captured=None):
         """Wait for the child; return (status or None if timed out, report bytes).
-        @captured: {fd: (bytearray, target fd)} of the test's stdout/stderr pipes."""
+        @captured: {fd: bytearray} of the test's stdout/stderr capture pipes."""
         captured = {} if captured is None else captured
         deadline = time.monotonic() + slice_s
         buf = bytearray()
@@ -206,7 +199,7 @@ class Runner:
 
     @staticmethod
     def _captured_text(captured, fd):
-        data = bytes(captured[fd][0])
+        data = bytes(captured[fd])
         total = captured.get(("n", fd), 0)
         if not total:
             return None
@@ -225,12 +218,12 @@ class Runner:
             try:
                 os.close(self.channel_fd)  # first: learner code never sees the channel
                 os.close(rfd)
-                # what the test prints goes to its own pipes, so that the
-                # report can show it under the test (pytest's "Captured stdout")
-                os.dup2(out_w, 1)
-                os.dup2(err_w, 2)
-                for fd in (out_r, out_w, err_r, err_w):
-                    os.close(fd)
+                # what the test prints also goes to the capture pipes, so
+                # that the report can show it under the test (pytest's
+                # "Captured stdout")
+                os.close(out_r)
+                os.close(err_r)
+                _tee_stdio(out_w, err_w)
                 _child_main(item, code, wfd, self.harness, self.workspace)
             finally:
                 os._exit(70)
@@ -238,7 +231,7 @@ class Runner:
         os.close(wfd)
         os.close(out_w)
         os.close(err_w)
-        captured = {out_r: (bytearray(), 1), err_r: (bytearray(), 2)}
+        captured = {out_r: bytearray(), err_r: bytearray()}
         try:
             os.setpgid(pid, pid)
         except OSError:
