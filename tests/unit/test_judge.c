@@ -703,6 +703,48 @@ static void test_render(void **state)
         free(c);
 }
 
+/* #32: the reason a --junit file shows without --junit-expected quotes
+ * nothing of the spec (exit code, equals/contains text, regex), only what
+ * the program did. */
+static void test_public_reason(void **state)
+{
+        static const char json[] =
+                "{\"program\": {\"source\": \"x\"}, \"cases\": ["
+                " {\"name\": \"eq\", \"expect\": {\"exit_code\": 4, \"stdout\": {\"equals\": \"SECRET\\nb\\n\"}}},"
+                " {\"name\": \"co\", \"expect\": {\"stdout\": {\"contains\": \"SECRET\"}}},"
+                " {\"name\": \"re\", \"expect\": {\"stderr\": {\"regex\": \"SECRET\\\\d\"}}}]}";
+        static const char *const want[] = {
+                "exit code 3, not the expected one (stderr: 'err'); stdout differs at line 1: got 'wrong' (got 1 line, not the expected count)",
+                "stdout does not contain the expected text",
+                "stderr does not match the expected pattern",
+        };
+        struct judge_spec spec;
+
+        (void) state;
+        parse_ok(json, "s.json", &spec);
+        for (size_t i = 0; i < 3; i++) {
+                struct run_result *r = exited(i == 0 ? 3 : 0, "wrong\n", "err\n");
+                json_t *o = result_to_json(r, 1u << 20);
+                struct judge_evidence ev;
+                struct judge_case_report c;
+                struct nsb_error e;
+                char buf[JUDGE_REASON_MAX];
+
+                assert_int_equal(judge_evidence_parse(o, &ev, &e), 0);
+                judge_case_public_reason(&spec.cases[i].expect, &ev, buf, sizeof buf);
+                assert_string_equal(buf, want[i]);
+                assert_null(strstr(buf, "SECRET"));
+                /* the verdict's own reason still quotes it */
+                memset(&c, 0, sizeof c);
+                judge_case_verdict(&spec.cases[i].expect, &ev, &c);
+                assert_non_null(strstr(c.reason, "SECRET"));
+                judge_evidence_free(&ev);
+                json_decref(o);
+                free(r);
+        }
+        judge_spec_free(&spec);
+}
+
 /* #32: the score is the passed cases' weight over all; an undetermined case,
  * or one cancelled before it ran, leaves the score null (nsbox could not
  * look: it must not lower a score); a case --fail-fast skipped is not passed. */
@@ -1185,7 +1227,7 @@ int main(void)
                 cmocka_unit_test(test_request_has_no_expectation),
                 cmocka_unit_test(test_render),
                 cmocka_unit_test(test_excerpt),
-                cmocka_unit_test(test_summary_unsafe), cmocka_unit_test(test_tally_score),
+                cmocka_unit_test(test_summary_unsafe), cmocka_unit_test(test_tally_score), cmocka_unit_test(test_public_reason),
                 cmocka_unit_test(test_cut_stream_judged_from_the_recorded_tail),
                 cmocka_unit_test(test_raw_bytes_are_recorded),
                 cmocka_unit_test(test_evidence_parse_is_strict),
