@@ -105,6 +105,7 @@ void cfg_free(struct nsb_config *cfg)
         free(cfg->observe_path);
         free(cfg->replay_path);
         free(cfg->junit_path);
+        free(cfg->program_path);
         free(cfg->html_path);
         memset(cfg, 0, sizeof *cfg);
 }
@@ -342,6 +343,12 @@ static int take_positionals(struct nsb_config *cfg, int argc, char **argv, int i
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "python: missing SCRIPT (or -c CODE)");
                 break;
         case NSB_CMD_JUDGE:
+                if (cfg->input_path && i < argc)
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                        "judge: unexpected argument '%s' after SPEC.json '%s' (one SPEC; "
+                                        "--program FILE grades another program)", argv[i], cfg->input_path);
+                if (cfg->input_path)
+                        return 0;
                 if (argc - i > 1)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                         "judge: unexpected argument '%s' after SPEC.json '%s' (options go before it)",
@@ -443,8 +450,17 @@ int cfg_parse_cli(int argc, char **argv, struct nsb_config *cfg, struct nsb_erro
                         cfg->help = true;
                         continue;
                 }
-                if (a[0] != '-' || strcmp(a, "-") == 0)
+                if (a[0] != '-' || strcmp(a, "-") == 0) {
+                        /* judge SPEC [OPTIONS]: its one positional may come
+                         * first, the options after it */
+                        if (cmd == NSB_CMD_JUDGE && !cfg->input_path) {
+                                r = cfg_set_text(&cfg->input_path, a, e);
+                                if (r < 0)
+                                        return r;
+                                continue;
+                        }
                         break;   /* first positional */
+                }
                 if (strncmp(a, "--", 2) != 0)
                         return unknown_option(cmd, a, strcspn(a, "="), e);
                 eq = strchr(a + 2, '=');

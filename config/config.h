@@ -118,6 +118,8 @@ struct nsb_config {
         char *observe_path;             /* judge --observe: write each case's observation here */
         char *replay_path;              /* judge --replay: judge these observations, run nothing */
         char *junit_path;               /* judge, test --junit: also write JUnit XML here */
+        bool junit_expected;            /* judge --junit-expected: the JUnit file may quote expected values */
+        char *program_path;             /* judge --program: grade this file instead of the spec's program */
 
         /* report: the RESULTS files are argv/argc ("-" = stdin) */
         char *html_path;                /* report --html: the self-contained page */

@@ -84,6 +84,8 @@ static int opt_jobs(const struct cfg_key *k, struct nsb_config *c, const char *v
 }
 
 static int opt_junit(const struct cfg_key *k, struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_set_text(&c->junit_path, v, e); }
+static int opt_junit_expected(const struct cfg_key *k, struct nsb_config *c, const char *v, struct nsb_error *e) { (void) v; (void) e; c->junit_expected = true; return 0; }
+static int opt_program(const struct cfg_key *k, struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_set_text(&c->program_path, v, e); }
 static int opt_html(const struct cfg_key *k, struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_set_text(&c->html_path, v, e); }
 static int opt_resume(const struct cfg_key *k, struct nsb_config *c, const char *v, struct nsb_error *e) { return cfg_set_text(&c->resume_path, v, e); }
 
@@ -401,6 +403,10 @@ static const struct cfg_key keys[] = {
             "judge the observations in OBS.jsonl against the spec; no sandbox runs"),
         OPT("junit", "FILE", C_JUDGE | C_TEST, opt_junit, CFG_G_OUTPUT,
             "also write the cases (tests) as JUnit XML to FILE"),
+        OPT("junit-expected", NULL, C_JUDGE, opt_junit_expected, CFG_G_OUTPUT,
+            "let the --junit file quote the expected values (hidden by default: a CI page may be the learner's)"),
+        OPT("program", "FILE", C_JUDGE, opt_program, CFG_G_JUDGE,
+            "grade FILE instead of the spec's program (same cases, limits and profile)"),
         OPT("html", "FILE", C_REPORT, opt_html, CFG_G_OUTPUT,
             "also write the summary as one self-contained HTML page to FILE"),
         OPT("quiet", NULL, C_BATCH, opt_quiet, CFG_G_BATCH, "no progress line and no closing summary on stderr"),

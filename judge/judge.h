@@ -66,6 +66,7 @@ struct judge_expect {
 
 struct judge_case {
         char *name;
+        double weight;               /* its share of the score: > 0, default 1 */
         struct judge_stimulus stimulus;
         struct judge_expect expect;
 };
@@ -118,6 +119,7 @@ struct judge_evidence {
 /* One case after it ran (or did not). */
 struct judge_case_report {
         const char *name;            /* borrowed from the spec */
+        double weight;               /* the spec's */
         enum judge_verdict verdict;
         char reason[JUDGE_REASON_MAX];
         bool ran;                    /* false: not_run, `result_json` is NULL */
@@ -144,6 +146,11 @@ int judge_spec_parse(const char *text, size_t len, const char *spec_path, struct
                      struct nsb_error *e);
 void judge_spec_free(struct judge_spec *spec);
 
+/* `judge --program FILE`: grade FILE (from the current directory, when
+ * relative) instead of the spec's program, with the same cases. -EINVAL
+ * (stage config) for a path that names no file; -ENOMEM. */
+int judge_spec_set_program(struct judge_spec *spec, const char *path, struct nsb_error *e);
+
 /* Read the evidence of one case from its `nsbox.result/1` object (pure;
  * pointers into @result, which must outlive it). Strict: a missing or
  * ill-typed key, an unknown status, a base64 field that is not the bytes of
@@ -157,10 +164,28 @@ void judge_evidence_free(struct judge_evidence *ev);
 int judge_case_verdict(const struct judge_expect *x, const struct judge_evidence *r,
                        struct judge_case_report *ret);
 
+/* The reason of judge_case_verdict without the expected values (exit code,
+ * equals/contains text, regex): "stdout differs at line 3: got '6'",
+ * "stdout does not contain the expected text". For a --junit file without
+ * --junit-expected: a CI page may be the learner's. Pure. */
+void judge_case_public_reason(const struct judge_expect *x, const struct judge_evidence *r, char *buf, size_t size);
+
 /* Settle case @c from its recorded result object (takes the reference
  * @result; NULL = rendering failed): the verdict is read from that object
  * alone, never from memory the object does not hold. Pure. */
 void judge_case_settle(const struct judge_expect *x, json_t *result, struct judge_case_report *c);
+
+/* The totals of a verdict: how many cases have each verdict, and the score:
+ * the passed cases' weight over all the cases' weight. scored is false (the
+ * score is null) when a case is undetermined or was cancelled before it ran:
+ * nsbox could not look at it, so it must not lower the score. A case that
+ * --fail-fast skipped counts as not passed. Pure. */
+struct judge_tally {
+        size_t count[JUDGE_NOT_RUN + 1];
+        bool scored;
+        double score;                /* 0..1 when scored */
+};
+void judge_tally(const struct judge_report *rep, struct judge_tally *ret);
 
 /* pass iff every case passed; fail if any failed; else undetermined. */
 enum judge_verdict judge_suite_verdict(const struct judge_case_report *cases, size_t n);

@@ -58,6 +58,18 @@ static void append_excerpt(char *buf, size_t size, const char *s, size_t len)
         append_excerpt_at(buf, size, s, len, false);
 }
 
+/* An expected value, or only that there is one (--junit without
+ * --junit-expected: a CI page may be the learner's). */
+static void append_expected(char *buf, size_t size, const struct judge_matcher *m, bool hide)
+{
+        if (hide)
+                nsb_appendf(buf, size, m->kind == JUDGE_MATCH_REGEX ? "the expected pattern" : "the expected text");
+        else if (m->kind == JUDGE_MATCH_REGEX)
+                append_regex(buf, size, m);
+        else
+                append_excerpt(buf, size, m->text, m->len);
+}
+
 static size_t count_lines(const char *s, size_t len)
 {
         size_t n = 0;
@@ -80,7 +92,7 @@ static size_t line_len(const char *s, size_t len, size_t start)
 /* "stdout differs at line 3: expected '5', got '6' (expected 3 lines, got 2)".
  * @got is the whole stream, or its kept prefix when @cut. */
 static void equals_reason(char *buf, size_t size, const char *stream, const char *exp, size_t exp_len,
-                          const char *got, size_t got_len, bool cut)
+                          const char *got, size_t got_len, bool cut, bool hide)
 {
         size_t min = exp_len < got_len ? exp_len : got_len, d = 0, ls = 0, line = 1, win;
         size_t el, gl;
@@ -92,7 +104,7 @@ static void equals_reason(char *buf, size_t size, const char *stream, const char
                         line++;
                         ls = i + 1;
                 }
-        nsb_appendf(buf, size, "%s differs at line %zu: expected ", stream, line);
+        nsb_appendf(buf, size, "%s differs at line %zu: %s", stream, line, hide ? "" : "expected ");
         el = ls < exp_len ? line_len(exp, exp_len, ls) : 0;
         gl = ls < got_len ? line_len(got, got_len, ls) : 0;
         /* Only the trailing newline differs: show it, or the two excerpts
@@ -108,12 +120,14 @@ static void equals_reason(char *buf, size_t size, const char *stream, const char
         win = d - ls > EXCERPT_MAX / 2 ? d - EXCERPT_MAX / 4 : ls;
         while (win > ls && (((unsigned char) exp[win] & 0xc0) == 0x80))
                 win--;
-        if (ls >= exp_len) {
+        if (hide) {
+                /* the expected side is the judge's: not quoted */
+        } else if (ls >= exp_len) {
                 nsb_appendf(buf, size, "end of output");
         } else {
                 append_excerpt_at(buf, size, exp + win, el - (win - ls), win > ls);
         }
-        nsb_appendf(buf, size, ", got ");
+        nsb_appendf(buf, size, hide ? "got " : ", got ");
         if (ls >= got_len) {
                 nsb_appendf(buf, size, cut ? "end of the kept output" : "end of output");
         } else {
@@ -121,7 +135,9 @@ static void equals_reason(char *buf, size_t size, const char *stream, const char
         }
         if (!cut) {
                 size_t en = count_lines(exp, exp_len), gn = count_lines(got, got_len);
-                if (en != gn)
+                if (en != gn && hide)
+                        nsb_appendf(buf, size, " (got %zu line%s, not the expected count)", gn, gn == 1 ? "" : "s");
+                else if (en != gn)
                         nsb_appendf(buf, size, " (expected %zu line%s, got %zu)", en, en == 1 ? "" : "s", gn);
         }
 }
@@ -133,7 +149,7 @@ static void cut_note(char *buf, size_t size, const char *stream, const struct ju
 
 /* ---- matchers ------------------------------------------------------------ */
 
-static enum judge_verdict match_equals(const struct judge_matcher *m, const char *stream, const char *text,
+static enum judge_verdict match_equals(const struct judge_matcher *m, const char *stream, const char *text, bool hide,
                                        const struct judge_stream_view *s, bool cut, char *reason, size_t size)
 {
         size_t kept = s->kept, d = 0, min = kept < m->len ? kept : m->len;
@@ -143,7 +159,7 @@ static enum judge_verdict match_equals(const struct judge_matcher *m, const char
                         nsb_appendf(reason, size, "%s equals expected", stream);
                         return JUDGE_PASS;
                 }
-                equals_reason(reason, size, stream, m->text, m->len, text, kept, false);
+                equals_reason(reason, size, stream, m->text, m->len, text, kept, false, hide);
                 return JUDGE_FAIL;
         }
         while (d < min && text[d] == m->text[d])
@@ -151,15 +167,19 @@ static enum judge_verdict match_equals(const struct judge_matcher *m, const char
         if (d < kept) {
                 /* The kept prefix already differs (or goes past the expected
                  * end): evidence, whatever was cut. */
-                equals_reason(reason, size, stream, m->text, m->len, text, kept, true);
+                equals_reason(reason, size, stream, m->text, m->len, text, kept, true, hide);
                 nsb_appendf(reason, size, " (");
                 cut_note(reason, size, stream, s);
                 nsb_appendf(reason, size, ")");
                 return JUDGE_FAIL;
         }
         if (s->bytes != m->len) {
-                nsb_appendf(reason, size, "%s differs: expected %zu bytes, the program wrote %llu (", stream, m->len,
-                       (unsigned long long) s->bytes);
+                if (hide)
+                        nsb_appendf(reason, size, "%s differs: the program wrote %llu bytes, not the expected count (",
+                                    stream, (unsigned long long) s->bytes);
+                else
+                        nsb_appendf(reason, size, "%s differs: expected %zu bytes, the program wrote %llu (", stream,
+                                    m->len, (unsigned long long) s->bytes);
                 cut_note(reason, size, stream, s);
                 nsb_appendf(reason, size, ")");
                 return JUDGE_FAIL;
@@ -184,7 +204,7 @@ static enum judge_verdict match_equals(const struct judge_matcher *m, const char
         return JUDGE_UNDETERMINED;
 }
 
-static enum judge_verdict match_contains(const struct judge_matcher *m, const char *stream, const char *text,
+static enum judge_verdict match_contains(const struct judge_matcher *m, const char *stream, const char *text, bool hide,
                                          const struct judge_stream_view *s, bool cut, char *reason, size_t size)
 {
         bool found = m->len == 0 || nsb_memmem(text, s->kept, m->text, m->len) != NULL;
@@ -194,21 +214,21 @@ static enum judge_verdict match_contains(const struct judge_matcher *m, const ch
                 found = nsb_memmem(s->tail, s->tail_len, m->text, m->len) != NULL;
         if (found) {
                 nsb_appendf(reason, size, "%s contains ", stream);
-                append_excerpt(reason, size, m->text, m->len);
+                append_expected(reason, size, m, hide);
                 return JUDGE_PASS;
         }
         if (cut) {
                 cut_note(reason, size, stream, s);
                 nsb_appendf(reason, size, " and neither the kept part nor the recorded tail contains ");
-                append_excerpt(reason, size, m->text, m->len);
+                append_expected(reason, size, m, hide);
                 return JUDGE_UNDETERMINED;
         }
         nsb_appendf(reason, size, "%s does not contain ", stream);
-        append_excerpt(reason, size, m->text, m->len);
+        append_expected(reason, size, m, hide);
         return JUDGE_FAIL;
 }
 
-static enum judge_verdict match_regex(const struct judge_matcher *m, const char *stream, const char *text,
+static enum judge_verdict match_regex(const struct judge_matcher *m, const char *stream, const char *text, bool hide,
                                       const struct judge_stream_view *s, bool cut, char *reason, size_t size)
 {
         pcre2_match_context *mctx = NULL;
@@ -235,12 +255,12 @@ static enum judge_verdict match_regex(const struct judge_matcher *m, const char 
         pcre2_match_context_free(mctx);
         if (rc >= 0) {
                 nsb_appendf(reason, size, "%s matches ", stream);
-                append_regex(reason, size, m);
+                append_expected(reason, size, m, hide);
                 return JUDGE_PASS;
         }
         if (rc == PCRE2_ERROR_NOMATCH) {
                 nsb_appendf(reason, size, "%s does not match ", stream);
-                append_regex(reason, size, m);
+                append_expected(reason, size, m, hide);
                 return JUDGE_FAIL;
         }
         {
@@ -253,8 +273,8 @@ static enum judge_verdict match_regex(const struct judge_matcher *m, const char 
         return JUDGE_UNDETERMINED;
 }
 
-enum judge_verdict judge_match_stream(const struct judge_matcher *m, const char *stream_name,
-                                      const struct judge_stream_view *s, char *reason, size_t reason_len)
+static enum judge_verdict match_stream(const struct judge_matcher *m, const char *stream_name,
+                                       const struct judge_stream_view *s, bool hide, char *reason, size_t reason_len)
 {
         const char *text = s->text ? s->text : "";
         bool cut = s->cut || s->bytes > s->kept;
@@ -263,15 +283,21 @@ enum judge_verdict judge_match_stream(const struct judge_matcher *m, const char 
                 reason[0] = '\0';
         switch (m->kind) {
         case JUDGE_MATCH_EQUALS:
-                return match_equals(m, stream_name, text, s, cut, reason, reason_len);
+                return match_equals(m, stream_name, text, hide, s, cut, reason, reason_len);
         case JUDGE_MATCH_CONTAINS:
-                return match_contains(m, stream_name, text, s, cut, reason, reason_len);
+                return match_contains(m, stream_name, text, hide, s, cut, reason, reason_len);
         case JUDGE_MATCH_REGEX:
-                return match_regex(m, stream_name, text, s, cut, reason, reason_len);
+                return match_regex(m, stream_name, text, hide, s, cut, reason, reason_len);
         case JUDGE_MATCH_NONE:
         default:
                 return JUDGE_PASS;
         }
+}
+
+enum judge_verdict judge_match_stream(const struct judge_matcher *m, const char *stream_name,
+                                      const struct judge_stream_view *s, char *reason, size_t reason_len)
+{
+        return match_stream(m, stream_name, s, false, reason, reason_len);
 }
 
 /* ---- verdicts ------------------------------------------------------------ */
@@ -321,8 +347,8 @@ static void join(char *buf, size_t size, const char *part)
         nsb_appendf(buf, size, "%s", part);
 }
 
-int judge_case_verdict(const struct judge_expect *x, const struct judge_evidence *r,
-                       struct judge_case_report *ret)
+static int case_verdict(const struct judge_expect *x, const struct judge_evidence *r, bool hide,
+                        struct judge_case_report *ret)
 {
         char *reason = ret->reason;
         const size_t size = sizeof ret->reason;
@@ -376,15 +402,19 @@ int judge_case_verdict(const struct judge_expect *x, const struct judge_evidence
 
                 if (r->exit_code != x->exit_code) {
                         ev = JUDGE_FAIL;
-                        nsb_appendf(exit_part, sizeof exit_part, "exit code %d, expected %d", r->exit_code,
-                               x->exit_code);
+                        if (hide)
+                                nsb_appendf(exit_part, sizeof exit_part, "exit code %d, not the expected one",
+                                            r->exit_code);
+                        else
+                                nsb_appendf(exit_part, sizeof exit_part, "exit code %d, expected %d", r->exit_code,
+                                            x->exit_code);
                         if (x->err.kind == JUDGE_MATCH_NONE)
                                 append_stderr_hint(exit_part, sizeof exit_part, &r->err);
                 } else {
                         nsb_appendf(exit_part, sizeof exit_part, "exit code %d", r->exit_code);
                 }
-                ov = judge_match_stream(&x->out, "stdout", &r->out, out_part, sizeof out_part);
-                erv = judge_match_stream(&x->err, "stderr", &r->err, err_part, sizeof err_part);
+                ov = match_stream(&x->out, "stdout", &r->out, hide, out_part, sizeof out_part);
+                erv = match_stream(&x->err, "stderr", &r->err, hide, err_part, sizeof err_part);
 
                 if (ev == JUDGE_FAIL || ov == JUDGE_FAIL || erv == JUDGE_FAIL) {
                         ret->verdict = JUDGE_FAIL;
@@ -410,6 +440,21 @@ int judge_case_verdict(const struct judge_expect *x, const struct judge_evidence
                 }
         }
         return 0;
+}
+
+int judge_case_verdict(const struct judge_expect *x, const struct judge_evidence *r,
+                       struct judge_case_report *ret)
+{
+        return case_verdict(x, r, false, ret);
+}
+
+void judge_case_public_reason(const struct judge_expect *x, const struct judge_evidence *r, char *buf, size_t size)
+{
+        struct judge_case_report c;
+
+        memset(&c, 0, sizeof c);
+        case_verdict(x, r, true, &c);
+        snprintf(buf, size, "%s", c.reason);
 }
 
 void judge_case_settle(const struct judge_expect *x, json_t *result, struct judge_case_report *c)

@@ -31,7 +31,8 @@ static json_t *case_json(const struct judge_case_report *c, uint64_t output_limi
          * the exact text (jansson escapes what JSON needs). */
         if (set(o, "name", json_string(c->name ? c->name : "")) < 0 ||
             set(o, "verdict", json_string(judge_verdict_name(c->verdict))) < 0 ||
-            set(o, "reason", json_string(c->reason)) < 0)
+            set(o, "reason", json_string(c->reason)) < 0 ||
+            set(o, "weight", json_real(c->weight > 0 ? c->weight : 1)) < 0)
                 return NULL;
         /* The recorded result object the verdict was read from, as it is. */
         if (set(o, "result", c->result_json ? json_incref(c->result_json) :
@@ -58,16 +59,53 @@ const char *judge_report_start(const struct judge_report *rep)
         return ran ? "warm" : "cold";
 }
 
+void judge_tally(const struct judge_report *rep, struct judge_tally *ret)
+{
+        double passed = 0, total = 0;
+        bool unknown = false;
+
+        memset(ret, 0, sizeof *ret);
+        for (size_t i = 0; i < rep->n_cases; i++) {
+                const struct judge_case_report *c = &rep->cases[i];
+                double w = c->weight > 0 ? c->weight : 1;
+
+                if ((unsigned) c->verdict > JUDGE_NOT_RUN)
+                        continue;
+                ret->count[c->verdict]++;
+                total += w;
+                if (c->verdict == JUDGE_PASS)
+                        passed += w;
+                /* nsbox could not look at it: it must not lower the score.
+                 * A case --fail-fast skipped (the suite failed on evidence)
+                 * is not passed. */
+                if (c->verdict == JUDGE_UNDETERMINED || (c->verdict == JUDGE_NOT_RUN && rep->verdict != JUDGE_FAIL))
+                        unknown = true;
+        }
+        ret->scored = !unknown && total > 0;
+        ret->score = ret->scored ? passed / total : 0;
+}
+
+static json_t *counts_json(const struct judge_tally *t)
+{
+        return json_pack("{s:I,s:I,s:I,s:I}", "pass", (json_int_t) t->count[JUDGE_PASS], "fail",
+                         (json_int_t) t->count[JUDGE_FAIL], "undetermined", (json_int_t) t->count[JUDGE_UNDETERMINED],
+                         "not_run", (json_int_t) t->count[JUDGE_NOT_RUN]);
+}
+
 json_t *judge_report_to_json(const struct judge_report *rep,
                              json_t *(*render_result)(const struct run_result *r, uint64_t output_limit))
 {
         AUTO(json_decref) json_t *root = json_object();
+        struct judge_tally t;
         json_t *cases;
 
         if (!root)
                 return NULL;
+        judge_tally(rep, &t);
         if (set(root, "schema", json_string(JUDGE_SCHEMA)) < 0 ||
             set(root, "verdict", json_string(judge_verdict_name(rep->verdict))) < 0 ||
+            set(root, "counts", counts_json(&t)) < 0 ||
+            set(root, "score", t.scored ? json_real(t.score) : json_null()) < 0 ||
             set(root, "program_sha256", json_string(rep->program_sha256)) < 0 ||
             (rep->replayed && set(root, "replayed", json_true()) < 0) ||
             set(root, "start", json_string(judge_report_start(rep))) < 0 ||
@@ -101,7 +139,7 @@ static const char *mark(enum judge_verdict v)
 
 char *judge_summary_text(const struct judge_report *rep)
 {
-        size_t count[JUDGE_NOT_RUN + 1] = { 0 };
+        struct judge_tally t;
         char *buf = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
@@ -113,8 +151,6 @@ char *judge_summary_text(const struct judge_report *rep)
                 char name[256] = "";
                 size_t col = 0;
 
-                if ((unsigned) c->verdict <= JUDGE_NOT_RUN)
-                        count[c->verdict]++;
                 /* One line per case, whatever the name and the reason quote
                  * (a newline, ESC, CSI, a bidi override), wrapped before the
                  * terminal would wrap it, so that no screen row starts with
@@ -129,11 +165,17 @@ char *judge_summary_text(const struct judge_report *rep)
                 textsafe_term_wrap(f, c->reason, strlen(c->reason), CONT, &col);
                 fputc('\n', f);
         }
+        judge_tally(rep, &t);
         fprintf(f, "verdict: %s (%zu passed, %zu failed, %zu undetermined", judge_verdict_name(rep->verdict),
-                count[JUDGE_PASS], count[JUDGE_FAIL], count[JUDGE_UNDETERMINED]);
-        if (count[JUDGE_NOT_RUN])
-                fprintf(f, ", %zu not run", count[JUDGE_NOT_RUN]);
-        fprintf(f, ")%s\n", rep->replayed ? ", replayed from stored observations: no sandbox ran" : "");
+                t.count[JUDGE_PASS], t.count[JUDGE_FAIL], t.count[JUDGE_UNDETERMINED]);
+        if (t.count[JUDGE_NOT_RUN])
+                fprintf(f, ", %zu not run", t.count[JUDGE_NOT_RUN]);
+        fputc(')', f);
+        if (t.scored)
+                fprintf(f, ", score %.4g", t.score);
+        else
+                fputs(", no score (a case could not be judged)", f);
+        fprintf(f, "%s\n", rep->replayed ? ", replayed from stored observations: no sandbox ran" : "");
         if (fclose(f) != 0) {
                 free(buf);
                 return NULL;

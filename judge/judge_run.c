@@ -253,8 +253,10 @@ static int alloc_cases(const struct judge_spec *spec, struct judge_report *rep, 
         if (!rep->cases)
                 return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
         rep->n_cases = spec->n_cases;
-        for (size_t i = 0; i < spec->n_cases; i++)
+        for (size_t i = 0; i < spec->n_cases; i++) {
                 rep->cases[i].name = spec->cases[i].name;
+                rep->cases[i].weight = spec->cases[i].weight;
+        }
         return 0;
 }
 
@@ -473,14 +475,18 @@ static int new_run_id(char out[33], struct nsb_error *e)
 }
 
 /* --junit FILE: one testcase per case; undetermined is an <error> (nsbox
- * could not decide), not a <failure>; a case not run is <skipped>. The time
- * and the head of the stderr come from each case's recorded result object,
- * as its verdict does: a replay writes the live run's file. */
-static int write_junit(const char *path, const char *spec_path, const struct judge_report *rep,
+ * could not decide), not a <failure>; a case not run is <skipped>. The time,
+ * the captured streams and the reason come from each case's recorded result
+ * object, as its verdict does: a replay writes the live run's file. The
+ * reason quotes no expected value unless --junit-expected: a CI page may be
+ * the learner's, and a judge's expectations are hidden from learners. */
+static int write_junit(const struct nsb_config *cli, const struct judge_spec *spec, const struct judge_report *rep,
                        struct nsb_error *e)
 {
         AUTOFREE struct junit_case *jc = calloc(rep->n_cases ? rep->n_cases : 1, sizeof *jc);
         AUTOFREE struct judge_evidence *ev = calloc(rep->n_cases ? rep->n_cases : 1, sizeof *ev);
+        AUTOFREE char (*reason)[JUDGE_REASON_MAX] = calloc(rep->n_cases ? rep->n_cases : 1, sizeof *reason);
+        AUTOFREE char *classname = junit_classname("judge", cli->input_path, NULL);
         static const enum junit_kind kind[] = {
                 [JUDGE_PASS] = JUNIT_PASS, [JUDGE_FAIL] = JUNIT_FAILURE,
                 [JUDGE_UNDETERMINED] = JUNIT_ERROR, [JUDGE_NOT_RUN] = JUNIT_SKIPPED,
@@ -488,29 +494,34 @@ static int write_junit(const char *path, const char *spec_path, const struct jud
         double total = 0;
         int r;
 
-        if (!jc || !ev)
+        if (!jc || !ev || !reason || !classname)
                 return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "--junit: out of memory");
         for (size_t i = 0; i < rep->n_cases; i++) {
                 const struct judge_case_report *c = &rep->cases[i];
                 const json_t *wall = json_object_get(c->result_json, "wall_ms");
                 struct nsb_error ignored;
+                bool parsed = c->result_json && judge_evidence_parse(c->result_json, &ev[i], &ignored) == 0;
 
                 jc[i].name = c->name ? c->name : "";
-                jc[i].classname = spec_path;
+                jc[i].classname = classname;
                 jc[i].time_s = json_is_number(wall) && json_number_value(wall) >= 0 ? json_number_value(wall) / 1000.0 : -1;
                 jc[i].kind = kind[c->verdict];
                 jc[i].message = c->verdict == JUDGE_PASS ? NULL : c->reason;
-                /* the head of its stderr, as recorded; a result the judge
-                 * could not read has none */
-                if (c->result_json && c->verdict != JUDGE_PASS &&
-                    judge_evidence_parse(c->result_json, &ev[i], &ignored) == 0) {
-                        jc[i].detail = ev[i].err.text;
-                        jc[i].detail_len = ev[i].err.kept;
+                if (!parsed)
+                        continue;       /* not run, or a result the judge could not read: no streams */
+                /* the same verdict, its reason without the expected values */
+                if (c->verdict != JUDGE_PASS && !cli->junit_expected && i < spec->n_cases) {
+                        judge_case_public_reason(&spec->cases[i].expect, &ev[i], reason[i], sizeof reason[i]);
+                        jc[i].message = reason[i];
                 }
+                jc[i].out = ev[i].out.text;
+                jc[i].out_len = ev[i].out.kept;
+                jc[i].err = ev[i].err.text;
+                jc[i].err_len = ev[i].err.kept;
                 if (jc[i].time_s >= 0)
                         total += jc[i].time_s;
         }
-        r = junit_write(path, spec_path, jc, rep->n_cases, total, e);
+        r = junit_write(cli->junit_path, cli->input_path, jc, rep->n_cases, total, e);
         for (size_t i = 0; i < rep->n_cases; i++)
                 judge_evidence_free(&ev[i]);    /* a no-op on one never parsed */
         return r;
@@ -548,6 +559,8 @@ int judge_main(const struct frame_run *run, struct nsb_error *e)
                 return JUDGE_EXIT_BAD_SPEC;
         }
         r = judge_spec_parse(text, text_len, cli->input_path, &spec, e);
+        if (r >= 0 && cli->program_path)
+                r = judge_spec_set_program(&spec, cli->program_path, e);
         if (r < 0) {
                 nsb_error_prefix(e, "spec '%s'", cli->input_path);
                 return JUDGE_EXIT_BAD_SPEC;
@@ -635,7 +648,7 @@ int judge_main(const struct frame_run *run, struct nsb_error *e)
         }
         if (cli->result_path && result_file_write(cli->result_path, root, JSON_INDENT(2), e) < 0)
                 return JUDGE_EXIT_BAD_SPEC;
-        if (cli->junit_path && write_junit(cli->junit_path, cli->input_path, &rep, e) < 0)
+        if (cli->junit_path && write_junit(cli, &spec, &rep, e) < 0)
                 return JUDGE_EXIT_BAD_SPEC;
         return judge_exit_code(rep.verdict);
 }

@@ -24,7 +24,7 @@
 
 static const char *const top_keys[] = { "program", "profile", "limits", "cases", NULL };
 static const char *const program_keys[] = { "path", "source", NULL };
-static const char *const case_keys[] = { "name", "args", "stdin", "expect", NULL };
+static const char *const case_keys[] = { "name", "weight", "args", "stdin", "expect", NULL };
 static const char *const expect_keys[] = { "exit_code", "stdout", "stderr", NULL };
 
 int judge_fail_at(struct nsb_error *e, const char *path, const char *fmt, ...)
@@ -123,11 +123,42 @@ static char *path_join(const char *spec_path, const char *rel)
         return n < 0 ? NULL : out;
 }
 
+/* The program is the file @rel (from @base_of's folder, when relative):
+ * placed at /program/BASENAME. @what names it in errors. */
+static int program_at(struct judge_program *p, const char *base_of, const char *rel, const char *what,
+                      struct nsb_error *e)
+{
+        const char *base = strrchr(rel, '/');
+
+        base = base ? base + 1 : rel;
+        if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+                return judge_fail_at(e, what, "must name a file, not a directory");
+        p->name = strdup(base);
+        p->path = path_join(base_of, rel);
+        if (nsb_asprintf(&p->sandbox_path, "/program/%s", base) < 0)
+                p->sandbox_path = NULL;
+        return p->name && p->path && p->sandbox_path ? 0 : fail_oom(e);
+}
+
+int judge_spec_set_program(struct judge_spec *spec, const char *path, struct nsb_error *e)
+{
+        struct judge_program *p = &spec->program;
+
+        if (!*path)
+                return judge_fail_at(e, "--program", "must not be empty");
+        free(p->path);
+        free(p->source);
+        free(p->name);
+        free(p->sandbox_path);
+        memset(p, 0, sizeof *p);
+        /* a command-line path: from the current directory */
+        return program_at(p, NULL, path, "--program", e);
+}
+
 static int parse_program(const json_t *obj, const char *spec_path, struct judge_program *p, struct nsb_error *e)
 {
         const json_t *path = json_object_get(obj, "path"), *src = json_object_get(obj, "source");
         AUTOFREE char *rel = NULL;
-        const char *base;
         int r;
 
         if (!json_is_object(obj))
@@ -150,15 +181,7 @@ static int parse_program(const json_t *obj, const char *spec_path, struct judge_
         r = take_string(path, "program.path", false, false, &rel, NULL, e);
         if (r < 0)
                 return r;
-        base = strrchr(rel, '/');
-        base = base ? base + 1 : rel;
-        if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
-                return judge_fail_at(e, "program.path", "must name a file, not a directory");
-        p->name = strdup(base);
-        p->path = path_join(spec_path, rel);
-        if (nsb_asprintf(&p->sandbox_path, "/program/%s", base) < 0)
-                p->sandbox_path = NULL;
-        return p->name && p->path && p->sandbox_path ? 0 : fail_oom(e);
+        return program_at(p, spec_path, rel, "program.path", e);
 }
 
 static int parse_matcher(const json_t *obj, const char *path, struct judge_matcher *m, struct nsb_error *e)
@@ -264,6 +287,15 @@ static int parse_case(const json_t *obj, size_t idx, struct judge_case *c, struc
         r = take_string(v, sub, false, false, &c->name, NULL, e);
         if (r < 0)
                 return r;
+        c->weight = 1;
+        if ((v = json_object_get(obj, "weight"))) {
+                snprintf(sub, sizeof sub, "%s.weight", path);
+                /* a share of the score: positive and finite (a case worth
+                 * nothing is a case to leave out) */
+                if (!json_is_number(v) || !(json_number_value(v) > 0) || json_number_value(v) > 1e9)
+                        return judge_fail_at(e, sub, "expected a number greater than 0 (at most 1e9)");
+                c->weight = json_number_value(v);
+        }
 
         if ((v = json_object_get(obj, "args"))) {
                 snprintf(sub, sizeof sub, "%s.args", path);
@@ -313,9 +345,22 @@ static int parse_spec(const json_t *root, const char *spec_path, struct judge_sp
                 return r;
 
         if ((v = json_object_get(root, "profile"))) {
-                r = take_string(v, "profile", false, false, &spec->profile, NULL, e);
+                AUTOFREE char *given = NULL;
+                size_t n;
+
+                r = take_string(v, "profile", false, false, &given, NULL, e);
                 if (r < 0)
                         return r;
+                /* A path (a '/' or an .ini name, as cfg_profile_load tells
+                 * them from names) is found from the spec's folder, as
+                 * program.path is: a spec and its files move together. */
+                n = strlen(given);
+                if (strchr(given, '/') || (n > 4 && strcmp(given + n - 4, ".ini") == 0))
+                        spec->profile = path_join(spec_path, given);
+                else
+                        spec->profile = strdup(given);
+                if (!spec->profile)
+                        return fail_oom(e);
         }
         if ((v = json_object_get(root, "limits"))) {
                 r = cfg_limits_parse_json(v, &spec->limits, &spec->limits_set, e);

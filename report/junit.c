@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "util/portable.h"
 #include "util/textsafe.h"
 
 /* Attribute values (all of them are quoted with "): util/textsafe.h's XML
@@ -16,6 +17,64 @@ static void esc(FILE *out, const char *s)
         textsafe_xml(out, s ? s : "", s ? strlen(s) : 0, true);
 }
 
+/* A stream, bounded, as character data (cut on a character). */
+static void stream(FILE *out, const char *tag, const char *s, size_t len)
+{
+        size_t keep = len > JUNIT_STREAM_MAX ? JUNIT_STREAM_MAX : len;
+
+        if (!s || !len)
+                return;
+        while (keep > 0 && keep < len && ((unsigned char) s[keep] & 0xc0) == 0x80)
+                keep--;
+        fprintf(out, "    <%s>", tag);
+        textsafe_xml(out, s, keep, false);
+        if (keep < len)
+                fprintf(out, "\n[... %zu more bytes]", len - keep);
+        fprintf(out, "</%s>\n", tag);
+}
+
+/* message="...": the reason's first line, clipped (the body has it all). */
+static void message_attr(FILE *out, const char *m)
+{
+        size_t len = m ? strcspn(m, "\n") : 0, keep = len > JUNIT_MESSAGE_MAX ? JUNIT_MESSAGE_MAX : len;
+
+        while (keep > 0 && keep < len && ((unsigned char) m[keep] & 0xc0) == 0x80)
+                keep--;
+        fputs(" message=\"", out);
+        textsafe_xml(out, m ? m : "", keep, true);
+        fputs(keep < len || (m && m[len]) ? "...\"" : "\"", out);
+}
+
+static void testcase(FILE *out, const struct junit_case *c)
+{
+        static const char *const tag[] = { NULL, "failure", "error", "skipped" };
+
+        fputs("  <testcase name=\"", out);
+        esc(out, c->name);
+        fputs("\" classname=\"", out);
+        esc(out, c->classname);
+        fprintf(out, "\" time=\"%.3f\">\n", c->time_s >= 0 ? c->time_s : 0.0);
+        if (c->kind == JUNIT_SKIPPED) {
+                fputs("    <skipped", out);
+                message_attr(out, c->message);
+                fputs("/>\n", out);
+        } else if (c->kind != JUNIT_PASS) {
+                fprintf(out, "    <%s", tag[c->kind]);
+                message_attr(out, c->message);
+                fprintf(out, " type=\"%s\">", c->kind == JUNIT_FAILURE ? "fail" : "undetermined");
+                /* the reason in the body: what CI pages show when opened */
+                textsafe_xml(out, c->message ? c->message : "", c->message ? strlen(c->message) : 0, false);
+                if (c->detail && c->detail_len) {
+                        fputs("\n\n", out);
+                        textsafe_xml(out, c->detail, c->detail_len, false);
+                }
+                fprintf(out, "</%s>\n", tag[c->kind]);
+        }
+        stream(out, "system-out", c->out, c->out_len);
+        stream(out, "system-err", c->err, c->err_len);
+        fputs("  </testcase>\n", out);
+}
+
 int junit_render(FILE *out, const char *suite, const struct junit_case *cases, size_t n, double time_s)
 {
         size_t count[4] = { 0 };
@@ -24,40 +83,46 @@ int junit_render(FILE *out, const char *suite, const struct junit_case *cases, s
                 count[cases[i].kind]++;
         fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n<testsuite name=\"", out);
         esc(out, suite);
-        fprintf(out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\"", n, count[JUNIT_FAILURE],
-                count[JUNIT_ERROR], count[JUNIT_SKIPPED]);
-        if (time_s >= 0)
-                fprintf(out, " time=\"%.3f\"", time_s);
-        fputs(">\n", out);
-        for (size_t i = 0; i < n; i++) {
-                const struct junit_case *c = &cases[i];
-                static const char *const tag[] = { NULL, "failure", "error", "skipped" };
-
-                fputs("  <testcase name=\"", out);
-                esc(out, c->name);
-                fputs("\" classname=\"", out);
-                esc(out, c->classname);
-                fputc('"', out);
-                if (c->time_s >= 0)
-                        fprintf(out, " time=\"%.3f\"", c->time_s);
-                if (c->kind == JUNIT_PASS) {
-                        fputs("/>\n", out);
-                        continue;
-                }
-                fprintf(out, ">\n    <%s message=\"", tag[c->kind]);
-                esc(out, c->message);
-                fputc('"', out);
-                if (c->kind != JUNIT_SKIPPED)
-                        fprintf(out, " type=\"%s\"", c->kind == JUNIT_FAILURE ? "fail" : "undetermined");
-                if (c->detail && c->detail_len) {
-                        fputc('>', out);
-                        textsafe_xml(out, c->detail, c->detail_len, false);
-                        fprintf(out, "</%s>\n", tag[c->kind]);
-                } else {
-                        fputs("/>\n", out);
-                }
-                fputs("  </testcase>\n", out);
-        }
+        fprintf(out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\" time=\"%.3f\">\n", n,
+                count[JUNIT_FAILURE], count[JUNIT_ERROR], count[JUNIT_SKIPPED], time_s >= 0 ? time_s : 0.0);
+        for (size_t i = 0; i < n; i++)
+                testcase(out, &cases[i]);
         fputs("</testsuite>\n</testsuites>\n", out);
         return ferror(out) ? -EIO : 0;
+}
+
+char *junit_classname(const char *prefix, const char *name, const char **ret_test)
+{
+        const char *sep = strstr(name, "::"), *base, *end, *last;
+        char *out = NULL, *dot;
+        size_t stem;
+
+        if (ret_test)
+                *ret_test = name;
+        if (sep) {
+                /* FILE.py::[Class::]test: the module, dotted, and the class */
+                stem = (size_t) (sep - name);
+                if (stem > 3 && strncmp(sep - 3, ".py", 3) == 0)
+                        stem -= 3;
+                last = sep;
+                for (const char *p = sep; (p = strstr(p + 2, "::")); )
+                        last = p;
+                if (ret_test)
+                        *ret_test = last + 2;
+                if (nsb_asprintf(&out, "%s%s%.*s%s%.*s", prefix ? prefix : "", prefix ? "." : "", (int) stem, name,
+                                 last > sep ? "." : "", last > sep ? (int) (last - sep - 2) : 0, sep + 2) < 0)
+                        return NULL;
+        } else {
+                /* a path: its file name without the extension */
+                base = strrchr(name, '/');
+                base = base ? base + 1 : name;
+                end = strrchr(base, '.');
+                stem = end && end > base ? (size_t) (end - base) : strlen(base);
+                if (nsb_asprintf(&out, "%s%s%.*s", prefix ? prefix : "", prefix ? "." : "", (int) stem, base) < 0)
+                        return NULL;
+        }
+        /* a module path "dir/test_x" reads as a package: dots */
+        for (dot = out; (dot = strchr(dot, '/')); )
+                *dot = '.';
+        return out;
 }

@@ -171,7 +171,12 @@ static void group_add(struct report_agg *a, const char *stage, const char *messa
         char s[REPORT_KEY_MAX], m[REPORT_MSG_MAX];
 
         copy_trunc(s, sizeof s, stage ? stage : "(none)");
-        copy_trunc(m, sizeof m, message ? message : "(no message)");
+        /* the same error in another job differs in a path, an id, a number:
+         * folded, so that it groups (report_normalize) */
+        if (message)
+                report_normalize(message, strlen(message), false, m, sizeof m);
+        else
+                copy_trunc(m, sizeof m, "(no message)");
         a->errors++;
         for (size_t i = 0; i < a->n_groups; i++)
                 if (strcmp(a->groups[i].stage, s) == 0 && strcmp(a->groups[i].message, m) == 0) {
@@ -326,6 +331,21 @@ static int result_view(const json_t *o, struct result_view *v, char *why, size_t
         return 0;
 }
 
+/* What a failure is grouped by: for a program that ran, the last line of
+ * its stderr (where Python puts the exception: "SyntaxError: invalid
+ * syntax"); a limit, a signal or a sandbox error by themselves; else
+ * @reason. @prefix first ("case NAME: " for a judge case). */
+static void group_reason(const struct result_view *v, const char *reason, const char *prefix, char *buf, size_t size)
+{
+        char last[REPORT_MSG_MAX];
+
+        report_last_line(v->stderr_text, last, sizeof last);
+        if (strcmp(v->status, "exited") == 0 && last[0])
+                snprintf(buf, size, "%s%s", prefix, last);
+        else
+                snprintf(buf, size, "%s%s", prefix, reason);
+}
+
 /* Why a result is not a plain success, in words; "" when it is one. */
 static void result_reason(const struct result_view *v, char *buf, size_t size)
 {
@@ -381,6 +401,7 @@ static int add_result(struct report_agg *a, struct report_job *j, char *why, siz
                 if (!j->reason[0])
                         snprintf(j->reason, sizeof j->reason, "outcome %s", v.outcome ? v.outcome : "?");
                 j->stderr_text = v.stderr_text;
+                group_reason(&v, j->reason, "", j->why, sizeof j->why);
         }
         return 0;
 }
@@ -428,8 +449,19 @@ static int add_verdict(struct report_agg *a, struct report_job *j, char *why, si
                 const char *verdict = json_string_value(json_object_get(c, "verdict"));
                 struct result_view v;
 
-                if (!json_is_object(res))
+                report_case_add(a, json_string_value(json_object_get(c, "name")), verdict);
+                if (!json_is_object(res)) {
+                        if (j->failed && !j->reason[0] && verdict && strcmp(verdict, "pass") != 0) {
+                                const char *name = json_string_value(json_object_get(c, "name"));
+                                const char *reason = json_string_value(json_object_get(c, "reason"));
+
+                                snprintf(j->reason, sizeof j->reason, "case %s: %s", name ? name : "?",
+                                         reason ? reason : verdict);
+                                snprintf(j->why, sizeof j->why, "%s", j->reason);
+                                j->why_quotes = true;
+                        }
                         continue;
+                }
                 (void) result_view(res, &v, why, size);
                 if (v.limit)
                         table_add(&a->limit, v.limit);
@@ -448,14 +480,25 @@ static int add_verdict(struct report_agg *a, struct report_job *j, char *why, si
                 if (j->failed && !j->reason[0] && verdict && strcmp(verdict, "pass") != 0) {
                         const char *name = json_string_value(json_object_get(c, "name"));
                         const char *reason = json_string_value(json_object_get(c, "reason"));
+                        char prefix[REPORT_KEY_MAX + 8];
 
                         snprintf(j->reason, sizeof j->reason, "case %s: %s", name ? name : "?",
                                  reason ? reason : verdict);
                         j->stderr_text = v.stderr_text;
+                        /* the case's exception when it raised one, else
+                         * the judge's reason (its excerpts folded) */
+                        snprintf(prefix, sizeof prefix, "case %.*s: ", REPORT_KEY_MAX - 1, name ? name : "?");
+                        if (v.has_exit && v.exit_code != 0)
+                                group_reason(&v, reason ? reason : verdict, prefix, j->why, sizeof j->why);
+                        else
+                                snprintf(j->why, sizeof j->why, "%s%s", prefix, reason ? reason : verdict);
+                        j->why_quotes = true;
                 }
         }
         if (j->failed && !j->reason[0])
                 snprintf(j->reason, sizeof j->reason, "verdict %s", j->status);
+        if (j->failed && !j->why[0])
+                snprintf(j->why, sizeof j->why, "%s", j->reason);
         table_add(&a->start, start ? start : "cold/unknown");
         return 0;
 }
@@ -558,8 +601,10 @@ int report_add_line(struct report_agg *a, const char *file, uint64_t line, const
         }
         if (ret_job->has_mem)
                 hist_add(&a->mem_mib, ret_job->peak_mem_bytes / (1024.0 * 1024.0));
-        if (ret_job->failed)
+        if (ret_job->failed) {
                 a->failed++;
+                report_fgroup_add(a, ret_job);
+        }
         return 1;
 bad:
         report_job_clear(ret_job);

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/textsafe.h"
@@ -129,7 +130,9 @@ static void svg_hist(FILE *out, const char *id, const char *title, const struct 
         fputs("</svg></figure>\n", out);
 }
 
-static void count_table(FILE *out, const char *name, const struct report_table *t)
+/* @total: what the percentages are of (0: none shown, as for limits, which
+ * a job may have none of). */
+static void count_table(FILE *out, const char *name, const struct report_table *t, uint64_t total)
 {
         struct report_count v[REPORT_TABLE_MAX];
         size_t n = report_table_sorted(t, v);
@@ -142,25 +145,98 @@ static void count_table(FILE *out, const char *name, const struct report_table *
                 esc(out, v[i].key);
                 fputs("\">", out);
                 esc(out, v[i].key);
-                fprintf(out, " <b>%llu</b></span> ", (unsigned long long) v[i].n);
+                fprintf(out, " <b>%llu</b>", (unsigned long long) v[i].n);
+                if (total)
+                        fprintf(out, " <i class=\"pct\">%.1f%%</i>", 100.0 * (double) v[i].n / (double) total);
+                fputs("</span> ", out);
         }
         if (t->other)
                 fprintf(out, "<span class=\"chip\">(other values) <b>%llu</b></span>", (unsigned long long) t->other);
         fputs("</td></tr>\n", out);
 }
 
+/* Failed or erred jobs by reason, largest first: every kept group, with its
+ * share of the failed jobs as a bar, the normalised reason and one example. */
+static int failure_groups(const struct report_agg *a, FILE *out)
+{
+        struct report_fgroup *g;
+        size_t n;
+
+        if (!a->failed)
+                return 0;
+        if (!(g = malloc(sizeof *g * REPORT_FGROUPS_MAX)))
+                return -ENOMEM;
+        n = report_fgroups_sorted(a, g);
+        fprintf(out, "<h2>Failures by reason (%zu reasons, %llu jobs)</h2>\n<table id=\"groups\" class=\"wide\">"
+                     "<thead><tr><th>jobs</th><th>share</th><th>reason</th><th>example</th></tr></thead><tbody>\n",
+                n, (unsigned long long) a->failed);
+        for (size_t i = 0; i < n; i++) {
+                double pct = 100.0 * (double) g[i].n / (double) a->failed;
+
+                fprintf(out, "<tr class=\"%s\"><td class=\"num\">%s%llu</td><td class=\"num\">"
+                             "<div class=\"share\" title=\"%.1f%%\"><span style=\"width:%.1f%%\"></span></div>%.1f%%</td><td>",
+                        g[i].erred == g[i].n ? "grp-error" : "grp-fail", g[i].over ? "~" : "", (unsigned long long) g[i].n,
+                        pct, pct, pct);
+                esc(out, g[i].key);
+                fputs("</td><td class=\"eg\">", out);
+                esc(out, g[i].example_id);
+                fputs(": ", out);
+                esc(out, g[i].example);
+                fputs("</td></tr>\n", out);
+        }
+        if (a->fgroups_replaced)
+                fprintf(out, "<tr><td colspan=\"4\">(over %d distinct reasons: the most frequent are kept; "
+                             "~N is at most N)</td></tr>\n", REPORT_FGROUPS_MAX);
+        fputs("</tbody></table>\n", out);
+        free(g);
+        return 0;
+}
+
+/* Judge cases, the most failed first. */
+static void case_breakdown(const struct report_agg *a, FILE *out)
+{
+        struct report_case_stat c[REPORT_CASES_MAX];
+        size_t n = report_cases_sorted(a, c);
+
+        if (!n)
+                return;
+        fprintf(out, "<h2>Judge cases, most failed first (%zu)</h2>\n<table id=\"cases\" class=\"wide\"><thead><tr>"
+                     "<th>case</th><th>failed</th><th>undetermined or not run</th><th>runs</th><th>failed share</th>"
+                     "</tr></thead><tbody>\n", n);
+        for (size_t i = 0; i < n; i++) {
+                double pct = c[i].runs ? 100.0 * (double) c[i].failed / (double) c[i].runs : 0;
+
+                fputs("<tr><td>", out);
+                esc(out, c[i].name);
+                fprintf(out, "</td><td class=\"num\">%llu</td><td class=\"num\">%llu</td><td class=\"num\">%llu</td>"
+                             "<td class=\"num\"><div class=\"share\"><span style=\"width:%.1f%%\"></span></div>%.1f%%</td></tr>\n",
+                        (unsigned long long) c[i].failed, (unsigned long long) c[i].undetermined,
+                        (unsigned long long) c[i].runs, pct, pct);
+        }
+        if (a->cases_other)
+                fprintf(out, "<tr><td colspan=\"5\">(over %d case names: %llu runs of the others not broken down)</td></tr>\n",
+                        REPORT_CASES_MAX, (unsigned long long) a->cases_other);
+        fputs("</tbody></table>\n", out);
+}
+
 static const char style[] =
         "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1d232a;background:#fff}"
         "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:24px 0 8px}"
         ".sum{color:#444;margin:0 0 12px}.chip{display:inline-block;background:#eef2f6;border-radius:4px;"
-        "padding:1px 7px;margin:2px 4px 2px 0}table{border-collapse:collapse}"
+        "padding:1px 7px;margin:2px 4px 2px 0}.pct{color:#555;font-style:normal;font-size:12px}"
+        "table{border-collapse:collapse}table.wide{width:100%;table-layout:auto}"
         "th,td{text-align:left;vertical-align:top;padding:3px 10px 3px 0;border-bottom:1px solid #e3e7eb}"
-        "#failed td:nth-child(4){max-width:380px}pre{margin:0;max-width:520px;max-height:160px;overflow:auto;"
+        "#failed td:nth-child(4){width:30%}#failed td:nth-child(5){width:40%}"
+        "pre{margin:0;max-height:160px;overflow:auto;"
         "white-space:pre-wrap;font-size:12px;background:#f7f7f7}tr.error td:first-child{border-left:4px solid #b36b00}"
         "tr.fail td:first-child{border-left:4px solid #c0392b}figure{display:inline-block;margin:0 24px 0 0}"
         "figcaption{font-weight:600}.bar{fill:#3b7dd8}.cnt,.lbl{font-size:10px;text-anchor:middle;fill:#333}"
         ".none{color:#888}#filter{font-size:14px;padding:4px 8px;width:320px;margin-bottom:8px}"
-        ".num{text-align:right;font-variant-numeric:tabular-nums}";
+        ".num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
+        ".share{display:inline-block;vertical-align:middle;width:120px;height:10px;margin-right:6px;background:#f3dedb}"
+        ".share span{display:block;height:10px;background:#c0392b;"
+        "border-radius:2px}.eg{color:#555;font-size:12px}#groups td:nth-child(3){width:45%}"
+        "#dists{display:flex;flex-wrap:wrap;gap:24px}#dists figure{flex:1 1 480px}#dists svg{width:100%;height:auto}";
 
 /* Only rows are filtered; the text is read from the cells, never written
  * back as markup. A filter in the address (page.html#MemoryError) is applied
@@ -195,14 +271,19 @@ int report_render_html(const struct report_agg *a, FILE *rows, FILE *out)
                 (unsigned long long) a->valid, (unsigned long long) a->results, (unsigned long long) a->verdicts,
                 (unsigned long long) a->failed, (unsigned long long) a->bad);
         fputs("<h2>Counts</h2>\n<table id=\"counts\">\n", out);
-        count_table(out, "status", &a->status);
-        count_table(out, "outcome", &a->outcome);
-        count_table(out, "verdict", &a->verdict);
-        count_table(out, "limit", &a->limit);
-        count_table(out, "start", &a->start);
-        fputs("</table>\n<h2>Distributions</h2>\n", out);
+        count_table(out, "status", &a->status, a->results);
+        count_table(out, "outcome", &a->outcome, a->results);
+        count_table(out, "verdict", &a->verdict, a->verdicts);
+        count_table(out, "limit", &a->limit, 0);
+        count_table(out, "start", &a->start, a->valid);
+        fputs("</table>\n", out);
+        if (failure_groups(a, out) < 0)
+                return -ENOMEM;
+        case_breakdown(a, out);
+        fputs("<h2>Distributions</h2>\n<div id=\"dists\">\n", out);
         svg_hist(out, "hist-wall", "wall time per job", &a->wall_ms, fmt_ms);
         svg_hist(out, "hist-mem", "peak memory per job", &a->mem_mib, fmt_mib);
+        fputs("</div>\n", out);
 
         if (n_slow) {
                 fputs("<h2>Slowest jobs</h2>\n<table id=\"slowest\"><thead><tr><th>wall ms</th><th>id</th>"
@@ -217,7 +298,7 @@ int report_render_html(const struct report_agg *a, FILE *rows, FILE *out)
                 fputs("</tbody></table>\n", out);
         }
         if (a->errors) {
-                fprintf(out, "<h2>Errors by stage and message (%llu)</h2>\n<table id=\"errors\"><thead><tr>"
+                fprintf(out, "<h2>Errors by stage and message (%llu)</h2>\n<table id=\"errors\" class=\"wide\"><thead><tr>"
                              "<th>count</th><th>stage</th><th>message</th><th>first job</th></tr></thead><tbody>\n",
                         (unsigned long long) a->errors);
                 for (size_t i = 0; i < n_groups; i++) {
@@ -251,7 +332,7 @@ int report_render_html(const struct report_agg *a, FILE *rows, FILE *out)
         fprintf(out, "<h2>Failed or erred jobs (<span id=\"shown\">%llu</span> of %llu shown)</h2>\n"
                      "<input id=\"filter\" type=\"search\" placeholder=\"filter: id, reason, stderr\u2026\" "
                      "aria-label=\"filter the failed jobs\">\n"
-                     "<table id=\"failed\"><thead><tr><th>id</th><th>where</th><th>status</th><th>reason</th>"
+                     "<table id=\"failed\" class=\"wide\"><thead><tr><th>id</th><th>where</th><th>status</th><th>reason</th>"
                      "<th>stderr (head)</th></tr></thead><tbody>\n",
                 (unsigned long long) a->failed, (unsigned long long) a->failed);
         if (rows) {

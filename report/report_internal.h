@@ -20,6 +20,8 @@
 #define REPORT_REASON_MAX 512
 #define REPORT_STDERR_HEAD 1024   /* bytes of stderr shown for a failed job */
 #define REPORT_HIST_BUCKETS 40    /* log2 buckets, see report_hist_bucket */
+#define REPORT_FGROUPS_MAX 256    /* distinct failure reasons kept (Space-Saving beyond) */
+#define REPORT_CASES_MAX 64       /* distinct judge case names kept; the rest count as "(other)" */
 
 struct report_count {
         char key[REPORT_KEY_MAX];
@@ -40,6 +42,24 @@ struct report_group {
         uint64_t n;
         uint64_t over;                    /* n may be this much too high (0: exact) */
         char first_id[REPORT_ID_MAX];     /* the first job that had it (since it was kept) */
+};
+
+/* Failed or erred jobs with the same reason, normalised (report_normalize):
+ * for a program, the last line of its stderr (where Python puts the
+ * exception), else why it stopped; for a verdict, its first failing case's. */
+struct report_fgroup {
+        char key[REPORT_MSG_MAX];         /* the normalised reason */
+        char example[REPORT_MSG_MAX];     /* one of them as it was */
+        char example_id[REPORT_ID_MAX];   /* ... and its job */
+        uint64_t n;
+        uint64_t over;                    /* n may be this much too high (0: exact) */
+        uint64_t erred;                   /* of n: errors (nsbox could not decide), not failures */
+};
+
+/* A judge case (by name) over every verdict: how often it ran and failed. */
+struct report_case_stat {
+        char name[REPORT_KEY_MAX];
+        uint64_t runs, failed, undetermined;
 };
 
 struct report_slow {
@@ -87,6 +107,14 @@ struct report_agg {
         struct report_hist mem_mib;   /* per job: peak memory in MiB (a verdict: the largest case) */
 
         uint64_t failed;              /* jobs that failed or erred (rows of the HTML table) */
+
+        struct report_fgroup fgroups[REPORT_FGROUPS_MAX];
+        size_t n_fgroups;
+        uint64_t fgroups_replaced;    /* counted in groups since replaced (more than REPORT_FGROUPS_MAX) */
+
+        struct report_case_stat cases[REPORT_CASES_MAX];
+        size_t n_cases;
+        uint64_t cases_other;         /* case runs whose name did not fit */
 };
 
 /* One valid line, as the aggregates and the HTML table see it. Pointers
@@ -104,6 +132,8 @@ struct report_job {
         bool erred;                   /* status error, outcome error, verdict undetermined */
         char reason[REPORT_REASON_MAX];
         const char *stderr_text;      /* of the result, or of the first failing case; NULL: none */
+        char why[REPORT_MSG_MAX];     /* what its failure group is made of (not normalised yet) */
+        bool why_quotes;              /* a judge reason: fold its quoted excerpts too */
 };
 
 void report_agg_init(struct report_agg *a);
@@ -144,6 +174,30 @@ size_t report_table_sorted(const struct report_table *t, struct report_count *re
 /* The kept error groups, most frequent first, into @ret (REPORT_GROUPS_MAX
  * entries); returns how many. */
 size_t report_groups_sorted(const struct report_agg *a, struct report_group *ret);
+
+/* @len bytes of @s normalised into @out (NUL-terminated, at most @size):
+ * what differs between two instances of the same failure folded, so that
+ * they group: a path (a word starting with '/') is "<path>", a hex id
+ * (0x..., or 8 or more hex digits with a digit and a letter) "<id>", a
+ * number "N" (not inside a name: "test_2" stays); with @quotes, a quoted
+ * excerpt ('...') is '…'. Runs of spaces become one; cut on a character. */
+void report_normalize(const char *s, size_t len, bool quotes, char *out, size_t size);
+
+/* The last line of @s that is not blank, trimmed, into @out; "" if none. */
+void report_last_line(const char *s, char *out, size_t size);
+
+/* Count failed job @j in its failure group (j->why normalised), and a
+ * judge case's run (its @verdict) under @name. report_group.c. */
+void report_fgroup_add(struct report_agg *a, const struct report_job *j);
+void report_case_add(struct report_agg *a, const char *name, const char *verdict);
+
+/* The failure groups, largest first (ties by key), into @ret
+ * (REPORT_FGROUPS_MAX entries); returns how many. */
+size_t report_fgroups_sorted(const struct report_agg *a, struct report_fgroup *ret);
+
+/* The judge cases, most failed (failed + undetermined) first, into @ret
+ * (REPORT_CASES_MAX entries); returns how many. */
+size_t report_cases_sorted(const struct report_agg *a, struct report_case_stat *ret);
 
 /* Renderings. Each returns 0 or -errno (a write error on @out). */
 int report_render_text(const struct report_agg *a, FILE *out);

@@ -9,8 +9,10 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "util/cleanup.h"
 #include "util/textsafe.h"
 
 /* @s on its line, with the unsafe characters of util/textsafe.h (C0, DEL,
@@ -74,6 +76,70 @@ static void hist_line(FILE *out, const char *title, const struct report_hist *h,
                 (unsigned long long) h->n);
 }
 
+#define GROUPS_SHOWN 20
+#define CASES_SHOWN 15
+
+/* Failed or erred jobs by reason, largest first: count, share of the
+ * failed jobs, the reason (normalised) and one example as it was. */
+static void failure_groups(const struct report_agg *a, FILE *out)
+{
+        AUTOFREE struct report_fgroup *g = malloc(sizeof *g * REPORT_FGROUPS_MAX);
+        size_t n;
+
+        if (!a->failed)
+                return;
+        if (!g) {
+                fputs("\nfailures by reason: out of memory\n", out);
+                return;
+        }
+        n = report_fgroups_sorted(a, g);
+        fprintf(out, "\nfailures by reason (%llu jobs failed or erred, %zu reasons)\n", (unsigned long long) a->failed, n);
+        for (size_t i = 0; i < n && i < GROUPS_SHOWN; i++) {
+                char count[32];
+
+                snprintf(count, sizeof count, "%s%llu", g[i].over ? "~" : "", (unsigned long long) g[i].n);
+                fprintf(out, "  %8s %5.1f%%  ", count, 100.0 * (double) g[i].n / (double) a->failed);
+                put_safe(out, g[i].key);
+                if (g[i].erred)
+                        fprintf(out, "  [%llu erred]", (unsigned long long) g[i].erred);
+                fputs("\n                  e.g. ", out);
+                put_safe(out, g[i].example_id);
+                fputs(": ", out);
+                put_safe(out, g[i].example);
+                fputc('\n', out);
+        }
+        if (n > GROUPS_SHOWN)
+                fprintf(out, "  ... %zu more reasons (--html lists them all)\n", n - GROUPS_SHOWN);
+        if (a->fgroups_replaced)
+                fprintf(out, "  (over %d distinct reasons: the most frequent are kept; ~N is at most N)\n",
+                        REPORT_FGROUPS_MAX);
+}
+
+/* Judge cases, the most failed first: which cases fail most. */
+static void case_breakdown(const struct report_agg *a, FILE *out)
+{
+        struct report_case_stat c[REPORT_CASES_MAX];
+        size_t n = report_cases_sorted(a, c);
+
+        if (!n)
+                return;
+        fprintf(out, "\njudge cases, most failed first (%zu cases)\n", n);
+        for (size_t i = 0; i < n && i < CASES_SHOWN; i++) {
+                fprintf(out, "  %8llu of %-8llu %5.1f%% failed", (unsigned long long) c[i].failed,
+                        (unsigned long long) c[i].runs, c[i].runs ? 100.0 * (double) c[i].failed / (double) c[i].runs : 0);
+                if (c[i].undetermined)
+                        fprintf(out, ", %llu undetermined or not run", (unsigned long long) c[i].undetermined);
+                fputs("  ", out);
+                put_safe(out, c[i].name);
+                fputc('\n', out);
+        }
+        if (n > CASES_SHOWN)
+                fprintf(out, "  ... %zu more cases\n", n - CASES_SHOWN);
+        if (a->cases_other)
+                fprintf(out, "  (over %d case names: %llu runs of the others not broken down)\n", REPORT_CASES_MAX,
+                        (unsigned long long) a->cases_other);
+}
+
 int report_render_text(const struct report_agg *a, FILE *out)
 {
         struct report_slow slow[REPORT_TOP_K];
@@ -105,6 +171,8 @@ int report_render_text(const struct report_agg *a, FILE *out)
                         fputs(")\n", out);
                 }
         }
+        failure_groups(a, out);
+        case_breakdown(a, out);
         if (a->errors) {
                 fprintf(out, "\nerrors by stage and message (%llu)\n", (unsigned long long) a->errors);
                 for (size_t i = 0; i < n_groups && i < 20; i++) {

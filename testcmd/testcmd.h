@@ -12,8 +12,8 @@
  *   - the channel is trusted only when complete (start, one test event per
  *     announced test in order, done with a matching count);
  *   - a sandbox failure is `undetermined`, never `fail`; a limit is `fail`.
- * Layers: test_plan.c is pure (channel parsing, verdict, rendering);
- * test_run.c finds the runner, makes the pipe and calls sbx_run().
+ * Layers: testcmd_plan.c is pure (channel parsing, verdict, rendering);
+ * testcmd_run.c finds the runner, makes the pipe and calls sbx_run().
  */
 #pragma once
 

@@ -21,6 +21,8 @@ struct tc_test {
         char *message;               /* NULL or text */
         char *traceback;
         double duration_ms;
+        char *out, *err;             /* what the test printed (the runner keeps the head); NULL = nothing */
+        bool import_error;           /* its module could not be imported (the runner says it once) */
 };
 
 struct tc_collect_error {

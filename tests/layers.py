@@ -111,6 +111,18 @@ def main(root):
                                    f'{", ".join(sorted(DEPS[src]))})')
                     elif (src, dst) in EXCEPTIONS:
                         seen_exceptions.add((src, dst))
+    # A file named test_*.c reads as a test: outside tests/ none may be one
+    # (#32: testcmd's driver and plan were test_run.c and test_plan.c).
+    for top in sorted(os.listdir(root)):
+        if top in TOP or top.startswith('.') or not os.path.isdir(os.path.join(root, top)):
+            continue
+        for dirpath, _, files in os.walk(os.path.join(root, top)):
+            if os.path.exists(os.path.join(root, top, 'meson-info')):
+                break
+            for f in sorted(files):
+                if f.startswith('test_') and f.endswith(('.c', '.h')):
+                    bad.append(f'{os.path.relpath(os.path.join(dirpath, f), root)}: named as a test; '
+                               'tests live in tests/, a module\'s files are named MODULE_*.c')
     for ex in sorted(EXCEPTIONS - seen_exceptions):
         bad.append(f'exception {ex[0]} -> {ex[1]} is no longer needed: remove it from tests/layers.py')
     for line in bad:

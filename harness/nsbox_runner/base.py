@@ -9,6 +9,7 @@ REPR_LIMIT = 200            # characters of each value shown in a failed compari
 MAX_MESSAGE = 4000          # characters of a test's message
 MAX_TRACEBACK = 12000       # characters of a test's traceback (the tail is kept)
 MAX_REPORT = 256 * 1024     # bytes read from a child's report pipe
+MAX_CAPTURE = 8 * 1024      # bytes kept of what one test printed on stdout, and on stderr
 DEFAULT_TEST_BUDGET = 5.0   # seconds per test unless --test-budget says otherwise
 MIN_SLICE = 0.05            # a test is not started with less time than this
 

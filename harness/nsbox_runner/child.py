@@ -35,7 +35,9 @@ def _import_failure(exc, item):
         if where is not None and where[0] != item.path:
             message += ", at %s line %s" % where
         message += ")"
-    return _report("error", message, exc)
+    report = _report("error", message, exc)
+    report["import_error"] = True  # the module, not the test: the runner says it once
+    return report
 
 
 class _CaseResult(unittest.TestResult):
@@ -159,6 +161,43 @@ def _child_run(item, code, harness, workspace):
     if item.cls:
         return _run_case(module, item)
     return _run_function(module, item)
+
+
+class _Tee:
+    """sys.stdout/sys.stderr of a test process: what is written goes to the
+    stream as before (the sandbox's, at once: nothing is lost if the runner
+    is killed) and to a capture pipe the runner reads (pytest's "sys"
+    capture: print() and sys.stdout.write(), not a C extension's or a
+    subprocess's writes to fd 1). Everything else is the stream's."""
+
+    def __init__(self, stream, fd):
+        self._stream = stream
+        self._fd = fd
+
+    def write(self, text):
+        n = self._stream.write(text)
+        if self._fd is not None and isinstance(text, str):
+            data = text.encode("utf-8", "replace")
+            try:
+                while data:
+                    data = data[os.write(self._fd, data):]
+            except OSError:  # the runner is gone, or stopped reading
+                self._fd = None
+        return n
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _tee_stdio(out_fd, err_fd):
+    os.set_inheritable(out_fd, False)
+    os.set_inheritable(err_fd, False)
+    sys.stdout = _Tee(sys.stdout, out_fd)
+    sys.stderr = _Tee(sys.stderr, err_fd)
 
 
 def _flush_stdio():

@@ -4,8 +4,8 @@ import os
 import select
 import signal
 import time
-from .base import MAX_REPORT, MIN_SLICE, OUTCOMES, PROTOCOL, _clean, _clip_message, _clip_traceback, _seconds
-from .child import _child_main, _flush_stdio, _report
+from .base import MAX_CAPTURE, MAX_REPORT, MIN_SLICE, OUTCOMES, PROTOCOL, _clean, _clip_message, _clip_traceback, _seconds
+from .child import _child_main, _flush_stdio, _report, _tee_stdio
 
 
 class Runner:
@@ -77,8 +77,31 @@ class Runner:
             if pid == 0:
                 break
 
-    def _supervise(self, pid, rfd, slice_s):
-        """Wait for the child; return (status or None if timed out, report bytes)."""
+    @staticmethod
+    def _capture(fd, chunk, captured):
+        """Keep the head of what a test printed (MAX_CAPTURE bytes) and how
+        much there was. The child wrote it to its own streams as well
+        (child._tee_stdio): nothing is lost if this process is killed."""
+        buf = captured[fd]
+        if len(buf) < MAX_CAPTURE:
+            buf += chunk[:MAX_CAPTURE - len(buf)]
+        captured[("n", fd)] = captured.get(("n", fd), 0) + len(chunk)
+
+    def _drain(self, fd, captured):
+        os.set_blocking(fd, False)
+        try:
+            while True:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                self._capture(fd, chunk, captured)
+        except (BlockingIOError, OSError):
+            pass
+
+    def _supervise(self, pid, rfd, slice_s, captured=None):
+        """Wait for the child; return (status or None if timed out, report bytes).
+        @captured: {fd: bytearray} of the test's stdout/stderr capture pipes."""
+        captured = {} if captured is None else captured
         deadline = time.monotonic() + slice_s
         buf = bytearray()
         try:
@@ -89,6 +112,8 @@ class Runner:
         poller.register(rfd, select.POLLIN)
         if pidfd is not None:
             poller.register(pidfd, select.POLLIN)
+        for fd in list(captured):
+            poller.register(fd, select.POLLIN)
         pipe_open, exited = True, False
         try:
             while True:
@@ -110,6 +135,12 @@ class Runner:
                             poller.unregister(rfd)
                         elif len(buf) <= MAX_REPORT:
                             buf += chunk
+                    elif fd in captured:
+                        chunk = os.read(fd, 65536)
+                        if chunk:
+                            self._capture(fd, chunk, captured)
+                        else:
+                            poller.unregister(fd)
         finally:
             if pidfd is not None:
                 os.close(pidfd)
@@ -117,6 +148,8 @@ class Runner:
         # leader, so the group id cannot have been reused.
         self._killpg(pid)
         _, status = os.waitpid(pid, 0)
+        for fd in [k for k in captured if isinstance(k, int)]:
+            self._drain(fd, captured)
         if pipe_open:  # drain what the child wrote before it ended
             os.set_blocking(rfd, False)
             try:
@@ -164,28 +197,52 @@ class Runner:
             text += " (os._exit() called?)"
         return text
 
+    @staticmethod
+    def _captured_text(captured, fd):
+        data = bytes(captured[fd])
+        total = captured.get(("n", fd), 0)
+        if not total:
+            return None
+        text = data.decode("utf-8", "replace")
+        if total > len(data):
+            text += "\n... (%d more bytes not kept)" % (total - len(data))
+        return _clean(text)
+
     def run_test(self, item, code, slice_s, per_test_cut):
         rfd, wfd = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
         _flush_stdio()
         pid = os.fork()
         if pid == 0:  # child
             try:
                 os.close(self.channel_fd)  # first: learner code never sees the channel
                 os.close(rfd)
+                # what the test prints also goes to the capture pipes, so
+                # that the report can show it under the test (pytest's
+                # "Captured stdout")
+                os.close(out_r)
+                os.close(err_r)
+                _tee_stdio(out_w, err_w)
                 _child_main(item, code, wfd, self.harness, self.workspace)
             finally:
                 os._exit(70)
         self.current_pid = pid
         os.close(wfd)
+        os.close(out_w)
+        os.close(err_w)
+        captured = {out_r: bytearray(), err_r: bytearray()}
         try:
             os.setpgid(pid, pid)
         except OSError:
             pass
         started = time.monotonic()
         try:
-            status, data = self._supervise(pid, rfd, slice_s)
+            status, data = self._supervise(pid, rfd, slice_s, captured)
         finally:
             os.close(rfd)
+            os.close(out_r)
+            os.close(err_r)
             self.current_pid = None
         duration_ms = round((time.monotonic() - started) * 1000, 1)
         self._kill_orphans()
@@ -207,14 +264,19 @@ class Runner:
             elif not clean_exit:
                 report = _report("error", "the test process %s after reporting %r"
                                  % (self._status_text(status), report["outcome"]))
-        return {
+        event = {
             "event": "test",
             "name": _clean(item.name),
             "outcome": report["outcome"],
             "message": _clean(_clip_message(report.get("message"))),
             "traceback": _clean(_clip_traceback(report.get("traceback"))),
             "duration_ms": duration_ms,
+            "stdout": self._captured_text(captured, out_r),
+            "stderr": self._captured_text(captured, err_r),
         }
+        if report.get("import_error") is True:
+            event["import_error"] = True
+        return event
 
     def run(self, items, codes, collect_errors, hardening):
         self.emit({"event": "start", "protocol": PROTOCOL,
@@ -223,15 +285,27 @@ class Runner:
             self.emit({"event": "collect_error", "file": _clean(error["file"]),
                        "message": _clean(_clip_message(error["message"]))})
         results = []
+        broken = {}  # test file -> the test whose import of it failed
         for item in items:
             remaining = self.deadline - time.monotonic()
-            if remaining < MIN_SLICE:
+            if item.file in broken:
+                # pytest's collection error: the module cannot be imported,
+                # every test of it would fail the same way; said once
+                event = {"event": "test", "name": _clean(item.name), "outcome": "error",
+                         "message": "not run: %s could not be imported (see %s)"
+                         % (item.file, _clean(broken[item.file])),
+                         "traceback": None, "duration_ms": 0.0, "stdout": None, "stderr": None,
+                         "import_error": True}
+            elif remaining < MIN_SLICE:
                 event = {"event": "test", "name": _clean(item.name), "outcome": "error",
                          "message": "not run: the overall test budget of %s was used up"
-                         % _seconds(self.budget), "traceback": None, "duration_ms": 0.0}
+                         % _seconds(self.budget), "traceback": None, "duration_ms": 0.0,
+                         "stdout": None, "stderr": None}
             else:
                 slice_s = min(self.test_budget, remaining)
                 event = self.run_test(item, codes[item.file], slice_s, slice_s == self.test_budget)
+                if event.get("import_error"):
+                    broken[item.file] = item.name
             results.append(event)
             self.emit(event)
         counts = {o: sum(1 for e in results if e["outcome"] == o) for o in OUTCOMES}

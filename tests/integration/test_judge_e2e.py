@@ -1,5 +1,6 @@
 """nsbox judge end to end: verdicts on evidence, undetermined on a broken
 sandbox, and expectations that never reach the program."""
+import hashlib
 import json
 import os
 import shutil
@@ -178,3 +179,96 @@ class Judge(SandboxTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Scores(SandboxTest):
+    """Issue #32: counts and a weighted score in the verdict; --program grades
+    another submission with the same spec; a spec's relative paths are found
+    from its folder; options may follow the SPEC."""
+
+    CASES = [{"name": "two", "args": ["1", "1"], "expect": {"stdout": {"equals": "2\n"}}},
+             {"name": "five", "weight": 2, "args": ["2", "3"], "expect": {"stdout": {"equals": "5\n"}}},
+             {"name": "zero", "args": ["0", "0"], "expect": {"stdout": {"equals": "0\n"}}}]
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+        os.chmod(self.d, 0o755)
+        self.addCleanup(shutil.rmtree, self.d)
+
+    def write(self, name, text):
+        path = os.path.join(self.d, name)
+        with open(path, "w") as f:
+            f.write(text if isinstance(text, str) else json.dumps(text))
+        os.chmod(path, 0o644)
+        return path
+
+    def test_counts_and_weighted_score(self):
+        # a*b: passes "two" (1*1 != 2: fails), "five" fails, "zero" passes
+        spec = self.write("spec.json", {"program": {"source": SUM.replace("a + b", "a * b")},
+                                        "limits": {"wall_time": "5s"}, "cases": self.CASES})
+        p = self.nsbox("judge", "--json", spec)
+        v = json.loads(p.stdout)
+        self.assertEqual(v["counts"], {"pass": 1, "fail": 2, "undetermined": 0, "not_run": 0})
+        self.assertAlmostEqual(v["score"], 1 / 4)
+        self.assertEqual([c["weight"] for c in v["cases"]], [1, 2, 1])
+        p = self.nsbox("judge", spec)
+        self.assertIn(b"verdict: fail (1 passed, 2 failed, 0 undetermined), score 0.25\n", p.stdout)
+
+    def test_undetermined_has_no_score(self):
+        spec = self.write("spec.json", {"program": {"source": SUM}, "cases": self.CASES})
+        p = self.nsbox("judge", "--json", spec, env=dict(os.environ, NSBOX_TEST_FAIL_STEP="seccomp"))
+        v = json.loads(p.stdout)
+        self.assertEqual((v["verdict"], v["score"]), ("undetermined", None))
+        self.assertEqual(v["counts"]["undetermined"], 3)
+
+    def test_bad_weight_is_a_bad_spec(self):
+        for w in (0, -1, "2", True):
+            with self.subTest(w):
+                spec = self.write("spec.json", {"program": {"source": SUM},
+                                                "cases": [{"name": "a", "weight": w}]})
+                p = self.nsbox("judge", spec)
+                self.assertEqual(p.returncode, 125)
+                self.assertIn(b"cases[0].weight: expected a number greater than 0", p.stderr)
+
+    def test_program_flag_grades_another_submission_options_after_spec(self):
+        spec = self.write("spec.json", {"program": {"path": "right.py"}, "limits": {"wall_time": "5s"},
+                                        "cases": self.CASES})
+        self.write("right.py", SUM)
+        other = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, other)
+        with open(os.path.join(other, "wrong.py"), "w") as f:
+            f.write(SUM.replace("a + b", "a - b"))
+        os.chmod(other, 0o755)
+        os.chmod(os.path.join(other, "wrong.py"), 0o644)
+        p = self.nsbox("judge", spec, "--json")
+        self.assertEqual((json.loads(p.stdout)["score"], p.returncode), (1.0, 0), p.stderr)
+        # --program, relative to the current directory, after the SPEC
+        p = self.nsbox("judge", spec, "--program", "wrong.py", "--json", cwd=other)
+        v = json.loads(p.stdout)
+        self.assertEqual((v["verdict"], v["counts"]["pass"], p.returncode), ("fail", 1, 1), p.stderr)
+        self.assertEqual(v["program_sha256"],
+                         hashlib.sha256(SUM.replace("a + b", "a - b").encode()).hexdigest())
+        p = self.nsbox("judge", spec, "other.json")
+        self.assertEqual(p.returncode, 125)
+        self.assertIn(b"unexpected argument 'other.json'", p.stderr)
+
+    def test_relative_profile_is_found_from_the_spec_folder(self):
+        self.write("tight.ini", "[limits]\nwall_time = 300ms\n")
+        spec = self.write("spec.json", {"program": {"source": "while True: pass"}, "profile": "tight.ini",
+                                        "cases": [{"name": "loops"}]})
+        # from another directory: the spec's folder, not the cwd, holds tight.ini
+        p = self.nsbox("judge", "--json", spec, cwd="/")
+        v = json.loads(p.stdout)
+        self.assertEqual(v["cases"][0]["result"]["limit"], "wall_time", p.stderr)
+        self.assertLess(v["cases"][0]["result"]["wall_ms"], 3000)
+
+    def test_batch_judge_line_has_counts_and_score(self):
+        job = {"id": "j1", "kind": "judge",
+               "spec": {"program": {"source": "print(1)"},
+                        "cases": [{"name": "a", "weight": 3, "expect": {"stdout": {"equals": "1\n"}}},
+                                  {"name": "b", "expect": {"stdout": {"equals": "2\n"}}}]}}
+        jobs = self.write("jobs.jsonl", json.dumps(job) + "\n")
+        p = self.nsbox("batch", "--quiet", jobs)
+        line = json.loads(p.stdout.splitlines()[0])
+        self.assertEqual((line["counts"], line["score"]),
+                         ({"pass": 1, "fail": 1, "undetermined": 0, "not_run": 0}, 0.75), p.stderr)

@@ -20,6 +20,7 @@ SOURCE = os.environ.get("NSBOX_SOURCE", os.path.join(os.path.dirname(__file__), 
 COURSE = os.path.join(SOURCE, "examples", "course")
 ENV = dict(os.environ, NSBOX_RUNNER_DIR=os.path.join(SOURCE, "harness"))
 
+XSD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "junit_min.xsd")
 HOSTILE = "</pre><script>document.title='pwned'</script><img src=x onerror=alert(1)>"
 JOBS = [
     {"id": "ok-1", "kind": "python", "code": "print(1)"},
@@ -108,7 +109,8 @@ class Report(SandboxTest):
         self.assertIn(" %s  (" % slow["id"], first)
         # errors grouped by stage and message; the bad line by file:line
         typo = next(x for x in self.lines if x["id"] == "typo")
-        self.assertIn("1  config: %s" % typo["error"]["message"], p.stdout)
+        # (#32: a number, a path, an id in the message folded, so that it groups)
+        self.assertIn("1  config: %s" % re.sub(r"\bline \d+", "line N", typo["error"]["message"]), p.stdout)
         self.assertIn("%s:4: not JSON" % self.b, p.stdout)
 
     def peak_rss_kib(self, lines, n):
@@ -192,7 +194,9 @@ class Report(SandboxTest):
         with open(page) as f:
             src = f.read()
         no = next(c for c in verdict["cases"] if c["name"] == "no")
-        self.assertEqual(src.count(html.escape("case no: " + no["reason"]).replace("&#x27;", "&#39;")), 2)
+        # a row per verdict, and once as the example of their failure group (#32)
+        self.assertEqual(src.count(html.escape("case no: " + no["reason"]).replace("&#x27;", "&#39;")), 3)
+        self.assertRegex(src, r'<tr class="grp-fail"><td class="num">2</td>')
         self.assertIn("<td>%s:1</td>" % html.escape(v1), src)   # no id: named by FILE:LINE
 
     def test_html_refuses_a_symlink(self):
@@ -291,10 +295,119 @@ class Report(SandboxTest):
         self.assertIn('<span id="shown">1</span>', dom)
 
         shot = os.path.join(self.tmp, "report.png")
-        self.browser("--screenshot=" + shot, "--window-size=1200,1800", "--hide-scrollbars",
+        self.browser("--screenshot=" + shot, "--window-size=1200,2600", "--hide-scrollbars",
                      url="file://" + page)
         self.check_screenshot(shot)
         keep = os.environ.get("NSBOX_REPORT_SCREENSHOT")
+        if keep:
+            shutil.copy(shot, keep)
+
+    # -- #32: 3000 mixed results, grouped -----------------------------------
+
+    @staticmethod
+    def mixed(n=3000):
+        """n result and verdict lines: the real batch's, then synthetic ones
+        whose failures repeat with what differs between two instances of the
+        same failure (a path, a line number, a hex id, the output quoted)."""
+        import random
+
+        rnd = random.Random(32)
+        lines = []
+        for i in range(n):
+            r = rnd.random()
+            base = {"schema": "nsbox.result/1", "id": "job-%d" % i, "wall_ms": rnd.uniform(5, 900),
+                    "peak_memory_bytes": rnd.randint(8, 120) << 20, "status": "exited", "exit_code": 1}
+            if r < 0.40:
+                base["stderr"] = {"text": 'Traceback (most recent call last):\n  File "/tmp/s%d/main.py", line %d\n'
+                                          "SyntaxError: invalid syntax (main.py, line %d)\n" % (i, i % 40, i % 40)}
+            elif r < 0.55:
+                base["stderr"] = {"text": 'File "/workspace/u%d/sol.py", line %d\nZeroDivisionError: division by zero\n'
+                                          % (i, i % 9)}
+            elif r < 0.62:
+                base.update(status="limit", limit="wall_time", stderr={"text": ""})
+            elif r < 0.66:
+                base.update(status="error", error={"stage": "mount", "message": "cannot mount /tmp/nsbox-%08x: EBUSY"
+                                                   % rnd.getrandbits(32)})
+            elif r < 0.72:
+                base = {"schema": "nsbox.verdict/1", "id": "sub-%d" % i, "verdict": "fail",
+                        "cases": [{"name": "adds", "verdict": "pass", "reason": "exit code 0",
+                                   "result": {"status": "exited", "exit_code": 0, "wall_ms": 20}},
+                                  {"name": "big", "verdict": "fail",
+                                   "reason": "stdout differs at line 1: expected '%d', got '%d'" % (i, i + 1),
+                                   "result": {"status": "exited", "exit_code": 0, "wall_ms": 30}}]}
+            else:
+                base.update(exit_code=0, stderr={"text": ""})
+            lines.append(base)
+        return lines
+
+    def test_3000_mixed_results_grouped(self):
+        lines = self.mixed()
+        path = os.path.join(self.tmp, "mixed.jsonl")
+        with open(path, "w") as f:
+            f.writelines(json.dumps(x) + "\n" for x in lines)
+        want = collections.Counter()
+        for x in lines:
+            if "verdict" in x:
+                want["case big: stdout differs at line N: expected '\u2026', got '\u2026'"] += 1
+            elif x["status"] == "error":
+                want["sandbox error (mount): cannot mount <path>: EBUSY"] += 1
+            elif x["status"] == "limit":
+                want["stopped by the wall_time limit"] += 1
+            elif x["exit_code"]:
+                want[x["stderr"]["text"].strip().splitlines()[-1].replace("line %s)" % x["stderr"]["text"]
+                     .strip().splitlines()[-1].rsplit(" ", 1)[-1][:-1], "line N)")] += 1
+        n_failed = sum(want.values())
+        self.assertEqual(len(want), 5, want)
+        p = self.report(path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text = p.stdout
+        section = text[text.index("failures by reason"):]
+        self.assertIn("failures by reason (%d jobs failed or erred, 5 reasons)" % n_failed, section)
+        # largest first, with counts, shares and one example each
+        order = re.findall(r"^ +(\d+) +([\d.]+)%  (.*?)(?:  \[\d+ erred\])?$", section, re.M)[:5]
+        self.assertEqual([(int(c), k) for c, _, k in order], [(c, k) for k, c in want.most_common()])
+        for c, pct, _ in order:
+            self.assertAlmostEqual(float(pct), 100 * int(c) / n_failed, delta=0.06)
+        self.assertEqual(section.count("e.g. "), 5)
+        self.assertIn("SyntaxError: invalid syntax (main.py, line N)", section)
+        # which cases fail most
+        self.assertRegex(text, r"judge cases, most failed first \(2 cases\)\n +\d+ of \d+ +100\.0% failed  big\n")
+
+        page = os.path.join(self.tmp, "mixed.html")
+        p = self.report("--html", page, path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        dom = self.browser("--dump-dom", url="file://" + page).stdout.decode()
+        groups = re.findall(r'<tr class="grp-(?:fail|error)"><td class="num">(\d+)</td>', dom)
+        self.assertEqual([int(g) for g in groups], sorted(want.values(), reverse=True))
+        self.assertRegex(dom, r'id="status-exited">exited <b>\d+</b> <i class="pct">[\d.]+%</i>')
+        self.assertIn('<table id="cases"', dom)
+        # the page uses the window: measured in the browser, the table of
+        # reasons and the one of failed jobs span the width (before #32 the
+        # page used about half of it)
+        with open(page, encoding="utf-8") as f:
+            src = f.read()
+        probe = os.path.join(self.tmp, "probe.html")
+        with open(probe, "w", encoding="utf-8") as f:
+            f.write(src.replace("</body>", "<script>document.title=['groups','failed'].map(function(i){"
+                                "return Math.round(100*document.getElementById(i).getBoundingClientRect().width"
+                                "/document.documentElement.clientWidth)}).join(' ')</script></body>"))
+        for width in (1000, 1800):
+            dom = self.browser("--dump-dom", "--window-size=%d,900" % width, url="file://" + probe).stdout.decode()
+            share = [int(x) for x in re.search(r"<title>(\d+ \d+)</title>", dom).group(1).split()]
+            self.assertTrue(all(x >= 90 for x in share), (width, share))
+        shot = os.path.join(self.tmp, "mixed.png")
+        self.browser("--screenshot=" + shot, "--window-size=1600,1000", "--hide-scrollbars", url="file://" + page)
+        from PIL import Image
+
+        im = Image.open(shot).convert("RGB")
+        px = im.load()
+        w, h = im.size
+        # ink in the right quarter of the window (the examples column and the
+        # table rules), and the red share bars of the groups
+        self.assertTrue(any(px[x, y] != (255, 255, 255) for y in range(0, h, 2) for x in range(w * 3 // 4, w - 30)),
+                        "nothing drawn in the right quarter: the page does not use the window")
+        self.assertTrue(any(px[x, y] == (0xc0, 0x39, 0x2b) for y in range(0, h, 2) for x in range(0, w, 2)))
+        keep = os.environ.get("NSBOX_REPORT_SCREENSHOT_MIXED")
         if keep:
             shutil.copy(shot, keep)
 
@@ -302,7 +415,7 @@ class Report(SandboxTest):
         from PIL import Image, ImageStat
 
         im = Image.open(path).convert("RGB")
-        self.assertEqual(im.size, (1200, 1800))
+        self.assertEqual(im.size, (1200, 2600))
         # not blank: the page drew text, tables and bars
         stat = ImageStat.Stat(im.convert("L"))
         self.assertGreater(stat.stddev[0], 20, "a blank (or nearly blank) screenshot")
@@ -332,8 +445,13 @@ class JUnit(SandboxTest):
                               timeout=120, env=ENV)
 
     def read_junit(self, path):
+        """The file, checked against the minimal schema of the JUnit that CI
+        viewers read (junit_min.xsd: written from the element and attribute
+        list of the Jenkins JUnit plugin), then parsed with junitparser."""
         from junitparser import Error, Failure, JUnitXml, Skipped
 
+        v = subprocess.run(["xmllint", "--noout", "--schema", XSD, path], capture_output=True, text=True)
+        self.assertEqual(v.returncode, 0, v.stderr)
         xml = JUnitXml.fromfile(path)
         suites = list(xml)
         self.assertEqual(len(suites), 1)
@@ -341,7 +459,10 @@ class JUnit(SandboxTest):
         for case in suites[0]:
             kinds = [type(r) for r in case.result]
             kind = "pass" if not kinds else {Failure: "failure", Error: "error", Skipped: "skipped"}[kinds[0]]
+            self.assertIsNotNone(case.time)   # every case has one
+            self.assertTrue(case.classname and "/" not in case.classname, case.classname)
             cases[case.name] = (kind, case.result[0].message if case.result else None, case.result)
+            cases[(case.classname, case.name)] = cases[case.name] + (case,)
         return suites[0], cases
 
     def test_judge(self):
@@ -364,12 +485,28 @@ class JUnit(SandboxTest):
         self.assertEqual((suite.tests, suite.failures, suite.errors, suite.skipped), (3, 1, 1, 0))
         self.assertEqual(cases["twice"][0], "pass")
         self.assertEqual(cases["wrong <&>"][0], "failure")
-        self.assertEqual(cases["wrong <&>"][1], by_name["wrong <&>"]["reason"])
+        # #32: the expected value ('x') is not quoted without --junit-expected
+        # (a CI page may be the learner's); the reason is in the body too
+        self.assertIn("expected 'x'", by_name["wrong <&>"]["reason"])
+        self.assertEqual(cases["wrong <&>"][1], "stdout differs at line 1: got 'xx'")
+        self.assertEqual(cases["wrong <&>"][2][0].text, "stdout differs at line 1: got 'xx'")
+        with open(junit) as f:
+            self.assertNotIn("expected 'x'", f.read())
         self.assertEqual(cases["cut"][0], "error")
         self.assertEqual(cases["cut"][1], by_name["cut"]["reason"])
-        # the head of its stderr (cut at the output limit, 8 bytes), escaped and read back whole
-        self.assertEqual(cases["wrong <&>"][2][0].text, by_name["wrong <&>"]["result"]["stderr"]["text"])
-        self.assertEqual(cases["wrong <&>"][2][0].text, '<tb> & "')
+        self.assertEqual(cases[("judge.spec", "twice")][3].classname, "judge.spec")
+        # the captured streams of every case, escaped and read back whole
+        # (cut at the output limit, 8 bytes)
+        case = cases[("judge.spec", "wrong <&>")][3]
+        self.assertEqual(case.system_err, by_name["wrong <&>"]["result"]["stderr"]["text"])
+        self.assertEqual(case.system_err, '<tb> & "')
+        self.assertEqual(case.system_out, "xx\n")
+        self.assertEqual(cases[("judge.spec", "twice")][3].system_out, "abab\n")
+
+        # --junit-expected: the verdict's reason as it is
+        p = self.nsbox_env("judge", spec, "--junit", junit, "--junit-expected")
+        suite, cases = self.read_junit(junit)
+        self.assertEqual(cases["wrong <&>"][1], by_name["wrong <&>"]["reason"])
 
         # --fail-fast: the cases not run are skipped
         p = self.nsbox_env("judge", "--fail-fast", "--junit", junit, spec)
@@ -390,11 +527,18 @@ class JUnit(SandboxTest):
             self.assertEqual(suite.errors, 0)
             self.assertEqual(suite.skipped, want["skipped"])
             for t in rep["tests"]:
-                kind = cases[t["name"]][0]
+                # #32: "test_x.py::Class::test" is the class "test_x.Class" (not the harness path)
+                parts = t["name"].split("::")
+                key = (".".join([parts[0][:-3]] + parts[1:-1]), parts[-1])
+                kind = cases[key][0]
                 self.assertEqual(kind, {"passed": "pass", "failed": "failure", "error": "failure",
                                         "skipped": "skipped"}[t["outcome"]], t)
                 if t["outcome"] == "failed":
-                    self.assertEqual(cases[t["name"]][1], t["message"])
+                    # message=: its first line ("..." when there is more); the body: all of it
+                    first = t["message"].split("\n")[0][:300]
+                    self.assertEqual(cases[key][1], first + ("..." if first != t["message"] else ""))
+                    self.assertIn(t["message"], cases[key][2][0].text)
+                self.assertEqual(cases[key][3].system_out, t["stdout"])
         self.assertGreater(suite.failures, 0, "workspace-wrong fails no test")
 
     def test_undetermined_test_run_is_an_error(self):

@@ -251,9 +251,47 @@ class TestCommand(SandboxTest):
         self.assertEqual(rep["verdict"], "fail")
         self.assertEqual(len(rep["tests"]), 5)
         for t in rep["tests"]:
-            self.assertEqual(t["outcome"], "error", t)
-            self.assertIn("SyntaxError", t["message"])
-            self.assertIn("/workspace/solution.py line 1", t["message"])
+            self.assertEqual((t["outcome"], t.get("import_error")), ("error", True), t)
+        # #32: the SyntaxError once, as pytest's collection error; the other
+        # tests of the file point at it
+        first = rep["tests"][0]
+        self.assertIn("SyntaxError", first["message"])
+        self.assertIn("/workspace/solution.py line 1", first["message"])
+        for t in rep["tests"][1:]:
+            self.assertIn("could not be imported (see %s)" % first["name"], t["message"])
+        p = self.nsbox("test", "--workspace", ws, "--harness", os.path.join(COURSE, "harness"), env=ENV)
+        out = p.stdout.decode()
+        self.assertEqual(out.count("SyntaxError"), 1, out)
+        self.assertIn("! ERROR collecting test_solution.py (5 tests could not run)\n    SyntaxError", out)
+        self.assertIn("verdict: fail", out)
+
+    def test_failing_test_shows_what_the_code_printed(self):
+        """#32: pytest's "Captured stdout": under a failing test, what the
+        code printed, escaped (an ESC is shown, not sent) and bounded."""
+        harness = self.make_dir("h", {"test_p.py": (
+            "from solution import f\n"
+            "def test_loud():\n    assert f(2) == 5\n"
+            "def test_flood():\n    print('y' * 50000)\n    assert False\n"
+            "def test_quiet_pass():\n    assert f(1) == 2\n")})
+        ws = self.make_dir("ws", {"solution.py": (
+            "import sys\n"
+            "def f(x):\n    print('debug: x =', x, '\\x1b[2J')\n"
+            "    print('oops on stderr', file=sys.stderr)\n    return x * 2\n")})
+        p = self.nsbox("test", "--workspace", ws, "--harness", harness, env=ENV)
+        out = p.stdout.decode()
+        self.assertEqual(p.returncode, 1, out + p.stderr.decode())
+        loud = out[out.index("FAIL test_p.py::test_loud"):]
+        self.assertIn("    ---- captured stdout ----\n    | debug: x = 2 \\x1b[2J\n", loud)
+        self.assertIn("    ---- captured stderr ----\n    | oops on stderr\n", loud)
+        self.assertNotIn("\x1b", out)
+        self.assertNotIn("debug: x = 1", out)   # a passing test's output is not shown
+        flood = out[out.index("FAIL test_p.py::test_flood"):]
+        self.assertIn("more bytes: --json has them)", flood)
+        self.assertLess(len(out), 12000)
+        p, rep = self.run_tests(ws, harness)
+        t = self.by_name(rep)
+        self.assertEqual(t["test_p.py::test_loud"]["stdout"], "debug: x = 2 \x1b[2J\n")
+        self.assertEqual(t["test_p.py::test_quiet_pass"]["stderr"], "oops on stderr\n")
 
     def test_harness_is_read_only_and_not_in_workspace(self):
         ws = self.make_dir("ws", {"solution.py": (

@@ -117,8 +117,8 @@ class RunnerTestCase(unittest.TestCase):
         self.assertEqual(done["collected"], len(tests))
         self.assertEqual([e["name"] for e in tests], run.events[0]["tests"])
         for event in tests:
-            self.assertEqual(set(event), {"event", "name", "outcome", "message", "traceback",
-                                          "duration_ms"})
+            self.assertEqual(set(event) - {"import_error"}, {"event", "name", "outcome", "message", "traceback",
+                                                             "duration_ms", "stdout", "stderr"})
 
 
 ARITH_TESTS = """
@@ -464,29 +464,62 @@ class TestLearnerMisbehaviour(RunnerTestCase):
         self.assertEqual(run.rc, 1)
         self.assertEqual(len(run.tests()), 5)
         path = os.path.join(self.workspace, "solution.py")
-        for event in run.tests().values():
+        events = list(run.tests().values())
+        for event in events:
             self.assertEqual(event["outcome"], "error")
-            self.assertEqual(event["message"], "SyntaxError in %s line 4: expected ':'" % path)
-            self.assertIn(path, event["traceback"])
-            self.assertNotIn(RUNNER, event["traceback"])
+            self.assertIs(event["import_error"], True)
+        # #32: said once, as pytest's collection error; the other tests of
+        # the file are not run and point at it
+        first = events[0]
+        self.assertEqual(first["message"], "SyntaxError in %s line 4: expected ':'" % path)
+        self.assertIn(path, first["traceback"])
+        self.assertNotIn(RUNNER, first["traceback"])
+        for event in events[1:]:
+            self.assertEqual(event["message"], "not run: test_arith.py could not be imported (see %s)"
+                             % first["name"])
+            self.assertIsNone(event["traceback"])
+
+    def test_what_a_test_printed_is_in_its_event(self):
+        """#32: pytest's "Captured stdout": each test's own output, bounded,
+        in its event; still passed on to the runner's streams."""
+        self.write(self.harness, "test_print.py", """
+            import sys
+            def test_a():
+                print("hello from a")
+                sys.stderr.write("warn a\\n")
+                assert False
+            def test_b():
+                print("x" * 20000)
+            def test_c():
+                pass
+        """)
+        run = self.run_here()
+        tests = run.tests()
+        a, b, c = (tests["test_print.py::test_%s" % n] for n in "abc")
+        self.assertEqual((a["stdout"], a["stderr"]), ("hello from a\n", "warn a\n"))
+        self.assertTrue(b["stdout"].startswith("x" * 8192 + "\n... (11809 more bytes not kept)"), b["stdout"][-80:])
+        self.assertEqual((c["stdout"], c["stderr"]), (None, None))
+        self.assertIn("hello from a", run.stdout)
 
     def test_missing_solution_module(self):
         self.write(self.harness, "test_arith.py", ARITH_TESTS)
         run = self.run_here()
         self.assertCleanRun(run)
-        for event in run.tests().values():
-            self.assertEqual(event["outcome"], "error")
-            self.assertEqual(event["message"], "ModuleNotFoundError: No module named 'solution' "
-                                               "(while importing test_arith.py)")
+        first = list(run.tests().values())[0]
+        self.assertEqual(first["outcome"], "error")
+        self.assertEqual(first["message"], "ModuleNotFoundError: No module named 'solution' "
+                                           "(while importing test_arith.py)")
+        for event in list(run.tests().values())[1:]:
+            self.assertEqual((event["outcome"], event["import_error"]), ("error", True))
+            self.assertTrue(event["message"].startswith("not run: test_arith.py could not be imported"))
 
     def test_exception_at_import_names_the_learner_line(self):
         self.write(self.harness, "test_arith.py", ARITH_TESTS)
         self.write(self.workspace, "solution.py", "x = 1\ny = x / 0\n")
         run = self.run_here()
         path = os.path.join(self.workspace, "solution.py")
-        for event in run.tests().values():
-            self.assertEqual(event["message"], "ZeroDivisionError: division by zero (while importing "
-                                               "test_arith.py, at %s line 2)" % path)
+        self.assertEqual(list(run.tests().values())[0]["message"],
+                         "ZeroDivisionError: division by zero (while importing test_arith.py, at %s line 2)" % path)
 
     def test_os_exit_at_import_is_an_error(self):
         self.write(self.harness, "test_arith.py", ARITH_TESTS)
@@ -765,7 +798,9 @@ class TestRunnerItself(RunnerTestCase):
         for name, event in run.tests().items():
             if name.startswith("test_b.py"):
                 self.assertEqual(event["outcome"], "error")
-                self.assertIn("RuntimeError: importing me must not happen", event["message"])
+                # the import error once (#32), the rest point at it
+                self.assertIn("RuntimeError: importing me must not happen" if name == "test_b.py::test_z"
+                              else "could not be imported (see test_b.py::test_z)", event["message"])
 
     def test_summary_on_stderr(self):
         self.write(self.harness, "test_arith.py", ARITH_TESTS)

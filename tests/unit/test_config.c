@@ -192,6 +192,22 @@ static void test_cli_python(void **state)
         cfg_free(&cfg);
 }
 
+/* #32: judge takes its options after the SPEC too, and --program FILE. */
+static void test_judge_options_after_spec(void **state)
+{
+        const char *argv[] = { "nsbox", "judge", "spec.json", "--json", "--program", "b.py", "--junit-expected" };
+        struct nsb_config cfg;
+        struct nsb_error e;
+
+        (void) state;
+        nsb_error_clear(&e);
+        assert_int_equal(cfg_parse_cli(7, (char **) argv, &cfg, &e), 0);
+        assert_string_equal(cfg.input_path, "spec.json");
+        assert_string_equal(cfg.program_path, "b.py");
+        assert_true(cfg.json && cfg.junit_expected);
+        cfg_free(&cfg);
+}
+
 static void test_cli_errors(void **state)
 {
         static const struct { int argc; char *argv[6]; const char *needle; } cases[] = {
@@ -219,7 +235,8 @@ static void test_cli_errors(void **state)
                 { 5, { "nsbox", "run", "--cpu-time", "2000m", "x" }, "allowed 1ms to 24h" },
                 { 5, { "nsbox", "run", "--tmp-size", "1K", "x" }, "allowed 4K to 1T" },
                 { 5, { "nsbox", "run", "--pids", "0", "x" }, "out of range" },
-                { 4, { "nsbox", "judge", "spec.json", "--json" }, "unexpected argument '--json' after SPEC.json" },
+                { 4, { "nsbox", "judge", "spec.json", "b.json" }, "unexpected argument 'b.json' after SPEC.json 'spec.json'" },
+                { 5, { "nsbox", "judge", "--json", "spec.json", "b.json" }, "unexpected argument 'b.json'" },
         };
         (void) state;
         for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -509,7 +526,7 @@ int main(void)
                 cmocka_unit_test(test_cli_batch_jobs),
                 cmocka_unit_test(test_env_repeated),
                 cmocka_unit_test(test_absolute_sources),
-                cmocka_unit_test(test_cli_errors),   cmocka_unit_test(test_error_prefix),
+                cmocka_unit_test(test_cli_errors), cmocka_unit_test(test_judge_options_after_spec),   cmocka_unit_test(test_error_prefix),
                 cmocka_unit_test(test_suggestions),  cmocka_unit_test(test_usage),
                 cmocka_unit_test(test_help_for_a_command), cmocka_unit_test(test_odd_words),
                 cmocka_unit_test(test_usage_is_each_commands_own),

@@ -698,9 +698,91 @@ static void test_render(void **state)
         assert_non_null(strstr(text, "\u2713 adds \u2014 exit code 0, stdout equals expected\n"));
         assert_non_null(strstr(text, "\u2717 subs \u2014 stdout differs at line 1"));
         assert_non_null(strstr(text, "- line\\nbreak \u2014 not run"));
-        assert_non_null(strstr(text, "verdict: fail (1 passed, 1 failed, 0 undetermined, 1 not run)\n"));
+        assert_non_null(strstr(text, "verdict: fail (1 passed, 1 failed, 0 undetermined, 1 not run), score 0.3333\n"));
         free(text);
         free(c);
+}
+
+/* #32: the reason a --junit file shows without --junit-expected quotes
+ * nothing of the spec (exit code, equals/contains text, regex), only what
+ * the program did. */
+static void test_public_reason(void **state)
+{
+        static const char json[] =
+                "{\"program\": {\"source\": \"x\"}, \"cases\": ["
+                " {\"name\": \"eq\", \"expect\": {\"exit_code\": 4, \"stdout\": {\"equals\": \"SECRET\\nb\\n\"}}},"
+                " {\"name\": \"co\", \"expect\": {\"stdout\": {\"contains\": \"SECRET\"}}},"
+                " {\"name\": \"re\", \"expect\": {\"stderr\": {\"regex\": \"SECRET\\\\d\"}}}]}";
+        static const char *const want[] = {
+                "exit code 3, not the expected one (stderr: 'err'); stdout differs at line 1: got 'wrong' (got 1 line, not the expected count)",
+                "stdout does not contain the expected text",
+                "stderr does not match the expected pattern",
+        };
+        struct judge_spec spec;
+
+        (void) state;
+        parse_ok(json, "s.json", &spec);
+        for (size_t i = 0; i < 3; i++) {
+                struct run_result *r = exited(i == 0 ? 3 : 0, "wrong\n", "err\n");
+                json_t *o = result_to_json(r, 1u << 20);
+                struct judge_evidence ev;
+                struct judge_case_report c;
+                struct nsb_error e;
+                char buf[JUDGE_REASON_MAX];
+
+                assert_int_equal(judge_evidence_parse(o, &ev, &e), 0);
+                judge_case_public_reason(&spec.cases[i].expect, &ev, buf, sizeof buf);
+                assert_string_equal(buf, want[i]);
+                assert_null(strstr(buf, "SECRET"));
+                /* the verdict's own reason still quotes it */
+                memset(&c, 0, sizeof c);
+                judge_case_verdict(&spec.cases[i].expect, &ev, &c);
+                assert_non_null(strstr(c.reason, "SECRET"));
+                judge_evidence_free(&ev);
+                json_decref(o);
+                free(r);
+        }
+        judge_spec_free(&spec);
+}
+
+/* #32: the score is the passed cases' weight over all; an undetermined case,
+ * or one cancelled before it ran, leaves the score null (nsbox could not
+ * look: it must not lower a score); a case --fail-fast skipped is not passed. */
+static void test_tally_score(void **state)
+{
+        struct judge_case_report c[3] = {
+                { .name = "a", .weight = 1, .verdict = JUDGE_PASS },
+                { .name = "b", .weight = 3, .verdict = JUDGE_FAIL },
+                { .name = "c", .weight = 0, .verdict = JUDGE_PASS },  /* 0: not set, counts 1 */
+        };
+        struct judge_report rep = { .verdict = JUDGE_FAIL, .cases = c, .n_cases = 3 };
+        struct judge_tally t;
+        json_t *root;
+
+        (void) state;
+        judge_tally(&rep, &t);
+        assert_true(t.scored);
+        assert_true(t.score > 0.3999 && t.score < 0.4001);
+        assert_int_equal(t.count[JUDGE_PASS], 2);
+        assert_int_equal(t.count[JUDGE_FAIL], 1);
+        c[2].verdict = JUDGE_NOT_RUN;    /* --fail-fast after b: not passed */
+        judge_tally(&rep, &t);
+        assert_true(t.scored && t.score > 0.1999 && t.score < 0.2001);
+        c[1].verdict = JUDGE_UNDETERMINED;
+        rep.verdict = JUDGE_UNDETERMINED;
+        judge_tally(&rep, &t);
+        assert_false(t.scored);
+        assert_int_equal(t.count[JUDGE_UNDETERMINED], 1);
+        assert_int_equal(t.count[JUDGE_NOT_RUN], 1);
+        root = judge_report_to_json(&rep, stub_result);
+        assert_non_null(root);
+        assert_true(json_is_null(json_object_get(root, "score")));
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(root, "counts"), "not_run")), 1);
+        json_decref(root);
+        c[1].verdict = JUDGE_PASS;       /* cancelled before c ran: no score */
+        rep.verdict = JUDGE_UNDETERMINED;
+        judge_tally(&rep, &t);
+        assert_false(t.scored);
 }
 
 /* #27: the text summary shows a case's name and reason on one line with the
@@ -728,7 +810,7 @@ static void test_summary_unsafe(void **state)
         text = judge_summary_text(&rep);
         assert_non_null(text);
         assert_string_equal(text, "\u2717 n\\x1b[2K\\u202e \u2014 expected 'it's', got '\\r\u2713 ok\\u009b2K\\u0085\\u2066"
-                                  "\\n\u2713 5\n  \u21aa  passed'\nverdict: fail (0 passed, 1 failed, 0 undetermined)\n");
+                                  "\\n\u2713 5\n  \u21aa  passed'\nverdict: fail (0 passed, 1 failed, 0 undetermined), score 0\n");
         free(text);
         root = judge_report_to_json(&rep, stub_result);
         assert_non_null(root);
@@ -1145,7 +1227,7 @@ int main(void)
                 cmocka_unit_test(test_request_has_no_expectation),
                 cmocka_unit_test(test_render),
                 cmocka_unit_test(test_excerpt),
-                cmocka_unit_test(test_summary_unsafe),
+                cmocka_unit_test(test_summary_unsafe), cmocka_unit_test(test_tally_score), cmocka_unit_test(test_public_reason),
                 cmocka_unit_test(test_cut_stream_judged_from_the_recorded_tail),
                 cmocka_unit_test(test_raw_bytes_are_recorded),
                 cmocka_unit_test(test_evidence_parse_is_strict),

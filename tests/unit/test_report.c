@@ -388,27 +388,140 @@ static void test_html(void **state)
         fclose(rows);
 }
 
+/* #32: what differs between two instances of one failure is folded. */
+static void test_normalize(void **state)
+{
+        static const struct { const char *in; bool quotes; const char *out; } rows[] = {
+                { "SyntaxError: invalid syntax (main.py, line 12)", false, "SyntaxError: invalid syntax (main.py, line N)" },
+                { "File \"/tmp/s17/main.py\", line 3, in f", false, "File \"<path>\", line N, in f" },
+                { "cannot mount /tmp/nsbox-7731af10: EBUSY", false, "cannot mount <path>: EBUSY" },
+                { "object at 0x7f3a2c1b9d60 is gone", false, "object at <id> is gone" },
+                { "run 3f2a9c1e-77aa-4b1c-9d2e-0123456789ab failed", false, "run <id> failed" },
+                { "test_2 and x1 stay, 2.5 folds", false, "test_2 and x1 stay, N folds" },
+                { "deadbeef is a word, cafe too", false, "deadbeef is a word, cafe too" },
+                { "expected '5', got '6'  twice", true, "expected '\u2026', got '\u2026' twice" },
+                { "expected '5'", false, "expected 'N'" },
+                { "</pre><b>", false, "</pre><b>" },
+        };
+        char out[REPORT_MSG_MAX];
+
+        (void) state;
+        for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+                report_normalize(rows[i].in, strlen(rows[i].in), rows[i].quotes, out, sizeof out);
+                if (strcmp(out, rows[i].out) != 0)
+                        fail_msg("row %zu: '%s' gave '%s', not '%s'", i, rows[i].in, out, rows[i].out);
+        }
+        report_last_line("Traceback...\n  File x\nValueError: bad\n\n  \n", out, sizeof out);
+        assert_string_equal(out, "ValueError: bad");
+        /* cut on a character */
+        report_normalize("\xc3\xa9\xc3\xa9\xc3\xa9", 6, false, out, 4);
+        assert_string_equal(out, "\xc3\xa9");
+}
+
+/* Failed jobs group by their normalised reason, largest first, with an
+ * example as it was; judge cases by how often they fail. */
+static void test_failure_groups(void **state)
+{
+        struct report_agg *a = malloc(sizeof *a);
+        struct report_fgroup *g = malloc(sizeof *g * REPORT_FGROUPS_MAX);
+        struct report_case_stat c[REPORT_CASES_MAX];
+        char line[512];
+        size_t n;
+
+        (void) state;
+        assert_non_null(a);
+        assert_non_null(g);
+        report_agg_init(a);
+        for (int i = 0; i < 30; i++) {
+                snprintf(line, sizeof line, "{\"id\":\"s%d\",\"status\":\"exited\",\"exit_code\":1,\"stderr\":{\"text\":"
+                         "\"  File \\\"/w/%d/a.py\\\", line %d\\nSyntaxError: bad (a.py, line %d)\\n\"}}", i, i, i, i);
+                add_ok(a, (uint64_t) i + 1, line);
+        }
+        for (int i = 0; i < 5; i++) {
+                snprintf(line, sizeof line, "{\"id\":\"z%d\",\"status\":\"exited\",\"exit_code\":1,\"stderr\":{\"text\":"
+                         "\"ZeroDivisionError: division by zero\\n\"}}", i);
+                add_ok(a, 100 + (uint64_t) i, line);
+        }
+        add_ok(a, 200, "{\"id\":\"ok\",\"status\":\"exited\",\"exit_code\":0}");
+        add_ok(a, 201, "{\"id\":\"v\",\"schema\":\"nsbox.verdict/1\",\"verdict\":\"fail\",\"cases\":["
+                       "{\"name\":\"a\",\"verdict\":\"pass\",\"reason\":\"r\",\"result\":null},"
+                       "{\"name\":\"b\",\"verdict\":\"fail\",\"reason\":\"stdout differs at line 1: expected '1', got '2'\","
+                       "\"result\":{\"status\":\"exited\",\"exit_code\":0}}]}");
+        n = report_fgroups_sorted(a, g);
+        assert_int_equal(n, 3);
+        assert_string_equal(g[0].key, "SyntaxError: bad (a.py, line N)");
+        assert_int_equal(g[0].n, 30);
+        assert_string_equal(g[0].example, "SyntaxError: bad (a.py, line 0)");
+        assert_string_equal(g[0].example_id, "s0");
+        assert_string_equal(g[1].key, "ZeroDivisionError: division by zero");
+        assert_int_equal(g[1].n, 5);
+        assert_string_equal(g[2].key, "case b: stdout differs at line N: expected '\u2026', got '\u2026'");
+        assert_int_equal(report_cases_sorted(a, c), 2);
+        assert_string_equal(c[0].name, "b");
+        assert_int_equal(c[0].failed, 1);
+        assert_int_equal(c[1].runs, 1);
+        free(g);
+        free(a);
+}
+
+/* #32: what CI viewers read: the reason in the failure's body (its first
+ * line in message=), the captured streams per case (escaped, bounded), a
+ * time on every case. */
 static void test_junit(void **state)
 {
+        static char big[JUNIT_STREAM_MAX + 100];
         struct junit_case c[] = {
-                { "ok", "spec.json", 0.01, JUNIT_PASS, NULL, NULL, 0 },
-                { "wrong \"<out>\"", "spec.json", 0.02, JUNIT_FAILURE, "stdout differs & more", "line\n\x01" "bad\xff", 10 },
-                { "sbx", "spec.json", -1, JUNIT_ERROR, "sandbox error", NULL, 0 },
-                { "later", "spec.json", -1, JUNIT_SKIPPED, "not run", NULL, 0 },
+                { .name = "ok", .classname = "judge.spec", .time_s = 0.01, .kind = JUNIT_PASS,
+                  .out = "5\n", .out_len = 2 },
+                { .name = "wrong \"<out>\"", .classname = "judge.spec", .time_s = 0.02, .kind = JUNIT_FAILURE,
+                  .message = "stdout differs & more", .detail = "line\n\x01" "bad\xff", .detail_len = 10,
+                  .out = "<b>&\x1b[2J", .out_len = 8, .err = big, .err_len = sizeof big },
+                { .name = "sbx", .classname = "judge.spec", .time_s = -1, .kind = JUNIT_ERROR,
+                  .message = "sandbox error\nsecond line" },
+                { .name = "later", .classname = "judge.spec", .time_s = -1, .kind = JUNIT_SKIPPED, .message = "not run" },
         };
         char *buf = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
 
+        (void) state;
+        memset(big, 'e', sizeof big);
         assert_int_equal(junit_render(f, "suite", c, 4, 0.03), 0);
         fclose(f);
-        assert_non_null(strstr(buf, "tests=\"4\" failures=\"1\" errors=\"1\" skipped=\"1\""));
+        assert_non_null(strstr(buf, "tests=\"4\" failures=\"1\" errors=\"1\" skipped=\"1\" time=\"0.030\""));
+        assert_non_null(strstr(buf, "<testcase name=\"ok\" classname=\"judge.spec\" time=\"0.010\">\n"
+                                    "    <system-out>5\n</system-out>\n  </testcase>"));
         assert_non_null(strstr(buf, "name=\"wrong &quot;&lt;out&gt;&quot;\""));
-        assert_non_null(strstr(buf, "<failure message=\"stdout differs &amp; more\" type=\"fail\">line\n\\x01bad\\xff</failure>"));
-        assert_non_null(strstr(buf, "<error message=\"sandbox error\" type=\"undetermined\"/>"));
+        assert_non_null(strstr(buf, "<failure message=\"stdout differs &amp; more\" type=\"fail\">stdout differs "
+                                    "&amp; more\n\nline\n\\x01bad\\xff</failure>"));
+        assert_non_null(strstr(buf, "<system-out>&lt;b&gt;&amp;\\x1b[2J</system-out>"));
+        assert_non_null(strstr(buf, "\n[... 100 more bytes]</system-err>"));
+        assert_non_null(strstr(buf, "<testcase name=\"sbx\" classname=\"judge.spec\" time=\"0.000\">"));
+        assert_non_null(strstr(buf, "<error message=\"sandbox error...\" type=\"undetermined\">sandbox error\n"
+                                    "second line</error>"));
         assert_non_null(strstr(buf, "<skipped message=\"not run\"/>"));
         assert_null(strchr(buf, '\x01'));
+        assert_null(strchr(buf, '\x1b'));
         free(buf);
+}
+
+static void test_junit_classname(void **state)
+{
+        const char *test;
+        char *cn;
+
+        (void) state;
+        cn = junit_classname(NULL, "test_x.py::TestAdd::test_a", &test);
+        assert_string_equal(cn, "test_x.TestAdd");
+        assert_string_equal(test, "test_a");
+        free(cn);
+        cn = junit_classname(NULL, "sub/test_y.py::test_f", &test);
+        assert_string_equal(cn, "sub.test_y");
+        assert_string_equal(test, "test_f");
+        free(cn);
+        cn = junit_classname("judge", "/srv/course/hw1.json", &test);
+        assert_string_equal(cn, "judge.hw1");
+        free(cn);
 }
 
 /* A program that writes a NUL byte gets "\u0000" in its result's text (and
@@ -468,7 +581,7 @@ int main(void)
                 cmocka_unit_test(test_hist_buckets),
                 cmocka_unit_test(test_text_render),
                 cmocka_unit_test(test_html),
-                cmocka_unit_test(test_junit),
+                cmocka_unit_test(test_junit), cmocka_unit_test(test_normalize), cmocka_unit_test(test_failure_groups), cmocka_unit_test(test_junit_classname),
                 cmocka_unit_test(test_nul_in_output),
                 cmocka_unit_test(test_text_render_bidi),
                 cmocka_unit_test(test_frequent_error_after_many_unique),

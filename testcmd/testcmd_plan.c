@@ -1,4 +1,4 @@
-/* testcmd/test_plan.c — the results channel, the verdict rules of
+/* testcmd/testcmd_plan.c — the results channel, the verdict rules of
  * harness/README.md and the `nsbox.tests/1` rendering. Pure: allocation only
  * (open_memstream writes to memory).
  */
@@ -37,6 +37,8 @@ void tc_report_free(struct tc_report *rep)
                 free(rep->tests[i].name);
                 free(rep->tests[i].message);
                 free(rep->tests[i].traceback);
+                free(rep->tests[i].out);
+                free(rep->tests[i].err);
         }
         free(rep->tests);
         for (size_t i = 0; i < rep->n_collect_errors; i++) {
@@ -121,8 +123,10 @@ static int on_test(struct tc_report *rep, json_t *ev, size_t line)
                 return distrust(rep, "a test event with an unknown outcome", line), 0;
         t = &rep->tests[rep->n_reported];
         if (dup_opt_string(ev, "message", &t->message, &ok) < 0 ||
-            dup_opt_string(ev, "traceback", &t->traceback, &ok) < 0)
+            dup_opt_string(ev, "traceback", &t->traceback, &ok) < 0 ||
+            dup_opt_string(ev, "stdout", &t->out, &ok) < 0 || dup_opt_string(ev, "stderr", &t->err, &ok) < 0)
                 return -ENOMEM;
+        t->import_error = json_is_true(json_object_get(ev, "import_error"));
         if (!ok)
                 return distrust(rep, "a test event with a non-string message", line), 0;
         t->outcome = o;
@@ -355,7 +359,9 @@ json_t *tc_report_to_json(const struct tc_report *rep, json_t *result)
                     set(o, "outcome", json_string(tc_outcome_name(t->outcome))) < 0 ||
                     set(o, "message", opt_string(t->message)) < 0 ||
                     set(o, "traceback", opt_string(t->traceback)) < 0 ||
-                    set(o, "duration_ms", json_real(t->duration_ms)) < 0)
+                    set(o, "duration_ms", json_real(t->duration_ms)) < 0 ||
+                    set(o, "stdout", opt_string(t->out)) < 0 || set(o, "stderr", opt_string(t->err)) < 0 ||
+                    (t->import_error && set(o, "import_error", json_true()) < 0))
                         return NULL;
         }
         errors = json_object_get(root, "collect_errors");
@@ -413,6 +419,56 @@ static void put_name(FILE *f, const char *lead, const char *name)
                 textsafe_term_wrap(f, name, strlen(name), CONT, &col);
 }
 
+/* Under a failing test, what it printed (pytest's "Captured stdout"): its
+ * first CAPTURED_SHOWN bytes, each line after a gutter, unsafe characters
+ * shown (util/textsafe.h); the rest is in --json. */
+#define CAPTURED_SHOWN 2000
+static void captured(FILE *f, const char *label, const char *text)
+{
+        size_t len, keep;
+
+        if (!text || !*text)
+                return;
+        len = strlen(text);
+        keep = len > CAPTURED_SHOWN ? CAPTURED_SHOWN : len;
+        while (keep > 0 && keep < len && ((unsigned char) text[keep] & 0xc0) == 0x80)
+                keep--;         /* end on a character */
+        fprintf(f, "    ---- captured %s ----\n", label);
+        textsafe_term_lines(f, text, keep, "    | ", "    |\u21aa");
+        if (keep < len)
+                fprintf(f, "    | ... (%zu more bytes: --json has them)\n", len - keep);
+}
+
+/* "test_x.py" of "test_x.py::Class::test" (malloc'd; NULL on ENOMEM). */
+static char *test_file(const char *name)
+{
+        const char *sep = strstr(name, "::");
+
+        return strndup(name, sep ? (size_t) (sep - name) : strlen(name));
+}
+
+/* A module that could not be imported: said once, as pytest's collection
+ * error, with the number of its tests that could not run. */
+static void import_error_block(FILE *f, const struct tc_report *rep, size_t i)
+{
+        const struct tc_test *t = &rep->tests[i];
+        AUTOFREE char *file = test_file(t->name);
+        char lead[64];
+        size_t n = 0;
+
+        for (size_t k = 0; k < rep->n_tests; k++)
+                if (rep->tests[k].import_error && file && strncmp(rep->tests[k].name, file, strlen(file)) == 0 &&
+                    strncmp(rep->tests[k].name + strlen(file), "::", 2) == 0)
+                        n++;
+        put_name(f, "! ERROR collecting ", file ? file : t->name);
+        snprintf(lead, sizeof lead, " (%zu test%s could not run)", n, n == 1 ? "" : "s");
+        fputs(lead, f);
+        fputc('\n', f);
+        indent(f, t->message);
+        captured(f, "stdout", t->out);
+        captured(f, "stderr", t->err);
+}
+
 char *tc_summary_text(const struct tc_report *rep, const struct run_result *r)
 {
         static const char *const label[] = { "passed", "failed", "error", "skipped" };
@@ -446,12 +502,20 @@ char *tc_summary_text(const struct tc_report *rep, const struct run_result *r)
 
                 if (t->outcome != TC_FAILED && t->outcome != TC_ERROR && t->outcome != TC_NOT_RUN)
                         continue;
+                if (t->import_error && t->message && strncmp(t->message, "not run: ", 9) == 0)
+                        continue;       /* its module's error is shown once */
                 if (!header)
                         fputs("\n---- failures ----\n", f), header = true;
+                if (t->import_error) {
+                        import_error_block(f, rep, i);
+                        continue;
+                }
                 snprintf(lead, sizeof lead, "%s %s ", mark(t->outcome), t->outcome == TC_FAILED ? "FAIL" : "ERROR");
                 put_name(f, lead, t->name);
                 fputc('\n', f);
                 indent(f, t->message);
+                captured(f, "stdout", t->out);
+                captured(f, "stderr", t->err);
         }
         fputs("\n== ", f);
         for (size_t k = 0; k < ARRAY_SIZE(label); k++) {

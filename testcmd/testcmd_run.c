@@ -1,9 +1,9 @@
-/* testcmd/test_run.c — `nsbox test`: the driver. Syscall layer.
+/* testcmd/testcmd_run.c — `nsbox test`: the driver. Syscall layer.
  *
  * Finds the runner (harness/nsbox_test_runner.py), makes the results channel
  * (a pipe; the write end becomes the runner's fd 3), runs the runner in one
  * sandbox through sbx_run() and hands the channel's bytes and the result to
- * the pure functions of test_plan.c.
+ * the pure functions of testcmd_plan.c.
  *
  * The channel is drained while the sandbox runs by a forked helper process
  * that copies it into an anonymous file (platform.h: a memfd on Linux;
@@ -286,17 +286,27 @@ static int write_junit(const struct nsb_config *cfg, const struct tc_report *rep
         size_t n = 0, cap = rep->n_tests + rep->n_collect_errors + 1;
         AUTOFREE struct junit_case *jc = calloc(cap, sizeof *jc);
         AUTOFREE char **names = calloc(rep->n_collect_errors + 1, sizeof *names);
+        /* per test: "test_x.TestAdd" of "test_x.py::TestAdd::test_a", not the harness path */
+        AUTOFREE char **classes = calloc(rep->n_tests + 1, sizeof *classes);
         bool undetermined = rep->verdict == TC_UNDETERMINED, carried = rep->verdict == TC_PASS;
         int r;
 
-        if (!jc || !names)
+        if (!jc || !names || !classes)
                 return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "--junit: out of memory");
         for (size_t i = 0; i < rep->n_tests; i++) {
                 const struct tc_test *t = &rep->tests[i];
                 struct junit_case *c = &jc[n++];
 
-                c->name = t->name;
-                c->classname = cfg->harness;
+                classes[i] = junit_classname(NULL, t->name, &c->name);
+                if (!classes[i]) {
+                        r = nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "--junit: out of memory");
+                        goto out;
+                }
+                c->classname = classes[i];
+                c->out = t->out;
+                c->out_len = t->out ? strlen(t->out) : 0;
+                c->err = t->err;
+                c->err_len = t->err ? strlen(t->err) : 0;
                 c->time_s = t->outcome == TC_NOT_RUN ? -1 : t->duration_ms / 1000.0;
                 c->message = t->message ? t->message : tc_outcome_name(t->outcome);
                 c->detail = t->traceback;
@@ -322,7 +332,7 @@ static int write_junit(const struct nsb_config *cfg, const struct tc_report *rep
                         goto out;
                 }
                 c->name = names[i];
-                c->classname = cfg->harness;
+                c->classname = "harness";
                 c->time_s = -1;
                 c->kind = JUNIT_ERROR;
                 c->message = rep->collect_errors[i].message;
@@ -332,15 +342,23 @@ static int write_junit(const struct nsb_config *cfg, const struct tc_report *rep
                 struct junit_case *c = &jc[n++];
 
                 c->name = "(harness)";
-                c->classname = cfg->harness;
+                c->classname = "harness";
                 c->time_s = rep->duration_ms / 1000.0;
                 c->kind = undetermined ? JUNIT_ERROR : JUNIT_FAILURE;
                 c->message = rep->reason;
         }
-        r = junit_write(cfg->junit_path, cfg->harness, jc, n, rep->duration_ms / 1000.0, e);
+        {
+                const char *slash = strrchr(cfg->harness, '/');
+
+                /* the suite: the harness folder's name, not its host path */
+                r = junit_write(cfg->junit_path, slash && slash[1] ? slash + 1 : cfg->harness, jc, n,
+                                rep->duration_ms / 1000.0, e);
+        }
 out:
         for (size_t i = 0; i < rep->n_collect_errors; i++)
                 free(names[i]);
+        for (size_t i = 0; i < rep->n_tests; i++)
+                free(classes[i]);
         return r;
 }
 
