@@ -6,6 +6,8 @@
 - its table of what `meson install` puts where has a row for every file
   the build installs (`meson introspect --installed` of $NSBOX_BUILD: the
   warm library, the zygote, nsbox-serve and the systemd units were missing);
+- every file a --help example names is in examples/, which the package
+  ships (debian/nsbox.examples);
 - the installed docs' links (debian/doclinks.py, run by debian/rules on the
   package's /usr/share/doc/nsbox): on a copy of README.md and docs/, every
   relative link left points to a file that is there."""
@@ -118,6 +120,22 @@ def dangling_links(top):
                 if not os.path.exists(os.path.normpath(os.path.join(d, target.split("#")[0]))):
                     out.append((os.path.relpath(path, top), target))
     return out
+
+
+class HelpExamples(unittest.TestCase):
+    def test_every_help_example_file_exists_and_is_packaged(self):
+        """Each `examples/...` a --help example names is in the source's
+        examples/, which debian/nsbox.examples ships whole (test_deb.py runs
+        the examples on the installed package)."""
+        named = set()
+        for cmd in ("run", "python", "judge", "batch", "test", "report", "doctor", "profile"):
+            r = subprocess.run([os.environ["NSBOX"], cmd, "--help"], capture_output=True, text=True, timeout=60)
+            for line in re.findall(r"^Example:\n  (.*)$", r.stdout, re.M):
+                named.update(re.findall(r"(examples/[^\s]+)", line))
+        self.assertGreaterEqual(len(named), 5, named)
+        for path in sorted(named):
+            self.assertTrue(os.path.exists(os.path.join(SOURCE, path)), path)
+        self.assertEqual(read(os.path.join(SOURCE, "debian", "nsbox.examples")).split(), ["examples/*"])
 
 
 class PackagedDocLinks(unittest.TestCase):
