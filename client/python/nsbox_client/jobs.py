@@ -55,8 +55,8 @@ class TestReport:
         """Raises KeyError/TypeError/ValueError on a report it cannot read."""
         if d.get("schema") != "nsbox.tests/1":
             raise ValueError("not an nsbox.tests/1 report")
-        tests = [TestOutcome(str(t["name"]), cast(TestOutcomeName, str(t["outcome"])), t.get("message"), t.get("traceback"),
-                             float(t.get("duration_ms") or 0.0)) for t in d["tests"]]
+        tests = [TestOutcome(str(t["name"]), cast(TestOutcomeName, str(t["outcome"])), t.get("message"),
+                             t.get("traceback"), float(t.get("duration_ms") or 0.0)) for t in d["tests"]]
         counts = {str(k): int(v) for k, v in dict(d.get("counts") or {}).items()}
         return cls(cast(VerdictName, str(d["verdict"])), str(d.get("reason") or ""), tests, counts,
                    list(d.get("collect_errors") or []), d.get("result"), dict(d))
