@@ -318,7 +318,6 @@ int main(int argc, char **argv)
         struct nsb_config cfg;
         struct nsb_error e;
         char hint[1024];
-        bool parsed = true;
         int code;
 
         hold_std_fds();
@@ -333,7 +332,6 @@ int main(int argc, char **argv)
         }
         if (cfg_parse_cli(argc, argv, &cfg, &e) < 0) {
                 code = NSB_EXIT_FAILURE;
-                parsed = false;
         } else if (!(c = frame_lookup(commands, cfg.help && cfg.cmd != NSB_CMD_VERSION ? NSB_CMD_HELP : cfg.cmd))) {
                 nsb_fail(&e, NSB_STAGE_USAGE, ENOSYS, "this command is not available yet");
                 code = NSB_EXIT_FAILURE;
@@ -350,7 +348,7 @@ int main(int argc, char **argv)
                 print_error(NULL, &e);
         /* bwrap's `--ro-bind SRC DST` typed here fails as a missing program:
          * say what nsbox's form is (config/hints.h) */
-        if (parsed && (code == NSB_EXIT_FAILURE || code == NSB_EXIT_NOT_FOUND || code == NSB_EXIT_NOT_EXECUTABLE) &&
+        if ((code == NSB_EXIT_FAILURE || code == NSB_EXIT_NOT_FOUND || code == NSB_EXIT_NOT_EXECUTABLE) &&
             cfg_bwrap_pair_hint(&cfg, hint, sizeof hint))
                 fprintf(stderr, "nsbox: hint: %s\n", hint);
         cfg_free(&cfg);

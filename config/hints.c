@@ -63,10 +63,11 @@ const char *cfg_bwrap_option_hint(const char *name, size_t len)
         return NULL;
 }
 
-/* The word after a bind without DST was an absolute path, and became the
- * SCRIPT/COMMAND (options end at the first positional, so the bind is the
- * last one): the shape `--ro-bind /data /data x.py` leaves behind. A script
- * below the bound folder (`--ro-bind /data /data/x.py`) is as meant. */
+/* The word after a bind without DST was an absolute path: options end at
+ * the first positional, so it became the SCRIPT, COMMAND or input file, and
+ * the bind is the last one. The shape `--ro-bind /data /data x.py` leaves
+ * behind; a script below the bound folder (`--ro-bind /data /data/x.py`)
+ * is as meant. */
 bool cfg_bwrap_pair_hint(const struct nsb_config *cfg, char *buf, size_t size)
 {
         const char *word = cfg->bind_next_word;
@@ -74,14 +75,14 @@ bool cfg_bwrap_pair_hint(const struct nsb_config *cfg, char *buf, size_t size)
         const char *flag;
         size_t n;
 
-        if (!word || !b || !size || cfg->inline_code || cfg->argc == 0 || strcmp(cfg->argv[0], word) != 0)
+        if (!word || !b || !size)
                 return false;
         n = strlen(b->src);
         if (strncmp(word, b->src, n) == 0 && word[n] == '/')
                 return false;
         flag = b->read_only ? "--ro-bind" : "--bind";
         snprintf(buf, size, "%s takes one word, SRC[:DST]: for bwrap's `%s %s %s`, write `%s %s:%s` "
-                            "('%s' was read as the program)",
+                            "('%s' was read as the next argument, not as DST)",
                  flag, flag, b->src, word, flag, b->src, word, word);
         return true;
 }

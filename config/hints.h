@@ -14,8 +14,9 @@
 const char *cfg_bwrap_option_hint(const char *name, size_t len);
 
 /* When @cfg looks like bwrap's `--ro-bind SRC DST` (or --bind) typed as two
- * words (a bind without DST, then an absolute program not below it): the
- * hint in @buf, true. For a run that failed: the shape is legal. */
+ * words (a bind without DST, then an absolute word not below it): the hint
+ * in @buf, true. For a command that failed: the shape is legal. Valid on a
+ * configuration whose parse failed too (the binds parsed so far). */
 bool cfg_bwrap_pair_hint(const struct nsb_config *cfg, char *buf, size_t size);
 
 /* "the memory limit (256M; raise it with --memory SIZE)" for the limit a

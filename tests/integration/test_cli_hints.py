@@ -43,11 +43,19 @@ class BwrapHabits(SandboxTest):
         err = self.usage("python", "--ro-bind", "/usr/share", "/usr/share", "x.py")
         self.assertIn("nsbox: python: script: '/usr/share'", err)
         self.assertIn("nsbox: hint: --ro-bind takes one word, SRC[:DST]: for bwrap's `--ro-bind /usr/share "
-                      "/usr/share`, write `--ro-bind /usr/share:/usr/share` ('/usr/share' was read as the program)",
+                      "/usr/share`, write `--ro-bind /usr/share:/usr/share` ('/usr/share' was read as the next argument, not as DST)",
                       err)
         err = self.usage("run", "--bind", "/var/tmp", "/data", "--", "/bin/true")
         self.assertIn("nsbox: hint: --bind takes one word, SRC[:DST]: for bwrap's `--bind /var/tmp /data`, write "
                       "`--bind /var/tmp:/data`", err)
+
+    def test_two_word_bind_before_a_spec(self):
+        """judge: the DST read as SPEC.json, the spec as an extra argument
+        (a usage error of the parser): the hint all the same."""
+        err = self.usage("judge", "--ro-bind", "/usr/share", "/data", "spec.json")
+        self.assertIn("unexpected argument 'spec.json' after SPEC.json '/data'", err)
+        self.assertIn("nsbox: hint: --ro-bind takes one word, SRC[:DST]: for bwrap's `--ro-bind /usr/share /data`, "
+                      "write `--ro-bind /usr/share:/data`", err)
 
     def test_the_one_word_form_gets_no_hint(self):
         err = self.usage("python", "--ro-bind", "/usr/share:/usr/share", "/nonexistent.py")

@@ -58,10 +58,13 @@ static void test_bwrap_pair(void **state)
         } cases[] = {
                 { { "nsbox", "python", "--ro-bind", "/data", "/data", "x.py" },
                   "--ro-bind takes one word, SRC[:DST]: for bwrap's `--ro-bind /data /data`, write "
-                  "`--ro-bind /data:/data` ('/data' was read as the program)" },
+                  "`--ro-bind /data:/data` ('/data' was read as the next argument, not as DST)" },
                 { { "nsbox", "run", "--bind", "/srv/in", "/in", "--", "/bin/true" },
                   "--bind takes one word, SRC[:DST]: for bwrap's `--bind /srv/in /in`, write `--bind /srv/in:/in` "
-                  "('/in' was read as the program)" },
+                  "('/in' was read as the next argument, not as DST)" },
+                { { "nsbox", "judge", "--ro-bind", "/srv", "/spec.json" },
+                  "--ro-bind takes one word, SRC[:DST]: for bwrap's `--ro-bind /srv /spec.json`, write "
+                  "`--ro-bind /srv:/spec.json` ('/spec.json' was read as the next argument, not as DST)" },
                 /* nsbox's own forms */
                 { { "nsbox", "python", "--ro-bind", "/data:/data", "/x.py" }, NULL },
                 { { "nsbox", "python", "--ro-bind", "/data", "/data/x.py" }, NULL },
