@@ -11,6 +11,7 @@
 
 #include "batch/batch.h"
 #include "config/config.h"
+#include "config/hints.h"
 #include "config/policy.h"
 #include "doctor/doctor.h"
 #include "frame/frame.h"
@@ -70,8 +71,13 @@ static void explain(const struct nsb_config *cfg, const struct run_result *r)
                 fprintf(stderr, "nsbox: sandbox error (%s): ", nsb_stage_name((enum nsb_stage) r->error.stage));
                 textsafe_term(stderr, buf, strlen(buf), TEXTSAFE_ONE_LINE);
                 fputc('\n', stderr);
-        } else if (r->status == RUN_LIMIT)
-                fprintf(stderr, "nsbox: stopped by the %s limit\n", run_limit_name(r->limit));
+        } else if (r->status == RUN_LIMIT) {
+                /* the value it had and the flag that raises it (config/hints.h) */
+                if (cfg_limit_hint(cfg, run_limit_name(r->limit), buf, sizeof buf))
+                        fprintf(stderr, "nsbox: stopped by %s\n", buf);
+                else
+                        fprintf(stderr, "nsbox: stopped by the %s limit\n", run_limit_name(r->limit));
+        }
         else if (r->status == RUN_CANCELLED)
                 fprintf(stderr, "nsbox: cancelled\n");
         if (r->out.truncated || r->err.truncated)
@@ -311,6 +317,7 @@ int main(int argc, char **argv)
         struct frame_run run;
         struct nsb_config cfg;
         struct nsb_error e;
+        char hint[1024];
         int code;
 
         hold_std_fds();
@@ -339,6 +346,11 @@ int main(int argc, char **argv)
         }
         if (e.stage != NSB_STAGE_NONE)
                 print_error(NULL, &e);
+        /* bwrap's `--ro-bind SRC DST` typed here fails as a missing program:
+         * say what nsbox's form is (config/hints.h) */
+        if ((code == NSB_EXIT_FAILURE || code == NSB_EXIT_NOT_FOUND || code == NSB_EXIT_NOT_EXECUTABLE) &&
+            cfg_bwrap_pair_hint(&cfg, hint, sizeof hint))
+                fprintf(stderr, "nsbox: hint: %s\n", hint);
         cfg_free(&cfg);
         return stdout_delivered_or_die(code);
 }

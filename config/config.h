@@ -123,6 +123,9 @@ struct nsb_config {
 
         /* report: the RESULTS files are argv/argc ("-" = stdin) */
         char *html_path;                /* report --html: the self-contained page */
+        const char *bind_next_word;     /* not policy: the absolute word right after a --ro-bind or
+                                           --bind SRC without :DST (argv's), for the hint of
+                                           config/hints.h; NULL otherwise */
         bool quiet;                     /* batch --quiet: no progress line, no closing summary */
 };
 

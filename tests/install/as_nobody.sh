@@ -9,6 +9,7 @@ set -euo pipefail
 nobody_prepare install
 mkdir -p "$tmp/src/client" "$tmp/src/dist" "$tmp/tests" "$tmp/bin" "$tmp/gen"
 cp -r "$NSBOX_SOURCE/client/python" "$tmp/src/client/"
+cp "$NSBOX_SOURCE/LICENSE" "$NSBOX_SOURCE/README.md" "$NSBOX_SOURCE/meson.build" "$tmp/src/"
 cp -r "$NSBOX_SOURCE/dist/man" "$tmp/src/dist/"
 cp "$NSBOX_SOURCE"/tests/install/test_*.py "$tmp/tests/"
 cp "$NSBOX" "$tmp/bin/nsbox"

@@ -4,17 +4,22 @@ A copy of the source builds the .deb with `DEB_BUILD_OPTIONS=nocheck
 dpkg-buildpackage -us -uc -b`; lintian must report no error; the packages
 are installed with apt-get, the README's example runs with /usr/bin/nsbox
 (as root and as uid 65534), so do nsbox test (the packaged runner) and the
-packaged client; then both packages are purged and the machine must be as
+packaged client; /usr/share/doc/nsbox holds README.md and docs/ with no
+link to a file it lacks, and examples/, on which every `--help` example
+runs as written; then both packages are purged and the machine must be as
 before: the same installed packages, no file of nsbox's left.
 """
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import tempfile
 import unittest
 
 from srccopy import copy_source
+from test_docs import dangling_links
 
 SOURCE = os.environ["NSBOX_SOURCE"]
 VERSION = os.environ["NSBOX_VERSION"]
@@ -78,7 +83,12 @@ class DebianPackage(unittest.TestCase):
         for path in ("./usr/bin/nsbox", "./etc/apparmor.d/nsbox", "./usr/share/nsbox/harness/nsbox_test_runner.py",
                      "./usr/share/nsbox/harness/nsbox_runner/main.py", "./usr/share/man/man1/nsbox.1.gz", "./usr/share/man/man5/nsbox-profile.5.gz",
                      "./usr/share/bash-completion/completions/nsbox",
-                     "./usr/share/zsh/vendor-completions/_nsbox", "./etc/nsbox/profiles/"):
+                     "./usr/share/zsh/vendor-completions/_nsbox", "./etc/nsbox/profiles/",
+                     # the README uncompressed with docs/ beside it, and the
+                     # examples every --help names
+                     "./usr/share/doc/nsbox/README.md", "./usr/share/doc/nsbox/docs/contract.md",
+                     "./usr/share/doc/nsbox/docs/install.md", "./usr/share/doc/nsbox/examples/hello.py",
+                     "./usr/share/doc/nsbox/examples/judge-spec.json"):
             self.assertIn(" " + path + "\n", files + "\n")
         self.assertIn("/nsbox_client/__init__.py", run(["dpkg-deb", "-c", self.debs[1]]).stdout)
         profile = run(["sh", "-c", 'dpkg-deb --fsys-tarfile "$1" | tar -xO ./etc/apparmor.d/nsbox', "sh",
@@ -141,6 +151,34 @@ class DebianPackage(unittest.TestCase):
         self.assertEqual((r.returncode, r.stdout), (0, "pass\n"))
         r = run(["man", "-w", "nsbox"], env={"PATH": "/usr/bin:/bin", "MANPATH": "/usr/share/man"})
         self.assertEqual(r.stdout.strip(), "/usr/share/man/man1/nsbox.1.gz")
+        self.check_docs_and_examples()
+
+    def check_docs_and_examples(self):
+        """/usr/share/doc/nsbox: its Markdown links only to files it holds,
+        and every --help example runs there as written, on the packaged
+        examples/."""
+        doc = "/usr/share/doc/nsbox"
+        self.assertEqual(dangling_links(doc), [])
+        examples = []
+        for cmd in ("run", "python", "judge", "batch", "test", "report", "doctor", "profile", "serve"):
+            r = self.nsbox(cmd, "--help")
+            examples += re.findall(r"^Example:\n  (.*)$", r.stdout, re.M)
+        named = [e for e in examples if "examples/" in e]
+        # run in a copy: `nsbox test` writes into its workspace, and the
+        # package's folder must be as dpkg left it for the purge check
+        copy = os.path.join(self.top, "doc-copy")
+        shutil.copytree(os.path.join(doc, "examples"), os.path.join(copy, "examples"))
+        self.assertGreaterEqual(len(named), 4, examples)
+        for example in named:
+            with self.subTest(example=example):
+                argv = shlex.split(example.split(" > ")[0])
+                for word in argv:
+                    if word.startswith("examples/"):
+                        self.assertTrue(os.path.exists(os.path.join(doc, word)), word)
+                self.assertEqual(argv[0], "nsbox")
+                r = run(["/usr/bin/nsbox", *argv[1:]], cwd=copy, timeout=300,
+                        env={"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root")})
+                self.assertEqual(r.returncode, 0, r.stdout[-3000:])
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
     from nsbox_client import run_code, batch_run, judge, doctor
 
     r = run_code("def f(x):\n    return x + 1", test_code="assert f(1) == 2")
-    r.status        # "pass" | "fail" | "timeout" | "error"
+    r.status        # "pass" | "fail" | "timeout" | "error" (Literal: Outcome)
     r.label         # 1 only for pass: a reward signal
 
     for r in batch_run([(code, tests), ...], jobs=2):   # input order
@@ -39,6 +39,7 @@ from .errors import EXIT_CANCELLED, EXIT_NSBOX_FAILURE, NsboxError, NsboxUnavail
 from .jobs import JudgeJob, TestOutcome, TestReport
 from .observations import Observation, read_observations, replay
 from .results import CaseVerdict, DoctorCheck, DoctorReport, RunResult, Verdict
+from .results import CaseVerdictName, CheckStatus, LimitName, Outcome, Status, VerdictName  # Literal types
 from .service import AsyncServiceClient, ServiceClient, connect
 from .session import Session
 from .shortcuts import batch_run, batch_stream, doctor, judge, run_code, test
@@ -49,4 +50,5 @@ __all__ = [
     "replay", "read_observations", "Observation",
     "JudgeJob", "TestReport", "TestOutcome", "test",
     "connect", "ServiceClient", "AsyncServiceClient",
+    "Outcome", "Status", "LimitName", "VerdictName", "CaseVerdictName", "CheckStatus",
 ]

@@ -22,13 +22,13 @@ import asyncio
 import json
 import os
 from types import TracebackType
-from typing import Any, AsyncIterator, Dict, Iterable, List, Optional, Sequence, Tuple, Type, Union
+from typing import Any, AsyncIterator, Dict, Iterable, List, Optional, Sequence, Tuple, Type, Union, overload
 
 from . import batch, validate
-from .batch import DEFAULT_TIMEOUT
+from .batch import DEFAULT_TIMEOUT, PythonItem
 from .client import Client, _answer, _testcmd_args, doctor_report
 from .errors import EXIT_BAD_LINES, NsboxError, NsboxUnavailable, refused
-from .jobs import TestReport, spec_for_nsbox
+from .jobs import JudgeJob, TestReport, spec_for_nsbox
 from .results import DoctorReport, RunResult, Verdict
 from .session import IN_FLIGHT_MAX, answer_id, batch_args, default_in_flight, ended_error, job_line, unknown_id
 
@@ -126,6 +126,23 @@ class AsyncClient:
         return AsyncSession(self, jobs, warm, max_in_flight)
 
     # -- batch ------------------------------------------------------------------
+    # As Client's: python items give RunResults, JudgeJobs Verdicts, any
+    # other mix either (batch_run's first two overloads: see Client.batch_stream).
+    @overload
+    def batch_stream(self, items: Iterable[PythonItem], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+                     limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...
+                     ) -> AsyncIterator[RunResult]: ...
+
+    @overload
+    def batch_stream(self, items: Iterable[JudgeJob], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+                     limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...
+                     ) -> AsyncIterator[Verdict]: ...
+
+    @overload
+    def batch_stream(self, items: Iterable[object], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+                     limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...
+                     ) -> AsyncIterator[Result]: ...
+
     async def batch_stream(self, items: Iterable[object], timeout: Optional[float] = DEFAULT_TIMEOUT,
                            jobs: Optional[int] = None, limits: Optional[Dict[str, Any]] = None,
                            warm: Optional[bool] = None) -> AsyncIterator[Result]:
@@ -177,14 +194,29 @@ class AsyncClient:
         if rc != 0:
             raise refused("batch", rc, err)
 
+    @overload
+    async def batch_run(self, items: Iterable[PythonItem],  # type: ignore[misc]  # see Client.batch_stream
+                        timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+                        limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> List[RunResult]: ...
+
+    @overload
+    async def batch_run(self, items: Iterable[JudgeJob],  # type: ignore[misc]  # see Client.batch_stream
+                        timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+                        limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> List[Verdict]: ...
+
+    @overload
+    async def batch_run(self, items: Iterable[object], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+                        limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> List[Result]: ...
+
     async def batch_run(self, items: Iterable[object], timeout: Optional[float] = DEFAULT_TIMEOUT,
                         jobs: Optional[int] = None, limits: Optional[Dict[str, Any]] = None,
-                        warm: Optional[bool] = None) -> List[Result]:
+                        warm: Optional[bool] = None) -> Union[List[RunResult], List[Verdict], List[Result]]:
         """One result per item, in input order."""
         got: Dict[int, Result] = {}
         items = list(validate.collection(items, "items"))   # a generator too, as batch_stream and the sync client take
         n = len(items)
-        async for r in self.batch_stream(items, timeout=timeout, jobs=jobs, limits=limits, warm=warm):
+        stream: AsyncIterator[Result] = self.batch_stream(items, timeout=timeout, jobs=jobs, limits=limits, warm=warm)
+        async for r in stream:
             got[int(r.id)] = r
         if sorted(got) != list(range(n)):
             missing = sorted(set(range(n)) - set(got))
@@ -374,18 +406,51 @@ class AsyncSession:
 
 
 async def run_code(code: str, test_code: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT,
-                   limits: Optional[Dict[str, Any]] = None) -> RunResult:
-    return await AsyncClient().run_code(code, test_code, timeout, limits)
+                   limits: Optional[Dict[str, Any]] = None, warm: Optional[bool] = None) -> RunResult:
+    return await AsyncClient().run_code(code, test_code, timeout, limits, warm)
+
+
+@overload
+async def batch_run(items: Iterable[PythonItem],  # type: ignore[misc]  # see Client.batch_stream
+                    timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+                    limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> List[RunResult]: ...
+
+
+@overload
+async def batch_run(items: Iterable[JudgeJob],  # type: ignore[misc]  # see Client.batch_stream
+                    timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+                    limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> List[Verdict]: ...
+
+
+@overload
+async def batch_run(items: Iterable[object], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+                    limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> List[Result]: ...
 
 
 async def batch_run(items: Iterable[object], timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
-                    limits: Optional[Dict[str, Any]] = None) -> List[Result]:
-    return await AsyncClient().batch_run(items, timeout, jobs, limits)
+                    limits: Optional[Dict[str, Any]] = None, warm: Optional[bool] = None
+                    ) -> Union[List[RunResult], List[Verdict], List[Result]]:
+    return await AsyncClient().batch_run(items, timeout, jobs, limits, warm)
+
+
+@overload
+def batch_stream(items: Iterable[PythonItem], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+                 limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> AsyncIterator[RunResult]: ...
+
+
+@overload
+def batch_stream(items: Iterable[JudgeJob], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+                 limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> AsyncIterator[Verdict]: ...
+
+
+@overload
+def batch_stream(items: Iterable[object], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+                 limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> AsyncIterator[Result]: ...
 
 
 def batch_stream(items: Iterable[object], timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
-                 limits: Optional[Dict[str, Any]] = None) -> AsyncIterator[Result]:
-    return AsyncClient().batch_stream(items, timeout, jobs, limits)
+                 limits: Optional[Dict[str, Any]] = None, warm: Optional[bool] = None) -> AsyncIterator[Result]:
+    return AsyncClient().batch_stream(items, timeout, jobs, limits, warm)
 
 
 async def judge(spec: Dict[str, Any]) -> Verdict:

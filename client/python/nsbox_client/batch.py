@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import json
 import textwrap
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, Optional, Tuple, Union
 
 from . import validate
 from .errors import NsboxError
 from .jobs import JudgeJob, spec_for_nsbox
 from .results import RunResult, Verdict, from_line
+
+# What batch_run / batch_stream take and give, for their overloads: python
+# items give RunResults, JudgeJobs give Verdicts, a mix gives either.
+PythonItem = Union[Tuple[str, Optional[str]], str]
+Item = Union[PythonItem, JudgeJob]
+Result = Union[RunResult, Verdict]
 
 DEFAULT_TIMEOUT = 10
 # The longest job line nsbox reads (batch/batch_run.c LINE_MAX_BYTES); a longer one is

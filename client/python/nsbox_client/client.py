@@ -8,10 +8,10 @@ import shutil
 import subprocess
 import threading
 from typing import (IO, TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple,
-                    TypeVar, Union)
+                    TypeVar, Union, overload)
 
 from . import batch, validate
-from .batch import DEFAULT_TIMEOUT
+from .batch import DEFAULT_TIMEOUT, Item, PythonItem, Result
 from .errors import NsboxError, NsboxUnavailable, refused
 from .jobs import JudgeJob, TestReport, spec_for_nsbox
 from .results import DoctorCheck, DoctorReport, RunResult, Verdict
@@ -99,10 +99,28 @@ class Client:
         return p.returncode, out, err.decode("utf-8", "replace")
 
     # -- python jobs ----------------------------------------------------------
-    def batch_stream(self, pairs: Iterable[Union[Tuple[str, Optional[str]], str, JudgeJob]],
+    # The overloads say what a call gives for what it is given: python items
+    # (pairs, code) RunResults, JudgeJobs Verdicts, a mix either. A list of
+    # pairs also fits the mixed overload, whose List[Result] is not a
+    # List[RunResult] (lists are invariant): mypy calls that an unsafe
+    # overlap, but it picks the first overload that fits, which is the one
+    # meant. (batch_run only: Iterator is covariant, batch_stream is fine.)
+    @overload
+    def batch_stream(self, pairs: Iterable[PythonItem], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+                     limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> Iterator[RunResult]: ...
+
+    @overload
+    def batch_stream(self, pairs: Iterable[JudgeJob], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+                     limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> Iterator[Verdict]: ...
+
+    @overload
+    def batch_stream(self, pairs: Iterable[Item], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+                     limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> Iterator[Result]: ...
+
+    def batch_stream(self, pairs: Iterable[Item],
                      timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
                      limits: Optional[Dict[str, Any]] = None, warm: Optional[bool] = None
-                     ) -> Iterator[Union[RunResult, Verdict]]:
+                     ) -> Iterator[Result]:
         """Runs (code, test_code) pairs (or code, or JudgeJob items: a Verdict
         each) through one `nsbox batch`; yields each result as it completes
         (completion order; .id is the item's index). A list is checked whole
@@ -169,15 +187,30 @@ class Client:
         if p.returncode != 0:
             raise refused("batch", p.returncode, (stderr_box[0] if stderr_box else b"").decode("utf-8", "replace"))
 
-    def batch_run(self, pairs: Iterable[Union[Tuple[str, Optional[str]], str, JudgeJob]],
+    @overload
+    def batch_run(self, pairs: Iterable[PythonItem],  # type: ignore[misc]  # see batch_stream
+                  timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+                  limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> List[RunResult]: ...
+
+    @overload
+    def batch_run(self, pairs: Iterable[JudgeJob],  # type: ignore[misc]  # see batch_stream
+                  timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+                  limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> List[Verdict]: ...
+
+    @overload
+    def batch_run(self, pairs: Iterable[Item], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+                  limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> List[Result]: ...
+
+    def batch_run(self, pairs: Iterable[Item],
                   timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
                   limits: Optional[Dict[str, Any]] = None, warm: Optional[bool] = None
-                  ) -> List[Union[RunResult, Verdict]]:
+                  ) -> Union[List[RunResult], List[Verdict], List[Result]]:
         """Like batch_stream, collected: one result per item, in input order.
         Every item and argument is checked before the first one runs."""
         pairs = list(validate.items(list(validate.collection(pairs))))
-        got: Dict[Any, Union[RunResult, Verdict]] = {}
-        for r in self.batch_stream(pairs, timeout=timeout, jobs=jobs, limits=limits, warm=warm):
+        got: Dict[Any, Result] = {}
+        stream: Iterator[Result] = self.batch_stream(pairs, timeout=timeout, jobs=jobs, limits=limits, warm=warm)
+        for r in stream:
             got[r.id] = r
         if len(got) != len(pairs) or set(got) != set(range(len(pairs))):
             missing = sorted(set(range(len(pairs))) - set(got))

@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Literal, Mapping, Optional, cast
+
+from .results import VerdictName
 
 
 @dataclass(frozen=True)
@@ -19,10 +21,14 @@ class JudgeJob:
     spec: Mapping[str, Any]
 
 
+TestOutcomeName = Literal["passed", "failed", "error", "skipped", "not_run"]
+"""TestOutcome.outcome: one hidden test's outcome (docs/contract.md)."""
+
+
 @dataclass
 class TestOutcome:
     name: str
-    outcome: str                 # passed | failed | error | skipped | not_run
+    outcome: TestOutcomeName
     message: Optional[str]
     traceback: Optional[str]
     duration_ms: float
@@ -32,7 +38,7 @@ class TestOutcome:
 class TestReport:
     """`nsbox test`: verdict pass | fail | undetermined (the sandbox failed:
     correctness unknown), one TestOutcome per hidden test."""
-    verdict: str
+    verdict: VerdictName
     reason: str
     tests: List[TestOutcome]
     counts: Dict[str, int]
@@ -49,10 +55,10 @@ class TestReport:
         """Raises KeyError/TypeError/ValueError on a report it cannot read."""
         if d.get("schema") != "nsbox.tests/1":
             raise ValueError("not an nsbox.tests/1 report")
-        tests = [TestOutcome(str(t["name"]), str(t["outcome"]), t.get("message"), t.get("traceback"),
-                             float(t.get("duration_ms") or 0.0)) for t in d["tests"]]
+        tests = [TestOutcome(str(t["name"]), cast(TestOutcomeName, str(t["outcome"])), t.get("message"),
+                             t.get("traceback"), float(t.get("duration_ms") or 0.0)) for t in d["tests"]]
         counts = {str(k): int(v) for k, v in dict(d.get("counts") or {}).items()}
-        return cls(str(d["verdict"]), str(d.get("reason") or ""), tests, counts,
+        return cls(cast(VerdictName, str(d["verdict"])), str(d.get("reason") or ""), tests, counts,
                    list(d.get("collect_errors") or []), d.get("result"), dict(d))
 
 

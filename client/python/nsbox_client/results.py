@@ -4,9 +4,24 @@ which of them a batch output line is."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Literal, Optional, Union
 
 from .errors import NsboxError
+
+# The closed sets of values docs/contract.md names, as types: mypy --strict
+# then catches `r.status == "passed"` (a TestOutcome word on a RunResult)
+# and an IDE offers the words. Values come from nsbox's JSON unchecked: an
+# nsbox newer than this client could write a word not listed here.
+Outcome = Literal["pass", "fail", "timeout", "error"]
+"""RunResult.status: a python job's outcome (batch's `outcome`)."""
+Status = Literal["exited", "signaled", "limit", "cancelled", "error"]
+"""A result object's `status` (RunResult.raw["status"]; RunResult.sandbox_status)."""
+LimitName = Literal["wall_time", "cpu_time", "memory", "pids", "output", "file_size"]
+"""A result object's `limit`: which limit stopped the program."""
+VerdictName = Literal["pass", "fail", "undetermined"]
+CaseVerdictName = Literal["pass", "fail", "undetermined", "not_run"]
+CheckStatus = Literal["ok", "degraded", "unavailable"]
+Start = Literal["cold", "warm"]
 
 
 @dataclass
@@ -22,18 +37,25 @@ class RunResult:
     "cold"; None from an nsbox that does not say. start_reason: why a job
     that asked for a warm start ran cold (None otherwise).
     """
-    status: str
+    status: Outcome
     stdout: str
     stderr: str
     return_code: Optional[int]
     elapsed_ms: float
     label: int
     id: Any = None
-    limit: Optional[str] = None
+    limit: Optional[LimitName] = None
     error: Optional[Dict[str, Any]] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
-    start: Optional[str] = None
+    start: Optional[Start] = None
     start_reason: Optional[str] = None
+
+    @property
+    def sandbox_status(self) -> Optional[Status]:
+        """The result object's own `status` (exited, signaled, limit,
+        cancelled, error), as docs/contract.md names it; None if absent."""
+        st = self.raw.get("status")
+        return st if st in ("exited", "signaled", "limit", "cancelled", "error") else None
 
     @classmethod
     def from_line(cls, d: Dict[str, Any]) -> "RunResult":
@@ -50,7 +72,7 @@ class RunResult:
         return cls(status=d["outcome"], stdout=_text(d.get("stdout")), stderr=_text(d.get("stderr")),
                    return_code=rc, elapsed_ms=float(d.get("wall_ms") or 0.0), label=int(d.get("label", 0)),
                    id=d.get("id"), limit=d.get("limit"), error=d.get("error"), raw=d,
-                   start=_optional_text(d.get("start")), start_reason=_optional_text(d.get("start_reason")))
+                   start=_start(d.get("start")), start_reason=_optional_text(d.get("start_reason")))
 
     def as_dict(self) -> Dict[str, Any]:
         """The executor's dict: status, stdout, stderr, return_code, elapsed_ms, label."""
@@ -61,19 +83,19 @@ class RunResult:
 @dataclass
 class CaseVerdict:
     name: str
-    verdict: str          # pass | fail | undetermined | not_run
+    verdict: CaseVerdictName
     reason: str
     result: Optional[Dict[str, Any]]
 
 
 @dataclass
 class Verdict:
-    verdict: str          # pass | fail | undetermined
+    verdict: VerdictName
     cases: List[CaseVerdict]
     program_sha256: Optional[str] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
     id: Any = None        # its batch item's index (batch_run / batch_stream)
-    start: Optional[str] = None          # "warm" | "cold" (None: an nsbox that does not say)
+    start: Optional[Start] = None        # None: an nsbox that does not say
     start_reason: Optional[str] = None   # why a warm start was asked and not had
 
     @property
@@ -90,17 +112,17 @@ class Verdict:
         """A verdict, or (a batch's judge job whose sandbox could not even
         start) a result with status error: undetermined, no cases."""
         if "verdict" not in d and d.get("status") == "error":
-            return cls("undetermined", [], None, d, d.get("id"), _optional_text(d.get("start")),
+            return cls("undetermined", [], None, d, d.get("id"), _start(d.get("start")),
                        _optional_text(d.get("start_reason")))
         cases = [CaseVerdict(c["name"], c["verdict"], c.get("reason", ""), c.get("result")) for c in d["cases"]]
-        return cls(d["verdict"], cases, d.get("program_sha256"), d, d.get("id"), _optional_text(d.get("start")),
+        return cls(d["verdict"], cases, d.get("program_sha256"), d, d.get("id"), _start(d.get("start")),
                    _optional_text(d.get("start_reason")))
 
 
 @dataclass
 class DoctorCheck:
     name: str
-    status: str           # ok | degraded | unavailable
+    status: CheckStatus
     detail: str
     fix: str
 
@@ -119,6 +141,11 @@ def _optional_text(value: Any) -> Optional[str]:
     """A str field that older nsbox versions do not write (start,
     start_reason): None when absent or not a str."""
     return value if isinstance(value, str) else None
+
+
+def _start(value: Any) -> Optional[Start]:
+    """start: "cold" or "warm"; None when absent (older nsbox) or another word."""
+    return "cold" if value == "cold" else "warm" if value == "warm" else None
 
 
 def _text(stream: Optional[Dict[str, Any]]) -> str:

@@ -179,6 +179,7 @@ class AsyncServiceClient:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn)
 
 
-def connect(url: str, token: Optional[str] = None, **kw: Any) -> ServiceClient:
+def connect(url: str, token: Optional[str] = None, timeout: float = 3600.0, retries: int = 5,
+            dedent: bool = True) -> ServiceClient:
     """A ServiceClient for the service at @url (unix:PATH or http://HOST:PORT)."""
-    return ServiceClient(url, token, **kw)
+    return ServiceClient(url, token, timeout=timeout, retries=retries, dedent=dedent)

@@ -2,28 +2,66 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Union, overload
 
 from . import observations
-from .batch import DEFAULT_TIMEOUT
+from .batch import DEFAULT_TIMEOUT, Item, PythonItem, Result
 from .client import Client
 from .jobs import JudgeJob, TestReport
 from .results import DoctorReport, RunResult, Verdict
 
+# Every option spelled out (an IDE shows them; mypy checks them), the same
+# as Client's methods, which document them.
+
 
 def run_code(code: str, test_code: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT,
-             **kw: Any) -> RunResult:
-    return Client().run_code(code, test_code, timeout, **kw)
+             limits: Optional[Dict[str, Any]] = None, warm: Optional[bool] = None) -> RunResult:
+    return Client().run_code(code, test_code, timeout, limits=limits, warm=warm)
 
 
-def batch_run(pairs: Iterable[Union[Tuple[str, Optional[str]], str, JudgeJob]],
-              timeout: Optional[float] = DEFAULT_TIMEOUT, **kw: Any) -> List[Union[RunResult, Verdict]]:
-    return Client().batch_run(pairs, timeout, **kw)
+# python items give RunResults, JudgeJobs Verdicts, a mix either (see
+# Client.batch_stream for the overlap mypy is told to ignore)
+@overload
+def batch_run(pairs: Iterable[PythonItem],  # type: ignore[misc]  # see Client.batch_stream
+              timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+              limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> List[RunResult]: ...
 
 
-def batch_stream(pairs: Iterable[Union[Tuple[str, Optional[str]], str, JudgeJob]],
-                 timeout: Optional[float] = DEFAULT_TIMEOUT, **kw: Any) -> Iterator[Union[RunResult, Verdict]]:
-    return Client().batch_stream(pairs, timeout, **kw)
+@overload
+def batch_run(pairs: Iterable[JudgeJob],  # type: ignore[misc]  # see Client.batch_stream
+              timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+              limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> List[Verdict]: ...
+
+
+@overload
+def batch_run(pairs: Iterable[Item], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+              limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> List[Result]: ...
+
+
+def batch_run(pairs: Iterable[Item], timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
+              limits: Optional[Dict[str, Any]] = None, warm: Optional[bool] = None
+              ) -> Union[List[RunResult], List[Verdict], List[Result]]:
+    return Client().batch_run(pairs, timeout, jobs=jobs, limits=limits, warm=warm)
+
+
+@overload
+def batch_stream(pairs: Iterable[PythonItem], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+                 limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> Iterator[RunResult]: ...
+
+
+@overload
+def batch_stream(pairs: Iterable[JudgeJob], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+                 limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> Iterator[Verdict]: ...
+
+
+@overload
+def batch_stream(pairs: Iterable[Item], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+                 limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> Iterator[Result]: ...
+
+
+def batch_stream(pairs: Iterable[Item], timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
+                 limits: Optional[Dict[str, Any]] = None, warm: Optional[bool] = None) -> Iterator[Result]:
+    return Client().batch_stream(pairs, timeout, jobs=jobs, limits=limits, warm=warm)
 
 
 def judge(spec: observations.SpecLike, observe: Optional[observations.PathLike] = None) -> Verdict:
@@ -38,5 +76,5 @@ def doctor() -> DoctorReport:
 
 
 def test(harness: Union[str, "os.PathLike[str]"], workspace: Optional[Union[str, "os.PathLike[str]"]] = None,
-         **kw: Any) -> TestReport:
-    return Client().test(harness, workspace, **kw)
+         timeout: Optional[float] = None, limits: Optional[Dict[str, Any]] = None) -> TestReport:
+    return Client().test(harness, workspace, timeout=timeout, limits=limits)

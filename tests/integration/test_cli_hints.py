@@ -1,0 +1,72 @@
+"""What nsbox says at the terminal after a limit or a bubblewrap habit
+(issue #32): "stopped by the memory limit" names the value the run had and
+the flag that raises it; bwrap options nsbox lacks get nsbox's equivalent,
+and bwrap's two-word `--ro-bind SRC DST` a hint instead of a bare "script
+'/data' not found". (config/hints.c; its table in tests/unit/test_hints.c.)"""
+import os
+
+from nsbtest import PY, SandboxTest
+
+
+class LimitMessages(SandboxTest):
+    def stderr(self, *args):
+        p = self.nsbox(*args, timeout=120)
+        return p, p.stderr.decode()
+
+    def test_wall_time_names_value_and_flag(self):
+        p, err = self.stderr("python", "--wall-time", "300ms", "-c", "while True: pass")
+        self.assertIn("nsbox: stopped by the wall_time limit (300ms; raise it with --wall-time DUR)\n", err)
+
+    def test_memory_names_value_and_flag(self):
+        """Under cgroups the run is stopped by the memory limit; under the
+        rlimit backend the program may see MemoryError first (exit 3):
+        when nsbox says it stopped the run, it says the value and flag."""
+        p, err = self.stderr("python", "--memory", "96M", "--wall-time", "20s", os.path.join(PY, "memory.py"))
+        if "MemoryError" not in err and p.returncode != 3:
+            self.assertIn("nsbox: stopped by the memory limit (96M; raise it with --memory SIZE)\n", err)
+        self.assertNotIn("stopped by the memory limit\n", err)
+
+    def test_no_limit_no_line(self):
+        p, err = self.stderr("python", "--pids", "4", "--json", "-c", "pass")
+        # nothing stopped: no limit line at all
+        self.assertNotIn("stopped by", err)
+
+
+class BwrapHabits(SandboxTest):
+    def usage(self, *args):
+        """nsbox refused (125) or found no command (run: 127)."""
+        p = self.nsbox(*args)
+        self.assertIn(p.returncode, (125, 127), p.stderr)
+        return p.stderr.decode()
+
+    def test_two_word_bind_gets_the_nsbox_form(self):
+        err = self.usage("python", "--ro-bind", "/usr/share", "/usr/share", "x.py")
+        self.assertIn("nsbox: python: script: '/usr/share'", err)
+        self.assertIn("nsbox: hint: --ro-bind takes one word, SRC[:DST]: for bwrap's `--ro-bind /usr/share "
+                      "/usr/share`, write `--ro-bind /usr/share:/usr/share` ('/usr/share' was read as the next argument, not as DST)",
+                      err)
+        err = self.usage("run", "--bind", "/var/tmp", "/data", "--", "/bin/true")
+        self.assertIn("nsbox: hint: --bind takes one word, SRC[:DST]: for bwrap's `--bind /var/tmp /data`, write "
+                      "`--bind /var/tmp:/data`", err)
+
+    def test_two_word_bind_before_a_spec(self):
+        """judge: the DST read as SPEC.json, the spec as an extra argument
+        (a usage error of the parser): the hint all the same."""
+        err = self.usage("judge", "--ro-bind", "/usr/share", "/data", "spec.json")
+        self.assertIn("unexpected argument 'spec.json' after SPEC.json '/data'", err)
+        self.assertIn("nsbox: hint: --ro-bind takes one word, SRC[:DST]: for bwrap's `--ro-bind /usr/share /data`, "
+                      "write `--ro-bind /usr/share:/data`", err)
+
+    def test_the_one_word_form_gets_no_hint(self):
+        err = self.usage("python", "--ro-bind", "/usr/share:/usr/share", "/nonexistent.py")
+        self.assertNotIn("hint", err)
+
+    def test_bwrap_options_get_their_equivalent(self):
+        for option, words in (("--unshare-all", "unshares every namespace"),
+                              ("--dev-bind", "nsbox's /dev is its own"),
+                              ("--share-net", "--network loopback"),
+                              ("--setenv", "--env NAME=VALUE")):
+            with self.subTest(option=option):
+                err = self.usage("python", option, "/a", "/b", "x.py")
+                self.assertIn("unknown option '%s' (bwrap's; in nsbox: " % option, err)
+                self.assertIn(words, err)
