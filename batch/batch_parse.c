@@ -68,6 +68,21 @@ void batch_resume_add(json_t *set, const char *text, size_t len)
                 json_object_set_new(set, key, json_true());
 }
 
+int batch_cancel_parse(const char *text, size_t len, char **ret_key)
+{
+        AUTO(json_decref) json_t *root = NULL;
+        json_t *id;
+
+        *ret_key = NULL;
+        /* Only a line that names the key is parsed twice: job lines stay one parse. */
+        if (!memmem(text, len, "\"cancel\"", 8) || !(root = json_loadb(text, len, 0, NULL)) || !json_is_object(root) ||
+            !(id = json_object_get(root, "cancel")))
+                return 0;
+        if (json_object_size(root) != 1 || (!json_is_string(id) && !json_is_integer(id)))
+                return -EINVAL;
+        return (*ret_key = batch_id_key(id)) ? 1 : -ENOMEM;
+}
+
 /* "unknown key \"cod\" for a python job (expected id, kind, code, ...)". */
 static int unknown_key(const struct job_kind *kind, const char *key, struct nsb_error *e)
 {
