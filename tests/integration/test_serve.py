@@ -87,6 +87,14 @@ def cmdline(pid):
         return b""
 
 
+def comm(pid):
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
 def alive(pid):
     try:
         with open("/proc/%d/stat" % pid) as f:
@@ -237,6 +245,56 @@ class ServeUnix(SandboxTest):
         self.assertEqual(total, 1, "the abandoned job ran:\n" + text)
         self.assertIn('nsbox_serve_refusals_total{reason="client_gone"} 1\n', text)
         self.assertEqual(s.run_code("print(2)")["run_result"]["stdout"], "2\n")   # the service goes on
+
+    def metrics(self, s):
+        c = s.conn()
+        c.request("GET", "/metrics")
+        text = c.getresponse().read().decode()
+        c.close()
+        return text
+
+    def test_a_client_that_leaves_cancels_its_running_job(self):
+        """A running `while True` job whose client closes its connection is
+        gone within a second (the service sends the engine a cancel line):
+        no process of it left, cold and warm. Before, it ran to its own
+        limit (here 60 s) for no one."""
+        spin = ("import ctypes\nctypes.CDLL(None).prctl(15, b'nsbxspin', 0, 0, 0)\n"
+                "print('up', flush=True)\nwhile True: pass")
+        for mode in ("--warm", "--cold"):
+            with self.subTest(mode=mode):
+                s = self.service("-j", "2", mode, name="c%s.sock" % mode)
+                c = s.conn(timeout=0.5)
+                c.request("POST", "/run_code", body=json.dumps(sf_request(spin, run_timeout=60)),
+                          headers={"Content-Type": "application/json"})
+                pids = []
+                for _ in range(200):
+                    pids = [p for p in descendants(s.proc.pid) if comm(p) == "nsbxspin"]
+                    if pids:
+                        break
+                    time.sleep(0.05)
+                self.assertTrue(pids, "the job never ran")
+                tree = set(descendants(s.proc.pid))
+                time.sleep(0.3)
+                c.close()
+                gone_at = time.time()
+                while time.time() - gone_at < 5 and any(alive(p) for p in pids):
+                    time.sleep(0.05)
+                took = time.time() - gone_at
+                left = [p for p in pids if alive(p)]
+                for p in left:
+                    os.kill(p, signal.SIGKILL)
+                self.assertEqual(left, [], "the job outlived its client")
+                self.assertLess(took, 1.0, "the job took %.2f s to go" % took)
+                time.sleep(0.5)
+                # nothing of it left: what the service holds now was there while it ran (engine, zygote)
+                self.assertFalse(set(descendants(s.proc.pid)) - tree, "new processes after the cancel")
+                self.assertFalse([p for p in descendants(s.proc.pid) if comm(p) == "nsbxspin"])
+                status, js, _ = s.health()
+                self.assertEqual(js["in_flight"], 0, js)
+                text = self.metrics(s)
+                self.assertIn('nsbox_serve_refusals_total{reason="client_gone"} 1\n', text)
+                self.assertIn('nsbox_serve_jobs_total{status="cancelled"} 1\n', text)
+                self.assertEqual(s.run_code("print(2)")["run_result"]["stdout"], "2\n")   # the service goes on
 
     def test_operator_ceilings(self):
         """--max-memory / --max-wall-time: a request may lower the limits,
