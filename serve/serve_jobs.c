@@ -82,6 +82,8 @@ void serve_jobs_stream_line(struct req *r, json_t *line)
                 }
         }
         if (text && r->out_cap - r->out_len >= n + 1) {
+                if (r->out_len == r->out_pos)
+                        r->out_since_ms = serve_now_ms();   /* the write deadline runs for it */
                 memcpy(r->out + r->out_len, text, n);
                 r->out[r->out_len + n] = '\n';
                 r->out_len += n + 1;

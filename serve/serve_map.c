@@ -169,6 +169,13 @@ void serve_metrics_job(struct serve_metrics *m, const json_t *line, double secon
                 m->status[i]++;
         if (o >= 0)
                 m->outcome[o]++;
+        st = json_string_value(json_object_get(line, "start"));
+        if (st && strcmp(st, "warm") == 0)
+                m->starts[0]++;
+        else if (st && strcmp(st, "cold") == 0)
+                m->starts[1]++;
+        if (json_is_string(json_object_get(line, "start_reason")))
+                m->warm_fallbacks++;   /* a judge's verdict carries it too: its cases ran cold */
         for (size_t b = 0; b < SERVE_N_BUCKETS; b++)
                 if (seconds <= bucket_le[b]) {
                         m->bucket[b]++;
@@ -179,7 +186,7 @@ void serve_metrics_job(struct serve_metrics *m, const json_t *line, double secon
 }
 
 static const char *const refusal_names[REFUSE__MAX] = { "bad_request", "unauthorized", "too_large", "queue_full",
-                                                        "stopping",    "slow_client",  "client_gone" };
+                                                        "stopping",    "slow_client",  "client_gone", "slow_reader" };
 
 char *serve_metrics_render(const struct serve_metrics *m, unsigned in_flight, unsigned capacity, unsigned jobs,
                            bool draining)
@@ -218,9 +225,16 @@ char *serve_metrics_render(const struct serve_metrics *m, unsigned in_flight, un
                    "# TYPE nsbox_serve_capacity gauge\nnsbox_serve_capacity %u\n"
                    "# HELP nsbox_serve_jobs_at_once The engine's -j (by default the CPUs).\n"
                    "# TYPE nsbox_serve_jobs_at_once gauge\nnsbox_serve_jobs_at_once %u\n"
+                   "# HELP nsbox_serve_starts_total Jobs answered, by how their sandbox started (warm: forked from a zygote).\n"
+                   "# TYPE nsbox_serve_starts_total counter\nnsbox_serve_starts_total{start=\"warm\"} %llu\n"
+                   "nsbox_serve_starts_total{start=\"cold\"} %llu\n"
+                   "# HELP nsbox_serve_warm_fallbacks_total Jobs that ran cold under --warm (their start_reason says why).\n"
+                   "# TYPE nsbox_serve_warm_fallbacks_total counter\nnsbox_serve_warm_fallbacks_total %llu\n"
+                   "# HELP nsbox_serve_warm_slots Jobs that may start warm at once (the engines' -j under --warm; 0 cold).\n"
+                   "# TYPE nsbox_serve_warm_slots gauge\nnsbox_serve_warm_slots %u\n"
                    "# HELP nsbox_serve_draining 1 while the service stops.\n"
                    "# TYPE nsbox_serve_draining gauge\nnsbox_serve_draining %d\n",
-                in_flight, capacity, jobs, draining ? 1 : 0);
+                in_flight, capacity, jobs, m->starts[0], m->starts[1], m->warm_fallbacks, m->warm_slots, draining ? 1 : 0);
         if (fclose(f) != 0) {
                 free(buf);
                 return NULL;

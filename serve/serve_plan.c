@@ -21,7 +21,7 @@ const char serve_usage[] =
         "Usage: nsbox serve [--listen unix:PATH|tcp:HOST:PORT] [--token-file FILE] [-j N] [--queue N]\n"
         "                   [--max-body BYTES] [--read-deadline SECONDS] [--profile NAME]... [--engine-rotate N]\n"
         "                   [--max-memory SIZE] [--max-wall-time DUR] [--per-ip-connections N]\n"
-        "                   [--queue-full-status 503|504] [--header-deadline SECONDS]\n"
+        "                   [--queue-full-status 503|504] [--header-deadline SECONDS] [--write-deadline SECONDS]\n"
         "                   [--warm|--cold] [-- BATCH OPTIONS...]\n"
         "\n"
         "An HTTP service that runs each request's job in its own sandbox through `nsbox batch`:\n"
@@ -39,6 +39,8 @@ const char serve_usage[] =
         "                          however slowly it trickles in; else the connection is closed\n"
         "  --header-deadline SECONDS  a new connection's first request's headers must arrive within this\n"
         "                          (default 10); else it is closed\n"
+        "  --write-deadline SECONDS  a client must have taken an answer within this of its start (default 60;\n"
+        "                          /v1/batch: each line); else the connection is closed\n"
         "  --max-memory SIZE       a request may ask for at most this memory (memory_limit_MB, limits.memory),\n"
         "                          else 400; its default is the engine's (-- --memory)\n"
         "  --max-wall-time DUR     a request may ask for at most this wall time (run_timeout, timeout,\n"
@@ -157,6 +159,12 @@ static int take_guard_flag(int argc, char **argv, int *i, struct serve_opts *o, 
                 if (n == 0)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--header-deadline: at least 1 second");
                 o->header_deadline_s = (unsigned) n;
+        } else if (is_flag(a, "--write-deadline")) {
+                if (take_value(argc, argv, i, &v, e) < 0 || parse_uint("--write-deadline", v, 3600, &n, e) < 0)
+                        return -EINVAL;
+                if (n == 0)
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--write-deadline: at least 1 second");
+                o->write_deadline_s = (unsigned) n;
         } else if (is_flag(a, "--max-memory")) {
                 if (take_value(argc, argv, i, &v, e) < 0)
                         return -EINVAL;
@@ -200,6 +208,7 @@ int serve_opts_parse(int argc, char **argv, const char *xdg, bool activated, str
         o->max_body = SERVE_DEFAULT_MAX_BODY;
         o->read_deadline_s = SERVE_DEFAULT_READ_DEADLINE_S;
         o->header_deadline_s = SERVE_DEFAULT_HEADER_DEADLINE_S;
+        o->write_deadline_s = SERVE_DEFAULT_WRITE_DEADLINE_S;
         o->engine_rotate = SERVE_DEFAULT_ENGINE_ROTATE;
         o->per_ip = SERVE_DEFAULT_PER_IP;
         o->queue_full_status = 503;
@@ -280,7 +289,7 @@ int serve_opts_parse(int argc, char **argv, const char *xdg, bool activated, str
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                         "serve: unknown option '%.64s' (serve takes --listen, --token-file, -j, "
                                         "--queue, --max-body, --read-deadline, --engine-rotate, --profile, --max-memory, --max-wall-time, "
-                                        "--per-ip-connections, --queue-full-status, --header-deadline, --warm, --cold; options for the jobs go after `--`, "
+                                        "--per-ip-connections, --queue-full-status, --header-deadline, --write-deadline, --warm, --cold; options for the jobs go after `--`, "
                                         "as `nsbox batch` takes them)", a);
                 }
         }

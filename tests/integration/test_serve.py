@@ -296,6 +296,67 @@ class ServeUnix(SandboxTest):
                 self.assertIn('nsbox_serve_jobs_total{status="cancelled"} 1\n', text)
                 self.assertEqual(s.run_code("print(2)")["run_result"]["stdout"], "2\n")   # the service goes on
 
+    def test_warm_slots_in_metrics(self):
+        """/metrics says how jobs started: warm slots (-j under --warm), jobs
+        by start, and the warm ones that fell back to cold."""
+        for mode, slots in (("--warm", 2), ("--cold", 0)):
+            with self.subTest(mode=mode):
+                s = self.service("-j", "2", mode, name="w%s.sock" % mode)
+                for i in range(3):
+                    self.assertEqual(s.run_code("print(%d)" % i)["status"], "Success")
+                status, js, _ = s.call("POST", "/v1/run", {"kind": "python", "code": "print(1)"})
+                self.assertEqual(status, 200, js)
+                text = self.metrics(s)
+                self.assertIn("nsbox_serve_warm_slots %d\n" % slots, text)
+                counts = {l.split("} ")[0].split('"')[1]: int(l.rsplit(" ", 1)[1]) for l in text.splitlines()
+                          if l.startswith("nsbox_serve_starts_total{")}
+                fallbacks = int(text.split("\nnsbox_serve_warm_fallbacks_total ", 1)[1].split("\n")[0])
+                self.assertEqual(counts["warm"] + counts["cold"], 4, text)
+                if mode == "--cold":
+                    self.assertEqual((counts["warm"], fallbacks), (0, 0), text)
+                elif js["start"] == "warm":
+                    self.assertGreaterEqual(counts["warm"], 1, text)
+                else:   # this host cannot start warm: each cold start under --warm is counted
+                    self.assertEqual(fallbacks, counts["cold"], text)
+
+    def test_slow_reader_is_cut_at_the_write_deadline(self):
+        """A client that takes its answer a few bytes at a time (never idle
+        for the 30 s inactivity timeout) holds the connection and the
+        answer's memory for no longer than --write-deadline."""
+        s = self.service("-j", "1", "--write-deadline", "2")
+        for path, body in (("/run_code", json.dumps(sf_request("print('x' * 3000000)"))),
+                           ("/v1/batch", "\n".join(json.dumps({"id": i, "kind": "python", "code": "print('y' * 900000)"})
+                                                   for i in range(4)))):
+            with self.subTest(path=path):
+                slow = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.addCleanup(slow.close)
+                slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                slow.connect(s.where[5:])
+                data = body.encode()
+                slow.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                             b"Content-Length: %d\r\n\r\n" % (path.encode(), len(data)) + data)
+                got, start, closed = 0, time.time(), False
+                while time.time() - start < 6 and not closed:   # the job's time, then 2 s of trickle and more
+                    r, _, _ = select.select([slow], [], [], 0.5)
+                    if r:
+                        chunk = slow.recv(200)   # a trickle: 200 bytes every half second
+                        closed = chunk == b""
+                        got += len(chunk)
+                        time.sleep(0.5)
+                self.assertFalse(closed)
+                # the service cut it: what the socket still holds, then its end (not the whole answer)
+                slow.settimeout(5)
+                while not closed:
+                    try:
+                        chunk = slow.recv(65536)
+                    except ConnectionResetError:
+                        chunk = b""
+                    closed = chunk == b""
+                    got += len(chunk)
+                self.assertLess(got, 1000000 if path == "/run_code" else 3000000, "it read the whole answer")
+                self.assertEqual(s.run_code("print(1)")["status"], "Success")   # others are served
+        self.assertIn('nsbox_serve_refusals_total{reason="slow_reader"} 2\n', self.metrics(s))
+
     def test_operator_ceilings(self):
         """--max-memory / --max-wall-time: a request may lower the limits,
         never raise them (400 naming the key and the ceiling); without them
