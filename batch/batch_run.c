@@ -368,6 +368,17 @@ static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_jo
                 req.stdin_data = "";   /* jobs never read the batch's own stdin; --stdin FILE is opened per job */
         }
         req.cancel_fd = cancel_fd;
+        /* Placed in and read back from the job's own fresh /workspace, by its init (cold or warm). */
+        req.files = job->files;
+        req.n_files = job->n_files;
+        req.fetch = (const char *const *) job->fetch;
+        req.n_fetch = job->n_fetch;
+        if ((job->n_files || job->n_fetch) && cfg->isolation == NSB_ISOLATION_REDUCED) {
+                prog_free(&prog);
+                nsb_fail(&e, NSB_STAGE_CONFIG, EINVAL, "\"%s\": a job's files need strict isolation (its own /workspace)",
+                         job->n_files ? "files" : "fetch_files");
+                return error_body(&e, ret_outcome);
+        }
         if (start->warm_ctl >= 0) {
                 req.start = SBX_WARM;
                 req.warm_ctl = start->warm_ctl;

@@ -93,6 +93,17 @@ struct mnt_op {
                                (/usr/share/zoneinfo): absent, it is skipped, not an error */
 };
 
+/* A file the caller places in the fresh /workspace before the program
+ * starts (a batch job's "files"): @name relative to /workspace. */
+struct mnt_file {
+        const char *name;
+        const char *data;
+        size_t len;
+};
+
+/* At most this many files placed, or fetched back (mnt_input.files, .fetch). */
+#define MNT_MAX_JOB_FILES 64u
+
 struct mnt_plan {
         struct mnt_op *ops;
         size_t n_ops;
@@ -101,6 +112,12 @@ struct mnt_plan {
         unsigned sandbox_uid, sandbox_gid;   /* owner of the writable tmpfs mounts */
         bool starts_pivoted;   /* paths are final from the first op (a warm job's plan) */
         int plain_slot;        /* a preopened slot opened without an idmap (runner_dst's), or -1 */
+        /* Files the init reads back from /workspace once the program and
+         * everything it started are gone (names relative to /workspace,
+         * checked as mnt_job_file_name does; owned). Not mounts: they ride
+         * with the plan so a warm job's init gets them in its spec. */
+        char **fetch;
+        size_t n_fetch;
 };
 
 /* What the planner needs; everything is borrowed. */
@@ -118,6 +135,12 @@ struct mnt_input {
         const char *workdir;            /* the program's working directory, below /workspace (a
                                            workspace script's, program/program.h), or NULL:
                                            /workspace */
+        const struct mnt_file *files;   /* placed in the fresh /workspace (owned by the sandbox
+                                           user, 0644, parents 0755) after it is mounted; none
+                                           with a host --workspace */
+        size_t n_files;
+        const char *const *fetch;       /* read back after the run (mnt_plan.fetch) */
+        size_t n_fetch;
         unsigned cpus;                  /* what os.cpu_count() says inside (cg_cpu_count): written,
                                            read-only, to /sys/devices/system/cpu/{online,possible};
                                            0 = no such files */
@@ -150,6 +173,12 @@ int mnt_plan_apply(const struct mnt_plan *plan, int *slot_fds, struct nsb_ledger
  * so Landlock holds even if a mount step went wrong. One rule per such op and
  * "/" — never fewer: *ret is allocated to fit. Paths are borrowed from @plan. */
 int mnt_plan_landlock(const struct mnt_plan *plan, struct ll_path_rule **ret, size_t *n_ret, struct nsb_error *e);
+
+/* Pure. Is @name a plain relative path inside /workspace: not empty, not
+ * absolute, no "." or ".." component, no empty one (no "//", no trailing
+ * "/"), no NUL (@len bytes), at most 1024 bytes and 255 a component?
+ * Else -EINVAL naming @key (the job's "files" or "fetch_files") and why. */
+int mnt_job_file_name(const char *key, const char *name, size_t len, struct nsb_error *e);
 
 /* Pure. nr_inodes of a tmpfs @op (MNT_ROOT_TMPFS or MNT_TMPFS): each inode
  * and its dentry cost the host kernel slab memory no limit counts under the
