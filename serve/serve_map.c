@@ -64,7 +64,7 @@ json_t *serve_map_run_code(const json_t *line)
         const char *limit = json_string_value(json_object_get(line, "limit"));
         const json_t *wall = json_object_get(line, "wall_ms");
         const char *run_status = "Finished", *top = "Failed";
-        json_t *rc = json_null();
+        json_t *rc = json_null(), *resp;
         char message[NSB_ERROR_MSG_MAX + 64] = "";
 
         if (!status || strcmp(status, "error") == 0) {
@@ -94,10 +94,17 @@ json_t *serve_map_run_code(const json_t *line)
                 json_decref(rc);
                 return sandbox_error(message);
         }
-        return json_pack("{s:s,s:s,s:n,s:{s:s,s:f,s:o,s:s,s:s},s:{}}", "status", top, "message", message,
+        resp = json_pack("{s:s,s:s,s:n,s:{s:s,s:f,s:o,s:s,s:s},s:{}}", "status", top, "message", message,
                          "compile_result", "run_result", "status", run_status, "execution_time",
                          json_is_number(wall) ? json_number_value(wall) / 1000.0 : 0.0, "return_code", rc, "stdout",
                          stream_text(line, "stdout"), "stderr", stream_text(line, "stderr"), "files");
+        /* fetch_files: the ones read back (name → base64), as SandboxFusion
+         * returns them; the others, and why, in nsbox's own key */
+        if (resp && json_is_object(json_object_get(line, "files")))
+                json_object_set(resp, "files", json_object_get(line, "files"));
+        if (resp && json_is_object(json_object_get(line, "files_refused")))
+                json_object_set(resp, "files_refused", json_object_get(line, "files_refused"));
+        return resp;
 }
 
 json_t *serve_map_v1_run(const json_t *line, const json_t *client_id)

@@ -498,22 +498,21 @@ static int seconds(const json_t *o, const char *key, double *ret, struct nsb_err
         return 0;
 }
 
-/* What SandboxFusion's clients send and nsbox cannot do yet is refused by
- * name, never ignored: a client that sends files expects them there. */
-static int check_files(const json_t *req, struct nsb_error *e)
+/* SandboxFusion's files (name → base64, placed in the job's own
+ * workspace) and fetch_files (names read back) become the job's keys of
+ * the same names; the engine checks each name and the content (a bad one
+ * is its refusal: 400 naming the key). Empty or null: none. */
+static int take_files(const json_t *req, json_t *job, struct nsb_error *e)
 {
         const json_t *files = json_object_get(req, "files"), *fetch = json_object_get(req, "fetch_files");
 
         if (files && !json_is_null(files) && !json_is_object(files))
                 return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "files: an object of name → base64 content");
-        if (files && json_object_size(files) > 0)
-                return nsb_fail(e, NSB_STAGE_CONFIG, EOPNOTSUPP,
-                                "files: placing files in the job's workspace is not supported yet (send {})");
         if (fetch && !json_is_null(fetch) && !json_is_array(fetch))
                 return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "fetch_files: an array of names");
-        if (fetch && json_array_size(fetch) > 0)
-                return nsb_fail(e, NSB_STAGE_CONFIG, EOPNOTSUPP,
-                                "fetch_files: returning files is not supported yet (send [])");
+        if ((json_object_size(files) && json_object_set(job, "files", (json_t *) files)) ||
+            (json_array_size(fetch) && json_object_set(job, "fetch_files", (json_t *) fetch)))
+                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
         return 0;
 }
 
@@ -541,8 +540,6 @@ static int run_code_job(const struct serve_opts *o, const json_t *req, json_int_
              json_integer_value(mem) > (1 << 20)))
                 return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
                                 "memory_limit_MB: an integer from 16 to 1048576, or -1 for the service's default");
-        if (check_files(req, e) < 0)
-                return -EINVAL;
         if (o->max_wall_ms && run_s * 1e3 > (double) o->max_wall_ms)
                 return nsb_fail(e, NSB_STAGE_CONFIG, ERANGE,
                                 "run_timeout: %g s is above this service's ceiling (--max-wall-time %s)", run_s,
@@ -559,6 +556,8 @@ static int run_code_job(const struct serve_opts *o, const json_t *req, json_int_
                 return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
         if (run_s > 0 && json_object_set_new(job, "timeout", json_real(run_s)))
                 return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        if (take_files(req, job, e) < 0)
+                return -EINVAL;
         if (mem && json_is_integer(mem) && json_integer_value(mem) > 0) {
                 char m[32];
 

@@ -214,6 +214,12 @@ static void run_code_verl_request(void **state)
                                   "\"timeout\":2.5,\"limits\":{\"memory\":\"256M\"}}");
         free(text);
         json_decref(job);
+        /* files and fetch_files become the job's own keys (the engine checks the names) */
+        job = plan_ok("{\"code\": \"x\", \"language\": \"python\", \"files\": {\"a/b\": \"eA==\"}, \"fetch_files\": [\"o\"]}");
+        text = json_dumps(job, JSON_COMPACT);
+        assert_non_null(strstr(text, "\"files\":{\"a/b\":\"eA==\"},\"fetch_files\":[\"o\"]"));
+        free(text);
+        json_decref(job);
         job = plan_ok("{\"code\": \"pass\", \"language\": \"python\", \"memory_limit_MB\": -1, \"stdin\": null}");
         assert_null(json_object_get(job, "limits"));
         assert_null(json_object_get(job, "stdin"));
@@ -234,8 +240,8 @@ static void run_code_refusals(void **state)
         plan_err("{\"code\": \"x\", \"language\": \"python\", \"run_timeout\": \"1\"}", "run_timeout");
         plan_err("{\"code\": \"x\", \"language\": \"python\", \"memory_limit_MB\": 1.5}", "memory_limit_MB");
         plan_err("{\"code\": \"x\", \"language\": \"python\", \"stdin\": 3}", "stdin");
-        plan_err("{\"code\": \"x\", \"language\": \"python\", \"files\": {\"a\": \"eA==\"}}", "files");
-        plan_err("{\"code\": \"x\", \"language\": \"python\", \"fetch_files\": [\"a\"]}", "fetch_files");
+        plan_err("{\"code\": \"x\", \"language\": \"python\", \"files\": [\"a\"]}", "files: an object");
+        plan_err("{\"code\": \"x\", \"language\": \"python\", \"fetch_files\": \"a\"}", "fetch_files: an array");
         plan_err("{\"code\": \"x\", \"code\": \"y\", \"language\": \"python\"}", "duplicate");
 }
 
