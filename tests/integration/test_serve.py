@@ -3,6 +3,7 @@
 pass, fail, timeout, memory, stdin, the bad-request classes, auth, 200
 concurrent requests, the queue bound, drain on SIGTERM and SIGKILL leaving no
 job behind."""
+import base64
 import http.client
 import json
 import os
@@ -357,6 +358,63 @@ class ServeUnix(SandboxTest):
                 self.assertEqual(s.run_code("print(1)")["status"], "Success")   # others are served
         self.assertIn('nsbox_serve_refusals_total{reason="slow_reader"} 2\n', self.metrics(s))
 
+    def test_files_round_trip(self):
+        """SandboxFusion's files (name -> base64, placed in the job's own
+        /workspace) and fetch_files (read back, base64), cold and warm: a
+        symlink is not followed, a FIFO not opened, an oversized file not
+        read; each is reported in files_refused. Each job's workspace is its
+        own: the next job sees none of it."""
+        b64 = lambda b: base64.b64encode(b).decode()
+        code = ("import os\n"
+                "print(open('data/in.txt').read().strip(), open('bin.dat', 'rb').read()[:3].hex())\n"
+                "open('out.txt', 'w').write('result ' + open('data/in.txt').read())\n"
+                "os.symlink('/etc/passwd', 'link')\n"
+                "os.mkfifo('fifo')\n"
+                "open('big', 'wb').write(b'x' * (9 << 20))\n")
+        for mode in ("--warm", "--cold"):
+            with self.subTest(mode=mode):
+                s = self.service("-j", "2", mode, "--", "--tmp-size", "64M", name="f%s.sock" % mode)
+                r = s.run_code(code, files={"data/in.txt": b64(b"hello\n"), "bin.dat": b64(bytes(range(256)))},
+                               fetch_files=["out.txt", "data/in.txt", "link", "fifo", "big", "missing"])
+                self.assertEqual(r["status"], "Success", r)
+                self.assertEqual(r["run_result"]["stdout"], "hello 000102\n")
+                self.assertEqual(sorted(r["files"]), ["data/in.txt", "out.txt"], r)
+                self.assertEqual(base64.b64decode(r["files"]["out.txt"]), b"result hello\n")
+                self.assertEqual(base64.b64decode(r["files"]["data/in.txt"]), b"hello\n")
+                why = r["files_refused"]
+                self.assertIn("symbolic link", why["link"])
+                self.assertIn("not a regular file", why["fifo"])
+                self.assertIn("larger than", why["big"])
+                self.assertIn("no such file", why["missing"])
+                # the next job's workspace is fresh: nothing of the last one
+                n = s.run_code("import os\nprint(sorted(os.listdir('.')))")
+                self.assertEqual(n["run_result"]["stdout"], "[]\n", n)
+                # the native API: the job line's own keys, the result's "files"
+                status, js, _ = s.call("POST", "/v1/run", {"kind": "python", "code": "open('o', 'w').write(open('i').read()[::-1])",
+                                                          "files": {"i": b64(b"abc")}, "fetch_files": ["o"]})
+                self.assertEqual(status, 200, js)
+                self.assertEqual(js["start"], "warm" if mode == "--warm" and js["start"] == "warm" else "cold")
+                self.assertEqual(base64.b64decode(js["files"]["o"]), b"cba")
+                self.assertNotIn("files_refused", js)
+
+    def test_bad_file_names_are_400_naming_the_key(self):
+        s = self.service("-j", "1")
+        for files, fetch, needle in (({"../x": "eA=="}, [], '"files": the name "../x"'),
+                                     ({"/etc/x": "eA=="}, [], '"files": the name "/etc/x" is absolute'),
+                                     ({"a": "not base64!"}, [], '"files": "a": expected base64'),
+                                     ({}, ["/etc/passwd"], '"fetch_files": the name "/etc/passwd" is absolute'),
+                                     ({}, ["a/../../b"], '"fetch_files": the name "a/../../b"'),
+                                     ({}, ["x"] * 2, "named twice"),
+                                     ({}, ["f%d" % i for i in range(65)], "more than 64")):
+            with self.subTest(files=files, fetch=fetch[:2]):
+                status, js, _ = s.call("POST", "/run_code", sf_request("print(1)", files=files, fetch_files=fetch))
+                self.assertEqual(status, 400, js)
+                self.assertIn(needle, js["error"]["message"])
+        # an unknown key of the native API is the engine's refusal too
+        status, js, _ = s.call("POST", "/v1/run", {"kind": "judge", "spec": {}, "files": {}})
+        self.assertEqual(status, 400, js)
+        self.assertIn('unknown key "files" for a judge job', js["error"]["message"])
+
     def test_operator_ceilings(self):
         """--max-memory / --max-wall-time: a request may lower the limits,
         never raise them (400 naming the key and the ceiling); without them
@@ -392,7 +450,8 @@ class ServeUnix(SandboxTest):
             (json.dumps(sf_request("1", colour="red")).encode(), 400, 'unknown key "colour"'),
             (json.dumps(sf_request("1", language="cpp")).encode(), 400, 'language "cpp" is not supported'),
             (json.dumps(sf_request("1", run_timeout=-1)).encode(), 400, "run_timeout"),
-            (json.dumps(sf_request("1", files={"a.txt": "aGk="})).encode(), 400, "files"),
+            (json.dumps(sf_request("1", files={"../a.txt": "aGk="})).encode(), 400, '"files": the name "../a.txt"'),
+            (json.dumps(sf_request("1", fetch_files="a.txt")).encode(), 400, "fetch_files: an array"),
             (json.dumps(sf_request("1", memory_limit_MB=1)).encode(), 400, "memory"),
             (json.dumps(sf_request("#" * 8000)).encode(), 413, "--max-body"),
         ]
