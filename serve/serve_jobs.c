@@ -299,17 +299,13 @@ static void cancel_running(struct serve *s, struct req *r)
         }
 }
 
-/* Whether request @r is waiting for its answer with its connection
- * suspended (libmicrohttpd does not watch it then): its jobs queued here,
- * a single request's job running, or a /v1/batch answer waiting for a line. */
-static bool suspended_waiting(const struct serve *s, const struct req *r)
+/* Whether request @r, which a job in flight answers, waits with its
+ * connection suspended (libmicrohttpd does not watch it then): a single
+ * request always (its answer resumes it), a /v1/batch answer while it
+ * waits for a line. */
+static bool suspended_waiting(const struct req *r)
 {
-        if (r->next_todo < r->n_todo || r->stream_suspended)
-                return true;
-        for (const struct job_ref *ref = s->inflight; ref; ref = ref->next)
-                if (ref->r == r && is_single(r))
-                        return true;
-        return false;
+        return is_single(r) || r->stream_suspended;
 }
 
 #define WATCH_MAX 1024u
@@ -322,9 +318,10 @@ static nfds_t watch_list(struct serve *s, struct pollfd *p, struct req **w)
         for (struct req *r = s->batches; r && n < WATCH_MAX; r = r->next_batch)
                 w[n++] = r;
         for (struct job_ref *ref = s->inflight; ref && n < WATCH_MAX; ref = ref->next) {
-                bool seen = !ref->r || !suspended_waiting(s, ref->r);
+                bool seen = !ref->r || !suspended_waiting(ref->r) || ref->r->next_todo < ref->r->n_todo;
 
-                for (nfds_t k = 0; k < n && !seen; k++)
+                /* a single request has one job: only a batch's can be listed twice */
+                for (nfds_t k = 0; k < n && !seen && !is_single(ref->r); k++)
                         seen = w[k] == ref->r;
                 if (!seen)
                         w[n++] = ref->r;
