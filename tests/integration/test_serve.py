@@ -297,6 +297,38 @@ class ServeUnix(SandboxTest):
                 self.assertIn('nsbox_serve_jobs_total{status="cancelled"} 1\n', text)
                 self.assertEqual(s.run_code("print(2)")["run_result"]["stdout"], "2\n")   # the service goes on
 
+    def test_a_batch_client_that_leaves_cancels_its_running_jobs(self):
+        """/v1/batch: the client leaves mid-stream (one line answered, two
+        jobs spinning): both are gone within a second."""
+        spin = ("import ctypes\nctypes.CDLL(None).prctl(15, b'nsbxspin', 0, 0, 0)\nwhile True: pass")
+        s = self.service("-j", "2", name="bc.sock")
+        body = "\n".join(json.dumps({"id": i, "kind": "python", "code": c, "timeout": 60})
+                         for i, c in enumerate(["print(1)", spin, spin]))
+        c = s.conn(timeout=30)
+        c.request("POST", "/v1/batch", body=body, headers={"Content-Type": "application/x-ndjson"})
+        r = c.getresponse()
+        self.assertEqual(json.loads(r.readline())["id"], 0)
+        pids = []
+        for _ in range(200):
+            pids = [p for p in descendants(s.proc.pid) if comm(p) == "nsbxspin"]
+            if len(pids) == 2:
+                break
+            time.sleep(0.05)
+        self.assertEqual(len(pids), 2, "the jobs never ran")
+        c.close()
+        gone_at = time.time()
+        while time.time() - gone_at < 5 and any(alive(p) for p in pids):
+            time.sleep(0.05)
+        took = time.time() - gone_at
+        left = [p for p in pids if alive(p)]
+        for p in left:
+            os.kill(p, signal.SIGKILL)
+        self.assertEqual(left, [], "the batch's jobs outlived its client")
+        self.assertLess(took, 1.0)
+        time.sleep(0.3)
+        self.assertEqual(s.health()[1]["in_flight"], 0)
+        self.assertIn('nsbox_serve_refusals_total{reason="client_gone"} 2\n', self.metrics(s))
+
     def test_warm_slots_in_metrics(self):
         """/metrics says how jobs started: warm slots (-j under --warm), jobs
         by start, and the warm ones that fell back to cold."""
