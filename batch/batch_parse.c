@@ -8,6 +8,7 @@
  */
 #include "batch/batch_internal.h"
 #include "config/schema.h"
+#include "path/path.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -231,7 +232,7 @@ static int parse_limits(const json_t *root, struct batch_job *job, struct nsb_er
         return 0;
 }
 
-/* "files": {name: base64}, each name a plain relative path (mnt_job_file_name). */
+/* "files": {name: base64}, each name a plain relative path (path_job_file_name). */
 static int parse_files(const json_t *v, struct batch_job *job, struct nsb_error *e)
 {
         const char *name;
@@ -249,7 +250,7 @@ static int parse_files(const json_t *v, struct batch_job *job, struct nsb_error 
                 struct mnt_file *f = &job->files[job->n_files];
                 char *bytes = NULL;
                 size_t len = 0;
-                int r = mnt_job_file_name("\"files\"", name, strlen(name), e);
+                int r = path_job_file_name("\"files\"", name, strlen(name), e);
 
                 if (r < 0)
                         return r;
@@ -288,7 +289,7 @@ static int parse_fetch(const json_t *v, struct batch_job *job, struct nsb_error 
 
                 if (!json_is_string(name))
                         return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "\"fetch_files\": item %zu is not a string", i);
-                if ((r = mnt_job_file_name("\"fetch_files\"", json_string_value(name), json_string_length(name), e)) < 0)
+                if ((r = path_job_file_name("\"fetch_files\"", json_string_value(name), json_string_length(name), e)) < 0)
                         return r;
                 for (size_t j = 0; j < job->n_fetch; j++)
                         if (strcmp(job->fetch[j], json_string_value(name)) == 0)

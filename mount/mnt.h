@@ -114,7 +114,7 @@ struct mnt_plan {
         int plain_slot;        /* a preopened slot opened without an idmap (runner_dst's), or -1 */
         /* Files the init reads back from /workspace once the program and
          * everything it started are gone (names relative to /workspace,
-         * checked as mnt_job_file_name does; owned). Not mounts: they ride
+         * checked as path_job_file_name does; owned). Not mounts: they ride
          * with the plan so a warm job's init gets them in its spec. */
         char **fetch;
         size_t n_fetch;
@@ -173,12 +173,6 @@ int mnt_plan_apply(const struct mnt_plan *plan, int *slot_fds, struct nsb_ledger
  * so Landlock holds even if a mount step went wrong. One rule per such op and
  * "/" — never fewer: *ret is allocated to fit. Paths are borrowed from @plan. */
 int mnt_plan_landlock(const struct mnt_plan *plan, struct ll_path_rule **ret, size_t *n_ret, struct nsb_error *e);
-
-/* Pure. Is @name a plain relative path inside /workspace: not empty, not
- * absolute, no "." or ".." component, no empty one (no "//", no trailing
- * "/"), no NUL (@len bytes), at most 1024 bytes and 255 a component?
- * Else -EINVAL naming @key (the job's "files" or "fetch_files") and why. */
-int mnt_job_file_name(const char *key, const char *name, size_t len, struct nsb_error *e);
 
 /* Pure. nr_inodes of a tmpfs @op (MNT_ROOT_TMPFS or MNT_TMPFS): each inode
  * and its dentry cost the host kernel slab memory no limit counts under the

@@ -840,37 +840,6 @@ static int push_chdir(struct builder *b)
         return r;
 }
 
-int mnt_job_file_name(const char *key, const char *name, size_t len, struct nsb_error *e)
-{
-        const char *why = NULL;
-        size_t comp = 0;
-
-        if (len == 0)
-                why = "is empty";
-        else if (len > 1024)
-                why = "is longer than 1024 bytes";
-        else if (memchr(name, '\0', len))
-                why = "holds a NUL";
-        else if (name[0] == '/')
-                why = "is absolute (names are relative to /workspace)";
-        for (size_t i = 0; !why && i <= len; i++) {
-                if (i < len && name[i] != '/') {
-                        if (++comp > 255)
-                                why = "has a component longer than 255 bytes";
-                        continue;
-                }
-                if (comp == 0)
-                        why = "has an empty component (\"//\" or a trailing \"/\")";
-                else if ((comp == 1 && name[i - 1] == '.') || (comp == 2 && name[i - 1] == '.' && name[i - 2] == '.'))
-                        why = "has a \".\" or \"..\" component (names stay inside /workspace)";
-                comp = 0;
-        }
-        if (why)
-                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s: the name \"%.*s\" %s", key, len > 64 ? 64 : (int) len,
-                                name, why);
-        return 0;
-}
-
 /* The caller's files in the fresh /workspace (mounted just before), each
  * with its parent directories; a name that is another's directory is
  * refused (it could be neither). */
@@ -892,7 +861,7 @@ static int push_job_files(struct builder *b)
                 const struct mnt_file *f = &in->files[i];
                 size_t n = strlen(f->name);
 
-                if ((r = mnt_job_file_name("files", f->name, n, b->e)) < 0)
+                if ((r = path_job_file_name("files", f->name, n, b->e)) < 0)
                         return r;
                 for (size_t j = 0; j < in->n_files; j++)
                         if (j != i && strncmp(in->files[j].name, f->name, n) == 0 && in->files[j].name[n] == '/')
@@ -923,7 +892,7 @@ static int plan_fetch(struct builder *b)
         if (in->n_fetch && !(p->fetch = calloc(in->n_fetch, sizeof *p->fetch)))
                 return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
         for (size_t i = 0; i < in->n_fetch; i++) {
-                if ((r = mnt_job_file_name("fetch_files", in->fetch[i], strlen(in->fetch[i]), b->e)) < 0)
+                if ((r = path_job_file_name("fetch_files", in->fetch[i], strlen(in->fetch[i]), b->e)) < 0)
                         return r;
                 if (!(p->fetch[i] = strdup(in->fetch[i])))
                         return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
