@@ -70,6 +70,17 @@ void batch_resume_add(json_t *set, const char *text, size_t len)
                 json_object_set_new(set, key, json_true());
 }
 
+/* memmem, which POSIX lacks (the posix platform builds this file too). */
+static bool holds(const char *text, size_t len, const char *needle)
+{
+        size_t n = strlen(needle);
+
+        for (size_t i = 0; i + n <= len; i++)
+                if (text[i] == needle[0] && memcmp(text + i, needle, n) == 0)
+                        return true;
+        return false;
+}
+
 int batch_cancel_parse(const char *text, size_t len, char **ret_key)
 {
         AUTO(json_decref) json_t *root = NULL;
@@ -77,7 +88,7 @@ int batch_cancel_parse(const char *text, size_t len, char **ret_key)
 
         *ret_key = NULL;
         /* Only a line that names the key is parsed twice: job lines stay one parse. */
-        if (!memmem(text, len, "\"cancel\"", 8) || !(root = json_loadb(text, len, 0, NULL)) || !json_is_object(root) ||
+        if (!holds(text, len, "\"cancel\"") || !(root = json_loadb(text, len, 0, NULL)) || !json_is_object(root) ||
             !(id = json_object_get(root, "cancel")))
                 return 0;
         if (json_object_size(root) != 1 || (!json_is_string(id) && !json_is_integer(id)))
