@@ -26,6 +26,7 @@
 #include "config/config.h"
 #include "frame/frame.h"
 #include "judge/judge.h"
+#include "mount/mnt.h"
 #include "result/result.h"
 #include "util/error.h"
 
@@ -53,7 +54,16 @@ struct batch_job {
         struct nsb_config limits;    /* overlay: the fields named in limits_set */
         uint32_t limits_set;         /* enum cfg_field bits of the limits it names */
         struct judge_spec spec;      /* judge */
+        struct mnt_file *files;      /* python/run "files": placed in the fresh /workspace (names and
+                                        data owned; data decoded from base64) */
+        size_t n_files;
+        char **fetch;                /* python/run "fetch_files": read back after the run */
+        size_t n_fetch;
 };
+
+/* A job's "files" at most, all together (decoded): the rest of the
+ * workspace's room (its tmpfs, --tmp-size) is the program's. */
+#define BATCH_FILES_MAX_BYTES (16u << 20)
 
 /* Parse one input line (pure). @jobs_path locates a judge spec's relative
  * program.path (NULL: the current directory). Keys are checked per kind; an

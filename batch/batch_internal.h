@@ -25,6 +25,12 @@ char *batch_id_key(const json_t *id);
  * line after a crash, an error line without id) are ignored. */
 void batch_resume_add(json_t *set, const char *text, size_t len);
 
+/* A cancel line, {"cancel": ID} (docs/batch.md "Cancelling one job"): 1 with
+ * *ret_key the id's key (malloc'd, as batch_id_key); 0 when the line is
+ * not one (a job line: parse it as such); -EINVAL when it names "cancel"
+ * with other keys or an id that is not a string or an integer. Pure. */
+int batch_cancel_parse(const char *text, size_t len, char **ret_key);
+
 /* An output line: {"id": ..., BODY's members..., ["outcome", "label"],
  * "batch": {"line", "start_ms", "end_ms"}}. @body is a result or a verdict
  * (stolen); @outcome < 0: no outcome/label (run and judge jobs). Times are

@@ -8,12 +8,14 @@
  */
 #include "batch/batch_internal.h"
 #include "config/schema.h"
+#include "path/path.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/base64.h"
 #include "util/cleanup.h"
 #include "util/json_cleanup.h"
 #include "util/textsafe.h"
@@ -24,9 +26,9 @@ static const struct job_kind {
         enum batch_kind kind;
         const char *const keys[8];   /* allowed besides id and kind, NULL-terminated */
 } kinds[] = {
-        { "python", BATCH_PYTHON, { "code", "test_code", "timeout", "limits", "stdin", NULL } },
+        { "python", BATCH_PYTHON, { "code", "test_code", "timeout", "limits", "stdin", "files", "fetch_files", NULL } },
         { "judge", BATCH_JUDGE, { "spec", NULL } },
-        { "run", BATCH_RUN, { "argv", "timeout", "limits", "stdin", NULL } },
+        { "run", BATCH_RUN, { "argv", "timeout", "limits", "stdin", "files", "fetch_files", NULL } },
 };
 
 bool batch_shard_takes(unsigned index, unsigned count, size_t line)
@@ -66,6 +68,32 @@ void batch_resume_add(json_t *set, const char *text, size_t len)
         key = batch_id_key(id);
         if (key)
                 json_object_set_new(set, key, json_true());
+}
+
+/* memmem, which POSIX lacks (the posix platform builds this file too). */
+static bool holds(const char *text, size_t len, const char *needle)
+{
+        size_t n = strlen(needle);
+
+        for (size_t i = 0; i + n <= len; i++)
+                if (text[i] == needle[0] && memcmp(text + i, needle, n) == 0)
+                        return true;
+        return false;
+}
+
+int batch_cancel_parse(const char *text, size_t len, char **ret_key)
+{
+        AUTO(json_decref) json_t *root = NULL;
+        json_t *id;
+
+        *ret_key = NULL;
+        /* Only a line that names the key is parsed twice: job lines stay one parse. */
+        if (!holds(text, len, "\"cancel\"") || !(root = json_loadb(text, len, 0, NULL)) || !json_is_object(root) ||
+            !(id = json_object_get(root, "cancel")))
+                return 0;
+        if (json_object_size(root) != 1 || (!json_is_string(id) && !json_is_integer(id)))
+                return -EINVAL;
+        return (*ret_key = batch_id_key(id)) ? 1 : -ENOMEM;
 }
 
 /* "unknown key \"cod\" for a python job (expected id, kind, code, ...)". */
@@ -215,6 +243,76 @@ static int parse_limits(const json_t *root, struct batch_job *job, struct nsb_er
         return 0;
 }
 
+/* "files": {name: base64}, each name a plain relative path (path_job_file_name). */
+static int parse_files(const json_t *v, struct batch_job *job, struct nsb_error *e)
+{
+        const char *name;
+        const json_t *data;
+        size_t total = 0;
+
+        if (!json_is_object(v))
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "\"files\": expected an object of name: base64 content");
+        if (json_object_size(v) > MNT_MAX_JOB_FILES)
+                return nsb_fail(e, NSB_STAGE_CONFIG, E2BIG, "\"files\": %zu files, more than %u", json_object_size(v),
+                                MNT_MAX_JOB_FILES);
+        if (json_object_size(v) && !(job->files = calloc(json_object_size(v), sizeof *job->files)))
+                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        json_object_foreach((json_t *) v, name, data) {
+                struct mnt_file *f = &job->files[job->n_files];
+                char *bytes = NULL;
+                size_t len = 0;
+                int r = path_job_file_name("\"files\"", name, strlen(name), e);
+
+                if (r < 0)
+                        return r;
+                if (!json_is_string(data) ||
+                    (r = b64_decode(json_string_value(data), json_string_length(data), &bytes, &len)) == -EINVAL)
+                        return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "\"files\": \"%.64s\": expected base64 text", name);
+                if (r < 0)
+                        return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+                f->data = bytes;
+                f->len = len;
+                if (!(f->name = strdup(name)))
+                        return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+                job->n_files++;
+                if ((total += len) > BATCH_FILES_MAX_BYTES)
+                        return nsb_fail(e, NSB_STAGE_CONFIG, EFBIG, "\"files\": more than %u MiB in all",
+                                        BATCH_FILES_MAX_BYTES >> 20);
+        }
+        return 0;
+}
+
+/* "fetch_files": [name, ...], read back after the run. */
+static int parse_fetch(const json_t *v, struct batch_job *job, struct nsb_error *e)
+{
+        size_t i;
+        const json_t *name;
+
+        if (!json_is_array(v))
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "\"fetch_files\": expected an array of names");
+        if (json_array_size(v) > MNT_MAX_JOB_FILES)
+                return nsb_fail(e, NSB_STAGE_CONFIG, E2BIG, "\"fetch_files\": %zu names, more than %u",
+                                json_array_size(v), MNT_MAX_JOB_FILES);
+        if (json_array_size(v) && !(job->fetch = calloc(json_array_size(v), sizeof *job->fetch)))
+                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        json_array_foreach(v, i, name) {
+                int r;
+
+                if (!json_is_string(name))
+                        return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "\"fetch_files\": item %zu is not a string", i);
+                if ((r = path_job_file_name("\"fetch_files\"", json_string_value(name), json_string_length(name), e)) < 0)
+                        return r;
+                for (size_t j = 0; j < job->n_fetch; j++)
+                        if (strcmp(job->fetch[j], json_string_value(name)) == 0)
+                                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "\"fetch_files\": \"%.64s\" named twice",
+                                                job->fetch[j]);
+                if (!(job->fetch[job->n_fetch] = strdup(json_string_value(name))))
+                        return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+                job->n_fetch++;
+        }
+        return 0;
+}
+
 static int parse_job(const json_t *root, const char *jobs_path, struct batch_job *job, struct nsb_error *e)
 {
         const json_t *kind, *v;
@@ -259,6 +357,10 @@ static int parse_job(const json_t *root, const char *jobs_path, struct batch_job
         r = parse_limits(root, job, e);
         if (r < 0)
                 return r;
+        if ((v = json_object_get(root, "files")) && (r = parse_files(v, job, e)) < 0)
+                return r;
+        if ((v = json_object_get(root, "fetch_files")) && (r = parse_fetch(v, job, e)) < 0)
+                return r;
         switch (job->kind) {
         case BATCH_PYTHON:
                 return parse_python(root, job, e);
@@ -300,6 +402,14 @@ void batch_job_free(struct batch_job *job)
                 free(job->argv[i]);
         free(job->argv);
         free(job->stdin_data);
+        for (size_t i = 0; i < job->n_files; i++) {
+                free((char *) job->files[i].name);
+                free((char *) job->files[i].data);
+        }
+        free(job->files);
+        for (size_t i = 0; i < job->n_fetch; i++)
+                free(job->fetch[i]);
+        free(job->fetch);
         judge_spec_free(&job->spec);
         memset(job, 0, sizeof *job);
 }

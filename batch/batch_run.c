@@ -60,6 +60,7 @@ struct slot {
         size_t line;
         json_t *id;
         enum batch_kind kind;
+        bool cancel_asked;              /* a cancel line named its id: its end is a cancelled line */
 };
 
 struct reader {
@@ -288,6 +289,18 @@ static void emit_error(struct batch *b, const json_t *id, size_t line, const str
 
 /* A line that could not become a job: its error line, and the count that
  * makes the batch end with BATCH_EXIT_BAD_LINES. */
+/* The line of a job a cancel line stopped: status cancelled, outcome error. */
+static void emit_cancelled(struct batch *b, const json_t *id, size_t line, enum batch_kind kind)
+{
+        struct run_result r;
+
+        memset(&r, 0, sizeof r);
+        r.status = RUN_CANCELLED;
+        ledger_init(&r.ledger);
+        emit(b, batch_line_render(id, line, result_to_json(&r, 0), kind == BATCH_PYTHON ? OUTCOME_ERROR : -1, -1, -1),
+             OUTCOME_ERROR);
+}
+
 static void emit_bad_line(struct batch *b, const json_t *id, size_t line, const struct nsb_error *err)
 {
         if (!b->prog.bad_lines++)
@@ -355,6 +368,17 @@ static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_jo
                 req.stdin_data = "";   /* jobs never read the batch's own stdin; --stdin FILE is opened per job */
         }
         req.cancel_fd = cancel_fd;
+        /* Placed in and read back from the job's own fresh /workspace, by its init (cold or warm). */
+        req.files = job->files;
+        req.n_files = job->n_files;
+        req.fetch = (const char *const *) job->fetch;
+        req.n_fetch = job->n_fetch;
+        if ((job->n_files || job->n_fetch) && cfg->isolation == NSB_ISOLATION_REDUCED) {
+                prog_free(&prog);
+                nsb_fail(&e, NSB_STAGE_CONFIG, EINVAL, "\"%s\": a job's files need strict isolation (its own /workspace)",
+                         job->n_files ? "files" : "fetch_files");
+                return error_body(&e, ret_outcome);
+        }
         if (start->warm_ctl >= 0) {
                 req.start = SBX_WARM;
                 req.warm_ctl = start->warm_ctl;
@@ -530,6 +554,8 @@ static void finish_worker(struct batch *b, struct slot *s)
                 ;
         if (b->cancelled) {
                 /* Its job did not finish: no line, so --resume reruns it. */
+        } else if (s->cancel_asked && WIFEXITED(status) && WEXITSTATUS(status) == WORKER_CANCELLED) {
+                emit_cancelled(b, s->id, s->line, s->kind);   /* what the cancel line asked for */
         } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && s->len > 1 && s->buf[s->len - 1] == '\n') {
                 emit_raw(b, s->buf, s->len);
         } else {
@@ -581,6 +607,83 @@ static void read_worker(struct batch *b, struct slot *s)
 
 /* ---- the loop ---------------------------------------------------------- */
 
+/* A cancel line: the running job with that id is sent SIGTERM (its worker
+ * cancels its sandbox, as for the whole batch's cancel, and its line says
+ * cancelled); a job parsed but waiting for a worker ends as cancelled at
+ * once. An id no job has (it ended already, or never came) is no error: the
+ * caller and the job raced. */
+static void cancel_one(struct batch *b, const char *key)
+{
+        for (unsigned i = 0; i < b->n_slots; i++) {
+                struct slot *s = &b->slots[i];
+                AUTOFREE char *k = s->pid && !s->cancel_asked ? batch_id_key(s->id) : NULL;
+
+                if (k && strcmp(k, key) == 0) {
+                        s->cancel_asked = true;
+                        kill(s->pid, SIGTERM);
+                }
+        }
+        if (b->has_pending) {
+                AUTOFREE char *k = batch_id_key(b->pending.id);
+
+                if (k && strcmp(k, key) == 0) {
+                        emit_cancelled(b, b->pending.id, b->pending.line, b->pending.kind);
+                        batch_job_free(&b->pending);
+                        b->has_pending = false;
+                }
+        }
+}
+
+/* 1: the line was a cancel line, handled (or refused as a bad line); 0: a job line. */
+static int take_cancel_line(struct batch *b, const char *text, size_t len)
+{
+        AUTOFREE char *key = NULL;
+        struct nsb_error err;
+        int r = batch_cancel_parse(text, len, &key);
+
+        if (r == 0)
+                return 0;
+        if (r < 0) {
+                nsb_fail(&err, NSB_STAGE_CONFIG, -r, "line %zu: a cancel line is {\"cancel\": ID} alone, ID a string or an integer",
+                         b->in.line);
+                emit_bad_line(b, NULL, b->in.line, &err);
+                return 1;
+        }
+        cancel_one(b, key);
+        return 1;
+}
+
+/* Every worker busy: cancel lines at the head of the input are taken now
+ * (a job line there waits for a worker, and so do the lines behind it). */
+static void take_cancel_lines(struct batch *b)
+{
+        for (;;) {
+                struct reader saved = b->in;
+                const char *text;
+                size_t len;
+                bool too_long;
+
+                if (reader_next(&b->in, &text, &len, &too_long) <= 0)
+                        return;
+                if (!too_long && batch_line_blank(text, len))
+                        continue;
+                if (too_long || !take_cancel_line(b, text, len)) {
+                        b->in = saved;   /* not consumed: nothing was moved or read meanwhile */
+                        return;
+                }
+        }
+}
+
+/* Every worker busy: read the input only while no whole line waits in it
+ * (so a cancel line gets through, and at most one job line is held). */
+static bool want_input_while_busy(const struct batch *b)
+{
+        const struct reader *r = &b->in;
+
+        return !r->eof && r->len - r->start <= LINE_MAX_BYTES &&
+               !(r->len > r->start && memchr(r->buf + r->start, '\n', r->len - r->start));
+}
+
 /* The next job this run takes: 1 with *job set; 0 when the input needs a
  * poll or ended. Bad lines, other shards' lines and --resume'd ids are
  * handled here (a bad line's error line is written). */
@@ -622,6 +725,8 @@ static int next_job(struct batch *b, const char *jobs_path, struct batch_job *jo
                         if (b->refused)
                                 return 0;
                 }
+                if (!too_long && b->first_checked && take_cancel_line(b, text, len))
+                        continue;   /* every shard takes cancel lines: an id is in one of them */
                 if (!batch_shard_takes(b->cli->shard_index, b->cli->shard_count, b->in.line))
                         continue;
                 if (too_long) {
@@ -736,7 +841,7 @@ static int loop(struct batch *b, const char *jobs_path, struct nsb_error *e)
                         break;
                 if (b->cancel_fd >= 0 && !b->cancelled)
                         p[i_cancel = (int) n++] = (struct pollfd){ b->cancel_fd, POLLIN, 0 };
-                if (!b->cancelled && !b->in.eof && b->busy < b->max_busy)
+                if (!b->cancelled && !b->in.eof && (b->busy < b->max_busy || want_input_while_busy(b)))
                         p[i_in = (int) n++] = (struct pollfd){ b->in.fd, POLLIN, 0 };
                 for (unsigned i = 0; i < b->n_slots; i++)
                         if (b->slots[i].pid)
@@ -755,6 +860,8 @@ static int loop(struct batch *b, const char *jobs_path, struct nsb_error *e)
                         if (k < 0) {
                                 r = nsb_fail(e, NSB_STAGE_CONFIG, -k, "reading the jobs");
                                 cancel_all(b);
+                        } else if (b->busy >= b->max_busy && b->first_checked) {
+                                take_cancel_lines(b);
                         }
                 }
                 for (nfds_t k = 0; k < n; k++) {

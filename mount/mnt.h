@@ -93,6 +93,17 @@ struct mnt_op {
                                (/usr/share/zoneinfo): absent, it is skipped, not an error */
 };
 
+/* A file the caller places in the fresh /workspace before the program
+ * starts (a batch job's "files"): @name relative to /workspace. */
+struct mnt_file {
+        const char *name;
+        const char *data;
+        size_t len;
+};
+
+/* At most this many files placed, or fetched back (mnt_input.files, .fetch). */
+#define MNT_MAX_JOB_FILES 64u
+
 struct mnt_plan {
         struct mnt_op *ops;
         size_t n_ops;
@@ -101,6 +112,12 @@ struct mnt_plan {
         unsigned sandbox_uid, sandbox_gid;   /* owner of the writable tmpfs mounts */
         bool starts_pivoted;   /* paths are final from the first op (a warm job's plan) */
         int plain_slot;        /* a preopened slot opened without an idmap (runner_dst's), or -1 */
+        /* Files the init reads back from /workspace once the program and
+         * everything it started are gone (names relative to /workspace,
+         * checked as path_job_file_name does; owned). Not mounts: they ride
+         * with the plan so a warm job's init gets them in its spec. */
+        char **fetch;
+        size_t n_fetch;
 };
 
 /* What the planner needs; everything is borrowed. */
@@ -118,6 +135,12 @@ struct mnt_input {
         const char *workdir;            /* the program's working directory, below /workspace (a
                                            workspace script's, program/program.h), or NULL:
                                            /workspace */
+        const struct mnt_file *files;   /* placed in the fresh /workspace (owned by the sandbox
+                                           user, 0644, parents 0755) after it is mounted; none
+                                           with a host --workspace */
+        size_t n_files;
+        const char *const *fetch;       /* read back after the run (mnt_plan.fetch) */
+        size_t n_fetch;
         unsigned cpus;                  /* what os.cpu_count() says inside (cg_cpu_count): written,
                                            read-only, to /sys/devices/system/cpu/{online,possible};
                                            0 = no such files */

@@ -840,6 +840,67 @@ static int push_chdir(struct builder *b)
         return r;
 }
 
+/* The caller's files in the fresh /workspace (mounted just before), each
+ * with its parent directories; a name that is another's directory is
+ * refused (it could be neither). */
+static int push_job_files(struct builder *b)
+{
+        const struct mnt_input *in = b->in;
+        struct mnt_op *op;
+        char dst[1100];
+        int r;
+
+        if (in->n_files && in->user.workspace)
+                return nsb_fail(b->e, NSB_STAGE_CONFIG, EINVAL,
+                                "files: placing files needs the fresh workspace, and this job has --workspace '%s'",
+                                in->user.workspace);
+        if (in->n_files > MNT_MAX_JOB_FILES)
+                return nsb_fail(b->e, NSB_STAGE_CONFIG, E2BIG, "files: %zu files, more than %u", in->n_files,
+                                MNT_MAX_JOB_FILES);
+        for (size_t i = 0; i < in->n_files; i++) {
+                const struct mnt_file *f = &in->files[i];
+                size_t n = strlen(f->name);
+
+                if ((r = path_job_file_name("files", f->name, n, b->e)) < 0)
+                        return r;
+                for (size_t j = 0; j < in->n_files; j++)
+                        if (j != i && strncmp(in->files[j].name, f->name, n) == 0 && in->files[j].name[n] == '/')
+                                return nsb_fail(b->e, NSB_STAGE_CONFIG, EINVAL,
+                                                "files: \"%.64s\" is a file and the directory of \"%.64s\"", f->name,
+                                                in->files[j].name);
+                snprintf(dst, sizeof dst, "/workspace/%s", f->name);
+                if ((r = mkdirs(b, dst, false, 0755)) < 0)
+                        return r;
+                PUSH_OR_FAIL(op, b, MNT_WRITE_FILE, dst);
+                op->data = f->data;
+                op->data_len = f->len;
+                op->mode = 0644;   /* the sandbox user's (the init's ids): the program may change it */
+        }
+        return 0;
+}
+
+/* The names the init reads back after the run, copied into the plan. */
+static int plan_fetch(struct builder *b)
+{
+        const struct mnt_input *in = b->in;
+        struct mnt_plan *p = b->plan;
+        int r;
+
+        if (in->n_fetch > MNT_MAX_JOB_FILES)
+                return nsb_fail(b->e, NSB_STAGE_CONFIG, E2BIG, "fetch_files: %zu names, more than %u", in->n_fetch,
+                                MNT_MAX_JOB_FILES);
+        if (in->n_fetch && !(p->fetch = calloc(in->n_fetch, sizeof *p->fetch)))
+                return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        for (size_t i = 0; i < in->n_fetch; i++) {
+                if ((r = path_job_file_name("fetch_files", in->fetch[i], strlen(in->fetch[i]), b->e)) < 0)
+                        return r;
+                if (!(p->fetch[i] = strdup(in->fetch[i])))
+                        return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+                p->n_fetch = i + 1;
+        }
+        return 0;
+}
+
 /* Steps 7 and 8: what stays writable, and the device nodes, on top of the
  * read-only tree; then the working directory. */
 static int phase_writable(struct builder *b)
@@ -851,6 +912,8 @@ static int phase_writable(struct builder *b)
         if ((r = push_tmpfs(b, "/tmp", u->tmp_size_bytes, 01777)) < 0)
                 return r;
         if (!u->workspace && (r = push_tmpfs(b, "/workspace", u->tmp_size_bytes, 0755)) < 0)
+                return r;
+        if ((r = push_job_files(b)) < 0 || (r = plan_fetch(b)) < 0)
                 return r;
         for (size_t i = 0; i < b->n_um; i++) {
                 if (b->um[i].ro)
@@ -969,6 +1032,8 @@ int mnt_plan_build_warm_job(const struct mnt_input *in, struct mnt_plan *ret, st
                 goto fail;
         if (!u->workspace && (r = push_tmpfs(&b, "/workspace", u->tmp_size_bytes, 0755)) < 0)
                 goto fail;
+        if ((r = push_job_files(&b)) < 0 || (r = plan_fetch(&b)) < 0)
+                goto fail;
         for (size_t i = 0; i < u->n_tmpfs; i++) {
                 char *dst = NULL;
                 if ((r = path_normalize(u->tmpfs[i].dst, "--tmpfs", &dst, e)) < 0)
@@ -1002,11 +1067,15 @@ int mnt_plan_build_warm_job(const struct mnt_input *in, struct mnt_plan *ret, st
         }
         if ((r = push_chdir(&b)) < 0)
                 goto fail;
-        return 0;
+        goto done;
 oom:
         r = nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
 fail:
         mnt_plan_free(ret);
+done:
+        for (size_t i = 0; i < b.n_dirs; i++)   /* the job files' directories (push_job_files) */
+                free(b.dirs[i]);
+        free(b.dirs);
         return r;
 }
 
@@ -1019,6 +1088,9 @@ void mnt_plan_free(struct mnt_plan *plan)
         }
         free(plan->ops);
         free(plan->slot_preopened);
+        for (size_t i = 0; plan->fetch && i < plan->n_fetch; i++)
+                free(plan->fetch[i]);
+        free(plan->fetch);
         memset(plan, 0, sizeof *plan);
 }
 

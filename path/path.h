@@ -61,6 +61,12 @@ int path_normalize(const char *dst, const char *what, char **ret, struct nsb_err
  * refusal it was, for a message.) */
 bool path_has_dotdot(const char *p);
 
+/* Is @name a plain relative path inside /workspace (a job's files): not
+ * empty, not absolute, no "." or ".." component, no empty one (no "//", no
+ * trailing "/"), no NUL (@len bytes), at most 1024 bytes and 255 a
+ * component? Else -EINVAL naming @key ("files" or "fetch_files") and why. */
+int path_job_file_name(const char *key, const char *name, size_t len, struct nsb_error *e);
+
 /* Is @path @dir itself or inside it? */
 bool path_under(const char *path, const char *dir);
 

@@ -89,3 +89,34 @@ bool path_nesting_refused(const char *inner, bool inner_ro, const char *outer, b
 {
         return inner_ro && !outer_ro && strcmp(inner, outer) != 0 && path_under(inner, outer);
 }
+
+int path_job_file_name(const char *key, const char *name, size_t len, struct nsb_error *e)
+{
+        const char *why = NULL;
+        size_t comp = 0;
+
+        if (len == 0)
+                why = "is empty";
+        else if (len > 1024)
+                why = "is longer than 1024 bytes";
+        else if (memchr(name, '\0', len))
+                why = "holds a NUL";
+        else if (name[0] == '/')
+                why = "is absolute (names are relative to /workspace)";
+        for (size_t i = 0; !why && i <= len; i++) {
+                if (i < len && name[i] != '/') {
+                        if (++comp > 255)
+                                why = "has a component longer than 255 bytes";
+                        continue;
+                }
+                if (comp == 0)
+                        why = "has an empty component (\"//\" or a trailing \"/\")";
+                else if ((comp == 1 && name[i - 1] == '.') || (comp == 2 && name[i - 1] == '.' && name[i - 2] == '.'))
+                        why = "has a \".\" or \"..\" component (names stay inside /workspace)";
+                comp = 0;
+        }
+        if (why)
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s: the name \"%.*s\" %s", key, len > 64 ? 64 : (int) len,
+                                name, why);
+        return 0;
+}

@@ -218,6 +218,8 @@ json_t *result_to_json(const struct run_result *r, uint64_t output_limit)
         } else {
                 json_object_set_new(o, "error", json_null());
         }
+        if (r->fetched)
+                json_object_update(o, r->fetched);
         return o;
 }
 
@@ -249,6 +251,8 @@ void run_result_free(struct run_result *r)
         for (size_t i = 0; i < r->command_len; i++)
                 free(r->command[i]);
         free(r->command);
+        json_decref(r->fetched);
+        r->fetched = NULL;
         r->out.text = r->err.text = NULL;
         r->command = NULL;
         r->command_len = 0;

@@ -62,6 +62,10 @@ struct run_result {
         struct nsb_error error;      /* when RUN_ERROR */
         bool warm;                   /* started from a zygote (`"start": "warm"`), else cold */
         char start_reason[160];      /* cold although --warm was asked: why ("" = not asked) */
+        json_t *fetched;             /* the files read back from /workspace: {"files": {name: base64},
+                                        "files_refused": {name: why}} merged into the result object
+                                        (supervisor/fetch_plan.h); NULL: none asked, or the run
+                                        ended before they could be read */
         int command_exit;            /* RUN_ERROR because the command itself could not be run:
                                         127 not found, 126 found but not executable (as
                                         timeout(1) and shells say); 0 otherwise */

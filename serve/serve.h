@@ -38,6 +38,7 @@
 #define SERVE_MAX_BODY_LIMIT (1u << 30)
 #define SERVE_DEFAULT_READ_DEADLINE_S 60u
 #define SERVE_DEFAULT_HEADER_DEADLINE_S 10u
+#define SERVE_DEFAULT_WRITE_DEADLINE_S 60u
 #define SERVE_DEFAULT_ENGINE_ROTATE 100000ul
 #define SERVE_MAX_PROFILES 8u
 #define SERVE_DEFAULT_PER_IP 64u
@@ -57,6 +58,7 @@ struct serve_opts {
         unsigned long engine_rotate;    /* after this many jobs a new engine takes the next ones (0: never) */
         unsigned read_deadline_s;       /* from a connection's start (or its last answer) to a whole request read */
         unsigned header_deadline_s;     /* from a new connection's start to its first request's whole header */
+        unsigned write_deadline_s;      /* from an answer's start (a /v1/batch line's) to its last byte taken by the client */
         bool help;                      /* --help: print serve_usage, nothing else */
         bool warm;                      /* --warm for the engine (default on; --cold turns it off) */
         /* Operator ceilings (0: none): a request may lower a job's limit
@@ -158,7 +160,7 @@ json_t *serve_map_run_code_error(const char *why);
 
 #define SERVE_N_BUCKETS 11
 enum serve_refusal { REFUSE_BAD_REQUEST = 0, REFUSE_UNAUTHORIZED, REFUSE_TOO_LARGE, REFUSE_QUEUE_FULL,
-                     REFUSE_STOPPING, REFUSE_SLOW_CLIENT, REFUSE_CLIENT_GONE, REFUSE__MAX };
+                     REFUSE_STOPPING, REFUSE_SLOW_CLIENT, REFUSE_CLIENT_GONE, REFUSE_SLOW_READER, REFUSE__MAX };
 
 struct serve_metrics {
         unsigned long long status[8];   /* job results: exited signaled limit cancelled error, pass fail undetermined (verdicts) */
@@ -167,6 +169,9 @@ struct serve_metrics {
         double latency_sum;
         unsigned long long latency_count;
         unsigned long long refused[REFUSE__MAX];
+        unsigned long long starts[2];   /* jobs by their result's "start": warm, cold */
+        unsigned long long warm_fallbacks; /* of the cold ones, those that asked warm (a start_reason says why not) */
+        unsigned warm_slots;            /* gauge: jobs that may start warm at once (each engine's -j with --warm; 0 cold) */
 };
 
 /* Count one answered job: its result line and seconds from request to answer. */

@@ -26,6 +26,26 @@
 
 /* ---- answers ---- */
 
+static struct conn_track *track_of(struct MHD_Connection *c)
+{
+        const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+        return i ? i->socket_context : NULL;
+}
+
+/* An answer is queued on @c: the write deadline runs (for a /v1/batch
+ * stream @stream, per line instead: see serve_http_enforce_read_deadline). */
+static void track_writing(struct MHD_Connection *c, struct req *stream)
+{
+        struct conn_track *t = track_of(c);
+
+        if (!t)
+                return;
+        t->writing = !stream;
+        t->w0_ms = serve_now_ms();
+        t->stream = stream;
+}
+
 static enum MHD_Result respond(struct serve *s, struct MHD_Connection *c, unsigned status, json_t *body,
                                const char *allow)
 {
@@ -58,6 +78,8 @@ static enum MHD_Result respond(struct serve *s, struct MHD_Connection *c, unsign
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
         r = MHD_queue_response(c, status, resp);
         MHD_destroy_response(resp);
+        if (r == MHD_YES)
+                track_writing(c, NULL);
         return r;
 }
 
@@ -172,8 +194,10 @@ static ssize_t batch_reader(void *cls, uint64_t pos, char *buf, size_t max)
                         n = max;
                 memcpy(buf, r->out + r->out_pos, n);
                 r->out_pos += n;
+                /* taken: what is left has the deadline from now */
+                r->out_since_ms = serve_now_ms();
                 if (r->out_pos == r->out_len)
-                        r->out_pos = r->out_len = 0;
+                        r->out_pos = r->out_len = 0, r->out_since_ms = 0;
                 return (ssize_t) n;
         }
         if (r->written >= r->expected)
@@ -239,6 +263,8 @@ static enum MHD_Result submit_batch(struct serve *s, struct req *r)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/x-ndjson");
         res = MHD_queue_response(r->conn, MHD_HTTP_OK, resp);
         MHD_destroy_response(resp);
+        if (res == MHD_YES)
+                track_writing(r->conn, r);
         serve_jobs_pump(s);
         return res;
 }
@@ -317,8 +343,11 @@ static void track_reading(struct MHD_Connection *c, bool reading)
         if (!t)
                 return;
         t->reading = reading;
-        if (reading)
+        if (reading) {
                 t->t0_ms = serve_now_ms();
+                t->writing = false;   /* the answer was taken whole (or the request ended) */
+                t->stream = NULL;
+        }
 }
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -344,6 +373,24 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         *socket_context = NULL;
 }
 
+/* A client that does not take its answer within --write-deadline (a
+ * /v1/batch's: each line within it of its coming) holds its connection
+ * and the answer's memory: shut down, as a slow sender is. 1: it was. */
+static bool slow_reader(struct serve *s, struct conn_track *t, double now)
+{
+        double limit = s->o->write_deadline_s * 1e3, since = t->stream ? t->stream->out_since_ms : t->w0_ms;
+        const union MHD_ConnectionInfo *i;
+
+        if ((!t->writing && !t->stream) || since <= 0 || now - since <= limit)
+                return false;
+        t->writing = false;
+        t->stream = NULL;
+        i = MHD_get_connection_info(t->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (i && shutdown(i->connect_fd, SHUT_RDWR) == 0)
+                s->metrics.refused[REFUSE_SLOW_READER]++;
+        return true;
+}
+
 /* A connection still reading its request past the deadline is shut down:
  * libmicrohttpd sees its end and closes it. It holds no job (a job starts
  * only once its whole request is in), only a connection slot. */
@@ -361,6 +408,8 @@ void serve_http_enforce_read_deadline(struct serve *s)
                 /* A new connection that has not sent a whole header within
                  * the header deadline holds a slot for nothing (a token is
                  * checked only once the header is in): cut sooner. */
+                if (slow_reader(s, t, now))
+                        continue;
                 if (!t->reading || now - t->t0_ms <= (t->headers_seen ? limit : hlimit))
                         continue;
                 t->reading = false;

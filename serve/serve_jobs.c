@@ -82,6 +82,8 @@ void serve_jobs_stream_line(struct req *r, json_t *line)
                 }
         }
         if (text && r->out_cap - r->out_len >= n + 1) {
+                if (r->out_len == r->out_pos)
+                        r->out_since_ms = serve_now_ms();   /* the write deadline runs for it */
                 memcpy(r->out + r->out_len, text, n);
                 r->out[r->out_len + n] = '\n';
                 r->out_len += n + 1;
@@ -276,42 +278,96 @@ int serve_jobs_enqueue_single(struct serve *s, struct req *r, json_t *job, unsig
         return 0;
 }
 
-/* A waiting request's client that closed its connection (or half of it:
- * POLLRDHUP) will read no answer. libmicrohttpd does not watch a suspended
- * connection, so we poll them here. */
-void serve_jobs_drop_abandoned(struct serve *s)
+/* @r's jobs running in an engine answer no one: each is cancelled there
+ * (a cancel line, docs/batch.md: its sandbox is killed at once) and its
+ * result line, which still comes, is dropped. An engine rotated out has its
+ * input closed: its job runs to its own limits. */
+static void cancel_running(struct serve *s, struct req *r)
 {
-        struct pollfd p[256];
-        struct req *w[256];
+        for (struct job_ref *ref = s->inflight; ref; ref = ref->next) {
+                char line[64];
+                int n;
+
+                if (ref->r != r)
+                        continue;
+                ref->r = NULL;
+                s->metrics.refused[REFUSE_CLIENT_GONE]++;
+                n = snprintf(line, sizeof line, "{\"cancel\":%" JSON_INTEGER_FORMAT "}\n", ref->id);
+                for (unsigned i = 0; i < SERVE_ENGINES; i++)
+                        if (s->eng[i].gen == ref->gen && s->eng[i].pid > 0 && s->eng[i].in_fd >= 0)
+                                (void) serve_engine_send(&s->eng[i], line, (size_t) n);
+        }
+}
+
+/* Whether request @r, which a job in flight answers, waits with its
+ * connection suspended (libmicrohttpd does not watch it then): a single
+ * request always (its answer resumes it), a /v1/batch answer while it
+ * waits for a line. */
+static bool suspended_waiting(const struct req *r)
+{
+        return is_single(r) || r->stream_suspended;
+}
+
+#define WATCH_MAX 1024u
+
+/* The suspended requests to watch: the queued ones, and those with jobs running. */
+static nfds_t watch_list(struct serve *s, struct pollfd *p, struct req **w)
+{
         nfds_t n = 0;
 
-        for (struct req *r = s->batches; r && n < 256; r = r->next_batch) {
-                const union MHD_ConnectionInfo *i = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        for (struct req *r = s->batches; r && n < WATCH_MAX; r = r->next_batch)
+                w[n++] = r;
+        for (struct job_ref *ref = s->inflight; ref && n < WATCH_MAX; ref = ref->next) {
+                bool seen = !ref->r || !suspended_waiting(ref->r) || ref->r->next_todo < ref->r->n_todo;
 
-                if (i) {
-                        p[n] = (struct pollfd){ .fd = i->connect_fd, .events = POLLRDHUP };
-                        w[n++] = r;
-                }
+                /* a single request has one job: only a batch's can be listed twice */
+                for (nfds_t k = 0; k < n && !seen && !is_single(ref->r); k++)
+                        seen = w[k] == ref->r;
+                if (!seen)
+                        w[n++] = ref->r;
         }
+        for (nfds_t k = 0; k < n; k++) {
+                const union MHD_ConnectionInfo *i = MHD_get_connection_info(w[k]->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+                p[k] = (struct pollfd){ .fd = i ? i->connect_fd : -1, .events = POLLRDHUP };
+        }
+        return n;
+}
+
+/* A waiting request's client that closed its connection (or half of it:
+ * POLLRDHUP) will read no answer. libmicrohttpd does not watch a suspended
+ * connection, so we poll them here: its jobs not started are dropped, its
+ * running ones cancelled. */
+void serve_jobs_drop_abandoned(struct serve *s)
+{
+        static struct pollfd p[WATCH_MAX];
+        static struct req *w[WATCH_MAX];
+        nfds_t n = watch_list(s, p, w);
+
         if (n == 0 || poll(p, n, 0) <= 0)
                 return;
         for (nfds_t k = 0; k < n; k++) {
                 if (!(p[k].revents & (POLLRDHUP | POLLHUP | POLLERR)))
                         continue;
                 s->metrics.refused[REFUSE_CLIENT_GONE] += w[k]->n_todo - w[k]->next_todo;
+                cancel_running(s, w[k]);
                 /* Off the queue; the answer goes nowhere, but resuming the
                  * connection lets libmicrohttpd find it closed and end it. */
-                drop_todo(s, w[k], "cancelled: the client closed its connection before this job started");
+                if (w[k]->next_todo < w[k]->n_todo || !is_single(w[k]))
+                        drop_todo(s, w[k], "cancelled: the client closed its connection before this job started");
+                if (is_single(w[k]) && !w[k]->answer)
+                        answer_unrun(w[k], "cancelled: the client closed its connection");
+                else if (!is_single(w[k]) && w[k]->stream_suspended) {
+                        w[k]->stream_suspended = false;
+                        MHD_resume_connection(w[k]->conn);
+                }
         }
 }
 
 
 void serve_jobs_forget(struct serve *s, struct req *r)
 {
-        /* Its jobs still in the engine run on (nothing cancels one job of
-         * a batch engine); their lines, when they come, find no one. */
-        for (struct job_ref *ref = s->inflight; ref; ref = ref->next)
-                if (ref->r == r)
-                        ref->r = NULL;
+        /* Its jobs still in the engine answer no one: cancelled there; their
+         * lines, when they come, find no one. */
+        cancel_running(s, r);
         drop_todo(s, r, NULL);
 }

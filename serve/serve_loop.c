@@ -238,6 +238,8 @@ int serve_loop_run(const struct serve_opts *o, int listen_fd, const char *token,
         if (o->listen_kind == SERVE_LISTEN_UNIX)
                 s.unix_path = o->unix_path;
         s.capacity = (o->jobs ? o->jobs : cpus()) + o->queue;
+        /* each engine (one per --profile) starts up to -j jobs from its zygotes */
+        s.metrics.warm_slots = o->warm ? (s.capacity - o->queue) * (o->n_profiles ? o->n_profiles : 1) : 0;
         /* SIGTERM/SIGINT/SIGHUP drain through a signalfd read in the loop;
          * SIGPIPE is ignored (a client gone, the engine gone: both are
          * seen as errors where they happen). */

@@ -64,7 +64,7 @@ json_t *serve_map_run_code(const json_t *line)
         const char *limit = json_string_value(json_object_get(line, "limit"));
         const json_t *wall = json_object_get(line, "wall_ms");
         const char *run_status = "Finished", *top = "Failed";
-        json_t *rc = json_null();
+        json_t *rc = json_null(), *resp;
         char message[NSB_ERROR_MSG_MAX + 64] = "";
 
         if (!status || strcmp(status, "error") == 0) {
@@ -94,10 +94,17 @@ json_t *serve_map_run_code(const json_t *line)
                 json_decref(rc);
                 return sandbox_error(message);
         }
-        return json_pack("{s:s,s:s,s:n,s:{s:s,s:f,s:o,s:s,s:s},s:{}}", "status", top, "message", message,
+        resp = json_pack("{s:s,s:s,s:n,s:{s:s,s:f,s:o,s:s,s:s},s:{}}", "status", top, "message", message,
                          "compile_result", "run_result", "status", run_status, "execution_time",
                          json_is_number(wall) ? json_number_value(wall) / 1000.0 : 0.0, "return_code", rc, "stdout",
                          stream_text(line, "stdout"), "stderr", stream_text(line, "stderr"), "files");
+        /* fetch_files: the ones read back (name → base64), as SandboxFusion
+         * returns them; the others, and why, in nsbox's own key */
+        if (resp && json_is_object(json_object_get(line, "files")))
+                json_object_set(resp, "files", json_object_get(line, "files"));
+        if (resp && json_is_object(json_object_get(line, "files_refused")))
+                json_object_set(resp, "files_refused", json_object_get(line, "files_refused"));
+        return resp;
 }
 
 json_t *serve_map_v1_run(const json_t *line, const json_t *client_id)
@@ -169,6 +176,13 @@ void serve_metrics_job(struct serve_metrics *m, const json_t *line, double secon
                 m->status[i]++;
         if (o >= 0)
                 m->outcome[o]++;
+        st = json_string_value(json_object_get(line, "start"));
+        if (st && strcmp(st, "warm") == 0)
+                m->starts[0]++;
+        else if (st && strcmp(st, "cold") == 0)
+                m->starts[1]++;
+        if (json_is_string(json_object_get(line, "start_reason")))
+                m->warm_fallbacks++;   /* a judge's verdict carries it too: its cases ran cold */
         for (size_t b = 0; b < SERVE_N_BUCKETS; b++)
                 if (seconds <= bucket_le[b]) {
                         m->bucket[b]++;
@@ -179,7 +193,7 @@ void serve_metrics_job(struct serve_metrics *m, const json_t *line, double secon
 }
 
 static const char *const refusal_names[REFUSE__MAX] = { "bad_request", "unauthorized", "too_large", "queue_full",
-                                                        "stopping",    "slow_client",  "client_gone" };
+                                                        "stopping",    "slow_client",  "client_gone", "slow_reader" };
 
 char *serve_metrics_render(const struct serve_metrics *m, unsigned in_flight, unsigned capacity, unsigned jobs,
                            bool draining)
@@ -218,9 +232,16 @@ char *serve_metrics_render(const struct serve_metrics *m, unsigned in_flight, un
                    "# TYPE nsbox_serve_capacity gauge\nnsbox_serve_capacity %u\n"
                    "# HELP nsbox_serve_jobs_at_once The engine's -j (by default the CPUs).\n"
                    "# TYPE nsbox_serve_jobs_at_once gauge\nnsbox_serve_jobs_at_once %u\n"
+                   "# HELP nsbox_serve_starts_total Jobs answered, by how their sandbox started (warm: forked from a zygote).\n"
+                   "# TYPE nsbox_serve_starts_total counter\nnsbox_serve_starts_total{start=\"warm\"} %llu\n"
+                   "nsbox_serve_starts_total{start=\"cold\"} %llu\n"
+                   "# HELP nsbox_serve_warm_fallbacks_total Jobs that ran cold under --warm (their start_reason says why).\n"
+                   "# TYPE nsbox_serve_warm_fallbacks_total counter\nnsbox_serve_warm_fallbacks_total %llu\n"
+                   "# HELP nsbox_serve_warm_slots Jobs that may start warm at once (the engines' -j under --warm; 0 cold).\n"
+                   "# TYPE nsbox_serve_warm_slots gauge\nnsbox_serve_warm_slots %u\n"
                    "# HELP nsbox_serve_draining 1 while the service stops.\n"
                    "# TYPE nsbox_serve_draining gauge\nnsbox_serve_draining %d\n",
-                in_flight, capacity, jobs, draining ? 1 : 0);
+                in_flight, capacity, jobs, m->starts[0], m->starts[1], m->warm_fallbacks, m->warm_slots, draining ? 1 : 0);
         if (fclose(f) != 0) {
                 free(buf);
                 return NULL;

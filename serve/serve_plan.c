@@ -21,7 +21,7 @@ const char serve_usage[] =
         "Usage: nsbox serve [--listen unix:PATH|tcp:HOST:PORT] [--token-file FILE] [-j N] [--queue N]\n"
         "                   [--max-body BYTES] [--read-deadline SECONDS] [--profile NAME]... [--engine-rotate N]\n"
         "                   [--max-memory SIZE] [--max-wall-time DUR] [--per-ip-connections N]\n"
-        "                   [--queue-full-status 503|504] [--header-deadline SECONDS]\n"
+        "                   [--queue-full-status 503|504] [--header-deadline SECONDS] [--write-deadline SECONDS]\n"
         "                   [--warm|--cold] [-- BATCH OPTIONS...]\n"
         "\n"
         "An HTTP service that runs each request's job in its own sandbox through `nsbox batch`:\n"
@@ -39,6 +39,8 @@ const char serve_usage[] =
         "                          however slowly it trickles in; else the connection is closed\n"
         "  --header-deadline SECONDS  a new connection's first request's headers must arrive within this\n"
         "                          (default 10); else it is closed\n"
+        "  --write-deadline SECONDS  a client must have taken an answer within this of its start (default 60;\n"
+        "                          /v1/batch: each line); else the connection is closed\n"
         "  --max-memory SIZE       a request may ask for at most this memory (memory_limit_MB, limits.memory),\n"
         "                          else 400; its default is the engine's (-- --memory)\n"
         "  --max-wall-time DUR     a request may ask for at most this wall time (run_timeout, timeout,\n"
@@ -157,6 +159,12 @@ static int take_guard_flag(int argc, char **argv, int *i, struct serve_opts *o, 
                 if (n == 0)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--header-deadline: at least 1 second");
                 o->header_deadline_s = (unsigned) n;
+        } else if (is_flag(a, "--write-deadline")) {
+                if (take_value(argc, argv, i, &v, e) < 0 || parse_uint("--write-deadline", v, 3600, &n, e) < 0)
+                        return -EINVAL;
+                if (n == 0)
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--write-deadline: at least 1 second");
+                o->write_deadline_s = (unsigned) n;
         } else if (is_flag(a, "--max-memory")) {
                 if (take_value(argc, argv, i, &v, e) < 0)
                         return -EINVAL;
@@ -200,6 +208,7 @@ int serve_opts_parse(int argc, char **argv, const char *xdg, bool activated, str
         o->max_body = SERVE_DEFAULT_MAX_BODY;
         o->read_deadline_s = SERVE_DEFAULT_READ_DEADLINE_S;
         o->header_deadline_s = SERVE_DEFAULT_HEADER_DEADLINE_S;
+        o->write_deadline_s = SERVE_DEFAULT_WRITE_DEADLINE_S;
         o->engine_rotate = SERVE_DEFAULT_ENGINE_ROTATE;
         o->per_ip = SERVE_DEFAULT_PER_IP;
         o->queue_full_status = 503;
@@ -280,7 +289,7 @@ int serve_opts_parse(int argc, char **argv, const char *xdg, bool activated, str
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
                                         "serve: unknown option '%.64s' (serve takes --listen, --token-file, -j, "
                                         "--queue, --max-body, --read-deadline, --engine-rotate, --profile, --max-memory, --max-wall-time, "
-                                        "--per-ip-connections, --queue-full-status, --header-deadline, --warm, --cold; options for the jobs go after `--`, "
+                                        "--per-ip-connections, --queue-full-status, --header-deadline, --write-deadline, --warm, --cold; options for the jobs go after `--`, "
                                         "as `nsbox batch` takes them)", a);
                 }
         }
@@ -489,22 +498,21 @@ static int seconds(const json_t *o, const char *key, double *ret, struct nsb_err
         return 0;
 }
 
-/* What SandboxFusion's clients send and nsbox cannot do yet is refused by
- * name, never ignored: a client that sends files expects them there. */
-static int check_files(const json_t *req, struct nsb_error *e)
+/* SandboxFusion's files (name → base64, placed in the job's own
+ * workspace) and fetch_files (names read back) become the job's keys of
+ * the same names; the engine checks each name and the content (a bad one
+ * is its refusal: 400 naming the key). Empty or null: none. */
+static int take_files(const json_t *req, json_t *job, struct nsb_error *e)
 {
         const json_t *files = json_object_get(req, "files"), *fetch = json_object_get(req, "fetch_files");
 
         if (files && !json_is_null(files) && !json_is_object(files))
                 return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "files: an object of name → base64 content");
-        if (files && json_object_size(files) > 0)
-                return nsb_fail(e, NSB_STAGE_CONFIG, EOPNOTSUPP,
-                                "files: placing files in the job's workspace is not supported yet (send {})");
         if (fetch && !json_is_null(fetch) && !json_is_array(fetch))
                 return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "fetch_files: an array of names");
-        if (fetch && json_array_size(fetch) > 0)
-                return nsb_fail(e, NSB_STAGE_CONFIG, EOPNOTSUPP,
-                                "fetch_files: returning files is not supported yet (send [])");
+        if ((json_object_size(files) && json_object_set(job, "files", (json_t *) files)) ||
+            (json_array_size(fetch) && json_object_set(job, "fetch_files", (json_t *) fetch)))
+                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
         return 0;
 }
 
@@ -532,8 +540,6 @@ static int run_code_job(const struct serve_opts *o, const json_t *req, json_int_
              json_integer_value(mem) > (1 << 20)))
                 return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
                                 "memory_limit_MB: an integer from 16 to 1048576, or -1 for the service's default");
-        if (check_files(req, e) < 0)
-                return -EINVAL;
         if (o->max_wall_ms && run_s * 1e3 > (double) o->max_wall_ms)
                 return nsb_fail(e, NSB_STAGE_CONFIG, ERANGE,
                                 "run_timeout: %g s is above this service's ceiling (--max-wall-time %s)", run_s,
@@ -550,6 +556,8 @@ static int run_code_job(const struct serve_opts *o, const json_t *req, json_int_
                 return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
         if (run_s > 0 && json_object_set_new(job, "timeout", json_real(run_s)))
                 return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        if (take_files(req, job, e) < 0)
+                return -EINVAL;
         if (mem && json_is_integer(mem) && json_integer_value(mem) > 0) {
                 char m[32];
 

@@ -44,6 +44,7 @@ struct req {
         size_t out_len, out_cap, out_pos;
         size_t expected, written;       /* lines the answer will hold; lines in @out so far */
         bool stream_suspended;          /* the answer's reader waits for a line */
+        double out_since_ms;            /* when the oldest line in @out not yet taken by the client came; 0: none */
         struct req *next_batch;         /* the list of batches with jobs still to send */
 };
 
@@ -73,6 +74,9 @@ struct conn_track {
         double t0_ms;                   /* when it began waiting for a request */
         bool reading;                   /* a request is (or may be) arriving: the deadline runs */
         bool headers_seen;              /* a request's whole header has come on it (the header deadline is over) */
+        bool writing;                   /* an answer is queued: the write deadline runs from @w0_ms */
+        double w0_ms;
+        struct req *stream;             /* a /v1/batch answer streaming on it: its lines have the deadline */
         struct conn_track *next;
 };
 

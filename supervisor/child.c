@@ -16,7 +16,11 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/openat2.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,10 +32,12 @@
 #include "ns/ns.h"
 #include "seccomp/filter.h"
 #include "supervisor/reduced.h"
+#include "supervisor/fetch_plan.h"
 #include "supervisor/wire.h"
 #include "util/cmdline.h"
 #include "util/sys.h"
 #include "util/cleanup.h"
+#include "util/readfile.h"
 #include "util/rlimit.h"
 
 static void send_msg(int sock, enum wire_kind kind, const struct nsb_error *err, const struct nsb_ledger *l,
@@ -372,6 +378,80 @@ static void init_wait_program(struct child_ctx *c, pid_t prog)
         }
 }
 
+/* ---- files read back after the run (fetch_plan.h) --------------------------- */
+
+/* @name under the workspace @ws, never through a symbolic link (any
+ * component) nor out of it; @flags as open's. */
+static int open_beneath(int ws, const char *name, int flags)
+{
+        /* openat2 refuses O_PATH with any flag it ignores (O_NOCTTY) */
+        struct open_how how = { .flags = (uint64_t) flags | O_NOFOLLOW | O_CLOEXEC | ((flags & O_PATH) ? 0 : O_NOCTTY),
+                                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+                                           RESOLVE_NO_XDEV };
+
+        return (int) syscall(SYS_openat2, ws, name, &how, sizeof how);
+}
+
+/* One file's record into @out. Looked at first through an O_PATH handle
+ * (which opens nothing: a FIFO's open would block, a device's may act), and
+ * opened only when it is a regular file within the bounds; the opened file
+ * must be that one (a host --workspace has other writers). */
+static void fetch_one(int ws, const char *name, int out, uint64_t *left)
+{
+        struct fetch_head h = { 0 };
+        struct stat st, st2;
+        AUTOCLOSE int p = open_beneath(ws, name, O_PATH);
+        AUTOCLOSE int fd = -1;
+        AUTOFREE char *buf = NULL;
+        size_t n = 0;
+        struct nsb_error e;
+        int r;
+
+        if (p < 0 || fstat(p, &st) < 0)
+                h.err = (uint32_t) errno;
+        else if (S_ISLNK(st.st_mode))
+                h.err = ELOOP;
+        else if (!S_ISREG(st.st_mode))
+                h.err = EINVAL;
+        else if ((uint64_t) st.st_size > FETCH_FILE_MAX || (uint64_t) st.st_size > *left)
+                h.err = EFBIG;
+        else if ((fd = open_beneath(ws, name, O_RDONLY | O_NONBLOCK)) < 0 || fstat(fd, &st2) < 0)
+                h.err = (uint32_t) errno;
+        else if (st2.st_dev != st.st_dev || st2.st_ino != st.st_ino || !S_ISREG(st2.st_mode))
+                h.err = EINVAL;
+        else if ((r = read_fd(fd, name, (size_t) st.st_size, &buf, &n, &e)) < 0)
+                h.err = (uint32_t) -r;   /* EFBIG: it grew since */
+        h.len = h.err ? 0 : (uint64_t) n;
+        if (!h.err)
+                *left -= h.len;
+        if (write_all(out, &h, sizeof h) < 0 || (h.len && write_all(out, buf, (size_t) h.len) < 0))
+                _exit(127);
+}
+
+/* After the run, every process of the job gone: the plan's fetch names,
+ * read from /workspace into a memfd sent to the supervisor. A failure to
+ * make or send it leaves the result without "files" (the supervisor's
+ * side says nothing was read). */
+static void send_fetched(struct child_ctx *c)
+{
+        AUTOCLOSE int ws = -1, out = -1;
+        uint64_t left = FETCH_TOTAL_MAX;
+        struct wire_msg m;
+
+        if (!c->mounts || c->mounts->n_fetch == 0)
+                return;
+        ws = open("/workspace", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        out = memfd_create("nsbox-fetch", MFD_CLOEXEC);
+        if (ws < 0 || out < 0)
+                return;
+        for (size_t i = 0; i < c->mounts->n_fetch; i++)
+                fetch_one(ws, c->mounts->fetch[i], out, &left);
+        memset(&m, 0, sizeof m);
+        m.version = WIRE_VERSION;
+        m.kind = WIRE_FILES;
+        (void) wire_send_fds(c->sock, &m, &out, 1);
+}
+
 /* v1 late join: the supervisor made the run's cgroups while this process
  * built the file tree, and sends the "tasks" fds it opened (v1 checks the
  * opener's credentials, so they work here as they would have at clone). */
@@ -650,6 +730,7 @@ static int init_run_program(struct child_ctx *c, struct nsb_error *e)
         (void) kill(-1, SIGKILL);
         while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
                 ;
+        send_fetched(c);
         return 0;
 }
 
@@ -814,6 +895,7 @@ static int init_run_warm_job(struct child_ctx *c, struct nsb_error *e)
         (void) kill(-1, SIGKILL);
         while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
                 ;
+        send_fetched(c);
         report_usage(c);
         return 0;
 }

@@ -40,12 +40,14 @@
 #include "supervisor/capture.h"
 #include "supervisor/child.h"
 #include "supervisor/env_plan.h"
+#include "supervisor/fetch_plan.h"
 #include "supervisor/outcome.h"
 #include "supervisor/sbx_internal.h"
 #include "supervisor/run_io.h"
 #include "supervisor/wire.h"
 #include "util/cleanup.h"
 #include "util/exitcode.h"
+#include "util/readfile.h"
 #include "util/sys.h"
 
 #include "nsbox-config.h"
@@ -559,18 +561,64 @@ void sbx_handle_msg(struct sbx *s, const struct wire_msg *m, ssize_t n)
         }
 }
 
+/* One recvmsg without blocking; a descriptor attached (a FILES record's
+ * memfd) in *@ret_fd, -1 when none (more than one: all closed). */
+static ssize_t recv_once(int fd, struct wire_msg *m, int *ret_fd)
+{
+        union {
+                char buf[CMSG_SPACE(sizeof(int))];
+                struct cmsghdr align;
+        } ctl;
+        struct iovec iov = { m, sizeof *m };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf };
+        ssize_t k = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+        *ret_fd = -1;
+        for (struct cmsghdr *cm = k >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm; cm = CMSG_NXTHDR(&mh, cm))
+                if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+                    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+                        memcpy(ret_fd, CMSG_DATA(cm), sizeof(int));
+        return k;
+}
+
 /* One record, without blocking. An init that exits with a record of ours
  * still unread (the v1 cgroup fds, sent while it was failing) leaves
  * ECONNRESET pending on our end, and the kernel reports that error before the
  * records the init queued for us (__skb_try_recv_datagram checks sk_err
  * first): take the error, then read on, or its ERROR record would be lost. */
-static ssize_t recv_record(int fd, struct wire_msg *m)
+static ssize_t recv_record(int fd, struct wire_msg *m, int *ret_fd)
 {
-        ssize_t k = recv(fd, m, sizeof *m, MSG_DONTWAIT);
+        ssize_t k = recv_once(fd, m, ret_fd);
 
         if (k < 0 && errno == ECONNRESET)
-                k = recv(fd, m, sizeof *m, MSG_DONTWAIT);
+                k = recv_once(fd, m, ret_fd);
         return k;
+}
+
+/* A FILES record's memfd: the fetched files into the result (fetch_plan.h).
+ * The plan that named them is the job init's (warm) or the run's. */
+static void take_fetched(struct sbx *s, const struct wire_msg *m, ssize_t n, int fd)
+{
+        const struct mnt_plan *pl = s->job_mounts.n_fetch ? &s->job_mounts : &s->mounts;
+        AUTOCLOSE int owned = fd;
+        AUTOFREE char *buf = NULL;
+        size_t len = 0;
+        struct nsb_error e;
+        json_t *o;
+
+        if (fd < 0 || n != (ssize_t) sizeof *m || m->kind != WIRE_FILES || pl->n_fetch == 0 || s->res->fetched)
+                return;
+        if (lseek(fd, 0, SEEK_SET) < 0 ||
+            read_fd(fd, "the fetched files", FETCH_TOTAL_MAX + pl->n_fetch * sizeof(struct fetch_head), &buf, &len,
+                    &e) < 0)
+                return;
+        if (!(o = json_object()))
+                return;
+        if (fetch_render(buf, len, pl->fetch, pl->n_fetch, o, &e) < 0) {
+                json_decref(o);
+                return;
+        }
+        s->res->fetched = o;
 }
 
 static int supervise(struct sbx *s, struct nsb_error *e)
@@ -625,7 +673,9 @@ static int supervise(struct sbx *s, struct nsb_error *e)
 
                 if (i_sock >= 0 && p[i_sock].revents) {
                         struct wire_msg m;
-                        ssize_t k = recv_record(s->sock[0], &m);
+                        int fd;
+                        ssize_t k = recv_record(s->sock[0], &m, &fd);
+                        take_fetched(s, &m, k, fd);
                         if (k > 0)
                                 sbx_handle_msg(s, &m, k);
                         else if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
@@ -673,7 +723,9 @@ static int supervise(struct sbx *s, struct nsb_error *e)
                         /* Records sent just before the exit are still queued. */
                         while (s->sock[0] >= 0) {
                                 struct wire_msg m;
-                                ssize_t k = recv_record(s->sock[0], &m);
+                                int fd;
+                                ssize_t k = recv_record(s->sock[0], &m, &fd);
+                                take_fetched(s, &m, k, fd);
                                 if (k <= 0) {
                                         close_fd(&s->sock[0]);
                                         break;

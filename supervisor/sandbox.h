@@ -30,6 +30,8 @@ enum sbx_start {
         SBX_WARM,               /* a python job forked by the zygote behind warm_ctl */
 };
 
+struct mnt_file;
+
 struct sbx_request {
         const struct nsb_config *cfg;        /* limits, mounts, network, isolation, env */
         char *const *argv;                   /* exact argv inside the sandbox; argv[0] absolute
@@ -64,6 +66,14 @@ struct sbx_request {
         int warm_ctl;                        /* SBX_WARM: the zygote's control socket */
         const char *warm_lib;                /* SBX_ZYGOTE: libnsbox_warm.so's host path (mounted
                                                 read-only with its library closure) */
+        const struct mnt_file *files;        /* strict: placed in the fresh /workspace before the
+                                                program starts (a batch job's "files"), cold or warm */
+        size_t n_files;
+        const char *const *fetch;            /* strict: read back from /workspace after the run (no
+                                                symbolic link followed, no FIFO or device opened,
+                                                bounded: supervisor/fetch_plan.h) into the result's
+                                                "files"/"files_refused" */
+        size_t n_fetch;
 };
 
 /* Before a process forks workers that each run sandboxes (a batch, say): get the

@@ -46,6 +46,10 @@ struct mnt_input sbx_mount_input(const struct sbx *s)
                 .runner_dst = req->start == SBX_ZYGOTE ? WARM_ZYGOTE_CODE_DIR : NULL,
                 .preopen_user_sources = s->idmap.idmap_user_sources,
                 .workdir = req->workdir,
+                .files = req->files,
+                .n_files = req->n_files,
+                .fetch = req->fetch,
+                .n_fetch = req->n_fetch,
                 .cpus = cg_cpu_count(s->cfg->pids_max, host_cpus > 0 ? (unsigned) host_cpus : 1),
         };
 }

@@ -89,6 +89,9 @@ int warm_spec_encode(const struct warm_limits *lim, const struct filter_prog *fi
                 put_str(&o, op->dst);
                 put_bytes(&o, op->data, op->data ? op->data_len : 0);
         }
+        put_u32(&o, (uint32_t) plan->n_fetch);   /* read back by the job's init (mnt_plan.fetch) */
+        for (size_t i = 0; i < plan->n_fetch; i++)
+                put_str(&o, plan->fetch[i]);
         put_u32(&o, (uint32_t) argc);
         put_u32(&o, (uint32_t) script);
         for (size_t i = 0; i < argc; i++)
@@ -227,6 +230,16 @@ int warm_spec_decode(const char *buf, size_t len, struct warm_job *ret, struct n
                         in.bad = true;
         }
         n = get_u32(&in);
+        if (!in.bad && n > MNT_MAX_JOB_FILES)
+                in.bad = true;
+        if (!in.bad && n && !(ret->plan.fetch = calloc(n, sizeof *ret->plan.fetch)))
+                oom = true;
+        for (uint32_t i = 0; i < n && !in.bad && !oom; i++) {
+                if (!(ret->plan.fetch[i] = get_str(&in, &oom)))
+                        in.bad = true;
+                ret->plan.n_fetch = i + 1;
+        }
+        n = get_u32(&in);
         ret->script = get_u32(&in);
         if (!in.bad && (n == 0 || n > 65536 || ret->script >= n))
                 in.bad = true;
@@ -281,6 +294,9 @@ void warm_job_free(struct warm_job *j)
         if (j->plan.ops)
                 explicit_bzero(j->plan.ops, j->plan.n_ops * sizeof *j->plan.ops);
         free(j->plan.ops);
+        for (size_t i = 0; j->plan.fetch && i < j->plan.n_fetch; i++)
+                wipe_free(j->plan.fetch[i]);
+        free(j->plan.fetch);
         for (size_t i = 0; j->argv && i < j->argc; i++)
                 wipe_free(j->argv[i]);
         free(j->argv);

@@ -29,7 +29,7 @@
 #include "util/error.h"
 
 #define WARM_SPEC_MAGIC 0x5753424eu      /* "NBSW" */
-#define WARM_SPEC_VERSION 2u      /* 2: the job's ucount share */
+#define WARM_SPEC_VERSION 3u      /* 2: the job's ucount share; 3: the plan's fetch names */
 
 /* What the job's steps read of the configuration and cgroup. */
 struct warm_limits {

@@ -15,6 +15,8 @@
  *          process of the job is gone: their CPU time and largest RSS.
  *   SPAWNED (the zygote, on a warm job's socket) the job's init exists; its
  *          pidfd attached.
+ *   FILES  (an init whose plan names files to fetch, after every process of
+ *          the job is gone) a memfd of fetch_plan.h's records attached.
  * Between a warm supervisor and the zygote (its control socket, fd 3):
  *   HELLO  the zygote is ready (once, after it loaded nsbox's code);
  *   JOB    one job: its socket, stdin, stdout, stderr and spec (warm_spec.h)
@@ -36,7 +38,7 @@
 #define WIRE_VERSION 3u
 
 enum wire_kind { WIRE_READY = 1, WIRE_ERROR = 2, WIRE_EXIT = 3, WIRE_CGROUP = 4, WIRE_USAGE = 5, WIRE_SPAWNED = 6,
-                 WIRE_HELLO = 7, WIRE_JOB = 8 };
+                 WIRE_HELLO = 7, WIRE_JOB = 8, WIRE_FILES = 9 };
 
 struct wire_msg {
         uint32_t version;

@@ -37,7 +37,7 @@ DEPS = {
     'judge': {'config', 'frame', 'profile', 'program', 'report', 'result', 'supervisor', 'util', 'warm'},
     'testcmd': {'config', 'frame', 'platform', 'program', 'report', 'result', 'supervisor', 'util'},
     'warm': {'cgroup', 'config', 'landlock', 'profile', 'program', 'result', 'supervisor', 'util'},
-    'batch': {'config', 'frame', 'judge', 'platform', 'program', 'result', 'supervisor', 'util', 'warm'},
+    'batch': {'config', 'frame', 'judge', 'mount', 'path', 'platform', 'program', 'result', 'supervisor', 'util', 'warm'},   # mount, path: a job's files (mnt_file; the name check)
     'serve': {'util', 'config'},   # a front door: jobs run in `nsbox batch`, a process of their own; config: the engine's own limit parser for the ceilings
 }
 

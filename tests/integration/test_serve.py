@@ -3,6 +3,7 @@
 pass, fail, timeout, memory, stdin, the bad-request classes, auth, 200
 concurrent requests, the queue bound, drain on SIGTERM and SIGKILL leaving no
 job behind."""
+import base64
 import http.client
 import json
 import os
@@ -85,6 +86,14 @@ def cmdline(pid):
             return f.read()
     except OSError:
         return b""
+
+
+def comm(pid):
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            return f.read().strip()
+    except OSError:
+        return ""
 
 
 def alive(pid):
@@ -238,6 +247,206 @@ class ServeUnix(SandboxTest):
         self.assertIn('nsbox_serve_refusals_total{reason="client_gone"} 1\n', text)
         self.assertEqual(s.run_code("print(2)")["run_result"]["stdout"], "2\n")   # the service goes on
 
+    def metrics(self, s):
+        c = s.conn()
+        c.request("GET", "/metrics")
+        text = c.getresponse().read().decode()
+        c.close()
+        return text
+
+    def test_a_client_that_leaves_cancels_its_running_job(self):
+        """A running `while True` job whose client closes its connection is
+        gone within a second (the service sends the engine a cancel line):
+        no process of it left, cold and warm. Before, it ran to its own
+        limit (here 60 s) for no one."""
+        spin = ("import ctypes\nctypes.CDLL(None).prctl(15, b'nsbxspin', 0, 0, 0)\n"
+                "print('up', flush=True)\nwhile True: pass")
+        for mode in ("--warm", "--cold"):
+            with self.subTest(mode=mode):
+                s = self.service("-j", "2", mode, name="c%s.sock" % mode)
+                c = s.conn(timeout=0.5)
+                c.request("POST", "/run_code", body=json.dumps(sf_request(spin, run_timeout=60)),
+                          headers={"Content-Type": "application/json"})
+                pids = []
+                for _ in range(200):
+                    pids = [p for p in descendants(s.proc.pid) if comm(p) == "nsbxspin"]
+                    if pids:
+                        break
+                    time.sleep(0.05)
+                self.assertTrue(pids, "the job never ran")
+                tree = set(descendants(s.proc.pid))
+                time.sleep(0.3)
+                c.close()
+                gone_at = time.time()
+                while time.time() - gone_at < 5 and any(alive(p) for p in pids):
+                    time.sleep(0.05)
+                took = time.time() - gone_at
+                left = [p for p in pids if alive(p)]
+                for p in left:
+                    os.kill(p, signal.SIGKILL)
+                self.assertEqual(left, [], "the job outlived its client")
+                self.assertLess(took, 1.0, "the job took %.2f s to go" % took)
+                time.sleep(0.5)
+                # nothing of it left: what the service holds now was there while it ran (engine, zygote)
+                self.assertFalse(set(descendants(s.proc.pid)) - tree, "new processes after the cancel")
+                self.assertFalse([p for p in descendants(s.proc.pid) if comm(p) == "nsbxspin"])
+                status, js, _ = s.health()
+                self.assertEqual(js["in_flight"], 0, js)
+                text = self.metrics(s)
+                self.assertIn('nsbox_serve_refusals_total{reason="client_gone"} 1\n', text)
+                self.assertIn('nsbox_serve_jobs_total{status="cancelled"} 1\n', text)
+                self.assertEqual(s.run_code("print(2)")["run_result"]["stdout"], "2\n")   # the service goes on
+
+    def test_a_batch_client_that_leaves_cancels_its_running_jobs(self):
+        """/v1/batch: the client leaves mid-stream (one line answered, two
+        jobs spinning): both are gone within a second."""
+        spin = ("import ctypes\nctypes.CDLL(None).prctl(15, b'nsbxspin', 0, 0, 0)\nwhile True: pass")
+        s = self.service("-j", "2", name="bc.sock")
+        body = "\n".join(json.dumps({"id": i, "kind": "python", "code": c, "timeout": 60})
+                         for i, c in enumerate(["print(1)", spin, spin]))
+        c = s.conn(timeout=30)
+        c.request("POST", "/v1/batch", body=body, headers={"Content-Type": "application/x-ndjson"})
+        r = c.getresponse()
+        self.assertEqual(json.loads(r.readline())["id"], 0)
+        pids = []
+        for _ in range(200):
+            pids = [p for p in descendants(s.proc.pid) if comm(p) == "nsbxspin"]
+            if len(pids) == 2:
+                break
+            time.sleep(0.05)
+        self.assertEqual(len(pids), 2, "the jobs never ran")
+        c.close()
+        gone_at = time.time()
+        while time.time() - gone_at < 5 and any(alive(p) for p in pids):
+            time.sleep(0.05)
+        took = time.time() - gone_at
+        left = [p for p in pids if alive(p)]
+        for p in left:
+            os.kill(p, signal.SIGKILL)
+        self.assertEqual(left, [], "the batch's jobs outlived its client")
+        self.assertLess(took, 1.0)
+        time.sleep(0.3)
+        self.assertEqual(s.health()[1]["in_flight"], 0)
+        self.assertIn('nsbox_serve_refusals_total{reason="client_gone"} 2\n', self.metrics(s))
+
+    def test_warm_slots_in_metrics(self):
+        """/metrics says how jobs started: warm slots (-j under --warm), jobs
+        by start, and the warm ones that fell back to cold."""
+        for mode, slots in (("--warm", 2), ("--cold", 0)):
+            with self.subTest(mode=mode):
+                s = self.service("-j", "2", mode, name="w%s.sock" % mode)
+                for i in range(3):
+                    self.assertEqual(s.run_code("print(%d)" % i)["status"], "Success")
+                status, js, _ = s.call("POST", "/v1/run", {"kind": "python", "code": "print(1)"})
+                self.assertEqual(status, 200, js)
+                text = self.metrics(s)
+                self.assertIn("nsbox_serve_warm_slots %d\n" % slots, text)
+                counts = {l.split("} ")[0].split('"')[1]: int(l.rsplit(" ", 1)[1]) for l in text.splitlines()
+                          if l.startswith("nsbox_serve_starts_total{")}
+                fallbacks = int(text.split("\nnsbox_serve_warm_fallbacks_total ", 1)[1].split("\n")[0])
+                self.assertEqual(counts["warm"] + counts["cold"], 4, text)
+                if mode == "--cold":
+                    self.assertEqual((counts["warm"], fallbacks), (0, 0), text)
+                elif js["start"] == "warm":
+                    self.assertGreaterEqual(counts["warm"], 1, text)
+                else:   # this host cannot start warm: each cold start under --warm is counted
+                    self.assertEqual(fallbacks, counts["cold"], text)
+
+    def test_slow_reader_is_cut_at_the_write_deadline(self):
+        """A client that takes its answer a few bytes at a time (never idle
+        for the 30 s inactivity timeout) holds the connection and the
+        answer's memory for no longer than --write-deadline."""
+        s = self.service("-j", "1", "--write-deadline", "2")
+        for path, body in (("/run_code", json.dumps(sf_request("print('x' * 3000000)"))),
+                           ("/v1/batch", "\n".join(json.dumps({"id": i, "kind": "python", "code": "print('y' * 900000)"})
+                                                   for i in range(4)))):
+            with self.subTest(path=path):
+                slow = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.addCleanup(slow.close)
+                slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                slow.connect(s.where[5:])
+                data = body.encode()
+                slow.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                             b"Content-Length: %d\r\n\r\n" % (path.encode(), len(data)) + data)
+                got, start, closed = 0, time.time(), False
+                while time.time() - start < 6 and not closed:   # the job's time, then 2 s of trickle and more
+                    r, _, _ = select.select([slow], [], [], 0.5)
+                    if r:
+                        chunk = slow.recv(200)   # a trickle: 200 bytes every half second
+                        closed = chunk == b""
+                        got += len(chunk)
+                        time.sleep(0.5)
+                self.assertFalse(closed)
+                # the service cut it: what the socket still holds, then its end (not the whole answer)
+                slow.settimeout(5)
+                while not closed:
+                    try:
+                        chunk = slow.recv(65536)
+                    except ConnectionResetError:
+                        chunk = b""
+                    closed = chunk == b""
+                    got += len(chunk)
+                self.assertLess(got, 1000000 if path == "/run_code" else 3000000, "it read the whole answer")
+                self.assertEqual(s.run_code("print(1)")["status"], "Success")   # others are served
+        self.assertIn('nsbox_serve_refusals_total{reason="slow_reader"} 2\n', self.metrics(s))
+
+    def test_files_round_trip(self):
+        """SandboxFusion's files (name -> base64, placed in the job's own
+        /workspace) and fetch_files (read back, base64), cold and warm: a
+        symlink is not followed, a FIFO not opened, an oversized file not
+        read; each is reported in files_refused. Each job's workspace is its
+        own: the next job sees none of it."""
+        b64 = lambda b: base64.b64encode(b).decode()
+        code = ("import os\n"
+                "print(open('data/in.txt').read().strip(), open('bin.dat', 'rb').read()[:3].hex())\n"
+                "open('out.txt', 'w').write('result ' + open('data/in.txt').read())\n"
+                "os.symlink('/etc/passwd', 'link')\n"
+                "os.mkfifo('fifo')\n"
+                "open('big', 'wb').write(b'x' * (9 << 20))\n")
+        for mode in ("--warm", "--cold"):
+            with self.subTest(mode=mode):
+                s = self.service("-j", "2", mode, "--", "--tmp-size", "64M", name="f%s.sock" % mode)
+                r = s.run_code(code, files={"data/in.txt": b64(b"hello\n"), "bin.dat": b64(bytes(range(256)))},
+                               fetch_files=["out.txt", "data/in.txt", "link", "fifo", "big", "missing"])
+                self.assertEqual(r["status"], "Success", r)
+                self.assertEqual(r["run_result"]["stdout"], "hello 000102\n")
+                self.assertEqual(sorted(r["files"]), ["data/in.txt", "out.txt"], r)
+                self.assertEqual(base64.b64decode(r["files"]["out.txt"]), b"result hello\n")
+                self.assertEqual(base64.b64decode(r["files"]["data/in.txt"]), b"hello\n")
+                why = r["files_refused"]
+                self.assertIn("symbolic link", why["link"])
+                self.assertIn("not a regular file", why["fifo"])
+                self.assertIn("larger than", why["big"])
+                self.assertIn("no such file", why["missing"])
+                # the next job's workspace is fresh: nothing of the last one
+                n = s.run_code("import os\nprint(sorted(os.listdir('.')))")
+                self.assertEqual(n["run_result"]["stdout"], "[]\n", n)
+                # the native API: the job line's own keys, the result's "files"
+                status, js, _ = s.call("POST", "/v1/run", {"kind": "python", "code": "open('o', 'w').write(open('i').read()[::-1])",
+                                                          "files": {"i": b64(b"abc")}, "fetch_files": ["o"]})
+                self.assertEqual(status, 200, js)
+                self.assertEqual(js["start"], "warm" if mode == "--warm" and js["start"] == "warm" else "cold")
+                self.assertEqual(base64.b64decode(js["files"]["o"]), b"cba")
+                self.assertNotIn("files_refused", js)
+
+    def test_bad_file_names_are_400_naming_the_key(self):
+        s = self.service("-j", "1")
+        for files, fetch, needle in (({"../x": "eA=="}, [], '"files": the name "../x"'),
+                                     ({"/etc/x": "eA=="}, [], '"files": the name "/etc/x" is absolute'),
+                                     ({"a": "not base64!"}, [], '"files": "a": expected base64'),
+                                     ({}, ["/etc/passwd"], '"fetch_files": the name "/etc/passwd" is absolute'),
+                                     ({}, ["a/../../b"], '"fetch_files": the name "a/../../b"'),
+                                     ({}, ["x"] * 2, "named twice"),
+                                     ({}, ["f%d" % i for i in range(65)], "more than 64")):
+            with self.subTest(files=files, fetch=fetch[:2]):
+                status, js, _ = s.call("POST", "/run_code", sf_request("print(1)", files=files, fetch_files=fetch))
+                self.assertEqual(status, 400, js)
+                self.assertIn(needle, js["error"]["message"])
+        # an unknown key of the native API is the engine's refusal too
+        status, js, _ = s.call("POST", "/v1/run", {"kind": "judge", "spec": {}, "files": {}})
+        self.assertEqual(status, 400, js)
+        self.assertIn('unknown key "files" for a judge job', js["error"]["message"])
+
     def test_operator_ceilings(self):
         """--max-memory / --max-wall-time: a request may lower the limits,
         never raise them (400 naming the key and the ceiling); without them
@@ -273,7 +482,8 @@ class ServeUnix(SandboxTest):
             (json.dumps(sf_request("1", colour="red")).encode(), 400, 'unknown key "colour"'),
             (json.dumps(sf_request("1", language="cpp")).encode(), 400, 'language "cpp" is not supported'),
             (json.dumps(sf_request("1", run_timeout=-1)).encode(), 400, "run_timeout"),
-            (json.dumps(sf_request("1", files={"a.txt": "aGk="})).encode(), 400, "files"),
+            (json.dumps(sf_request("1", files={"../a.txt": "aGk="})).encode(), 400, '"files": the name "../a.txt"'),
+            (json.dumps(sf_request("1", fetch_files="a.txt")).encode(), 400, "fetch_files: an array"),
             (json.dumps(sf_request("1", memory_limit_MB=1)).encode(), 400, "memory"),
             (json.dumps(sf_request("#" * 8000)).encode(), 413, "--max-body"),
         ]

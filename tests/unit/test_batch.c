@@ -176,6 +176,34 @@ static void test_run_and_judge_jobs(void **state)
         batch_job_free(&j);
 }
 
+static void test_files(void **state)
+{
+        struct batch_job j = parse_ok("{\"id\":\"f\",\"kind\":\"python\",\"code\":\"\","
+                                      "\"files\":{\"data/in.txt\":\"aGVsbG8=\",\"e\":\"\"},\"fetch_files\":[\"out.txt\",\"d/x\"]}");
+        char *key = NULL;
+
+        (void) state;
+        assert_int_equal(j.n_files, 2);
+        assert_string_equal(j.files[0].name, "data/in.txt");
+        assert_int_equal(j.files[0].len, 5);
+        assert_memory_equal(j.files[0].data, "hello", 5);
+        assert_int_equal(j.files[1].len, 0);
+        assert_int_equal(j.n_fetch, 2);
+        assert_string_equal(j.fetch[1], "d/x");
+        batch_job_free(&j);
+        /* a cancel line: that key alone, an id */
+        assert_int_equal(batch_cancel_parse("{\"cancel\": \"j1\"}", strlen("{\"cancel\": \"j1\"}"), &key), 1);
+        assert_string_equal(key, "\"j1\"");
+        free(key);
+        assert_int_equal(batch_cancel_parse("{\"cancel\":7}", strlen("{\"cancel\":7}"), &key), 1);
+        assert_string_equal(key, "7");
+        free(key);
+        assert_int_equal(batch_cancel_parse("{\"id\":1,\"kind\":\"python\",\"code\":\"x\"}", strlen("{\"id\":1,\"kind\":\"python\",\"code\":\"x\"}"), &key), 0);
+        assert_null(key);
+        assert_int_equal(batch_cancel_parse("{\"cancel\":1,\"id\":2}", strlen("{\"cancel\":1,\"id\":2}"), &key), -EINVAL);
+        assert_int_equal(batch_cancel_parse("{\"cancel\":[1]}", strlen("{\"cancel\":[1]}"), &key), -EINVAL);
+}
+
 static void test_bad_lines(void **state)
 {
         parse_err("{\"id\":\"a\",\"kind\":\"python\"", "invalid JSON");
@@ -186,7 +214,21 @@ static void test_bad_lines(void **state)
         parse_err("{\"id\":\"a\",\"kind\":\"perl\",\"code\":\"\"}",
                   "\"kind\": unknown kind \"perl\" (expected \"python\", \"judge\" or \"run\")");
         parse_err("{\"id\":\"a\",\"kind\":\"python\",\"cod\":\"\"}",
-                  "unknown key \"cod\" for a python job (expected id, kind, code, test_code, timeout, limits, stdin)");
+                  "unknown key \"cod\" for a python job (expected id, kind, code, test_code, timeout, limits, stdin, files, fetch_files)");
+        /* a job's files: plain relative names inside /workspace, base64 content, bounded */
+        parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"files\":{\"../x\":\"\"}}",
+                  "\"files\": the name \"../x\" has a \".\" or \"..\" component");
+        parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"files\":{\"/etc/x\":\"\"}}",
+                  "\"files\": the name \"/etc/x\" is absolute");
+        parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"files\":{\"a//b\":\"\"}}", "empty component");
+        parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"files\":{\"a\":\"not base64!\"}}",
+                  "\"files\": \"a\": expected base64 text");
+        parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"files\":[]}", "\"files\": expected an object");
+        parse_err("{\"id\":\"a\",\"kind\":\"run\",\"argv\":[\"/bin/true\"],\"fetch_files\":[\"a/..\"]}",
+                  "\"fetch_files\": the name \"a/..\" has");
+        parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"fetch_files\":[\"x\",\"x\"]}", "named twice");
+        parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"fetch_files\":[\"\"]}", "is empty");
+        parse_err("{\"id\":\"a\",\"kind\":\"judge\",\"spec\":{},\"files\":{}}", "unknown key \"files\" for a judge job");
         parse_err("{\"id\":\"a\",\"kind\":\"judge\",\"spce\":{}}",
                   "unknown key \"spce\" for a judge job (expected id, kind, spec)");
         parse_err("{\"id\":\"a\",\"kind\":\"python\"}", "missing \"code\"");
@@ -352,7 +394,7 @@ int main(void)
                 cmocka_unit_test(test_summary),
                 cmocka_unit_test(test_python_job),
                 cmocka_unit_test(test_run_and_judge_jobs),
-                cmocka_unit_test(test_bad_lines),
+                cmocka_unit_test(test_bad_lines), cmocka_unit_test(test_files),
                 cmocka_unit_test(test_error_keeps_id),
                 cmocka_unit_test(test_outcome),
                 cmocka_unit_test(test_shard_blank_ids),

@@ -214,6 +214,12 @@ static void run_code_verl_request(void **state)
                                   "\"timeout\":2.5,\"limits\":{\"memory\":\"256M\"}}");
         free(text);
         json_decref(job);
+        /* files and fetch_files become the job's own keys (the engine checks the names) */
+        job = plan_ok("{\"code\": \"x\", \"language\": \"python\", \"files\": {\"a/b\": \"eA==\"}, \"fetch_files\": [\"o\"]}");
+        text = json_dumps(job, JSON_COMPACT);
+        assert_non_null(strstr(text, "\"files\":{\"a/b\":\"eA==\"},\"fetch_files\":[\"o\"]"));
+        free(text);
+        json_decref(job);
         job = plan_ok("{\"code\": \"pass\", \"language\": \"python\", \"memory_limit_MB\": -1, \"stdin\": null}");
         assert_null(json_object_get(job, "limits"));
         assert_null(json_object_get(job, "stdin"));
@@ -234,8 +240,8 @@ static void run_code_refusals(void **state)
         plan_err("{\"code\": \"x\", \"language\": \"python\", \"run_timeout\": \"1\"}", "run_timeout");
         plan_err("{\"code\": \"x\", \"language\": \"python\", \"memory_limit_MB\": 1.5}", "memory_limit_MB");
         plan_err("{\"code\": \"x\", \"language\": \"python\", \"stdin\": 3}", "stdin");
-        plan_err("{\"code\": \"x\", \"language\": \"python\", \"files\": {\"a\": \"eA==\"}}", "files");
-        plan_err("{\"code\": \"x\", \"language\": \"python\", \"fetch_files\": [\"a\"]}", "fetch_files");
+        plan_err("{\"code\": \"x\", \"language\": \"python\", \"files\": [\"a\"]}", "files: an object");
+        plan_err("{\"code\": \"x\", \"language\": \"python\", \"fetch_files\": \"a\"}", "fetch_files: an array");
         plan_err("{\"code\": \"x\", \"code\": \"y\", \"language\": \"python\"}", "duplicate");
 }
 
@@ -334,6 +340,12 @@ static void ceilings(void **state)
         assert_int_equal(o.per_ip, SERVE_DEFAULT_PER_IP);
         assert_int_equal(o.queue_full_status, 503);
         assert_int_equal(o.header_deadline_s, SERVE_DEFAULT_HEADER_DEADLINE_S);
+        assert_int_equal(o.write_deadline_s, SERVE_DEFAULT_WRITE_DEADLINE_S);
+        serve_opts_free(&o);
+        assert_int_equal(parse("/run/u", &o, &e, "--write-deadline", "5", NULL), 0);
+        assert_int_equal(o.write_deadline_s, 5);
+        serve_opts_free(&o);
+        assert_int_equal(parse("/run/u", &o, &e, "--write-deadline", "0", NULL), -EINVAL);
         serve_opts_free(&o);
         assert_int_equal(parse("/run/u", &o, &e, "--queue-full-status", "504", NULL), 0);
         assert_int_equal(o.queue_full_status, 504);
@@ -500,7 +512,7 @@ static void metrics(void **state)
 {
         struct serve_metrics m;
         json_t *pass = json_loads(LINE("\"status\":\"exited\",\"exit_code\":0,\"outcome\":\"pass\""), 0, NULL);
-        json_t *tle = json_loads(LINE("\"status\":\"limit\",\"limit\":\"wall_time\",\"outcome\":\"timeout\""), 0, NULL);
+        json_t *tle = json_loads(LINE("\"status\":\"limit\",\"limit\":\"wall_time\",\"outcome\":\"timeout\",\"start\":\"warm\""), 0, NULL);
         json_t *verdict = json_loads("{\"schema\":\"nsbox.verdict/1\",\"verdict\":\"fail\"}", 0, NULL);
         char *text;
 
@@ -510,6 +522,7 @@ static void metrics(void **state)
         serve_metrics_job(&m, tle, 2.0);
         serve_metrics_job(&m, verdict, 100.0);
         m.refused[REFUSE_QUEUE_FULL] = 2;
+        m.warm_slots = 2;
         text = serve_metrics_render(&m, 3, 66, 2, false);
         assert_non_null(text);
         assert_non_null(strstr(text, "nsbox_serve_jobs_total{status=\"exited\"} 1\n"));
@@ -526,6 +539,9 @@ static void metrics(void **state)
         assert_non_null(strstr(text, "nsbox_serve_refusals_total{reason=\"queue_full\"} 2\n"));
         assert_non_null(strstr(text, "nsbox_serve_in_flight 3\n"));
         assert_non_null(strstr(text, "nsbox_serve_capacity 66\n"));
+        assert_non_null(strstr(text, "nsbox_serve_starts_total{start=\"warm\"} 1\n"));
+        assert_non_null(strstr(text, "nsbox_serve_warm_slots 2\n"));
+        assert_non_null(strstr(text, "nsbox_serve_refusals_total{reason=\"slow_reader\"} 0\n"));
         free(text);
         json_decref(pass);
         json_decref(tle);

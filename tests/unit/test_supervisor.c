@@ -21,6 +21,7 @@
 #include "supervisor/capture.h"
 #include "supervisor/child.h"
 #include "supervisor/env_plan.h"
+#include "supervisor/fetch_plan.h"
 #include "supervisor/outcome.h"
 #include "cgroup/proc_tree.h"
 #include "supervisor/reduced.h"
@@ -316,10 +317,14 @@ static void test_warm_spec(void **state)
         struct filter_prog fp = { insns, 3 };
         struct ll_path_rule rules[2] = { { "/", false }, { "/tmp", true } };
         struct ll_spec ll = { rules, 2, false };
+        /* a job's files: written after /workspace is mounted; the fetch names ride in the spec */
+        static const struct mnt_file files[] = { { "d/in.txt", "hi", 2 } };
+        static const char *const fetch[] = { "out.txt", "d/in.txt" };
         struct mnt_input in = { .user = { .tmp_size_bytes = 1 << 20 }, .program_name = "main.py",
                                 .program_data = "print(1)\n", .program_len = 9, .sandbox_uid = 1000,
-                                .sandbox_gid = 1000 };
+                                .sandbox_gid = 1000, .files = files, .n_files = 1, .fetch = fetch, .n_fetch = 2 };
         struct mnt_plan plan;
+        size_t ws = 0, wf = 0;
         struct warm_limits lim = { .wall_time_ms = 1000, .memory_bytes = 64 << 20, .pids_max = 9,
                                    .file_size_bytes = 4096, .backend = 2, .fail_stage = 0 };
         char *const argv[] = { "/usr/bin/python3", "-I", "/program/main.py", "x", NULL };
@@ -334,6 +339,16 @@ static void test_warm_spec(void **state)
         /* a fresh /proc first; /tmp, /workspace and /program fresh; /program sealed; chdir last */
         assert_int_equal(plan.ops[0].kind, MNT_PROC);
         assert_int_equal(plan.ops[plan.n_ops - 1].kind, MNT_CHDIR);
+        for (size_t i = 0; i < plan.n_ops; i++) {
+                if (plan.ops[i].kind == MNT_TMPFS && strcmp(plan.ops[i].dst, "/workspace") == 0)
+                        ws = i;
+                if (plan.ops[i].kind == MNT_WRITE_FILE && strcmp(plan.ops[i].dst, "/workspace/d/in.txt") == 0)
+                        wf = i;
+        }
+        assert_true(ws > 0 && wf > ws);
+        assert_int_equal(plan.ops[wf - 1].kind, MNT_MKDIR);
+        assert_string_equal(plan.ops[wf - 1].dst, "/workspace/d");
+        assert_int_equal(plan.n_fetch, 2);
         assert_int_equal(warm_spec_encode(&lim, &fp, &ll, &plan, argv, 4, 2, &buf, &len, &e), 0);
         assert_int_equal(warm_spec_decode(buf, len, &j, &e), 0);
         assert_int_equal(j.filter.len, 3);
@@ -347,6 +362,9 @@ static void test_warm_spec(void **state)
                 assert_string_equal(j.plan.ops[i].dst, plan.ops[i].dst);
                 assert_int_equal(j.plan.ops[i].size, plan.ops[i].size);
         }
+        assert_memory_equal(j.plan.ops[wf].data, "hi", 2);
+        assert_int_equal(j.plan.n_fetch, 2);
+        assert_string_equal(j.plan.fetch[1], "d/in.txt");
         assert_int_equal(j.argc, 4);
         assert_int_equal(j.script, 2);
         assert_string_equal(j.argv[3], "x");
@@ -363,6 +381,41 @@ static void test_warm_spec(void **state)
         /* a program file is required: the zygote's argv ends where it begins */
         assert_true(warm_spec_encode(&lim, &fp, &ll, &plan, argv, 4, 4, &buf, &len, &e) < 0);
         mnt_plan_free(&plan);
+}
+
+/* The init's fetched files, as the supervisor reads them: each record
+ * matched by position, a refusal said, a record past the buffer or the
+ * bounds refused whole. */
+static void test_fetch_render(void **state)
+{
+        char buf[256];
+        size_t n = 0;
+        struct fetch_head h = { 0, 0, 3 }, r = { ELOOP, 0, 0 };
+        char *names[] = { "a", "l" };
+        json_t *o = json_object();
+        struct nsb_error e;
+
+        (void) state;
+        memcpy(buf, &h, sizeof h);
+        n += sizeof h;
+        memcpy(buf + n, "abc", 3);
+        n += 3;
+        memcpy(buf + n, &r, sizeof r);
+        n += sizeof r;
+        assert_int_equal(fetch_render(buf, n, names, 2, o, &e), 0);
+        assert_string_equal(json_string_value(json_object_get(json_object_get(o, "files"), "a")), "YWJj");
+        assert_non_null(strstr(json_string_value(json_object_get(json_object_get(o, "files_refused"), "l")),
+                               "symbolic link"));
+        json_decref(o);
+        o = json_object();
+        for (size_t cut = 0; cut < n; cut++)
+                assert_int_equal(fetch_render(buf, cut, names, 2, o, &e), -EPROTO);
+        assert_int_equal(fetch_render(buf, n + 1, names, 2, o, &e), -EPROTO);   /* bytes past the last */
+        h.len = (uint64_t) FETCH_FILE_MAX + 1;
+        memcpy(buf, &h, sizeof h);
+        assert_int_equal(fetch_render(buf, n, names, 2, o, &e), -EPROTO);
+        assert_int_equal(json_object_size(o), 0);
+        json_decref(o);
 }
 
 static int calls[4];
@@ -800,7 +853,7 @@ int main(void)
                 cmocka_unit_test(test_result_json), cmocka_unit_test(test_env_scrubbed),
                 cmocka_unit_test(test_step_order), cmocka_unit_test(test_wire_fds),
                 cmocka_unit_test(test_init_step_order), cmocka_unit_test(test_run_steps),
-                cmocka_unit_test(test_warm_step_order), cmocka_unit_test(test_warm_spec),
+                cmocka_unit_test(test_warm_step_order), cmocka_unit_test(test_warm_spec), cmocka_unit_test(test_fetch_render),
                 cmocka_unit_test(test_reduced_check), cmocka_unit_test(test_reduced_rules),
                 cmocka_unit_test(test_reduced_argv), cmocka_unit_test(test_proc_tree_parse),
                 cmocka_unit_test(test_tree_cpu),

@@ -3,6 +3,7 @@ Verdict and CaseVerdict (judge), DoctorReport and DoctorCheck (doctor); and
 which of them a batch output line is."""
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Literal, Optional, Union
 
@@ -36,6 +37,10 @@ class RunResult:
     start: "warm" (forked from a ready interpreter, `nsbox batch --warm`) or
     "cold"; None from an nsbox that does not say. start_reason: why a job
     that asked for a warm start ran cold (None otherwise).
+    files: the files asked for with fetch_files and read back from the
+    job's workspace (name -> bytes); files_refused: the others, and why
+    (a symbolic link, a FIFO, too large, missing). Both empty when none
+    was asked.
     """
     status: Outcome
     stdout: str
@@ -49,6 +54,8 @@ class RunResult:
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
     start: Optional[Start] = None
     start_reason: Optional[str] = None
+    files: Dict[str, bytes] = field(default_factory=dict, repr=False)
+    files_refused: Dict[str, str] = field(default_factory=dict)
 
     @property
     def sandbox_status(self) -> Optional[Status]:
@@ -72,7 +79,9 @@ class RunResult:
         return cls(status=d["outcome"], stdout=_text(d.get("stdout")), stderr=_text(d.get("stderr")),
                    return_code=rc, elapsed_ms=float(d.get("wall_ms") or 0.0), label=int(d.get("label", 0)),
                    id=d.get("id"), limit=d.get("limit"), error=d.get("error"), raw=d,
-                   start=_start(d.get("start")), start_reason=_optional_text(d.get("start_reason")))
+                   start=_start(d.get("start")), start_reason=_optional_text(d.get("start_reason")),
+                   files={k: base64.b64decode(v) for k, v in (d.get("files") or {}).items()},
+                   files_refused=dict(d.get("files_refused") or {}))
 
     def as_dict(self) -> Dict[str, Any]:
         """The executor's dict: status, stdout, stderr, return_code, elapsed_ms, label."""

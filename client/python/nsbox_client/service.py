@@ -16,13 +16,14 @@ in worker threads of its own pool (max_concurrency, default 64, at once)."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import concurrent.futures
 import http.client
 import json
 import socket
 import time
 import urllib.parse
-from typing import Any, Callable, Dict, Optional, Tuple, TypeVar
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 from .batch import DEFAULT_TIMEOUT
 from .errors import NsboxError, NsboxUnavailable
@@ -116,9 +117,18 @@ class ServiceClient:
 
     def run_code(self, code: str, test_code: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT,
                  memory: Optional[Any] = None, limits: Optional[Dict[str, Any]] = None,
-                 stdin: Optional[str] = None) -> RunResult:
-        """As Client.run_code: code, then test_code, in one fresh sandbox."""
-        result = from_line(self._run(job_line(0, code, test_code, stdin, timeout, memory, limits, self._dedent)))
+                 stdin: Optional[str] = None, files: Optional[Mapping[str, Union[bytes, str]]] = None,
+                 fetch_files: Optional[Sequence[str]] = None) -> RunResult:
+        """As Client.run_code: code, then test_code, in one fresh sandbox.
+        files: name -> content (bytes, or str as UTF-8) placed in the job's
+        own workspace (its working directory) before it runs; fetch_files:
+        names read back from there after it ends, in result.files (and
+        result.files_refused: the ones not read, and why). Names are
+        relative paths inside the workspace (docs/serve.md)."""
+        job = job_line(0, code, test_code, stdin, timeout, memory, limits, self._dedent)
+        if files or fetch_files:
+            job = with_files(job, files, fetch_files)
+        result = from_line(self._run(job))
         if not isinstance(result, RunResult):
             raise NsboxError("nsbox serve answered a verdict for a python job")
         return result
@@ -134,6 +144,28 @@ class ServiceClient:
     def health(self) -> Dict[str, Any]:
         """GET /v1/health: {"ready": ..., "reason": ..., ...} (also when not ready)."""
         return self._call("GET", "/v1/health", None)[1]
+
+
+def with_files(job: bytes, files: Optional[Mapping[str, Union[bytes, str]]],
+               fetch_files: Optional[Sequence[str]]) -> bytes:
+    """The job line with its "files" (base64) and "fetch_files" keys
+    (TypeError for a bad argument, before anything is sent)."""
+    d = json.loads(job)
+    if files:
+        if not isinstance(files, Mapping):
+            raise TypeError("files: a mapping of name -> bytes or str, not %s" % type(files).__name__)
+        enc = {}
+        for name, data in files.items():
+            if not isinstance(name, str) or not isinstance(data, (bytes, bytearray, str)):
+                raise TypeError("files: %r: a str name and bytes or str content" % (name,))
+            raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+            enc[name] = base64.b64encode(raw).decode("ascii")
+        d["files"] = enc
+    if fetch_files:
+        if isinstance(fetch_files, (str, bytes)) or not all(isinstance(n, str) for n in fetch_files):
+            raise TypeError("fetch_files: a list of names (str)")
+        d["fetch_files"] = list(fetch_files)
+    return json.dumps(d).encode() + b"\n"
 
 
 class AsyncServiceClient:
@@ -154,8 +186,10 @@ class AsyncServiceClient:
 
     async def run_code(self, code: str, test_code: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT,
                        memory: Optional[Any] = None, limits: Optional[Dict[str, Any]] = None,
-                       stdin: Optional[str] = None) -> RunResult:
-        return await self._in_thread(lambda: self.sync.run_code(code, test_code, timeout, memory, limits, stdin))
+                       stdin: Optional[str] = None, files: Optional[Mapping[str, Union[bytes, str]]] = None,
+                       fetch_files: Optional[Sequence[str]] = None) -> RunResult:
+        return await self._in_thread(lambda: self.sync.run_code(code, test_code, timeout, memory, limits, stdin,
+                                                                files, fetch_files))
 
     async def judge(self, spec: Dict[str, Any]) -> Verdict:
         return await self._in_thread(lambda: self.sync.judge(spec))

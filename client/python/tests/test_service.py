@@ -61,6 +61,27 @@ class Service(unittest.TestCase):
         r = self.svc.run_code("while True: pass", timeout=1)
         self.assertEqual(r.status, "timeout")
 
+    def test_files(self):
+        """files= placed in the job's workspace, fetch_files= read back as
+        bytes; the ones not read in files_refused; sync and asyncio."""
+        code = "import os\nopen('out.bin', 'wb').write(open('d/in.txt', 'rb').read()[::-1])\nos.symlink('/etc/passwd', 'l')"
+        r = self.svc.run_code(code, files={"d/in.txt": b"abc\x00"}, fetch_files=["out.bin", "l"])
+        self.assertEqual(r.status, "pass", r)
+        self.assertEqual(r.files, {"out.bin": b"\x00cba"})
+        self.assertIn("symbolic link", r.files_refused["l"])
+
+        async def main():
+            async with AsyncServiceClient("unix:" + os.path.join(self.tmp, "s.sock")) as a:
+                return await a.run_code("open('o', 'w').write(open('i').read().upper())", files={"i": "hé"},
+                                        fetch_files=["o"])
+
+        self.assertEqual(asyncio.run(main()).files, {"o": "HÉ".encode()})
+        with self.assertRaises(NsboxError) as cm:
+            self.svc.run_code("pass", files={"../x": b""})
+        self.assertIn('"files": the name "../x"', str(cm.exception))
+        with self.assertRaises(TypeError):
+            self.svc.run_code("pass", fetch_files="out.bin")
+
     def test_judge(self):
         spec = {"program": {"source": "print(input())"},
                 "cases": [{"name": "echo", "stdin": "x\n", "expect": {"stdout": {"equals": "x\n"}}}]}
