@@ -20,12 +20,11 @@ static void esc(FILE *out, const char *s)
 /* A stream, bounded, as character data (cut on a character). */
 static void stream(FILE *out, const char *tag, const char *s, size_t len)
 {
-        size_t keep = len > JUNIT_STREAM_MAX ? JUNIT_STREAM_MAX : len;
+        size_t keep;
 
         if (!s || !len)
                 return;
-        while (keep > 0 && keep < len && ((unsigned char) s[keep] & 0xc0) == 0x80)
-                keep--;
+        keep = textsafe_cut(s, len, JUNIT_STREAM_MAX);
         fprintf(out, "    <%s>", tag);
         textsafe_xml(out, s, keep, false);
         if (keep < len)
@@ -36,10 +35,8 @@ static void stream(FILE *out, const char *tag, const char *s, size_t len)
 /* message="...": the reason's first line, clipped (the body has it all). */
 static void message_attr(FILE *out, const char *m)
 {
-        size_t len = m ? strcspn(m, "\n") : 0, keep = len > JUNIT_MESSAGE_MAX ? JUNIT_MESSAGE_MAX : len;
+        size_t len = m ? strcspn(m, "\n") : 0, keep = m ? textsafe_cut(m, len, JUNIT_MESSAGE_MAX) : 0;
 
-        while (keep > 0 && keep < len && ((unsigned char) m[keep] & 0xc0) == 0x80)
-                keep--;
         fputs(" message=\"", out);
         textsafe_xml(out, m ? m : "", keep, true);
         fputs(keep < len || (m && m[len]) ? "...\"" : "\"", out);

@@ -505,6 +505,30 @@ static void test_junit(void **state)
         free(buf);
 }
 
+/* A stream of bytes that are not UTF-8 (a program writes 70,000 0x80
+ * bytes, all of them "continuation bytes") is still shown, escaped, up to
+ * the bound: the cut backs up over at most one character's 3 trailing
+ * bytes, never over the whole stream (it did: an empty <system-out>). */
+static void test_junit_invalid_stream(void **state)
+{
+        static char junk[JUNIT_STREAM_MAX + 5000];
+        struct junit_case c = { .name = "c", .classname = "judge.spec", .kind = JUNIT_PASS,
+                                .out = junk, .out_len = sizeof junk };
+        char *buf = NULL, *p;
+        size_t len = 0, shown = 0;
+        FILE *f = open_memstream(&buf, &len);
+
+        (void) state;
+        memset(junk, 0x80, sizeof junk);
+        assert_int_equal(junit_render(f, "suite", &c, 1, 0), 0);
+        fclose(f);
+        for (p = buf; (p = strstr(p, "\\x80")); p += 4)
+                shown++;
+        assert_true(shown >= JUNIT_STREAM_MAX - 3);
+        assert_true(shown <= JUNIT_STREAM_MAX);
+        free(buf);
+}
+
 static void test_junit_classname(void **state)
 {
         const char *test;
@@ -581,7 +605,7 @@ int main(void)
                 cmocka_unit_test(test_hist_buckets),
                 cmocka_unit_test(test_text_render),
                 cmocka_unit_test(test_html),
-                cmocka_unit_test(test_junit), cmocka_unit_test(test_normalize), cmocka_unit_test(test_failure_groups), cmocka_unit_test(test_junit_classname),
+                cmocka_unit_test(test_junit), cmocka_unit_test(test_normalize), cmocka_unit_test(test_failure_groups), cmocka_unit_test(test_junit_classname), cmocka_unit_test(test_junit_invalid_stream),
                 cmocka_unit_test(test_nul_in_output),
                 cmocka_unit_test(test_text_render_bidi),
                 cmocka_unit_test(test_frequent_error_after_many_unique),
