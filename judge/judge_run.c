@@ -219,7 +219,7 @@ static int load_program(const struct judge_spec *spec, char **owned, const char 
 {
         if (spec->program.path) {
                 if (read_all(spec->program.path, PROGRAM_MAX_BYTES, owned, ret_len, e) < 0)
-                        return nsb_error_prefix(e, "program.path");
+                        return nsb_error_prefix(e, "%s", spec->program.origin);
                 *ret = *owned;
         } else {
                 *ret = spec->program.source;
@@ -240,7 +240,7 @@ static int place_program(struct nsb_config *cfg, const struct judge_spec *spec, 
         if (!spec->program.path)
                 return 0;
         if (prog_locate(cfg, spec->program.path, place, e) < 0)
-                return nsb_error_prefix(e, "program.path");
+                return nsb_error_prefix(e, "%s", spec->program.origin);
         ret->program.script = place->script;
         ret->program.workdir = place->workdir;
         cfg->script_dir_first = place->script != NULL;
@@ -559,11 +559,23 @@ int judge_main(const struct frame_run *run, struct nsb_error *e)
                 return JUDGE_EXIT_BAD_SPEC;
         }
         r = judge_spec_parse(text, text_len, cli->input_path, &spec, e);
-        if (r >= 0 && cli->program_path)
-                r = judge_spec_set_program(&spec, cli->program_path, e);
         if (r < 0) {
                 nsb_error_prefix(e, "spec '%s'", cli->input_path);
                 return JUDGE_EXIT_BAD_SPEC;
+        }
+        /* --program's file is the flag's, not the spec's: a name that cannot
+         * be read is said as the flag's (read again, whole, when the cases
+         * run), never as the spec's program.path. */
+        if (cli->program_path) {
+                AUTOFREE char *probe = NULL;
+                size_t probe_len;
+
+                if (judge_spec_set_program(&spec, cli->program_path, e) < 0)
+                        return JUDGE_EXIT_BAD_SPEC;
+                if (read_all(spec.program.path, PROGRAM_MAX_BYTES, &probe, &probe_len, e) < 0) {
+                        nsb_error_prefix(e, "--program");
+                        return JUDGE_EXIT_BAD_SPEC;
+                }
         }
         /* --stdin -: nsbox's standard input can feed one case, not several. */
         if (cfg_stdin_is_ours(cli)) {
@@ -583,8 +595,12 @@ int judge_main(const struct frame_run *run, struct nsb_error *e)
          * (--profile, else the spec's "profile", else python) > defaults.
          * A replay resolves the policy the same way, to compare it. */
         r = cfg_profile_resolve(cli, cli->profile ? cli->profile : spec.profile, e);
-        if (r < 0)
+        if (r < 0) {
+                /* the spec's "profile": say which spec named it */
+                if (!cli->profile)
+                        nsb_error_prefix(e, "spec '%s'", cli->input_path);
                 return JUDGE_EXIT_BAD_SPEC;
+        }
         /* The expected values must never enter the sandbox: not even as the
          * spec file inside a directory the program is given. */
         {
@@ -608,7 +624,8 @@ int judge_main(const struct frame_run *run, struct nsb_error *e)
                 };
                 const struct result_file_role ins[] = {
                         { "--replay", cli->replay_path }, { "the spec", cli->input_path },
-                        { "program.path", spec.program.path }, { "--stdin", cli->stdin_path },
+                        { spec.program.origin ? spec.program.origin : "program.path", spec.program.path },
+                        { "--stdin", cli->stdin_path },
                 };
 
                 if (result_files_check(outs, ARRAY_SIZE(outs), ins, ARRAY_SIZE(ins), e) < 0)

@@ -252,6 +252,27 @@ class Scores(SandboxTest):
         self.assertEqual(p.returncode, 125)
         self.assertIn(b"unexpected argument 'other.json'", p.stderr)
 
+    def test_errors_name_the_flag_or_the_spec_key_that_was_wrong(self):
+        # A --program that cannot be read is the flag's fault, not the spec's
+        # program.path (it was said so); a spec's profile that is missing or
+        # bad names the spec and its "profile" key.
+        spec = self.write("spec.json", {"program": {"path": "right.py"}, "cases": self.CASES})
+        self.write("right.py", SUM)
+        p = self.nsbox("judge", spec, "--program", "missing.py", cwd=self.d)
+        self.assertEqual(p.returncode, 125)
+        self.assertIn(b"nsbox: judge: --program: cannot read 'missing.py'", p.stderr)
+        self.assertNotIn(b"program.path", p.stderr)
+        for profile, says in (("gone.ini", b"profile: '%s/gone.ini': No such file" % self.d.encode()),
+                              ("nosuchprofile", b"profile 'nosuchprofile' not found"),
+                              ("bad.ini", b"%s/bad.ini:2: [limits] wall_time" % self.d.encode())):
+            with self.subTest(profile):
+                self.write("bad.ini", "[limits]\nwall_time = bogus\n")
+                spec = self.write("spec.json", {"program": {"source": SUM}, "profile": profile,
+                                                "cases": self.CASES})
+                p = self.nsbox("judge", spec, cwd="/")
+                self.assertEqual(p.returncode, 125)
+                self.assertIn(("nsbox: judge: spec '%s': " % spec).encode() + says, p.stderr)
+
     def test_relative_profile_is_found_from_the_spec_folder(self):
         self.write("tight.ini", "[limits]\nwall_time = 300ms\n")
         spec = self.write("spec.json", {"program": {"source": "while True: pass"}, "profile": "tight.ini",
