@@ -785,6 +785,39 @@ static void test_tally_score(void **state)
         assert_false(t.scored);
 }
 
+/* The text summary's score never reads as full marks when a case failed,
+ * nor as nothing when one passed (it printed "score 1" for a 1e9-weight
+ * pass and a failed case, "score 1e-09" the other way round): four decimals,
+ * kept off 0 and 1 unless it is exactly that. */
+static void test_score_text(void **state)
+{
+        struct judge_case_report c[2] = {
+                { .name = "big", .weight = 1e9, .verdict = JUDGE_PASS, .reason = "ok" },
+                { .name = "tiny", .weight = 1, .verdict = JUDGE_FAIL, .reason = "no" },
+        };
+        struct judge_report rep = { .verdict = JUDGE_FAIL, .cases = c, .n_cases = 2 };
+        char *text;
+
+        (void) state;
+        text = judge_summary_text(&rep);
+        assert_non_null(strstr(text, "), score 0.9999\n"));
+        free(text);
+        c[0].verdict = JUDGE_FAIL;
+        c[1].verdict = JUDGE_PASS;
+        text = judge_summary_text(&rep);
+        assert_non_null(strstr(text, "), score 0.0001\n"));
+        free(text);
+        c[0].weight = 3;        /* 1 of 4 */
+        text = judge_summary_text(&rep);
+        assert_non_null(strstr(text, "), score 0.25\n"));
+        free(text);
+        c[0].verdict = JUDGE_PASS;
+        rep.verdict = JUDGE_PASS;
+        text = judge_summary_text(&rep);
+        assert_non_null(strstr(text, "), score 1\n"));
+        free(text);
+}
+
 /* #27: the text summary shows a case's name and reason on one line with the
  * unsafe characters of util/textsafe.h visible (C1 and bidi controls too), a
  * plain quote as it is, wrapped before TEXTSAFE_ROW_COLS columns (a non-ASCII
@@ -1227,7 +1260,7 @@ int main(void)
                 cmocka_unit_test(test_request_has_no_expectation),
                 cmocka_unit_test(test_render),
                 cmocka_unit_test(test_excerpt),
-                cmocka_unit_test(test_summary_unsafe), cmocka_unit_test(test_tally_score), cmocka_unit_test(test_public_reason),
+                cmocka_unit_test(test_summary_unsafe), cmocka_unit_test(test_tally_score), cmocka_unit_test(test_score_text), cmocka_unit_test(test_public_reason),
                 cmocka_unit_test(test_cut_stream_judged_from_the_recorded_tail),
                 cmocka_unit_test(test_raw_bytes_are_recorded),
                 cmocka_unit_test(test_evidence_parse_is_strict),
