@@ -464,6 +464,32 @@ static void test_failure_groups(void **state)
         free(a);
 }
 
+/* "judge cases, most failed first": by how often a case failed on
+ * evidence, then by how often it could not be judged; a case that only
+ * erred (the sandbox, not the program) does not go above one that failed
+ * more (it did: the two counts were summed). */
+static void test_cases_most_failed_first(void **state)
+{
+        struct report_agg *a = malloc(sizeof *a);
+        struct report_case_stat c[REPORT_CASES_MAX];
+
+        (void) state;
+        assert_non_null(a);
+        report_agg_init(a);
+        for (int i = 0; i < 5; i++)
+                report_case_add(a, "flaky_infra", "undetermined");
+        report_case_add(a, "flaky_infra", "fail");
+        for (int i = 0; i < 3; i++)
+                report_case_add(a, "wrong", "fail");
+        report_case_add(a, "wrong", "not_run");
+        report_case_add(a, "fine", "pass");
+        assert_int_equal(report_cases_sorted(a, c), 3);
+        assert_string_equal(c[0].name, "wrong");
+        assert_string_equal(c[1].name, "flaky_infra");
+        assert_string_equal(c[2].name, "fine");
+        free(a);
+}
+
 /* #32: what CI viewers read: the reason in the failure's body (its first
  * line in message=), the captured streams per case (escaped, bounded), a
  * time on every case. */
@@ -605,7 +631,7 @@ int main(void)
                 cmocka_unit_test(test_hist_buckets),
                 cmocka_unit_test(test_text_render),
                 cmocka_unit_test(test_html),
-                cmocka_unit_test(test_junit), cmocka_unit_test(test_normalize), cmocka_unit_test(test_failure_groups), cmocka_unit_test(test_junit_classname), cmocka_unit_test(test_junit_invalid_stream),
+                cmocka_unit_test(test_junit), cmocka_unit_test(test_normalize), cmocka_unit_test(test_failure_groups), cmocka_unit_test(test_cases_most_failed_first), cmocka_unit_test(test_junit_classname), cmocka_unit_test(test_junit_invalid_stream),
                 cmocka_unit_test(test_nul_in_output),
                 cmocka_unit_test(test_text_render_bidi),
                 cmocka_unit_test(test_frequent_error_after_many_unique),
