@@ -557,6 +557,14 @@ int judge_main(const struct frame_run *run, struct nsb_error *e)
                          "--observe and --replay exclude each other (a replay runs nothing to observe)");
                 return JUDGE_EXIT_BAD_SPEC;
         }
+        if (cli->junit_expected && !cli->junit_path) {
+                /* it changes only what the --junit file quotes: alone, it
+                 * would do nothing, silently */
+                nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                         "--junit-expected needs --junit FILE (the JSON verdict and the text summary quote expected "
+                         "values anyway)");
+                return JUDGE_EXIT_BAD_SPEC;
+        }
         if (cli->warm_rotate && !cli->warm) {
                 nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--warm-rotate needs --warm");
                 return JUDGE_EXIT_BAD_SPEC;

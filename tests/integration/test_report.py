@@ -518,6 +518,16 @@ class JUnit(SandboxTest):
         suite, cases = self.read_junit(junit)
         self.assertEqual((suite.tests, suite.failures, suite.errors, suite.skipped), (3, 1, 0, 1))
 
+    def test_junit_expected_needs_junit(self):
+        # without --junit it did nothing, silently: a teacher who meant to
+        # hide (or show) expected values learns that no file is written
+        spec = os.path.join(self.tmp, "spec.json")
+        with open(spec, "w") as f:
+            json.dump({"program": {"source": "print(1)"}, "cases": [{"name": "a"}]}, f)
+        p = self.nsbox_env("judge", spec, "--junit-expected")
+        self.assertEqual(p.returncode, 125)
+        self.assertIn("nsbox: judge: --junit-expected needs --junit FILE", p.stderr)
+
     def test_test_command(self):
         junit = os.path.join(self.tmp, "tests.xml")
         for ws in ("workspace", "workspace-wrong"):
