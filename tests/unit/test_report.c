@@ -464,6 +464,24 @@ static void test_failure_groups(void **state)
         free(a);
 }
 
+/* A result that exited without an exit code (a hand-made or damaged line)
+ * failed, and says why in words: it read "outcome ?". */
+static void test_reason_without_exit_code(void **state)
+{
+        struct report_agg *a = malloc(sizeof *a);
+        struct report_fgroup *g = malloc(sizeof *g * REPORT_FGROUPS_MAX);
+
+        (void) state;
+        assert_non_null(a);
+        assert_non_null(g);
+        report_agg_init(a);
+        add_ok(a, 1, "{\"id\":\"x\",\"status\":\"exited\"}");
+        assert_int_equal(report_fgroups_sorted(a, g), 1);
+        assert_string_equal(g[0].key, "exited without an exit code");
+        free(g);
+        free(a);
+}
+
 /* "judge cases, most failed first": by how often a case failed on
  * evidence, then by how often it could not be judged; a case that only
  * erred (the sandbox, not the program) does not go above one that failed
@@ -631,7 +649,7 @@ int main(void)
                 cmocka_unit_test(test_hist_buckets),
                 cmocka_unit_test(test_text_render),
                 cmocka_unit_test(test_html),
-                cmocka_unit_test(test_junit), cmocka_unit_test(test_normalize), cmocka_unit_test(test_failure_groups), cmocka_unit_test(test_cases_most_failed_first), cmocka_unit_test(test_junit_classname), cmocka_unit_test(test_junit_invalid_stream),
+                cmocka_unit_test(test_junit), cmocka_unit_test(test_normalize), cmocka_unit_test(test_failure_groups), cmocka_unit_test(test_cases_most_failed_first), cmocka_unit_test(test_reason_without_exit_code), cmocka_unit_test(test_junit_classname), cmocka_unit_test(test_junit_invalid_stream),
                 cmocka_unit_test(test_nul_in_output),
                 cmocka_unit_test(test_text_render_bidi),
                 cmocka_unit_test(test_frequent_error_after_many_unique),
