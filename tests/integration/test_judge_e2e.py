@@ -283,6 +283,19 @@ class Scores(SandboxTest):
         self.assertEqual(v["cases"][0]["result"]["limit"], "wall_time", p.stderr)
         self.assertLess(v["cases"][0]["result"]["wall_ms"], 3000)
 
+    def test_symlinked_spec_resolves_from_the_link_folder(self):
+        # documented (judge.md): the folder of the SPEC path as given, for
+        # program.path and a profile path alike
+        self.write("right.py", SUM)
+        spec = self.write("spec.json", {"program": {"path": "right.py"}, "cases": self.CASES})
+        other = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, other)
+        os.symlink(spec, os.path.join(other, "spec.json"))
+        p = self.nsbox("judge", os.path.join(other, "spec.json"))
+        self.assertEqual(p.returncode, 125)
+        self.assertIn(("cannot read '%s/right.py'" % other).encode(), p.stderr)
+        self.assertEqual(self.nsbox("judge", spec).returncode, 0)
+
     def test_batch_judge_line_has_counts_and_score(self):
         job = {"id": "j1", "kind": "judge",
                "spec": {"program": {"source": "print(1)"},
