@@ -26,8 +26,8 @@ enum junit_kind { JUNIT_PASS = 0, JUNIT_FAILURE, JUNIT_ERROR, JUNIT_SKIPPED };
 /* Bytes of each captured stream written in <system-out>/<system-err>; the
  * rest is said cut ("[... N more bytes]"). CI pages show these per case. */
 #define JUNIT_STREAM_MAX (64u * 1024u)
-/* Characters of the reason in the message="..." attribute (its first line);
- * the whole reason is in the element's body. */
+/* Bytes of the reason in the message="..." attribute (its first line, cut
+ * on a character); the whole reason is in the element's body. */
 #define JUNIT_MESSAGE_MAX 300
 
 struct junit_case {
