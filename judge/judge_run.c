@@ -525,10 +525,10 @@ static int write_junit(const struct nsb_config *cli, const struct judge_spec *sp
                 /* the suite: the spec's file name, not its host path (a CI
                  * page may be the learner's; nsbox test names it by the
                  * harness folder's name) */
-                const char *slash = strrchr(cli->input_path, '/');
+                AUTOFREE char *suite = junit_suite_name(cli->input_path);
 
-                r = junit_write(cli->junit_path, slash && slash[1] ? slash + 1 : cli->input_path, jc, rep->n_cases,
-                                total, e);
+                r = suite ? junit_write(cli->junit_path, suite, jc, rep->n_cases, total, e)
+                          : nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "--junit: out of memory");
         }
         for (size_t i = 0; i < rep->n_cases; i++)
                 judge_evidence_free(&ev[i]);    /* a no-op on one never parsed */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/portable.h"
@@ -121,5 +122,25 @@ char *junit_classname(const char *prefix, const char *name, const char **ret_tes
         /* a module path "dir/test_x" reads as a package: dots */
         for (dot = out; (dot = strchr(dot, '/')); )
                 *dot = '.';
+        return out;
+}
+
+char *junit_suite_name(const char *path)
+{
+        size_t end = strlen(path), start;
+        char *out;
+
+        while (end > 1 && path[end - 1] == '/')
+                end--;
+        start = end;
+        while (start > 0 && path[start - 1] != '/')
+                start--;
+        if (start == end)       /* "/" itself */
+                start = 0;
+        out = malloc(end - start + 1);
+        if (!out)
+                return NULL;
+        memcpy(out, path + start, end - start);
+        out[end - start] = '\0';
         return out;
 }

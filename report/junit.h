@@ -57,6 +57,11 @@ int junit_render(FILE *out, const char *suite, const struct junit_case *cases, s
  * "judge" gives "judge.hw1". malloc'd; NULL on ENOMEM. */
 char *junit_classname(const char *prefix, const char *name, const char **ret_test);
 
+/* The testsuite's name for a spec or harness @path: its last component
+ * (trailing slashes ignored: "/srv/course/harness/" gives "harness"), never
+ * the host path a CI page may show to a learner. malloc'd; NULL on ENOMEM. */
+char *junit_suite_name(const char *path);
+
 /* junit_render into the pinned @path (result_path_pin), truncating it. */
 int junit_write(const char *path, const char *suite, const struct junit_case *cases, size_t n, double time_s,
                 struct nsb_error *e);

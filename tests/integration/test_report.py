@@ -554,6 +554,14 @@ class JUnit(SandboxTest):
                     self.assertIn(t["message"], cases[key][2][0].text)
                 self.assertEqual(cases[key][3].system_out, t["stdout"])
         self.assertGreater(suite.failures, 0, "workspace-wrong fails no test")
+        # the suite: the harness folder's name, never its host path, even
+        # given with a trailing slash (or two: it was the whole path)
+        for harness in (os.path.join(COURSE, "harness"), os.path.join(COURSE, "harness") + "/",
+                        os.path.join(COURSE, "harness") + "//"):
+            self.nsbox_env("test", "--junit", junit, "--harness", harness,
+                           "--workspace", os.path.join(COURSE, "workspace"))
+            suite, cases = self.read_junit(junit)
+            self.assertEqual(suite.name, "harness", harness)
 
     def test_undetermined_test_run_is_an_error(self):
         empty = os.path.join(self.tmp, "empty-harness")

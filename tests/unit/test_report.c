@@ -590,6 +590,16 @@ static void test_junit_classname(void **state)
         cn = junit_classname("judge", "/srv/course/hw1.json", &test);
         assert_string_equal(cn, "judge.hw1");
         free(cn);
+        /* the suite's name: the last component, never a host path */
+        cn = junit_suite_name("/srv/course/harness//");
+        assert_string_equal(cn, "harness");
+        free(cn);
+        cn = junit_suite_name("hw1.json");
+        assert_string_equal(cn, "hw1.json");
+        free(cn);
+        cn = junit_suite_name("/");
+        assert_string_equal(cn, "/");
+        free(cn);
 }
 
 /* A program that writes a NUL byte gets "\u0000" in its result's text (and
