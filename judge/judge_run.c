@@ -58,6 +58,11 @@ static int read_all(const char *path, size_t max, char **ret, size_t *ret_len, s
 
         if (read_file(path, max, ret, ret_len, e) == 0)
                 return 0;
+        if (e->errnum == EFBIG) {
+                /* "'F' is larger than N bytes" already says what is wrong */
+                snprintf(why, sizeof why, "%s", e->msg);
+                return nsb_fail(e, NSB_STAGE_CONFIG, 0, "%s", why);
+        }
         nsb_error_describe(e, why, sizeof why);
         return nsb_fail(e, NSB_STAGE_CONFIG, 0, "cannot read %s", why);
 }
@@ -210,6 +215,16 @@ static int observe_not_run(struct observe *obs, const struct nsb_config *cfg, co
 void judge_report_free(struct judge_report *rep)
 {
         report_cleanup(rep);
+}
+
+/* "spec 'X': ..." before an error of the spec's; one about --program's
+ * file (load_program and place_program say "--program: ...") is the
+ * flag's, not the spec's, and is said as it is. */
+static int spec_error_context(const struct nsb_config *cli, struct nsb_error *e)
+{
+        if (cli->program_path && strncmp(e->msg, "--program:", strlen("--program:")) == 0)
+                return -(e->errnum ? e->errnum : EINVAL);
+        return nsb_error_prefix(e, "spec '%s'", cli->input_path);
 }
 
 /* The program's bytes and their hash: the file is read once, so the hash is
@@ -390,7 +405,7 @@ static int replay_spec(const struct nsb_config *cli, const struct judge_spec *gi
         judge_config_merge(cli, judge_cli_explicit(cli), given, &cfg);
         if (place_program(&cfg, given, &placed, &place, e) < 0 ||
             load_program(given, &file_program, &program, &program_len, rep->program_sha256, e) < 0)
-                return nsb_error_prefix(e, "spec '%s'", cli->input_path);
+                return spec_error_context(cli, e);
         rep->output_limit = cfg.output_limit_bytes;
 
         /* Everything is compared before anything is judged. */
@@ -579,20 +594,8 @@ int judge_main(const struct frame_run *run, struct nsb_error *e)
                 nsb_error_prefix(e, "spec '%s'", cli->input_path);
                 return JUDGE_EXIT_BAD_SPEC;
         }
-        /* --program's file is the flag's, not the spec's: a name that cannot
-         * be read is said as the flag's (read again, whole, when the cases
-         * run), never as the spec's program.path. */
-        if (cli->program_path) {
-                AUTOFREE char *probe = NULL;
-                size_t probe_len;
-
-                if (judge_spec_set_program(&spec, cli->program_path, e) < 0)
-                        return JUDGE_EXIT_BAD_SPEC;
-                if (read_all(spec.program.path, PROGRAM_MAX_BYTES, &probe, &probe_len, e) < 0) {
-                        nsb_error_prefix(e, "--program");
-                        return JUDGE_EXIT_BAD_SPEC;
-                }
-        }
+        if (cli->program_path && judge_spec_set_program(&spec, cli->program_path, e) < 0)
+                return JUDGE_EXIT_BAD_SPEC;
         /* --stdin -: nsbox's standard input can feed one case, not several. */
         if (cfg_stdin_is_ours(cli)) {
                 size_t n = 0;
@@ -662,7 +665,7 @@ int judge_main(const struct frame_run *run, struct nsb_error *e)
                 }
                 r = run_spec(cli, judge_cli_explicit(cli), &spec, cancel_fd, NULL, obs_path ? &obs : NULL, &rep, e);
                 if (r < 0)
-                        nsb_error_prefix(e, "spec '%s'", cli->input_path);
+                        spec_error_context(cli, e);
         }
         if (r < 0)
                 return JUDGE_EXIT_BAD_SPEC;

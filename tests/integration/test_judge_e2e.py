@@ -262,6 +262,16 @@ class Scores(SandboxTest):
         self.assertEqual(p.returncode, 125)
         self.assertIn(b"nsbox: judge: --program: cannot read 'missing.py'", p.stderr)
         self.assertNotIn(b"program.path", p.stderr)
+        # a file too large is said plainly (it read "cannot read '/dev/zero'
+        # is larger than ... bytes: File too large")
+        p = self.nsbox("judge", spec, "--program", "/dev/zero")
+        self.assertEqual(p.returncode, 125)
+        self.assertIn(b"nsbox: judge: --program: '/dev/zero' is larger than 67108864 bytes\n", p.stderr)
+        # read once: a program piped in on /dev/stdin is graded (a check
+        # that read it before the cases ran left them an empty program)
+        p = subprocess.run([NSBOX, "judge", spec, "--program", "/dev/stdin"], input=SUM.encode(),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         for profile, says in (("gone.ini", b"profile: '%s/gone.ini': No such file" % self.d.encode()),
                               ("nosuchprofile", b"profile 'nosuchprofile' not found"),
                               ("bad.ini", b"%s/bad.ini:2: [limits] wall_time" % self.d.encode())):
