@@ -95,10 +95,12 @@ void judge_tally(const struct judge_report *rep, struct judge_tally *ret)
                 total += w;
                 if (c->verdict == JUDGE_PASS)
                         passed += w;
-                /* nsbox could not look at it: it must not lower the score.
-                 * A case --fail-fast skipped (the suite failed on evidence)
-                 * is not passed. */
-                if (c->verdict == JUDGE_UNDETERMINED || (c->verdict == JUDGE_NOT_RUN && rep->verdict != JUDGE_FAIL))
+                /* nsbox could not look at it: it must not lower the score
+                 * (undetermined, or not run because of a cancel, even after
+                 * a failure). A case --fail-fast skipped (the suite failed
+                 * on evidence) is not passed. */
+                if (c->verdict == JUDGE_UNDETERMINED ||
+                    (c->verdict == JUDGE_NOT_RUN && (rep->verdict != JUDGE_FAIL || c->status == RUN_CANCELLED)))
                         unknown = true;
         }
         ret->scored = !unknown && total > 0;

@@ -279,10 +279,11 @@ static void stop_after(struct judge_report *rep, size_t i)
 {
         char why[JUDGE_REASON_MAX];
 
-        if (rep->cases[i].ran && rep->cases[i].status == RUN_CANCELLED)
-                snprintf(why, sizeof why, "not run: cancelled");
-        else
-                snprintf(why, sizeof why, "not run: --fail-fast stopped after cases[%zu] failed", i);
+        if (rep->cases[i].ran && rep->cases[i].status == RUN_CANCELLED) {
+                judge_mark_cancelled(rep->cases, i + 1, rep->n_cases);
+                return;
+        }
+        snprintf(why, sizeof why, "not run: --fail-fast stopped after cases[%zu] failed", i);
         judge_mark_not_run(rep->cases, i + 1, rep->n_cases, why);
 }
 
@@ -317,7 +318,7 @@ static int run_spec(const struct nsb_config *cli, unsigned cli_explicit, const s
                 struct judge_case_report *c = &rep->cases[i];
 
                 if (cancel_pending(cancel_fd)) {
-                        judge_mark_not_run(rep->cases, i, spec->n_cases, "not run: cancelled");
+                        judge_mark_cancelled(rep->cases, i, spec->n_cases);
                         break;
                 }
                 if (run_case(&cfg, spec, program, program_len, rep->program_sha256, i, cancel_fd, python_host, pool,
@@ -443,6 +444,9 @@ static int replay_spec(const struct nsb_config *cli, const struct judge_spec *gi
                         c->reason[0] = '\0';
                         judge_excerpt_append(c->reason, sizeof c->reason, json_string_value(why),
                                             json_string_length(why), 300);
+                        /* as recorded: a cancel's cases leave the score null */
+                        if (strcmp(c->reason, JUDGE_NOT_RUN_CANCELLED) == 0)
+                                c->status = RUN_CANCELLED;
                         continue;
                 }
                 judge_case_settle(&spec->cases[i].expect, json_incref((json_t *) result), c);
