@@ -77,6 +77,7 @@ struct judge_program {
         size_t source_len;
         char *name;                  /* placed at /program/NAME: basename(path) or "main.py" */
         char *sandbox_path;          /* "/program/NAME", argv[3] of every case */
+        const char *origin;          /* where it was named, for errors: "program.path" or "--program" */
         const char *script;          /* set by judge_run, not parsed: a program.path in the
                                         workspace runs as /workspace/REL/NAME (prog_locate,
                                         program/program.h); NULL = sandbox_path */

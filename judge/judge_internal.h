@@ -42,6 +42,12 @@ bool judge_should_stop(const struct judge_case_report *c, bool fail_fast);
 /* Mark cases[from..n) not_run with @reason. */
 void judge_mark_not_run(struct judge_case_report *cases, size_t from, size_t n, const char *reason);
 
+/* Mark cases[from..n) not_run because the run was cancelled: the reason
+ * JUDGE_NOT_RUN_CANCELLED, the status RUN_CANCELLED (so that the score is
+ * null: nsbox did not look at them, which --fail-fast's skips are not). */
+#define JUDGE_NOT_RUN_CANCELLED "not run: cancelled"
+void judge_mark_cancelled(struct judge_case_report *cases, size_t from, size_t n);
+
 /* The human summary: one line per case, then the suite verdict. malloc'd. */
 char *judge_summary_text(const struct judge_report *rep);
 

@@ -540,6 +540,13 @@ void judge_mark_not_run(struct judge_case_report *cases, size_t from, size_t n, 
         }
 }
 
+void judge_mark_cancelled(struct judge_case_report *cases, size_t from, size_t n)
+{
+        judge_mark_not_run(cases, from, n, JUDGE_NOT_RUN_CANCELLED);
+        for (size_t i = from; i < n; i++)
+                cases[i].status = RUN_CANCELLED;
+}
+
 /* ---- configuration and request ------------------------------------------ */
 
 unsigned judge_cli_explicit(const struct nsb_config *cli)

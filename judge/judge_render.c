@@ -59,6 +59,26 @@ const char *judge_report_start(const struct judge_report *rep)
         return ran ? "warm" : "cold";
 }
 
+/* ", score 0.7143": four decimals, trailing zeros dropped; a score below 1
+ * never reads "1" (a failed case beside a heavy passed one), one above 0
+ * never "0" (the JSON has the exact value). */
+static void score_text(FILE *f, double score)
+{
+        char num[32];
+        size_t n;
+
+        if (score > 0 && score < 0.0001)
+                score = 0.0001;
+        else if (score < 1 && score > 0.9999)
+                score = 0.9999;
+        n = (size_t) snprintf(num, sizeof num, "%.4f", score);
+        while (n > 0 && num[n - 1] == '0')
+                num[--n] = '\0';
+        if (n > 0 && num[n - 1] == '.')
+                num[--n] = '\0';
+        fprintf(f, ", score %s", num);
+}
+
 void judge_tally(const struct judge_report *rep, struct judge_tally *ret)
 {
         double passed = 0, total = 0;
@@ -75,10 +95,12 @@ void judge_tally(const struct judge_report *rep, struct judge_tally *ret)
                 total += w;
                 if (c->verdict == JUDGE_PASS)
                         passed += w;
-                /* nsbox could not look at it: it must not lower the score.
-                 * A case --fail-fast skipped (the suite failed on evidence)
-                 * is not passed. */
-                if (c->verdict == JUDGE_UNDETERMINED || (c->verdict == JUDGE_NOT_RUN && rep->verdict != JUDGE_FAIL))
+                /* nsbox could not look at it: it must not lower the score
+                 * (undetermined, or not run because of a cancel, even after
+                 * a failure). A case --fail-fast skipped (the suite failed
+                 * on evidence) is not passed. */
+                if (c->verdict == JUDGE_UNDETERMINED ||
+                    (c->verdict == JUDGE_NOT_RUN && (rep->verdict != JUDGE_FAIL || c->status == RUN_CANCELLED)))
                         unknown = true;
         }
         ret->scored = !unknown && total > 0;
@@ -172,7 +194,7 @@ char *judge_summary_text(const struct judge_report *rep)
                 fprintf(f, ", %zu not run", t.count[JUDGE_NOT_RUN]);
         fputc(')', f);
         if (t.scored)
-                fprintf(f, ", score %.4g", t.score);
+                score_text(f, t.score);
         else
                 fputs(", no score (a case could not be judged)", f);
         fprintf(f, "%s\n", rep->replayed ? ", replayed from stored observations: no sandbox ran" : "");

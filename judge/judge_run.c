@@ -58,6 +58,11 @@ static int read_all(const char *path, size_t max, char **ret, size_t *ret_len, s
 
         if (read_file(path, max, ret, ret_len, e) == 0)
                 return 0;
+        if (e->errnum == EFBIG) {
+                /* "'F' is larger than N bytes" already says what is wrong */
+                snprintf(why, sizeof why, "%s", e->msg);
+                return nsb_fail(e, NSB_STAGE_CONFIG, 0, "%s", why);
+        }
         nsb_error_describe(e, why, sizeof why);
         return nsb_fail(e, NSB_STAGE_CONFIG, 0, "cannot read %s", why);
 }
@@ -212,6 +217,16 @@ void judge_report_free(struct judge_report *rep)
         report_cleanup(rep);
 }
 
+/* "spec 'X': ..." before an error of the spec's; one about --program's
+ * file (load_program and place_program say "--program: ...") is the
+ * flag's, not the spec's, and is said as it is. */
+static int spec_error_context(const struct nsb_config *cli, struct nsb_error *e)
+{
+        if (cli->program_path && strncmp(e->msg, "--program:", strlen("--program:")) == 0)
+                return -(e->errnum ? e->errnum : EINVAL);
+        return nsb_error_prefix(e, "spec '%s'", cli->input_path);
+}
+
 /* The program's bytes and their hash: the file is read once, so the hash is
  * of what every case runs. */
 static int load_program(const struct judge_spec *spec, char **owned, const char **ret, size_t *ret_len,
@@ -219,7 +234,7 @@ static int load_program(const struct judge_spec *spec, char **owned, const char 
 {
         if (spec->program.path) {
                 if (read_all(spec->program.path, PROGRAM_MAX_BYTES, owned, ret_len, e) < 0)
-                        return nsb_error_prefix(e, "program.path");
+                        return nsb_error_prefix(e, "%s", spec->program.origin);
                 *ret = *owned;
         } else {
                 *ret = spec->program.source;
@@ -240,7 +255,7 @@ static int place_program(struct nsb_config *cfg, const struct judge_spec *spec, 
         if (!spec->program.path)
                 return 0;
         if (prog_locate(cfg, spec->program.path, place, e) < 0)
-                return nsb_error_prefix(e, "program.path");
+                return nsb_error_prefix(e, "%s", spec->program.origin);
         ret->program.script = place->script;
         ret->program.workdir = place->workdir;
         cfg->script_dir_first = place->script != NULL;
@@ -264,10 +279,11 @@ static void stop_after(struct judge_report *rep, size_t i)
 {
         char why[JUDGE_REASON_MAX];
 
-        if (rep->cases[i].ran && rep->cases[i].status == RUN_CANCELLED)
-                snprintf(why, sizeof why, "not run: cancelled");
-        else
-                snprintf(why, sizeof why, "not run: --fail-fast stopped after cases[%zu] failed", i);
+        if (rep->cases[i].ran && rep->cases[i].status == RUN_CANCELLED) {
+                judge_mark_cancelled(rep->cases, i + 1, rep->n_cases);
+                return;
+        }
+        snprintf(why, sizeof why, "not run: --fail-fast stopped after cases[%zu] failed", i);
         judge_mark_not_run(rep->cases, i + 1, rep->n_cases, why);
 }
 
@@ -302,7 +318,7 @@ static int run_spec(const struct nsb_config *cli, unsigned cli_explicit, const s
                 struct judge_case_report *c = &rep->cases[i];
 
                 if (cancel_pending(cancel_fd)) {
-                        judge_mark_not_run(rep->cases, i, spec->n_cases, "not run: cancelled");
+                        judge_mark_cancelled(rep->cases, i, spec->n_cases);
                         break;
                 }
                 if (run_case(&cfg, spec, program, program_len, rep->program_sha256, i, cancel_fd, python_host, pool,
@@ -390,7 +406,7 @@ static int replay_spec(const struct nsb_config *cli, const struct judge_spec *gi
         judge_config_merge(cli, judge_cli_explicit(cli), given, &cfg);
         if (place_program(&cfg, given, &placed, &place, e) < 0 ||
             load_program(given, &file_program, &program, &program_len, rep->program_sha256, e) < 0)
-                return nsb_error_prefix(e, "spec '%s'", cli->input_path);
+                return spec_error_context(cli, e);
         rep->output_limit = cfg.output_limit_bytes;
 
         /* Everything is compared before anything is judged. */
@@ -428,6 +444,9 @@ static int replay_spec(const struct nsb_config *cli, const struct judge_spec *gi
                         c->reason[0] = '\0';
                         judge_excerpt_append(c->reason, sizeof c->reason, json_string_value(why),
                                             json_string_length(why), 300);
+                        /* as recorded: a cancel's cases leave the score null */
+                        if (strcmp(c->reason, JUDGE_NOT_RUN_CANCELLED) == 0)
+                                c->status = RUN_CANCELLED;
                         continue;
                 }
                 judge_case_settle(&spec->cases[i].expect, json_incref((json_t *) result), c);
@@ -521,7 +540,15 @@ static int write_junit(const struct nsb_config *cli, const struct judge_spec *sp
                 if (jc[i].time_s >= 0)
                         total += jc[i].time_s;
         }
-        r = junit_write(cli->junit_path, cli->input_path, jc, rep->n_cases, total, e);
+        {
+                /* the suite: the spec's file name, not its host path (a CI
+                 * page may be the learner's; nsbox test names it by the
+                 * harness folder's name) */
+                AUTOFREE char *suite = junit_suite_name(cli->input_path);
+
+                r = suite ? junit_write(cli->junit_path, suite, jc, rep->n_cases, total, e)
+                          : nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "--junit: out of memory");
+        }
         for (size_t i = 0; i < rep->n_cases; i++)
                 judge_evidence_free(&ev[i]);    /* a no-op on one never parsed */
         return r;
@@ -549,6 +576,14 @@ int judge_main(const struct frame_run *run, struct nsb_error *e)
                          "--observe and --replay exclude each other (a replay runs nothing to observe)");
                 return JUDGE_EXIT_BAD_SPEC;
         }
+        if (cli->junit_expected && !cli->junit_path) {
+                /* it changes only what the --junit file quotes: alone, it
+                 * would do nothing, silently */
+                nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                         "--junit-expected needs --junit FILE (the JSON verdict and the text summary quote expected "
+                         "values anyway)");
+                return JUDGE_EXIT_BAD_SPEC;
+        }
         if (cli->warm_rotate && !cli->warm) {
                 nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--warm-rotate needs --warm");
                 return JUDGE_EXIT_BAD_SPEC;
@@ -559,12 +594,12 @@ int judge_main(const struct frame_run *run, struct nsb_error *e)
                 return JUDGE_EXIT_BAD_SPEC;
         }
         r = judge_spec_parse(text, text_len, cli->input_path, &spec, e);
-        if (r >= 0 && cli->program_path)
-                r = judge_spec_set_program(&spec, cli->program_path, e);
         if (r < 0) {
                 nsb_error_prefix(e, "spec '%s'", cli->input_path);
                 return JUDGE_EXIT_BAD_SPEC;
         }
+        if (cli->program_path && judge_spec_set_program(&spec, cli->program_path, e) < 0)
+                return JUDGE_EXIT_BAD_SPEC;
         /* --stdin -: nsbox's standard input can feed one case, not several. */
         if (cfg_stdin_is_ours(cli)) {
                 size_t n = 0;
@@ -583,8 +618,12 @@ int judge_main(const struct frame_run *run, struct nsb_error *e)
          * (--profile, else the spec's "profile", else python) > defaults.
          * A replay resolves the policy the same way, to compare it. */
         r = cfg_profile_resolve(cli, cli->profile ? cli->profile : spec.profile, e);
-        if (r < 0)
+        if (r < 0) {
+                /* the spec's "profile": say which spec named it */
+                if (!cli->profile)
+                        nsb_error_prefix(e, "spec '%s'", cli->input_path);
                 return JUDGE_EXIT_BAD_SPEC;
+        }
         /* The expected values must never enter the sandbox: not even as the
          * spec file inside a directory the program is given. */
         {
@@ -608,7 +647,8 @@ int judge_main(const struct frame_run *run, struct nsb_error *e)
                 };
                 const struct result_file_role ins[] = {
                         { "--replay", cli->replay_path }, { "the spec", cli->input_path },
-                        { "program.path", spec.program.path }, { "--stdin", cli->stdin_path },
+                        { spec.program.origin ? spec.program.origin : "program.path", spec.program.path },
+                        { "--stdin", cli->stdin_path },
                 };
 
                 if (result_files_check(outs, ARRAY_SIZE(outs), ins, ARRAY_SIZE(ins), e) < 0)
@@ -629,7 +669,7 @@ int judge_main(const struct frame_run *run, struct nsb_error *e)
                 }
                 r = run_spec(cli, judge_cli_explicit(cli), &spec, cancel_fd, NULL, obs_path ? &obs : NULL, &rep, e);
                 if (r < 0)
-                        nsb_error_prefix(e, "spec '%s'", cli->input_path);
+                        spec_error_context(cli, e);
         }
         if (r < 0)
                 return JUDGE_EXIT_BAD_SPEC;

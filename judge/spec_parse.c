@@ -133,6 +133,7 @@ static int program_at(struct judge_program *p, const char *base_of, const char *
         base = base ? base + 1 : rel;
         if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
                 return judge_fail_at(e, what, "must name a file, not a directory");
+        p->origin = what;
         p->name = strdup(base);
         p->path = path_join(base_of, rel);
         if (nsb_asprintf(&p->sandbox_path, "/program/%s", base) < 0)

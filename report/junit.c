@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/portable.h"
@@ -20,12 +21,11 @@ static void esc(FILE *out, const char *s)
 /* A stream, bounded, as character data (cut on a character). */
 static void stream(FILE *out, const char *tag, const char *s, size_t len)
 {
-        size_t keep = len > JUNIT_STREAM_MAX ? JUNIT_STREAM_MAX : len;
+        size_t keep;
 
         if (!s || !len)
                 return;
-        while (keep > 0 && keep < len && ((unsigned char) s[keep] & 0xc0) == 0x80)
-                keep--;
+        keep = textsafe_cut(s, len, JUNIT_STREAM_MAX);
         fprintf(out, "    <%s>", tag);
         textsafe_xml(out, s, keep, false);
         if (keep < len)
@@ -36,10 +36,8 @@ static void stream(FILE *out, const char *tag, const char *s, size_t len)
 /* message="...": the reason's first line, clipped (the body has it all). */
 static void message_attr(FILE *out, const char *m)
 {
-        size_t len = m ? strcspn(m, "\n") : 0, keep = len > JUNIT_MESSAGE_MAX ? JUNIT_MESSAGE_MAX : len;
+        size_t len = m ? strcspn(m, "\n") : 0, keep = m ? textsafe_cut(m, len, JUNIT_MESSAGE_MAX) : 0;
 
-        while (keep > 0 && keep < len && ((unsigned char) m[keep] & 0xc0) == 0x80)
-                keep--;
         fputs(" message=\"", out);
         textsafe_xml(out, m ? m : "", keep, true);
         fputs(keep < len || (m && m[len]) ? "...\"" : "\"", out);
@@ -124,5 +122,25 @@ char *junit_classname(const char *prefix, const char *name, const char **ret_tes
         /* a module path "dir/test_x" reads as a package: dots */
         for (dot = out; (dot = strchr(dot, '/')); )
                 *dot = '.';
+        return out;
+}
+
+char *junit_suite_name(const char *path)
+{
+        size_t end = strlen(path), start;
+        char *out;
+
+        while (end > 1 && path[end - 1] == '/')
+                end--;
+        start = end;
+        while (start > 0 && path[start - 1] != '/')
+                start--;
+        if (start == end)       /* "/" itself */
+                start = 0;
+        out = malloc(end - start + 1);
+        if (!out)
+                return NULL;
+        memcpy(out, path + start, end - start);
+        out[end - start] = '\0';
         return out;
 }

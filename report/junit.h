@@ -26,8 +26,8 @@ enum junit_kind { JUNIT_PASS = 0, JUNIT_FAILURE, JUNIT_ERROR, JUNIT_SKIPPED };
 /* Bytes of each captured stream written in <system-out>/<system-err>; the
  * rest is said cut ("[... N more bytes]"). CI pages show these per case. */
 #define JUNIT_STREAM_MAX (64u * 1024u)
-/* Characters of the reason in the message="..." attribute (its first line);
- * the whole reason is in the element's body. */
+/* Bytes of the reason in the message="..." attribute (its first line, cut
+ * on a character); the whole reason is in the element's body. */
 #define JUNIT_MESSAGE_MAX 300
 
 struct junit_case {
@@ -56,6 +56,11 @@ int junit_render(FILE *out, const char *suite, const struct junit_case *cases, s
  * gives "test_x" ("test_f"); a spec path "/a/b/hw1.json" with @prefix
  * "judge" gives "judge.hw1". malloc'd; NULL on ENOMEM. */
 char *junit_classname(const char *prefix, const char *name, const char **ret_test);
+
+/* The testsuite's name for a spec or harness @path: its last component
+ * (trailing slashes ignored: "/srv/course/harness/" gives "harness"), never
+ * the host path a CI page may show to a learner. malloc'd; NULL on ENOMEM. */
+char *junit_suite_name(const char *path);
 
 /* junit_render into the pinned @path (result_path_pin), truncating it. */
 int junit_write(const char *path, const char *suite, const struct junit_case *cases, size_t n, double time_s,

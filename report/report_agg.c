@@ -363,6 +363,8 @@ static void result_reason(const struct result_view *v, char *buf, size_t size)
                 snprintf(buf, size, "status %s", v->status);
         else if (v->has_exit && v->exit_code != 0)
                 snprintf(buf, size, "exit code %lld", v->exit_code);
+        else if (!v->has_exit && !v->outcome)
+                snprintf(buf, size, "exited without an exit code");
 }
 
 static bool result_failed(const struct result_view *v)

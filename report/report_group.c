@@ -208,10 +208,13 @@ size_t report_fgroups_sorted(const struct report_agg *a, struct report_fgroup *r
 static int case_desc(const void *x, const void *y)
 {
         const struct report_case_stat *a = x, *b = y;
-        uint64_t fa = a->failed + a->undetermined, fb = b->failed + b->undetermined;
 
-        if (fa != fb)
-                return fa < fb ? 1 : -1;
+        /* failed on evidence first: a case the sandbox could not judge is
+         * not a case the programs get wrong (then, the undetermined) */
+        if (a->failed != b->failed)
+                return a->failed < b->failed ? 1 : -1;
+        if (a->undetermined != b->undetermined)
+                return a->undetermined < b->undetermined ? 1 : -1;
         return strcmp(a->name, b->name);
 }
 

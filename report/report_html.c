@@ -26,13 +26,7 @@ static void esc(FILE *out, const char *s)
 /* At most @max bytes of @s, not cutting a UTF-8 sequence. */
 static size_t utf8_head(const char *s, size_t max)
 {
-        size_t len = strlen(s);
-
-        if (len <= max)
-                return len;
-        while (max > 0 && ((unsigned char) s[max] & 0xc0) == 0x80)
-                max--;
-        return max;
+        return textsafe_cut(s, strlen(s), max);
 }
 
 int report_html_row(FILE *rows, const struct report_job *j)

@@ -430,9 +430,7 @@ static void captured(FILE *f, const char *label, const char *text)
         if (!text || !*text)
                 return;
         len = strlen(text);
-        keep = len > CAPTURED_SHOWN ? CAPTURED_SHOWN : len;
-        while (keep > 0 && keep < len && ((unsigned char) text[keep] & 0xc0) == 0x80)
-                keep--;         /* end on a character */
+        keep = textsafe_cut(text, len, CAPTURED_SHOWN);     /* end on a character */
         fprintf(f, "    ---- captured %s ----\n", label);
         textsafe_term_lines(f, text, keep, "    | ", "    |\u21aa");
         if (keep < len)
@@ -539,8 +537,11 @@ char *tc_summary_text(const struct tc_report *rep, const struct run_result *r)
                  * last lines help to see why nothing could be decided. */
                 size_t keep = r->err.kept > 2000 ? 2000 : r->err.kept;
 
-                while (keep > 0 && ((unsigned char) r->err.text[r->err.kept - keep] & 0xc0) == 0x80)
-                        keep--;         /* start on a character */
+                /* start on a character (skipping at most its 3 trailing
+                 * bytes: stray continuation bytes are shown, escaped) */
+                for (int i = 0; i < 3 && keep > 0 && ((unsigned char) r->err.text[r->err.kept - keep] & 0xc0) == 0x80;
+                     i++)
+                        keep--;
                 fputs("---- stderr (last lines) ----\n", f);
                 textsafe_term_lines(f, r->err.text + r->err.kept - keep, keep, "  | ", CONT_TAIL);
         }

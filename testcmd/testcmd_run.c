@@ -348,11 +348,12 @@ static int write_junit(const struct nsb_config *cfg, const struct tc_report *rep
                 c->message = rep->reason;
         }
         {
-                const char *slash = strrchr(cfg->harness, '/');
-
                 /* the suite: the harness folder's name, not its host path */
-                r = junit_write(cfg->junit_path, slash && slash[1] ? slash + 1 : cfg->harness, jc, n,
-                                rep->duration_ms / 1000.0, e);
+                char *suite = junit_suite_name(cfg->harness);
+
+                r = suite ? junit_write(cfg->junit_path, suite, jc, n, rep->duration_ms / 1000.0, e)
+                          : nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "--junit: out of memory");
+                free(suite);
         }
 out:
         for (size_t i = 0; i < rep->n_collect_errors; i++)

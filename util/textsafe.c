@@ -67,6 +67,22 @@ invalid:
         return 1;
 }
 
+size_t textsafe_cut(const char *s, size_t len, size_t max)
+{
+        size_t lead = max;
+        uint32_t cp;
+        enum textsafe_class c;
+
+        if (len <= max)
+                return len;
+        /* the unit that holds byte @max starts at most 3 bytes before it */
+        while (lead > 0 && max - lead < 3 && ((unsigned char) s[lead] & 0xc0) == 0x80)
+                lead--;
+        if (lead < max && lead + textsafe_next(s + lead, len - lead, &cp, &c) > max)
+                return lead;    /* a valid character across the bound: not split */
+        return max;
+}
+
 /* The visible escape of one unit into @buf (at least 8 bytes): its length. */
 static size_t visible(uint32_t cp, enum textsafe_class c, char *buf)
 {

@@ -84,6 +84,12 @@ enum textsafe_class textsafe_classify(uint32_t cp);
  * one unit of class TEXTSAFE_INVALID, *ret_cp its byte value. */
 size_t textsafe_next(const char *s, size_t len, uint32_t *ret_cp, enum textsafe_class *ret_class);
 
+/* How many of @s's @len bytes to show when at most @max may be: @max, or
+ * less so as not to end inside a valid UTF-8 character (it backs up over at
+ * most 3 continuation bytes: a stream of stray continuation bytes, which
+ * are shown one escape each, is still shown up to the bound). */
+size_t textsafe_cut(const char *s, size_t len, size_t max);
+
 enum textsafe_lines {
         TEXTSAFE_ONE_LINE = 0,  /* TAB, LF, CR shown as \t \n \r: one line stays one line */
         TEXTSAFE_MULTI_LINE,    /* TAB and LF kept, CR only before LF */

@@ -252,6 +252,37 @@ class Scores(SandboxTest):
         self.assertEqual(p.returncode, 125)
         self.assertIn(b"unexpected argument 'other.json'", p.stderr)
 
+    def test_errors_name_the_flag_or_the_spec_key_that_was_wrong(self):
+        # A --program that cannot be read is the flag's fault, not the spec's
+        # program.path (it was said so); a spec's profile that is missing or
+        # bad names the spec and its "profile" key.
+        spec = self.write("spec.json", {"program": {"path": "right.py"}, "cases": self.CASES})
+        self.write("right.py", SUM)
+        p = self.nsbox("judge", spec, "--program", "missing.py", cwd=self.d)
+        self.assertEqual(p.returncode, 125)
+        self.assertIn(b"nsbox: judge: --program: cannot read 'missing.py'", p.stderr)
+        self.assertNotIn(b"program.path", p.stderr)
+        # a file too large is said plainly (it read "cannot read '/dev/zero'
+        # is larger than ... bytes: File too large")
+        p = self.nsbox("judge", spec, "--program", "/dev/zero")
+        self.assertEqual(p.returncode, 125)
+        self.assertIn(b"nsbox: judge: --program: '/dev/zero' is larger than 67108864 bytes\n", p.stderr)
+        # read once: a program piped in on /dev/stdin is graded (a check
+        # that read it before the cases ran left them an empty program)
+        p = subprocess.run([NSBOX, "judge", spec, "--program", "/dev/stdin"], input=SUM.encode(),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        for profile, says in (("gone.ini", b"profile: '%s/gone.ini': No such file" % self.d.encode()),
+                              ("nosuchprofile", b"profile 'nosuchprofile' not found"),
+                              ("bad.ini", b"%s/bad.ini:2: [limits] wall_time" % self.d.encode())):
+            with self.subTest(profile):
+                self.write("bad.ini", "[limits]\nwall_time = bogus\n")
+                spec = self.write("spec.json", {"program": {"source": SUM}, "profile": profile,
+                                                "cases": self.CASES})
+                p = self.nsbox("judge", spec, cwd="/")
+                self.assertEqual(p.returncode, 125)
+                self.assertIn(("nsbox: judge: spec '%s': " % spec).encode() + says, p.stderr)
+
     def test_relative_profile_is_found_from_the_spec_folder(self):
         self.write("tight.ini", "[limits]\nwall_time = 300ms\n")
         spec = self.write("spec.json", {"program": {"source": "while True: pass"}, "profile": "tight.ini",
@@ -261,6 +292,19 @@ class Scores(SandboxTest):
         v = json.loads(p.stdout)
         self.assertEqual(v["cases"][0]["result"]["limit"], "wall_time", p.stderr)
         self.assertLess(v["cases"][0]["result"]["wall_ms"], 3000)
+
+    def test_symlinked_spec_resolves_from_the_link_folder(self):
+        # documented (judge.md): the folder of the SPEC path as given, for
+        # program.path and a profile path alike
+        self.write("right.py", SUM)
+        spec = self.write("spec.json", {"program": {"path": "right.py"}, "cases": self.CASES})
+        other = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, other)
+        os.symlink(spec, os.path.join(other, "spec.json"))
+        p = self.nsbox("judge", os.path.join(other, "spec.json"))
+        self.assertEqual(p.returncode, 125)
+        self.assertIn(("cannot read '%s/right.py'" % other).encode(), p.stderr)
+        self.assertEqual(self.nsbox("judge", spec).returncode, 0)
 
     def test_batch_judge_line_has_counts_and_score(self):
         job = {"id": "j1", "kind": "judge",

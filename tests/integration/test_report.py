@@ -483,6 +483,10 @@ class JUnit(SandboxTest):
                          ["pass", "fail", "undetermined"])
         suite, cases = self.read_junit(junit)
         self.assertEqual((suite.tests, suite.failures, suite.errors, suite.skipped), (3, 1, 1, 0))
+        # the suite is named by the spec's file name, never its host path (a
+        # CI page may be the learner's; nsbox test names it by the harness
+        # folder's name the same way)
+        self.assertEqual(suite.name, "spec.json")
         self.assertEqual(cases["twice"][0], "pass")
         self.assertEqual(cases["wrong <&>"][0], "failure")
         # #32: the expected value ('x') is not quoted without --junit-expected
@@ -514,6 +518,16 @@ class JUnit(SandboxTest):
         suite, cases = self.read_junit(junit)
         self.assertEqual((suite.tests, suite.failures, suite.errors, suite.skipped), (3, 1, 0, 1))
 
+    def test_junit_expected_needs_junit(self):
+        # without --junit it did nothing, silently: a teacher who meant to
+        # hide (or show) expected values learns that no file is written
+        spec = os.path.join(self.tmp, "spec.json")
+        with open(spec, "w") as f:
+            json.dump({"program": {"source": "print(1)"}, "cases": [{"name": "a"}]}, f)
+        p = self.nsbox_env("judge", spec, "--junit-expected")
+        self.assertEqual(p.returncode, 125)
+        self.assertIn("nsbox: judge: --junit-expected needs --junit FILE", p.stderr)
+
     def test_test_command(self):
         junit = os.path.join(self.tmp, "tests.xml")
         for ws in ("workspace", "workspace-wrong"):
@@ -540,6 +554,14 @@ class JUnit(SandboxTest):
                     self.assertIn(t["message"], cases[key][2][0].text)
                 self.assertEqual(cases[key][3].system_out, t["stdout"])
         self.assertGreater(suite.failures, 0, "workspace-wrong fails no test")
+        # the suite: the harness folder's name, never its host path, even
+        # given with a trailing slash (or two: it was the whole path)
+        for harness in (os.path.join(COURSE, "harness"), os.path.join(COURSE, "harness") + "/",
+                        os.path.join(COURSE, "harness") + "//"):
+            self.nsbox_env("test", "--junit", junit, "--harness", harness,
+                           "--workspace", os.path.join(COURSE, "workspace"))
+            suite, cases = self.read_junit(junit)
+            self.assertEqual(suite.name, "harness", harness)
 
     def test_undetermined_test_run_is_an_error(self):
         empty = os.path.join(self.tmp, "empty-harness")

@@ -785,6 +785,68 @@ static void test_tally_score(void **state)
         assert_false(t.scored);
 }
 
+/* A cancel that lands between two cases, after one failed: the cases after
+ * it did not run because of the cancel, not --fail-fast; nsbox did not look
+ * at them, so there is no score (docs/judge.md) -- it was computed, with
+ * them as not passed. Their status says cancelled (what a replay reads back
+ * from their "not run: cancelled"). */
+static void test_tally_cancel_after_a_failure(void **state)
+{
+        struct judge_case_report c[3] = {
+                { .name = "a", .weight = 1, .verdict = JUDGE_FAIL, .ran = true },
+                { .name = "b", .weight = 1 },
+                { .name = "c", .weight = 1 },
+        };
+        struct judge_report rep = { .cases = c, .n_cases = 3 };
+        struct judge_tally t;
+
+        (void) state;
+        judge_mark_not_run(c, 1, 3, "not run: cancelled");
+        c[1].status = c[2].status = RUN_CANCELLED;
+        rep.verdict = judge_suite_verdict(c, 3);
+        assert_int_equal(rep.verdict, JUDGE_FAIL);
+        judge_tally(&rep, &t);
+        assert_false(t.scored);
+        assert_int_equal(t.count[JUDGE_NOT_RUN], 2);
+        /* --fail-fast's skips still count as not passed */
+        c[1].status = c[2].status = RUN_EXITED;
+        judge_tally(&rep, &t);
+        assert_true(t.scored);
+}
+
+/* The text summary's score never reads as full marks when a case failed,
+ * nor as nothing when one passed (it printed "score 1" for a 1e9-weight
+ * pass and a failed case, "score 1e-09" the other way round): four decimals,
+ * kept off 0 and 1 unless it is exactly that. */
+static void test_score_text(void **state)
+{
+        struct judge_case_report c[2] = {
+                { .name = "big", .weight = 1e9, .verdict = JUDGE_PASS, .reason = "ok" },
+                { .name = "tiny", .weight = 1, .verdict = JUDGE_FAIL, .reason = "no" },
+        };
+        struct judge_report rep = { .verdict = JUDGE_FAIL, .cases = c, .n_cases = 2 };
+        char *text;
+
+        (void) state;
+        text = judge_summary_text(&rep);
+        assert_non_null(strstr(text, "), score 0.9999\n"));
+        free(text);
+        c[0].verdict = JUDGE_FAIL;
+        c[1].verdict = JUDGE_PASS;
+        text = judge_summary_text(&rep);
+        assert_non_null(strstr(text, "), score 0.0001\n"));
+        free(text);
+        c[0].weight = 3;        /* 1 of 4 */
+        text = judge_summary_text(&rep);
+        assert_non_null(strstr(text, "), score 0.25\n"));
+        free(text);
+        c[0].verdict = JUDGE_PASS;
+        rep.verdict = JUDGE_PASS;
+        text = judge_summary_text(&rep);
+        assert_non_null(strstr(text, "), score 1\n"));
+        free(text);
+}
+
 /* #27: the text summary shows a case's name and reason on one line with the
  * unsafe characters of util/textsafe.h visible (C1 and bidi controls too), a
  * plain quote as it is, wrapped before TEXTSAFE_ROW_COLS columns (a non-ASCII
@@ -1227,7 +1289,7 @@ int main(void)
                 cmocka_unit_test(test_request_has_no_expectation),
                 cmocka_unit_test(test_render),
                 cmocka_unit_test(test_excerpt),
-                cmocka_unit_test(test_summary_unsafe), cmocka_unit_test(test_tally_score), cmocka_unit_test(test_public_reason),
+                cmocka_unit_test(test_summary_unsafe), cmocka_unit_test(test_tally_score), cmocka_unit_test(test_score_text), cmocka_unit_test(test_tally_cancel_after_a_failure), cmocka_unit_test(test_public_reason),
                 cmocka_unit_test(test_cut_stream_judged_from_the_recorded_tail),
                 cmocka_unit_test(test_raw_bytes_are_recorded),
                 cmocka_unit_test(test_evidence_parse_is_strict),

@@ -464,6 +464,50 @@ static void test_failure_groups(void **state)
         free(a);
 }
 
+/* A result that exited without an exit code (a hand-made or damaged line)
+ * failed, and says why in words: it read "outcome ?". */
+static void test_reason_without_exit_code(void **state)
+{
+        struct report_agg *a = malloc(sizeof *a);
+        struct report_fgroup *g = malloc(sizeof *g * REPORT_FGROUPS_MAX);
+
+        (void) state;
+        assert_non_null(a);
+        assert_non_null(g);
+        report_agg_init(a);
+        add_ok(a, 1, "{\"id\":\"x\",\"status\":\"exited\"}");
+        assert_int_equal(report_fgroups_sorted(a, g), 1);
+        assert_string_equal(g[0].key, "exited without an exit code");
+        free(g);
+        free(a);
+}
+
+/* "judge cases, most failed first": by how often a case failed on
+ * evidence, then by how often it could not be judged; a case that only
+ * erred (the sandbox, not the program) does not go above one that failed
+ * more (it did: the two counts were summed). */
+static void test_cases_most_failed_first(void **state)
+{
+        struct report_agg *a = malloc(sizeof *a);
+        struct report_case_stat c[REPORT_CASES_MAX];
+
+        (void) state;
+        assert_non_null(a);
+        report_agg_init(a);
+        for (int i = 0; i < 5; i++)
+                report_case_add(a, "flaky_infra", "undetermined");
+        report_case_add(a, "flaky_infra", "fail");
+        for (int i = 0; i < 3; i++)
+                report_case_add(a, "wrong", "fail");
+        report_case_add(a, "wrong", "not_run");
+        report_case_add(a, "fine", "pass");
+        assert_int_equal(report_cases_sorted(a, c), 3);
+        assert_string_equal(c[0].name, "wrong");
+        assert_string_equal(c[1].name, "flaky_infra");
+        assert_string_equal(c[2].name, "fine");
+        free(a);
+}
+
 /* #32: what CI viewers read: the reason in the failure's body (its first
  * line in message=), the captured streams per case (escaped, bounded), a
  * time on every case. */
@@ -505,6 +549,30 @@ static void test_junit(void **state)
         free(buf);
 }
 
+/* A stream of bytes that are not UTF-8 (a program writes 70,000 0x80
+ * bytes, all of them "continuation bytes") is still shown, escaped, up to
+ * the bound: the cut backs up over at most one character's 3 trailing
+ * bytes, never over the whole stream (it did: an empty <system-out>). */
+static void test_junit_invalid_stream(void **state)
+{
+        static char junk[JUNIT_STREAM_MAX + 5000];
+        struct junit_case c = { .name = "c", .classname = "judge.spec", .kind = JUNIT_PASS,
+                                .out = junk, .out_len = sizeof junk };
+        char *buf = NULL, *p;
+        size_t len = 0, shown = 0;
+        FILE *f = open_memstream(&buf, &len);
+
+        (void) state;
+        memset(junk, 0x80, sizeof junk);
+        assert_int_equal(junit_render(f, "suite", &c, 1, 0), 0);
+        fclose(f);
+        for (p = buf; (p = strstr(p, "\\x80")); p += 4)
+                shown++;
+        assert_true(shown >= JUNIT_STREAM_MAX - 3);
+        assert_true(shown <= JUNIT_STREAM_MAX);
+        free(buf);
+}
+
 static void test_junit_classname(void **state)
 {
         const char *test;
@@ -521,6 +589,16 @@ static void test_junit_classname(void **state)
         free(cn);
         cn = junit_classname("judge", "/srv/course/hw1.json", &test);
         assert_string_equal(cn, "judge.hw1");
+        free(cn);
+        /* the suite's name: the last component, never a host path */
+        cn = junit_suite_name("/srv/course/harness//");
+        assert_string_equal(cn, "harness");
+        free(cn);
+        cn = junit_suite_name("hw1.json");
+        assert_string_equal(cn, "hw1.json");
+        free(cn);
+        cn = junit_suite_name("/");
+        assert_string_equal(cn, "/");
         free(cn);
 }
 
@@ -581,7 +659,7 @@ int main(void)
                 cmocka_unit_test(test_hist_buckets),
                 cmocka_unit_test(test_text_render),
                 cmocka_unit_test(test_html),
-                cmocka_unit_test(test_junit), cmocka_unit_test(test_normalize), cmocka_unit_test(test_failure_groups), cmocka_unit_test(test_junit_classname),
+                cmocka_unit_test(test_junit), cmocka_unit_test(test_normalize), cmocka_unit_test(test_failure_groups), cmocka_unit_test(test_cases_most_failed_first), cmocka_unit_test(test_reason_without_exit_code), cmocka_unit_test(test_junit_classname), cmocka_unit_test(test_junit_invalid_stream),
                 cmocka_unit_test(test_nul_in_output),
                 cmocka_unit_test(test_text_render_bidi),
                 cmocka_unit_test(test_frequent_error_after_many_unique),

@@ -364,6 +364,23 @@ static void test_term_wrap(void **state)
 
 /* Every JSON nsbox writes: DEL, C1, bidi, line separators, non-characters
  * as \uXXXX; ordinary non-ASCII raw; the same value read back. */
+/* textsafe_cut: a valid character across the bound is not split; stray
+ * continuation bytes do not make it back up further than one character. */
+static void test_cut(void **state)
+{
+        char junk[100];
+
+        (void) state;
+        assert_int_equal(textsafe_cut("abc", 3, 10), 3);
+        assert_int_equal(textsafe_cut("ab\xe2\x82\xac", 5, 3), 2);      /* € from byte 2 */
+        assert_int_equal(textsafe_cut("ab\xe2\x82\xac", 5, 4), 2);
+        assert_int_equal(textsafe_cut("ab\xe2\x82\xacx", 6, 5), 5);
+        assert_int_equal(textsafe_cut("a\xf0\x9f\x98\x80", 5, 4), 1);  /* 4-byte emoji */
+        memset(junk, 0x80, sizeof junk);
+        assert_int_equal(textsafe_cut(junk, sizeof junk, 50), 50);
+        assert_int_equal(textsafe_cut("ab\xe2\x82x", 5, 3), 3);          /* invalid: cut anywhere */
+}
+
 static void test_json_dumps(void **state)
 {
         static const char text[] = "a\x7f" "b\xc2\x9b" "c\xc2\x85" "d\xe2\x80\xae" "e\xe2\x80\xa8" "f\xef\xbf\xbe"
@@ -411,6 +428,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_classify),
+                cmocka_unit_test(test_cut),
                 cmocka_unit_test(test_next_invalid),
                 cmocka_unit_test(test_every_unsafe_escaped),
                 cmocka_unit_test(test_term_one_line),
