@@ -1,0 +1,701 @@
+# nsbox split-process test harness: the program of a batch `test` job
+# (docs/batch.md, "Test jobs"). nsbox places this file at /program/main.py
+# and gives it, on stdin, one package:
+#
+#   NSBOX-SPLIT 1 CODE_LEN STDIN_LEN TESTS_LEN BUDGET_MS ENTRY\n
+#   CODE   (CODE_LEN bytes: the code under test)
+#   STDIN  (STDIN_LEN bytes: the code's own standard input)
+#   KEY\n  (32 hex digits: marks this run's report lines)      } the tests part,
+#   TESTS  (TESTS_LEN bytes: the dataset's test_code)           } read only after
+#                                                               } the fork
+# It reads the header, the code and the code's stdin, makes itself
+# non-dumpable, and forks: the child becomes the code's process (it runs the
+# code and then serves requests); the parent, the test process, only then
+# reads the key and the tests, so neither is ever in the code's memory. The
+# two talk over a socketpair in messages of plain data (numbers, strings,
+# bytes, lists, tuples, dicts, sets, None, booleans) or handles to objects
+# that stay in the code's process: the test process never unpickles, never
+# runs an object of the code's, and compares every value itself.
+#
+# The report goes to the real stdout, which only the test process holds (the
+# code's process has stderr on its fd 1 and 2 and /dev/null or its own input
+# on fd 0 before any of its code runs), one line per event, each prefixed by
+# KEY: "KEY {json}". nsbox trusts only those lines (batch/batch_tests.c).
+# Standard library only. This file is nsbox's own code; it is public.
+import os
+import sys
+
+_PROTOCOL = 1
+_MSG_MAX = 64 << 20       # one message, either way
+_TEXT_MAX = 400           # a test's message in the report
+
+
+def _read_exact(fd, n):
+    parts = []
+    while n > 0:
+        b = os.read(fd, min(n, 1 << 20))
+        if not b:
+            raise EOFError("stdin ended early")
+        parts.append(b)
+        n -= len(b)
+    return b"".join(parts)
+
+
+def _read_line(fd, limit=256):
+    out = bytearray()
+    while len(out) < limit:
+        b = os.read(fd, 1)
+        if not b or b == b"\n":
+            return bytes(out)
+        out += b
+    raise ValueError("header line too long")
+
+
+def _non_dumpable():
+    # Why: the code's process runs as the same user in the same namespaces.
+    # Without this it could ptrace us, read /proc/PID/mem (the tests and
+    # their expected values) or reopen our descriptors through
+    # /proc/PID/fd (the report). Set before the fork, so there is no instant
+    # at which the test process is dumpable with the tests in it.
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl.restype = ctypes.c_int
+    libc.prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
+    return libc.prctl(4, 0, 0, 0, 0) == 0          # PR_SET_DUMPABLE 0
+
+
+# ---- messages: 4-byte length, then JSON of tagged values ------------------
+# Values: ["n"] None, ["b", bool], ["i", hex] int, ["f", hex] float,
+# ["c", [re_hex, im_hex]] complex, ["s", str], ["y", hex] bytes,
+# ["l", [...]] list, ["t", [...]] tuple, ["d", [[k, v], ...]] dict,
+# ["S", [...]] set, ["F", [...]] frozenset, ["h", id] a handle to an object
+# of the code's process, ["m", name] a standard-library module,
+# ["r", module, qualname] a standard-library object (e.g. collections.Counter).
+
+def _send(sock, obj):
+    import json
+    data = json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode()
+    if len(data) > _MSG_MAX:
+        raise ValueError("message too large")
+    sock.sendall(len(data).to_bytes(4, "big") + data)
+
+
+def _recv_exact(sock, n, deadline):
+    import select
+    import time
+    buf = bytearray()
+    while len(buf) < n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([sock], [], [], left)[0]:
+                raise TimeoutError("timed out")
+        b = sock.recv(min(n - len(buf), 1 << 20))
+        if not b:
+            raise EOFError("the code's process ended")
+        buf += b
+    return bytes(buf)
+
+
+def _recv(sock, deadline=None):
+    import json
+    n = int.from_bytes(_recv_exact(sock, 4, deadline), "big")
+    if n > _MSG_MAX:
+        raise ValueError("message too large")
+    return json.loads(_recv_exact(sock, n, deadline))
+
+
+# ---- the code's process --------------------------------------------------
+
+class _CodeSide:
+    """Runs in the code's process: encodes its values, keeps its objects."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.objs = {}          # handle -> object (kept alive: ids stay unique)
+        self.ids = {}           # id(object) -> handle
+
+    def handle(self, obj):
+        h = self.ids.get(id(obj))
+        if h is None:
+            h = len(self.objs) + 1
+            self.objs[h] = obj
+            self.ids[id(obj)] = h
+        return ["h", h]
+
+    def enc(self, v, depth=0):
+        if depth > 200:
+            return self.handle(v)
+        t = type(v)
+        if v is None:
+            return ["n"]
+        if t is bool:
+            return ["b", v]
+        # Subclasses of the plain types cross as their plain content: an
+        # overridden __eq__ stays behind, the value is compared as data.
+        if isinstance(v, bool):
+            return ["b", bool(v)]
+        if isinstance(v, int):
+            return ["i", hex(int.__index__(v))]
+        if isinstance(v, float):
+            return ["f", float.hex(float.__float__(v))]
+        if isinstance(v, complex):
+            return ["c", [float.hex(v.real), float.hex(v.imag)]]
+        if isinstance(v, str):
+            return ["s", str.__str__(v)]
+        if isinstance(v, (bytes, bytearray)):
+            return ["y", bytes(v).hex()]
+        d = depth + 1
+        if isinstance(v, tuple):
+            return ["t", [self.enc(x, d) for x in tuple.__iter__(v)]]
+        if isinstance(v, list):
+            return ["l", [self.enc(x, d) for x in list.__iter__(v)]]
+        if isinstance(v, dict):
+            return ["d", [[self.enc(k, d), self.enc(x, d)] for k, x in dict.items(v)]]
+        if isinstance(v, frozenset):
+            return ["F", [self.enc(x, d) for x in frozenset.__iter__(v)]]
+        if isinstance(v, set):
+            return ["S", [self.enc(x, d) for x in set.__iter__(v)]]
+        if t is type(sys):
+            name = getattr(v, "__name__", "")
+            if isinstance(name, str) and name.split(".")[0] in _stdlib_names():
+                return ["m", name]
+        ref = _stdlib_ref(v)
+        if ref:
+            return ["r", ref[0], ref[1]]
+        return self.handle(v)
+
+    def dec(self, v):
+        tag = v[0]
+        if tag == "h":
+            return self.objs[v[1]]
+        return _decode(v, self.dec)
+
+    def serve(self, ns):
+        import builtins
+        ops = {
+            "call": lambda o, *a, **k: o(*a, **k),
+            "getattr": getattr, "setattr": setattr, "delattr": delattr,
+            "iter": iter, "next": next, "len": len, "bool": bool, "str": str, "repr": repr,
+            "getitem": lambda o, k: o[k], "contains": lambda o, k: k in o,
+            "setitem": lambda o, k, x: o.__setitem__(k, x), "delitem": lambda o, k: o.__delitem__(k),
+        }
+        while True:
+            try:
+                req = _recv(self.sock)
+            except Exception:
+                os._exit(0)
+            op, h, args, kwargs = req[0], req[1], req[2], req[3]
+            try:
+                target = self.objs[h] if h else ns.get
+                a = [self.dec(x) for x in args]
+                k = {key: self.dec(x) for key, x in kwargs}
+                res = ["ok", self.enc(ops[op](target, *a, **k))] if op != "global" else ["ok", self.enc(ns[a[0]])]
+            except BaseException as ex:     # noqa: B036 -- everything the code raises is an answer
+                t = type(ex)
+                name = t.__name__ if getattr(builtins, t.__name__, None) is t else ""
+                try:
+                    msg = str(ex)[:_TEXT_MAX]
+                except BaseException:       # noqa: B036
+                    msg = ""
+                res = ["raise", name, msg if isinstance(msg, str) else ""]
+            try:
+                _send(self.sock, res)
+            except Exception as ex:
+                _send(self.sock, ["raise", "TypeError", "cannot send the result: %s" % ex])
+
+
+_STDLIB = None
+
+
+def _stdlib_names():
+    global _STDLIB
+    if _STDLIB is None:
+        _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | frozenset(sys.builtin_module_names)
+    return _STDLIB
+
+
+def _stdlib_ref(v):
+    """(module, qualname) when @v is that standard-library object itself."""
+    try:
+        mod, qual = v.__module__, v.__qualname__
+    except Exception:
+        return None
+    if not (isinstance(mod, str) and isinstance(qual, str)) or mod.split(".")[0] not in _stdlib_names():
+        return None
+    m = sys.modules.get(mod)
+    obj = m
+    try:
+        for part in qual.split("."):
+            obj = getattr(obj, part)
+    except Exception:
+        return None
+    return (mod, qual) if obj is v else None
+
+
+def _code_main(sock, code):
+    side = _CodeSide(sock)
+    ns = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": "/program/main.py"}
+    try:
+        exec(compile(code, "<code>", "exec"), ns)
+        names = []
+        for name in list(ns):
+            if isinstance(name, str) and not (name.startswith("__") and name.endswith("__")):
+                names.append([name, side.enc(ns[name])])
+        _send(sock, ["ready", names])
+    except BaseException as ex:     # noqa: B036 -- the code's exit at its top level is its failure
+        try:
+            _send(sock, ["failed", "%s: %s" % (type(ex).__name__, str(ex)[:_TEXT_MAX])])
+        except BaseException:       # noqa: B036
+            pass
+        os._exit(1)
+    side.serve(ns)
+    os._exit(0)
+
+
+# ---- decoding in the test process ----------------------------------------
+
+def _decode(v, sub):
+    """One tagged value into exact built-in types; @sub decodes members.
+    Anything malformed raises (a protocol error: the test fails)."""
+    if not isinstance(v, list) or not v or not isinstance(v[0], str):
+        raise ValueError("malformed value")
+    tag = v[0]
+    if tag == "n":
+        return None
+    x = v[1]
+    if tag == "b" and type(x) is bool:
+        return x
+    if tag == "i" and type(x) is str:
+        return int(x, 16)
+    if tag == "f" and type(x) is str:
+        return float.fromhex(x)
+    if tag == "c" and type(x) is list and len(x) == 2:
+        return complex(float.fromhex(x[0]), float.fromhex(x[1]))
+    if tag == "s" and type(x) is str:
+        return x
+    if tag == "y" and type(x) is str:
+        return bytes.fromhex(x)
+    if tag in "ltSF" and type(x) is list:
+        items = [sub(i) for i in x]
+        return {"l": list, "t": tuple, "S": set, "F": frozenset}[tag](items)
+    if tag == "d" and type(x) is list:
+        out = {}
+        for pair in x:
+            if type(pair) is not list or len(pair) != 2:
+                raise ValueError("malformed dict item")
+            out[sub(pair[0])] = sub(pair[1])
+        return out
+    raise ValueError("malformed value")
+
+
+class CodeGone(BaseException):
+    """The code's process cannot answer (ended, hung, sent garbage): a
+    BaseException, so a test's `except Exception` cannot swallow it; the
+    test is failed whatever it does with it."""
+
+
+class CodeError(Exception):
+    """An exception of the code's that is not a built-in one (a class of its
+    own, unittest.SkipTest, ...): its name and message, as data."""
+
+
+class _TestSide:
+    def __init__(self, sock, deadline, pid):
+        self.sock = sock
+        self.deadline = deadline
+        self.pid = pid
+        self.proxies = {}
+        self.gone = None        # why the code's process can no longer answer
+        self.poisoned = None    # why the running test is failed whatever it does
+        import builtins
+        self.exc = {n: t for n, t in vars(builtins).items()
+                    if isinstance(t, type) and issubclass(t, Exception)}
+
+    def proxy(self, h):
+        p = self.proxies.get(h)
+        if p is None:
+            p = Handle.__new__(Handle)
+            object.__setattr__(p, "_nsb", (self, h))
+            self.proxies[h] = p
+        return p
+
+    def dec(self, v):
+        if isinstance(v, list) and v and v[0] == "h" and len(v) == 2 and type(v[1]) is int:
+            return self.proxy(v[1])
+        if isinstance(v, list) and v and v[0] == "m" and len(v) == 2 and type(v[1]) is str:
+            if v[1].split(".")[0] in _stdlib_names():
+                import importlib
+                return importlib.import_module(v[1])
+        if isinstance(v, list) and v and v[0] == "r" and len(v) == 3:
+            if type(v[1]) is str and type(v[2]) is str and v[1].split(".")[0] in _stdlib_names():
+                import importlib
+                obj = importlib.import_module(v[1])
+                for part in v[2].split("."):
+                    obj = getattr(obj, part)
+                return obj
+        return _decode(v, self.dec)
+
+    def enc(self, v, depth=0):
+        if depth > 200:
+            raise TypeError("too deeply nested to pass to the code")
+        if type(v) is Handle:
+            side, h = object.__getattribute__(v, "_nsb")
+            if side is self:
+                return ["h", h]
+        if v is None:
+            return ["n"]
+        if isinstance(v, bool):
+            return ["b", bool(v)]
+        if isinstance(v, int):
+            return ["i", hex(int(v))]
+        if isinstance(v, float):
+            return ["f", float.hex(float(v))]
+        if isinstance(v, complex):
+            return ["c", [float.hex(v.real), float.hex(v.imag)]]
+        if isinstance(v, str):
+            return ["s", str(v)]
+        if isinstance(v, (bytes, bytearray)):
+            return ["y", bytes(v).hex()]
+        d = depth + 1
+        for t, tag in ((tuple, "t"), (list, "l"), (frozenset, "F"), (set, "S")):
+            if isinstance(v, t):
+                return [tag, [self.enc(x, d) for x in v]]
+        if isinstance(v, dict):
+            return ["d", [[self.enc(k, d), self.enc(x, d)] for k, x in v.items()]]
+        if type(v) is type(sys) and v.__name__.split(".")[0] in _stdlib_names():
+            return ["m", v.__name__]
+        raise TypeError("cannot pass a %s to the code: only plain data and the code's own objects cross"
+                        % type(v).__name__)
+
+    def fail_gone(self, why):
+        import signal
+        if self.gone is None:
+            self.gone = why
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        self.poisoned = self.poisoned or why
+        raise CodeGone(why)
+
+    def ask(self, op, h, args=(), kwargs=None):
+        if self.gone is not None:
+            self.poisoned = self.poisoned or self.gone
+            raise CodeGone(self.gone)
+        req = [op, h, [self.enc(a) for a in args], [[k, self.enc(x)] for k, x in (kwargs or {}).items()]]
+        try:
+            _send(self.sock, req)
+            res = _recv(self.sock, self.deadline)
+        except TimeoutError:
+            self.fail_gone("timed out: the code did not answer within the time budget")
+        except EOFError:
+            self.fail_gone("the code's process ended (an exit, a crash or a signal)")
+        except Exception as ex:
+            self.fail_gone("the code's process sent a malformed message (%s)" % type(ex).__name__)
+        if type(res) is list and len(res) == 2 and res[0] == "ok":
+            try:
+                return self.dec(res[1])
+            except Exception as ex:
+                self.fail_gone("the code's process sent a malformed value (%s)" % type(ex).__name__)
+        if type(res) is list and len(res) == 3 and res[0] == "raise" and type(res[1]) is str \
+                and type(res[2]) is str:
+            if res[1] in ("SystemExit", "KeyboardInterrupt", "GeneratorExit"):
+                self.poisoned = self.poisoned or "the code raised %s" % res[1]
+                raise CodeGone(self.poisoned)
+            exc = self.exc.get(res[1])
+            if exc is None:
+                raise CodeError(("%s: %s" % (res[1] or "an exception of the code's", res[2]))[:_TEXT_MAX])
+            raise exc(res[2])
+        self.fail_gone("the code's process sent a malformed message")
+
+
+class Handle:
+    """An object that stays in the code's process. Calls, attributes, items,
+    iteration, len, bool, str and repr cross as messages. Comparison does
+    not: a handle equals only itself (the expected value never crosses), so
+    an object whose __eq__ always answers True compares as what it is, an
+    object that is not the expected data."""
+    __slots__ = ("_nsb",)
+
+    def _ask(self, op, *args, **kwargs):
+        side, h = object.__getattribute__(self, "_nsb")
+        return side.ask(op, h, args, kwargs)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return Handle._ask(self, "getattr", name)
+
+    def __setattr__(self, name, value):
+        Handle._ask(self, "setattr", name, value)
+
+    def __delattr__(self, name):
+        Handle._ask(self, "delattr", name)
+
+    def __call__(self, *args, **kwargs):
+        return Handle._ask(self, "call", *args, **kwargs)
+
+    def __iter__(self):
+        it = Handle._ask(self, "iter")
+        return it if type(it) is Handle else iter(it)
+
+    def __next__(self):
+        return Handle._ask(self, "next")
+
+    def __len__(self):
+        n = Handle._ask(self, "len")
+        if type(n) is not int:
+            raise TypeError("len() of the code's object is not an int")
+        return n
+
+    def __bool__(self):
+        b = Handle._ask(self, "bool")
+        if type(b) is not bool:
+            raise TypeError("bool() of the code's object is not a bool")
+        return b
+
+    def __getitem__(self, key):
+        return Handle._ask(self, "getitem", key)
+
+    def __setitem__(self, key, value):
+        Handle._ask(self, "setitem", key, value)
+
+    def __delitem__(self, key):
+        Handle._ask(self, "delitem", key)
+
+    def __contains__(self, key):
+        return bool(Handle._ask(self, "contains", key))
+
+    def __str__(self):
+        s = Handle._ask(self, "str")
+        return s if type(s) is str else "<the code's object>"
+
+    def __repr__(self):
+        try:
+            s = Handle._ask(self, "repr")
+        except Exception:
+            s = None
+        return s if type(s) is str else "<the code's object>"
+
+    __hash__ = object.__hash__       # identity: a handle equals only itself
+
+
+# ---- splitting the tests ---------------------------------------------------
+
+def _split(tests_text, entry):
+    """[(name, kind, payload)]: kind 'stmt' (a code object of one top-level
+    statement: 'setup' or 'test') or 'call' (a test_* function or check(),
+    called after the module's statements). A syntax error is one failing test."""
+    import ast
+    try:
+        tree = ast.parse(tests_text, "<test_code>")
+    except SyntaxError as ex:
+        return [("test_code", "broken", "SyntaxError: %s (line %s)" % (ex.msg, ex.lineno))]
+    steps, called, defined = [], set(), []
+    for node in tree.body:
+        mod = ast.Module(body=[node], type_ignores=[])
+        code = compile(mod, "<test_code>", "exec")
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Assert):
+            steps.append(("assert line %d" % line, "test", code))
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and not isinstance(node.value.func, ast.Attribute):
+            fn = node.value.func
+            name = fn.id if isinstance(fn, ast.Name) else "call"
+            called.add(name)
+            steps.append(("%s() line %d" % (name, line), "test", code))
+        else:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if node.name.startswith("test"):
+                    defined.append(node.name)
+                elif node.name == "check":
+                    defined.append("check")
+            steps.append(("line %d" % line, "setup", code))
+    seen = {}
+    for i, (name, kind, payload) in enumerate(steps):
+        if kind != "setup":
+            seen[name] = seen.get(name, 0) + 1
+            if seen[name] > 1:
+                steps[i] = ("%s #%d" % (name, seen[name]), kind, payload)
+    for name in defined:
+        if name in called:
+            continue
+        if name == "check":
+            steps.append(("check(%s)" % (entry or "?"), "check", entry))
+        else:
+            steps.append((name + "()", "call", name))
+    return steps
+
+
+def _run(side, ns, steps, report):
+    import time
+    for name, kind, payload in steps:
+        if kind == "setup":
+            try:
+                exec(payload, ns)
+                continue
+            except BaseException as ex:     # noqa: B036
+                # A failing setup statement (the code lacks a name the tests
+                # import or use) is reported as a failed step of its own.
+                report(name, False, 0.0, _why(ex, side))
+                continue
+        side.poisoned = None
+        t0 = time.monotonic()
+        ok, why = False, None
+        try:
+            if kind == "broken":
+                raise SyntaxError(payload)
+            if kind == "test":
+                exec(payload, ns)
+            elif kind == "call":
+                ns[payload]()
+            else:
+                if not payload:
+                    raise NameError("check(candidate) needs the job's entry_point (the function's name)")
+                ns["check"](ns[payload])
+            ok = True
+        except BaseException as ex:     # noqa: B036 -- any exception, skips included, is not a pass
+            why = _why(ex, side)
+            if isinstance(ex, KeyboardInterrupt):
+                raise
+        if side.poisoned is not None:
+            ok, why = False, side.poisoned
+        report(name, ok, (time.monotonic() - t0) * 1e3, why)
+
+
+def _why(ex, side):
+    if side.poisoned is not None:
+        return side.poisoned
+    try:
+        text = "%s: %s" % (type(ex).__name__, ex)
+    except Exception:
+        text = type(ex).__name__
+    return text[:_TEXT_MAX]
+
+
+def _test_main(sock, pid, budget_ms, entry, out):
+    import json
+    import time
+    key = _read_line(0, 64).decode("ascii")
+    tests_len = _HEADER[2]
+    tests_text = _read_exact(0, tests_len).decode("utf-8", "surrogateescape")
+
+    def emit(obj):
+        line = (key + " " + json.dumps(obj, ensure_ascii=True, separators=(",", ":")) + "\n").encode()
+        while line:
+            line = line[os.write(out, line):]
+
+    deadline = time.monotonic() + budget_ms / 1e3
+    side = _TestSide(sock, deadline, pid)
+    steps = _split(tests_text, entry)
+    names = [s[0] for s in steps if s[1] != "setup"]
+    emit({"event": "start", "protocol": _PROTOCOL, "tests": names})
+    ns = {"__name__": "__main__", "__builtins__": __builtins__}
+    try:
+        msg = _recv(sock, deadline)
+    except BaseException as ex:     # noqa: B036
+        msg = ["failed", "the code's process ended before its names were known (%s)" % type(ex).__name__]
+    if type(msg) is list and len(msg) == 2 and msg[0] == "ready" and type(msg[1]) is list:
+        try:
+            for pair in msg[1]:
+                ns[pair[0]] = side.dec(pair[1])
+        except Exception as ex:
+            side.gone = "the code's process sent malformed names (%s)" % type(ex).__name__
+    else:
+        side.gone = msg[1] if (type(msg) is list and len(msg) == 2 and type(msg[1]) is str) else "malformed"
+        side.gone = ("the code failed before the tests: " + side.gone)[:_TEXT_MAX]
+    ns["__name__"] = "__main__"
+    counts = {"passed": 0, "failed": 0}
+
+    def report(name, ok, ms, why):
+        counts["passed" if ok else "failed"] += 1
+        emit({"event": "test", "name": name, "outcome": "passed" if ok else "failed",
+              "duration_ms": round(ms, 3), "message": None if ok else (why or "failed")[:_TEXT_MAX]})
+
+    if side.gone is not None:
+        for n in names[:]:
+            report(n, False, 0.0, side.gone)
+    else:
+        _run(side, ns, steps, report)
+    emit({"event": "done", "counts": counts})
+    try:
+        os.kill(pid, 9)
+    except OSError:
+        pass
+
+
+_HEADER = None
+
+
+def _stdin_file(data):
+    """A descriptor holding @data from its start: a memfd, else an unlinked
+    file in /tmp (the code's own input, nothing else)."""
+    try:
+        fd = os.memfd_create("stdin", 0)
+    except (AttributeError, OSError):
+        import tempfile
+        fd, path = tempfile.mkstemp()
+        os.unlink(path)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.lseek(fd, 0, 0)
+    return fd
+
+
+def main():
+    global _HEADER
+    head = _read_line(0).decode("ascii").split(" ")
+    if len(head) != 7 or head[0] != "NSBOX-SPLIT" or head[1] != str(_PROTOCOL):
+        sys.stderr.write("nsbox split harness: bad header\n")
+        os._exit(2)
+    code_len, stdin_len, tests_len, budget_ms = (int(x) for x in head[2:6])
+    entry = head[6] if head[6] != "-" else None
+    _HEADER = (code_len, stdin_len, tests_len)
+    code = _read_exact(0, code_len).decode("utf-8", "surrogateescape")
+    code_stdin = _read_exact(0, stdin_len)
+    dumpable_off = _non_dumpable()
+    if not dumpable_off:
+        sys.stderr.write("nsbox split harness: PR_SET_DUMPABLE failed\n")
+        os._exit(2)
+    import socket
+    a, b = socket.socketpair()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        # The code's process: nothing of the tests was read yet. Before any
+        # of the code runs: its stdin is its own input (never the rest of
+        # the package), its stdout is stderr (never the report's stdout).
+        a.close()
+        # No descriptor but 0-2 and the socket: whatever else this process
+        # inherited (a warm job's plumbing) stays out of the code's reach.
+        os.closerange(3, b.fileno())
+        os.closerange(b.fileno() + 1, 1 << 20)
+        os.dup2(_stdin_file(code_stdin), 0)
+        os.dup2(2, 1)
+        sys.stdin = open(0, "r", closefd=False)
+        _code_main(b, code)
+        os._exit(0)
+    b.close()
+    del code, code_stdin
+    # The test process: the report's stdout on a private descriptor, fd 1
+    # (what the tests print) on stderr with the code's output.
+    out = os.dup(1)
+    os.set_inheritable(out, False)
+    os.dup2(2, 1)
+    try:
+        _test_main(a, pid, budget_ms, entry, out)
+    finally:
+        # Whatever happened, the code's process ends with the tests.
+        try:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
