@@ -199,7 +199,8 @@ static void not_run_reason(const struct run_result *r, bool started, char *buf, 
         else if (r->status == RUN_SIGNALED)
                 snprintf(buf, size, "not run: the test process was killed by signal %d", r->signal);
         else if (!started)
-                snprintf(buf, size, "not run: the test process reported nothing (exit status %d)", r->exit_code);
+                snprintf(buf, size, "not run: the test process ended before it announced the tests (exit status %d)",
+                         r->exit_code);
         else
                 snprintf(buf, size, "not run: the test process ended before it (exit status %d)", r->exit_code);
 }
@@ -239,13 +240,21 @@ json_t *batch_test_verdict(const char *out, size_t len, const char *key, const s
                 }
         json_array_foreach(extra, i, t)
                 json_array_append_new(tests, test_entry(json_string_value(json_object_get(t, "name")), t, not_run));
+        /* A fail always names a failed entry and why: the test process
+         * ended before it announced its tests (killed by the code before it
+         * read them), or test_code holds no test at all. */
+        if (json_array_size(tests) == 0)
+                json_array_append_new(tests, test_entry("test_code", NULL,
+                                                        start ? "no test in test_code (no top-level assert, "
+                                                                "test_* function or check)"
+                                                              : not_run));
         total = json_array_size(tests);
         /* pass: the test process ended well, said it was done, and every
          * test it announced passed (at least one). Anything less is a
          * fail, except nsbox's own failure (error). */
         if (r->status == RUN_ERROR || r->status == RUN_CANCELLED)
                 *ret_outcome = OUTCOME_ERROR;
-        else if (r->status == RUN_EXITED && r->exit_code == 0 && rep.done && total > 0 && passed == total)
+        else if (r->status == RUN_EXITED && r->exit_code == 0 && start && rep.done && passed == total)
                 *ret_outcome = OUTCOME_PASS;
         else
                 *ret_outcome = OUTCOME_FAIL;
