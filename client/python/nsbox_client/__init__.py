@@ -36,12 +36,12 @@ from __future__ import annotations
 from .batch import DEFAULT_TIMEOUT  # noqa: F401  (importable, as before the split)
 from .client import Client
 from .errors import EXIT_CANCELLED, EXIT_NSBOX_FAILURE, NsboxError, NsboxUnavailable  # noqa: F401
-from .jobs import JudgeJob, TestOutcome, TestReport
+from .jobs import JudgeJob, TestOutcome, TestReport, TestsResult
 from .observations import Observation, read_observations, replay
 from .results import CaseVerdict, DoctorCheck, DoctorReport, RunResult, Verdict
 from .service import AsyncServiceClient, ServiceClient, connect
 from .session import Session
-from .shortcuts import batch_run, batch_stream, doctor, judge, run_code, test
+from .shortcuts import batch_run, batch_stream, doctor, judge, run_code, run_tests, test
 
 __all__ = [
     "Client", "Session", "RunResult", "Verdict", "CaseVerdict", "DoctorReport", "DoctorCheck",
@@ -49,4 +49,5 @@ __all__ = [
     "replay", "read_observations", "Observation",
     "JudgeJob", "TestReport", "TestOutcome", "test",
     "connect", "ServiceClient", "AsyncServiceClient",
+    "run_tests", "TestsResult",
 ]

@@ -38,6 +38,22 @@ def python_job(id_: Any, code: str, test_code: Optional[str], timeout: Optional[
     return job
 
 
+def test_job(id_: Any, code: str, test_code: str, entry_point: Optional[str], timeout: Optional[float],
+             limits: Optional[Dict[str, Any]], dedent: bool, stdin: Optional[str] = None) -> Dict[str, Any]:
+    """A test job line: code and test_code in two processes (docs/batch.md,
+    "Test jobs"); its arguments checked as a python job's."""
+    if test_code is None:
+        raise TypeError("test_code: a test job needs the tests (a str)")
+    job = python_job(id_, code, test_code, timeout, limits, dedent, stdin)
+    job["kind"] = "test"
+    if entry_point is not None:
+        if not isinstance(entry_point, str) or not entry_point.isidentifier() or not entry_point.isascii():
+            raise ValueError("entry_point: the name of the code's function (a Python identifier), got %r"
+                             % (entry_point,))
+        job["entry_point"] = entry_point
+    return job
+
+
 def line(i: int, item: Any, timeout: Optional[float], limits: Optional[Dict[str, Any]], dedent: bool
          ) -> Dict[str, Any]:
     """One job line for @item, its id the item's index @i."""

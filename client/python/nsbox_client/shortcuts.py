@@ -7,7 +7,7 @@ from typing import Any, Iterable, Iterator, List, Optional, Tuple, Union
 from . import observations
 from .batch import DEFAULT_TIMEOUT
 from .client import Client
-from .jobs import JudgeJob, TestReport
+from .jobs import JudgeJob, TestReport, TestsResult
 from .results import DoctorReport, RunResult, Verdict
 
 
@@ -24,6 +24,12 @@ def batch_run(pairs: Iterable[Union[Tuple[str, Optional[str]], str, JudgeJob]],
 def batch_stream(pairs: Iterable[Union[Tuple[str, Optional[str]], str, JudgeJob]],
                  timeout: Optional[float] = DEFAULT_TIMEOUT, **kw: Any) -> Iterator[Union[RunResult, Verdict]]:
     return Client().batch_stream(pairs, timeout, **kw)
+
+
+def run_tests(code: str, test_code: str, entry_point: Optional[str] = None,
+              timeout: Optional[float] = DEFAULT_TIMEOUT, **kw: Any) -> TestsResult:
+    """The tests outside the code's process: Client.run_tests."""
+    return Client().run_tests(code, test_code, entry_point, timeout, **kw)
 
 
 def judge(spec: observations.SpecLike, observe: Optional[observations.PathLike] = None) -> Verdict:
