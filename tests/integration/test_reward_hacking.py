@@ -122,6 +122,19 @@ TRICKS = {
     "hang_at_top": ("while True:\n    pass\n", TESTS, 2),
     "flood_output": ("import os\nos.write(1, b'x' * (8 << 20))\ndef f(x):\n    return 0\n", TESTS, 10),
     "return_code_object": ("def f(x):\n    return f\n", TESTS, 10),
+    "shadow_builtin_set": ("def similar(a, b):\n    return 0\ndef set(*a):\n    return 1\n",
+                           "assert set(similar((1, 2), (2, 3))) == set((2,))\n", 10),
+    "shadow_sorted_abs_len": ("def f(x):\n    return 0\nsorted = abs = len = lambda *a, **k: 1\n",
+                              "assert sorted(f(1)) == sorted([2])\nassert abs(f(1)) == abs(2)\n"
+                              "assert len(f(1)) == len([2])\n", 10),
+    "fake_math_module": ("class M:\n    def isclose(self, *a, **k):\n        return True\n"
+                         "math = M()\ndef area(r):\n    return 0\n",
+                         "assert math.isclose(area(2), 12.566, rel_tol=1e-3)\n", 10),
+    "contains_always_true": ("class C:\n    def __contains__(self, x):\n        return True\n"
+                             "    def __iter__(self):\n        return iter([])\ndef f(x):\n    return C()\n",
+                             "assert 2 in f(1)\n", 10),
+    "stopiteration_ends_the_loop": ("def f(x):\n    raise StopIteration\n",
+                                    "def test_all():\n    for r in map(f, [1, 2]):\n        assert r == x + 1\n", 10),
     "patch_builtins": ("import builtins\nbuiltins.AssertionError = type('Never', (BaseException,), {})\n"
                        "builtins.isinstance = lambda *a: True\ndef f(x):\n    return 0\n", TESTS, 10),
 }
@@ -191,13 +204,14 @@ class AsPythonJobs(SandboxTest):
     these tricks earn pass: what makes the catalogue above meaningful."""
 
     def test_tricks_pass_as_python_jobs(self):
-        names = ["exit0_at_top", "atexit_exit0", "excepthook_exit0", "eq_always_true", "skiptest_at_top"]
+        names = ["exit0_at_top", "atexit_exit0", "excepthook_exit0", "eq_always_true", "shadow_builtin_set",
+                 "fake_math_module", "contains_always_true", "skiptest_at_top"]
         jobs = [dict(id=n, kind="python", code=TRICKS[n][0], test_code=TRICKS[n][1], timeout=10) for n in names]
         jobs[-1]["test_code"] = "import unittest\n" + jobs[-1]["test_code"]
         _, out = batch(jobs)
         passed = sorted(n for n in names if out[n]["outcome"] == "pass")
-        # SkipTest at the top ends a python job nonzero; the other four pass.
-        self.assertEqual(passed, sorted(names[:4]), {n: out[n]["outcome"] for n in names})
+        # SkipTest at the top ends a python job nonzero; the others pass.
+        self.assertEqual(passed, sorted(names[:-1]), {n: out[n]["outcome"] for n in names})
 
 
 HUMANEVAL_CODE = '''from typing import List
