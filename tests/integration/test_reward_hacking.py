@@ -191,12 +191,27 @@ class RewardHacking(SandboxTest):
                 skip_or_fail(self, "warm starts unavailable: %s" % reasons)
         self.check_all_fail(out, warm=True)
 
-    def test_reading_the_tests_finds_nothing(self):
+    def reading_finds_nothing(self, *opts):
         # The cheater's own view: no file, descriptor or memory it can reach
-        # holds the tests (it answers 0 for every assert).
-        code, tests, to = TRICKS["read_the_tests"]
-        _, out = batch([tjob("r", code, tests, to)])
-        self.assertEqual(out["r"]["counts"], {"passed": 0, "failed": 3, "total": 3}, out["r"])
+        # holds the tests (it answers 0 for every assert), not even after
+        # honest jobs with the same tests ran before it (warm: forked from
+        # the same zygote, -j 1: one after the other).
+        honest = [tjob("h%d" % i, "def f(x):\n    return x + 1\n", TESTS) for i in range(3)]
+        cheats = [tjob(n, TRICKS[n][0], TRICKS[n][1]) for n in ("read_the_tests", "read_the_tests_gc")]
+        _, out = batch(honest + cheats, "-j", "1", *opts)
+        for j in honest:
+            self.assertEqual(out[j["id"]]["outcome"], "pass", out[j["id"]])
+        for j in cheats:
+            self.assertEqual(out[j["id"]]["counts"], {"passed": 0, "failed": 3, "total": 3}, out[j["id"]])
+        return out
+
+    def test_reading_the_tests_finds_nothing_cold(self):
+        self.reading_finds_nothing()
+
+    def test_reading_the_tests_finds_nothing_warm(self):
+        out = self.reading_finds_nothing("--warm")
+        if {d.get("start") for d in out.values()} != {"warm"}:
+            skip_or_fail(self, "warm starts unavailable: %s" % {d.get("start_reason") for d in out.values()})
 
 
 class AsPythonJobs(SandboxTest):
