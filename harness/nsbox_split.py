@@ -12,7 +12,7 @@
 # non-dumpable, and forks: the child becomes the code's process (it runs the
 # code and then serves requests); the parent, the test process, only then
 # reads the key and the tests, so neither is ever in the code's memory. The
-# two talk over a socketpair in messages of plain data (numbers, strings,
+# two talk over a pair of pipes in messages of plain data (numbers, strings,
 # bytes, lists, tuples, dicts, sets, None, booleans) or handles to objects
 # that stay in the code's process: the test process never unpickles, never
 # runs an object of the code's, and compares every value itself.
@@ -24,6 +24,11 @@
 # Standard library only. This file is nsbox's own code; it is public.
 import os
 import sys
+
+# Imported once, before the fork: both processes use them.
+import json as _json        # noqa: E402
+import select as _select    # noqa: E402
+import time as _time        # noqa: E402
 
 _PROTOCOL = 1
 _MSG_MAX = 64 << 20       # one message, either way
@@ -72,36 +77,35 @@ def _non_dumpable():
 # of the code's process, ["m", name] a standard-library module,
 # ["r", module, qualname] a standard-library object (e.g. collections.Counter).
 
-def _send(sock, obj):
-    import json
-    data = json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode()
+def _send(ch, obj):
+    """@ch: (read fd, write fd), one end of the pair of pipes."""
+    data = _json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode()
     if len(data) > _MSG_MAX:
         raise ValueError("message too large")
-    sock.sendall(len(data).to_bytes(4, "big") + data)
+    view = memoryview(len(data).to_bytes(4, "big") + data)
+    while view:
+        view = view[os.write(ch[1], view):]
 
 
-def _recv_exact(sock, n, deadline):
-    import select
-    import time
+def _recv_exact(ch, n, deadline):
     buf = bytearray()
     while len(buf) < n:
         if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([sock], [], [], left)[0]:
+            left = deadline - _time.monotonic()
+            if left <= 0 or not _select.select([ch[0]], [], [], left)[0]:
                 raise TimeoutError("timed out")
-        b = sock.recv(min(n - len(buf), 1 << 20))
+        b = os.read(ch[0], min(n - len(buf), 1 << 20))
         if not b:
             raise EOFError("the code's process ended")
         buf += b
     return bytes(buf)
 
 
-def _recv(sock, deadline=None):
-    import json
-    n = int.from_bytes(_recv_exact(sock, 4, deadline), "big")
+def _recv(ch, deadline=None):
+    n = int.from_bytes(_recv_exact(ch, 4, deadline), "big")
     if n > _MSG_MAX:
         raise ValueError("message too large")
-    return json.loads(_recv_exact(sock, n, deadline))
+    return _json.loads(_recv_exact(ch, n, deadline))
 
 
 # ---- the code's process --------------------------------------------------
@@ -389,7 +393,7 @@ class _TestSide:
             res = _recv(self.sock, self.deadline)
         except TimeoutError:
             self.fail_gone("timed out: the code did not answer within the time budget")
-        except EOFError:
+        except (EOFError, BrokenPipeError):
             self.fail_gone("the code's process ended (an exit, a crash or a signal)")
         except Exception as ex:
             self.fail_gone("the code's process sent a malformed message (%s)" % type(ex).__name__)
@@ -623,6 +627,8 @@ def _test_main(sock, pid, budget_ms, entry, out):
     ns = {"__name__": "__main__", "__builtins__": __builtins__}
     try:
         msg = _recv(sock, deadline)
+    except TimeoutError:
+        msg = ["failed", "the code did not finish its top level within the time budget"]
     except BaseException as ex:     # noqa: B036
         msg = ["failed", "the code's process ended before its names were known (%s)" % type(ex).__name__]
     if type(msg) is list and len(msg) == 2 and msg[0] == "ready" and type(msg[1]) is list:
@@ -688,8 +694,8 @@ def main():
     if not dumpable_off:
         sys.stderr.write("nsbox split harness: PR_SET_DUMPABLE failed\n")
         os._exit(2)
-    import socket
-    a, b = socket.socketpair()
+    req_r, req_w = os.pipe()            # requests: test process -> code's process
+    ans_r, ans_w = os.pipe()            # answers: code's process -> test process
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
@@ -697,17 +703,19 @@ def main():
         # The code's process: nothing of the tests was read yet. Before any
         # of the code runs: its stdin is its own input (never the rest of
         # the package), its stdout is stderr (never the report's stdout).
-        a.close()
-        # No descriptor but 0-2 and the socket: whatever else this process
-        # inherited (a warm job's plumbing) stays out of the code's reach.
-        os.closerange(3, b.fileno())
-        os.closerange(b.fileno() + 1, 1 << 20)
+        # No descriptor but 0-2 and its pipe ends: whatever else this
+        # process inherited (a warm job's plumbing) stays out of its reach.
+        keep = sorted((req_r, ans_w))
+        os.closerange(3, keep[0])
+        os.closerange(keep[0] + 1, keep[1])
+        os.closerange(keep[1] + 1, 1 << 20)
         os.dup2(_stdin_file(code_stdin), 0)
         os.dup2(2, 1)
         sys.stdin = open(0, "r", closefd=False)
-        _code_main(b, code)
+        _code_main((req_r, ans_w), code)
         os._exit(0)
-    b.close()
+    os.close(req_r)
+    os.close(ans_w)
     del code, code_stdin
     # The test process: the report's stdout on a private descriptor, fd 1
     # (what the tests print) on stderr with the code's output.
@@ -715,7 +723,7 @@ def main():
     os.set_inheritable(out, False)
     os.dup2(2, 1)
     try:
-        _test_main(a, pid, budget_ms, entry, out)
+        _test_main((ans_r, req_w), pid, budget_ms, entry, out)
     finally:
         # Whatever happened, the code's process ends with the tests.
         try:

@@ -36,8 +36,11 @@ def _scan(text):
         _found[int(a)] = int(b)
 def _read(path):
     try:
-        with open(path, "rb") as fh:
-            _scan(fh.read(1 << 20).decode("utf-8", "replace"))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)   # a pipe must not stop the search
+        try:
+            _scan(os.read(fd, 1 << 20).decode("utf-8", "replace"))
+        finally:
+            os.close(fd)
     except (OSError, ValueError):
         pass
 '''
@@ -94,14 +97,14 @@ TRICKS = {
                              "            try:\n                fd = os.open(p, os.O_WRONLY)\n"
                              "                os.write(fd, line)\n            except OSError:\n                pass\n"
                              "os._exit(0)\n", TESTS, 10),
-    "forged_message_on_socket": ("import os, stat, json\ndef f(x):\n"
+    "forged_message_on_the_pipe": ("import os, stat, json\ndef f(x):\n"
                                  "    for fd in range(3, 64):\n        try:\n"
-                                 "            if stat.S_ISSOCK(os.fstat(fd).st_mode):\n"
+                                 "            if stat.S_ISFIFO(os.fstat(fd).st_mode) or stat.S_ISSOCK(os.fstat(fd).st_mode):\n"
                                  "                body = json.dumps(['ok', ['i', hex(x + 1)]]).encode()\n"
                                  "                os.write(fd, len(body).to_bytes(4, 'big') + body + b'garbage')\n"
                                  "        except OSError:\n            pass\n    return 0\n", TESTS, 10),
-    "forged_ready_on_socket": ("import os, stat, json\nfor fd in range(3, 64):\n    try:\n"
-                               "        if stat.S_ISSOCK(os.fstat(fd).st_mode):\n"
+    "forged_ready_on_the_pipe": ("import os, stat, json\nfor fd in range(3, 64):\n    try:\n"
+                               "        if stat.S_ISFIFO(os.fstat(fd).st_mode) or stat.S_ISSOCK(os.fstat(fd).st_mode):\n"
                                "            body = json.dumps(['ready', [['f', ['n']]]]).encode()\n"
                                "            os.write(fd, len(body).to_bytes(4, 'big') + body)\n"
                                "    except OSError:\n        pass\n"
