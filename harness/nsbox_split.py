@@ -70,12 +70,22 @@ def _non_dumpable():
 
 
 # ---- messages: 4-byte length, then JSON of tagged values ------------------
-# Values: ["n"] None, ["b", bool], ["i", hex] int, ["f", hex] float,
-# ["c", [re_hex, im_hex]] complex, ["s", str], ["y", hex] bytes,
+# Values: JSON null, true/false, an integer, a string: None, a bool, an int,
+# a str (the common cases, compact: a list of a million ints costs no
+# object per item); else a tagged list: ["i", hex] a huge int,
+# ["f", hex] float, ["c", [re_hex, im_hex]] complex, ["y", hex] bytes,
 # ["l", [...]] list, ["t", [...]] tuple, ["d", [[k, v], ...]] dict,
 # ["S", [...]] set, ["F", [...]] frozenset, ["h", id] a handle to an object
 # of the code's process, ["m", name] a standard-library module,
 # ["r", module, qualname] a standard-library object (e.g. collections.Counter).
+
+_INT_BIG = 1 << 13000    # < 10 ** 4000: beyond it, int <-> str is limited (4300 digits)
+
+
+def _int(v):
+    # JSON integers, except near the int<->str limit: hex has none.
+    return v if -_INT_BIG < v < _INT_BIG else ["i", hex(v)]
+
 
 def _send(ch, obj):
     """@ch: (read fd, write fd), one end of the pair of pipes."""
@@ -131,21 +141,21 @@ class _CodeSide:
             return self.handle(v)
         t = type(v)
         if v is None:
-            return ["n"]
+            return None
         if t is bool:
-            return ["b", v]
+            return v
         # Subclasses of the plain types cross as their plain content: an
         # overridden __eq__ stays behind, the value is compared as data.
         if isinstance(v, bool):
-            return ["b", bool(v)]
+            return bool(v)
         if isinstance(v, int):
-            return ["i", hex(int.__index__(v))]
+            return _int(int.__index__(v))
         if isinstance(v, float):
             return ["f", float.hex(float.__float__(v))]
         if isinstance(v, complex):
             return ["c", [float.hex(v.real), float.hex(v.imag)]]
         if isinstance(v, str):
-            return ["s", str.__str__(v)]
+            return str.__str__(v)
         if isinstance(v, (bytes, bytearray)):
             return ["y", bytes(v).hex()]
         d = depth + 1
@@ -169,8 +179,7 @@ class _CodeSide:
         return self.handle(v)
 
     def dec(self, v):
-        tag = v[0]
-        if tag == "h":
+        if type(v) is list and len(v) == 2 and v[0] == "h":
             return self.objs[v[1]]
         return _decode(v, self.dec)
 
@@ -261,14 +270,12 @@ def _code_main(sock, code):
 def _decode(v, sub):
     """One tagged value into exact built-in types; @sub decodes members.
     Anything malformed raises (a protocol error: the test fails)."""
-    if not isinstance(v, list) or not v or not isinstance(v[0], str):
-        raise ValueError("malformed value")
-    tag = v[0]
-    if tag == "n":
-        return None
-    x = v[1]
-    if tag == "b" and type(x) is bool:
-        return x
+    t = type(v)
+    if v is None or t is bool or t is int or t is str:
+        return v
+    if t is not list or len(v) != 2 or type(v[0]) is not str:
+        raise ValueError("malformed value")   # a JSON float included: floats come tagged, exact
+    tag, x = v
     if tag == "i" and type(x) is str:
         return int(x, 16)
     if tag == "f" and type(x) is str:
@@ -348,17 +355,17 @@ class _TestSide:
             if side is self:
                 return ["h", h]
         if v is None:
-            return ["n"]
+            return None
         if isinstance(v, bool):
-            return ["b", bool(v)]
+            return bool(v)
         if isinstance(v, int):
-            return ["i", hex(int(v))]
+            return _int(int(v))
         if isinstance(v, float):
             return ["f", float.hex(float(v))]
         if isinstance(v, complex):
             return ["c", [float.hex(v.real), float.hex(v.imag)]]
         if isinstance(v, str):
-            return ["s", str(v)]
+            return str(v)
         if isinstance(v, (bytes, bytearray)):
             return ["y", bytes(v).hex()]
         d = depth + 1

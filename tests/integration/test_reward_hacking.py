@@ -331,6 +331,11 @@ HONEST = {
                    "assert count('aab') == {'a': 2, 'b': 1}\nassert pt() == (1, 2)\n"
                    "assert data() == {'a': [1, (2, 3)], 'b': {4, 5}, 'c': b'xy', 'd': None, 'e': 1.5, 'f': 2**100}\n"
                    "assert isinstance(data()['f'], int)\n", None, 4, 4),
+    "big_values": ("def f(n):\n    return list(range(n))\ndef huge():\n    return 10 ** 5000 + 1\n"
+                   "def fl():\n    return [0.1, -0.0, float('inf'), 1e308, 2.5j]\n",
+                   "assert f(200000) == list(range(200000))\nassert huge() - 1 == 10 ** 5000\n"
+                   "assert fl() == [0.1, -0.0, float('inf'), 1e308, 2.5j]\n"
+                   "assert str(fl()[1]) == '-0.0'\n", None, 4, 4),
     "stdin_of_the_code": ("import sys\nFIRST = sys.stdin.readline().strip()\ndef first():\n    return FIRST\n",
                           "assert first() == 'hello'\nassert FIRST == 'hello'\n", None, 2, 2),
 }
