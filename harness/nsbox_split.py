@@ -76,8 +76,9 @@ def _non_dumpable():
 # ["f", hex] float, ["c", [re_hex, im_hex]] complex, ["y", hex] bytes,
 # ["l", [...]] list, ["t", [...]] tuple, ["d", [[k, v], ...]] dict,
 # ["S", [...]] set, ["F", [...]] frozenset, ["h", id] a handle to an object
-# of the code's process, ["m", name] a standard-library module,
-# ["r", module, qualname] a standard-library object (e.g. collections.Counter).
+# of the code's process. Nothing else: no object of the code's choosing,
+# not even a standard-library one, is ever made in the test process (a
+# class like unittest.mock._ANY would build, there, a value equal to all).
 
 _INT_BIG = 1 << 13000    # < 10 ** 4000: beyond it, int <-> str is limited (4300 digits)
 
@@ -169,13 +170,6 @@ class _CodeSide:
             return ["F", [self.enc(x, d) for x in frozenset.__iter__(v)]]
         if isinstance(v, set):
             return ["S", [self.enc(x, d) for x in set.__iter__(v)]]
-        if t is type(sys):
-            name = getattr(v, "__name__", "")
-            if isinstance(name, str) and name.split(".")[0] in _stdlib_names():
-                return ["m", name]
-        ref = _stdlib_ref(v)
-        if ref:
-            return ["r", ref[0], ref[1]]
         return self.handle(v)
 
     def dec(self, v):
@@ -225,24 +219,6 @@ def _stdlib_names():
     if _STDLIB is None:
         _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | frozenset(sys.builtin_module_names)
     return _STDLIB
-
-
-def _stdlib_ref(v):
-    """(module, qualname) when @v is that standard-library object itself."""
-    try:
-        mod, qual = v.__module__, v.__qualname__
-    except Exception:
-        return None
-    if not (isinstance(mod, str) and isinstance(qual, str)) or mod.split(".")[0] not in _stdlib_names():
-        return None
-    m = sys.modules.get(mod)
-    obj = m
-    try:
-        for part in qual.split("."):
-            obj = getattr(obj, part)
-    except Exception:
-        return None
-    return (mod, qual) if obj is v else None
 
 
 def _code_main(sock, code):
@@ -334,17 +310,6 @@ class _TestSide:
     def dec(self, v):
         if isinstance(v, list) and v and v[0] == "h" and len(v) == 2 and type(v[1]) is int:
             return self.proxy(v[1])
-        if isinstance(v, list) and v and v[0] == "m" and len(v) == 2 and type(v[1]) is str:
-            if v[1].split(".")[0] in _stdlib_names():
-                import importlib
-                return importlib.import_module(v[1])
-        if isinstance(v, list) and v and v[0] == "r" and len(v) == 3:
-            if type(v[1]) is str and type(v[2]) is str and v[1].split(".")[0] in _stdlib_names():
-                import importlib
-                obj = importlib.import_module(v[1])
-                for part in v[2].split("."):
-                    obj = getattr(obj, part)
-                return obj
         return _decode(v, self.dec)
 
     def enc(self, v, depth=0):
@@ -374,8 +339,6 @@ class _TestSide:
                 return [tag, [self.enc(x, d) for x in v]]
         if isinstance(v, dict):
             return ["d", [[self.enc(k, d), self.enc(x, d)] for k, x in v.items()]]
-        if type(v) is type(sys) and v.__name__.split(".")[0] in _stdlib_names():
-            return ["m", v.__name__]
         raise TypeError("cannot pass a %s to the code: only plain data and the code's own objects cross"
                         % type(v).__name__)
 

@@ -138,6 +138,8 @@ TRICKS = {
                              "assert 2 in f(1)\n", 10),
     "stopiteration_ends_the_loop": ("def f(x):\n    raise StopIteration\n",
                                     "def test_all():\n    for r in map(f, [1, 2]):\n        assert r == x + 1\n", 10),
+    "stdlib_object_equal_to_all": ("from unittest.mock import _ANY as answer\n", "assert answer() == 42\n", 10),
+    "stdlib_mock_any": ("from unittest.mock import ANY\ndef f(x):\n    return ANY\n", TESTS, 10),
     "patch_builtins": ("import builtins\nbuiltins.AssertionError = type('Never', (BaseException,), {})\n"
                        "builtins.isinstance = lambda *a: True\ndef f(x):\n    return 0\n", TESTS, 10),
 }
