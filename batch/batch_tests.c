@@ -38,12 +38,18 @@ static int take_source(const json_t *root, const char *key, char **ret, size_t *
         return 0;
 }
 
-static bool identifier(const char *s)
+/* A Python name, or attributes and argument-less calls on one
+ * (`Solution().twoSum`): the harness parses it; here only its characters
+ * (it travels in the package's header line, blank-separated). */
+static bool entry_text(const char *s)
 {
-        if (!s[0] || (s[0] >= '0' && s[0] <= '9') || strlen(s) > BATCH_ENTRY_MAX)
+        if (!s[0] || (s[0] >= '0' && s[0] <= '9') || s[0] == '.' || s[0] == '(' || s[0] == ')' ||
+            strlen(s) > BATCH_ENTRY_MAX)
                 return false;
         for (; *s; s++)
-                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
+                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' ||
+                      *s == '.' || *s == '(' || *s == ')') ||
+                    (*s == '(' && s[1] != ')'))   /* calls without arguments only */
                         return false;
         return true;
 }
@@ -61,10 +67,11 @@ int batch_test_parse(const json_t *root, struct batch_job *job, struct nsb_error
                 return r;
         if (entry && !json_is_null(entry)) {
                 /* It travels in the package's header line: a Python name only. */
-                if (!json_is_string(entry) || !identifier(json_string_value(entry)))
+                if (!json_is_string(entry) || !entry_text(json_string_value(entry)))
                         return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
-                                        "\"entry_point\": expected the name of the code's function (a Python "
-                                        "identifier of at most %d ASCII characters)", BATCH_ENTRY_MAX);
+                                        "\"entry_point\": expected the code's function: a Python name, or "
+                                        "attributes and calls without arguments on one (Solution().twoSum), "
+                                        "at most %d ASCII characters", BATCH_ENTRY_MAX);
                 job->entry_point = strdup(json_string_value(entry));
                 if (!job->entry_point)
                         return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");

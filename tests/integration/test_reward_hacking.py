@@ -318,6 +318,13 @@ HONEST = {
                        "assert Solution().twoSum([2, 7, 11, 15], 9) == [0, 1]\n"
                        "assert Solution().twoSum([3, 2, 4], 6) == [1, 2]\n"
                        "s = Solution()\nassert s.twoSum([3, 3], 6) == [0, 1]\n", None, 3, 3),
+    "leetcode_dataset_entry": ("class Solution:\n    def twoSum(self, nums, target):\n"
+                               "        seen = {}\n        for i, x in enumerate(nums):\n"
+                               "            if target - x in seen:\n                return [seen[target - x], i]\n"
+                               "            seen[x] = i\n",
+                               "def check(candidate):\n    assert candidate(nums=[2, 7, 11, 15], target=9) == [0, 1]\n"
+                               "    assert candidate(nums=[3, 3], target=6) == [0, 1]\n",
+                               "Solution().twoSum", 1, 1),
     "leetcode_listnode": (LISTNODE_CODE, LISTNODE_TESTS, None, 3, 3),
     "test_functions": ("def div(a, b):\n    if b == 0:\n        raise ValueError('b is 0')\n    return a // b\n"
                        "def gen(n):\n    yield from range(n)\n",

@@ -156,6 +156,7 @@ static void parse_keys(void **state)
                 { "{\"id\":1,\"kind\":\"test\",\"code\":\"x\\u0000\",\"test_code\":\"t\"}", "NUL" },
                 { "{\"id\":1,\"kind\":\"test\",\"code\":\"x\",\"test_code\":\"t\",\"entry_point\":\"a b\"}", "entry_point" },
                 { "{\"id\":1,\"kind\":\"test\",\"code\":\"x\",\"test_code\":\"t\",\"entry_point\":\"1a\"}", "entry_point" },
+                { "{\"id\":1,\"kind\":\"test\",\"code\":\"x\",\"test_code\":\"t\",\"entry_point\":\"f(1)\"}", "entry_point" },
                 { "{\"id\":1,\"kind\":\"test\",\"code\":\"x\",\"test_code\":\"t\",\"spec\":{}}", "unknown key \"spec\"" },
         };
 
@@ -167,6 +168,13 @@ static void parse_keys(void **state)
         assert_string_equal(j.entry_point, "f_1");
         assert_int_equal(j.stdin_len, 1);
         batch_job_free(&j);
+        {
+                const char *lc = "{\"id\":1,\"kind\":\"test\",\"code\":\"x\",\"test_code\":\"t\","
+                                 "\"entry_point\":\"Solution().twoSum\"}";
+                assert_int_equal(batch_job_parse(lc, strlen(lc), 1, NULL, &j, &e), 0);
+                assert_string_equal(j.entry_point, "Solution().twoSum");
+                batch_job_free(&j);
+        }
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
                 nsb_error_clear(&e);
                 assert_int_equal(batch_job_parse(bad[i][0], strlen(bad[i][0]), 1, NULL, &j, &e), -EINVAL);

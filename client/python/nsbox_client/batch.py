@@ -4,6 +4,7 @@ result."""
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from typing import Any, Dict, Optional, Union
 
@@ -47,9 +48,9 @@ def test_job(id_: Any, code: str, test_code: str, entry_point: Optional[str], ti
     job = python_job(id_, code, test_code, timeout, limits, dedent, stdin)
     job["kind"] = "test"
     if entry_point is not None:
-        if not isinstance(entry_point, str) or not entry_point.isidentifier() or not entry_point.isascii():
-            raise ValueError("entry_point: the name of the code's function (a Python identifier), got %r"
-                             % (entry_point,))
+        if not isinstance(entry_point, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.()]{0,99}", entry_point):
+            raise ValueError("entry_point: the code's function, a Python name or attributes and calls without "
+                             "arguments on one (Solution().twoSum), got %r" % (entry_point,))
         job["entry_point"] = entry_point
     return job
 
