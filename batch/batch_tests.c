@@ -205,6 +205,8 @@ static void not_run_reason(const struct run_result *r, bool started, char *buf, 
                 snprintf(buf, size, "not run: the %s limit stopped the job", run_limit_name(r->limit));
         else if (r->status == RUN_SIGNALED)
                 snprintf(buf, size, "not run: the test process was killed by signal %d", r->signal);
+        else if (!started && r->status == RUN_EXITED && r->exit_code == BATCH_TEST_SETUP_FAILED)
+                snprintf(buf, size, "not run: the harness could not set up (its stderr says why)");
         else if (!started)
                 snprintf(buf, size, "not run: the test process ended before it announced the tests (exit status %d)",
                          r->exit_code);
@@ -261,6 +263,8 @@ json_t *batch_test_verdict(const char *out, size_t len, const char *key, const s
          * fail, except nsbox's own failure (error). */
         if (r->status == RUN_ERROR || r->status == RUN_CANCELLED)
                 *ret_outcome = OUTCOME_ERROR;
+        else if (!start && r->status == RUN_EXITED && r->exit_code == BATCH_TEST_SETUP_FAILED)
+                *ret_outcome = OUTCOME_ERROR;   /* the harness could not set up, before any code ran */
         else if (r->status == RUN_EXITED && r->exit_code == 0 && start && rep.done && passed == total)
                 *ret_outcome = OUTCOME_PASS;
         else

@@ -21,6 +21,9 @@
 
 #define BATCH_ENTRY_MAX 100     /* entry_point: a Python identifier this long at most */
 #define BATCH_TEST_KEY_LEN 32   /* hex digits of the report key */
+/* The harness's exit status when it could not set up (before the fork, so
+ * before any of the code ran): nsbox's failure, outcome error. */
+#define BATCH_TEST_SETUP_FAILED 3
 
 /* code, test_code (required, no NUL), entry_point (optional identifier) into
  * @job (program = code). -errno, stage config. */

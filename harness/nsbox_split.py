@@ -666,26 +666,37 @@ def _stdin_file(data):
     return fd
 
 
+_SETUP_FAILED = 3   # exit status: the harness could not set up (nsbox's failure: `error`)
+
+
+def _setup_failed(why):
+    # Only before the fork: no code has run, so this status is nsbox's own,
+    # never the code's (the test process otherwise ends 0, 1 or by a signal).
+    sys.stderr.write("nsbox split harness: %s\n" % why)
+    sys.stderr.flush()
+    os._exit(_SETUP_FAILED)
+
+
 def main():
     global _HEADER
-    head = _read_line(0).decode("ascii").split(" ")
-    if len(head) != 7 or head[0] != "NSBOX-SPLIT" or head[1] != str(_PROTOCOL):
-        sys.stderr.write("nsbox split harness: bad header\n")
-        os._exit(2)
-    code_len, stdin_len, tests_len, budget_ms = (int(x) for x in head[2:6])
-    entry = head[6] if head[6] != "-" else None
-    _HEADER = (code_len, stdin_len, tests_len)
-    code = _read_exact(0, code_len).decode("utf-8", "surrogateescape")
-    code_stdin = _read_exact(0, stdin_len)
-    dumpable_off = _non_dumpable()
-    if not dumpable_off:
-        sys.stderr.write("nsbox split harness: PR_SET_DUMPABLE failed\n")
-        os._exit(2)
-    req_r, req_w = os.pipe()            # requests: test process -> code's process
-    ans_r, ans_w = os.pipe()            # answers: code's process -> test process
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
+    try:
+        head = _read_line(0).decode("ascii").split(" ")
+        if len(head) != 7 or head[0] != "NSBOX-SPLIT" or head[1] != str(_PROTOCOL):
+            _setup_failed("bad header")
+        code_len, stdin_len, tests_len, budget_ms = (int(x) for x in head[2:6])
+        entry = head[6] if head[6] != "-" else None
+        _HEADER = (code_len, stdin_len, tests_len)
+        code = _read_exact(0, code_len).decode("utf-8", "surrogateescape")
+        code_stdin = _read_exact(0, stdin_len)
+        if not _non_dumpable():
+            _setup_failed("PR_SET_DUMPABLE failed")
+        req_r, req_w = os.pipe()            # requests: test process -> code's process
+        ans_r, ans_w = os.pipe()            # answers: code's process -> test process
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+    except Exception as ex:
+        _setup_failed("%s: %s" % (type(ex).__name__, ex))
     if pid == 0:
         # The code's process: nothing of the tests was read yet. Before any
         # of the code runs: its stdin is its own input (never the rest of

@@ -120,6 +120,11 @@ static void sandbox_failure_is_error(void **state)
         assert_int_equal(verdict(START PASS_A PASS_B DONE, r, &p, &t), OUTCOME_ERROR);
         r.status = RUN_CANCELLED;
         assert_int_equal(verdict("", r, &p, &t), OUTCOME_ERROR);
+        /* the harness failed to set up, before the fork: nsbox's failure */
+        assert_int_equal(verdict("", exited(BATCH_TEST_SETUP_FAILED), &p, &t), OUTCOME_ERROR);
+        /* ... but not once it announced the tests (the code has run by then) */
+        assert_int_equal(verdict(START, exited(BATCH_TEST_SETUP_FAILED), &p, &t), OUTCOME_FAIL);
+        assert_int_equal(verdict("", exited(1), &p, &t), OUTCOME_FAIL);
 }
 
 static void package_puts_the_tests_last(void **state)
