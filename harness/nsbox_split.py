@@ -463,6 +463,51 @@ class Handle:
 
 # ---- splitting the tests ---------------------------------------------------
 
+def _is_main_guard(node):
+    import ast
+    t = node.test if isinstance(node, ast.If) else None
+    return (isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == "__name__"
+            and len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq) and len(t.comparators) == 1
+            and isinstance(t.comparators[0], ast.Constant) and t.comparators[0].value == "__main__"
+            and not node.orelse)
+
+
+def _flat(body):
+    """The top-level statements, with the body of an `if __name__ ==
+    "__main__":` block taken as top-level too (the tests run as __main__)."""
+    for node in body:
+        if _is_main_guard(node):
+            yield from _flat(node.body)
+        else:
+            yield node
+
+
+def _names_testcase(base):
+    import ast
+    return (isinstance(base, ast.Name) and base.id.endswith("TestCase")) or \
+        (isinstance(base, ast.Attribute) and base.attr.endswith("TestCase"))
+
+
+def _is_unittest_main(node):
+    import ast
+    f = node.value.func if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) else None
+    return isinstance(f, ast.Attribute) and f.attr == "main" and isinstance(f.value, ast.Name) \
+        and f.value.id == "unittest"
+
+
+def _run_case(ns, cls_name, meth):
+    """One unittest.TestCase method, as unittest runs it (setUp, tearDown):
+    passed only when it ran and succeeded (a skip is not a pass)."""
+    import unittest
+    result = unittest.TestResult()
+    unittest.TestSuite([ns[cls_name](meth)]).run(result)
+    problems = result.errors + result.failures
+    if problems:
+        raise AssertionError(problems[0][1].strip().splitlines()[-1])
+    if result.skipped or result.expectedFailures or result.unexpectedSuccesses or result.testsRun != 1:
+        raise AssertionError("skipped, an expected failure or not run")
+
+
 def _split(tests_text, entry):
     """[(name, kind, payload)]: kind 'stmt' (a code object of one top-level
     statement: 'setup' or 'test') or 'call' (a test_* function or check(),
@@ -472,12 +517,18 @@ def _split(tests_text, entry):
         tree = ast.parse(tests_text, "<test_code>")
     except SyntaxError as ex:
         return [("test_code", "broken", "SyntaxError: %s (line %s)" % (ex.msg, ex.lineno))]
-    steps, called, defined = [], set(), []
-    for node in tree.body:
+    steps, called, defined, cases = [], set(), [], []
+    for node in _flat(tree.body):
         mod = ast.Module(body=[node], type_ignores=[])
         code = compile(mod, "<test_code>", "exec")
         line = getattr(node, "lineno", 0)
-        if isinstance(node, ast.Assert):
+        if _is_unittest_main(node):
+            continue    # the TestCase methods are tests of their own, below
+        if isinstance(node, ast.ClassDef) and any(_names_testcase(b) for b in node.bases):
+            cases += [(node.name, f.name) for f in node.body
+                      if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name.startswith("test")]
+            steps.append(("line %d" % line, "setup", code))
+        elif isinstance(node, ast.Assert):
             steps.append(("assert line %d" % line, "test", code))
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and not isinstance(node.value.func, ast.Attribute):
             fn = node.value.func
@@ -497,6 +548,8 @@ def _split(tests_text, entry):
             seen[name] = seen.get(name, 0) + 1
             if seen[name] > 1:
                 steps[i] = ("%s #%d" % (name, seen[name]), kind, payload)
+    for cls, meth in cases:
+        steps.append(("%s.%s" % (cls, meth), "case", (cls, meth)))
     for name in defined:
         if name in called:
             continue
@@ -529,11 +582,17 @@ def _run(side, ns, steps, report):
                 exec(payload, ns)
             elif kind == "call":
                 ns[payload]()
+            elif kind == "case":
+                _run_case(ns, *payload)
             else:
                 if not payload:
                     raise NameError("check(candidate) needs the job's entry_point (the function's name)")
                 ns["check"](_entry(side, payload))
             ok = True
+        except SystemExit as ex:
+            # The tests' own exit (unittest.main() ends so): 0 is their pass.
+            # The code's exits never arrive as SystemExit (CodeGone instead).
+            ok, why = ex.code in (0, None), "the tests exited with status %r" % (ex.code,)
         except BaseException as ex:     # noqa: B036 -- any exception, skips included, is not a pass
             why = _why(ex, side)
             if isinstance(ex, KeyboardInterrupt):

@@ -67,6 +67,12 @@ TRICKS = {
     "bool_always_true": ("class A:\n    __bool__ = lambda s: True\n    __eq__ = lambda s, o: True\n"
                          "def is_even(x):\n    return A()\n", "assert is_even(2)\nassert not is_even(3)\n", 10),
     "skiptest_in_call": ("import unittest\ndef f(x):\n    raise unittest.SkipTest('no')\n", TESTS, 10),
+    "skiptest_in_testcase": ("import unittest\ndef f(x):\n    raise unittest.SkipTest('no')\n",
+                             "import unittest\nclass T(unittest.TestCase):\n    def test_f(self):\n"
+                             "        self.assertEqual(f(1), 2)\nif __name__ == '__main__':\n    unittest.main()\n", 10),
+    "system_exit0_in_testcase": ("def f(x):\n    raise SystemExit(0)\n",
+                                 "import unittest\nclass T(unittest.TestCase):\n    def test_f(self):\n"
+                                 "        self.assertEqual(f(1), 2)\nunittest.main()\n", 10),
     "skiptest_at_top": ("import unittest\nraise unittest.SkipTest('no')\n", TESTS, 10),
     "frame_walking": ("import sys, gc\ndef f(x):\n"
                       "    fr = sys._getframe()\n    while fr:\n"
@@ -345,6 +351,13 @@ HONEST = {
                    "assert f(200000) == list(range(200000))\nassert huge() - 1 == 10 ** 5000\n"
                    "assert fl() == [0.1, -0.0, float('inf'), 1e308, 2.5j]\n"
                    "assert str(fl()[1]) == '-0.0'\n", None, 4, 4),
+    "unittest_cases": ("def add(a, b):\n    return a + b\n",
+                       "import unittest\n\nclass TestAdd(unittest.TestCase):\n"
+                       "    def test_small(self):\n        self.assertEqual(add(1, 2), 3)\n"
+                       "    def test_wrong(self):\n        self.assertEqual(add(2, 2), 5)\n"
+                       "    def test_raises(self):\n        with self.assertRaises(TypeError):\n"
+                       "            add(1, 'a')\n\n"
+                       "if __name__ == '__main__':\n    unittest.main()\n", None, 3, 2),
     "stdin_of_the_code": ("import sys\nFIRST = sys.stdin.readline().strip()\ndef first():\n    return FIRST\n",
                           "assert first() == 'hello'\nassert FIRST == 'hello'\n", None, 2, 2),
 }
@@ -356,9 +369,20 @@ def bare_counts(code, tests, entry, stdin=b""):
     import ast
     tree = ast.parse(tests)
     setup, units = [], []
-    for node in tree.body:
+    body = []
+    for node in tree.body:   # an `if __name__ == "__main__":` block's statements are top-level ones
+        main_guard = isinstance(node, ast.If) and "__main__" in ast.get_source_segment(tests, node.test)
+        body += node.body if main_guard else [node]
+    for node in body:
         src = ast.get_source_segment(tests, node)
-        if isinstance(node, ast.Assert) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+        if src.startswith("unittest.main("):
+            continue
+        if isinstance(node, ast.ClassDef):
+            setup.append(src)
+            units += ["import unittest\nr = unittest.TestResult()\nunittest.TestSuite([%s(%r)]).run(r)\n"
+                      "assert r.wasSuccessful() and not r.skipped" % (node.name, f.name)
+                      for f in node.body if isinstance(f, ast.FunctionDef) and f.name.startswith("test")]
+        elif isinstance(node, ast.Assert) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
             units.append(src)
         else:
             setup.append(src)
