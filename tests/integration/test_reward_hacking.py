@@ -430,6 +430,13 @@ class Honest(SandboxTest):
         starts = {d.get("start") for d in out.values()}
         if starts != {"warm"}:
             skip_or_fail(self, "warm starts unavailable: %s" % {d.get("start_reason") for d in out.values()})
+        # parity: test by test, the warm lines say what the cold ones say
+        cold = self.run_honest()
+
+        def view(d):
+            return (d["outcome"], d["counts"], [(t["name"], t["outcome"], t["message"]) for t in d["tests"]])
+        for name in HONEST:
+            self.assertEqual(view(out[name]), view(cold[name]), name)
 
     def test_same_counts_as_bare(self):
         for name, (code, tests, entry, total, passed) in HONEST.items():
