@@ -36,7 +36,7 @@
 #define BATCH_EXIT_SETUP NSB_EXIT_FAILURE        /* usage, unreadable input or --resume file, stdout closed */
 #define BATCH_EXIT_CANCELLED NSB_EXIT_CANCELLED  /* SIGINT/SIGTERM/SIGHUP: the lines so far are whole */
 
-enum batch_kind { BATCH_PYTHON = 0, BATCH_JUDGE, BATCH_RUN };
+enum batch_kind { BATCH_PYTHON = 0, BATCH_JUDGE, BATCH_RUN, BATCH_TEST };
 
 /* Coarse outcome of a python job, for reward code (label 1 only for pass). */
 enum batch_outcome { OUTCOME_PASS = 0, OUTCOME_FAIL, OUTCOME_TIMEOUT, OUTCOME_ERROR, OUTCOME__MAX };
@@ -45,8 +45,12 @@ struct batch_job {
         size_t line;                 /* 1-based line of the input */
         json_t *id;                  /* string or integer, as given (a reference) */
         enum batch_kind kind;
-        char *program;               /* python: code, "\n", test_code; placed at /program/main.py */
+        char *program;               /* python: code, "\n", test_code; placed at /program/main.py;
+                                        test: the code alone (batch/batch_tests.h) */
         size_t program_len;
+        char *tests;                 /* test: test_code, never placed in a file */
+        size_t tests_len;
+        char *entry_point;           /* test: the function check(candidate) is given; NULL = none */
         char **argv;                 /* run: the command (NULL-terminated) */
         size_t argc;
         char *stdin_data;            /* python/run "stdin"; NULL = empty */

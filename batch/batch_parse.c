@@ -7,6 +7,7 @@
  * 10,000-line file can find it.
  */
 #include "batch/batch_internal.h"
+#include "batch/batch_tests.h"
 #include "config/schema.h"
 #include "path/path.h"
 
@@ -29,6 +30,7 @@ static const struct job_kind {
         { "python", BATCH_PYTHON, { "code", "test_code", "timeout", "limits", "stdin", "files", "fetch_files", NULL } },
         { "judge", BATCH_JUDGE, { "spec", NULL } },
         { "run", BATCH_RUN, { "argv", "timeout", "limits", "stdin", "files", "fetch_files", NULL } },
+        { "test", BATCH_TEST, { "code", "test_code", "entry_point", "timeout", "limits", "stdin", NULL } },
 };
 
 bool batch_shard_takes(unsigned index, unsigned count, size_t line)
@@ -235,7 +237,7 @@ static int parse_limits(const json_t *root, struct batch_job *job, struct nsb_er
         }
         /* A python job under less memory than python needs would "fail"
          * every time: the caller's mistake, told as such. */
-        if (job->kind == BATCH_PYTHON && (job->limits_set & CFG_F_MEMORY) &&
+        if ((job->kind == BATCH_PYTHON || job->kind == BATCH_TEST) && (job->limits_set & CFG_F_MEMORY) &&
             cfg_check_python_memory(job->limits.memory_bytes, e) < 0) {
                 e->stage = NSB_STAGE_CONFIG;
                 return nsb_error_prefix(e, "limits.memory");
@@ -332,13 +334,13 @@ static int parse_job(const json_t *root, const char *jobs_path, struct batch_job
         json_incref(job->id);
         kind = json_object_get(root, "kind");
         if (!json_is_string(kind))
-                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "\"kind\": expected \"python\", \"judge\" or \"run\"");
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "\"kind\": expected \"python\", \"judge\", \"run\" or \"test\"");
         for (k = 0; k < ARRAY_SIZE(kinds); k++)
                 if (strcmp(json_string_value(kind), kinds[k].name) == 0)
                         break;
         if (k == ARRAY_SIZE(kinds))
                 return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
-                                "\"kind\": unknown kind \"%.64s\" (expected \"python\", \"judge\" or \"run\")",
+                                "\"kind\": unknown kind \"%.64s\" (expected \"python\", \"judge\", \"run\" or \"test\")",
                                 json_string_value(kind));
         job->kind = kinds[k].kind;
         json_object_foreach((json_t *) root, key, v) {
@@ -366,6 +368,8 @@ static int parse_job(const json_t *root, const char *jobs_path, struct batch_job
                 return parse_python(root, job, e);
         case BATCH_RUN:
                 return parse_run(root, job, e);
+        case BATCH_TEST:
+                return batch_test_parse(root, job, e);
         default:
                 return parse_judge(root, jobs_path, job, e);
         }
@@ -398,6 +402,8 @@ void batch_job_free(struct batch_job *job)
                 return;
         json_decref(job->id);
         free(job->program);
+        free(job->tests);
+        free(job->entry_point);
         for (size_t i = 0; i < job->argc; i++)
                 free(job->argv[i]);
         free(job->argv);

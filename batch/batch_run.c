@@ -21,6 +21,8 @@
  * (the sandbox init has PR_SET_PDEATHSIG SIGKILL).
  */
 #include "batch/batch_internal.h"
+#include "batch/batch_tests.h"
+#include "batch/split_harness.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -338,7 +340,75 @@ static json_t *error_body(const struct nsb_error *e, enum batch_outcome *ret_out
         return result_to_json(&r, 0);
 }
 
-/* *ret_outcome: for the counts; the line carries it only for python jobs. */
+/* A test job's report key: 128 random bits, as hex. The code under test
+ * never holds it (it travels in the tests part of the package), so no line
+ * it writes can pass for the test process's. */
+static int report_key(char *buf, size_t size)
+{
+        unsigned char raw[BATCH_TEST_KEY_LEN / 2];
+        AUTOCLOSE int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+        if (size < BATCH_TEST_KEY_LEN + 1 || fd < 0 || read(fd, raw, sizeof raw) != (ssize_t) sizeof raw)
+                return -EIO;
+        for (size_t i = 0; i < sizeof raw; i++)
+                snprintf(buf + 2 * i, 3, "%02x", raw[i]);
+        return 0;
+}
+
+/* A test job: the split harness as /program/main.py, the package on its
+ * stdin (batch/batch_tests.h), the verdict from its keyed report. */
+static json_t *run_tests_job(const struct nsb_config *cfg, const struct batch_job *job, int cancel_fd,
+                             const struct host_set *python_host, const struct job_start *start,
+                             enum batch_outcome *ret_outcome)
+{
+        AUTOFREE char *package = NULL;
+        AUTO(json_decref) json_t *verdict = NULL;
+        char key[BATCH_TEST_KEY_LEN + 1];
+        size_t package_len;
+        struct prog_source src = {
+                .kind = PROG_FILE, .name = "main.py", .data = (const char *) nsb_split_harness,
+                .len = nsb_split_harness_len, .stdin_mode = PROG_STDIN_PER_RUN,
+        };
+        struct prog prog = { 0 };
+        struct run_result r;
+        struct nsb_error e;
+        json_t *body;
+
+        nsb_error_clear(&e);
+        if (report_key(key, sizeof key) < 0) {
+                nsb_fail(&e, NSB_STAGE_PREPARE, EIO, "test job: cannot read /dev/urandom for the report key");
+                return error_body(&e, ret_outcome);
+        }
+        if (batch_test_package(job, batch_test_budget_ms(cfg->wall_time_ms), key, &package, &package_len) < 0) {
+                nsb_fail(&e, NSB_STAGE_PREPARE, ENOMEM, "test job: out of memory");
+                return error_body(&e, ret_outcome);
+        }
+        src.stdin_data = package;
+        src.stdin_len = package_len;
+        if (prog_build(cfg, &src, &prog, &e) < 0)
+                return error_body(&e, ret_outcome);
+        prog.req.python_host = python_host && python_host->n ? python_host : NULL;
+        prog.req.cancel_fd = cancel_fd;
+        if (start->warm_ctl >= 0) {
+                prog.req.start = SBX_WARM;
+                prog.req.warm_ctl = start->warm_ctl;
+        }
+        sbx_run(&prog.req, &r);
+        if (start->cold_reason)
+                snprintf(r.start_reason, sizeof r.start_reason, "%s", start->cold_reason);
+        prog_free(&prog);
+        verdict = batch_test_verdict(r.out.text, r.out.kept, key, &r, ret_outcome);
+        body = result_to_json(&r, cfg->output_limit_bytes);
+        run_result_free(&r);
+        if (!verdict || !body || json_object_update(body, verdict) < 0) {
+                json_decref(body);
+                nsb_fail(&e, NSB_STAGE_OUTPUT, ENOMEM, "test job: out of memory");
+                return error_body(&e, ret_outcome);
+        }
+        return body;
+}
+
+/* *ret_outcome: for the counts; the line carries it only for python and test jobs. */
 static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_job *job, int cancel_fd,
                              const struct host_set *python_host, const struct job_start *start,
                              enum batch_outcome *ret_outcome)
@@ -462,10 +532,12 @@ static __attribute__((noreturn)) void worker(const struct batch *b, const struct
         if (job->kind == BATCH_JUDGE)
                 cfg.warm = false;   /* a judge job's cases run cold in its worker (st->cold_reason) */
         body = job->kind == BATCH_JUDGE ? run_judge(&cfg, job, b->cancel_fd, &b->python_host, st->cold_reason, &outcome)
-                                        : run_sandboxed(&cfg, job, b->cancel_fd, &b->python_host, st, &outcome);
+               : job->kind == BATCH_TEST ? run_tests_job(&cfg, job, b->cancel_fd, &b->python_host, st, &outcome)
+                                         : run_sandboxed(&cfg, job, b->cancel_fd, &b->python_host, st, &outcome);
         if (cancel_pending(b->cancel_fd))
                 _exit(WORKER_CANCELLED);   /* no line: --resume runs the job again */
-        line = batch_line_render(job->id, job->line, body, job->kind == BATCH_PYTHON ? (int) outcome : -1, start,
+        line = batch_line_render(job->id, job->line, body,
+                                 job->kind == BATCH_PYTHON || job->kind == BATCH_TEST ? (int) outcome : -1, start,
                                  since_ms(&b->t0));
         text = line ? textsafe_json_dumps(line, LINE_FLAGS) : NULL;
         if (!text)
@@ -507,7 +579,10 @@ static struct job_start job_start_for(struct batch *b, const struct batch_job *j
                 st.cold_reason = "judge jobs in a batch run cold";
                 return st;
         }
-        if ((st.warm_ctl = warm_pool_take(&b->warm, job->kind == BATCH_PYTHON, &st.cold_reason)) >= 0)
+        /* A test job's program is the split harness, a python program like
+         * any other: the zygote forks it, and it forks the code's process. */
+        if ((st.warm_ctl = warm_pool_take(&b->warm, job->kind == BATCH_PYTHON || job->kind == BATCH_TEST,
+                                          &st.cold_reason)) >= 0)
                 st.cold_reason = NULL;
         return st;
 }

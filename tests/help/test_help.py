@@ -373,7 +373,7 @@ class Messages(unittest.TestCase):
         msgs = sorted(json.loads(line)["error"]["message"] for line in p.stdout.splitlines())
         self.assertEqual(msgs, ['line 1: unknown key "cod" for a python job (expected id, kind, code, test_code, '
                                 'timeout, limits, stdin, files, fetch_files)',
-                                'line 2: "kind": unknown kind "pyton" (expected "python", "judge" or "run")'])
+                                'line 2: "kind": unknown kind "pyton" (expected "python", "judge", "run" or "test")'])
 
 
 def console_commands(readme):

@@ -36,13 +36,13 @@ from __future__ import annotations
 from .batch import DEFAULT_TIMEOUT  # noqa: F401  (importable, as before the split)
 from .client import Client
 from .errors import EXIT_CANCELLED, EXIT_NSBOX_FAILURE, NsboxError, NsboxUnavailable  # noqa: F401
-from .jobs import JudgeJob, TestOutcome, TestReport
+from .jobs import JudgeJob, TestOutcome, TestReport, TestsResult
 from .observations import Observation, read_observations, replay
 from .results import CaseVerdict, DoctorCheck, DoctorReport, RunResult, Verdict
 from .results import CaseVerdictName, CheckStatus, LimitName, Outcome, Status, VerdictName  # Literal types
 from .service import AsyncServiceClient, ServiceClient, connect
 from .session import Session
-from .shortcuts import batch_run, batch_stream, doctor, judge, run_code, test
+from .shortcuts import batch_run, batch_stream, doctor, judge, run_code, run_tests, test
 
 __all__ = [
     "Client", "Session", "RunResult", "Verdict", "CaseVerdict", "DoctorReport", "DoctorCheck",
@@ -51,4 +51,5 @@ __all__ = [
     "JudgeJob", "TestReport", "TestOutcome", "test",
     "connect", "ServiceClient", "AsyncServiceClient",
     "Outcome", "Status", "LimitName", "VerdictName", "CaseVerdictName", "CheckStatus",
+    "run_tests", "TestsResult",
 ]

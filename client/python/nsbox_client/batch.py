@@ -4,6 +4,7 @@ result."""
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from typing import Any, Dict, Optional, Tuple, Union
 
@@ -41,6 +42,22 @@ def python_job(id_: Any, code: str, test_code: Optional[str], timeout: Optional[
     stdin = validate.stdin(stdin)
     if stdin is not None:
         job["stdin"] = stdin
+    return job
+
+
+def test_job(id_: Any, code: str, test_code: str, entry_point: Optional[str], timeout: Optional[float],
+             limits: Optional[Dict[str, Any]], dedent: bool, stdin: Optional[str] = None) -> Dict[str, Any]:
+    """A test job line: code and test_code in two processes (docs/batch.md,
+    "Test jobs"); its arguments checked as a python job's."""
+    if test_code is None:
+        raise TypeError("test_code: a test job needs the tests (a str)")
+    job = python_job(id_, code, test_code, timeout, limits, dedent, stdin)
+    job["kind"] = "test"
+    if entry_point is not None:
+        if not isinstance(entry_point, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.()]{0,99}", entry_point):
+            raise ValueError("entry_point: the code's function, a Python name or attributes and calls without "
+                             "arguments on one (Solution().twoSum), got %r" % (entry_point,))
+        job["entry_point"] = entry_point
     return job
 
 

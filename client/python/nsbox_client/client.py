@@ -13,7 +13,7 @@ from typing import (IO, TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, 
 from . import batch, validate
 from .batch import DEFAULT_TIMEOUT, Item, PythonItem, Result
 from .errors import NsboxError, NsboxUnavailable, refused
-from .jobs import JudgeJob, TestReport, spec_for_nsbox
+from .jobs import JudgeJob, TestReport, TestsResult, spec_for_nsbox
 from .results import DoctorCheck, DoctorReport, RunResult, Verdict
 
 if TYPE_CHECKING:
@@ -226,6 +226,29 @@ class Client:
         if len(results) != 1:
             raise NsboxError("nsbox batch gave %d results for one job" % len(results))
         return batch.python_result(results[0])
+
+    def run_tests(self, code: str, test_code: str, entry_point: Optional[str] = None,
+                  timeout: Optional[float] = DEFAULT_TIMEOUT, limits: Optional[Dict[str, Any]] = None,
+                  stdin: Optional[str] = None, warm: Optional[bool] = None) -> TestsResult:
+        """One batch `test` job: @test_code's tests (each top-level assert,
+        test_* function, check(<entry_point>)) run in a process of their own
+        against @code's process, reached only by messages of plain data:
+        exits, __eq__ tricks, skips, reading the tests or a forged report
+        end in status "fail" (docs/batch.md, "Test jobs")."""
+        job = batch.test_job(0, code, test_code, entry_point, timeout, limits, self.dedent, stdin)
+        validate.warm(warm)
+        rc, out, err = self._run(["batch", "--quiet", *self.extra_args, *self.warm_args(warm), "-"],
+                                 input=(json.dumps(job) + "\n").encode())
+        lines = out.splitlines()
+        if rc not in (0, 2) or len(lines) != 1:
+            raise refused("batch", rc, err)
+        try:
+            d = json.loads(lines[0])
+            if rc == 2:   # the line could not become a job: the caller's mistake
+                raise NsboxError("nsbox refused the test job: %s" % (d.get("error") or {}).get("message"))
+            return TestsResult.from_line(d)
+        except (KeyError, TypeError, ValueError) as e:
+            raise NsboxError("nsbox batch wrote a test job line this client cannot read: %r" % lines[0][:200]) from e
 
     # -- judge and doctor -------------------------------------------------------
     def judge(self, spec: Union[Dict[str, Any], str, "os.PathLike[str]"], warm: Optional[bool] = None) -> Verdict:

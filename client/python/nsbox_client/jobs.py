@@ -70,3 +70,40 @@ def spec_for_nsbox(spec: Mapping[str, Any]) -> Dict[str, Any]:
     if isinstance(prog, dict) and isinstance(prog.get("path"), str) and not os.path.isabs(prog["path"]):
         prog["path"] = os.path.abspath(prog["path"])
     return out
+
+
+@dataclass
+class TestsResult:
+    """A batch `test` job (run_tests): status pass | fail | error (pass only
+    when every test ran and passed; error only when the sandbox failed),
+    label 1 only for pass, score = passed / total, one TestOutcome per test
+    (outcome passed | failed). The tests ran in a process of their own that
+    the code's process could not reach (docs/batch.md, "Test jobs")."""
+    status: str
+    label: int
+    score: float
+    counts: Dict[str, int]
+    tests: List[TestOutcome]
+    stderr: str
+    elapsed_ms: float
+    id: Any = None
+    error: Optional[Dict[str, Any]] = None
+    start: Optional[str] = None
+    start_reason: Optional[str] = None
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    @classmethod
+    def from_line(cls, d: Mapping[str, Any]) -> "TestsResult":
+        """Raises KeyError/TypeError/ValueError on a line it cannot read."""
+        err = d.get("stderr")
+        tests = [TestOutcome(str(t["name"]), str(t["outcome"]), t.get("message"), None,
+                             float(t.get("duration_ms") or 0.0)) for t in d.get("tests") or []]
+        return cls(status=str(d["outcome"]), label=int(d.get("label", 0)), score=float(d.get("score") or 0.0),
+                   counts={str(k): int(v) for k, v in dict(d.get("counts") or {}).items()}, tests=tests,
+                   stderr=str(err.get("text") or "") if isinstance(err, dict) else "",
+                   elapsed_ms=float(d.get("wall_ms") or 0.0), id=d.get("id"), error=d.get("error"),
+                   start=d.get("start"), start_reason=d.get("start_reason"), raw=dict(d))

@@ -7,7 +7,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Union, overloa
 from . import observations
 from .batch import DEFAULT_TIMEOUT, Item, PythonItem, Result
 from .client import Client
-from .jobs import JudgeJob, TestReport
+from .jobs import JudgeJob, TestReport, TestsResult
 from .results import DoctorReport, RunResult, Verdict
 
 # Every option spelled out (an IDE shows them; mypy checks them), the same
@@ -62,6 +62,12 @@ def batch_stream(pairs: Iterable[Item], timeout: Optional[float] = ..., jobs: Op
 def batch_stream(pairs: Iterable[Item], timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
                  limits: Optional[Dict[str, Any]] = None, warm: Optional[bool] = None) -> Iterator[Result]:
     return Client().batch_stream(pairs, timeout, jobs=jobs, limits=limits, warm=warm)
+
+
+def run_tests(code: str, test_code: str, entry_point: Optional[str] = None,
+              timeout: Optional[float] = DEFAULT_TIMEOUT, **kw: Any) -> TestsResult:
+    """The tests outside the code's process: Client.run_tests."""
+    return Client().run_tests(code, test_code, entry_point, timeout, **kw)
 
 
 def judge(spec: observations.SpecLike, observe: Optional[observations.PathLike] = None) -> Verdict:
