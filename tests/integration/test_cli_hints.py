@@ -61,6 +61,24 @@ class BwrapHabits(SandboxTest):
         err = self.usage("python", "--ro-bind", "/usr/share:/usr/share", "/nonexistent.py")
         self.assertNotIn("hint", err)
 
+    def test_a_valid_command_line_gets_no_hint(self):
+        """The hint is for nsbox's own failure naming the word read where
+        DST was meant: never when the program ran and chose the status
+        (125, 126, 127 are a program's exit codes too), nor when nsbox
+        failed for another reason (the SRC missing: the hint would tell
+        to bind it over the program)."""
+        for status in (125, 126, 127):
+            with self.subTest(status=status):
+                p = self.nsbox("run", "--ro-bind", "/usr/share", "/bin/sh", "-c", "exit %d" % status)
+                self.assertEqual(p.returncode, status, p.stderr)
+                self.assertNotIn(b"hint", p.stderr)
+        p = self.nsbox("python", "--ro-bind", "/usr/share", os.path.join(PY, "exit_status.py"), "126")
+        self.assertEqual(p.returncode, 126, p.stderr)
+        self.assertNotIn(b"hint", p.stderr)
+        err = self.usage("run", "--ro-bind", "/nonexistent-src", "/bin/true")
+        self.assertIn("'/nonexistent-src'", err)
+        self.assertNotIn("hint", err)
+
     def test_bwrap_options_get_their_equivalent(self):
         for option, words in (("--unshare-all", "unshares every namespace"),
                               ("--dev-bind", "nsbox's /dev is its own"),
