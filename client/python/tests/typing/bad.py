@@ -21,6 +21,8 @@ if r.status == "passed":  # E: Non-overlapping equality check
 if r.limit == "time":  # E: Non-overlapping equality check
     pass
 n: int = r.status  # E: variable has type "int"
+v: Verdict = batch_run([JudgeJob({})])[0]
+reward: float = v.score  # E: variable has type "float"
 
 
 dicts = [{"code": "print(1)", "tests": ""}]

@@ -41,6 +41,9 @@ if r.status == "timeout" and r.limit == "cpu_time":
     pass
 verdict: Literal["pass", "fail", "undetermined"] = verdicts[0].verdict
 case: Literal["pass", "fail", "undetermined", "not_run"] = verdicts[0].cases[0].verdict
+credit: Optional[float] = verdicts[0].score
+weight: float = verdicts[0].cases[0].weight
+counted: int = verdicts[0].counts.get("pass", 0)
 report = test("harness", "workspace", timeout=10, limits={"memory": "256M"})
 test_outcome: TestOutcomeName = report.tests[0].outcome
 
