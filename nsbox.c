@@ -76,6 +76,21 @@ static bool met_eof(const struct run_stream *err)
                nsb_memmem(err->tail, err->tail_len, what, sizeof what - 1);
 }
 
+/* A limit the program reached without nsbox stopping it (the cgroup
+ * refused a fork: BlockingIOError): a program that then failed is told
+ * which, with the value it had and the flag that raises it. */
+static void note_limits_hit(const struct nsb_config *cfg, const struct run_result *r)
+{
+        char buf[256];
+
+        if (!(r->status == RUN_EXITED && r->exit_code != 0) && r->status != RUN_SIGNALED)
+                return;
+        for (int l = LIMIT_NONE + 1; l < LIMIT__MAX; l++)
+                if ((r->limits_hit & (1u << l)) && cfg_limit_hint(cfg, run_limit_name((enum run_limit) l), buf,
+                                                                   sizeof buf))
+                        fprintf(stderr, "nsbox: note: the program reached %s\n", buf);
+}
+
 static void explain(const struct nsb_config *cfg, const struct run_result *r)
 {
         char buf[NSB_ERROR_MSG_MAX + 128];
@@ -96,6 +111,7 @@ static void explain(const struct nsb_config *cfg, const struct run_result *r)
         }
         else if (r->status == RUN_CANCELLED)
                 fprintf(stderr, "nsbox: cancelled\n");
+        note_limits_hit(cfg, r);
         if (r->out.truncated || r->err.truncated)
                 fprintf(stderr, "nsbox: output truncated (stdout %llu bytes, stderr %llu bytes written)\n",
                         (unsigned long long) r->out.bytes, (unsigned long long) r->err.bytes);

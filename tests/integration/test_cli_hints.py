@@ -3,7 +3,9 @@
 the flag that raises it; bwrap options nsbox lacks get nsbox's equivalent,
 and bwrap's two-word `--ro-bind SRC DST` a hint instead of a bare "script
 '/data' not found". (config/hints.c; its table in tests/unit/test_hints.c.)"""
+import json
 import os
+import tempfile
 
 from nsbtest import PY, SandboxTest
 
@@ -25,6 +27,24 @@ class LimitMessages(SandboxTest):
         if "MemoryError" not in err and p.returncode != 3:
             self.assertIn("nsbox: stopped by the memory limit (96M; raise it with --memory SIZE)\n", err)
         self.assertNotIn("stopped by the memory limit\n", err)
+
+    def test_a_limit_reached_is_named_when_the_program_fails(self):
+        """--pids 3 and a fork loop: the cgroup refuses the forks, the
+        program dies of BlockingIOError (exit 1, not stopped by nsbox), and
+        limits_hit says pids. The learner sees why, with the value and flag.
+        (The rlimit backend, uid 65534, may not see the limit reached: then
+        limits_hit is empty and nothing is said.)"""
+        with tempfile.TemporaryDirectory() as d:
+            result = os.path.join(d, "r.json")
+            p, err = self.stderr("python", "--pids", "3", "--result", result, "-c",
+                                 "import os\nfor i in range(10): os.fork()")
+            with open(result, encoding="utf-8") as f:
+                r = json.load(f)
+        self.assertEqual((r["status"], r["exit_code"]), ("exited", 1), err)
+        if "pids" in r["limits_hit"]:
+            self.assertIn("nsbox: note: the program reached the pids limit (3; raise it with --pids N)\n", err)
+        else:
+            self.assertNotIn("reached", err)
 
     def test_no_limit_no_line(self):
         p, err = self.stderr("python", "--pids", "4", "--json", "-c", "pass")
