@@ -226,5 +226,54 @@ class ClientPackage(unittest.TestCase):
         self.assertIn("Success: no issues found", r.stdout)
 
 
+class BackendFiles(unittest.TestCase):
+    """What the backend puts in its wheel and sdist: the whole package, a
+    module or subpackage added later included (meson installs the folder
+    whole, dist/meson.build; a listed set would leave it out: ImportError
+    from the wheel only), never __pycache__; RECORD's hashes and sizes
+    those of the archive's files."""
+
+    def test_subpackage_and_stub_are_packaged(self):
+        import base64
+        import csv
+        import hashlib
+        import io
+        import tarfile
+        import zipfile
+        with tempfile.TemporaryDirectory() as top:
+            src = os.path.join(top, "src")
+            shutil.copytree(CLIENT, src, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
+            sub = os.path.join(src, "nsbox_client", "extra")
+            os.makedirs(os.path.join(sub, "__pycache__"))
+            for name, text in (("__init__.py", "X = 1\n"), ("more.pyi", "Y: int\n"), ("__pycache__/a.pyc", "")):
+                with open(os.path.join(sub, name), "w", encoding="utf-8") as f:
+                    f.write(text)
+            r = run(["/usr/bin/python3", "-c", "import sys; sys.path.insert(0, 'backend'); import nsbox_client_build as b;"
+                     "print(b.build_wheel(sys.argv[1])); print(b.build_sdist(sys.argv[1]))", top], cwd=src)
+            self.assertEqual(r.returncode, 0, r.stdout)
+            wheel, sdist = r.stdout.split()
+            with zipfile.ZipFile(os.path.join(top, wheel)) as z:
+                names = z.namelist()
+                record = [n for n in names if n.endswith(".dist-info/RECORD")][0]
+                rows = list(csv.reader(io.StringIO(z.read(record).decode())))
+                for path, digest, size in rows:
+                    if path == record:
+                        continue
+                    data = z.read(path)
+                    want = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+                    self.assertEqual((digest, size), ("sha256=" + want, str(len(data))), path)
+                self.assertEqual(sorted(r[0] for r in rows), sorted(names))
+            self.assertIn("nsbox_client/extra/__init__.py", names)
+            self.assertIn("nsbox_client/extra/more.pyi", names)
+            self.assertIn("nsbox_client/py.typed", names)
+            self.assertFalse([n for n in names if "__pycache__" in n], names)
+            with tarfile.open(os.path.join(top, sdist)) as t:
+                members = t.getnames()
+            base = "nsbox_client-%s/" % VERSION
+            self.assertIn(base + "nsbox_client/extra/__init__.py", members)
+            self.assertIn(base + "nsbox_client/extra/more.pyi", members)
+            self.assertFalse([n for n in members if "__pycache__" in n], members)
+
+
 if __name__ == "__main__":
     unittest.main()
