@@ -53,6 +53,13 @@ static const struct {
         { "gid", "the program runs as an unprivileged user of its own user namespace (docs/security.md)" },
         { "hostname", "nsbox sets the run's own host name (its UTS namespace)" },
         { "remount-ro", "nsbox's root is read-only but for /tmp, /workspace and --bind/--tmpfs mounts" },
+        /* bwrap's FD and tree-building options: --file is also close to
+         * --file-size, which "did you mean" would offer */
+        { "file", "nsbox reads no file descriptors; --ro-bind FILE[:DST] binds a file" },
+        { "bind-data", "nsbox reads no file descriptors; --ro-bind FILE[:DST] binds a file" },
+        { "ro-bind-data", "nsbox reads no file descriptors; --ro-bind FILE[:DST] binds a file" },
+        { "dir", "--tmpfs DST makes an empty writable folder; --bind and --ro-bind make their DST" },
+        { "symlink", "nsbox creates no symlinks: --ro-bind SRC:DST binds the target in the link's place" },
 };
 
 const char *cfg_bwrap_option_hint(const char *name, size_t len)

@@ -34,6 +34,11 @@ static void test_bwrap_options(void **state)
                 { "--setenv", "--env NAME=VALUE" },
                 { "--size", "--tmpfs DST:SIZE" },
                 { "--ro-bind-try", "--ro-bind SRC[:DST]" },
+                /* bwrap's, and close to an option of nsbox's: never "did
+                 * you mean --file-size?" for bwrap's --file FD DST */
+                { "--file", "--ro-bind FILE[:DST]" },
+                { "--dir", "--tmpfs DST" },
+                { "--symlink", "creates no symlinks" },
         };
         (void) state;
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
