@@ -151,6 +151,12 @@ static int emit(const struct nsb_config *cfg, const struct run_result *r)
                 return NSB_EXIT_FAILURE;
         }
         if (cfg->json) {
+                if (r->status == RUN_ERROR) {   /* the error is in the JSON; a hint only on stderr */
+                        char msg[NSB_ERROR_MSG_MAX + 128];
+
+                        nsb_error_describe(&r->error, msg, sizeof msg);
+                        print_hint(cfg, msg);
+                }
                 if (textsafe_json_dumpf(j, stdout, flags) < 0 || fputc('\n', stdout) == EOF ||
                     fflush(stdout) == EOF) {
                         fprintf(stderr, "nsbox: cannot write the result to stdout: %s\n", strerror(errno));

@@ -65,9 +65,10 @@ class BwrapHabits(SandboxTest):
         self.assertIn("nsbox: hint: --ro-bind takes one word, SRC[:DST]: for bwrap's `--ro-bind /usr/share "
                       "/usr/share`, write `--ro-bind /usr/share:/usr/share` ('/usr/share' was read as the next argument, not as DST)",
                       err)
-        err = self.usage("run", "--bind", "/var/tmp", "/data", "--", "/bin/true")
-        self.assertIn("nsbox: hint: --bind takes one word, SRC[:DST]: for bwrap's `--bind /var/tmp /data`, write "
-                      "`--bind /var/tmp:/data`", err)
+        for json_flag in ([], ["--json"]):   # with --json the error is in the result, the hint on stderr
+            err = self.usage("run", *json_flag, "--bind", "/var/tmp", "/data", "--", "/bin/true")
+            self.assertIn("nsbox: hint: --bind takes one word, SRC[:DST]: for bwrap's `--bind /var/tmp /data`, "
+                          "write `--bind /var/tmp:/data`", err)
 
     def test_two_word_bind_before_a_spec(self):
         """judge: the DST read as SPEC.json, the spec as an extra argument
