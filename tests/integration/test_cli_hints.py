@@ -96,6 +96,11 @@ class BwrapHabits(SandboxTest):
         p = self.nsbox("python", "--ro-bind", "/usr/share", os.path.join(PY, "exit_status.py"), "126")
         self.assertEqual(p.returncode, 126, p.stderr)
         self.assertNotIn(b"hint", p.stderr)
+        # the program's own arguments are never nsbox's options
+        p = self.nsbox("run", "--", "/bin/echo", "--ro-bind", "/usr/share", "/data")
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, b"--ro-bind /usr/share /data\n", b""))
+        err = self.usage("run", "--", "nsbox-no-such-program", "--ro-bind", "/usr/share", "/data")
+        self.assertNotIn("hint", err)
         err = self.usage("run", "--ro-bind", "/nonexistent-src", "/bin/true")
         self.assertIn("'/nonexistent-src'", err)
         self.assertNotIn("hint", err)
