@@ -36,7 +36,7 @@ from __future__ import annotations
 from .batch import DEFAULT_TIMEOUT  # noqa: F401  (importable, as before the split)
 from .client import Client
 from .errors import EXIT_CANCELLED, EXIT_NSBOX_FAILURE, NsboxError, NsboxUnavailable  # noqa: F401
-from .jobs import JudgeJob, TestOutcome, TestReport
+from .jobs import JudgeJob, TestOutcome, TestOutcomeName, TestReport
 from .observations import Observation, read_observations, replay
 from .results import CaseVerdict, DoctorCheck, DoctorReport, RunResult, Verdict
 from .results import CaseVerdictName, CheckStatus, LimitName, Outcome, Status, VerdictName  # Literal types
@@ -51,4 +51,5 @@ __all__ = [
     "JudgeJob", "TestReport", "TestOutcome", "test",
     "connect", "ServiceClient", "AsyncServiceClient",
     "Outcome", "Status", "LimitName", "VerdictName", "CaseVerdictName", "CheckStatus",
+    "TestOutcomeName",
 ]
