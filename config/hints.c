@@ -90,12 +90,14 @@ bool cfg_bwrap_pair_hint(const struct nsb_config *cfg, const char *error, char *
         /* Only when nsbox's failure is about the word ("script '/data': Is
          * a directory", "command '/in': No such file"): a program that ran
          * and exited 126 or 127, or a SRC that does not exist, is not this
-         * habit, and the hint would say to bind over the program. */
+         * habit, and the hint would say to bind over the program. A
+         * relative SRC without DST is refused whatever follows ("DST must
+         * be absolute"): no valid command line has one, so it is the habit. */
         wlen = strlen(word);
         for (at = strchr(error, '\''); at; at = strchr(at + 1, '\''))
                 if (strncmp(at + 1, word, wlen) == 0 && at[1 + wlen] == '\'')
                         break;
-        if (!at)
+        if (!at && b->src[0] == '/')
                 return false;
         flag = b->read_only ? "--ro-bind" : "--bind";
         snprintf(buf, size, "%s takes one word, SRC[:DST]: for bwrap's `%s %s %s`, write `%s %s:%s` "

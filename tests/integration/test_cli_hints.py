@@ -70,6 +70,15 @@ class BwrapHabits(SandboxTest):
             self.assertIn("nsbox: hint: --bind takes one word, SRC[:DST]: for bwrap's `--bind /var/tmp /data`, "
                           "write `--bind /var/tmp:/data`", err)
 
+    def test_two_word_bind_with_a_relative_src(self):
+        """`--ro-bind data /data`: a relative SRC needs a DST, so nsbox
+        refuses the bind itself (the error names SRC, not the word): the
+        hint all the same, as no valid command line has this shape."""
+        err = self.usage("python", "--ro-bind", "data", "/data", "x.py")
+        self.assertIn("DST must be absolute", err)
+        self.assertIn("nsbox: hint: --ro-bind takes one word, SRC[:DST]: for bwrap's `--ro-bind data /data`, "
+                      "write `--ro-bind data:/data`", err)
+
     def test_two_word_bind_before_a_spec(self):
         """judge: the DST read as SPEC.json, the spec as an extra argument
         (a usage error of the parser): the hint all the same."""

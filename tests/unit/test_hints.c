@@ -73,6 +73,11 @@ static void test_bwrap_pair(void **state)
                   "file or directory",
                   "--ro-bind takes one word, SRC[:DST]: for bwrap's `--ro-bind /srv /spec.json`, write "
                   "`--ro-bind /srv:/spec.json` ('/spec.json' was read as the next argument, not as DST)" },
+                /* a relative SRC needs DST: refused whatever the message */
+                { { "nsbox", "python", "--ro-bind", "data", "/data", "x.py" },
+                  "--ro-bind 'data': a relative SRC is found in the current directory, but DST must be absolute",
+                  "--ro-bind takes one word, SRC[:DST]: for bwrap's `--ro-bind data /data`, write "
+                  "`--ro-bind data:/data` ('/data' was read as the next argument, not as DST)" },
                 /* the shape, but the failure is not about the word: a SRC
                  * missing, a word that only starts another quoted one, a
                  * program's own status (no message) */
