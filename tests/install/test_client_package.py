@@ -79,6 +79,14 @@ def bare_venv(python, path):
     return venv_python
 
 
+def venv_files(venv):
+    """Every path under @venv (files, links, folders), relative."""
+    out = set()
+    for d, dirs, files in os.walk(venv):
+        out.update(os.path.relpath(os.path.join(d, n), venv) for n in dirs + files)
+    return out
+
+
 def site_of(venv_python):
     return run([venv_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
 
@@ -95,8 +103,11 @@ class ClientPackage(unittest.TestCase):
         cls.no_setuptools = run([cls.python, "-c", "import setuptools"])
         cls.no_wheel = run([cls.python, "-c", "import wheel"])
         # with build isolation (pip makes an empty environment: requires = [])
+        cls.files_before = venv_files(cls.venv)
         cls.pip_isolated = run([cls.python, *PIP, cls.src], env=PIP_ENV)
+        cls.import_compiled = run([cls.python, "-c", "import nsbox_client.aio, nsbox_client.service"], cwd="/")
         cls.uninstall = run([cls.python, "-m", "pip", "uninstall", "-y", "nsbox-client"], env=PIP_ENV)
+        cls.files_after = venv_files(cls.venv)
         # editable (PEP 660), then gone again
         cls.pip_editable = run([cls.python, *PIP, "-e", cls.src], env=PIP_ENV)
         cls.editable_file = run([cls.python, "-c", "import nsbox_client; print(nsbox_client.__file__)"], cwd="/")
@@ -134,6 +145,9 @@ class ClientPackage(unittest.TestCase):
         self.assertEqual(self.pip_isolated.returncode, 0, self.pip_isolated.stdout)
         self.assertIn("Successfully installed nsbox-client-%s" % VERSION, self.pip_isolated.stdout)
         self.assertEqual(self.uninstall.returncode, 0, self.uninstall.stdout)
+        # installed, imported (its .pyc written), uninstalled: nothing left
+        self.assertEqual(self.import_compiled.returncode, 0, self.import_compiled.stdout)
+        self.assertEqual(sorted(self.files_after ^ self.files_before), [])
 
     def test_pip_install_editable(self):
         self.assertEqual(self.pip_editable.returncode, 0, self.pip_editable.stdout)
