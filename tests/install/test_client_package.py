@@ -262,7 +262,8 @@ class BackendFiles(unittest.TestCase):
             for name, text in (("__init__.py", "X = 1\n"), ("more.pyi", "Y: int\n"), ("__pycache__/a.pyc", "")):
                 with open(os.path.join(sub, name), "w", encoding="utf-8") as f:
                     f.write(text)
-            r = run(["/usr/bin/python3", "-c", "import sys; sys.path.insert(0, 'backend'); import nsbox_client_build as b;"
+            r = run(["/usr/bin/python3", "-c", "import sys; sys.path.insert(0, 'backend');"
+                     "import nsbox_client_build as b;"
                      "print(b.build_wheel(sys.argv[1])); print(b.build_sdist(sys.argv[1]))", top], cwd=src)
             self.assertEqual(r.returncode, 0, r.stdout)
             wheel, sdist = r.stdout.split()
