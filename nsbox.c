@@ -36,10 +36,24 @@
 
 #define MAX_PROGRAM_BYTES (64u << 20)
 
+/* bwrap's `--ro-bind SRC DST` typed here fails as a missing program or
+ * input that nsbox's @message names: say what nsbox's form is
+ * (config/hints.h). @cfg NULL: before any parse. */
+static void print_hint(const struct nsb_config *cfg, const char *message)
+{
+        char hint[1024];
+
+        if (cfg && cfg_bwrap_pair_hint(cfg, message, hint, sizeof hint)) {
+                fputs("nsbox: hint: ", stderr);
+                textsafe_term(stderr, hint, strlen(hint), TEXTSAFE_ONE_LINE);
+                fputc('\n', stderr);
+        }
+}
+
 /* "nsbox: [CMD: ]message", with the errno text only for a system error
  * (nsb_error_describe): "--memory: size '0' is out of range ...", never
  * "...: Invalid argument" after a message that says what is allowed. */
-static void print_error(const char *cmd, const struct nsb_error *e)
+static void print_error(const struct nsb_config *cfg, const char *cmd, const struct nsb_error *e)
 {
         char buf[NSB_ERROR_MSG_MAX + 128];
 
@@ -49,6 +63,7 @@ static void print_error(const char *cmd, const struct nsb_error *e)
         fprintf(stderr, "nsbox: %s%s", cmd ? cmd : "", cmd ? ": " : "");
         textsafe_term(stderr, buf, strlen(buf), TEXTSAFE_ONE_LINE);
         fputc('\n', stderr);
+        print_hint(cfg, buf);
 }
 
 /* Did the program fail reading past the end of its input? Python says so
@@ -61,6 +76,21 @@ static bool met_eof(const struct run_stream *err)
                nsb_memmem(err->tail, err->tail_len, what, sizeof what - 1);
 }
 
+/* A limit the program reached without nsbox stopping it (the cgroup
+ * refused a fork: BlockingIOError): a program that then failed is told
+ * which, with the value it had and the flag that raises it. */
+static void note_limits_hit(const struct nsb_config *cfg, const struct run_result *r)
+{
+        char buf[256];
+
+        if (!(r->status == RUN_EXITED && r->exit_code != 0) && r->status != RUN_SIGNALED)
+                return;
+        for (int l = LIMIT_NONE + 1; l < LIMIT__MAX; l++)
+                if ((r->limits_hit & (1u << l)) && cfg_limit_hint(cfg, run_limit_name((enum run_limit) l), buf,
+                                                                   sizeof buf))
+                        fprintf(stderr, "nsbox: note: the program reached %s\n", buf);
+}
+
 static void explain(const struct nsb_config *cfg, const struct run_result *r)
 {
         char buf[NSB_ERROR_MSG_MAX + 128];
@@ -71,6 +101,7 @@ static void explain(const struct nsb_config *cfg, const struct run_result *r)
                 fprintf(stderr, "nsbox: sandbox error (%s): ", nsb_stage_name((enum nsb_stage) r->error.stage));
                 textsafe_term(stderr, buf, strlen(buf), TEXTSAFE_ONE_LINE);
                 fputc('\n', stderr);
+                print_hint(cfg, buf);
         } else if (r->status == RUN_LIMIT) {
                 /* the value it had and the flag that raises it (config/hints.h) */
                 if (cfg_limit_hint(cfg, run_limit_name(r->limit), buf, sizeof buf))
@@ -80,6 +111,7 @@ static void explain(const struct nsb_config *cfg, const struct run_result *r)
         }
         else if (r->status == RUN_CANCELLED)
                 fprintf(stderr, "nsbox: cancelled\n");
+        note_limits_hit(cfg, r);
         if (r->out.truncated || r->err.truncated)
                 fprintf(stderr, "nsbox: output truncated (stdout %llu bytes, stderr %llu bytes written)\n",
                         (unsigned long long) r->out.bytes, (unsigned long long) r->err.bytes);
@@ -114,11 +146,17 @@ static int emit(const struct nsb_config *cfg, const struct run_result *r)
                 return NSB_EXIT_FAILURE;
         }
         if (cfg->result_path && result_file_write(cfg->result_path, j, flags, &e) < 0) {
-                print_error(NULL, &e);
+                print_error(cfg, NULL, &e);
                 json_decref(j);
                 return NSB_EXIT_FAILURE;
         }
         if (cfg->json) {
+                if (r->status == RUN_ERROR) {   /* the error is in the JSON; a hint only on stderr */
+                        char msg[NSB_ERROR_MSG_MAX + 128];
+
+                        nsb_error_describe(&r->error, msg, sizeof msg);
+                        print_hint(cfg, msg);
+                }
                 if (textsafe_json_dumpf(j, stdout, flags) < 0 || fputc('\n', stdout) == EOF ||
                     fflush(stdout) == EOF) {
                         fprintf(stderr, "nsbox: cannot write the result to stdout: %s\n", strerror(errno));
@@ -317,7 +355,6 @@ int main(int argc, char **argv)
         struct frame_run run;
         struct nsb_config cfg;
         struct nsb_error e;
-        char hint[1024];
         int code;
 
         hold_std_fds();
@@ -327,7 +364,7 @@ int main(int argc, char **argv)
          * (serve/serve_exec.h): it never reaches the shared parser. */
         if (argc > 1 && strcmp(argv[1], "serve") == 0) {
                 serve_exec(argc - 1, argv + 1, &e);
-                print_error(NULL, &e);
+                print_error(NULL, NULL, &e);
                 return NSB_EXIT_FAILURE;
         }
         if (cfg_parse_cli(argc, argv, &cfg, &e) < 0) {
@@ -341,16 +378,11 @@ int main(int argc, char **argv)
                 code = c->main(&run, &e);
                 if (e.stage != NSB_STAGE_NONE && code != NSB_EXIT_OK &&
                     (c->explained == ANY_STATUS || code == c->explained))
-                        print_error(c->name, &e);
+                        print_error(&cfg, c->name, &e);
                 nsb_error_clear(&e);
         }
         if (e.stage != NSB_STAGE_NONE)
-                print_error(NULL, &e);
-        /* bwrap's `--ro-bind SRC DST` typed here fails as a missing program:
-         * say what nsbox's form is (config/hints.h) */
-        if ((code == NSB_EXIT_FAILURE || code == NSB_EXIT_NOT_FOUND || code == NSB_EXIT_NOT_EXECUTABLE) &&
-            cfg_bwrap_pair_hint(&cfg, hint, sizeof hint))
-                fprintf(stderr, "nsbox: hint: %s\n", hint);
+                print_error(&cfg, NULL, &e);
         cfg_free(&cfg);
         return stdout_delivered_or_die(code);
 }

@@ -53,6 +53,13 @@ static const struct {
         { "gid", "the program runs as an unprivileged user of its own user namespace (docs/security.md)" },
         { "hostname", "nsbox sets the run's own host name (its UTS namespace)" },
         { "remount-ro", "nsbox's root is read-only but for /tmp, /workspace and --bind/--tmpfs mounts" },
+        /* bwrap's FD and tree-building options: --file is also close to
+         * --file-size, which "did you mean" would offer */
+        { "file", "nsbox reads no file descriptors; --ro-bind FILE[:DST] binds a file" },
+        { "bind-data", "nsbox reads no file descriptors; --ro-bind FILE[:DST] binds a file" },
+        { "ro-bind-data", "nsbox reads no file descriptors; --ro-bind FILE[:DST] binds a file" },
+        { "dir", "--tmpfs DST makes an empty writable folder; --bind and --ro-bind make their DST" },
+        { "symlink", "nsbox creates no symlinks: --ro-bind SRC:DST binds the target in the link's place" },
 };
 
 const char *cfg_bwrap_option_hint(const char *name, size_t len)
@@ -68,17 +75,29 @@ const char *cfg_bwrap_option_hint(const char *name, size_t len)
  * the bind is the last one. The shape `--ro-bind /data /data x.py` leaves
  * behind; a script below the bound folder (`--ro-bind /data /data/x.py`)
  * is as meant. */
-bool cfg_bwrap_pair_hint(const struct nsb_config *cfg, char *buf, size_t size)
+bool cfg_bwrap_pair_hint(const struct nsb_config *cfg, const char *error, char *buf, size_t size)
 {
         const char *word = cfg->bind_next_word;
         const struct nsb_bind *b = cfg->n_binds ? &cfg->binds[cfg->n_binds - 1] : NULL;
-        const char *flag;
-        size_t n;
+        const char *flag, *at;
+        size_t n, wlen;
 
-        if (!word || !b || !size)
+        if (!word || !b || !size || !error)
                 return false;
         n = strlen(b->src);
         if (strncmp(word, b->src, n) == 0 && word[n] == '/')
+                return false;
+        /* Only when nsbox's failure is about the word ("script '/data': Is
+         * a directory", "command '/in': No such file"): a program that ran
+         * and exited 126 or 127, or a SRC that does not exist, is not this
+         * habit, and the hint would say to bind over the program. A
+         * relative SRC without DST is refused whatever follows ("DST must
+         * be absolute"): no valid command line has one, so it is the habit. */
+        wlen = strlen(word);
+        for (at = strchr(error, '\''); at; at = strchr(at + 1, '\''))
+                if (strncmp(at + 1, word, wlen) == 0 && at[1 + wlen] == '\'')
+                        break;
+        if (!at && b->src[0] == '/')
                 return false;
         flag = b->read_only ? "--ro-bind" : "--bind";
         snprintf(buf, size, "%s takes one word, SRC[:DST]: for bwrap's `%s %s %s`, write `%s %s:%s` "

@@ -79,6 +79,14 @@ def bare_venv(python, path):
     return venv_python
 
 
+def venv_files(venv):
+    """Every path under @venv (files, links, folders), relative."""
+    out = set()
+    for d, dirs, files in os.walk(venv):
+        out.update(os.path.relpath(os.path.join(d, n), venv) for n in dirs + files)
+    return out
+
+
 def site_of(venv_python):
     return run([venv_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
 
@@ -95,8 +103,11 @@ class ClientPackage(unittest.TestCase):
         cls.no_setuptools = run([cls.python, "-c", "import setuptools"])
         cls.no_wheel = run([cls.python, "-c", "import wheel"])
         # with build isolation (pip makes an empty environment: requires = [])
+        cls.files_before = venv_files(cls.venv)
         cls.pip_isolated = run([cls.python, *PIP, cls.src], env=PIP_ENV)
+        cls.import_compiled = run([cls.python, "-c", "import nsbox_client.aio, nsbox_client.service"], cwd="/")
         cls.uninstall = run([cls.python, "-m", "pip", "uninstall", "-y", "nsbox-client"], env=PIP_ENV)
+        cls.files_after = venv_files(cls.venv)
         # editable (PEP 660), then gone again
         cls.pip_editable = run([cls.python, *PIP, "-e", cls.src], env=PIP_ENV)
         cls.editable_file = run([cls.python, "-c", "import nsbox_client; print(nsbox_client.__file__)"], cwd="/")
@@ -134,6 +145,9 @@ class ClientPackage(unittest.TestCase):
         self.assertEqual(self.pip_isolated.returncode, 0, self.pip_isolated.stdout)
         self.assertIn("Successfully installed nsbox-client-%s" % VERSION, self.pip_isolated.stdout)
         self.assertEqual(self.uninstall.returncode, 0, self.uninstall.stdout)
+        # installed, imported (its .pyc written), uninstalled: nothing left
+        self.assertEqual(self.import_compiled.returncode, 0, self.import_compiled.stdout)
+        self.assertEqual(sorted(self.files_after ^ self.files_before), [])
 
     def test_pip_install_editable(self):
         self.assertEqual(self.pip_editable.returncode, 0, self.pip_editable.stdout)
@@ -224,6 +238,56 @@ class ClientPackage(unittest.TestCase):
         r = self.mypy(os.path.join(CLIENT, "nsbox_client"))
         self.assertEqual(r.returncode, 0, r.stdout)
         self.assertIn("Success: no issues found", r.stdout)
+
+
+class BackendFiles(unittest.TestCase):
+    """What the backend puts in its wheel and sdist: the whole package, a
+    module or subpackage added later included (meson installs the folder
+    whole, dist/meson.build; a listed set would leave it out: ImportError
+    from the wheel only), never __pycache__; RECORD's hashes and sizes
+    those of the archive's files."""
+
+    def test_subpackage_and_stub_are_packaged(self):
+        import base64
+        import csv
+        import hashlib
+        import io
+        import tarfile
+        import zipfile
+        with tempfile.TemporaryDirectory() as top:
+            src = os.path.join(top, "src")
+            shutil.copytree(CLIENT, src, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
+            sub = os.path.join(src, "nsbox_client", "extra")
+            os.makedirs(os.path.join(sub, "__pycache__"))
+            for name, text in (("__init__.py", "X = 1\n"), ("more.pyi", "Y: int\n"), ("__pycache__/a.pyc", "")):
+                with open(os.path.join(sub, name), "w", encoding="utf-8") as f:
+                    f.write(text)
+            r = run(["/usr/bin/python3", "-c", "import sys; sys.path.insert(0, 'backend');"
+                     "import nsbox_client_build as b;"
+                     "print(b.build_wheel(sys.argv[1])); print(b.build_sdist(sys.argv[1]))", top], cwd=src)
+            self.assertEqual(r.returncode, 0, r.stdout)
+            wheel, sdist = r.stdout.split()
+            with zipfile.ZipFile(os.path.join(top, wheel)) as z:
+                names = z.namelist()
+                record = [n for n in names if n.endswith(".dist-info/RECORD")][0]
+                rows = list(csv.reader(io.StringIO(z.read(record).decode())))
+                for path, digest, size in rows:
+                    if path == record:
+                        continue
+                    data = z.read(path)
+                    want = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+                    self.assertEqual((digest, size), ("sha256=" + want, str(len(data))), path)
+                self.assertEqual(sorted(r[0] for r in rows), sorted(names))
+            self.assertIn("nsbox_client/extra/__init__.py", names)
+            self.assertIn("nsbox_client/extra/more.pyi", names)
+            self.assertIn("nsbox_client/py.typed", names)
+            self.assertFalse([n for n in names if "__pycache__" in n], names)
+            with tarfile.open(os.path.join(top, sdist)) as t:
+                members = t.getnames()
+            base = "nsbox_client-%s/" % VERSION
+            self.assertIn(base + "nsbox_client/extra/__init__.py", members)
+            self.assertIn(base + "nsbox_client/extra/more.pyi", members)
+            self.assertFalse([n for n in members if "__pycache__" in n], members)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@
 the flag that raises it; bwrap options nsbox lacks get nsbox's equivalent,
 and bwrap's two-word `--ro-bind SRC DST` a hint instead of a bare "script
 '/data' not found". (config/hints.c; its table in tests/unit/test_hints.c.)"""
+import json
 import os
+import tempfile
 
 from nsbtest import PY, SandboxTest
 
@@ -26,6 +28,24 @@ class LimitMessages(SandboxTest):
             self.assertIn("nsbox: stopped by the memory limit (96M; raise it with --memory SIZE)\n", err)
         self.assertNotIn("stopped by the memory limit\n", err)
 
+    def test_a_limit_reached_is_named_when_the_program_fails(self):
+        """--pids 3 and a fork loop: the cgroup refuses the forks, the
+        program dies of BlockingIOError (exit 1, not stopped by nsbox), and
+        limits_hit says pids. The learner sees why, with the value and flag.
+        (The rlimit backend, uid 65534, may not see the limit reached: then
+        limits_hit is empty and nothing is said.)"""
+        with tempfile.TemporaryDirectory() as d:
+            result = os.path.join(d, "r.json")
+            p, err = self.stderr("python", "--pids", "3", "--result", result, "-c",
+                                 "import os\nfor i in range(10): os.fork()")
+            with open(result, encoding="utf-8") as f:
+                r = json.load(f)
+        self.assertEqual((r["status"], r["exit_code"]), ("exited", 1), err)
+        if "pids" in r["limits_hit"]:
+            self.assertIn("nsbox: note: the program reached the pids limit (3; raise it with --pids N)\n", err)
+        else:
+            self.assertNotIn("reached", err)
+
     def test_no_limit_no_line(self):
         p, err = self.stderr("python", "--pids", "4", "--json", "-c", "pass")
         # nothing stopped: no limit line at all
@@ -45,9 +65,19 @@ class BwrapHabits(SandboxTest):
         self.assertIn("nsbox: hint: --ro-bind takes one word, SRC[:DST]: for bwrap's `--ro-bind /usr/share "
                       "/usr/share`, write `--ro-bind /usr/share:/usr/share` ('/usr/share' was read as the next argument, not as DST)",
                       err)
-        err = self.usage("run", "--bind", "/var/tmp", "/data", "--", "/bin/true")
-        self.assertIn("nsbox: hint: --bind takes one word, SRC[:DST]: for bwrap's `--bind /var/tmp /data`, write "
-                      "`--bind /var/tmp:/data`", err)
+        for json_flag in ([], ["--json"]):   # with --json the error is in the result, the hint on stderr
+            err = self.usage("run", *json_flag, "--bind", "/var/tmp", "/data", "--", "/bin/true")
+            self.assertIn("nsbox: hint: --bind takes one word, SRC[:DST]: for bwrap's `--bind /var/tmp /data`, "
+                          "write `--bind /var/tmp:/data`", err)
+
+    def test_two_word_bind_with_a_relative_src(self):
+        """`--ro-bind data /data`: a relative SRC needs a DST, so nsbox
+        refuses the bind itself (the error names SRC, not the word): the
+        hint all the same, as no valid command line has this shape."""
+        err = self.usage("python", "--ro-bind", "data", "/data", "x.py")
+        self.assertIn("DST must be absolute", err)
+        self.assertIn("nsbox: hint: --ro-bind takes one word, SRC[:DST]: for bwrap's `--ro-bind data /data`, "
+                      "write `--ro-bind data:/data`", err)
 
     def test_two_word_bind_before_a_spec(self):
         """judge: the DST read as SPEC.json, the spec as an extra argument
@@ -59,6 +89,29 @@ class BwrapHabits(SandboxTest):
 
     def test_the_one_word_form_gets_no_hint(self):
         err = self.usage("python", "--ro-bind", "/usr/share:/usr/share", "/nonexistent.py")
+        self.assertNotIn("hint", err)
+
+    def test_a_valid_command_line_gets_no_hint(self):
+        """The hint is for nsbox's own failure naming the word read where
+        DST was meant: never when the program ran and chose the status
+        (125, 126, 127 are a program's exit codes too), nor when nsbox
+        failed for another reason (the SRC missing: the hint would tell
+        to bind it over the program)."""
+        for status in (125, 126, 127):
+            with self.subTest(status=status):
+                p = self.nsbox("run", "--ro-bind", "/usr/share", "/bin/sh", "-c", "exit %d" % status)
+                self.assertEqual(p.returncode, status, p.stderr)
+                self.assertNotIn(b"hint", p.stderr)
+        p = self.nsbox("python", "--ro-bind", "/usr/share", os.path.join(PY, "exit_status.py"), "126")
+        self.assertEqual(p.returncode, 126, p.stderr)
+        self.assertNotIn(b"hint", p.stderr)
+        # the program's own arguments are never nsbox's options
+        p = self.nsbox("run", "--", "/bin/echo", "--ro-bind", "/usr/share", "/data")
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, b"--ro-bind /usr/share /data\n", b""))
+        err = self.usage("run", "--", "nsbox-no-such-program", "--ro-bind", "/usr/share", "/data")
+        self.assertNotIn("hint", err)
+        err = self.usage("run", "--ro-bind", "/nonexistent-src", "/bin/true")
+        self.assertIn("'/nonexistent-src'", err)
         self.assertNotIn("hint", err)
 
     def test_bwrap_options_get_their_equivalent(self):

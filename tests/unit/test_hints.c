@@ -34,6 +34,11 @@ static void test_bwrap_options(void **state)
                 { "--setenv", "--env NAME=VALUE" },
                 { "--size", "--tmpfs DST:SIZE" },
                 { "--ro-bind-try", "--ro-bind SRC[:DST]" },
+                /* bwrap's, and close to an option of nsbox's: never "did
+                 * you mean --file-size?" for bwrap's --file FD DST */
+                { "--file", "--ro-bind FILE[:DST]" },
+                { "--dir", "--tmpfs DST" },
+                { "--symlink", "creates no symlinks" },
         };
         (void) state;
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -54,22 +59,38 @@ static void test_bwrap_pair(void **state)
 {
         static const struct {
                 const char *const argv[8];
-                const char *hint;   /* NULL: no hint */
+                const char *error;   /* the message of nsbox's failure */
+                const char *hint;    /* NULL: no hint */
         } cases[] = {
-                { { "nsbox", "python", "--ro-bind", "/data", "/data", "x.py" },
+                { { "nsbox", "python", "--ro-bind", "/data", "/data", "x.py" }, "script: '/data': Is a directory",
                   "--ro-bind takes one word, SRC[:DST]: for bwrap's `--ro-bind /data /data`, write "
                   "`--ro-bind /data:/data` ('/data' was read as the next argument, not as DST)" },
                 { { "nsbox", "run", "--bind", "/srv/in", "/in", "--", "/bin/true" },
+                  "command '/in': No such file or directory",
                   "--bind takes one word, SRC[:DST]: for bwrap's `--bind /srv/in /in`, write `--bind /srv/in:/in` "
                   "('/in' was read as the next argument, not as DST)" },
-                { { "nsbox", "judge", "--ro-bind", "/srv", "/spec.json" },
+                { { "nsbox", "judge", "--ro-bind", "/srv", "/spec.json" }, "spec: cannot read '/spec.json': No such "
+                  "file or directory",
                   "--ro-bind takes one word, SRC[:DST]: for bwrap's `--ro-bind /srv /spec.json`, write "
                   "`--ro-bind /srv:/spec.json` ('/spec.json' was read as the next argument, not as DST)" },
+                /* a relative SRC needs DST: refused whatever the message */
+                { { "nsbox", "python", "--ro-bind", "data", "/data", "x.py" },
+                  "--ro-bind 'data': a relative SRC is found in the current directory, but DST must be absolute",
+                  "--ro-bind takes one word, SRC[:DST]: for bwrap's `--ro-bind data /data`, write "
+                  "`--ro-bind data:/data` ('/data' was read as the next argument, not as DST)" },
+                /* the shape, but the failure is not about the word: a SRC
+                 * missing, a word that only starts another quoted one, a
+                 * program's own status (no message) */
+                { { "nsbox", "run", "--ro-bind", "/nonexistent", "/bin/true" },
+                  "--ro-bind '/nonexistent': No such file or directory", NULL },
+                { { "nsbox", "run", "--ro-bind", "/srv", "/in" }, "command '/in/x': No such file or directory", NULL },
+                { { "nsbox", "run", "--ro-bind", "/srv", "/bin/sh", "-c", "exit 127" }, NULL, NULL },
                 /* nsbox's own forms */
-                { { "nsbox", "python", "--ro-bind", "/data:/data", "/x.py" }, NULL },
-                { { "nsbox", "python", "--ro-bind", "/data", "/data/x.py" }, NULL },
-                { { "nsbox", "python", "--ro-bind", "/data", "x.py" }, NULL },
-                { { "nsbox", "python", "--ro-bind", "/data", "-c", "print(1)" }, NULL },
+                { { "nsbox", "python", "--ro-bind", "/data:/data", "/x.py" }, "script: '/x.py': No such file", NULL },
+                { { "nsbox", "python", "--ro-bind", "/data", "/data/x.py" }, "script: '/data/x.py': No such file",
+                  NULL },
+                { { "nsbox", "python", "--ro-bind", "/data", "x.py" }, "script: 'x.py': No such file", NULL },
+                { { "nsbox", "python", "--ro-bind", "/data", "-c", "print(1)" }, "'-c'", NULL },
         };
         (void) state;
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -80,7 +101,7 @@ static void test_bwrap_pair(void **state)
 
                 memcpy(argv, cases[i].argv, sizeof cases[i].argv);
                 assert_int_equal(parse(&cfg, &e, argv), 0);
-                assert_int_equal(cfg_bwrap_pair_hint(&cfg, hint, sizeof hint), cases[i].hint != NULL);
+                assert_int_equal(cfg_bwrap_pair_hint(&cfg, cases[i].error, hint, sizeof hint), cases[i].hint != NULL);
                 if (cases[i].hint)
                         assert_string_equal(hint, cases[i].hint);
                 cfg_free(&cfg);

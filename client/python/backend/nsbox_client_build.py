@@ -136,10 +136,18 @@ def _epoch():
 
 
 def _package_files():
-    """(path in the archive, path on disk) of the package: .py and py.typed."""
+    """(path in the archive, path on disk) of the package, subpackages
+    included: .py, .pyi and py.typed, never __pycache__. The whole folder,
+    as meson installs it (dist/meson.build): a module or subpackage added
+    later is in the wheel without a list to keep up."""
     src = os.path.join(ROOT, PACKAGE)
-    names = sorted(n for n in os.listdir(src) if n.endswith(".py") or n == "py.typed")
-    return [(PACKAGE + "/" + n, os.path.join(src, n)) for n in names]
+    out = []
+    for d, dirs, files in os.walk(src):
+        dirs[:] = sorted(x for x in dirs if x != "__pycache__")
+        rel = os.path.relpath(d, ROOT).replace(os.sep, "/")
+        out += [(rel + "/" + n, os.path.join(d, n)) for n in files
+                if n.endswith((".py", ".pyi")) or n == "py.typed"]
+    return sorted(out)
 
 
 def _read(path):

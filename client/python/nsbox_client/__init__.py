@@ -36,7 +36,7 @@ from __future__ import annotations
 from .batch import DEFAULT_TIMEOUT  # noqa: F401  (importable, as before the split)
 from .client import Client
 from .errors import EXIT_CANCELLED, EXIT_NSBOX_FAILURE, NsboxError, NsboxUnavailable  # noqa: F401
-from .jobs import JudgeJob, TestOutcome, TestReport, TestsResult
+from .jobs import JudgeJob, TestOutcome, TestOutcomeName, TestReport, TestsResult
 from .observations import Observation, read_observations, replay
 from .results import CaseVerdict, DoctorCheck, DoctorReport, RunResult, Verdict
 from .results import CaseVerdictName, CheckStatus, LimitName, Outcome, Status, VerdictName  # Literal types
@@ -52,4 +52,5 @@ __all__ = [
     "connect", "ServiceClient", "AsyncServiceClient",
     "Outcome", "Status", "LimitName", "VerdictName", "CaseVerdictName", "CheckStatus",
     "run_tests", "TestsResult",
+    "TestOutcomeName",
 ]

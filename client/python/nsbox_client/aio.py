@@ -25,7 +25,7 @@ from types import TracebackType
 from typing import Any, AsyncIterator, Dict, Iterable, List, Optional, Sequence, Tuple, Type, Union, overload
 
 from . import batch, validate
-from .batch import DEFAULT_TIMEOUT, PythonItem
+from .batch import DEFAULT_TIMEOUT, Item, PythonItem
 from .client import Client, _answer, _testcmd_args, doctor_report
 from .errors import EXIT_BAD_LINES, NsboxError, NsboxUnavailable, refused
 from .jobs import JudgeJob, TestReport, spec_for_nsbox
@@ -139,11 +139,11 @@ class AsyncClient:
                      ) -> AsyncIterator[Verdict]: ...
 
     @overload
-    def batch_stream(self, items: Iterable[object], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+    def batch_stream(self, items: Iterable[Item], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
                      limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...
                      ) -> AsyncIterator[Result]: ...
 
-    async def batch_stream(self, items: Iterable[object], timeout: Optional[float] = DEFAULT_TIMEOUT,
+    async def batch_stream(self, items: Iterable[Item], timeout: Optional[float] = DEFAULT_TIMEOUT,
                            jobs: Optional[int] = None, limits: Optional[Dict[str, Any]] = None,
                            warm: Optional[bool] = None) -> AsyncIterator[Result]:
         """`async for` over one `nsbox batch`: a RunResult per python item, a
@@ -205,10 +205,10 @@ class AsyncClient:
                         limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> List[Verdict]: ...
 
     @overload
-    async def batch_run(self, items: Iterable[object], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+    async def batch_run(self, items: Iterable[Item], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
                         limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> List[Result]: ...
 
-    async def batch_run(self, items: Iterable[object], timeout: Optional[float] = DEFAULT_TIMEOUT,
+    async def batch_run(self, items: Iterable[Item], timeout: Optional[float] = DEFAULT_TIMEOUT,
                         jobs: Optional[int] = None, limits: Optional[Dict[str, Any]] = None,
                         warm: Optional[bool] = None) -> Union[List[RunResult], List[Verdict], List[Result]]:
         """One result per item, in input order."""
@@ -423,11 +423,11 @@ async def batch_run(items: Iterable[JudgeJob],  # type: ignore[misc]  # see Clie
 
 
 @overload
-async def batch_run(items: Iterable[object], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+async def batch_run(items: Iterable[Item], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
                     limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> List[Result]: ...
 
 
-async def batch_run(items: Iterable[object], timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
+async def batch_run(items: Iterable[Item], timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
                     limits: Optional[Dict[str, Any]] = None, warm: Optional[bool] = None
                     ) -> Union[List[RunResult], List[Verdict], List[Result]]:
     return await AsyncClient().batch_run(items, timeout, jobs, limits, warm)
@@ -444,11 +444,11 @@ def batch_stream(items: Iterable[JudgeJob], timeout: Optional[float] = ..., jobs
 
 
 @overload
-def batch_stream(items: Iterable[object], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
+def batch_stream(items: Iterable[Item], timeout: Optional[float] = ..., jobs: Optional[int] = ...,
                  limits: Optional[Dict[str, Any]] = ..., warm: Optional[bool] = ...) -> AsyncIterator[Result]: ...
 
 
-def batch_stream(items: Iterable[object], timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
+def batch_stream(items: Iterable[Item], timeout: Optional[float] = DEFAULT_TIMEOUT, jobs: Optional[int] = None,
                  limits: Optional[Dict[str, Any]] = None, warm: Optional[bool] = None) -> AsyncIterator[Result]:
     return AsyncClient().batch_stream(items, timeout, jobs, limits, warm)
 

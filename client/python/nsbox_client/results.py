@@ -95,6 +95,7 @@ class CaseVerdict:
     verdict: CaseVerdictName
     reason: str
     result: Optional[Dict[str, Any]]
+    weight: float = 1.0   # its share of the score (the spec's `weight`, default 1)
 
 
 @dataclass
@@ -106,6 +107,11 @@ class Verdict:
     id: Any = None        # its batch item's index (batch_run / batch_stream)
     start: Optional[Start] = None        # None: an nsbox that does not say
     start_reason: Optional[str] = None   # why a warm start was asked and not had
+    # the passed cases' share of the total weight, 0 to 1: partial credit.
+    # None when a case could not be judged (a sandbox failure never lowers
+    # a score), or from an nsbox before #32
+    score: Optional[float] = None
+    counts: Dict[str, int] = field(default_factory=dict)   # cases by verdict: pass, fail, undetermined, not_run
 
     @property
     def passed(self) -> bool:
@@ -123,9 +129,12 @@ class Verdict:
         if "verdict" not in d and d.get("status") == "error":
             return cls("undetermined", [], None, d, d.get("id"), _start(d.get("start")),
                        _optional_text(d.get("start_reason")))
-        cases = [CaseVerdict(c["name"], c["verdict"], c.get("reason", ""), c.get("result")) for c in d["cases"]]
+        cases = [CaseVerdict(c["name"], c["verdict"], c.get("reason", ""), c.get("result"),
+                             float(c.get("weight", 1.0))) for c in d["cases"]]
+        score = d.get("score")
+        counts = {str(k): int(v) for k, v in dict(d.get("counts") or {}).items()}
         return cls(d["verdict"], cases, d.get("program_sha256"), d, d.get("id"), _start(d.get("start")),
-                   _optional_text(d.get("start_reason")))
+                   _optional_text(d.get("start_reason")), None if score is None else float(score), counts)
 
 
 @dataclass

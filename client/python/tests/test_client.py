@@ -175,6 +175,21 @@ class JudgeDoctor(WithNsbox):
         self.assertFalse(v.passed)
         self.assertEqual([c.verdict for c in v.cases], ["pass", "fail"])
 
+    def test_judge_score_counts_weights(self):
+        """judge --json's counts, score and case weights (#32) as typed
+        attributes, the partial credit a grader or a reward reads; from
+        judge and from a batch's JudgeJob alike."""
+        spec = {"program": {"source": "import sys\nprint(int(sys.argv[1]) + 1)"},
+                "cases": [{"name": "inc", "args": ["1"], "weight": 3, "expect": {"stdout": {"equals": "2\n"}}},
+                          {"name": "bad", "args": ["1"], "expect": {"stdout": {"equals": "3\n"}}}]}
+        for v in (self.client.judge(spec), self.client.batch_run([nc.JudgeJob(spec)])[0]):
+            self.assertEqual(v.score, 0.75)
+            self.assertEqual(v.counts, {"pass": 1, "fail": 1, "undetermined": 0, "not_run": 0})
+            self.assertEqual([c.weight for c in v.cases], [3.0, 1.0])
+        # an nsbox before #32 wrote neither: no score, no counts, weight 1
+        old = nc.Verdict.from_json({"verdict": "pass", "cases": [{"name": "a", "verdict": "pass", "reason": ""}]})
+        self.assertEqual((old.score, old.counts, old.cases[0].weight), (None, {}, 1.0))
+
     def test_bad_spec_raises_nsbox_error(self):
         # What the client sees itself is a ValueError before nsbox starts
         # (test_validate.py); what only nsbox checks is its refusal.

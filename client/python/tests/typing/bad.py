@@ -21,8 +21,19 @@ if r.status == "passed":  # E: Non-overlapping equality check
 if r.limit == "time":  # E: Non-overlapping equality check
     pass
 n: int = r.status  # E: variable has type "int"
+v: Verdict = batch_run([JudgeJob({})])[0]
+reward: float = v.score  # E: variable has type "float"
+
+
+dicts = [{"code": "print(1)", "tests": ""}]
+wrong5 = batch_run(dicts)  # E: incompatible type "List[Dict[str, str]]"
 
 
 async def use_aio() -> None:
     a: List[Verdict] = await aio.batch_run(pairs)  # E: expression has type "List[RunResult]"
-    print(a)
+    # an item that is no pair, code or JudgeJob: refused as the sync client does
+    b = await aio.batch_run(dicts)  # E: incompatible type "List[Dict[str, str]]"
+    c = await aio.AsyncClient().batch_run([("a", "b", "c")])  # E: incompatible type "Tuple[str, str, str]"
+    d = aio.batch_stream([1, 2])  # E: List item 0 has incompatible type "int"
+    e = aio.AsyncClient().batch_stream(dicts)  # E: incompatible type "List[Dict[str, str]]"
+    print(a, b, c, d, e)

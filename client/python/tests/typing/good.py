@@ -8,7 +8,7 @@ from typing import AsyncIterator, Iterator, List, Literal, Optional, Tuple, Unio
 
 from nsbox_client import (Client, JudgeJob, RunResult, Verdict, aio, batch_run, batch_stream, connect, run_code,
                           test)
-from nsbox_client.jobs import TestOutcomeName
+from nsbox_client import CaseVerdictName, CheckStatus, TestOutcomeName, VerdictName
 from nsbox_client.results import LimitName, Outcome, Status
 
 pairs: List[Tuple[str, Optional[str]]] = [("def f(x):\n    return x + 1", "assert f(1) == 2")]
@@ -41,8 +41,14 @@ if r.status == "timeout" and r.limit == "cpu_time":
     pass
 verdict: Literal["pass", "fail", "undetermined"] = verdicts[0].verdict
 case: Literal["pass", "fail", "undetermined", "not_run"] = verdicts[0].cases[0].verdict
+credit: Optional[float] = verdicts[0].score
+weight: float = verdicts[0].cases[0].weight
+counted: int = verdicts[0].counts.get("pass", 0)
 report = test("harness", "workspace", timeout=10, limits={"memory": "256M"})
 test_outcome: TestOutcomeName = report.tests[0].outcome
+report_verdict: VerdictName = report.verdict
+case_name: CaseVerdictName = verdicts[0].cases[0].verdict
+check: CheckStatus = client.doctor().checks[0].status
 
 with client.session(jobs=2, warm=True) as s:
     sr: RunResult = s.run_code("print(1)", "pass", stdin="", timeout=1, memory="64M", limits={})
