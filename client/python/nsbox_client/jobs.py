@@ -100,7 +100,7 @@ class TestsResult:
     def from_line(cls, d: Mapping[str, Any]) -> "TestsResult":
         """Raises KeyError/TypeError/ValueError on a line it cannot read."""
         err = d.get("stderr")
-        tests = [TestOutcome(str(t["name"]), str(t["outcome"]), t.get("message"), None,
+        tests = [TestOutcome(str(t["name"]), cast(TestOutcomeName, str(t["outcome"])), t.get("message"), None,
                              float(t.get("duration_ms") or 0.0)) for t in d.get("tests") or []]
         return cls(status=str(d["outcome"]), label=int(d.get("label", 0)), score=float(d.get("score") or 0.0),
                    counts={str(k): int(v) for k, v in dict(d.get("counts") or {}).items()}, tests=tests,
