@@ -18,6 +18,7 @@ DEPS = {
     'path': {'util'},
     'config': {'path', 'util'},
     'profile': {'util'},
+    'image': {'profile', 'util'},       # an OCI image as the root (image/image.h)
     'caps': {'util'},
     'cgroup': {'util'},
     'landlock': {'util'},
