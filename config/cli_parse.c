@@ -96,6 +96,10 @@ void cfg_free(struct nsb_config *cfg)
         free(cfg->cgroup_parent);
         free(cfg->interpreter);
         free(cfg->interp_args);
+        free(cfg->image);
+        free(cfg->image_digest);
+        free(cfg->image_rootfs);
+        free_strv(cfg->image_env, cfg->n_image_env);
         free_strv(cfg->packages, cfg->n_packages);
         free_strv(cfg->seccomp_deny, cfg->n_seccomp_deny);
         free(cfg->inline_code);

@@ -79,6 +79,12 @@ const struct frame_command *frame_lookup(const struct frame_command *table, enum
 int frame_prepare(const struct frame_command *c, struct nsb_config *cfg, struct frame_run *run,
                   struct nsb_error *e);
 
+/* --image (frame_image.c): open cfg->image (verify, pin, unpack into the
+ * cache) and fill cfg->image_digest, image_rootfs, image_env and, for a
+ * python command, the interpreter inside it. Refuses what an image makes
+ * meaningless (packages, reduced isolation, --warm). 0 without --image. */
+int frame_open_image(struct nsb_config *cfg, bool python, struct nsb_error *e);
+
 /* The files @run->cmd guards are outside every host source run->cfg mounts
  * (config's cfg_check_unexposed). 0, or -EINVAL naming the file and the
  * option that would expose it. */

@@ -250,8 +250,12 @@ static int make_dir(int pfd, const char *base, mode_t perm)
         mode_t mode = (perm & 01777) | S_IRWXU;
         struct stat st;
 
-        if (mkdirat(pfd, base, mode) == 0 || errno != EEXIST)
-                return errno == EEXIST || errno == 0 ? 0 : -errno;
+        /* fchmodat: the umask took bits the image asked for; @base is the
+         * directory just made (this process is the root's only writer) */
+        if (mkdirat(pfd, base, mode) == 0)
+                return fchmodat(pfd, base, mode, 0) < 0 ? -errno : 0;
+        if (errno != EEXIST)
+                return -errno;
         if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return -errno;
         if (S_ISDIR(st.st_mode)) {

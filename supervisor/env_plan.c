@@ -51,15 +51,17 @@ void env_free(char **envp)
 int env_build(const struct nsb_config *cfg, const char *tmp_dir, char ***ret, struct nsb_error *e)
 {
         size_t n_base = ARRAY_SIZE(base_env), n = 0;
-        char **envp = calloc(n_base + cfg->n_env_add + 1, sizeof *envp);
+        size_t n_add = cfg->n_image_env + cfg->n_env_add;
+        char **envp = calloc(n_base + n_add + 1, sizeof *envp);
 
         if (!envp)
                 return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
         for (size_t i = 0; i < n_base; i++)
                 if (!(envp[n++] = base_entry(base_env[i], tmp_dir ? tmp_dir : "/tmp")))
                         goto oom;
-        for (size_t i = 0; i < cfg->n_env_add; i++) {
-                const char *add = cfg->env_add[i];
+        /* an image's Env over nsbox's set, the profile's and --env over both */
+        for (size_t i = 0; i < n_add; i++) {
+                const char *add = i < cfg->n_image_env ? cfg->image_env[i] : cfg->env_add[i - cfg->n_image_env];
                 size_t klen = strcspn(add, "=");
                 size_t k;
                 for (k = 0; k < n; k++)

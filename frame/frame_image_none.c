@@ -1,0 +1,13 @@
+/* frame/frame_image_none.c — the posix platform runs no image: it has no
+ * mount namespace to make an image's root the program's. */
+#include "frame/frame.h"
+
+#include <errno.h>
+
+int frame_open_image(struct nsb_config *cfg, bool python, struct nsb_error *e)
+{
+        (void) python;
+        if (!cfg->image)
+                return 0;
+        return nsb_fail(e, NSB_STAGE_CONFIG, ENOTSUP, "--image needs the Linux sandbox (this build is posix)");
+}
