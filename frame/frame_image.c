@@ -52,6 +52,9 @@ int frame_open_image(struct nsb_config *cfg, bool python, struct nsb_error *e)
 
         if (!cfg->image)
                 return 0;
+        if (cfg->cmd != NSB_CMD_PYTHON && cfg->cmd != NSB_CMD_RUN)
+                return nsb_fail(e, NSB_STAGE_CONFIG, ENOTSUP,
+                                "--image: python and run only, so far (judge, test and batch: not yet)");
         if ((r = refusals(cfg, e)) < 0)
                 return r;
         limits_of(&lim);
