@@ -170,6 +170,11 @@ static const struct cli_cmd {
           "  1      it cannot (each failing check says why, and its fix)\n"
           "  125    usage error\n",
           "nsbox doctor --json" },
+        { "image", NSB_CMD_IMAGE, "nsbox image ls | rm sha256:HEX... | prune",
+          "list or remove the images --image unpacked into the cache (docs/images.md)",
+          "  0      listed, removed or pruned\n"
+          "  125    usage error, an image in use (rm), or the cache cannot be read\n",
+          "nsbox image ls" },
         { "profile", NSB_CMD_PROFILE, "nsbox profile show NAME|FILE",
           "print the resolved policy of a built-in profile or an INI file, as a profile file",
           "  0      printed\n"
@@ -361,6 +366,10 @@ static int take_positionals(struct nsb_config *cfg, int argc, char **argv, int i
                 if (argc - i != 2 || strcmp(argv[i], "show") != 0)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "profile: expected 'show NAME|FILE'");
                 return cfg_set_text(&cfg->input_path, argv[i + 1], e);
+        case NSB_CMD_IMAGE:
+                if (i >= argc)
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "image: expected ls, rm sha256:HEX... or prune");
+                break;
         case NSB_CMD_REPORT:
                 if (i >= argc)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,

@@ -27,6 +27,7 @@ enum nsb_cmd {
         NSB_CMD_DOCTOR,
         NSB_CMD_PROFILE,        /* nsbox profile show NAME|FILE */
         NSB_CMD_REPORT,         /* nsbox report RESULTS.jsonl... */
+        NSB_CMD_IMAGE,          /* nsbox image ls|rm|prune (docs/images.md) */
         NSB_CMD_VERSION,
         NSB_CMD_HELP,
 };

@@ -413,7 +413,7 @@ static const struct cfg_key keys[] = {
             "a job that cannot start warm runs cold and its result says why"),
         OPT("warm-rotate", "N", C_BATCH | C_JUDGE, opt_warm_rotate, CFG_G_ISOLATION,
             "with --warm: replace the zygote after N jobs (default 500)"),
-        OPT("help", NULL, C_ALL | (1u << NSB_CMD_PROFILE) | C_REPORT, opt_help, CFG_G_GENERAL, "show this help"),
+        OPT("help", NULL, C_ALL | (1u << NSB_CMD_PROFILE) | C_REPORT | (1u << NSB_CMD_IMAGE), opt_help, CFG_G_GENERAL, "show this help"),
 };
 
 /* The profile's sections, in the order the canonical text writes them. */

@@ -85,6 +85,9 @@ int frame_prepare(const struct frame_command *c, struct nsb_config *cfg, struct 
  * meaningless (packages, reduced isolation, --warm). 0 without --image. */
 int frame_open_image(struct nsb_config *cfg, bool python, struct nsb_error *e);
 
+/* nsbox image ls|rm|prune (image/image.h img_cmd): an exit status. */
+int frame_image_cmd(char *const *argv, size_t argc, struct nsb_error *e);
+
 /* The files @run->cmd guards are outside every host source run->cfg mounts
  * (config's cfg_check_unexposed). 0, or -EINVAL naming the file and the
  * option that would expose it. */

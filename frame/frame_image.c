@@ -42,6 +42,11 @@ static int refusals(const struct nsb_config *cfg, struct nsb_error *e)
         return 0;
 }
 
+int frame_image_cmd(char *const *argv, size_t argc, struct nsb_error *e)
+{
+        return img_cmd(argv, argc, e) < 0 ? NSB_EXIT_FAILURE : 0;
+}
+
 int frame_open_image(struct nsb_config *cfg, bool python, struct nsb_error *e)
 {
         struct img_root root;

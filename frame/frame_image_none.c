@@ -4,6 +4,14 @@
 
 #include <errno.h>
 
+int frame_image_cmd(char *const *argv, size_t argc, struct nsb_error *e)
+{
+        (void) argv;
+        (void) argc;
+        nsb_fail(e, NSB_STAGE_CONFIG, ENOTSUP, "image: needs the Linux sandbox (this build is posix)");
+        return NSB_EXIT_FAILURE;
+}
+
 int frame_open_image(struct nsb_config *cfg, bool python, struct nsb_error *e)
 {
         (void) python;

@@ -15,7 +15,7 @@ import unittest
 NSBOX = os.environ["NSBOX"]
 SOURCE = os.path.realpath(os.environ["NSBOX_SOURCE"])
 
-COMMANDS = ["run", "python", "judge", "test", "batch", "doctor", "profile", "report"]
+COMMANDS = ["run", "python", "judge", "test", "batch", "doctor", "image", "profile", "report"]
 SANDBOX_COMMANDS = ["run", "python", "judge", "test", "batch"]
 
 

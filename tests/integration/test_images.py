@@ -202,6 +202,33 @@ class BuiltImage(ImageCase):
                          ["sha256-" + self.digest[7:]])
 
 
+    def test_image_ls_rm_prune(self):
+        ref = "oci:%s:%s" % (self.layout, TAG)
+        self.assertEqual(self.img("python", "--image", ref, "-c", "1").returncode, 0)
+        ls = self.img("image", "ls")
+        self.assertEqual(ls.returncode, 0, ls.stderr)
+        [line] = ls.stdout.decode().splitlines()
+        meta = json.loads(line)
+        self.assertEqual((meta["ref"], meta["digest"]), (ref, self.digest))
+        # in use: a run holds the entry's lock until it exits
+        busy = subprocess.Popen([NSBOX, "python", "--image", ref, "-c", "import time; print(1, flush=True); "
+                                 "time.sleep(30)"], env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            self.assertEqual(busy.stdout.readline(), b"1\n")
+            rm = self.img("image", "rm", self.digest)
+            self.assertEqual(rm.returncode, 125)
+            self.assertIn(b"in use", rm.stderr)
+            self.assertIn(b"pruned 0", self.img("image", "prune").stdout)
+        finally:
+            busy.kill()
+            busy.communicate()
+        rm = self.img("image", "rm", self.digest)
+        self.assertEqual(rm.returncode, 0, rm.stderr)
+        self.assertEqual(self.img("image", "ls").stdout, b"")
+        self.assertEqual(self.img("python", "--image", ref, "-c", "1").returncode, 0)
+        self.assertIn(b"pruned 1", self.img("image", "prune").stdout)
+
+
 class HostileLayers(ImageCase):
     """Each layer tries to write outside the root being built; the canary
     directory (outside the cache) must stay empty."""
