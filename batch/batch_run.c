@@ -464,8 +464,8 @@ static void resolve_python_once(struct batch *b)
 {
         struct nsb_error ignored;
 
-        if (b->python_host_tried)
-                return;
+        if (b->python_host_tried || b->cli->image_rootfs)
+                return;         /* an image's interpreter is the image's (docs/images.md) */
         b->python_host_tried = true;
         if (plat_python_host(&b->python_host, cfg_interpreter(b->cli),
                              &ignored) < 0)

@@ -370,7 +370,7 @@ static const struct cfg_key keys[] = {
         { .flag = "image", .metavar = "REF", .cmds = C_SANDBOX, .parse = parse_text,
           .group = CFG_G_FILES, .help = "run on this image's root, read-only: oci:DIR[:TAG], oci-archive:FILE[:TAG] "
           "or docker-archive:FILE[:NAME:TAG], optionally @sha256:HEX (docs/images.md)", .kind = CFG_KIND_TEXT,
-          .section = "sandbox", .key = "image", .json = "image", FIELD(image), .render = cfg_render_image },
+          .section = "sandbox", .key = "image", FIELD(image), .render = cfg_render_image },
         { .flag = "seccomp-deny", .metavar = "SYSCALL", .cmds = C_SANDBOX, .parse = opt_seccomp_deny,
           .group = CFG_G_ISOLATION, .help = "also deny this syscall with EPERM (repeatable)", .kind = CFG_KIND_LIST,
           .section = "sandbox", .key = "seccomp_deny", LIST(seccomp_deny, n_seccomp_deny),

@@ -57,9 +57,8 @@ int frame_open_image(struct nsb_config *cfg, bool python, struct nsb_error *e)
 
         if (!cfg->image)
                 return 0;
-        if (cfg->cmd != NSB_CMD_PYTHON && cfg->cmd != NSB_CMD_RUN)
-                return nsb_fail(e, NSB_STAGE_CONFIG, ENOTSUP,
-                                "--image: python and run only, so far (judge, test and batch: not yet)");
+        if (cfg->cmd == NSB_CMD_DOCTOR)
+                return 0;       /* doctor checks the image itself (doctor_image) */
         if ((r = refusals(cfg, e)) < 0)
                 return r;
         limits_of(&lim);

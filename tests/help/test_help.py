@@ -352,7 +352,7 @@ class Messages(unittest.TestCase):
                 json.dump({"program": {"source": "print(1)"}, "cases": [{"name": "a"}], "extra": 1}, f)
             self.assertEqual(self.error("judge", path),
                              "nsbox: judge: spec '%s': unknown key \"extra\" (expected one of: program, profile, "
-                             "limits, cases)" % path)
+                             "limits, cases, image)" % path)
             with open(path, "w") as f:
                 json.dump({"program": {"source": "print(1)"}, "cases": [{"name": "a"}],
                            "limits": {"memory": "1k0"}}, f)

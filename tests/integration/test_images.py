@@ -31,7 +31,8 @@ def load_tests(loader, tests, pattern):
 
 
 def build_image():
-    """The test image: trixie's python3-minimal (Python 3.13), merged /usr."""
+    """The test image: trixie's python3-minimal and its standard library (Python
+    3.13, unittest for nsbox test), merged /usr."""
     layout = os.path.join(IMAGES, "oci")
     if os.path.exists(os.path.join(IMAGES, "done")):
         return None
@@ -40,7 +41,7 @@ def build_image():
     os.makedirs(IMAGES, exist_ok=True)
     t0 = time.monotonic()
     tar = os.path.join(IMAGES, "rootfs.tar")
-    subprocess.run(["mmdebstrap", "--quiet", "--variant=extract", "--include=python3-minimal",
+    subprocess.run(["mmdebstrap", "--quiet", "--variant=extract", "--include=python3-minimal,libpython3.13-stdlib",
                     "--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr", "--mode=root", "trixie", tar,
                     "http://deb.debian.org/debian"], check=True, capture_output=True)
     shutil.rmtree(layout, ignore_errors=True)
@@ -201,6 +202,52 @@ class BuiltImage(ImageCase):
         self.assertEqual(sorted(n for n in os.listdir(cache) if not n.startswith(".")),
                          ["sha256-" + self.digest[7:]])
 
+
+    def test_judge_spec_image_and_flag(self):
+        spec = {"program": {"source": "import sys; print(sys.version_info[:2])"}, "image": "oci:%s:%s" % (self.layout, TAG),
+                "cases": [{"name": "v", "expect": {"stdout": {"equals": "(3, 13)\n"}}}]}
+        path = os.path.join(self.tmp, "spec.json")
+        with open(path, "w") as f:
+            json.dump(spec, f)
+        p = self.img("judge", "--json", path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        v = json.loads(p.stdout)
+        self.assertEqual(v["verdict"], "pass")
+        self.assertEqual(v["cases"][0]["result"]["image"]["digest"], self.digest)
+        del spec["image"]
+        with open(path, "w") as f:
+            json.dump(spec, f)
+        p = self.img("judge", "--image", "docker-archive:%s/img.docker.tar" % IMAGES, path)
+        self.assertEqual(p.returncode, 0, p.stderr + p.stdout)
+
+    def test_batch_and_test(self):
+        ref = "oci:%s:%s" % (self.layout, TAG)
+        jobs = b'{"id":1,"kind":"python","code":"import sys; print(sys.version_info[:2])"}\n'
+        p = self.img("batch", "--image", ref, "-", input=jobs)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        line = json.loads(p.stdout)
+        self.assertEqual((line["stdout"]["text"], line["image"]["digest"]), ("(3, 13)\n", self.digest))
+        src = os.environ.get("NSBOX_SOURCE", ".")
+        course = os.path.join(src, "examples", "course")
+        p = self.img("test", "--json", "--image", ref, "--harness", os.path.join(course, "harness"),
+                     "--workspace", os.path.join(course, "workspace"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rep = json.loads(p.stdout)
+        self.assertEqual((rep["verdict"], rep["result"]["image"]["digest"]), ("pass", self.digest))
+
+    def test_profile_image_key(self):
+        prof = os.path.join(self.tmp, "img.ini")
+        with open(prof, "w") as f:
+            f.write("[sandbox]\nimage = oci:%s:%s\n" % (self.layout, TAG))
+        p, res = self.run_json("python", "--profile", prof, "-c", "import sys; print(sys.version_info[:2])",
+                               env=self.env)
+        self.assertEqual((p.returncode, res["stdout"]["text"]), (0, "(3, 13)\n"), p.stderr)
+        self.assertEqual(res["image"]["digest"], self.digest)
+
+    def test_warm_refused_with_reason(self):
+        p = self.img("batch", "--warm", "--image", "oci:%s:%s" % (self.layout, TAG), "-", input=b"")
+        self.assertEqual(p.returncode, 125)
+        self.assertIn(b"--warm", p.stderr)
 
     def test_image_ls_rm_prune(self):
         ref = "oci:%s:%s" % (self.layout, TAG)
