@@ -53,6 +53,7 @@ struct batch_job {
         struct nsb_config limits;    /* overlay: the fields named in limits_set */
         uint32_t limits_set;         /* enum cfg_field bits of the limits it names */
         struct judge_spec spec;      /* judge */
+        char *image;                 /* python/run "image": a REF, over --image; NULL = none */
 };
 
 /* Parse one input line (pure). @jobs_path locates a judge spec's relative

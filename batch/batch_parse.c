@@ -24,9 +24,9 @@ static const struct job_kind {
         enum batch_kind kind;
         const char *const keys[8];   /* allowed besides id and kind, NULL-terminated */
 } kinds[] = {
-        { "python", BATCH_PYTHON, { "code", "test_code", "timeout", "limits", "stdin", NULL } },
+        { "python", BATCH_PYTHON, { "code", "test_code", "timeout", "limits", "stdin", "image", NULL } },
         { "judge", BATCH_JUDGE, { "spec", NULL } },
-        { "run", BATCH_RUN, { "argv", "timeout", "limits", "stdin", NULL } },
+        { "run", BATCH_RUN, { "argv", "timeout", "limits", "stdin", "image", NULL } },
 };
 
 bool batch_shard_takes(unsigned index, unsigned count, size_t line)
@@ -256,6 +256,13 @@ static int parse_job(const json_t *root, const char *jobs_path, struct batch_job
                 if (r < 0)
                         return r;
         }
+        /* an image REF (docs/images.md): opened by the job's worker */
+        if ((v = json_object_get(root, "image"))) {
+                size_t len;
+                r = take_text(v, "image", false, &job->image, &len, e);
+                if (r < 0)
+                        return r;
+        }
         r = parse_limits(root, job, e);
         if (r < 0)
                 return r;
@@ -300,6 +307,7 @@ void batch_job_free(struct batch_job *job)
                 free(job->argv[i]);
         free(job->argv);
         free(job->stdin_data);
+        free(job->image);
         judge_spec_free(&job->spec);
         memset(job, 0, sizeof *job);
 }

@@ -372,7 +372,7 @@ class Messages(unittest.TestCase):
         p = nsbox("batch", input=b'{"id": "a", "kind": "python", "cod": "1"}\n{"id": "b", "kind": "pyton"}\n')
         msgs = sorted(json.loads(line)["error"]["message"] for line in p.stdout.splitlines())
         self.assertEqual(msgs, ['line 1: unknown key "cod" for a python job (expected id, kind, code, test_code, '
-                                'timeout, limits, stdin)',
+                                'timeout, limits, stdin, image)',
                                 'line 2: "kind": unknown kind "pyton" (expected "python", "judge" or "run")'])
 
 

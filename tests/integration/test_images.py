@@ -235,6 +235,23 @@ class BuiltImage(ImageCase):
         rep = json.loads(p.stdout)
         self.assertEqual((rep["verdict"], rep["result"]["image"]["digest"]), ("pass", self.digest))
 
+    def test_batch_job_image_keys(self):
+        ref = "oci:%s:%s" % (self.layout, TAG)
+        code = "import sys; print(sys.version_info[:2])"
+        jobs = [{"id": 1, "kind": "python", "code": code, "image": ref},
+                {"id": 2, "kind": "run", "argv": ["python3", "-c", "print(3)"], "image": ref},
+                {"id": 3, "kind": "python", "code": "1", "image": "oci:/nonexistent"},
+                {"id": 4, "kind": "judge", "spec": {"image": ref, "program": {"source": code},
+                                                    "cases": [{"name": "v", "expect": {"stdout": {"equals": "(3, 13)\n"}}}]}}]
+        p = self.img("batch", "-j", "3", "-", input="".join(json.dumps(j) + "\n" for j in jobs).encode())
+        lines = {d["id"]: d for d in map(json.loads, p.stdout.decode().splitlines())}
+        self.assertEqual(lines[1]["stdout"]["text"], "(3, 13)\n", lines[1])
+        self.assertEqual(lines[1]["image"]["digest"], self.digest)
+        self.assertEqual(lines[2]["stdout"]["text"], "3\n", lines[2])
+        self.assertEqual(lines[3]["status"], "error")
+        self.assertEqual(lines[4]["verdict"], "pass", lines[4])
+        self.assertLessEqual(p.stderr.count(b"nsbox: unpacked"), 1, p.stderr)
+
     def test_profile_image_key(self):
         prof = os.path.join(self.tmp, "img.ini")
         with open(prof, "w") as f:

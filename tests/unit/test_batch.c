@@ -186,7 +186,7 @@ static void test_bad_lines(void **state)
         parse_err("{\"id\":\"a\",\"kind\":\"perl\",\"code\":\"\"}",
                   "\"kind\": unknown kind \"perl\" (expected \"python\", \"judge\" or \"run\")");
         parse_err("{\"id\":\"a\",\"kind\":\"python\",\"cod\":\"\"}",
-                  "unknown key \"cod\" for a python job (expected id, kind, code, test_code, timeout, limits, stdin)");
+                  "unknown key \"cod\" for a python job (expected id, kind, code, test_code, timeout, limits, stdin, image)");
         parse_err("{\"id\":\"a\",\"kind\":\"judge\",\"spce\":{}}",
                   "unknown key \"spce\" for a judge job (expected id, kind, spec)");
         parse_err("{\"id\":\"a\",\"kind\":\"python\"}", "missing \"code\"");
