@@ -164,7 +164,7 @@ static const struct cli_cmd {
           "  125    usage, unreadable input or --resume file, stdout closed\n"
           "  130    cancelled (SIGINT, SIGTERM, SIGHUP): the lines written so far are whole\n",
           "nsbox batch -j 2 examples/jobs.jsonl > results.jsonl" },
-        { "doctor", NSB_CMD_DOCTOR, "nsbox doctor [--json] [--isolation MODE] [--interpreter PATH] [--cgroup-parent DIR]",
+        { "doctor", NSB_CMD_DOCTOR, "nsbox doctor [--json] [--isolation MODE] [--interpreter PATH] [--cgroup-parent DIR] [--image REF]",
           "say whether this host can sandbox programs, and the exact fix when it cannot",
           "  0      the requested isolation can be provided\n"
           "  1      it cannot (each failing check says why, and its fix)\n"

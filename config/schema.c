@@ -367,7 +367,7 @@ static const struct cfg_key keys[] = {
           .help = "python package dir mounted read-only at the same path (repeatable)", .kind = CFG_KIND_LIST,
           .section = "python", .key = "packages", LIST(packages, n_packages), .check = CFG_CHECK_PATH,
           .dedupe = CFG_DEDUPE_WHOLE, .render = cfg_render_strings },
-        { .flag = "image", .metavar = "REF", .cmds = C_SANDBOX, .parse = parse_text,
+        { .flag = "image", .metavar = "REF", .cmds = C_SANDBOX | C_DOCTOR, .parse = parse_text,
           .group = CFG_G_FILES, .help = "run on this image's root, read-only: oci:DIR[:TAG], oci-archive:FILE[:TAG] "
           "or docker-archive:FILE[:NAME:TAG], optionally @sha256:HEX (docs/images.md)", .kind = CFG_KIND_TEXT,
           .section = "sandbox", .key = "image", FIELD(image), .render = cfg_render_image },

@@ -85,6 +85,11 @@ int frame_prepare(const struct frame_command *c, struct nsb_config *cfg, struct 
  * meaningless (packages, reduced isolation, --warm). 0 without --image. */
 int frame_open_image(struct nsb_config *cfg, bool python, struct nsb_error *e);
 
+/* nsbox doctor --image: the image opened as a run would open it (present,
+ * every digest and the pin checked, unpacked into the cache if it is not
+ * there) and its interpreter found; @detail says what, @fix what to do. */
+bool frame_doctor_image(const struct nsb_config *cfg, char *detail, size_t dsize, char *fix, size_t fsize);
+
 /* nsbox image ls|rm|prune (image/image.h img_cmd): an exit status. */
 int frame_image_cmd(char *const *argv, size_t argc, struct nsb_error *e);
 

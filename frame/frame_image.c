@@ -42,6 +42,39 @@ static int refusals(const struct nsb_config *cfg, struct nsb_error *e)
         return 0;
 }
 
+static void img_strs_free_env(char **v, size_t n)
+{
+        for (size_t i = 0; v && i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
+bool frame_doctor_image(const struct nsb_config *cfg, char *detail, size_t dsize, char *fix, size_t fsize)
+{
+        struct nsb_config c = { .cmd = NSB_CMD_PYTHON, .set = cfg->set };
+        struct nsb_error e;
+        bool ok;
+
+        nsb_error_clear(&e);
+        c.image = cfg->image;
+        c.interpreter = cfg->interpreter ? strdup(cfg->interpreter) : NULL;
+        ok = frame_open_image(&c, true, &e) == 0;
+        if (ok)
+                snprintf(detail, dsize, "%s is %s; interpreter %s inside it", cfg->image, c.image_digest,
+                         c.interpreter);
+        else
+                snprintf(detail, dsize, "%s", e.msg);
+        snprintf(fix, fsize, "%s", ok ? "" : "name an OCI layout, oci-archive or docker-archive this user can read, "
+                                             "with its digest as the pin (skopeo inspect prints it), and "
+                                             "--interpreter PATH inside the image if python3 is not on its PATH");
+        c.image = NULL;
+        free(c.interpreter);
+        free(c.image_digest);
+        free(c.image_rootfs);
+        img_strs_free_env(c.image_env, c.n_image_env);
+        return ok;
+}
+
 int frame_image_cmd(char *const *argv, size_t argc, struct nsb_error *e)
 {
         return img_cmd(argv, argc, e) < 0 ? NSB_EXIT_FAILURE : 0;

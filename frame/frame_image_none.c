@@ -3,6 +3,15 @@
 #include "frame/frame.h"
 
 #include <errno.h>
+#include <stdio.h>
+
+bool frame_doctor_image(const struct nsb_config *cfg, char *detail, size_t dsize, char *fix, size_t fsize)
+{
+        (void) cfg;
+        snprintf(detail, dsize, "--image needs the Linux sandbox (this build is posix)");
+        snprintf(fix, fsize, "run on Linux");
+        return false;
+}
 
 int frame_image_cmd(char *const *argv, size_t argc, struct nsb_error *e)
 {

@@ -63,7 +63,7 @@ class Help(unittest.TestCase):
                             "Batch", "General"],
                   "judge": ["Profile and isolation", "Limits", "Filesystem", "Program environment", "Output",
                             "Judge", "General"],
-                  "doctor": ["Profile and isolation", "Program environment", "Output", "General"]}
+                  "doctor": ["Profile and isolation", "Filesystem", "Program environment", "Output", "General"]}
         for cmd, want in groups.items():
             with self.subTest(cmd=cmd):
                 secs = sections(nsbox(cmd, "--help").stdout.decode())

@@ -261,6 +261,20 @@ class BuiltImage(ImageCase):
         self.assertEqual((p.returncode, res["stdout"]["text"]), (0, "(3, 13)\n"), p.stderr)
         self.assertEqual(res["image"]["digest"], self.digest)
 
+    def test_doctor_image(self):
+        p = self.img("doctor", "--json", "--image", "oci:%s:%s@%s" % (self.layout, TAG, self.digest))
+        d = json.loads(p.stdout)
+        [c] = [c for c in d["checks"] if c["name"] == "image"]
+        self.assertEqual(c["status"], "ok", c)
+        self.assertIn(self.digest, c["detail"])
+        self.assertIn("/usr/bin/python3", c["detail"])
+        p = self.img("doctor", "--json", "--image", "oci:%s:%s@sha256:%s" % (self.layout, TAG, "1" * 64))
+        self.assertEqual(p.returncode, 1)
+        d = json.loads(p.stdout)
+        [c] = [c for c in d["checks"] if c["name"] == "image"]
+        self.assertEqual(c["status"], "unavailable")
+        self.assertIn("pinned", c["detail"])
+
     def test_warm_refused_with_reason(self):
         p = self.img("batch", "--warm", "--image", "oci:%s:%s" % (self.layout, TAG), "-", input=b"")
         self.assertEqual(p.returncode, 125)
