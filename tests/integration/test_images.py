@@ -261,6 +261,21 @@ class BuiltImage(ImageCase):
         self.assertEqual((p.returncode, res["stdout"]["text"]), (0, "(3, 13)\n"), p.stderr)
         self.assertEqual(res["image"]["digest"], self.digest)
 
+    def test_client_image(self):
+        """The client's image= (client/python): batch and doctor on the image."""
+        import sys
+        sys.path.insert(0, os.path.join(os.environ.get("NSBOX_SOURCE", "."), "client", "python"))
+        from nsbox_client import Client
+        os.environ["XDG_CACHE_HOME"] = self.env["XDG_CACHE_HOME"]
+        try:
+            c = Client(nsbox=NSBOX, image="oci:%s:%s" % (self.layout, TAG))
+            r = c.run_code("import sys; print(sys.version_info[:2])")
+            self.assertEqual((r.status, r.stdout), ("pass", "(3, 13)\n"), r)
+            self.assertEqual(r.raw["image"]["digest"], self.digest)
+            self.assertFalse(c.warm_available())
+        finally:
+            del os.environ["XDG_CACHE_HOME"]
+
     def test_doctor_image(self):
         p = self.img("doctor", "--json", "--image", "oci:%s:%s@%s" % (self.layout, TAG, self.digest))
         d = json.loads(p.stdout)
@@ -377,3 +392,4 @@ class HostileLayers(ImageCase):
         root = os.path.join(cache, entry_dir, "rootfs")
         self.assertFalse(os.path.lexists(os.path.join(root, "dev", "evil")))
         self.assertEqual(os.stat(os.path.join(root, "usr", "bin", "suid")).st_mode & 0o7777, 0o755)
+
