@@ -276,6 +276,33 @@ class BuiltImage(ImageCase):
         finally:
             del os.environ["XDG_CACHE_HOME"]
 
+    def test_image_root_is_read_only(self):
+        code = r'''
+import errno, json, os
+seen = {}
+for path in ("/usr/pwned", "/etc/pwned", "/pwned", "/var/pwned"):
+    try:
+        open(path, "w").write("x")
+        seen[path] = "written"
+    except OSError as e:
+        seen[path] = errno.errorcode[e.errno]
+seen["root"] = sorted(os.listdir("/"))
+seen["passwd"] = open("/etc/passwd").read()
+seen["tmp"] = os.access("/tmp", os.W_OK)
+print(json.dumps(seen))
+'''
+        p, res = self.run_json("python", "--image", "oci:%s:%s" % (self.layout, TAG), "-c", code, env=self.env)
+        self.assertEqual(p.returncode, 0, res["stderr"])
+        seen = json.loads(res["stdout"]["text"])
+        for path in ("/usr/pwned", "/etc/pwned", "/pwned", "/var/pwned"):
+            self.assertIn(seen[path], ("EROFS", "EACCES", "EPERM"), (path, seen))
+        self.assertNotIn("work", seen["root"])       # the host's directories are not there
+        self.assertIn("nsbox sandbox", seen["passwd"])  # nsbox's passwd, not the image's
+        self.assertTrue(seen["tmp"])
+        cache = os.path.join(self.tmp, "cache", "nsbox", "images", "sha256-" + self.digest[7:], "rootfs")
+        for name in ("usr/pwned", "etc/pwned", "pwned", "var/pwned"):
+            self.assertFalse(os.path.lexists(os.path.join(cache, name)))
+
     def test_doctor_image(self):
         p = self.img("doctor", "--json", "--image", "oci:%s:%s@%s" % (self.layout, TAG, self.digest))
         d = json.loads(p.stdout)
