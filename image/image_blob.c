@@ -1,6 +1,7 @@
 /* image/image_blob.c — the files of an image source, read beneath it and
  * checked against their digests. */
 #include "image/image_internal.h"
+#include "image/image_la.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -117,7 +118,7 @@ int img_read_blob(const struct img_src *s, const char *path, size_t max, const c
         return 0;
 }
 
-int img_src_open(const struct img_ref *ref, const char *scratch, bool small_only, struct img_src *ret,
+int img_src_open(const struct img_la *la, const struct img_ref *ref, const char *scratch, bool small_only, struct img_src *ret,
                  struct nsb_error *e)
 {
         struct img_limits lim = { IMG_DEFAULT_MAX_BYTES, IMG_DEFAULT_MAX_ENTRIES, small_only ? IMG_META_MAX : 0 };
@@ -140,7 +141,7 @@ int img_src_open(const struct img_ref *ref, const char *scratch, bool small_only
                 return nsb_fail(e, NSB_STAGE_CONFIG, errno, "mkdir '%s'", scratch);
         if ((ret->dir_fd = open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
                 return nsb_fail(e, NSB_STAGE_CONFIG, errno, "open '%s'", scratch);
-        if ((r = img_apply_layer(ret->dir_fd, fd, ref->path, &lim, &used, e)) < 0) {
+        if ((r = img_apply_layer(la, ret->dir_fd, fd, ref->path, &lim, &used, e)) < 0) {
                 close_fd(&ret->dir_fd);
                 return r;
         }

@@ -8,6 +8,7 @@
  * when finished, removed otherwise).
  */
 #include "image/image_internal.h"
+#include "image/image_la.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -215,7 +216,8 @@ static double now_s(void)
 }
 
 /* Build the entry for @p in a fresh DIR/.tmp-XXXXXX and rename it to @final. */
-static int build_entry(const char *dir, const char *final, const char *ref, const struct img_src *src,
+static int build_entry(const struct img_la *la, const char *dir, const char *final, const char *ref,
+                       const struct img_src *src,
                        const struct img_plan *p, const struct img_limits *lim, double *secs, struct nsb_error *e)
 {
         AUTOFREE char *tmp = NULL;
@@ -237,7 +239,7 @@ static int build_entry(const char *dir, const char *final, const char *ref, cons
                 if (fd < 0)
                         r = fd;
                 else if ((r = img_verify_fd(fd, p->layer_hex[i], p->layer_paths[i], e)) == 0)
-                        r = img_apply_layer(root_fd, fd, what, lim, &used, e);
+                        r = img_apply_layer(la, root_fd, fd, what, lim, &used, e);
         }
         *secs = now_s() - t0;
         if (r == 0 && (r = write_meta(tfd, ref, p->digest, &used, *secs)) < 0)
@@ -292,7 +294,7 @@ static int plan_of(const struct img_ref *ref, const struct img_src *src, struct 
 }
 
 /* Under the exclusive lock: the entry, unless another process made it. */
-static int ensure_entry(const char *dir, const char *entry, const char *refstr, const struct img_ref *ref,
+static int ensure_entry(struct img_la *la, const char *dir, const char *entry, const char *refstr, const struct img_ref *ref,
                         struct img_src *src, const char *scratch, const struct img_limits *lim, double *secs,
                         struct nsb_error *e)
 {
@@ -302,13 +304,15 @@ static int ensure_entry(const char *dir, const char *entry, const char *refstr, 
 
         if (stat(entry, &st) == 0)
                 return 0;
+        if ((r = img_la_load(la, e)) < 0)
+                return r;
         if (ref->transport != IMG_OCI) {
                 /* the members skipped for their size: the layers, now */
                 img_src_close(src);
-                r = img_src_open(ref, scratch, false, src, e);
+                r = img_src_open(la, ref, scratch, false, src, e);
         }
         if (r == 0 && (r = plan_of(ref, src, &p, e)) == 0)
-                r = build_entry(dir, entry, refstr, src, &p, lim, secs, e);
+                r = build_entry(la, dir, entry, refstr, src, &p, lim, secs, e);
         plan_free(&p);
         return r;
 }
@@ -318,6 +322,7 @@ int img_open(const char *refstr, const struct img_limits *lim, struct img_root *
         struct img_ref ref;
         struct img_src src = { -1, NULL };
         struct img_plan p = { 0 };
+        struct img_la la = { 0 };
         AUTOFREE char *dir = NULL;
         char *scratch = NULL;
         int lock = -1, r;
@@ -331,7 +336,11 @@ int img_open(const char *refstr, const struct img_limits *lim, struct img_root *
                 goto out;
         if (ref.transport != IMG_OCI && (r = scratch_dir(dir, &scratch, e)) < 0)
                 goto out;
-        if ((r = img_src_open(&ref, scratch ? scratch : "", true, &src, e)) < 0 || (r = plan_of(&ref, &src, &p, e)) < 0)
+        /* an OCI layout is read without libarchive until a layer must be unpacked */
+        if (ref.transport != IMG_OCI && (r = img_la_load(&la, e)) < 0)
+                goto out;
+        if ((r = img_src_open(&la, &ref, scratch ? scratch : "", true, &src, e)) < 0 ||
+            (r = plan_of(&ref, &src, &p, e)) < 0)
                 goto out;
         if (!(ret->ref = strdup(refstr)) || asprintf(&ret->dir, "%s/sha256-%s", dir, p.digest) < 0 ||
             asprintf(&ret->rootfs, "%s/rootfs", ret->dir) < 0) {
@@ -345,7 +354,7 @@ int img_open(const char *refstr, const struct img_limits *lim, struct img_root *
                         r = nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache lock");
                         goto out;
                 }
-                if ((r = ensure_entry(dir, ret->dir, refstr, &ref, &src, scratch, lim, &ret->unpack_s, e)) < 0)
+                if ((r = ensure_entry(&la, dir, ret->dir, refstr, &ref, &src, scratch, lim, &ret->unpack_s, e)) < 0)
                         goto out;
                 (void) flock(lock, LOCK_SH);
         }
@@ -362,6 +371,7 @@ out:
         scratch_rm(dir, scratch);
         plan_free(&p);
         img_ref_free(&ref);
+        img_la_unload(&la);
         if (lock >= 0)
                 close(lock);
         if (r < 0)

@@ -7,6 +7,8 @@
 
 #include "image/image.h"
 
+struct img_la;   /* image/image_la.h */
+
 void img_strs_free(char **v, size_t n);
 
 /* image_blob.c: the files of an image source (a layout directory, or an
@@ -21,7 +23,7 @@ struct img_src {
  * @small_only: only members of at most IMG_META_MAX bytes (the index and
  * manifests; enough to learn the digest and find the cache entry). */
 #define IMG_META_MAX (4u << 20)
-int img_src_open(const struct img_ref *ref, const char *scratch, bool small_only, struct img_src *ret,
+int img_src_open(const struct img_la *la, const struct img_ref *ref, const char *scratch, bool small_only, struct img_src *ret,
                  struct nsb_error *e);
 void img_src_close(struct img_src *s);
 
@@ -40,7 +42,7 @@ int img_open_blob(const struct img_src *s, const char *path, struct nsb_error *e
 struct img_usage {
         uint64_t bytes, entries;
 };
-int img_apply_layer(int root_fd, int fd, const char *what, const struct img_limits *lim,
+int img_apply_layer(const struct img_la *la, int root_fd, int fd, const char *what, const struct img_limits *lim,
                     struct img_usage *used, struct nsb_error *e);
 
 /* Remove the tree @name under @dir_fd (never following a symlink). */
@@ -50,3 +52,4 @@ int img_rm_tree(int dir_fd, const char *name);
 int img_root_write(int root_fd, const char *path, int src_fd, const char *data, size_t len, mode_t mode);
 /* The sha256 of the rest of @fd must be @hex; @fd is rewound. -EBADMSG. */
 int img_verify_fd(int fd, const char *hex, const char *path, struct nsb_error *e);
+

@@ -29,9 +29,8 @@
  *     (struct img_limits); a sparse entry counts its full size.
  */
 #include "image/image_internal.h"
+#include "image/image_la.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -180,7 +179,7 @@ static int open_parent(int root_fd, char *path, const char **base)
         return cur;
 }
 
-static int write_data(struct archive *a, int fd, int64_t size, const struct img_limits *lim, struct img_usage *used)
+static int write_data(const struct img_la *la, struct archive *a, int fd, int64_t size, const struct img_limits *lim, struct img_usage *used)
 {
         const void *buf;
         size_t len;
@@ -190,7 +189,7 @@ static int write_data(struct archive *a, int fd, int64_t size, const struct img_
         if (size < 0 || (uint64_t) size > lim->max_bytes - used->bytes)
                 return -EFBIG;
         used->bytes += (uint64_t) size;
-        while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
+        while ((r = la->data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
                 if (off < 0 || (uint64_t) off + len > (uint64_t) size)
                         return -EFBIG;        /* more than the header said: a bomb in disguise */
                 for (size_t done = 0; done < len;) {
@@ -205,22 +204,22 @@ static int write_data(struct archive *a, int fd, int64_t size, const struct img_
         return ftruncate(fd, size) < 0 ? -errno : 0;
 }
 
-static int make_file(struct archive *a, struct archive_entry *ent, int pfd, const char *base,
+static int make_file(const struct img_la *la, struct archive *a, struct archive_entry *ent, int pfd, const char *base,
                      const struct img_limits *lim, struct img_usage *used)
 {
-        mode_t mode = (archive_entry_perm(ent) & 01777) | S_IRUSR;
+        mode_t mode = (la->entry_perm(ent) & 01777) | S_IRUSR;
         AUTOCLOSE int fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
         int r;
 
         if (fd < 0)
                 return -errno;
-        if ((r = write_data(a, fd, archive_entry_size(ent), lim, used)) < 0)
+        if ((r = write_data(la, a, fd, la->entry_size(ent), lim, used)) < 0)
                 return r;
         (void) fchmod(fd, mode);        /* the umask took bits the image asked for */
-        if (archive_entry_mtime_is_set(ent)) {
+        if (la->entry_mtime_is_set(ent)) {
                 /* CPython checks a .pyc against its source's mtime */
                 struct timespec ts[2] = { { 0, UTIME_OMIT },
-                                          { archive_entry_mtime(ent), archive_entry_mtime_nsec(ent) } };
+                                          { la->entry_mtime(ent), la->entry_mtime_nsec(ent) } };
                 (void) futimens(fd, ts);
         }
         return 0;
@@ -283,64 +282,64 @@ static int whiteout(int pfd, const char *base)
 }
 
 /* One entry; -errno. */
-static int apply_entry(int root_fd, struct archive *a, struct archive_entry *ent, const struct img_limits *lim,
+static int apply_entry(const struct img_la *la, int root_fd, struct archive *a, struct archive_entry *ent, const struct img_limits *lim,
                        struct img_usage *used)
 {
         char path[NAME_MAX_LEN + 2];
         const char *base;
         AUTOCLOSE int pfd = -1;
-        mode_t type = archive_entry_filetype(ent);
-        int r = clean_name(archive_entry_pathname(ent) ? archive_entry_pathname(ent) : "", path, sizeof path);
+        mode_t type = la->entry_filetype(ent);
+        int r = clean_name(la->entry_pathname(ent) ? la->entry_pathname(ent) : "", path, sizeof path);
 
         if (r != 0)
                 return r < 0 ? r : 0;   /* 1: "./", the root itself, made already */
-        if (lim->skip_files_over && type == AE_IFREG && archive_entry_size(ent) > (int64_t) lim->skip_files_over)
+        if (lim->skip_files_over && type == AE_IFREG && la->entry_size(ent) > (int64_t) lim->skip_files_over)
                 return 0;
         if ((pfd = open_parent(root_fd, path, &base)) < 0)
                 return pfd;
         if (strncmp(base, WH_PREFIX, strlen(WH_PREFIX)) == 0)
                 return whiteout(pfd, base);
-        if (archive_entry_hardlink(ent)) {
+        if (la->entry_hardlink(ent)) {
                 if ((r = img_rm_tree(pfd, base)) < 0)
                         return r;
-                return make_hardlink(root_fd, archive_entry_hardlink(ent), pfd, base);
+                return make_hardlink(root_fd, la->entry_hardlink(ent), pfd, base);
         }
         if (type == AE_IFDIR)
-                return make_dir(pfd, base, archive_entry_perm(ent));
+                return make_dir(pfd, base, la->entry_perm(ent));
         if (type != AE_IFREG && type != AE_IFLNK)
                 return 0;       /* device, FIFO, socket: skipped */
         if ((r = img_rm_tree(pfd, base)) < 0)
                 return r;
         if (type == AE_IFLNK)
-                return symlinkat(archive_entry_symlink(ent) ? archive_entry_symlink(ent) : "", pfd, base) < 0
+                return symlinkat(la->entry_symlink(ent) ? la->entry_symlink(ent) : "", pfd, base) < 0
                                ? -errno : 0;
-        return make_file(a, ent, pfd, base, lim, used);
+        return make_file(la, a, ent, pfd, base, lim, used);
 }
 
-int img_apply_layer(int root_fd, int fd, const char *what, const struct img_limits *lim,
+int img_apply_layer(const struct img_la *la, int root_fd, int fd, const char *what, const struct img_limits *lim,
                     struct img_usage *used, struct nsb_error *e)
 {
-        struct archive *a = archive_read_new();
+        struct archive *a = la->read_new();
         struct archive_entry *ent;
         int r = 0, ar;
 
         if (!a)
                 return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
-        archive_read_support_filter_all(a);
-        archive_read_support_format_tar(a);
-        if (archive_read_open_fd(a, fd, 64 << 10) != ARCHIVE_OK) {
-                r = nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s: %s", what, archive_error_string(a));
+        la->support_filter_all(a);
+        la->support_format_tar(a);
+        if (la->open_fd(a, fd, 64 << 10) != ARCHIVE_OK) {
+                r = nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s: %s", what, la->error_string(a));
                 goto out;
         }
-        while ((ar = archive_read_next_header(a, &ent)) == ARCHIVE_OK || ar == ARCHIVE_WARN) {
-                const char *name = archive_entry_pathname(ent);
+        while ((ar = la->next_header(a, &ent)) == ARCHIVE_OK || ar == ARCHIVE_WARN) {
+                const char *name = la->entry_pathname(ent);
 
                 if (++used->entries > lim->max_entries) {
                         r = nsb_fail(e, NSB_STAGE_CONFIG, EFBIG, "%s: more than %llu entries: refused", what,
                                      (unsigned long long) lim->max_entries);
                         goto out;
                 }
-                if ((r = apply_entry(root_fd, a, ent, lim, used)) < 0) {
+                if ((r = apply_entry(la, root_fd, a, ent, lim, used)) < 0) {
                         if (r == -EFBIG)
                                 r = nsb_fail(e, NSB_STAGE_CONFIG, EFBIG,
                                              "%s: '%s' inflates past the limit of %llu bytes of files: refused", what,
@@ -352,9 +351,9 @@ int img_apply_layer(int root_fd, int fd, const char *what, const struct img_limi
                 }
         }
         if (ar != ARCHIVE_EOF)
-                r = nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s: %s", what, archive_error_string(a));
+                r = nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s: %s", what, la->error_string(a));
 out:
-        archive_read_free(a);
+        la->read_free(a);
         return r;
 }
 
