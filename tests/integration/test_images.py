@@ -303,6 +303,22 @@ print(json.dumps(seen))
         for name in ("usr/pwned", "etc/pwned", "pwned", "var/pwned"):
             self.assertFalse(os.path.lexists(os.path.join(cache, name)))
 
+    def test_interpreter_inside_and_refusals(self):
+        ref = "oci:%s:%s" % (self.layout, TAG)
+        p, res = self.run_json("python", "--image", ref, "--interpreter", "/usr/bin/python3.13", "-c",
+                               "import sys; print(sys.executable)", env=self.env)
+        self.assertEqual((p.returncode, res["stdout"]["text"]), (0, "/usr/bin/python3.13\n"), p.stderr)
+        self.assertEqual(res["command"][0], "/usr/bin/python3.13")
+        p = self.img("python", "--image", ref, "--interpreter", "/usr/bin/python9", "-c", "1")
+        self.assertEqual(p.returncode, 125)
+        self.assertIn(b"no executable file in the image", p.stderr)
+        p = self.img("python", "--image", ref, "--isolation", "reduced", "-c", "1")
+        self.assertEqual(p.returncode, 125)
+        self.assertIn(b"strict isolation", p.stderr)
+        p = self.img("python", "--image", "docker://python:3.12", "-c", "1")
+        self.assertEqual(p.returncode, 125)
+        self.assertIn(b"never pulls", p.stderr)
+
     def test_doctor_image(self):
         p = self.img("doctor", "--json", "--image", "oci:%s:%s@%s" % (self.layout, TAG, self.digest))
         d = json.loads(p.stdout)
