@@ -220,6 +220,23 @@ class BuiltImage(ImageCase):
         p = self.img("judge", "--image", "docker-archive:%s/img.docker.tar" % IMAGES, path)
         self.assertEqual(p.returncode, 0, p.stderr + p.stdout)
 
+    def test_replay_refuses_another_image(self):
+        spec = {"program": {"source": "import sys; print(sys.version_info[:2])"},
+                "cases": [{"name": "v", "expect": {"stdout": {"equals": "(3, 13)\n"}}}]}
+        path = os.path.join(self.tmp, "spec.json")
+        obs = os.path.join(self.tmp, "obs.jsonl")
+        with open(path, "w") as f:
+            json.dump(spec, f)
+        oci = "oci:%s:%s" % (self.layout, TAG)
+        p = self.img("judge", "--image", oci, "--observe", obs, path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.img("judge", "--image", oci, "--replay", obs, path)
+        self.assertEqual(p.returncode, 0, p.stderr + p.stdout)
+        # the same files as a docker-archive: another digest, so another policy
+        p = self.img("judge", "--image", "docker-archive:%s/img.docker.tar" % IMAGES, "--replay", obs, path)
+        self.assertEqual(p.returncode, 125, p.stdout)
+        self.assertIn(b"image = ", p.stderr)
+
     def test_batch_and_test(self):
         ref = "oci:%s:%s" % (self.layout, TAG)
         jobs = b'{"id":1,"kind":"python","code":"import sys; print(sys.version_info[:2])"}\n'
