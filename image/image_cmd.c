@@ -85,6 +85,9 @@ int img_cmd(char *const *argv, size_t argc, struct nsb_error *e)
                         if (strlen(hex) != 64 || strspn(hex, "0123456789abcdef") != 64)
                                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "image rm: '%s' is not sha256:HEX", argv[i]);
                         snprintf(name, sizeof name, "sha256-%s", hex);
+                        if (faccessat(dfd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+                                return nsb_fail(e, NSB_STAGE_CONFIG, ENOENT, "image rm %s: not in the cache '%s'",
+                                                argv[i], dir);
                         if ((r = remove_entry(dfd, name)) < 0)
                                 return nsb_fail(e, NSB_STAGE_CONFIG, -r, "image rm %s", argv[i]);
                         if (r == 0)
