@@ -19,8 +19,8 @@
  *     root) and linked through /proc/self/fd (no CAP_DAC_READ_SEARCH needed);
  *   - OCI whiteouts: ".wh.NAME" removes NAME from the parent (NAME must be a
  *     plain name: ".wh..." would name ".." and is refused); ".wh..wh..opq"
- *     empties the parent (the spec has it come before the layer's own
- *     entries in that directory);
+ *     removes from the parent what the layers below made (struct
+ *     layer_seen), wherever it comes in its layer;
  *   - device nodes, FIFOs and sockets are skipped (rootless cannot make
  *     them; the sandbox has its own /dev); set-id bits are dropped; the owner
  *     is the caller (the files are created by it: no chown); directories
@@ -87,8 +87,59 @@ int img_rm_tree(int dir_fd, const char *name)
         return r;
 }
 
-/* Every entry of the directory @fd removed (an opaque whiteout). */
-static int empty_dir(int fd)
+/* The paths this layer has made so far, as 64-bit FNV-1a hashes (8 bytes an
+ * entry, whatever the names): an opaque whiteout hides what the layers
+ * below put in its directory, not what its own layer put there before it. */
+struct layer_seen {
+        uint64_t *v;
+        size_t n, cap, n_sorted;
+};
+
+static uint64_t path_hash(const char *dir, const char *name)
+{
+        uint64_t h = 14695981039346656037ULL;
+
+        for (const char *s = dir; *s; s++)
+                h = (h ^ (unsigned char) *s) * 1099511628211ULL;
+        if (dir[0])
+                h = (h ^ '/') * 1099511628211ULL;
+        for (const char *s = name; *s; s++)
+                h = (h ^ (unsigned char) *s) * 1099511628211ULL;
+        return h;
+}
+
+static int seen_add(struct layer_seen *s, uint64_t h)
+{
+        if (s->n == s->cap) {
+                size_t ncap = s->cap ? s->cap * 2 : 1024;
+                uint64_t *nv = realloc(s->v, ncap * sizeof *nv);
+                if (!nv)
+                        return -ENOMEM;
+                s->v = nv;
+                s->cap = ncap;
+        }
+        s->v[s->n++] = h;
+        return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+        return x < y ? -1 : x > y;
+}
+
+static bool seen_has(struct layer_seen *s, uint64_t h)
+{
+        if (s->n_sorted != s->n) {
+                qsort(s->v, s->n, sizeof *s->v, cmp_u64);
+                s->n_sorted = s->n;
+        }
+        return bsearch(&h, s->v, s->n, sizeof *s->v, cmp_u64) != NULL;
+}
+
+/* Every entry of the directory @fd (at @dir in the root) that this layer
+ * did not make, removed (an opaque whiteout). */
+static int empty_dir(int fd, const char *dir, struct layer_seen *seen)
 {
         int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), r = 0;
         DIR *d = dup_fd < 0 ? NULL : fdopendir(dup_fd);
@@ -100,7 +151,8 @@ static int empty_dir(int fd)
                 return -errno;
         }
         while (r == 0 && (de = readdir(d)))
-                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+                    !seen_has(seen, path_hash(dir, de->d_name)))
                         r = img_rm_tree(fd, de->d_name);
         closedir(d);
         return r;
@@ -267,38 +319,28 @@ static int make_dir(int pfd, const char *base, mode_t perm)
 }
 
 /* A whiteout (@base starts with .wh.): 1 when handled. */
-static int whiteout(int pfd, const char *base)
+static int whiteout(int pfd, const char *dir, const char *base, struct layer_seen *seen)
 {
         const char *name = base + strlen(WH_PREFIX);
         AUTOCLOSE int dfd = -1;
 
         if (strcmp(base, WH_OPAQUE) == 0) {
                 dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                return dfd < 0 ? -errno : empty_dir(dfd);
+                return dfd < 0 ? -errno : empty_dir(dfd, dir, seen);
         }
         if (!name[0] || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
                 return -EINVAL;
         return img_rm_tree(pfd, name);
 }
 
-/* One entry; -errno. */
-static int apply_entry(const struct img_la *la, int root_fd, struct archive *a, struct archive_entry *ent, const struct img_limits *lim,
-                       struct img_usage *used)
+/* One entry; -errno. @path: its clean name, @pfd/@base: its parent, opened
+ * in the root, and its last component. */
+static int make_entry(const struct img_la *la, int root_fd, struct archive *a, struct archive_entry *ent,
+                      int pfd, const char *base, const struct img_limits *lim, struct img_usage *used)
 {
-        char path[NAME_MAX_LEN + 2];
-        const char *base;
-        AUTOCLOSE int pfd = -1;
         mode_t type = la->entry_filetype(ent);
-        int r = clean_name(la->entry_pathname(ent) ? la->entry_pathname(ent) : "", path, sizeof path);
+        int r;
 
-        if (r != 0)
-                return r < 0 ? r : 0;   /* 1: "./", the root itself, made already */
-        if (lim->skip_files_over && type == AE_IFREG && la->entry_size(ent) > (int64_t) lim->skip_files_over)
-                return 0;
-        if ((pfd = open_parent(root_fd, path, &base)) < 0)
-                return pfd;
-        if (strncmp(base, WH_PREFIX, strlen(WH_PREFIX)) == 0)
-                return whiteout(pfd, base);
         if (la->entry_hardlink(ent)) {
                 if ((r = img_rm_tree(pfd, base)) < 0)
                         return r;
@@ -316,11 +358,41 @@ static int apply_entry(const struct img_la *la, int root_fd, struct archive *a, 
         return make_file(la, a, ent, pfd, base, lim, used);
 }
 
+/* One entry, recorded in @seen once made; -errno. */
+static int apply_entry(const struct img_la *la, int root_fd, struct archive *a, struct archive_entry *ent, const struct img_limits *lim,
+                       struct img_usage *used, struct layer_seen *seen)
+{
+        char path[NAME_MAX_LEN + 2];
+        const char *base;
+        AUTOCLOSE int pfd = -1;
+        mode_t type = la->entry_filetype(ent);
+        int r = clean_name(la->entry_pathname(ent) ? la->entry_pathname(ent) : "", path, sizeof path);
+
+        if (r != 0)
+                return r < 0 ? r : 0;   /* 1: "./", the root itself, made already */
+        if (lim->skip_files_over && type == AE_IFREG && la->entry_size(ent) > (int64_t) lim->skip_files_over)
+                return 0;
+        if ((pfd = open_parent(root_fd, path, &base)) < 0)
+                return pfd;
+        if (strncmp(base, WH_PREFIX, strlen(WH_PREFIX)) == 0) {
+                char dir[NAME_MAX_LEN + 2];
+                size_t dl = base == path ? 0 : (size_t) (base - path - 1);
+
+                memcpy(dir, path, dl);
+                dir[dl] = '\0';
+                return whiteout(pfd, dir, base, seen);
+        }
+        if ((r = make_entry(la, root_fd, a, ent, pfd, base, lim, used)) < 0)
+                return r;
+        return seen_add(seen, path_hash("", path));
+}
+
 int img_apply_layer(const struct img_la *la, int root_fd, int fd, const char *what, const struct img_limits *lim,
                     struct img_usage *used, struct nsb_error *e)
 {
         struct archive *a = la->read_new();
         struct archive_entry *ent;
+        struct layer_seen seen = { 0 };
         int r = 0, ar;
 
         if (!a)
@@ -339,7 +411,7 @@ int img_apply_layer(const struct img_la *la, int root_fd, int fd, const char *wh
                                      (unsigned long long) lim->max_entries);
                         goto out;
                 }
-                if ((r = apply_entry(la, root_fd, a, ent, lim, used)) < 0) {
+                if ((r = apply_entry(la, root_fd, a, ent, lim, used, &seen)) < 0) {
                         if (r == -EFBIG)
                                 r = nsb_fail(e, NSB_STAGE_CONFIG, EFBIG,
                                              "%s: '%s' inflates past the limit of %llu bytes of files: refused", what,
@@ -354,6 +426,7 @@ int img_apply_layer(const struct img_la *la, int root_fd, int fd, const char *wh
                 r = nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s: %s", what, la->error_string(a));
 out:
         la->read_free(a);
+        free(seen.v);
         return r;
 }
 

@@ -444,6 +444,22 @@ class HostileLayers(ImageCase):
         self.assertEqual(p.returncode, 125)
         self.assertIn(b"inflates past the limit", p.stderr)
 
+    def test_whiteouts(self):
+        self.attempt([[entry("d", tarfile.DIRTYPE), entry("d/a", data=b"1"), entry("d/b", data=b"2"),
+                       entry("x", data=b"3"), entry("keep", data=b"4")],
+                      [entry("d/.wh..wh..opq"), entry("d/c", data=b"5"), entry(".wh.x")],
+                      [entry("d/e", data=b"6"), entry("d/.wh..wh..opq")]])
+        root = self.rootfs()
+        self.assertEqual(sorted(os.listdir(os.path.join(root, "d"))), ["e"])   # c was below layer 3's marker
+        self.assertFalse(os.path.lexists(os.path.join(root, "x")))
+        self.assertTrue(os.path.exists(os.path.join(root, "keep")))
+        self.assertEqual([n for n in os.listdir(root) if n.startswith(".wh.")], [])
+
+    def rootfs(self):
+        cache = os.path.join(self.tmp, "cache", "nsbox", "images")
+        [entry_dir] = [n for n in os.listdir(cache) if n.startswith("sha256-")]
+        return os.path.join(cache, entry_dir, "rootfs")
+
     def test_device_and_setuid(self):
         dev = tarfile.TarInfo("dev/evil")
         dev.type, dev.devmajor, dev.devminor = tarfile.CHRTYPE, 1, 3
