@@ -64,6 +64,11 @@ int env_build(const struct nsb_config *cfg, const char *tmp_dir, char ***ret, st
                 const char *add = i < cfg->n_image_env ? cfg->image_env[i] : cfg->env_add[i - cfg->n_image_env];
                 size_t klen = strcspn(add, "=");
                 size_t k;
+
+                /* HOME and TMPDIR name the sandbox's own writable /tmp: an
+                 * image's (HOME=/root) would point into its read-only root */
+                if (i < cfg->n_image_env && (strncmp(add, "HOME=", 5) == 0 || strncmp(add, "TMPDIR=", 7) == 0))
+                        continue;
                 for (k = 0; k < n; k++)
                         if (strncmp(envp[k], add, klen + 1) == 0)
                                 break;
