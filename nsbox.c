@@ -185,6 +185,11 @@ static int emit(const struct nsb_config *cfg, const struct run_result *r)
 }
 
 /* nsbox profile show NAME|FILE: the resolved policy, as a profile. */
+static int image_main(const struct frame_run *run, struct nsb_error *e)
+{
+        return frame_image_cmd(run->cfg->argv, run->cfg->argc, e);
+}
+
 static int profile_show_main(const struct frame_run *run, struct nsb_error *e)
 {
         const struct nsb_config *cfg = run->cfg;
@@ -343,6 +348,7 @@ static const struct frame_command commands[] = {
         { NSB_CMD_BATCH,     NULL,     FRAME_PROFILE_CLI,  true,  true,  "JOBS", FRAME_INPUT | GUARD_RESULTS,         batch_main,        NSB_EXIT_FAILURE },
         { NSB_CMD_DOCTOR,    NULL,     FRAME_PROFILE_NONE, true,  false, NULL,   0,                                   doctor_main,       ANY_STATUS },
         { NSB_CMD_REPORT,    "report", FRAME_PROFILE_NONE, false, false, NULL,   0,                                   report_main,       ANY_STATUS },
+        { NSB_CMD_IMAGE,     "image",  FRAME_PROFILE_NONE, false, false, NULL,   0,                                   image_main,        NSB_EXIT_FAILURE },
         { NSB_CMD_PROFILE,   NULL,     FRAME_PROFILE_NONE, false, false, NULL,   0,                                   profile_show_main, NSB_EXIT_FAILURE },
         { NSB_CMD_VERSION,   NULL,     FRAME_PROFILE_NONE, false, false, NULL,   0,                                   version_main,      NSB_EXIT_FAILURE },
         { NSB_CMD_HELP,      NULL,     FRAME_PROFILE_NONE, false, false, NULL,   0,                                   help_main,         NSB_EXIT_FAILURE },

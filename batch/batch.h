@@ -63,6 +63,7 @@ struct batch_job {
         size_t n_files;
         char **fetch;                /* python/run "fetch_files": read back after the run */
         size_t n_fetch;
+        char *image;                 /* python/run "image": a REF, over --image; NULL = none */
 };
 
 /* A job's "files" at most, all together (decoded): the rest of the

@@ -25,11 +25,11 @@
 static const struct job_kind {
         const char *name;
         enum batch_kind kind;
-        const char *const keys[8];   /* allowed besides id and kind, NULL-terminated */
+        const char *const keys[10];   /* allowed besides id and kind, NULL-terminated */
 } kinds[] = {
-        { "python", BATCH_PYTHON, { "code", "test_code", "timeout", "limits", "stdin", "files", "fetch_files", NULL } },
+        { "python", BATCH_PYTHON, { "code", "test_code", "timeout", "limits", "stdin", "files", "fetch_files", "image", NULL } },
         { "judge", BATCH_JUDGE, { "spec", NULL } },
-        { "run", BATCH_RUN, { "argv", "timeout", "limits", "stdin", "files", "fetch_files", NULL } },
+        { "run", BATCH_RUN, { "argv", "timeout", "limits", "stdin", "files", "fetch_files", "image", NULL } },
         { "test", BATCH_TEST, { "code", "test_code", "entry_point", "timeout", "limits", "stdin", NULL } },
 };
 
@@ -356,6 +356,13 @@ static int parse_job(const json_t *root, const char *jobs_path, struct batch_job
                 if (r < 0)
                         return r;
         }
+        /* an image REF (docs/images.md): opened by the job's worker */
+        if ((v = json_object_get(root, "image"))) {
+                size_t len;
+                r = take_text(v, "image", false, &job->image, &len, e);
+                if (r < 0)
+                        return r;
+        }
         r = parse_limits(root, job, e);
         if (r < 0)
                 return r;
@@ -416,6 +423,7 @@ void batch_job_free(struct batch_job *job)
         for (size_t i = 0; i < job->n_fetch; i++)
                 free(job->fetch[i]);
         free(job->fetch);
+        free(job->image);
         judge_spec_free(&job->spec);
         memset(job, 0, sizeof *job);
 }

@@ -37,6 +37,7 @@
 
 #include "config/policy.h"
 #include "config/schema.h"
+#include "frame/frame.h"
 #include "platform/platform.h"
 #include "program/program.h"
 #include "supervisor/sandbox.h"
@@ -501,6 +502,26 @@ static bool cancel_pending(int cancel_fd)
         return cancel_fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
 }
 
+/* The job's own image (its "image", or its judge spec's) over --image:
+ * opened in this worker (the cache's lock makes concurrent workers unpack
+ * it once). The fields are the parent's copies, never freed here. */
+static int job_image(struct nsb_config *cfg, const struct batch_job *job, struct nsb_error *e)
+{
+        const char *img = job->image ? job->image : job->kind == BATCH_JUDGE ? job->spec.image : NULL;
+
+        if (!img || (cfg->image && strcmp(cfg->image, img) == 0 && cfg->image_digest))
+                return 0;
+        cfg->image = strdup(img);
+        cfg->image_digest = cfg->image_rootfs = NULL;
+        cfg->image_env = NULL;
+        cfg->n_image_env = 0;
+        cfg->warm = false;
+        if (cfg->interpreter && !(cfg->interpreter = strdup(cfg->interpreter)))
+                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        return cfg->image ? frame_open_image(cfg, job->kind != BATCH_RUN, e)
+                          : nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+}
+
 static __attribute__((noreturn)) void worker(const struct batch *b, const struct batch_job *job,
                                              const struct job_start *st, int wfd, pid_t parent)
 {
@@ -531,14 +552,24 @@ static __attribute__((noreturn)) void worker(const struct batch *b, const struct
         cfg.jobs = b->n_slots;
         if (job->kind == BATCH_JUDGE)
                 cfg.warm = false;   /* a judge job's cases run cold in its worker (st->cold_reason) */
-        body = job->kind == BATCH_JUDGE ? run_judge(&cfg, job, b->cancel_fd, &b->python_host, st->cold_reason, &outcome)
-               : job->kind == BATCH_TEST ? run_tests_job(&cfg, job, b->cancel_fd, &b->python_host, st, &outcome)
-                                         : run_sandboxed(&cfg, job, b->cancel_fd, &b->python_host, st, &outcome);
-        if (cancel_pending(b->cancel_fd))
-                _exit(WORKER_CANCELLED);   /* no line: --resume runs the job again */
-        line = batch_line_render(job->id, job->line, body,
-                                 job->kind == BATCH_PYTHON || job->kind == BATCH_TEST ? (int) outcome : -1, start,
-                                 since_ms(&b->t0));
+        {
+                struct nsb_error ie;
+
+                nsb_error_clear(&ie);
+                if (job_image(&cfg, job, &ie) < 0)
+                        line = batch_error_line(job->id, job->line, &ie);
+        }
+        if (!line) {
+                body = job->kind == BATCH_JUDGE
+                               ? run_judge(&cfg, job, b->cancel_fd, &b->python_host, st->cold_reason, &outcome)
+                       : job->kind == BATCH_TEST ? run_tests_job(&cfg, job, b->cancel_fd, &b->python_host, st, &outcome)
+                                                 : run_sandboxed(&cfg, job, b->cancel_fd, &b->python_host, st, &outcome);
+                if (cancel_pending(b->cancel_fd))
+                        _exit(WORKER_CANCELLED);   /* no line: --resume runs the job again */
+                line = batch_line_render(job->id, job->line, body,
+                                         job->kind == BATCH_PYTHON || job->kind == BATCH_TEST ? (int) outcome : -1,
+                                         start, since_ms(&b->t0));
+        }
         text = line ? textsafe_json_dumps(line, LINE_FLAGS) : NULL;
         if (!text)
                 _exit(1);
@@ -560,8 +591,8 @@ static void resolve_python_once(struct batch *b)
 {
         struct nsb_error ignored;
 
-        if (b->python_host_tried)
-                return;
+        if (b->python_host_tried || b->cli->image_rootfs)
+                return;         /* an image's interpreter is the image's (docs/images.md) */
         b->python_host_tried = true;
         if (plat_python_host(&b->python_host, cfg_interpreter(b->cli),
                              &ignored) < 0)
@@ -577,6 +608,10 @@ static struct job_start job_start_for(struct batch *b, const struct batch_job *j
                 return st;
         if (job->kind == BATCH_JUDGE) {
                 st.cold_reason = "judge jobs in a batch run cold";
+                return st;
+        }
+        if (job->image) {
+                st.cold_reason = "the job names an image: the zygote is the host's interpreter";
                 return st;
         }
         /* A test job's program is the split harness, a python program like

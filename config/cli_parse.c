@@ -97,6 +97,10 @@ void cfg_free(struct nsb_config *cfg)
         free(cfg->cgroup_parent);
         free(cfg->interpreter);
         free(cfg->interp_args);
+        free(cfg->image);
+        free(cfg->image_digest);
+        free(cfg->image_rootfs);
+        free_strv(cfg->image_env, cfg->n_image_env);
         free_strv(cfg->packages, cfg->n_packages);
         free_strv(cfg->seccomp_deny, cfg->n_seccomp_deny);
         free(cfg->inline_code);
@@ -162,12 +166,17 @@ static const struct cli_cmd {
           "  125    usage, unreadable input or --resume file, stdout closed\n"
           "  130    cancelled (SIGINT, SIGTERM, SIGHUP): the lines written so far are whole\n",
           "nsbox batch -j 2 examples/jobs.jsonl > results.jsonl" },
-        { "doctor", NSB_CMD_DOCTOR, "nsbox doctor [--json] [--isolation MODE] [--interpreter PATH] [--cgroup-parent DIR]",
+        { "doctor", NSB_CMD_DOCTOR, "nsbox doctor [--json] [--isolation MODE] [--interpreter PATH] [--cgroup-parent DIR] [--image REF]",
           "say whether this host can sandbox programs, and the exact fix when it cannot",
           "  0      the requested isolation can be provided\n"
           "  1      it cannot (each failing check says why, and its fix)\n"
           "  125    usage error\n",
           "nsbox doctor --json" },
+        { "image", NSB_CMD_IMAGE, "nsbox image ls | rm sha256:HEX... | prune",
+          "list or remove the images --image unpacked into the cache (docs/images.md)",
+          "  0      listed, removed or pruned\n"
+          "  125    usage error, an image in use (rm), or the cache cannot be read\n",
+          "nsbox image ls" },
         { "profile", NSB_CMD_PROFILE, "nsbox profile show NAME|FILE",
           "print the resolved policy of a built-in profile or an INI file, as a profile file",
           "  0      printed\n"
@@ -368,6 +377,10 @@ static int take_positionals(struct nsb_config *cfg, int argc, char **argv, int i
                 if (argc - i != 2 || strcmp(argv[i], "show") != 0)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "profile: expected 'show NAME|FILE'");
                 return cfg_set_text(&cfg->input_path, argv[i + 1], e);
+        case NSB_CMD_IMAGE:
+                if (i >= argc)
+                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "image: expected ls, rm sha256:HEX... or prune");
+                break;
         case NSB_CMD_REPORT:
                 if (i >= argc)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,

@@ -27,6 +27,7 @@ enum nsb_cmd {
         NSB_CMD_DOCTOR,
         NSB_CMD_PROFILE,        /* nsbox profile show NAME|FILE */
         NSB_CMD_REPORT,         /* nsbox report RESULTS.jsonl... */
+        NSB_CMD_IMAGE,          /* nsbox image ls|rm|prune (docs/images.md) */
         NSB_CMD_VERSION,
         NSB_CMD_HELP,
 };
@@ -93,6 +94,13 @@ struct nsb_config {
         char **packages;                /* package dirs (or module files) mounted read-only at the
                                            same path; the only third-party code the program sees */
         size_t n_packages;
+        char *image;                    /* --image REF: the sandbox's root is this image's (docs/images.md);
+                                           NULL = the host's files, by profile */
+        char *image_digest;             /* not policy text of its own: "sha256:HEX" once the image is
+                                           opened (frame/frame_image.c); rendered into `image =` */
+        char *image_rootfs;             /* the unpacked root in the cache, or NULL */
+        char **image_env;               /* the image config's Env: the base of the program's */
+        size_t n_image_env;
         char **seccomp_deny;            /* syscalls denied (EPERM) on top of the built-in filter */
         size_t n_seccomp_deny;
         char *inline_code;              /* nsbox python -c CODE */

@@ -28,6 +28,7 @@ void cfg_format_value(enum cfg_kind kind, uint64_t v, char *buf, size_t size);
 void cfg_render_limit(const struct cfg_key *k, const struct nsb_config *cfg, FILE *f);
 void cfg_render_choice(const struct cfg_key *k, const struct nsb_config *cfg, FILE *f);
 void cfg_render_text(const struct cfg_key *k, const struct nsb_config *cfg, FILE *f);
+void cfg_render_image(const struct cfg_key *k, const struct nsb_config *cfg, FILE *f);
 void cfg_render_strings(const struct cfg_key *k, const struct nsb_config *cfg, FILE *f);
 void cfg_render_binds(const struct cfg_key *k, const struct nsb_config *cfg, FILE *f);
 void cfg_render_tmpfs(const struct cfg_key *k, const struct nsb_config *cfg, FILE *f);

@@ -139,6 +139,26 @@ void cfg_render_text(const struct cfg_key *k, const struct nsb_config *cfg, FILE
         put_kv(f, k->key, v ? v : k->def_text);
 }
 
+/* The image as it ran: its reference without the caller's pin, pinned to
+ * the digest that was opened (a profile nsbox accepts back, and
+ * policy_sha256 differs for another image under the same name). */
+void cfg_render_image(const struct cfg_key *k, const struct nsb_config *cfg, FILE *f)
+{
+        const char *v = cfg->image, *at = v ? strrchr(v, '@') : NULL;
+        char buf[4200];
+
+        if (!v)
+                return;
+        if (!cfg->image_digest) {
+                put_kv(f, k->key, v);
+                return;
+        }
+        if (at && strchr(at, '/'))
+                at = NULL;
+        snprintf(buf, sizeof buf, "%.*s@%s", (int) (at ? (size_t) (at - v) : strlen(v)), v, cfg->image_digest);
+        put_kv(f, k->key, buf);
+}
+
 void cfg_render_strings(const struct cfg_key *k, const struct nsb_config *cfg, FILE *f)
 {
         char *const *v = *(char **const *) field_of(k, cfg);

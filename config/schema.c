@@ -369,6 +369,10 @@ static const struct cfg_key keys[] = {
           .help = "python package dir mounted read-only at the same path (repeatable)", .kind = CFG_KIND_LIST,
           .section = "python", .key = "packages", LIST(packages, n_packages), .check = CFG_CHECK_PATH,
           .dedupe = CFG_DEDUPE_WHOLE, .render = cfg_render_strings },
+        { .flag = "image", .metavar = "REF", .cmds = C_SANDBOX | C_DOCTOR, .parse = parse_text,
+          .group = CFG_G_FILES, .help = "run on this image's root, read-only: oci:DIR[:TAG], oci-archive:FILE[:TAG] "
+          "or docker-archive:FILE[:NAME:TAG], optionally @sha256:HEX (docs/images.md)", .kind = CFG_KIND_TEXT,
+          .section = "sandbox", .key = "image", FIELD(image), .render = cfg_render_image },
         { .flag = "seccomp-deny", .metavar = "SYSCALL", .cmds = C_SANDBOX, .parse = opt_seccomp_deny,
           .group = CFG_G_ISOLATION, .help = "also deny this syscall with EPERM (repeatable)", .kind = CFG_KIND_LIST,
           .section = "sandbox", .key = "seccomp_deny", LIST(seccomp_deny, n_seccomp_deny),
@@ -415,7 +419,7 @@ static const struct cfg_key keys[] = {
             "a job that cannot start warm runs cold and its result says why"),
         OPT("warm-rotate", "N", C_BATCH | C_JUDGE, opt_warm_rotate, CFG_G_ISOLATION,
             "with --warm: replace the zygote after N jobs (default 500)"),
-        OPT("help", NULL, C_ALL | (1u << NSB_CMD_PROFILE) | C_REPORT, opt_help, CFG_G_GENERAL, "show this help"),
+        OPT("help", NULL, C_ALL | (1u << NSB_CMD_PROFILE) | C_REPORT | (1u << NSB_CMD_IMAGE), opt_help, CFG_G_GENERAL, "show this help"),
 };
 
 /* The profile's sections, in the order the canonical text writes them. */

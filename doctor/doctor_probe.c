@@ -3,6 +3,7 @@
  * namespace probe) changes nothing outside its own namespaces, which die
  * with it. */
 #include "doctor/doctor.h"
+#include "frame/frame.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -525,6 +526,17 @@ int doctor_main(const struct frame_run *run, struct nsb_error *e)
         if (doctor_gather(proc_sys, fake_userns, cfg->interpreter, cfg->cgroup_parent, f, e) < 0)
                 goto out;
         doctor_plan(f, cfg->isolation, rep);
+        /* --image: its own check (docs/images.md); a run on it cannot start without it */
+        if (cfg->image && rep->n_checks < DOC_MAX_CHECKS) {
+                struct doc_check *c = &rep->checks[rep->n_checks++];
+                c->name = "image";
+                c->status = frame_doctor_image(cfg, c->detail, sizeof c->detail, c->fix, sizeof c->fix) ? DOC_OK
+                                                                                                        : DOC_UNAVAILABLE;
+                rep->ready = rep->ready && c->status == DOC_OK;
+                rep->warm = false;
+                snprintf(rep->warm_reason, sizeof rep->warm_reason,
+                         "not with --image: the zygote is the host's interpreter (docs/images.md)");
+        }
         if (cfg->doctor_json) {
                 json_t *j = doctor_to_json(rep);
                 if (!j) {

@@ -73,6 +73,8 @@ int frame_prepare(const struct frame_command *c, struct nsb_config *cfg, struct 
         if ((getcwd(cwd, sizeof cwd) && (r = cfg_absolute_sources(cfg, cwd, e)) < 0) ||
             (c->profile == FRAME_PROFILE_CLI && (r = cfg_profile_resolve(cfg, NULL, e)) < 0))
                 return r;
+        if (c->profile == FRAME_PROFILE_CLI && (r = frame_open_image(cfg, c->python, e)) < 0)
+                return r;
         if (c->python && (r = cfg_check_python_memory(cfg->memory_bytes, e)) < 0)
                 /* a profile's limit: say whose (no flag gave it) */
                 return (cfg->set & CFG_F_MEMORY) || !cfg->profile

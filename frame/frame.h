@@ -79,6 +79,20 @@ const struct frame_command *frame_lookup(const struct frame_command *table, enum
 int frame_prepare(const struct frame_command *c, struct nsb_config *cfg, struct frame_run *run,
                   struct nsb_error *e);
 
+/* --image (frame_image.c): open cfg->image (verify, pin, unpack into the
+ * cache) and fill cfg->image_digest, image_rootfs, image_env and, for a
+ * python command, the interpreter inside it. Refuses what an image makes
+ * meaningless (packages, reduced isolation, --warm). 0 without --image. */
+int frame_open_image(struct nsb_config *cfg, bool python, struct nsb_error *e);
+
+/* nsbox doctor --image: the image opened as a run would open it (present,
+ * every digest and the pin checked, unpacked into the cache if it is not
+ * there) and its interpreter found; @detail says what, @fix what to do. */
+bool frame_doctor_image(const struct nsb_config *cfg, char *detail, size_t dsize, char *fix, size_t fsize);
+
+/* nsbox image ls|rm|prune (image/image.h img_cmd): an exit status. */
+int frame_image_cmd(char *const *argv, size_t argc, struct nsb_error *e);
+
 /* The files @run->cmd guards are outside every host source run->cfg mounts
  * (config's cfg_check_unexposed). 0, or -EINVAL naming the file and the
  * option that would expose it. */

@@ -87,6 +87,7 @@ struct judge_program {
 struct judge_spec {
         struct judge_program program;
         char *profile;               /* NULL = not given */
+        char *image;                 /* "image": an image REF (docs/images.md); NULL = not given */
         struct nsb_config limits;    /* overlay: only the limit fields named in limits_set */
         uint32_t limits_set;         /* enum cfg_field bits of the limits it names */
         struct judge_case *cases;

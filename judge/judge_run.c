@@ -618,12 +618,15 @@ int judge_main(const struct frame_run *run, struct nsb_error *e)
          * (--profile, else the spec's "profile", else python) > defaults.
          * A replay resolves the policy the same way, to compare it. */
         r = cfg_profile_resolve(cli, cli->profile ? cli->profile : spec.profile, e);
-        if (r < 0) {
-                /* the spec's "profile": say which spec named it */
-                if (!cli->profile)
-                        nsb_error_prefix(e, "spec '%s'", cli->input_path);
+        if (r < 0 && !cli->profile)   /* the spec's "profile": say which spec named it */
+                nsb_error_prefix(e, "spec '%s'", cli->input_path);
+        if (r == 0 && !cli->image && spec.image && !(cli->image = strdup(spec.image)))
+                r = nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        /* the image verified, pinned and unpacked before any case runs */
+        if (r == 0)
+                r = frame_open_image(cli, true, e);
+        if (r < 0)
                 return JUDGE_EXIT_BAD_SPEC;
-        }
         /* The expected values must never enter the sandbox: not even as the
          * spec file inside a directory the program is given. */
         {

@@ -22,7 +22,7 @@
 
 #define PATH_MAX_LEN 160
 
-static const char *const top_keys[] = { "program", "profile", "limits", "cases", NULL };
+static const char *const top_keys[] = { "program", "profile", "limits", "cases", "image", NULL };
 static const char *const program_keys[] = { "path", "source", NULL };
 static const char *const case_keys[] = { "name", "weight", "args", "stdin", "expect", NULL };
 static const char *const expect_keys[] = { "exit_code", "stdout", "stderr", NULL };
@@ -363,6 +363,12 @@ static int parse_spec(const json_t *root, const char *spec_path, struct judge_sp
                 if (!spec->profile)
                         return fail_oom(e);
         }
+        /* an image to run the program on (docs/images.md); --image wins */
+        if ((v = json_object_get(root, "image"))) {
+                r = take_string(v, "image", false, false, &spec->image, NULL, e);
+                if (r < 0)
+                        return r;
+        }
         if ((v = json_object_get(root, "limits"))) {
                 r = cfg_limits_parse_json(v, &spec->limits, &spec->limits_set, e);
                 if (r < 0)
@@ -434,6 +440,7 @@ void judge_spec_free(struct judge_spec *spec)
         free(spec->program.name);
         free(spec->program.sandbox_path);
         free(spec->profile);
+        free(spec->image);
         for (size_t i = 0; i < spec->n_cases; i++) {
                 struct judge_case *c = &spec->cases[i];
 

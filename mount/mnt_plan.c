@@ -411,6 +411,20 @@ static int plan_system_sources(struct builder *b)
         return 0;
 }
 
+/* The slot of a profile entry: its host path, or in image-root mode
+ * (host_set.root) the same path under the image's unpacked root. */
+static int host_slot(struct builder *b, const char *path)
+{
+        const char *root = b->in->host->root;
+        AUTOFREE char *src = NULL;
+
+        if (!root)
+                return new_slot(b, path, false);
+        if (asprintf(&src, "%s%s", root, path) < 0)
+                return nsb_fail(b->e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        return new_slot(b, src, false);
+}
+
 /* Steps 1 and 2: private propagation; every source opened while the host
  * tree is whole; the user's mounts validated. */
 static int phase_sources(struct builder *b)
@@ -425,7 +439,7 @@ static int phase_sources(struct builder *b)
                 return nsb_fail(b->e, NSB_STAGE_CONFIG, E2BIG, "too many tmpfs mounts (at most %d)", MAX_TMPFS);
         PUSH_OR_FAIL(op, b, MNT_MAKE_PRIVATE, NULL);
         for (size_t i = 0; h && i < h->n; i++)
-                if (host_mounted(h, i) && (r = new_slot(b, h->v[i].path, false)) < 0)
+                if (host_mounted(h, i) && (r = host_slot(b, h->v[i].path)) < 0)
                         return r;
         for (size_t i = 0; i < N_DEV_NODES; i++) {
                 char src[32];

@@ -26,6 +26,8 @@ void host_set_free(struct host_set *set)
         free(set->hidden);
         set->hidden = NULL;
         set->n_hidden = 0;
+        free(set->root);
+        set->root = NULL;
 }
 
 int host_set_add_hidden(struct host_set *set, const char *dir)

@@ -39,6 +39,10 @@ struct host_set {
          * visible: docs/profiles.md. */
         char **hidden;
         size_t n_hidden;
+        /* NULL: every entry is the host's file at its own path. Else the
+         * host directory that holds the entries: entry /usr is ROOT/usr on
+         * the host (an image's unpacked root, image/image.h). */
+        char *root;
 };
 
 struct elf_deps {

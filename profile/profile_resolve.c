@@ -691,5 +691,8 @@ int host_set_add_all(struct host_set *set, const struct host_set *src, struct ns
         for (size_t i = 0; i < src->n_hidden; i++)
                 if (host_set_add_hidden(set, src->hidden[i]) < 0)
                         return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+        /* one root per set: an image's entries never mix with the host's */
+        if (src->root && !set->root && !(set->root = strdup(src->root)))
+                return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
         return 0;
 }

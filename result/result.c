@@ -206,6 +206,12 @@ json_t *result_to_json(const struct run_result *r, uint64_t output_limit)
                             r->program_sha256[0] ? json_string(r->program_sha256) : json_null());
         json_object_set_new(o, "policy_sha256",
                             r->policy_sha256[0] ? json_string(r->policy_sha256) : json_null());
+        if (r->image_digest[0]) {
+                json_t *img = json_object();
+                json_object_set_new(img, "ref", text_json(r->image_ref, strlen(r->image_ref)));
+                json_object_set_new(img, "digest", json_string(r->image_digest));
+                json_object_set_new(o, "image", img);
+        }
         if (r->status == RUN_ERROR) {
                 json_t *err = json_object();
                 char buf[NSB_ERROR_MSG_MAX + 128];

@@ -59,6 +59,8 @@ struct run_result {
         size_t command_len;
         char program_sha256[65];     /* "" when there is no program file */
         char policy_sha256[65];      /* "" until profiles compute it */
+        char image_ref[512];         /* --image as given, "" without one */
+        char image_digest[72];       /* "sha256:HEX" of the image that ran, "" without one */
         struct nsb_error error;      /* when RUN_ERROR */
         bool warm;                   /* started from a zygote (`"start": "warm"`), else cold */
         char start_reason[160];      /* cold although --warm was asked: why ("" = not asked) */

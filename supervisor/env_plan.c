@@ -51,17 +51,24 @@ void env_free(char **envp)
 int env_build(const struct nsb_config *cfg, const char *tmp_dir, char ***ret, struct nsb_error *e)
 {
         size_t n_base = ARRAY_SIZE(base_env), n = 0;
-        char **envp = calloc(n_base + cfg->n_env_add + 1, sizeof *envp);
+        size_t n_add = cfg->n_image_env + cfg->n_env_add;
+        char **envp = calloc(n_base + n_add + 1, sizeof *envp);
 
         if (!envp)
                 return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
         for (size_t i = 0; i < n_base; i++)
                 if (!(envp[n++] = base_entry(base_env[i], tmp_dir ? tmp_dir : "/tmp")))
                         goto oom;
-        for (size_t i = 0; i < cfg->n_env_add; i++) {
-                const char *add = cfg->env_add[i];
+        /* an image's Env over nsbox's set, the profile's and --env over both */
+        for (size_t i = 0; i < n_add; i++) {
+                const char *add = i < cfg->n_image_env ? cfg->image_env[i] : cfg->env_add[i - cfg->n_image_env];
                 size_t klen = strcspn(add, "=");
                 size_t k;
+
+                /* HOME and TMPDIR name the sandbox's own writable /tmp: an
+                 * image's (HOME=/root) would point into its read-only root */
+                if (i < cfg->n_image_env && (strncmp(add, "HOME=", 5) == 0 || strncmp(add, "TMPDIR=", 7) == 0))
+                        continue;
                 for (k = 0; k < n; k++)
                         if (strncmp(envp[k], add, klen + 1) == 0)
                                 break;

@@ -32,6 +32,7 @@
 #include "doctor/doctor.h"
 #include "supervisor/stdin_pump.h"
 #include "landlock/landlock.h"
+#include "image/image.h"
 #include "mount/mnt.h"
 #include "ns/ns.h"
 #include "platform/platform.h"
@@ -82,6 +83,20 @@ static int command_failed(struct sbx *s, int r, struct nsb_error *e)
         return r;
 }
 
+/* --image (docs/images.md): the root's entries instead of the host's, and
+ * for `run` the command found on the image's PATH, inside the image. */
+static int image_tree(struct sbx *s, const char *command, struct nsb_error *e)
+{
+        const struct nsb_config *cfg = s->cfg;
+        struct img_root root = { .ref = cfg->image, .rootfs = cfg->image_rootfs, .env = cfg->image_env,
+                                 .n_env = cfg->n_image_env, .lock_fd = -1 };
+        int r = img_host_set(&root, &s->host, e);
+
+        if (r == 0 && command)
+                r = img_which(&root, command, img_env_path(&root), &s->exec_path, e);
+        return r;
+}
+
 static int plan_all(struct sbx *s, struct nsb_error *e)
 {
         const struct sbx_request *req = s->req;
@@ -113,15 +128,17 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
                         return r;
                 }
                 /* The caller may have resolved the interpreter once for
-                 * many runs: start from its copy. A built tree has them. */
-                r = s->mode->tree_is_built ? 0
+                 * many runs: start from its copy. A built tree has them.
+                 * An image's root is the image's files, and nothing else. */
+                r = cfg->image_rootfs      ? image_tree(s, NULL, e)
+                    : s->mode->tree_is_built ? 0
                     : req->python_host     ? host_set_add_all(&s->host, req->python_host, e)
                                            : profile_add_python(&s->host, interp, NULL, e);
                 if (r < 0)
                         return r;
                 /* A venv's pyvenv.cfg, and the package dirs the profile names:
                  * nothing else of site-packages is visible. */
-                if (!s->mode->tree_is_built)
+                if (!s->mode->tree_is_built && !cfg->image_rootfs)
                         r = profile_add_python_extras(&s->host, interp, cfg->packages, cfg->n_packages, e);
                 if (r < 0)
                         return r;
@@ -129,6 +146,9 @@ static int plan_all(struct sbx *s, struct nsb_error *e)
                  * symlinks are mirrored), so CPython finds its prefix. */
                 if (!(s->exec_path = strdup(interp)))
                         return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
+        } else if (cfg->image_rootfs) {
+                if ((r = image_tree(s, req->argv[0], e)) < 0)
+                        return command_failed(s, r, e);
         } else {
                 const char *path = getenv("PATH");
                 r = profile_which(req->argv[0], path ? path : "/usr/local/bin:/usr/bin:/bin", &s->exec_path, e);
@@ -876,6 +896,10 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
         s.mode = sbx_mode_for(req->cfg->isolation, req->start);
         s.argv = req->argv;
         cfg_policy_sha256(req->cfg, ret->policy_sha256);
+        if (req->cfg->image_digest) {
+                snprintf(ret->image_ref, sizeof ret->image_ref, "%s", req->cfg->image);
+                snprintf(ret->image_digest, sizeof ret->image_digest, "%s", req->cfg->image_digest);
+        }
         if (req->program_sha256)
                 snprintf(ret->program_sha256, sizeof ret->program_sha256, "%s", req->program_sha256);
         ledger_init(&ret->ledger);

@@ -18,6 +18,7 @@ DEPS = {
     'path': {'util'},
     'config': {'path', 'util'},
     'profile': {'util'},
+    'image': {'profile', 'util'},       # an OCI image as the root (image/image.h)
     'caps': {'util'},
     'cgroup': {'util'},
     'landlock': {'util'},
@@ -27,10 +28,10 @@ DEPS = {
     'mount': {'path', 'profile', 'landlock', 'util'},
     'platform': {'profile', 'util'},    # platform/platform.h, the interface
     'result': {'config', 'util'},
-    'frame': {'config', 'platform', 'util'},   # the command frame: below every command
+    'frame': {'config', 'image', 'platform', 'util'},   # the command frame: below every command
     'report': {'config', 'frame', 'util'},
     'doctor': {'cgroup', 'config', 'frame', 'landlock', 'profile', 'util'},
-    'supervisor': {'caps', 'cgroup', 'config', 'doctor', 'landlock', 'mount', 'net', 'ns', 'path', 'platform',
+    'supervisor': {'caps', 'cgroup', 'config', 'doctor', 'image', 'landlock', 'mount', 'net', 'ns', 'path', 'platform',
                    'profile', 'result', 'seccomp', 'util'},
     'platform-impl': {'platform', 'config', 'doctor', 'profile', 'supervisor', 'util'},   # platform/linux, posix
     'program': {'config', 'path', 'supervisor', 'util'},    # the python program's request (program/program.h)

@@ -15,7 +15,7 @@ import unittest
 NSBOX = os.environ["NSBOX"]
 SOURCE = os.path.realpath(os.environ["NSBOX_SOURCE"])
 
-COMMANDS = ["run", "python", "judge", "test", "batch", "doctor", "profile", "report"]
+COMMANDS = ["run", "python", "judge", "test", "batch", "doctor", "image", "profile", "report"]
 SANDBOX_COMMANDS = ["run", "python", "judge", "test", "batch"]
 
 
@@ -63,7 +63,7 @@ class Help(unittest.TestCase):
                             "Batch", "General"],
                   "judge": ["Profile and isolation", "Limits", "Filesystem", "Program environment", "Output",
                             "Judge", "General"],
-                  "doctor": ["Profile and isolation", "Program environment", "Output", "General"]}
+                  "doctor": ["Profile and isolation", "Filesystem", "Program environment", "Output", "General"]}
         for cmd, want in groups.items():
             with self.subTest(cmd=cmd):
                 secs = sections(nsbox(cmd, "--help").stdout.decode())
@@ -352,7 +352,7 @@ class Messages(unittest.TestCase):
                 json.dump({"program": {"source": "print(1)"}, "cases": [{"name": "a"}], "extra": 1}, f)
             self.assertEqual(self.error("judge", path),
                              "nsbox: judge: spec '%s': unknown key \"extra\" (expected one of: program, profile, "
-                             "limits, cases)" % path)
+                             "limits, cases, image)" % path)
             with open(path, "w") as f:
                 json.dump({"program": {"source": "print(1)"}, "cases": [{"name": "a"}],
                            "limits": {"memory": "1k0"}}, f)
@@ -372,7 +372,7 @@ class Messages(unittest.TestCase):
         p = nsbox("batch", input=b'{"id": "a", "kind": "python", "cod": "1"}\n{"id": "b", "kind": "pyton"}\n')
         msgs = sorted(json.loads(line)["error"]["message"] for line in p.stdout.splitlines())
         self.assertEqual(msgs, ['line 1: unknown key "cod" for a python job (expected id, kind, code, test_code, '
-                                'timeout, limits, stdin, files, fetch_files)',
+                               'timeout, limits, stdin, files, fetch_files, image)',
                                 'line 2: "kind": unknown kind "pyton" (expected "python", "judge", "run" or "test")'])
 
 

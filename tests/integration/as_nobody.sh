@@ -14,7 +14,7 @@ cp "$NSBOX" "$tmp/nsbox"
 cp -r "$FIXTURES/." "$tmp/fixtures/"
 [ -d "$FIXTURES_BUILD" ] && cp -r "$FIXTURES_BUILD/." "$tmp/fixtures-build/"
 cp -r "$src/." "$tmp/tests/"
-for d in harness examples docs; do [ -d "$NSBOX_SOURCE/$d" ] && cp -r "$NSBOX_SOURCE/$d" "$tmp/src/"; done
+for d in harness examples docs client; do [ -d "$NSBOX_SOURCE/$d" ] && cp -r "$NSBOX_SOURCE/$d" "$tmp/src/"; done
 # warm starts (#14): the copied binary is not the build tree's either, so
 # NSBOX_WARM_DIR names a copy of the build's libnsbox_warm.so and zygote.py
 warm_build=$(dirname "$NSBOX")/warm

@@ -214,7 +214,7 @@ static void test_bad_lines(void **state)
         parse_err("{\"id\":\"a\",\"kind\":\"perl\",\"code\":\"\"}",
                   "\"kind\": unknown kind \"perl\" (expected \"python\", \"judge\", \"run\" or \"test\")");
         parse_err("{\"id\":\"a\",\"kind\":\"python\",\"cod\":\"\"}",
-                  "unknown key \"cod\" for a python job (expected id, kind, code, test_code, timeout, limits, stdin, files, fetch_files)");
+                  "unknown key \"cod\" for a python job (expected id, kind, code, test_code, timeout, limits, stdin, files, fetch_files, image)");
         /* a job's files: plain relative names inside /workspace, base64 content, bounded */
         parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"files\":{\"../x\":\"\"}}",
                   "\"files\": the name \"../x\" has a \".\" or \"..\" component");

@@ -187,7 +187,7 @@ static void test_parse_bad(void **state)
          * followed somewhere by @needle. */
         static const struct { const char *json; bool exact; const char *msg, *needle; } rows[] = {
                 { "{" P ONE_CASE ", \"extra\": 1}", true,
-                  "unknown key \"extra\" (expected one of: program, profile, limits, cases)", NULL },
+                  "unknown key \"extra\" (expected one of: program, profile, limits, cases, image)", NULL },
                 { "{" P "\"cases\": [{\"name\": \"a\"}, {\"name\": \"b\"}, {\"name\": \"c\", \"expect\": "
                   "{\"stdout\": {\"equal\": \"5\"}}}]}", true,
                   "cases[2].expect.stdout: unknown matcher \"equal\" (expected equals, contains or regex)", NULL },

@@ -727,6 +727,51 @@ static void test_tmp_entries_carried(void **state)
         cfg_free(&cfg);
 }
 
+/* Image-root mode (host_set.root, image/image.h): each entry is opened at
+ * ROOT + its path and attached at its path; symlinks are made in the
+ * skeleton; nothing is opened at the sandbox path on the host; /etc's
+ * entries but passwd and group come from the image, those two are nsbox's. */
+static void test_image_root_mode(void **state)
+{
+        static struct host_entry entries[] = {
+                { "/usr", HOST_DIR, NULL },
+                { "/lib", HOST_SYMLINK, "usr/lib" },
+                { "/etc/hostname", HOST_FILE, NULL },
+                { "/etc/ssl", HOST_DIR, NULL },
+        };
+        char root[] = "/var/cache/nsbox/images/sha256-x/rootfs";
+        const struct host_set set = { .v = entries, .n = ARRAY_SIZE(entries), .root = root };
+        struct nsb_config cfg;
+        struct mnt_plan p;
+        struct nsb_error e;
+        struct mnt_input in;
+        size_t n_src = 0;
+
+        (void) state;
+        base_cfg(&cfg);
+        in = (struct mnt_input){ .user = cfg_mounts(&cfg), .host = &set, .program_name = "main.py",
+                                 .program_data = "print(1)\n", .program_len = 10, .sandbox_uid = 1000,
+                                 .sandbox_gid = 1000 };
+        assert_int_equal(mnt_plan_build(&in, &p, &e), 0);
+        for (size_t i = 0; i < p.n_ops; i++) {
+                const struct mnt_op *op = &p.ops[i];
+                if (op->kind != MNT_OPEN_TREE || strncmp(op->src, "/dev/", 5) == 0)
+                        continue;
+                if (strncmp(op->src, root, strlen(root)) == 0)
+                        n_src++;
+                else    /* only the optional system directories come from the host */
+                        assert_true(op->optional);
+        }
+        assert_int_equal(n_src, 3);
+        assert_true(find_op(&p, MNT_ATTACH, "/usr") >= 0);
+        assert_true(find_op(&p, MNT_ATTACH, "/etc/hostname") >= 0);
+        assert_true(find_op(&p, MNT_SYMLINK, "/lib") >= 0);
+        assert_true(find_op(&p, MNT_WRITE_FILE, "/etc/passwd") >= 0);
+        assert_true(find_op(&p, MNT_READONLY_ALL, "/") > find_op(&p, MNT_ATTACH, "/usr"));
+        mnt_plan_free(&p);
+        cfg_free(&cfg);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -747,6 +792,7 @@ int main(void)
                 cmocka_unit_test(test_warm_job_private_shm_pts),
                 cmocka_unit_test(test_hidden_dir_cover_order),
                 cmocka_unit_test(test_tmp_entries_carried),
+                cmocka_unit_test(test_image_root_mode),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

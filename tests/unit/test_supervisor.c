@@ -213,6 +213,36 @@ static void test_env_scrubbed(void **state)
         env_free(envp);
 }
 
+/* An image's Env (image/image.h): over nsbox's set, under --env; its HOME
+ * and TMPDIR never replace the sandbox's writable /tmp. */
+static void test_env_image_base(void **state)
+{
+        struct nsb_config cfg;
+        struct nsb_error e;
+        char *img[] = { "PATH=/opt/py/bin:/usr/bin", "HOME=/root", "TMPDIR=/var/tmp", "LANG=de_DE.UTF-8", "A=img" };
+        char *adds[] = { "A=flag" };
+        const char *want[] = { "PATH=/opt/py/bin:/usr/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=de_DE.UTF-8", "A=flag" };
+        char **envp;
+
+        (void) state;
+        cfg_defaults(&cfg, NSB_CMD_PYTHON);
+        cfg.image_env = img;
+        cfg.n_image_env = 5;
+        cfg.env_add = adds;
+        cfg.n_env_add = 1;
+        assert_int_equal(env_build(&cfg, NULL, &envp, &e), 0);
+        for (size_t w = 0; w < 5; w++) {
+                size_t hits = 0, klen = strcspn(want[w], "=") + 1;
+                for (size_t i = 0; envp[i]; i++)
+                        if (strncmp(envp[i], want[w], klen) == 0) {
+                                assert_string_equal(envp[i], want[w]);
+                                hits++;
+                        }
+                assert_int_equal(hits, 1);
+        }
+        env_free(envp);
+}
+
 static int step_index(int stage)
 {
         for (unsigned i = 0; i < child_program_n_steps; i++)
@@ -850,7 +880,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_outcomes),   cmocka_unit_test(test_capture_bounds), cmocka_unit_test(test_stdin_pump),
-                cmocka_unit_test(test_result_json), cmocka_unit_test(test_env_scrubbed),
+                cmocka_unit_test(test_result_json), cmocka_unit_test(test_env_scrubbed), cmocka_unit_test(test_env_image_base),
                 cmocka_unit_test(test_step_order), cmocka_unit_test(test_wire_fds),
                 cmocka_unit_test(test_init_step_order), cmocka_unit_test(test_run_steps),
                 cmocka_unit_test(test_warm_step_order), cmocka_unit_test(test_warm_spec), cmocka_unit_test(test_fetch_render),

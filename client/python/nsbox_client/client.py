@@ -31,12 +31,20 @@ class Client:
     reports warm starts available (asked once per client; a doctor that
     fails counts as not available), True always (nsbox runs a job cold,
     with its start_reason, where it cannot), False never.
+    image: an image REF (`--image`, docs/images.md) every batch, judge, test
+    and doctor of this client runs on (a result's raw["image"] names the
+    digest that ran); warm starts are then unavailable (doctor says so).
     """
 
     def __init__(self, nsbox: Optional[str] = None, extra_args: Sequence[str] = (), dedent: bool = True,
-                 warm: Optional[bool] = None):
+                 warm: Optional[bool] = None, image: Optional[str] = None):
         self.nsbox = nsbox or os.environ.get("NSBOX") or shutil.which("nsbox") or "nsbox"
         self.extra_args = validate.arguments(extra_args, "extra_args")
+        if image is not None:
+            if not isinstance(image, str) or not image or "\0" in image:
+                raise ValueError("image: a REF such as 'oci:DIR:TAG', got %r" % (image,))
+            self.extra_args = [*self.extra_args, "--image", image]
+        self.image = image
         self.dedent = dedent
         self.warm = validate.warm(warm)
         self._warm_lock = threading.Lock()
@@ -274,7 +282,8 @@ class Client:
 
     def doctor(self) -> DoctorReport:
         """What this host can enforce (nsbox doctor --json)."""
-        rc, out, err = self._run(["doctor", "--json"], timeout=60)
+        rc, out, err = self._run(["doctor", "--json", *(["--image", self.image] if self.image else [])],
+                                 timeout=600 if self.image else 60)   # an image may unpack first
         return doctor_report(rc, out, err)
 
     # -- a long-lived batch -----------------------------------------------------------

@@ -1,0 +1,156 @@
+/* image/image_blob.c — the files of an image source, read beneath it and
+ * checked against their digests. */
+#include "image/image_internal.h"
+#include "image/image_la.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <nettle/sha2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/sha256.h"
+
+/* Beneath the source: an archive's symlink (docker save's id/layer.tar ->
+ * ../HEX.tar) resolves inside it; an OCI layout's blob path holds none. */
+static int open_beneath(int dir_fd, const char *path)
+{
+        struct open_how how = {
+                .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY,
+                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+        };
+        long r = syscall(SYS_openat2, dir_fd, path, &how, sizeof how);
+
+        return r < 0 ? -errno : (int) r;
+}
+
+int img_open_blob(const struct img_src *s, const char *path, struct nsb_error *e)
+{
+        int fd = open_beneath(s->dir_fd, path);
+        struct stat st;
+
+        if (fd < 0)
+                return nsb_fail(e, NSB_STAGE_CONFIG, -fd, "image file '%s'", path);
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                close(fd);
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "image file '%s' is not a regular file", path);
+        }
+        return fd;
+}
+
+/* sha256 of what is left to read from @fd, as hex. */
+static int hash_fd(int fd, char out[65])
+{
+        struct sha256_ctx ctx;
+        uint8_t buf[64 << 10], d[SHA256_DIGEST_SIZE];
+        ssize_t n;
+
+        sha256_init(&ctx);
+        while ((n = read(fd, buf, sizeof buf)) > 0)
+                sha256_update(&ctx, (size_t) n, buf);
+        if (n < 0)
+                return -errno;
+        sha256_digest(&ctx, sizeof d, d);
+        for (size_t i = 0; i < sizeof d; i++)
+                snprintf(out + 2 * i, 3, "%02x", d[i]);
+        return 0;
+}
+
+int img_verify_fd(int fd, const char *hex, const char *path, struct nsb_error *e)
+{
+        char got[65];
+        int r = hash_fd(fd, got);
+
+        if (r < 0)
+                return nsb_fail(e, NSB_STAGE_CONFIG, -r, "reading image file '%s'", path);
+        if (strcmp(got, hex) != 0)
+                return nsb_fail(e, NSB_STAGE_CONFIG, EBADMSG,
+                                "image file '%s': its sha256 is %s, the manifest says %s (a corrupt or altered "
+                                "blob: refused)", path, got, hex);
+        if (lseek(fd, 0, SEEK_SET) < 0)
+                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "image file '%s'", path);
+        return 0;
+}
+
+int img_read_blob(const struct img_src *s, const char *path, size_t max, const char *hex, char **ret,
+                  size_t *ret_len, struct nsb_error *e)
+{
+        AUTOCLOSE int fd = img_open_blob(s, path, e);
+        struct stat st;
+        char *buf;
+        size_t done = 0;
+        char got[65];
+
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "image file '%s'", path);
+        if ((uint64_t) st.st_size > max)
+                return nsb_fail(e, NSB_STAGE_CONFIG, EFBIG, "image file '%s' is larger than %zu bytes", path, max);
+        if (!(buf = malloc((size_t) st.st_size + 1)))
+                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        while (done < (size_t) st.st_size) {
+                ssize_t n = read(fd, buf + done, (size_t) st.st_size - done);
+                if (n <= 0) {
+                        free(buf);
+                        return nsb_fail(e, NSB_STAGE_CONFIG, n < 0 ? errno : EIO, "reading image file '%s'", path);
+                }
+                done += (size_t) n;
+        }
+        buf[done] = '\0';
+        if (hex) {
+                sha256_hex(buf, done, got);
+                if (strcmp(got, hex) != 0) {
+                        free(buf);
+                        return nsb_fail(e, NSB_STAGE_CONFIG, EBADMSG,
+                                        "image file '%s': its sha256 is %s, expected %s (a corrupt or altered "
+                                        "blob: refused)", path, got, hex);
+                }
+        }
+        *ret = buf;
+        *ret_len = done;
+        return 0;
+}
+
+int img_src_open(const struct img_la *la, const struct img_ref *ref, const char *scratch, bool small_only, struct img_src *ret,
+                 struct nsb_error *e)
+{
+        struct img_limits lim = { IMG_DEFAULT_MAX_BYTES, IMG_DEFAULT_MAX_ENTRIES, small_only ? IMG_META_MAX : 0 };
+        struct img_usage used = { 0, 0 };
+        AUTOCLOSE int fd = -1;
+        int r;
+
+        ret->dir_fd = -1;
+        ret->tmp_dir = NULL;
+        if (ref->transport == IMG_OCI) {
+                ret->dir_fd = open(ref->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                return ret->dir_fd < 0 ? nsb_fail(e, NSB_STAGE_CONFIG, errno, "--image: OCI layout '%s'", ref->path)
+                                       : 0;
+        }
+        /* An archive: its members written into @scratch by the same
+         * unpacker as a layer (nothing outside it), then read as a layout. */
+        if ((fd = open(ref->path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
+                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "--image: archive '%s'", ref->path);
+        if (mkdir(scratch, 0700) < 0 && errno != EEXIST)
+                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "mkdir '%s'", scratch);
+        if ((ret->dir_fd = open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "open '%s'", scratch);
+        if ((r = img_apply_layer(la, ret->dir_fd, fd, ref->path, &lim, &used, e)) < 0) {
+                close_fd(&ret->dir_fd);
+                return r;
+        }
+        return 0;
+}
+
+void img_src_close(struct img_src *s)
+{
+        close_fd(&s->dir_fd);
+        free(s->tmp_dir);
+        s->tmp_dir = NULL;
+}

@@ -1,0 +1,112 @@
+/* image/image_cmd.c — nsbox image ls|rm|prune: the cache, listed and
+ * trimmed. A root in use (its entry lock held shared by a run) is never
+ * removed: rm says so, prune leaves it. */
+#include "image/image_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+
+static int open_cache(char **dir, int *dfd, int *lock, struct nsb_error *e)
+{
+        int r = img_cache_dir(dir, e);
+
+        *dfd = *lock = -1;
+        if (r < 0)
+                return r;
+        if ((*dfd = open(*dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+                return errno == ENOENT ? 1 : nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache '%s'", *dir);
+        *lock = openat(*dfd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (*lock < 0 || flock(*lock, LOCK_EX) < 0)
+                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache lock");
+        return 0;
+}
+
+/* Remove entry @name unless a run holds it: 1 removed, 0 in use. */
+static int remove_entry(int dfd, const char *name)
+{
+        char lock_path[256];
+        int fd, r;
+
+        snprintf(lock_path, sizeof lock_path, "%s/lock", name);
+        fd = openat(dfd, lock_path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                close(fd);
+                return 0;
+        }
+        r = img_rm_tree(dfd, name);
+        if (fd >= 0)
+                close(fd);
+        return r < 0 ? r : 1;
+}
+
+static void print_entry(int dfd, const char *name)
+{
+        char path[256], buf[4096] = "";
+        int fd;
+        ssize_t n = 0;
+
+        snprintf(path, sizeof path, "%s/meta.json", name);
+        if ((fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0) {
+                n = read(fd, buf, sizeof buf - 1);
+                close(fd);
+        }
+        buf[n > 0 ? n : 0] = '\0';
+        buf[strcspn(buf, "\n")] = '\0';
+        printf("%s\n", buf[0] ? buf : name);
+}
+
+int img_cmd(char *const *argv, size_t argc, struct nsb_error *e)
+{
+        AUTOFREE char *dir = NULL;
+        AUTOCLOSE int dfd = -1, lock = -1;
+        const char *verb = argc ? argv[0] : "";
+        struct dirent *de;
+        DIR *d;
+        int r, removed = 0;
+
+        if (strcmp(verb, "ls") != 0 && strcmp(verb, "prune") != 0 && strcmp(verb, "rm") != 0)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "nsbox image ls | rm sha256:HEX... | prune");
+        if (strcmp(verb, "rm") == 0 && argc < 2)
+                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "nsbox image rm sha256:HEX...");
+        if ((r = open_cache(&dir, &dfd, &lock, e)) != 0)
+                return r > 0 ? 0 : r;   /* no cache: nothing to list or remove */
+        if (strcmp(verb, "rm") == 0) {
+                for (size_t i = 1; i < argc; i++) {
+                        char name[128];
+                        const char *hex = strncmp(argv[i], "sha256:", 7) == 0 ? argv[i] + 7 : argv[i];
+                        if (strlen(hex) != 64 || strspn(hex, "0123456789abcdef") != 64)
+                                return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "image rm: '%s' is not sha256:HEX", argv[i]);
+                        snprintf(name, sizeof name, "sha256-%s", hex);
+                        if (faccessat(dfd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+                                return nsb_fail(e, NSB_STAGE_CONFIG, ENOENT, "image rm %s: not in the cache '%s'",
+                                                argv[i], dir);
+                        if ((r = remove_entry(dfd, name)) < 0)
+                                return nsb_fail(e, NSB_STAGE_CONFIG, -r, "image rm %s", argv[i]);
+                        if (r == 0)
+                                return nsb_fail(e, NSB_STAGE_CONFIG, EBUSY, "image rm %s: in use by a run", argv[i]);
+                        printf("removed sha256:%s\n", hex);
+                }
+                return 0;
+        }
+        if (!(d = opendir(dir)))
+                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache '%s'", dir);
+        while ((de = readdir(d))) {
+                bool entry = strncmp(de->d_name, "sha256-", 7) == 0, tmp = strncmp(de->d_name, ".tmp-", 5) == 0;
+                if (strcmp(verb, "ls") == 0 && entry)
+                        print_entry(dfd, de->d_name);
+                else if (strcmp(verb, "prune") == 0 && (entry || tmp) && remove_entry(dfd, de->d_name) > 0)
+                        removed++;
+        }
+        closedir(d);
+        if (strcmp(verb, "prune") == 0)
+                printf("pruned %d\n", removed);
+        return 0;
+}

@@ -1,0 +1,474 @@
+"""--image (#30, docs/images.md): a Debian trixie image built with Debian's
+own tools (mmdebstrap, umoci, skopeo) run as an OCI layout, an oci-archive
+and a docker-archive; pins; a corrupt blob; hostile layers that must write
+nothing outside the cache; two processes unpacking at once.
+
+The image is built once (as root: mmdebstrap) into FIXTURES_BUILD/images and
+reused by reruns and by the uid-65534 run (as_nobody.sh copies it)."""
+import gzip
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import time
+import unittest
+
+from nsbtest import NSBOX, SandboxTest, skip_or_fail
+
+IMAGES = os.path.join(os.environ.get("FIXTURES_BUILD", "build/fixtures"), "images")
+TAG = "t"
+
+
+def load_tests(loader, tests, pattern):
+    # the integration suite discovers test_*.py: this file is its own suite
+    if pattern is not None and pattern != "test_images.py":
+        return unittest.TestSuite()
+    return tests
+
+
+def build_image():
+    """The test image: trixie's python3-minimal and its standard library (Python
+    3.13, unittest for nsbox test), merged /usr."""
+    layout = os.path.join(IMAGES, "oci")
+    if os.path.exists(os.path.join(IMAGES, "done")):
+        return None
+    if os.geteuid() != 0:
+        return "the test image is built by the root run (mmdebstrap)"
+    os.makedirs(IMAGES, exist_ok=True)
+    t0 = time.monotonic()
+    tar = os.path.join(IMAGES, "rootfs.tar")
+    subprocess.run(["mmdebstrap", "--quiet", "--variant=extract", "--include=python3-minimal,libpython3.13-stdlib",
+                    "--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr", "--mode=root", "trixie", tar,
+                    "http://deb.debian.org/debian"], check=True, capture_output=True)
+    shutil.rmtree(layout, ignore_errors=True)
+    for cmd in (["umoci", "init", "--layout", layout], ["umoci", "new", "--image", layout + ":" + TAG],
+                ["umoci", "raw", "add-layer", "--image", layout + ":" + TAG, tar],
+                ["umoci", "config", "--image", layout + ":" + TAG, "--config.env", "PATH=/usr/local/bin:/usr/bin:/bin",
+                 "--config.env", "IMG_MARK=from-image"],
+                ["skopeo", "copy", "-q", "oci:%s:%s" % (layout, TAG), "oci-archive:%s/img.oci.tar:%s" % (IMAGES, TAG)],
+                ["skopeo", "copy", "-q", "oci:%s:%s" % (layout, TAG),
+                 "docker-archive:%s/img.docker.tar:nsbox/test:%s" % (IMAGES, TAG)]):
+        subprocess.run(cmd, check=True, capture_output=True)
+    os.unlink(tar)
+    subprocess.run(["chmod", "-R", "a+rX", IMAGES], check=True)
+    with open(os.path.join(IMAGES, "done"), "w") as f:
+        f.write("built in %.1f s\n" % (time.monotonic() - t0))
+    return None
+
+
+def manifest_digest(layout):
+    with open(os.path.join(layout, "index.json")) as f:
+        return json.load(f)["manifests"][0]["digest"]
+
+
+def write_blob(layout, data):
+    h = hashlib.sha256(data).hexdigest()
+    with open(os.path.join(layout, "blobs", "sha256", h), "wb") as f:
+        f.write(data)
+    return {"digest": "sha256:" + h, "size": len(data)}
+
+
+def oci_of_layers(layout, layers):
+    """An OCI layout of @layers (each a list of (TarInfo, bytes|None)), gzipped."""
+    os.makedirs(os.path.join(layout, "blobs", "sha256"))
+    with open(os.path.join(layout, "oci-layout"), "w") as f:
+        f.write('{"imageLayoutVersion":"1.0.0"}')
+    descs = []
+    for entries in layers:
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as t:
+            for ti, data in entries:
+                t.addfile(ti, io.BytesIO(data) if data is not None else None)
+        d = write_blob(layout, gzip.compress(buf.getvalue(), 1))
+        d["mediaType"] = "application/vnd.oci.image.layer.v1.tar+gzip"
+        descs.append(d)
+    cfg = write_blob(layout, json.dumps({"architecture": "amd64", "os": "linux", "config": {},
+                                         "rootfs": {"type": "layers", "diff_ids": []}}).encode())
+    cfg["mediaType"] = "application/vnd.oci.image.config.v1+json"
+    man = write_blob(layout, json.dumps({"schemaVersion": 2, "config": cfg, "layers": descs}).encode())
+    man["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
+    with open(os.path.join(layout, "index.json"), "w") as f:
+        json.dump({"schemaVersion": 2, "manifests": [man]}, f)
+
+
+def entry(name, kind=tarfile.REGTYPE, data=b"", link=""):
+    ti = tarfile.TarInfo(name)
+    ti.type = kind
+    ti.mode = 0o755 if kind == tarfile.DIRTYPE else 0o644
+    ti.linkname = link
+    if kind == tarfile.REGTYPE:
+        ti.size = len(data)
+        return ti, data
+    return ti, None
+
+
+class ImageCase(SandboxTest):
+    def setUp(self):
+        super().setUp()
+        self.tmp = tempfile.mkdtemp(prefix="nsbox-img-")
+        os.chmod(self.tmp, 0o755)
+        self.env = dict(os.environ, XDG_CACHE_HOME=os.path.join(self.tmp, "cache"))
+
+    def tearDown(self):
+        subprocess.run(["chmod", "-R", "u+rwX", self.tmp])
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def img(self, *args, **kw):
+        return self.nsbox(*args, env=kw.pop("env", self.env), **kw)
+
+
+class BuiltImage(ImageCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.why = build_image()
+
+    def setUp(self):
+        super().setUp()
+        if self.why or not os.path.exists(os.path.join(IMAGES, "done")):
+            skip_or_fail(self, self.why or "no test image")
+        self.layout = os.path.join(IMAGES, "oci")
+        self.digest = manifest_digest(self.layout)
+
+    def check_runs(self, ref):
+        p, res = self.run_json("python", "--image", ref, "-c",
+                               "import sys, os; print(sys.version_info[:2], os.environ['IMG_MARK'])",
+                               env=self.env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(res["stdout"]["text"], "(3, 13) from-image\n")
+        self.assertEqual(res["image"]["ref"], ref)
+        self.assertTrue(res["image"]["digest"].startswith("sha256:"))
+        return res
+
+    def test_oci_layout_runs_python_313(self):
+        res = self.check_runs("oci:%s:%s" % (self.layout, TAG))
+        self.assertEqual(res["image"]["digest"], self.digest)
+
+    def test_archives(self):
+        self.check_runs("oci-archive:%s/img.oci.tar:%s" % (IMAGES, TAG))
+        self.check_runs("docker-archive:%s/img.docker.tar:nsbox/test:%s" % (IMAGES, TAG))
+
+    def test_run_command_inside(self):
+        p = self.img("run", "--image", "oci:%s:%s" % (self.layout, TAG), "python3", "-c", "print('run ok')")
+        self.assertEqual((p.returncode, p.stdout), (0, b"run ok\n"), p.stderr)
+
+    def test_pin(self):
+        ok = self.img("python", "--image", "oci:%s:%s@%s" % (self.layout, TAG, self.digest), "-c", "print(1)")
+        self.assertEqual((ok.returncode, ok.stdout), (0, b"1\n"), ok.stderr)
+        bad = self.img("python", "--image", "oci:%s:%s@sha256:%s" % (self.layout, TAG, "0" * 64), "-c", "print(1)")
+        self.assertEqual(bad.returncode, 125)
+        self.assertIn(b"pinned sha256:", bad.stderr)
+        self.assertEqual(bad.stdout, b"")
+
+    def test_policy_hash_covers_digest(self):
+        a = self.check_runs("oci:%s:%s" % (self.layout, TAG))
+        b = self.check_runs("docker-archive:%s/img.docker.tar:nsbox/test:%s" % (IMAGES, TAG))
+        self.assertNotEqual(a["policy_sha256"], b["policy_sha256"])
+
+    def test_packages_refused(self):
+        p = self.img("python", "--image", "oci:%s:%s" % (self.layout, TAG), "--package", self.tmp, "-c", "1")
+        self.assertEqual(p.returncode, 125)
+        self.assertIn(b"packages come from the image", p.stderr)
+
+    def test_corrupt_blob(self):
+        copy = os.path.join(self.tmp, "oci")
+        shutil.copytree(self.layout, copy)
+        blobs = os.path.join(copy, "blobs", "sha256")
+        big = max(os.listdir(blobs), key=lambda b: os.path.getsize(os.path.join(blobs, b)))
+        path = os.path.join(blobs, big)
+        os.chmod(path, 0o644)
+        with open(path, "r+b") as f:
+            f.seek(1000)
+            c = f.read(1)
+            f.seek(1000)
+            f.write(bytes([c[0] ^ 1]))
+        p = self.img("python", "--image", "oci:%s:%s" % (copy, TAG), "-c", "print(1)")
+        self.assertEqual(p.returncode, 125)
+        self.assertIn(b"corrupt or altered", p.stderr)
+        cache = os.path.join(self.tmp, "cache", "nsbox", "images")
+        self.assertEqual([n for n in os.listdir(cache) if n != ".lock"], [])
+
+    def test_concurrent_unpack(self):
+        ref = "oci:%s:%s" % (self.layout, TAG)
+        ps = [subprocess.Popen([NSBOX, "python", "--image", ref, "-c", "print(2)"], env=self.env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+        outs = [p.communicate(timeout=120) for p in ps]
+        self.assertEqual([p.returncode for p in ps], [0, 0], outs)
+        self.assertEqual(sum(o[1].count(b"nsbox: unpacked") for o in outs), 1, outs)
+        cache = os.path.join(self.tmp, "cache", "nsbox", "images")
+        self.assertEqual(sorted(n for n in os.listdir(cache) if not n.startswith(".")),
+                         ["sha256-" + self.digest[7:]])
+
+
+    def test_judge_spec_image_and_flag(self):
+        spec = {"program": {"source": "import sys; print(sys.version_info[:2])"}, "image": "oci:%s:%s" % (self.layout, TAG),
+                "cases": [{"name": "v", "expect": {"stdout": {"equals": "(3, 13)\n"}}}]}
+        path = os.path.join(self.tmp, "spec.json")
+        with open(path, "w") as f:
+            json.dump(spec, f)
+        p = self.img("judge", "--json", path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        v = json.loads(p.stdout)
+        self.assertEqual(v["verdict"], "pass")
+        self.assertEqual(v["cases"][0]["result"]["image"]["digest"], self.digest)
+        del spec["image"]
+        with open(path, "w") as f:
+            json.dump(spec, f)
+        p = self.img("judge", "--image", "docker-archive:%s/img.docker.tar" % IMAGES, path)
+        self.assertEqual(p.returncode, 0, p.stderr + p.stdout)
+
+    def test_replay_refuses_another_image(self):
+        spec = {"program": {"source": "import sys; print(sys.version_info[:2])"},
+                "cases": [{"name": "v", "expect": {"stdout": {"equals": "(3, 13)\n"}}}]}
+        path = os.path.join(self.tmp, "spec.json")
+        obs = os.path.join(self.tmp, "obs.jsonl")
+        with open(path, "w") as f:
+            json.dump(spec, f)
+        oci = "oci:%s:%s" % (self.layout, TAG)
+        p = self.img("judge", "--image", oci, "--observe", obs, path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.img("judge", "--image", oci, "--replay", obs, path)
+        self.assertEqual(p.returncode, 0, p.stderr + p.stdout)
+        # the same files as a docker-archive: another digest, so another policy
+        p = self.img("judge", "--image", "docker-archive:%s/img.docker.tar" % IMAGES, "--replay", obs, path)
+        self.assertEqual(p.returncode, 125, p.stdout)
+        self.assertIn(b"image = ", p.stderr)
+
+    def test_batch_and_test(self):
+        ref = "oci:%s:%s" % (self.layout, TAG)
+        jobs = b'{"id":1,"kind":"python","code":"import sys; print(sys.version_info[:2])"}\n'
+        p = self.img("batch", "--image", ref, "-", input=jobs)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        line = json.loads(p.stdout)
+        self.assertEqual((line["stdout"]["text"], line["image"]["digest"]), ("(3, 13)\n", self.digest))
+        src = os.environ.get("NSBOX_SOURCE", ".")
+        course = os.path.join(src, "examples", "course")
+        p = self.img("test", "--json", "--image", ref, "--harness", os.path.join(course, "harness"),
+                     "--workspace", os.path.join(course, "workspace"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rep = json.loads(p.stdout)
+        self.assertEqual((rep["verdict"], rep["result"]["image"]["digest"]), ("pass", self.digest))
+
+    def test_batch_job_image_keys(self):
+        ref = "oci:%s:%s" % (self.layout, TAG)
+        code = "import sys; print(sys.version_info[:2])"
+        jobs = [{"id": 1, "kind": "python", "code": code, "image": ref},
+                {"id": 2, "kind": "run", "argv": ["python3", "-c", "print(3)"], "image": ref},
+                {"id": 3, "kind": "python", "code": "1", "image": "oci:/nonexistent"},
+                {"id": 4, "kind": "judge", "spec": {"image": ref, "program": {"source": code},
+                                                    "cases": [{"name": "v", "expect": {"stdout": {"equals": "(3, 13)\n"}}}]}}]
+        p = self.img("batch", "-j", "3", "-", input="".join(json.dumps(j) + "\n" for j in jobs).encode())
+        lines = {d["id"]: d for d in map(json.loads, p.stdout.decode().splitlines())}
+        self.assertEqual(lines[1]["stdout"]["text"], "(3, 13)\n", lines[1])
+        self.assertEqual(lines[1]["image"]["digest"], self.digest)
+        self.assertEqual(lines[2]["stdout"]["text"], "3\n", lines[2])
+        self.assertEqual(lines[3]["status"], "error")
+        self.assertEqual(lines[4]["verdict"], "pass", lines[4])
+        self.assertLessEqual(p.stderr.count(b"nsbox: unpacked"), 1, p.stderr)
+
+    def test_profile_image_key(self):
+        prof = os.path.join(self.tmp, "img.ini")
+        with open(prof, "w") as f:
+            f.write("[sandbox]\nimage = oci:%s:%s\n" % (self.layout, TAG))
+        p, res = self.run_json("python", "--profile", prof, "-c", "import sys; print(sys.version_info[:2])",
+                               env=self.env)
+        self.assertEqual((p.returncode, res["stdout"]["text"]), (0, "(3, 13)\n"), p.stderr)
+        self.assertEqual(res["image"]["digest"], self.digest)
+
+    def test_client_image(self):
+        """The client's image= (client/python): batch and doctor on the image."""
+        import sys
+        sys.path.insert(0, os.path.join(os.environ.get("NSBOX_SOURCE", "."), "client", "python"))
+        from nsbox_client import Client
+        os.environ["XDG_CACHE_HOME"] = self.env["XDG_CACHE_HOME"]
+        try:
+            c = Client(nsbox=NSBOX, image="oci:%s:%s" % (self.layout, TAG))
+            r = c.run_code("import sys; print(sys.version_info[:2])")
+            self.assertEqual((r.status, r.stdout), ("pass", "(3, 13)\n"), r)
+            self.assertEqual(r.raw["image"]["digest"], self.digest)
+            self.assertFalse(c.warm_available())
+        finally:
+            del os.environ["XDG_CACHE_HOME"]
+
+    def test_image_root_is_read_only(self):
+        code = r'''
+import errno, json, os
+seen = {}
+for path in ("/usr/pwned", "/etc/pwned", "/pwned", "/var/pwned"):
+    try:
+        open(path, "w").write("x")
+        seen[path] = "written"
+    except OSError as e:
+        seen[path] = errno.errorcode[e.errno]
+seen["root"] = sorted(os.listdir("/"))
+seen["passwd"] = open("/etc/passwd").read()
+seen["tmp"] = os.access("/tmp", os.W_OK)
+print(json.dumps(seen))
+'''
+        p, res = self.run_json("python", "--image", "oci:%s:%s" % (self.layout, TAG), "-c", code, env=self.env)
+        self.assertEqual(p.returncode, 0, res["stderr"])
+        seen = json.loads(res["stdout"]["text"])
+        for path in ("/usr/pwned", "/etc/pwned", "/pwned", "/var/pwned"):
+            self.assertIn(seen[path], ("EROFS", "EACCES", "EPERM"), (path, seen))
+        self.assertNotIn("work", seen["root"])       # the host's directories are not there
+        self.assertIn("nsbox sandbox", seen["passwd"])  # nsbox's passwd, not the image's
+        self.assertTrue(seen["tmp"])
+        cache = os.path.join(self.tmp, "cache", "nsbox", "images", "sha256-" + self.digest[7:], "rootfs")
+        for name in ("usr/pwned", "etc/pwned", "pwned", "var/pwned"):
+            self.assertFalse(os.path.lexists(os.path.join(cache, name)))
+
+    def test_interpreter_inside_and_refusals(self):
+        ref = "oci:%s:%s" % (self.layout, TAG)
+        p, res = self.run_json("python", "--image", ref, "--interpreter", "/usr/bin/python3.13", "-c",
+                               "import sys; print(sys.executable)", env=self.env)
+        self.assertEqual((p.returncode, res["stdout"]["text"]), (0, "/usr/bin/python3.13\n"), p.stderr)
+        self.assertEqual(res["command"][0], "/usr/bin/python3.13")
+        p = self.img("python", "--image", ref, "--interpreter", "/usr/bin/python9", "-c", "1")
+        self.assertEqual(p.returncode, 125)
+        self.assertIn(b"no executable file in the image", p.stderr)
+        p = self.img("python", "--image", ref, "--isolation", "reduced", "-c", "1")
+        self.assertEqual(p.returncode, 125)
+        self.assertIn(b"strict isolation", p.stderr)
+        p = self.img("python", "--image", "docker://python:3.12", "-c", "1")
+        self.assertEqual(p.returncode, 125)
+        self.assertIn(b"never pulls", p.stderr)
+
+    def test_doctor_image(self):
+        p = self.img("doctor", "--json", "--image", "oci:%s:%s@%s" % (self.layout, TAG, self.digest))
+        d = json.loads(p.stdout)
+        [c] = [c for c in d["checks"] if c["name"] == "image"]
+        self.assertEqual(c["status"], "ok", c)
+        self.assertIn(self.digest, c["detail"])
+        self.assertIn("/usr/bin/python3", c["detail"])
+        p = self.img("doctor", "--json", "--image", "oci:%s:%s@sha256:%s" % (self.layout, TAG, "1" * 64))
+        self.assertEqual(p.returncode, 1)
+        d = json.loads(p.stdout)
+        [c] = [c for c in d["checks"] if c["name"] == "image"]
+        self.assertEqual(c["status"], "unavailable")
+        self.assertIn("pinned", c["detail"])
+
+    def test_warm_refused_with_reason(self):
+        p = self.img("batch", "--warm", "--image", "oci:%s:%s" % (self.layout, TAG), "-", input=b"")
+        self.assertEqual(p.returncode, 125)
+        self.assertIn(b"--warm", p.stderr)
+
+    def test_image_ls_rm_prune(self):
+        ref = "oci:%s:%s" % (self.layout, TAG)
+        self.assertEqual(self.img("python", "--image", ref, "-c", "1").returncode, 0)
+        ls = self.img("image", "ls")
+        self.assertEqual(ls.returncode, 0, ls.stderr)
+        [line] = ls.stdout.decode().splitlines()
+        meta = json.loads(line)
+        self.assertEqual((meta["ref"], meta["digest"]), (ref, self.digest))
+        # in use: a run holds the entry's lock until it exits
+        busy = subprocess.Popen([NSBOX, "python", "--image", ref, "-c", "import time; print(1, flush=True); "
+                                 "time.sleep(30)"], env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            self.assertEqual(busy.stdout.readline(), b"1\n")
+            rm = self.img("image", "rm", self.digest)
+            self.assertEqual(rm.returncode, 125)
+            self.assertIn(b"in use", rm.stderr)
+            self.assertIn(b"pruned 0", self.img("image", "prune").stdout)
+        finally:
+            busy.kill()
+            busy.communicate()
+        rm = self.img("image", "rm", self.digest)
+        self.assertEqual(rm.returncode, 0, rm.stderr)
+        again = self.img("image", "rm", self.digest)
+        self.assertEqual(again.returncode, 125)
+        self.assertIn(b"not in the cache", again.stderr)
+        self.assertEqual(self.img("image", "ls").stdout, b"")
+        self.assertEqual(self.img("python", "--image", ref, "-c", "1").returncode, 0)
+        self.assertIn(b"pruned 1", self.img("image", "prune").stdout)
+
+
+class HostileLayers(ImageCase):
+    """Each layer tries to write outside the root being built; the canary
+    directory (outside the cache) must stay empty."""
+
+    def setUp(self):
+        super().setUp()
+        self.canary = os.path.join(self.tmp, "canary")
+        os.mkdir(self.canary)
+        os.chmod(self.canary, 0o777)
+
+    def attempt(self, layers, env=None):
+        layout = os.path.join(self.tmp, "hostile")
+        shutil.rmtree(layout, ignore_errors=True)
+        oci_of_layers(layout, layers)
+        p = self.img("run", "--image", "oci:" + layout, "/nothing", env=env or self.env)
+        self.assertEqual(os.listdir(self.canary), [], p.stderr)
+        return p
+
+    def test_dotdot(self):
+        up = os.path.relpath(self.canary, "/")
+        p = self.attempt([[entry("../../../../../../../../" + up + "/dotdot", data=b"x")]])
+        self.assertEqual(p.returncode, 125)
+        self.assertIn(b"outside the root", p.stderr)
+
+    def test_absolute_name_lands_inside(self):
+        p = self.attempt([[entry(self.canary + "/abs", data=b"x")]])
+        self.assertEqual(p.returncode, 127, p.stderr)   # unpacked (inside), then no /nothing
+
+    def test_symlink_then_write_through(self):
+        # resolved in the root, the link dangles: refused (125) or inside (127)
+        p = self.attempt([[entry("evil", tarfile.SYMTYPE, link=self.canary)], [entry("evil/pwned", data=b"x")]])
+        self.assertIn(p.returncode, (125, 127), p.stderr)
+        # same layer too
+        self.attempt([[entry("evil2", tarfile.SYMTYPE, link=self.canary), entry("evil2/pwned", data=b"x")]])
+
+    def test_relative_symlink_climbing_out(self):
+        self.attempt([[entry("up", tarfile.SYMTYPE, link="../../../../../../../../../" + self.canary.lstrip("/")),
+                       entry("up/pwned", data=b"x")]])
+
+    def test_hardlink_out(self):
+        self.attempt([[entry("hl", tarfile.LNKTYPE, link="../../../../../../etc/passwd")]])
+        self.attempt([[entry("l", tarfile.SYMTYPE, link=self.canary), entry("l/h", tarfile.LNKTYPE, link="/etc/hostname")]])
+
+    def test_whiteout_of_dotdot(self):
+        victim = os.path.join(self.canary, "..", "victim")
+        with open(victim, "w") as f:
+            f.write("keep")
+        p = self.attempt([[entry("d", tarfile.DIRTYPE), entry("d/.wh...", data=b"")]])
+        self.assertEqual(p.returncode, 125)
+        self.assertTrue(os.path.exists(victim))
+        p = self.attempt([[entry("l", tarfile.SYMTYPE, link=self.tmp), entry("l/.wh.victim", data=b"")]])
+        self.assertTrue(os.path.exists(victim))
+
+    def test_bomb(self):
+        env = dict(self.env, NSBOX_IMAGE_MAX_BYTES="8M")
+        p = self.attempt([[entry("bomb", data=bytes(64 << 20))]], env=env)
+        self.assertEqual(p.returncode, 125)
+        self.assertIn(b"inflates past the limit", p.stderr)
+
+    def test_whiteouts(self):
+        self.attempt([[entry("d", tarfile.DIRTYPE), entry("d/a", data=b"1"), entry("d/b", data=b"2"),
+                       entry("x", data=b"3"), entry("keep", data=b"4")],
+                      [entry("d/.wh..wh..opq"), entry("d/c", data=b"5"), entry(".wh.x")],
+                      [entry("d/e", data=b"6"), entry("d/.wh..wh..opq")]])
+        root = self.rootfs()
+        self.assertEqual(sorted(os.listdir(os.path.join(root, "d"))), ["e"])   # c was below layer 3's marker
+        self.assertFalse(os.path.lexists(os.path.join(root, "x")))
+        self.assertTrue(os.path.exists(os.path.join(root, "keep")))
+        self.assertEqual([n for n in os.listdir(root) if n.startswith(".wh.")], [])
+
+    def rootfs(self):
+        cache = os.path.join(self.tmp, "cache", "nsbox", "images")
+        [entry_dir] = [n for n in os.listdir(cache) if n.startswith("sha256-")]
+        return os.path.join(cache, entry_dir, "rootfs")
+
+    def test_device_and_setuid(self):
+        dev = tarfile.TarInfo("dev/evil")
+        dev.type, dev.devmajor, dev.devminor = tarfile.CHRTYPE, 1, 3
+        suid, _ = entry("usr/bin/suid", data=b"#!/bin/sh\n")
+        suid.mode = 0o4755
+        self.attempt([[(dev, None), (suid, b"#!/bin/sh\n")]])
+        cache = os.path.join(self.tmp, "cache", "nsbox", "images")
+        [entry_dir] = [n for n in os.listdir(cache) if n.startswith("sha256-")]
+        root = os.path.join(cache, entry_dir, "rootfs")
+        self.assertFalse(os.path.lexists(os.path.join(root, "dev", "evil")))
+        self.assertEqual(os.stat(os.path.join(root, "usr", "bin", "suid")).st_mode & 0o7777, 0o755)
+
