@@ -636,9 +636,15 @@ def _take_name(ns, side, name, value):
     would see it, except where that would let the code see an expected
     value: a builtin the tests call on expected values (set, sorted, abs,
     ...) is never the code's, and a standard-library module's name (math,
-    re, ...) is always the real module, imported here."""
+    re, ...) is always the real module, imported here. A dunder name is
+    never the code's: `__builtins__` would make every builtin the tests
+    use (set, sorted, len, isinstance) a lookup the code answers."""
     if type(name) is not str:
         raise TypeError("a name that is not a str")
+    if name.startswith("__") and name.endswith("__"):
+        # The honest side never sends one (_code_main skips them); only a
+        # code that rewrote its side of the harness does.
+        return
     side.code_names[name] = side.dec(value)
     import builtins
     if name in vars(builtins):
@@ -686,7 +692,10 @@ def _test_main(sock, pid, budget_ms, entry, out):
     else:
         side.gone = msg[1] if (type(msg) is list and len(msg) == 2 and type(msg[1]) is str) else "malformed"
         side.gone = ("the code failed before the tests: " + side.gone)[:_TEXT_MAX]
+    # The tests' own globals, whatever the names did: the interpreter's
+    # builtins, never an object of the code's.
     ns["__name__"] = "__main__"
+    ns["__builtins__"] = __builtins__
     counts = {"passed": 0, "failed": 0}
 
     def report(name, ok, ms, why):

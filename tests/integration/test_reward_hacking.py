@@ -45,6 +45,14 @@ def _read(path):
         pass
 '''
 
+# An object the code offers as the tests' builtins: set and sorted answer 1
+# whatever they are given (the expected value included).
+_BUILTINS_OBJ = ("import builtins\nclass B:\n    def __getitem__(self, k):\n"
+                 "        if k in ('set', 'sorted', 'len', 'isinstance'):\n"
+                 "            return lambda *a, **k: 1\n        return getattr(builtins, k)\n"
+                 "def similar(a, b):\n    return 0\ndef f(x):\n    return 0\n")
+SET_TESTS = "assert set(similar((3, 4, 5, 6), (5, 7, 4, 10))) == set((4, 5))\nassert sorted(f(2)) == sorted([3])\n"
+
 # name -> (code, test_code, timeout). Every one must end in outcome fail.
 TRICKS = {
     "exit0_at_top": ("import os\nos._exit(0)\n", TESTS, 10),
@@ -148,6 +156,31 @@ TRICKS = {
     "stdlib_mock_any": ("from unittest.mock import ANY\ndef f(x):\n    return ANY\n", TESTS, 10),
     "patch_builtins": ("import builtins\nbuiltins.AssertionError = type('Never', (BaseException,), {})\n"
                        "builtins.isinstance = lambda *a: True\ndef f(x):\n    return 0\n", TESTS, 10),
+    # Outside review (rev-tests). The code sends the name `__builtins__`
+    # (a str subclass key that slips past the harness's dunder filter, or
+    # the harness's own _send rewritten): every builtin the tests then use
+    # (set, sorted) was a lookup the code answered, with the expected value.
+    "builtins_via_dunder_name": (_BUILTINS_OBJ + "class K(str):\n    def startswith(self, p):\n        return False\n"
+                                 "    def __hash__(self):\n        return 12345\n"
+                                 "    def __eq__(self, o):\n        return self is o\n"
+                                 "globals()[K('__builtins__')] = B()\n", SET_TESTS, 10),
+    "builtins_via_patched_harness": (_BUILTINS_OBJ + "import __main__ as H\n_b = B()\n_send0, _serve0 = H._send, H._CodeSide.serve\n"
+                                     "def _send(ch, obj):\n    if type(obj) is list and obj and obj[0] == 'ready':\n"
+                                     "        obj[1].append(['__builtins__', ['h', 999]])\n    return _send0(ch, obj)\n"
+                                     "def serve(self, ns):\n    self.objs[999] = _b\n    return _serve0(self, ns)\n"
+                                     "H._send, H._CodeSide.serve = _send, serve\n", SET_TESTS, 10),
+    # Held when tried (kept as regressions): limits set on the test process
+    # (prlimit needs only the same uid), a session leader left behind by a
+    # code whose process then ends, a fork bomb and a memory bomb.
+    "prlimit_test_process": ("import os, resource\ndef f(x):\n"
+                             "    resource.prlimit(os.getppid(), resource.RLIMIT_CPU, (0, 0))\n"
+                             "    resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (0, 0))\n"
+                             "    return 0\n", TESTS, 10),
+    "daemon_then_exit": ("import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(100)\n"
+                         "def f(x):\n    os._exit(0)\n", TESTS, 4),
+    "fork_bomb": ("import os\ndef f(x):\n    while True:\n        try:\n            os.fork()\n"
+                  "        except OSError:\n            pass\n", TESTS, 4),
+    "memory_bomb": ("def f(x):\n    y = []\n    while True:\n        y.append(bytearray(1 << 20))\n", TESTS, 10),
 }
 
 
