@@ -395,6 +395,43 @@ HONEST = {
                           "assert first() == 'hello'\nassert FIRST == 'hello'\n", None, 2, 2),
 }
 
+# Outside review (rev-tests): realistic problems that print, read stdin in a
+# call, recurse deeply, compare floats, return sets/dicts/tuples, use a
+# helper of the code's in check() (HumanEval/32), and a class-based one.
+HONEST.update({
+    "prints": ("print('loading')\ndef sum_list(xs):\n    print('called', xs)\n    return sum(xs)\n",
+               "assert sum_list([1, 2, 3]) == 6\nassert sum_list([]) == 0\nassert sum_list([-1, 1]) == 0\n", None, 3, 3),
+    "stdin_in_call": ("def read_two():\n    a = input()\n    b = input()\n    return int(a) + int(b)\n",
+                      "assert read_two() == 5\n", None, 1, 1),
+    "deep_recursion": ("def depth(n):\n    return 0 if n == 0 else 1 + depth(n - 1)\n",
+                       "assert depth(900) == 900\nassert depth(985) == 985\nassert depth(10) == 10\n", None, 3, 3),
+    "isclose_floats": ("import math\ndef hyp(a, b):\n    return math.sqrt(a * a + b * b)\n"
+                       "def mean(xs):\n    return sum(xs) / len(xs)\n",
+                       "import math\nassert math.isclose(hyp(3, 4), 5.0)\nassert math.isclose(mean([0.1, 0.2, 0.3]), 0.2)\n"
+                       "assert abs(hyp(1, 1) - 1.41421356) < 1e-6\nassert round(mean([1, 2]), 2) == 1.5\n", None, 4, 4),
+    "sets_dicts_tuples": ("def uniq(xs):\n    return set(xs)\ndef freq(s):\n    d = {}\n    for c in s:\n"
+                          "        d[c] = d.get(c, 0) + 1\n    return d\ndef minmax(xs):\n    return (min(xs), max(xs))\n",
+                          "assert uniq([1, 1, 2]) == {1, 2}\nassert freq('aab') == {'a': 2, 'b': 1}\n"
+                          "assert minmax([3, 1, 2]) == (1, 3)\nassert isinstance(minmax([1]), tuple)\n"
+                          "assert type(uniq([])) is set\n", None, 5, 5),
+    "humaneval_poly": ("import math\ndef poly(xs, x):\n    return sum([c * math.pow(x, i) for i, c in enumerate(xs)])\n"
+                       "def find_zero(xs):\n    begin, end = -1., 1.\n    while poly(xs, begin) * poly(xs, end) > 0:\n"
+                       "        begin *= 2.0\n        end *= 2.0\n    while end - begin > 1e-10:\n"
+                       "        center = (begin + end) / 2.0\n        if poly(xs, center) * poly(xs, begin) > 0:\n"
+                       "            begin = center\n        else:\n            end = center\n    return begin\n",
+                       "def check(candidate):\n    import math, random, copy\n    rng = random.Random(42)\n"
+                       "    for _ in range(10):\n        coeffs = [rng.choice([-3, -2, -1, 1, 2, 3]) for _ in range(2 * rng.randint(1, 3))]\n"
+                       "        solution = candidate(copy.deepcopy(coeffs))\n"
+                       "        assert math.fabs(poly(coeffs, solution)) < 1e-4\n", "find_zero", 1, 1),
+    "minstack_class": ("class MinStack:\n    def __init__(self):\n        self.s = []\n    def push(self, x):\n"
+                       "        self.s.append((x, min(x, self.s[-1][1]) if self.s else x))\n    def pop(self):\n"
+                       "        self.s.pop()\n    def top(self):\n        return self.s[-1][0]\n"
+                       "    def getMin(self):\n        return self.s[-1][1]\n",
+                       "m = MinStack()\nm.push(-2)\nm.push(0)\nm.push(-3)\nassert m.getMin() == -3\nm.pop()\n"
+                       "assert m.top() == 0\nassert m.getMin() == -2\n", None, 3, 3),
+})
+HONEST_STDIN = {"stdin_of_the_code": "hello\nworld\n", "stdin_in_call": "2\n3\n"}
+
 
 def bare_counts(code, tests, entry, stdin=b""):
     """Each test of @tests run after @code by a bare python3 (one process
@@ -412,21 +449,24 @@ def bare_counts(code, tests, entry, stdin=b""):
             continue
         if isinstance(node, ast.ClassDef):
             setup.append(src)
-            units += ["import unittest\nr = unittest.TestResult()\nunittest.TestSuite([%s(%r)]).run(r)\n"
-                      "assert r.wasSuccessful() and not r.skipped" % (node.name, f.name)
+            units += [(None, "import unittest\nr = unittest.TestResult()\nunittest.TestSuite([%s(%r)]).run(r)\n"
+                       "assert r.wasSuccessful() and not r.skipped" % (node.name, f.name))
                       for f in node.body if isinstance(f, ast.FunctionDef) and f.name.startswith("test")]
-        elif isinstance(node, ast.Assert) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
-            units.append(src)
+        elif isinstance(node, ast.Assert) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+                                               and not isinstance(node.value.func, ast.Attribute)):
+            units.append((len(setup), src))
         else:
             setup.append(src)
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
-                units.append(node.name + "()")
+                units.append((None, node.name + "()"))
             elif isinstance(node, ast.FunctionDef) and node.name == "check":
-                units.append("check(%s)" % entry)
+                units.append((None, "check(%s)" % entry))
     passed = 0
-    for i, unit in enumerate(units):
-        # the setup statements before it, in order, then the test
-        prog = code + "\n" + "\n".join(setup) + "\n" + unit + "\n"
+    for upto, unit in units:
+        # the setup statements before it, in order, then the test (test
+        # functions, check and TestCase methods run after the module, as
+        # the harness runs them)
+        prog = code + "\n" + "\n".join(setup[:upto]) + "\n" + unit + "\n"
         r = subprocess.run([sys.executable, "-I", "-c", prog], input=stdin, capture_output=True, timeout=30)
         passed += r.returncode == 0
     return passed, len(units)
@@ -439,8 +479,8 @@ class Honest(SandboxTest):
             j = tjob(name, code, tests, 20)
             if entry:
                 j["entry_point"] = entry
-            if name == "stdin_of_the_code":
-                j["stdin"] = "hello\nworld\n"
+            if name in HONEST_STDIN:
+                j["stdin"] = HONEST_STDIN[name]
             jobs.append(j)
         p, out = batch(jobs, "-j", "4", *opts)
         self.assertEqual(p.returncode, 0, p.stderr.decode()[-2000:])
@@ -474,7 +514,7 @@ class Honest(SandboxTest):
     def test_same_counts_as_bare(self):
         for name, (code, tests, entry, total, passed) in HONEST.items():
             with self.subTest(problem=name):
-                stdin = b"hello\nworld\n" if name == "stdin_of_the_code" else b""
+                stdin = HONEST_STDIN.get(name, "").encode()
                 self.assertEqual(bare_counts(code, tests, entry, stdin), (passed, total))
 
 
