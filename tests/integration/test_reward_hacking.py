@@ -429,6 +429,13 @@ HONEST.update({
                        "    def getMin(self):\n        return self.s[-1][1]\n",
                        "m = MinStack()\nm.push(-2)\nm.push(0)\nm.push(-3)\nassert m.getMin() == -3\nm.pop()\n"
                        "assert m.top() == 0\nassert m.getMin() == -2\n", None, 3, 3),
+    # a built-in exception whose constructor takes more than a message
+    "unicode_error": ("def dec(b):\n    return b.decode('utf-8')\n",
+                      "def test_decode_error():\n    try:\n        dec(b'\\xff')\n    except UnicodeDecodeError:\n"
+                      "        return\n    assert False\n"
+                      "def test_value_error():\n    try:\n        dec(b'\\xfe')\n    except ValueError:\n"
+                      "        return\n    assert False\n"
+                      "def test_ok():\n    assert dec(b'ok') == 'ok'\n", None, 3, 3),
 })
 HONEST_STDIN = {"stdin_of_the_code": "hello\nworld\n", "stdin_in_call": "2\n3\n"}
 
