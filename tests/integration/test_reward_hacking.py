@@ -181,6 +181,16 @@ TRICKS = {
     "fork_bomb": ("import os\ndef f(x):\n    while True:\n        try:\n            os.fork()\n"
                   "        except OSError:\n            pass\n", TESTS, 4),
     "memory_bomb": ("def f(x):\n    y = []\n    while True:\n        y.append(bytearray(1 << 20))\n", TESTS, 10),
+    # The tests print each expected value before the call; stderr is one
+    # pipe for both processes: reopened for reading through /proc/self/fd/2
+    # it would hand them over (refused: the code's process is not dumpable
+    # either, so its own /proc/self/fd is EACCES).
+    "read_what_the_tests_print": ("import os, re, time\ndef f(x):\n    try:\n"
+                                  "        fd = os.open('/proc/self/fd/2', os.O_RDONLY | os.O_NONBLOCK)\n"
+                                  "        time.sleep(0.05)\n        m = re.search(r'expect (\\d+)', os.read(fd, 65536).decode())\n"
+                                  "        return int(m.group(1)) if m else 0\n    except (OSError, ValueError):\n        return 0\n",
+                                  "def test_cases():\n    for x, want in [(1, 2), (5, 11)]:\n"
+                                  "        print('case', x, 'expect', want)\n        assert f(x) == want\n", 10),
 }
 
 
