@@ -170,6 +170,17 @@ class _CodeSide:
             return ["F", [self.enc(x, d) for x in frozenset.__iter__(v)]]
         if isinstance(v, set):
             return ["S", [self.enc(x, d) for x in set.__iter__(v)]]
+        # A numpy scalar (numpy.int64, bool_, float32, a 0-d array: not
+        # subclasses of int, bool or float) crosses as its Python value, as
+        # it compares bare (numpy.sum([1, 2]) == 3). An array stays a handle:
+        # its == is elementwise, which a list's is not.
+        if type(v).__module__ == "numpy" and getattr(v, "ndim", None) == 0:
+            try:
+                item = v.item()
+            except Exception:
+                item = None
+            if type(item) in (bool, int, float, complex, str, bytes):
+                return self.enc(item, depth)
         return self.handle(v)
 
     def dec(self, v):

@@ -535,6 +535,37 @@ class Honest(SandboxTest):
                 self.assertEqual(bare_counts(code, tests, entry, stdin), (passed, total))
 
 
+NUMPY = "/usr/lib/python3/dist-packages/numpy"
+NUMPY_CODE = ("import numpy as np\ndef total(xs):\n    return np.sum(np.array(xs))\n"
+              "def any_neg(xs):\n    return np.any(np.array(xs) < 0)\ndef f32(x):\n    return np.float32(x)\n"
+              "def arr(n):\n    return np.arange(n)\n")
+NUMPY_TESTS = ("import numpy as np\nassert total([1, 2, 3]) == 6\nassert any_neg([1, -1]) == True\n"
+               "assert f32(0.5) == 0.5\nassert list(arr(3)) == [0, 1, 2]\nassert arr(3).tolist() == [0, 1, 2]\n")
+
+
+class HonestNumpy(SandboxTest):
+    """numpy's scalars (numpy.int64, bool_, float32: no subclass of int,
+    bool or float) cross as the values they compare equal to bare; before,
+    they came back as handles and `np.sum(xs) == 6` failed."""
+
+    def test_numpy_scalars(self):
+        if not os.path.isdir(NUMPY):
+            self.skipTest("no python3-numpy on this host")
+        with tempfile.NamedTemporaryFile("w", suffix=".ini", delete=False) as fh:
+            fh.write("[python]\ninterpreter = /usr/bin/python3\npackages = %s\n"
+                     "[env]\nOPENBLAS_NUM_THREADS = 1\n" % NUMPY)
+        os.chmod(fh.name, 0o644)
+        try:
+            for opts in ((), ("--warm",)):
+                p, out = batch([tjob("np", NUMPY_CODE, NUMPY_TESTS, 30)], "--profile", fh.name, *opts)
+                d = out["np"]
+                self.assertEqual(d["counts"], {"passed": 5, "failed": 0, "total": 5},
+                                 (opts, d.get("tests"), (d.get("stderr") or {}).get("text", "")[-1500:]))
+        finally:
+            os.unlink(fh.name)
+        self.assertEqual(bare_counts(NUMPY_CODE, NUMPY_TESTS, None), (5, 5))
+
+
 class Shape(SandboxTest):
     def test_bad_lines(self):
         p, out = batch([dict(id="a", kind="test", code="x=1"),
