@@ -188,6 +188,18 @@ class _CodeSide:
             return self.objs[v[1]]
         return _decode(v, self.dec)
 
+    def changed_args(self, res, args, a, kwargs, k):
+        """A call that changed a list, dict or set it was given (LeetCode's
+        in-place problems: nums[:] = ..., matrix rotated): their new
+        contents ride on the answer, as [index or name, value], so the tests
+        see the change as appended code's tests would."""
+        back = [[i, e] for i, e in ((i, self.enc(x)) for i, x in enumerate(a) if type(x) in (list, dict, set))
+                if e != args[i]]
+        back += [[key, e] for key, e in ((key, self.enc(x)) for key, x in k.items() if type(x) in (list, dict, set))
+                 if e != dict(kwargs)[key]]
+        if back:
+            res.append(back)
+
     def serve(self, ns):
         import builtins
         ops = {
@@ -208,6 +220,8 @@ class _CodeSide:
                 a = [self.dec(x) for x in args]
                 k = {key: self.dec(x) for key, x in kwargs}
                 res = ["ok", self.enc(ops[op](target, *a, **k))] if op != "global" else ["ok", self.enc(ns[a[0]])]
+                if op == "call":
+                    self.changed_args(res, args, a, kwargs, k)
             except BaseException as ex:     # noqa: B036 -- everything the code raises is an answer
                 t = type(ex)
                 name = t.__name__ if getattr(builtins, t.__name__, None) is t else ""
@@ -353,6 +367,30 @@ class _TestSide:
         raise TypeError("cannot pass a %s to the code: only plain data and the code's own objects cross"
                         % type(v).__name__)
 
+    def write_back(self, back, args, kwargs):
+        """The new contents of the lists, dicts and sets a call changed,
+        into the tests' own objects (their identity kept, as a mutation in
+        place keeps it): only an argument of the call, only its top level,
+        and only with a value of its own type; the code could have read and
+        changed nothing else of the tests', here as bare."""
+        if type(back) is not list:
+            raise ValueError("malformed changes")
+        for item in back:
+            if type(item) is not list or len(item) != 2:
+                raise ValueError("malformed change")
+            where, new = item[0], self.dec(item[1])
+            if type(where) is int and 0 <= where < len(args):
+                obj = args[where]
+            elif type(where) is str and where in kwargs:
+                obj = kwargs[where]
+            else:
+                raise ValueError("a change to no argument")
+            if isinstance(obj, list) and type(new) is list:
+                obj[:] = new
+            elif (isinstance(obj, dict) and type(new) is dict) or (isinstance(obj, set) and type(new) is set):
+                obj.clear()
+                obj.update(new)
+
     def fail_gone(self, why):
         import signal
         if self.gone is None:
@@ -378,9 +416,12 @@ class _TestSide:
             self.fail_gone("the code's process ended (an exit, a crash or a signal)")
         except Exception as ex:
             self.fail_gone("the code's process sent a malformed message (%s)" % type(ex).__name__)
-        if type(res) is list and len(res) == 2 and res[0] == "ok":
+        if type(res) is list and len(res) in (2, 3) and res[0] == "ok":
             try:
-                return self.dec(res[1])
+                value = self.dec(res[1])
+                if len(res) == 3:
+                    self.write_back(res[2], args, kwargs or {})
+                return value
             except Exception as ex:
                 self.fail_gone("the code's process sent a malformed value (%s)" % type(ex).__name__)
         if type(res) is list and len(res) == 3 and res[0] == "raise" and type(res[1]) is str \
