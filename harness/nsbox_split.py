@@ -170,12 +170,35 @@ class _CodeSide:
             return ["F", [self.enc(x, d) for x in frozenset.__iter__(v)]]
         if isinstance(v, set):
             return ["S", [self.enc(x, d) for x in set.__iter__(v)]]
+        # A numpy scalar (numpy.int64, bool_, float32, a 0-d array: not
+        # subclasses of int, bool or float) crosses as its Python value, as
+        # it compares bare (numpy.sum([1, 2]) == 3). An array stays a handle:
+        # its == is elementwise, which a list's is not.
+        if type(v).__module__ == "numpy" and getattr(v, "ndim", None) == 0:
+            try:
+                item = v.item()
+            except Exception:
+                item = None
+            if type(item) in (bool, int, float, complex, str, bytes):
+                return self.enc(item, depth)
         return self.handle(v)
 
     def dec(self, v):
         if type(v) is list and len(v) == 2 and v[0] == "h":
             return self.objs[v[1]]
         return _decode(v, self.dec)
+
+    def changed_args(self, res, args, a, kwargs, k):
+        """A call that changed a list, dict or set it was given (LeetCode's
+        in-place problems: nums[:] = ..., matrix rotated): their new
+        contents ride on the answer, as [index or name, value], so the tests
+        see the change as appended code's tests would."""
+        back = [[i, e] for i, e in ((i, self.enc(x)) for i, x in enumerate(a) if type(x) in (list, dict, set))
+                if e != args[i]]
+        back += [[key, e] for key, e in ((key, self.enc(x)) for key, x in k.items() if type(x) in (list, dict, set))
+                 if e != dict(kwargs)[key]]
+        if back:
+            res.append(back)
 
     def serve(self, ns):
         import builtins
@@ -197,6 +220,8 @@ class _CodeSide:
                 a = [self.dec(x) for x in args]
                 k = {key: self.dec(x) for key, x in kwargs}
                 res = ["ok", self.enc(ops[op](target, *a, **k))] if op != "global" else ["ok", self.enc(ns[a[0]])]
+                if op == "call":
+                    self.changed_args(res, args, a, kwargs, k)
             except BaseException as ex:     # noqa: B036 -- everything the code raises is an answer
                 t = type(ex)
                 name = t.__name__ if getattr(builtins, t.__name__, None) is t else ""
@@ -342,6 +367,30 @@ class _TestSide:
         raise TypeError("cannot pass a %s to the code: only plain data and the code's own objects cross"
                         % type(v).__name__)
 
+    def write_back(self, back, args, kwargs):
+        """The new contents of the lists, dicts and sets a call changed,
+        into the tests' own objects (their identity kept, as a mutation in
+        place keeps it): only an argument of the call, only its top level,
+        and only with a value of its own type; the code could have read and
+        changed nothing else of the tests', here as bare."""
+        if type(back) is not list:
+            raise ValueError("malformed changes")
+        for item in back:
+            if type(item) is not list or len(item) != 2:
+                raise ValueError("malformed change")
+            where, new = item[0], self.dec(item[1])
+            if type(where) is int and 0 <= where < len(args):
+                obj = args[where]
+            elif type(where) is str and where in kwargs:
+                obj = kwargs[where]
+            else:
+                raise ValueError("a change to no argument")
+            if isinstance(obj, list) and type(new) is list:
+                obj[:] = new
+            elif (isinstance(obj, dict) and type(new) is dict) or (isinstance(obj, set) and type(new) is set):
+                obj.clear()
+                obj.update(new)
+
     def fail_gone(self, why):
         import signal
         if self.gone is None:
@@ -367,9 +416,12 @@ class _TestSide:
             self.fail_gone("the code's process ended (an exit, a crash or a signal)")
         except Exception as ex:
             self.fail_gone("the code's process sent a malformed message (%s)" % type(ex).__name__)
-        if type(res) is list and len(res) == 2 and res[0] == "ok":
+        if type(res) is list and len(res) in (2, 3) and res[0] == "ok":
             try:
-                return self.dec(res[1])
+                value = self.dec(res[1])
+                if len(res) == 3:
+                    self.write_back(res[2], args, kwargs or {})
+                return value
             except Exception as ex:
                 self.fail_gone("the code's process sent a malformed value (%s)" % type(ex).__name__)
         if type(res) is list and len(res) == 3 and res[0] == "raise" and type(res[1]) is str \
@@ -385,8 +437,25 @@ class _TestSide:
             exc = self.exc.get(res[1])
             if exc is None:
                 raise CodeError(("%s: %s" % (res[1] or "an exception of the code's", res[2]))[:_TEXT_MAX])
-            raise exc(res[2])
+            raise _builtin_exc(exc, res[2])
         self.fail_gone("the code's process sent a malformed message")
+
+
+def _builtin_exc(exc, msg):
+    """@exc (a built-in Exception class) with the message @msg. The Unicode
+    errors take 4-5 arguments and ExceptionGroup 2: a UnicodeDecodeError of
+    the code's must still be one (and a ValueError) in the tests, not the
+    TypeError its constructor would raise here."""
+    try:
+        return exc(msg)
+    except Exception:
+        pass
+    try:
+        e = exc.__new__(exc)
+        e.args = (msg,)
+        return e
+    except Exception:
+        return CodeError(("%s: %s" % (exc.__name__, msg))[:_TEXT_MAX])
 
 
 class Handle:
@@ -636,9 +705,15 @@ def _take_name(ns, side, name, value):
     would see it, except where that would let the code see an expected
     value: a builtin the tests call on expected values (set, sorted, abs,
     ...) is never the code's, and a standard-library module's name (math,
-    re, ...) is always the real module, imported here."""
+    re, ...) is always the real module, imported here. A dunder name is
+    never the code's: `__builtins__` would make every builtin the tests
+    use (set, sorted, len, isinstance) a lookup the code answers."""
     if type(name) is not str:
         raise TypeError("a name that is not a str")
+    if name.startswith("__") and name.endswith("__"):
+        # The honest side never sends one (_code_main skips them); only a
+        # code that rewrote its side of the harness does.
+        return
     side.code_names[name] = side.dec(value)
     import builtins
     if name in vars(builtins):
@@ -686,7 +761,10 @@ def _test_main(sock, pid, budget_ms, entry, out):
     else:
         side.gone = msg[1] if (type(msg) is list and len(msg) == 2 and type(msg[1]) is str) else "malformed"
         side.gone = ("the code failed before the tests: " + side.gone)[:_TEXT_MAX]
+    # The tests' own globals, whatever the names did: the interpreter's
+    # builtins, never an object of the code's.
     ns["__name__"] = "__main__"
+    ns["__builtins__"] = __builtins__
     counts = {"passed": 0, "failed": 0}
 
     def report(name, ok, ms, why):

@@ -45,6 +45,14 @@ def _read(path):
         pass
 '''
 
+# An object the code offers as the tests' builtins: set and sorted answer 1
+# whatever they are given (the expected value included).
+_BUILTINS_OBJ = ("import builtins\nclass B:\n    def __getitem__(self, k):\n"
+                 "        if k in ('set', 'sorted', 'len', 'isinstance'):\n"
+                 "            return lambda *a, **k: 1\n        return getattr(builtins, k)\n"
+                 "def similar(a, b):\n    return 0\ndef f(x):\n    return 0\n")
+SET_TESTS = "assert set(similar((3, 4, 5, 6), (5, 7, 4, 10))) == set((4, 5))\nassert sorted(f(2)) == sorted([3])\n"
+
 # name -> (code, test_code, timeout). Every one must end in outcome fail.
 TRICKS = {
     "exit0_at_top": ("import os\nos._exit(0)\n", TESTS, 10),
@@ -148,6 +156,48 @@ TRICKS = {
     "stdlib_mock_any": ("from unittest.mock import ANY\ndef f(x):\n    return ANY\n", TESTS, 10),
     "patch_builtins": ("import builtins\nbuiltins.AssertionError = type('Never', (BaseException,), {})\n"
                        "builtins.isinstance = lambda *a: True\ndef f(x):\n    return 0\n", TESTS, 10),
+    # Outside review (rev-tests). The code sends the name `__builtins__`
+    # (a str subclass key that slips past the harness's dunder filter, or
+    # the harness's own _send rewritten): every builtin the tests then use
+    # (set, sorted) was a lookup the code answered, with the expected value.
+    "builtins_via_dunder_name": (_BUILTINS_OBJ + "class K(str):\n    def startswith(self, p):\n        return False\n"
+                                 "    def __hash__(self):\n        return 12345\n"
+                                 "    def __eq__(self, o):\n        return self is o\n"
+                                 "globals()[K('__builtins__')] = B()\n", SET_TESTS, 10),
+    "builtins_via_patched_harness": (_BUILTINS_OBJ + "import __main__ as H\n_b = B()\n_send0, _serve0 = H._send, H._CodeSide.serve\n"
+                                     "def _send(ch, obj):\n    if type(obj) is list and obj and obj[0] == 'ready':\n"
+                                     "        obj[1].append(['__builtins__', ['h', 999]])\n    return _send0(ch, obj)\n"
+                                     "def serve(self, ns):\n    self.objs[999] = _b\n    return _serve0(self, ns)\n"
+                                     "H._send, H._CodeSide.serve = _send, serve\n", SET_TESTS, 10),
+    # Held when tried (kept as regressions): limits set on the test process
+    # (prlimit needs only the same uid), a session leader left behind by a
+    # code whose process then ends, a fork bomb and a memory bomb.
+    "prlimit_test_process": ("import os, resource\ndef f(x):\n"
+                             "    resource.prlimit(os.getppid(), resource.RLIMIT_CPU, (0, 0))\n"
+                             "    resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (0, 0))\n"
+                             "    return 0\n", TESTS, 10),
+    "daemon_then_exit": ("import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(100)\n"
+                         "def f(x):\n    os._exit(0)\n", TESTS, 4),
+    "fork_bomb": ("import os\ndef f(x):\n    while True:\n        try:\n            os.fork()\n"
+                  "        except OSError:\n            pass\n", TESTS, 4),
+    "memory_bomb": ("def f(x):\n    y = []\n    while True:\n        y.append(bytearray(1 << 20))\n", TESTS, 10),
+    # The tests print each expected value before the call; stderr is one
+    # pipe for both processes: reopened for reading through /proc/self/fd/2
+    # it would hand them over (refused: the code's process is not dumpable
+    # either, so its own /proc/self/fd is EACCES).
+    "read_what_the_tests_print": ("import os, re, time\ndef f(x):\n    try:\n"
+                                  "        fd = os.open('/proc/self/fd/2', os.O_RDONLY | os.O_NONBLOCK)\n"
+                                  "        time.sleep(0.05)\n        m = re.search(r'expect (\\d+)', os.read(fd, 65536).decode())\n"
+                                  "        return int(m.group(1)) if m else 0\n    except (OSError, ValueError):\n        return 0\n",
+                                  "def test_cases():\n    for x, want in [(1, 2), (5, 11)]:\n"
+                                  "        print('case', x, 'expect', want)\n        assert f(x) == want\n", 10),
+    # A call's changes to its list/dict/set arguments ride back to the tests
+    # (LeetCode's in-place problems): one aimed at anything but an argument
+    # of that call is a malformed answer, never a change to the tests' data.
+    "forged_write_back": ("import __main__ as H\n"
+                          "H._CodeSide.changed_args = lambda self, res, *a: res.append([[1, ['l', [2, 3, 11]]], ['want', 1]])\n"
+                          "def f(x):\n    return 0\n",
+                          "want = [2, 3, 11]\ndef test_list():\n    got = [f(1), f(2), f(10)]\n    assert got == want\n", 10),
 }
 
 
@@ -362,6 +412,58 @@ HONEST = {
                           "assert first() == 'hello'\nassert FIRST == 'hello'\n", None, 2, 2),
 }
 
+# Outside review (rev-tests): realistic problems that print, read stdin in a
+# call, recurse deeply, compare floats, return sets/dicts/tuples, use a
+# helper of the code's in check() (HumanEval/32), and a class-based one.
+HONEST.update({
+    "prints": ("print('loading')\ndef sum_list(xs):\n    print('called', xs)\n    return sum(xs)\n",
+               "assert sum_list([1, 2, 3]) == 6\nassert sum_list([]) == 0\nassert sum_list([-1, 1]) == 0\n", None, 3, 3),
+    "stdin_in_call": ("def read_two():\n    a = input()\n    b = input()\n    return int(a) + int(b)\n",
+                      "assert read_two() == 5\n", None, 1, 1),
+    "deep_recursion": ("def depth(n):\n    return 0 if n == 0 else 1 + depth(n - 1)\n",
+                       "assert depth(900) == 900\nassert depth(985) == 985\nassert depth(10) == 10\n", None, 3, 3),
+    "isclose_floats": ("import math\ndef hyp(a, b):\n    return math.sqrt(a * a + b * b)\n"
+                       "def mean(xs):\n    return sum(xs) / len(xs)\n",
+                       "import math\nassert math.isclose(hyp(3, 4), 5.0)\nassert math.isclose(mean([0.1, 0.2, 0.3]), 0.2)\n"
+                       "assert abs(hyp(1, 1) - 1.41421356) < 1e-6\nassert round(mean([1, 2]), 2) == 1.5\n", None, 4, 4),
+    "sets_dicts_tuples": ("def uniq(xs):\n    return set(xs)\ndef freq(s):\n    d = {}\n    for c in s:\n"
+                          "        d[c] = d.get(c, 0) + 1\n    return d\ndef minmax(xs):\n    return (min(xs), max(xs))\n",
+                          "assert uniq([1, 1, 2]) == {1, 2}\nassert freq('aab') == {'a': 2, 'b': 1}\n"
+                          "assert minmax([3, 1, 2]) == (1, 3)\nassert isinstance(minmax([1]), tuple)\n"
+                          "assert type(uniq([])) is set\n", None, 5, 5),
+    "humaneval_poly": ("import math\ndef poly(xs, x):\n    return sum([c * math.pow(x, i) for i, c in enumerate(xs)])\n"
+                       "def find_zero(xs):\n    begin, end = -1., 1.\n    while poly(xs, begin) * poly(xs, end) > 0:\n"
+                       "        begin *= 2.0\n        end *= 2.0\n    while end - begin > 1e-10:\n"
+                       "        center = (begin + end) / 2.0\n        if poly(xs, center) * poly(xs, begin) > 0:\n"
+                       "            begin = center\n        else:\n            end = center\n    return begin\n",
+                       "def check(candidate):\n    import math, random, copy\n    rng = random.Random(42)\n"
+                       "    for _ in range(10):\n        coeffs = [rng.choice([-3, -2, -1, 1, 2, 3]) for _ in range(2 * rng.randint(1, 3))]\n"
+                       "        solution = candidate(copy.deepcopy(coeffs))\n"
+                       "        assert math.fabs(poly(coeffs, solution)) < 1e-4\n", "find_zero", 1, 1),
+    "minstack_class": ("class MinStack:\n    def __init__(self):\n        self.s = []\n    def push(self, x):\n"
+                       "        self.s.append((x, min(x, self.s[-1][1]) if self.s else x))\n    def pop(self):\n"
+                       "        self.s.pop()\n    def top(self):\n        return self.s[-1][0]\n"
+                       "    def getMin(self):\n        return self.s[-1][1]\n",
+                       "m = MinStack()\nm.push(-2)\nm.push(0)\nm.push(-3)\nassert m.getMin() == -3\nm.pop()\n"
+                       "assert m.top() == 0\nassert m.getMin() == -2\n", None, 3, 3),
+    # a built-in exception whose constructor takes more than a message
+    "unicode_error": ("def dec(b):\n    return b.decode('utf-8')\n",
+                      "def test_decode_error():\n    try:\n        dec(b'\\xff')\n    except UnicodeDecodeError:\n"
+                      "        return\n    assert False\n"
+                      "def test_value_error():\n    try:\n        dec(b'\\xfe')\n    except ValueError:\n"
+                      "        return\n    assert False\n"
+                      "def test_ok():\n    assert dec(b'ok') == 'ok'\n", None, 3, 3),
+    # LeetCode's in-place problems: the tests read the argument they passed
+    "in_place": ("class Solution:\n    def removeElement(self, nums, val):\n"
+                 "        nums[:] = [x for x in nums if x != val]\n        return len(nums)\n"
+                 "    def rotate(self, matrix):\n        matrix[:] = [list(r) for r in zip(*matrix[::-1])]\n"
+                 "    def fill(self, d, s):\n        d['k'] = 1\n        s.add(2)\n",
+                 "nums = [3, 2, 2, 3]\nk = Solution().removeElement(nums, 3)\nassert k == 2\nassert nums[:k] == [2, 2]\n"
+                 "m = [[1, 2], [3, 4]]\nSolution().rotate(m)\nassert m == [[3, 1], [4, 2]]\n"
+                 "d, s = {}, set()\nSolution().fill(d, s=s)\nassert d == {'k': 1} and s == {2}\n", None, 4, 4),
+})
+HONEST_STDIN = {"stdin_of_the_code": "hello\nworld\n", "stdin_in_call": "2\n3\n"}
+
 
 def bare_counts(code, tests, entry, stdin=b""):
     """Each test of @tests run after @code by a bare python3 (one process
@@ -379,21 +481,24 @@ def bare_counts(code, tests, entry, stdin=b""):
             continue
         if isinstance(node, ast.ClassDef):
             setup.append(src)
-            units += ["import unittest\nr = unittest.TestResult()\nunittest.TestSuite([%s(%r)]).run(r)\n"
-                      "assert r.wasSuccessful() and not r.skipped" % (node.name, f.name)
+            units += [(None, "import unittest\nr = unittest.TestResult()\nunittest.TestSuite([%s(%r)]).run(r)\n"
+                       "assert r.wasSuccessful() and not r.skipped" % (node.name, f.name))
                       for f in node.body if isinstance(f, ast.FunctionDef) and f.name.startswith("test")]
-        elif isinstance(node, ast.Assert) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
-            units.append(src)
+        elif isinstance(node, ast.Assert) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+                                               and not isinstance(node.value.func, ast.Attribute)):
+            units.append((len(setup), src))
         else:
             setup.append(src)
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
-                units.append(node.name + "()")
+                units.append((None, node.name + "()"))
             elif isinstance(node, ast.FunctionDef) and node.name == "check":
-                units.append("check(%s)" % entry)
+                units.append((None, "check(%s)" % entry))
     passed = 0
-    for i, unit in enumerate(units):
-        # the setup statements before it, in order, then the test
-        prog = code + "\n" + "\n".join(setup) + "\n" + unit + "\n"
+    for upto, unit in units:
+        # the setup statements before it, in order, then the test (test
+        # functions, check and TestCase methods run after the module, as
+        # the harness runs them)
+        prog = code + "\n" + "\n".join(setup[:upto]) + "\n" + unit + "\n"
         r = subprocess.run([sys.executable, "-I", "-c", prog], input=stdin, capture_output=True, timeout=30)
         passed += r.returncode == 0
     return passed, len(units)
@@ -406,8 +511,8 @@ class Honest(SandboxTest):
             j = tjob(name, code, tests, 20)
             if entry:
                 j["entry_point"] = entry
-            if name == "stdin_of_the_code":
-                j["stdin"] = "hello\nworld\n"
+            if name in HONEST_STDIN:
+                j["stdin"] = HONEST_STDIN[name]
             jobs.append(j)
         p, out = batch(jobs, "-j", "4", *opts)
         self.assertEqual(p.returncode, 0, p.stderr.decode()[-2000:])
@@ -441,8 +546,39 @@ class Honest(SandboxTest):
     def test_same_counts_as_bare(self):
         for name, (code, tests, entry, total, passed) in HONEST.items():
             with self.subTest(problem=name):
-                stdin = b"hello\nworld\n" if name == "stdin_of_the_code" else b""
+                stdin = HONEST_STDIN.get(name, "").encode()
                 self.assertEqual(bare_counts(code, tests, entry, stdin), (passed, total))
+
+
+NUMPY = "/usr/lib/python3/dist-packages/numpy"
+NUMPY_CODE = ("import numpy as np\ndef total(xs):\n    return np.sum(np.array(xs))\n"
+              "def any_neg(xs):\n    return np.any(np.array(xs) < 0)\ndef f32(x):\n    return np.float32(x)\n"
+              "def arr(n):\n    return np.arange(n)\n")
+NUMPY_TESTS = ("import numpy as np\nassert total([1, 2, 3]) == 6\nassert any_neg([1, -1]) == True\n"
+               "assert f32(0.5) == 0.5\nassert list(arr(3)) == [0, 1, 2]\nassert arr(3).tolist() == [0, 1, 2]\n")
+
+
+class HonestNumpy(SandboxTest):
+    """numpy's scalars (numpy.int64, bool_, float32: no subclass of int,
+    bool or float) cross as the values they compare equal to bare; before,
+    they came back as handles and `np.sum(xs) == 6` failed."""
+
+    def test_numpy_scalars(self):
+        if not os.path.isdir(NUMPY):
+            self.skipTest("no python3-numpy on this host")
+        with tempfile.NamedTemporaryFile("w", suffix=".ini", delete=False) as fh:
+            fh.write("[python]\ninterpreter = /usr/bin/python3\npackages = %s\n"
+                     "[env]\nOPENBLAS_NUM_THREADS = 1\n" % NUMPY)
+        os.chmod(fh.name, 0o644)
+        try:
+            for opts in ((), ("--warm",)):
+                p, out = batch([tjob("np", NUMPY_CODE, NUMPY_TESTS, 30)], "--profile", fh.name, *opts)
+                d = out["np"]
+                self.assertEqual(d["counts"], {"passed": 5, "failed": 0, "total": 5},
+                                 (opts, d.get("tests"), (d.get("stderr") or {}).get("text", "")[-1500:]))
+        finally:
+            os.unlink(fh.name)
+        self.assertEqual(bare_counts(NUMPY_CODE, NUMPY_TESTS, None), (5, 5))
 
 
 class Shape(SandboxTest):
