@@ -115,7 +115,7 @@ class ImageCase(SandboxTest):
 
     def tearDown(self):
         subprocess.run(["chmod", "-R", "u+rwX", self.tmp])
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        subprocess.run(["rm", "-rf", self.tmp])   # any depth (shutil.rmtree recurses in Python)
 
     def img(self, *args, **kw):
         return self.nsbox(*args, env=kw.pop("env", self.env), **kw)
@@ -472,3 +472,111 @@ class HostileLayers(ImageCase):
         self.assertFalse(os.path.lexists(os.path.join(root, "dev", "evil")))
         self.assertEqual(os.stat(os.path.join(root, "usr", "bin", "suid")).st_mode & 0o7777, 0o755)
 
+
+
+def set_nofile_1024():
+    # the soft limit most sessions have: what `nsbox image rm` must work under
+    import resource
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+
+class HostileLayouts(ImageCase):
+    """An outside review of #30 (rev-image): what the image author controls
+    besides the layers' names (the layout's files, the shape of the tree),
+    and where the cache lives."""
+
+    def layout(self, layers):
+        layout = os.path.join(self.tmp, "hostile")
+        shutil.rmtree(layout, ignore_errors=True)
+        oci_of_layers(layout, layers)
+        return layout
+
+    def test_fifo_blob_is_refused_not_waited_on(self):
+        # a FIFO where a blob should be: opening it for reading would wait for
+        # a writer forever, holding the cache's exclusive lock (every other
+        # image run of this user would wait too)
+        layout = self.layout([[entry("a", data=b"x")]])
+        with open(os.path.join(layout, "blobs", "sha256", manifest_digest(layout)[7:])) as f:
+            layer = json.load(f)["layers"][0]["digest"][7:]
+        for name in ("blobs/sha256/" + layer, "index.json"):
+            path = os.path.join(layout, name)
+            os.rename(path, path + ".keep")
+            os.mkfifo(path)
+            try:
+                p = self.img("run", "--image", "oci:" + layout, "/nothing", timeout=20)
+            except subprocess.TimeoutExpired:
+                self.fail("nsbox waited on the FIFO %s" % name)
+            finally:
+                os.unlink(path)
+                os.rename(path + ".keep", path)
+            self.assertEqual(p.returncode, 125, p.stderr)
+            self.assertIn(b"not a regular file", p.stderr)
+
+    def test_cache_under_a_writable_parent_is_refused(self):
+        # another user who can rename entries of a parent can swap the cache
+        # for one of their own after nsbox checked it: every ancestor must be
+        # root's or the caller's and not group/other-writable (unless sticky)
+        layout = self.layout([[entry("a", data=b"x")]])
+        shared = os.path.join(self.tmp, "shared")
+        os.makedirs(os.path.join(shared, "nsbox"))
+        os.chmod(os.path.join(shared, "nsbox"), 0o777)
+        env = dict(self.env, XDG_CACHE_HOME=shared)
+        p = self.img("run", "--image", "oci:" + layout, "/nothing", env=env)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"writable by others", p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(shared, "nsbox", "images", ".lock")))
+        self.assertEqual(self.img("image", "ls", env=env).returncode, 125)
+        # the same through a symlink: the directory it resolves to is checked
+        os.chmod(os.path.join(shared, "nsbox"), 0o755)
+        os.chmod(shared, 0o777)
+        os.makedirs(os.path.join(self.tmp, "home", "nsbox"))
+        os.symlink(os.path.join(shared, "nsbox", "images"), os.path.join(self.tmp, "home", "nsbox", "images"))
+        env = dict(self.env, XDG_CACHE_HOME=os.path.join(self.tmp, "home"))
+        p = self.img("run", "--image", "oci:" + layout, "/nothing", env=env)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"writable by others", p.stderr)
+        # a sticky world-writable parent (/tmp) is fine: others cannot rename the caller's entries
+        os.chmod(shared, 0o1777)
+        p = self.img("run", "--image", "oci:" + layout, "/nothing", env=env)
+        self.assertEqual(p.returncode, 127, p.stderr)
+
+    def deep_layers(self):
+        # a directory chain deeper than the fd limit, built from a few entries:
+        # each symlink names the bottom so far, each entry adds 1000 levels below it
+        seg = "/".join(["a"] * 1000)
+        ents, bottom = [entry(seg, tarfile.DIRTYPE)], seg
+        for k in range(2):
+            ents += [entry("j%d" % k, tarfile.SYMTYPE, link="/" + bottom),
+                     entry("j%d/%s" % (k, seg), tarfile.DIRTYPE)]
+            bottom += "/" + seg
+        ents.append(entry("top", data=b"t"))
+        return [ents]
+
+    def test_rm_and_prune_remove_a_deep_tree(self):
+        layout = self.layout(self.deep_layers())
+        p = self.img("run", "--image", "oci:" + layout, "/nothing", preexec_fn=set_nofile_1024)
+        self.assertEqual(p.returncode, 127, p.stderr)
+        cache = os.path.join(self.tmp, "cache", "nsbox", "images")
+        [name] = [n for n in os.listdir(cache) if n.startswith("sha256-")]
+        rm = self.img("image", "rm", "sha256:" + name[7:], preexec_fn=set_nofile_1024)
+        # a failed removal must never leave the entry half removed under its
+        # name (the next run would take it for a finished root)
+        self.assertEqual([n for n in os.listdir(cache) if n.startswith("sha256-")], [], rm.stderr)
+        self.assertEqual(rm.returncode, 0, rm.stderr)
+        self.assertEqual(self.img("run", "--image", "oci:" + layout, "/nothing").returncode, 127)
+        prune = self.img("image", "prune", preexec_fn=set_nofile_1024)
+        self.assertIn(b"pruned 1", prune.stdout, prune.stderr)
+        self.assertEqual(os.listdir(cache), [".lock"])
+
+    def test_directories_made_for_a_name_count_as_entries(self):
+        # one entry a/a/.../a makes 1000 directories: the entry bound must see
+        # them, or a small layer fills the disk's inodes past it
+        env = dict(self.env, NSBOX_IMAGE_MAX_ENTRIES="500")
+        layout = self.layout([[entry("/".join(["a"] * 1000) + "/f", data=b"x")]])
+        p = self.img("run", "--image", "oci:" + layout, "/nothing", env=env)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"more than 500 entries", p.stderr)
+        p = self.img("run", "--image", "oci:" + layout, "/nothing")
+        self.assertEqual(p.returncode, 127, p.stderr)
+        ls = self.img("image", "ls")
+        self.assertGreaterEqual(json.loads(ls.stdout)["entries"], 1001)
