@@ -21,8 +21,12 @@ static int open_cache(char **dir, int *dfd, int *lock, struct nsb_error *e)
         *dfd = *lock = -1;
         if (r < 0)
                 return r;
+        if (access(*dir, F_OK) < 0 && errno == ENOENT)
+                return 1;
+        if ((r = img_cache_resolve(dir, e)) < 0)
+                return r;
         if ((*dfd = open(*dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-                return errno == ENOENT ? 1 : nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache '%s'", *dir);
+                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache '%s'", *dir);
         *lock = openat(*dfd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (*lock < 0 || flock(*lock, LOCK_EX) < 0)
                 return nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache lock");

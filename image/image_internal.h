@@ -11,6 +11,11 @@ struct img_la;   /* image/image_la.h */
 
 void img_strs_free(char **v, size_t n);
 
+/* image_cache.c: *@dir, an existing cache directory, resolved (realpath),
+ * every directory from / to it the caller's or root's and not writable by
+ * others (sticky excepted). -EPERM otherwise. */
+int img_cache_resolve(char **dir, struct nsb_error *e);
+
 /* image_blob.c: the files of an image source (a layout directory, or an
  * archive extracted into a private directory), opened beneath it. */
 struct img_src {
