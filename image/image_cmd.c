@@ -45,7 +45,15 @@ static int remove_entry(int dfd, const char *name)
                 close(fd);
                 return 0;
         }
-        r = img_rm_tree(dfd, name);
+        /* Out of sight first: a removal that fails halfway (an fd limit, a
+         * full disk) must leave an unfinished .tmp- (prune's), never a
+         * half-removed sha256-HEX a run would take for a finished root. */
+        if (strncmp(name, "sha256-", 7) == 0) {
+                char gone[160];
+                snprintf(gone, sizeof gone, ".tmp-rm-%d-%s", (int) getpid(), name + 7);
+                r = renameat(dfd, name, dfd, gone) < 0 ? -errno : img_rm_tree(dfd, gone);
+        } else
+                r = img_rm_tree(dfd, name);
         if (fd >= 0)
                 close(fd);
         return r < 0 ? r : 1;

@@ -59,7 +59,47 @@ static int openat2_in_root(int root_fd, const char *path, int flags)
         return r < 0 ? -errno : (int) r;
 }
 
-int img_rm_tree(int dir_fd, const char *name)
+/* Removing a tree: one fd per level held while its directory is read, so
+ * at most RM_DEPTH levels at once; a directory deeper than that is moved up
+ * to the tree's parent under a fresh name and removed from there after.
+ * (A few entries of a layer make a chain of any depth: a symlink to the
+ * bottom so far, then 1000 more levels below it. Recursing all the way
+ * needed one fd per level, and `nsbox image rm` failed at the fd limit.) */
+#define RM_DEPTH 64
+#define RM_MOVED ".nsbox-rm-"
+
+struct rm_ctx {
+        int top_fd;             /* where deep directories are moved to */
+        unsigned long next;     /* the next name to try: RM_MOVED<pid>-<next> */
+        unsigned long *moved;   /* the numbers of the names moved there, to remove */
+        size_t n_moved, cap;
+};
+
+static int rm_move_up(struct rm_ctx *c, int pfd, const char *name)
+{
+        char to[64];
+
+        if (c->n_moved == c->cap) {
+                size_t ncap = c->cap ? c->cap * 2 : 16;
+                unsigned long *nv = realloc(c->moved, ncap * sizeof *nv);
+                if (!nv)
+                        return -ENOMEM;
+                c->moved = nv;
+                c->cap = ncap;
+        }
+        for (;; c->next++) {
+                snprintf(to, sizeof to, RM_MOVED "%d-%lu", (int) getpid(), c->next);
+                /* RENAME_NOREPLACE: a name the tree itself holds is skipped */
+                if (renameat2(pfd, name, c->top_fd, to, RENAME_NOREPLACE) == 0)
+                        break;
+                if (errno != EEXIST)
+                        return -errno;
+        }
+        c->moved[c->n_moved++] = c->next++;
+        return 0;
+}
+
+static int rm_at(struct rm_ctx *c, int dir_fd, const char *name, unsigned depth)
 {
         struct stat st;
         int fd, r = 0;
@@ -70,6 +110,8 @@ int img_rm_tree(int dir_fd, const char *name)
                 return errno == ENOENT ? 0 : -errno;
         if (!S_ISDIR(st.st_mode))
                 return unlinkat(dir_fd, name, 0) < 0 ? -errno : 0;
+        if (depth >= RM_DEPTH)
+                return rm_move_up(c, dir_fd, name);
         fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
@@ -80,10 +122,25 @@ int img_rm_tree(int dir_fd, const char *name)
         }
         while (r == 0 && (de = readdir(d)))
                 if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-                        r = img_rm_tree(dirfd(d), de->d_name);
+                        r = rm_at(c, dirfd(d), de->d_name, depth + 1);
         closedir(d);
         if (r == 0 && unlinkat(dir_fd, name, AT_REMOVEDIR) < 0)
                 r = -errno;
+        return r;
+}
+
+int img_rm_tree(int dir_fd, const char *name)
+{
+        struct rm_ctx c = { .top_fd = dir_fd };
+        int r = rm_at(&c, dir_fd, name, 0);
+
+        /* what was moved up, each a tree of its own (which may move more) */
+        for (size_t i = 0; r == 0 && i < c.n_moved; i++) {
+                char moved[64];
+                snprintf(moved, sizeof moved, RM_MOVED "%d-%lu", (int) getpid(), c.moved[i]);
+                r = rm_at(&c, dir_fd, moved, 0);
+        }
+        free(c.moved);
         return r;
 }
 
