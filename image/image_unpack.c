@@ -25,8 +25,9 @@
  *     them; the sandbox has its own /dev); set-id bits are dropped; the owner
  *     is the caller (the files are created by it: no chown); directories
  *     get u+rwx and files u+r so the caller can read and later remove them;
- *   - bounded: entries and bytes of file contents, all layers together
- *     (struct img_limits); a sparse entry counts its full size.
+ *   - bounded: entries (and the directories a name makes for its missing
+ *     parents) and bytes of file contents, all layers together (struct
+ *     img_limits); a sparse entry counts its full size.
  */
 #include "image/image_internal.h"
 #include "image/image_la.h"
@@ -249,8 +250,11 @@ static int clean_name(const char *name, char *buf, size_t size)
 
 /* The parent directory of the clean path @path, opened in the root (missing
  * directories made, 0755, each with mkdirat on its resolved parent); *base
- * points at the last component. */
-static int open_parent(int root_fd, char *path, const char **base)
+ * points at the last component. Each directory made counts as an entry of
+ * @used (when given): one name a/a/.../a makes 2000 of them, and a symlink
+ * to the bottom lets the next name make 2000 more; -EDQUOT past the bound. */
+static int open_parent(int root_fd, char *path, const char **base, const struct img_limits *lim,
+                       struct img_usage *used)
 {
         char *slash = strrchr(path, '/');
         int fd, cur;
@@ -274,7 +278,9 @@ static int open_parent(int root_fd, char *path, const char **base)
                 if (next)
                         *next = '\0';
                 fd = openat2_in_root(root_fd, path, O_PATH | O_DIRECTORY);
-                if (fd == -ENOENT && mkdirat(cur, p, 0755) == 0)
+                if (fd == -ENOENT && used && ++used->entries > lim->max_entries)
+                        fd = -EDQUOT;
+                else if (fd == -ENOENT && mkdirat(cur, p, 0755) == 0)
                         fd = openat2_in_root(root_fd, path, O_PATH | O_DIRECTORY);
                 else if (fd == -ENOENT)
                         fd = -errno;
@@ -429,7 +435,7 @@ static int apply_entry(const struct img_la *la, int root_fd, struct archive *a, 
                 return r < 0 ? r : 0;   /* 1: "./", the root itself, made already */
         if (lim->skip_files_over && type == AE_IFREG && la->entry_size(ent) > (int64_t) lim->skip_files_over)
                 return 0;
-        if ((pfd = open_parent(root_fd, path, &base)) < 0)
+        if ((pfd = open_parent(root_fd, path, &base, lim, used)) < 0)
                 return pfd;
         if (strncmp(base, WH_PREFIX, strlen(WH_PREFIX)) == 0) {
                 char dir[NAME_MAX_LEN + 2];
@@ -469,7 +475,12 @@ int img_apply_layer(const struct img_la *la, int root_fd, int fd, const char *wh
                         goto out;
                 }
                 if ((r = apply_entry(la, root_fd, a, ent, lim, used, &seen)) < 0) {
-                        if (r == -EFBIG)
+                        if (r == -EDQUOT)
+                                r = nsb_fail(e, NSB_STAGE_CONFIG, EFBIG,
+                                             "%s: more than %llu entries (the directories a name makes "
+                                             "count): refused at '%s'", what,
+                                             (unsigned long long) lim->max_entries, name ? name : "");
+                        else if (r == -EFBIG)
                                 r = nsb_fail(e, NSB_STAGE_CONFIG, EFBIG,
                                              "%s: '%s' inflates past the limit of %llu bytes of files: refused", what,
                                              name ? name : "", (unsigned long long) lim->max_bytes);
@@ -497,7 +508,7 @@ int img_root_write(int root_fd, const char *path, int src_fd, const char *data, 
         (void) src_fd;
         if (r != 0)
                 return -EINVAL;
-        if ((pfd = open_parent(root_fd, clean, &base)) < 0)
+        if ((pfd = open_parent(root_fd, clean, &base, NULL, NULL)) < 0)
                 return pfd;
         if ((r = img_rm_tree(pfd, base)) < 0)
                 return r;
