@@ -58,40 +58,6 @@ int img_open_blob(const struct img_src *s, const char *path, struct nsb_error *e
         return fd;
 }
 
-/* sha256 of what is left to read from @fd, as hex. */
-static int hash_fd(int fd, char out[65])
-{
-        struct sha256_ctx ctx;
-        uint8_t buf[64 << 10], d[SHA256_DIGEST_SIZE];
-        ssize_t n;
-
-        sha256_init(&ctx);
-        while ((n = read(fd, buf, sizeof buf)) > 0)
-                sha256_update(&ctx, (size_t) n, buf);
-        if (n < 0)
-                return -errno;
-        sha256_digest(&ctx, sizeof d, d);
-        for (size_t i = 0; i < sizeof d; i++)
-                snprintf(out + 2 * i, 3, "%02x", d[i]);
-        return 0;
-}
-
-int img_verify_fd(int fd, const char *hex, const char *path, struct nsb_error *e)
-{
-        char got[65];
-        int r = hash_fd(fd, got);
-
-        if (r < 0)
-                return nsb_fail(e, NSB_STAGE_CONFIG, -r, "reading image file '%s'", path);
-        if (strcmp(got, hex) != 0)
-                return nsb_fail(e, NSB_STAGE_CONFIG, EBADMSG,
-                                "image file '%s': its sha256 is %s, the manifest says %s (a corrupt or altered "
-                                "blob: refused)", path, got, hex);
-        if (lseek(fd, 0, SEEK_SET) < 0)
-                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "image file '%s'", path);
-        return 0;
-}
-
 int img_read_blob(const struct img_src *s, const char *path, size_t max, const char *hex, char **ret,
                   size_t *ret_len, struct nsb_error *e)
 {
@@ -158,7 +124,7 @@ int img_src_open(const struct img_la *la, const struct img_ref *ref, const char 
                 return nsb_fail(e, NSB_STAGE_CONFIG, errno, "mkdir '%s'", scratch);
         if ((ret->dir_fd = open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
                 return nsb_fail(e, NSB_STAGE_CONFIG, errno, "open '%s'", scratch);
-        if ((r = img_apply_layer(la, ret->dir_fd, fd, ref->path, &lim, &used, e)) < 0) {
+        if ((r = img_apply_layer(la, ret->dir_fd, fd, ref->path, NULL, &lim, &used, e)) < 0) {
                 close_fd(&ret->dir_fd);
                 return r;
         }

@@ -276,13 +276,13 @@ static int build_entry(const struct img_la *la, const char *dir, const char *fin
                 r = nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache '%s'", tmp);
         for (size_t i = 0; r == 0 && i < p->n_layers; i++) {
                 AUTOCLOSE int fd = img_open_blob(src, p->layer_paths[i], e);
-                char what[128];
+                char what[320];
 
-                snprintf(what, sizeof what, "layer %zu of %zu", i + 1, p->n_layers);
+                snprintf(what, sizeof what, "layer %zu of %zu (%s)", i + 1, p->n_layers, p->layer_paths[i]);
                 if (fd < 0)
                         r = fd;
-                else if ((r = img_verify_fd(fd, p->layer_hex[i], p->layer_paths[i], e)) == 0)
-                        r = img_apply_layer(la, root_fd, fd, what, lim, &used, e);
+                else
+                        r = img_apply_layer(la, root_fd, fd, what, p->layer_hex[i], lim, &used, e);
         }
         *secs = now_s() - t0;
         if (r == 0 && (r = write_meta(tfd, ref, p->digest, &used, *secs)) < 0)

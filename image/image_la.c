@@ -28,6 +28,7 @@ int img_la_load(struct img_la *la, struct nsb_error *e)
         BIND(support_filter_all, archive_read_support_filter_all);
         BIND(support_format_tar, archive_read_support_format_tar);
         BIND(open_fd, archive_read_open_fd);
+        BIND(read_open, archive_read_open);
         BIND(next_header, archive_read_next_header);
         BIND(data_block, archive_read_data_block);
         BIND(error_string, archive_error_string);

@@ -16,6 +16,7 @@ struct img_la {
         __typeof__(archive_read_support_filter_all) *support_filter_all;
         __typeof__(archive_read_support_format_tar) *support_format_tar;
         __typeof__(archive_read_open_fd) *open_fd;
+        __typeof__(archive_read_open) *read_open;
         __typeof__(archive_read_next_header) *next_header;
         __typeof__(archive_read_data_block) *data_block;
         __typeof__(archive_error_string) *error_string;

@@ -43,6 +43,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <nettle/sha2.h>
+
 #include "util/cleanup.h"
 
 #define WH_PREFIX ".wh."
@@ -450,22 +452,61 @@ static int apply_entry(const struct img_la *la, int root_fd, struct archive *a, 
         return seen_add(seen, path_hash("", path));
 }
 
-int img_apply_layer(const struct img_la *la, int root_fd, int fd, const char *what, const struct img_limits *lim,
-                    struct img_usage *used, struct nsb_error *e)
+/* The layer's bytes, hashed as libarchive reads them. Verifying the file
+ * first and reading it again let whoever can write the layout's blob (it is
+ * the image author's directory) swap its contents in between. */
+struct hashed_reader {
+        int fd;
+        bool hash;
+        struct sha256_ctx ctx;
+        uint8_t buf[64 << 10];
+};
+
+static la_ssize_t hashed_read(struct archive *a, void *client, const void **buf)
 {
-        struct archive *a = la->read_new();
+        struct hashed_reader *h = client;
+        ssize_t n;
+
+        (void) a;
+        do
+                n = read(h->fd, h->buf, sizeof h->buf);
+        while (n < 0 && errno == EINTR);
+        if (n > 0 && h->hash)
+                sha256_update(&h->ctx, (size_t) n, h->buf);
+        *buf = h->buf;
+        return n;
+}
+
+/* What libarchive left unread (the tar's padding, a trailer) hashed too;
+ * 0 when the whole file's sha256 is @hex, -EBADMSG (message set) if not. */
+static int hashed_check(struct hashed_reader *h, const char *hex, const char *what, struct nsb_error *e)
+{
+        uint8_t d[SHA256_DIGEST_SIZE];
+        char got[65];
+        ssize_t n;
+
+        while ((n = read(h->fd, h->buf, sizeof h->buf)) > 0 || (n < 0 && errno == EINTR))
+                if (n > 0)
+                        sha256_update(&h->ctx, (size_t) n, h->buf);
+        if (n < 0)
+                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "%s: reading", what);
+        sha256_digest(&h->ctx, sizeof d, d);
+        for (size_t i = 0; i < sizeof d; i++)
+                snprintf(got + 2 * i, 3, "%02x", d[i]);
+        if (strcmp(got, hex) == 0)
+                return 0;
+        return nsb_fail(e, NSB_STAGE_CONFIG, EBADMSG,
+                        "%s: its sha256 is %s, the manifest says %s (a corrupt or altered blob: refused)", what, got,
+                        hex);
+}
+
+static int apply_entries(const struct img_la *la, struct archive *a, int root_fd, const char *what,
+                         const struct img_limits *lim, struct img_usage *used, struct nsb_error *e)
+{
         struct archive_entry *ent;
         struct layer_seen seen = { 0 };
         int r = 0, ar;
 
-        if (!a)
-                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
-        la->support_filter_all(a);
-        la->support_format_tar(a);
-        if (la->open_fd(a, fd, 64 << 10) != ARCHIVE_OK) {
-                r = nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s: %s", what, la->error_string(a));
-                goto out;
-        }
         while ((ar = la->next_header(a, &ent)) == ARCHIVE_OK || ar == ARCHIVE_WARN) {
                 const char *name = la->entry_pathname(ent);
 
@@ -493,8 +534,45 @@ int img_apply_layer(const struct img_la *la, int root_fd, int fd, const char *wh
         if (ar != ARCHIVE_EOF)
                 r = nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s: %s", what, la->error_string(a));
 out:
-        la->read_free(a);
         free(seen.v);
+        return r;
+}
+
+int img_apply_layer(const struct img_la *la, int root_fd, int fd, const char *what, const char *hex,
+                    const struct img_limits *lim, struct img_usage *used, struct nsb_error *e)
+{
+        struct archive *a = la->read_new();
+        struct hashed_reader *h = malloc(sizeof *h);
+        int r = 0;
+
+        if (!a || !h) {
+                r = nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+                goto out;
+        }
+        h->fd = fd;
+        h->hash = hex != NULL;
+        sha256_init(&h->ctx);
+        la->support_filter_all(a);
+        la->support_format_tar(a);
+        if (la->read_open(a, h, NULL, hashed_read, NULL) != ARCHIVE_OK)
+                r = nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s: %s", what, la->error_string(a));
+        else
+                r = apply_entries(la, a, root_fd, what, lim, used, e);
+        /* a blob that is not what the manifest names says so, whatever
+         * libarchive made of it (a corrupt gzip stream fails there first) */
+        if (hex) {
+                struct nsb_error he;
+                nsb_error_clear(&he);
+                if (hashed_check(h, hex, what, &he) < 0) {
+                        if (e)
+                                *e = he;
+                        r = -EBADMSG;
+                }
+        }
+out:
+        if (a)
+                la->read_free(a);
+        free(h);
         return r;
 }
 

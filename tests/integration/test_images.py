@@ -580,3 +580,58 @@ class HostileLayouts(ImageCase):
         self.assertEqual(p.returncode, 127, p.stderr)
         ls = self.img("image", "ls")
         self.assertGreaterEqual(json.loads(ls.stdout)["entries"], 1001)
+
+    def test_layer_swapped_after_a_first_read_is_refused(self):
+        # the layout is the image author's: whoever can write a blob can change
+        # it between a verifying read and the unpacking read; the bytes
+        # unpacked must be the bytes hashed (one read, hashed as it goes)
+        good = io.BytesIO()
+        with tarfile.open(fileobj=good, mode="w") as t:
+            for i in range(48):
+                t.addfile(*[(ti, io.BytesIO(d)) for ti, d in [entry("pad%02d" % i, data=bytes(1 << 20))]][0])
+            ti, d = entry("marker", data=b"good")
+            t.addfile(ti, io.BytesIO(d))
+        good = good.getvalue()
+        at = good.rindex(b"good")
+        layout = os.path.join(self.tmp, "swap")
+        os.makedirs(os.path.join(layout, "blobs", "sha256"))
+        layer = write_blob(layout, good)
+        layer["mediaType"] = "application/vnd.oci.image.layer.v1.tar"
+        cfg = write_blob(layout, json.dumps({"architecture": "amd64", "os": "linux", "config": {},
+                                             "rootfs": {"type": "layers", "diff_ids": [layer["digest"]]}}).encode())
+        cfg["mediaType"] = "application/vnd.oci.image.config.v1+json"
+        man = write_blob(layout, json.dumps({"schemaVersion": 2, "config": cfg, "layers": [layer]}).encode())
+        man["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
+        with open(os.path.join(layout, "index.json"), "w") as f:
+            json.dump({"schemaVersion": 2, "manifests": [man]}, f)
+        blob = os.path.join(layout, "blobs", "sha256", layer["digest"][7:])
+        p = subprocess.Popen([NSBOX, "run", "--image", "oci:" + layout, "/nothing"], env=self.env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        swapped, fd_path, peak = False, None, 0
+        while p.poll() is None and not swapped:
+            try:
+                if fd_path is None:
+                    fds = os.path.join("/proc", str(p.pid), "fd")
+                    fd_path = next((os.path.join("/proc", str(p.pid), "fdinfo", n) for n in os.listdir(fds)
+                                    if os.readlink(os.path.join(fds, n)) == blob), None)
+                    continue
+                with open(fd_path) as f:
+                    pos = int(f.readline().split()[1])
+            except (OSError, ValueError, StopIteration):
+                fd_path = None
+                continue
+            peak = max(peak, pos)
+            if peak > len(good) // 2 and pos < len(good) // 4:   # read to the end once, then again from the start
+                with open(blob, "r+b") as f:
+                    os.pwrite(f.fileno(), b"evil", at)
+                swapped = True
+        out, err = p.communicate(timeout=120)
+        cache = os.path.join(self.tmp, "cache", "nsbox", "images")
+        markers = [open(os.path.join(cache, n, "rootfs", "marker"), "rb").read()
+                   for n in os.listdir(cache) if n.startswith("sha256-")]
+        self.assertNotIn(b"evil", markers, "a blob changed after its check was unpacked: %s" % err)
+        if swapped:
+            self.assertEqual(p.returncode, 125, err)
+            self.assertIn(b"corrupt or altered", err)
+        else:
+            self.assertEqual((p.returncode, markers), (127, [b"good"]), err)
