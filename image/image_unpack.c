@@ -1,6 +1,7 @@
 /* image/image_unpack.c — apply a layer onto the root being built.
  *
- * libarchive reads (any tar, any compression it knows); every write is
+ * libarchive reads (any tar; gzip, zstd, bzip2 or xz when built in, never
+ * an external decompressor); every write is
  * nsbox's own, relative to the root's directory fd:
  *   - a name is split into its parent and its last component; the parent is
  *     opened with openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS), so an
@@ -552,7 +553,7 @@ int img_apply_layer(const struct img_la *la, int root_fd, int fd, const char *wh
         h->fd = fd;
         h->hash = hex != NULL;
         sha256_init(&h->ctx);
-        la->support_filter_all(a);
+        img_la_filters(la, a);
         la->support_format_tar(a);
         if (la->read_open(a, h, NULL, hashed_read, NULL) != ARCHIVE_OK)
                 r = nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s: %s", what, la->error_string(a));

@@ -635,3 +635,65 @@ class HostileLayouts(ImageCase):
             self.assertIn(b"corrupt or altered", err)
         else:
             self.assertEqual((p.returncode, markers), (127, [b"good"]), err)
+
+    def test_no_external_decompressor_runs(self):
+        # libarchive's "all filters" runs lrzip, lzop, grzip ... from PATH on a
+        # layer with their magic: the image author's bytes fed, outside any
+        # sandbox, to whatever decompressor the host has
+        fake = os.path.join(self.tmp, "bin")
+        os.mkdir(fake)
+        ran = os.path.join(self.canary_dir(), "ran")
+        for prog in ("lrzip", "lzop", "grzip", "lzip", "lz4", "zstd", "gzip", "xz", "bzip2"):
+            with open(os.path.join(fake, prog), "w") as f:
+                f.write("#!/bin/sh\necho %s >> %s\ncat >/dev/null\n" % (prog, ran))
+            os.chmod(os.path.join(fake, prog), 0o755)
+        env = dict(self.env, PATH=fake + ":" + os.environ.get("PATH", "/usr/bin:/bin"))
+        layout = self.layout([[entry("a", data=b"x")]])
+        with open(os.path.join(layout, "blobs", "sha256", manifest_digest(layout)[7:])) as f:
+            man = json.load(f)
+        for magic in (b"LRZI\x00\x06", b"\x89LZO\x00\r\n\x1a\n", b"GRZipII\x00\x02\x04:)", b"LZIP\x01\x0c",
+                      b"\x04\x22\x4d\x18\x64\x40\xa7"):
+            layer = write_blob(layout, magic + bytes(64))
+            layer["mediaType"] = "application/vnd.oci.image.layer.v1.tar+gzip"
+            man["layers"] = [layer]
+            desc = write_blob(layout, json.dumps(man).encode())
+            desc["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
+            with open(os.path.join(layout, "index.json"), "w") as f:
+                json.dump({"schemaVersion": 2, "manifests": [desc]}, f)
+            p = self.img("run", "--image", "oci:" + layout, "/nothing", env=env)
+            self.assertEqual(p.returncode, 125, p.stderr)
+            self.assertFalse(os.path.exists(ran), open(ran).read() if os.path.exists(ran) else "")
+
+    def canary_dir(self):
+        d = os.path.join(self.tmp, "canary")
+        os.makedirs(d, exist_ok=True)
+        return d
+
+    def test_zstd_xz_and_uncompressed_layers(self):
+        tars = []
+        for i, comp in enumerate(("zstd", "xz", None)):
+            buf = io.BytesIO()
+            with tarfile.open(fileobj=buf, mode="w") as t:
+                ti, d = entry("f%d" % i, data=b"layer%d" % i)
+                t.addfile(ti, io.BytesIO(d))
+            data = buf.getvalue()
+            if comp:
+                data = subprocess.run([shutil.which(comp) or self.skipTest("no " + comp), "-c"], input=data,
+                                      capture_output=True, check=True).stdout
+            tars.append(data)
+        layout = self.layout([[entry("base", data=b"b")]])
+        with open(os.path.join(layout, "blobs", "sha256", manifest_digest(layout)[7:])) as f:
+            man = json.load(f)
+        for data, mt in zip(tars, ("tar+zstd", "tar+xz", "tar")):
+            layer = write_blob(layout, data)
+            layer["mediaType"] = "application/vnd.oci.image.layer.v1." + mt
+            man["layers"].append(layer)
+        desc = write_blob(layout, json.dumps(man).encode())
+        desc["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
+        with open(os.path.join(layout, "index.json"), "w") as f:
+            json.dump({"schemaVersion": 2, "manifests": [desc]}, f)
+        p = self.img("run", "--image", "oci:" + layout, "/nothing")
+        self.assertEqual(p.returncode, 127, p.stderr)
+        cache = os.path.join(self.tmp, "cache", "nsbox", "images")
+        [name] = [n for n in os.listdir(cache) if n.startswith("sha256-")]
+        self.assertEqual(sorted(os.listdir(os.path.join(cache, name, "rootfs"))), ["base", "f0", "f1", "f2"])
