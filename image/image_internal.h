@@ -39,8 +39,8 @@ int img_read_blob(const struct img_src *s, const char *path, size_t max, const c
 /* Open @path for reading (beneath the source). */
 int img_open_blob(const struct img_src *s, const char *path, struct nsb_error *e);
 
-/* image_unpack.c: apply the layer read from @fd (uncompressed, or a compression libarchive has built in:
- * knows) onto the root @root_fd; with @hex, the sha256 of every byte read
+/* image_unpack.c: apply the layer read from @fd (a tar, uncompressed or in
+ * a compression libarchive has built in) onto the root @root_fd; with @hex, the sha256 of every byte read
  * from @fd (to its end) must be @hex, hashed as libarchive reads them (what
  * is checked is what is unpacked): a mismatch is -EBADMSG, and the caller
  * throws the root away. @used counts against @lim across layers. */
