@@ -10,6 +10,7 @@
 #include "image/image_internal.h"
 #include "image/image_la.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -336,6 +337,29 @@ static int plan_of(const struct img_ref *ref, const struct img_src *src, struct 
         return ref->transport == IMG_DOCKER_ARCHIVE ? plan_docker(ref, src, p, e) : plan_oci(ref, src, p, e);
 }
 
+/* Under the exclusive lock no other nsbox is building or reading an
+ * archive (each holds the lock, shared or exclusive, while its .tmp- exists):
+ * every .tmp- but this process's own @scratch was left by one that was
+ * killed (an unpack cut short by kill -9), and is removed. */
+static void sweep_stale(const char *dir, const char *scratch)
+{
+        const char *own = scratch ? strrchr(scratch, '/') + 1 : "";
+        AUTOCLOSE int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int lfd = dfd < 0 ? -1 : dup(dfd);
+        DIR *d = lfd < 0 ? NULL : fdopendir(lfd);
+        struct dirent *de;
+
+        if (!d) {
+                if (lfd >= 0)
+                        close(lfd);
+                return;
+        }
+        while ((de = readdir(d)))
+                if (strncmp(de->d_name, ".tmp-", 5) == 0 && strcmp(de->d_name, own) != 0)
+                        (void) img_rm_tree(dfd, de->d_name);
+        closedir(d);
+}
+
 /* Under the exclusive lock: the entry, unless another process made it. */
 static int ensure_entry(struct img_la *la, const char *dir, const char *entry, const char *refstr, const struct img_ref *ref,
                         struct img_src *src, const char *scratch, const struct img_limits *lim, double *secs,
@@ -347,6 +371,7 @@ static int ensure_entry(struct img_la *la, const char *dir, const char *entry, c
 
         if (stat(entry, &st) == 0)
                 return 0;
+        sweep_stale(dir, scratch);
         if ((r = img_la_load(la, e)) < 0)
                 return r;
         if (ref->transport != IMG_OCI) {

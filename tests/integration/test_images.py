@@ -485,8 +485,8 @@ class HostileLayouts(ImageCase):
     besides the layers' names (the layout's files, the shape of the tree),
     and where the cache lives."""
 
-    def layout(self, layers):
-        layout = os.path.join(self.tmp, "hostile")
+    def layout(self, layers, name="hostile"):
+        layout = os.path.join(self.tmp, name)
         shutil.rmtree(layout, ignore_errors=True)
         oci_of_layers(layout, layers)
         return layout
@@ -697,3 +697,33 @@ class HostileLayouts(ImageCase):
         cache = os.path.join(self.tmp, "cache", "nsbox", "images")
         [name] = [n for n in os.listdir(cache) if n.startswith("sha256-")]
         self.assertEqual(sorted(os.listdir(os.path.join(cache, name, "rootfs"))), ["base", "f0", "f1", "f2"])
+
+    def test_killed_unpack_is_never_used_and_swept(self):
+        # kill -9 mid-unpack: the half-built .tmp- is never taken for the
+        # image, and the next unpack (under the exclusive lock, so nobody else
+        # is building) removes it
+        layout = self.layout([[entry("d%d/f%05d" % (i // 1000, i), data=b"x" * 100) for i in range(20000)]])
+        cache = os.path.join(self.tmp, "cache", "nsbox", "images")
+        p = subprocess.Popen([NSBOX, "run", "--image", "oci:" + layout, "/nothing"], env=self.env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        tmp = []
+        while p.poll() is None and time.monotonic() < deadline:
+            tmp = [n for n in os.listdir(cache) if n.startswith(".tmp-")] if os.path.isdir(cache) else []
+            if tmp and os.path.isdir(os.path.join(cache, tmp[0], "rootfs", "d1")):
+                break
+            time.sleep(0.01)
+        p.kill()
+        p.wait()
+        if not tmp or any(n.startswith("sha256-") for n in os.listdir(cache)):
+            self.skipTest("the unpack finished before it could be killed")
+        self.assertEqual([n for n in os.listdir(cache) if n.startswith("sha256-")], [])
+        other = self.layout([[entry("a", data=b"x")]], "other")
+        p = self.img("run", "--image", "oci:" + other, "/nothing")
+        self.assertEqual(p.returncode, 127, p.stderr)
+        self.assertEqual([n for n in os.listdir(cache) if n.startswith(".tmp-")], [])
+        p = self.img("run", "--image", "oci:" + layout, "/nothing")
+        self.assertEqual(p.returncode, 127, p.stderr)
+        [name] = [n for n in os.listdir(cache) if n.startswith("sha256-") and
+                  os.path.exists(os.path.join(cache, n, "rootfs", "d19"))]
+        self.assertEqual(len(os.listdir(os.path.join(cache, name, "rootfs", "d19"))), 1000)
