@@ -22,6 +22,10 @@ static void limits_of(struct img_limits *lim)
         *lim = (struct img_limits){ IMG_DEFAULT_MAX_BYTES, IMG_DEFAULT_MAX_ENTRIES, 0 };
         if (s && cfg_parse_size(s, &v, &ignored) == 0 && v > 0 && v < lim->max_bytes)
                 lim->max_bytes = v;
+        /* NSBOX_IMAGE_MAX_ENTRIES: the same for the entry bound */
+        s = getenv("NSBOX_IMAGE_MAX_ENTRIES");
+        if (s && cfg_parse_size(s, &v, &ignored) == 0 && v > 0 && v < lim->max_entries)
+                lim->max_entries = v;
 }
 
 /* What an image makes meaningless is refused, not ignored: its own files

@@ -17,65 +17,45 @@
 #include "util/cleanup.h"
 #include "util/sha256.h"
 
-/* Beneath the source: an archive's symlink (docker save's id/layer.tar ->
- * ../HEX.tar) resolves inside it; an OCI layout's blob path holds none. */
-static int open_beneath(int dir_fd, const char *path)
-{
-        struct open_how how = {
-                .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY,
-                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-        };
-        long r = syscall(SYS_openat2, dir_fd, path, &how, sizeof how);
+/* open_regular: not a regular file (no errno of its own says so) */
+#define EFTYPE_NOT_REG 4096
 
-        return r < 0 ? -errno : (int) r;
+/* Beneath the source: an archive's symlink (docker save's id/layer.tar ->
+ * ../HEX.tar) resolves inside it; an OCI layout's blob path holds none.
+ * Looked at with O_PATH first: the layout is the image author's, and
+ * opening a FIFO for reading waits for a writer forever (under the cache's
+ * exclusive lock, every image run of this user with it), a device node's
+ * open does what its driver does. A regular file is then opened through
+ * the O_PATH fd (the same inode, whatever the name now holds). The archive
+ * file the caller names is opened the same way (@resolve 0). */
+static int open_regular(int dir_fd, const char *path, uint64_t resolve)
+{
+        struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = resolve };
+        AUTOCLOSE int pfd = (int) syscall(SYS_openat2, dir_fd, path, &how, sizeof how);
+        char proc[64];
+        struct stat st;
+        int fd;
+
+        if (pfd < 0)
+                return -errno;
+        if (fstat(pfd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EFTYPE_NOT_REG;
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
+        fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        return fd < 0 ? -errno : fd;
 }
 
 int img_open_blob(const struct img_src *s, const char *path, struct nsb_error *e)
 {
-        int fd = open_beneath(s->dir_fd, path);
-        struct stat st;
+        int fd = open_regular(s->dir_fd, path, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 
+        if (fd == -EFTYPE_NOT_REG)
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "image file '%s' is not a regular file: refused", path);
         if (fd < 0)
                 return nsb_fail(e, NSB_STAGE_CONFIG, -fd, "image file '%s'", path);
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-                close(fd);
-                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "image file '%s' is not a regular file", path);
-        }
         return fd;
-}
-
-/* sha256 of what is left to read from @fd, as hex. */
-static int hash_fd(int fd, char out[65])
-{
-        struct sha256_ctx ctx;
-        uint8_t buf[64 << 10], d[SHA256_DIGEST_SIZE];
-        ssize_t n;
-
-        sha256_init(&ctx);
-        while ((n = read(fd, buf, sizeof buf)) > 0)
-                sha256_update(&ctx, (size_t) n, buf);
-        if (n < 0)
-                return -errno;
-        sha256_digest(&ctx, sizeof d, d);
-        for (size_t i = 0; i < sizeof d; i++)
-                snprintf(out + 2 * i, 3, "%02x", d[i]);
-        return 0;
-}
-
-int img_verify_fd(int fd, const char *hex, const char *path, struct nsb_error *e)
-{
-        char got[65];
-        int r = hash_fd(fd, got);
-
-        if (r < 0)
-                return nsb_fail(e, NSB_STAGE_CONFIG, -r, "reading image file '%s'", path);
-        if (strcmp(got, hex) != 0)
-                return nsb_fail(e, NSB_STAGE_CONFIG, EBADMSG,
-                                "image file '%s': its sha256 is %s, the manifest says %s (a corrupt or altered "
-                                "blob: refused)", path, got, hex);
-        if (lseek(fd, 0, SEEK_SET) < 0)
-                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "image file '%s'", path);
-        return 0;
 }
 
 int img_read_blob(const struct img_src *s, const char *path, size_t max, const char *hex, char **ret,
@@ -135,13 +115,16 @@ int img_src_open(const struct img_la *la, const struct img_ref *ref, const char 
         }
         /* An archive: its members written into @scratch by the same
          * unpacker as a layer (nothing outside it), then read as a layout. */
-        if ((fd = open(ref->path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
-                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "--image: archive '%s'", ref->path);
+        if ((fd = open_regular(AT_FDCWD, ref->path, 0)) == -EFTYPE_NOT_REG)
+                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "--image: archive '%s' is not a regular file: refused",
+                                ref->path);
+        if (fd < 0)
+                return nsb_fail(e, NSB_STAGE_CONFIG, -fd, "--image: archive '%s'", ref->path);
         if (mkdir(scratch, 0700) < 0 && errno != EEXIST)
                 return nsb_fail(e, NSB_STAGE_CONFIG, errno, "mkdir '%s'", scratch);
         if ((ret->dir_fd = open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
                 return nsb_fail(e, NSB_STAGE_CONFIG, errno, "open '%s'", scratch);
-        if ((r = img_apply_layer(la, ret->dir_fd, fd, ref->path, &lim, &used, e)) < 0) {
+        if ((r = img_apply_layer(la, ret->dir_fd, fd, ref->path, NULL, &lim, &used, e)) < 0) {
                 close_fd(&ret->dir_fd);
                 return r;
         }

@@ -10,6 +10,7 @@
 #include "image/image_internal.h"
 #include "image/image_la.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -55,6 +56,47 @@ static int mkdir_p(char *path)
         }
 }
 
+/* *@dir (existing) resolved, every directory from / down to it checked:
+ * root's or the caller's, and not group/other-writable unless sticky (/tmp).
+ * Who can rename an entry of an ancestor can swap the cache for a tree of
+ * their own after nsbox looked at it (the locks and the mount plan name the
+ * cache by path), and that tree becomes the sandbox's root. The resolved
+ * path replaces *@dir: a symlink's target is what was checked. */
+int img_cache_resolve(char **dir, struct nsb_error *e)
+{
+        char *real = realpath(*dir, NULL);
+        struct stat st;
+
+        if (!real)
+                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache '%s'", *dir);
+        for (char *p = real;; p++) {
+                char c = *p;
+                if (c != '/' && c != '\0')
+                        continue;
+                *p = '\0';
+                int r = stat(p == real ? "/" : real, &st) < 0 ? -errno : 0;
+                if (r == 0 && ((st.st_uid != 0 && st.st_uid != geteuid()) ||
+                               ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))))
+                        r = nsb_fail(e, NSB_STAGE_CONFIG, EPERM,
+                                     "image cache '%s': '%s' is writable by others (owner %u, mode %o), who could "
+                                     "swap the cache for their own tree: refused (XDG_CACHE_HOME names another "
+                                     "place)", *dir, p == real ? "/" : real, (unsigned) st.st_uid,
+                                     (unsigned) (st.st_mode & 07777));
+                else if (r < 0)
+                        r = nsb_fail(e, NSB_STAGE_CONFIG, -r, "image cache '%s'", real);
+                *p = c;
+                if (r < 0) {
+                        free(real);
+                        return r;
+                }
+                if (c == '\0')
+                        break;
+        }
+        free(*dir);
+        *dir = real;
+        return 0;
+}
+
 /* The cache directory, made and opened, and its lock taken (@how). */
 static int cache_open(char **ret_dir, int *ret_lock, int how, struct nsb_error *e)
 {
@@ -65,6 +107,8 @@ static int cache_open(char **ret_dir, int *ret_lock, int how, struct nsb_error *
                 return r;
         if ((r = mkdir_p(*ret_dir)) < 0)
                 return nsb_fail(e, NSB_STAGE_CONFIG, -r, "image cache '%s'", *ret_dir);
+        if ((r = img_cache_resolve(ret_dir, e)) < 0)
+                return r;
         /* The cache decides what the sandbox's root holds: the caller's own
          * directory only (as profile/closure_cache.h trusts its cache). */
         if ((fd = open(*ret_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || fstat(fd, &st) < 0)
@@ -233,13 +277,13 @@ static int build_entry(const struct img_la *la, const char *dir, const char *fin
                 r = nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache '%s'", tmp);
         for (size_t i = 0; r == 0 && i < p->n_layers; i++) {
                 AUTOCLOSE int fd = img_open_blob(src, p->layer_paths[i], e);
-                char what[128];
+                char what[320];
 
-                snprintf(what, sizeof what, "layer %zu of %zu", i + 1, p->n_layers);
+                snprintf(what, sizeof what, "layer %zu of %zu (%s)", i + 1, p->n_layers, p->layer_paths[i]);
                 if (fd < 0)
                         r = fd;
-                else if ((r = img_verify_fd(fd, p->layer_hex[i], p->layer_paths[i], e)) == 0)
-                        r = img_apply_layer(la, root_fd, fd, what, lim, &used, e);
+                else
+                        r = img_apply_layer(la, root_fd, fd, what, p->layer_hex[i], lim, &used, e);
         }
         *secs = now_s() - t0;
         if (r == 0 && (r = write_meta(tfd, ref, p->digest, &used, *secs)) < 0)
@@ -293,6 +337,29 @@ static int plan_of(const struct img_ref *ref, const struct img_src *src, struct 
         return ref->transport == IMG_DOCKER_ARCHIVE ? plan_docker(ref, src, p, e) : plan_oci(ref, src, p, e);
 }
 
+/* Under the exclusive lock no other nsbox is building or reading an
+ * archive (each holds the lock, shared or exclusive, while its .tmp- exists):
+ * every .tmp- but this process's own @scratch was left by one that was
+ * killed (an unpack cut short by kill -9), and is removed. */
+static void sweep_stale(const char *dir, const char *scratch)
+{
+        const char *own = scratch ? strrchr(scratch, '/') + 1 : "";
+        AUTOCLOSE int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int lfd = dfd < 0 ? -1 : dup(dfd);
+        DIR *d = lfd < 0 ? NULL : fdopendir(lfd);
+        struct dirent *de;
+
+        if (!d) {
+                if (lfd >= 0)
+                        close(lfd);
+                return;
+        }
+        while ((de = readdir(d)))
+                if (strncmp(de->d_name, ".tmp-", 5) == 0 && strcmp(de->d_name, own) != 0)
+                        (void) img_rm_tree(dfd, de->d_name);
+        closedir(d);
+}
+
 /* Under the exclusive lock: the entry, unless another process made it. */
 static int ensure_entry(struct img_la *la, const char *dir, const char *entry, const char *refstr, const struct img_ref *ref,
                         struct img_src *src, const char *scratch, const struct img_limits *lim, double *secs,
@@ -304,6 +371,7 @@ static int ensure_entry(struct img_la *la, const char *dir, const char *entry, c
 
         if (stat(entry, &st) == 0)
                 return 0;
+        sweep_stale(dir, scratch);
         if ((r = img_la_load(la, e)) < 0)
                 return r;
         if (ref->transport != IMG_OCI) {

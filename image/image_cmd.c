@@ -21,8 +21,12 @@ static int open_cache(char **dir, int *dfd, int *lock, struct nsb_error *e)
         *dfd = *lock = -1;
         if (r < 0)
                 return r;
+        if (access(*dir, F_OK) < 0 && errno == ENOENT)
+                return 1;
+        if ((r = img_cache_resolve(dir, e)) < 0)
+                return r;
         if ((*dfd = open(*dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-                return errno == ENOENT ? 1 : nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache '%s'", *dir);
+                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache '%s'", *dir);
         *lock = openat(*dfd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (*lock < 0 || flock(*lock, LOCK_EX) < 0)
                 return nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache lock");
@@ -41,7 +45,15 @@ static int remove_entry(int dfd, const char *name)
                 close(fd);
                 return 0;
         }
-        r = img_rm_tree(dfd, name);
+        /* Out of sight first: a removal that fails halfway (an fd limit, a
+         * full disk) must leave an unfinished .tmp- (prune's), never a
+         * half-removed sha256-HEX a run would take for a finished root. */
+        if (strncmp(name, "sha256-", 7) == 0) {
+                char gone[160];
+                snprintf(gone, sizeof gone, ".tmp-rm-%d-%s", (int) getpid(), name + 7);
+                r = renameat(dfd, name, dfd, gone) < 0 ? -errno : img_rm_tree(dfd, gone);
+        } else
+                r = img_rm_tree(dfd, name);
         if (fd >= 0)
                 close(fd);
         return r < 0 ? r : 1;

@@ -11,6 +11,11 @@ struct img_la;   /* image/image_la.h */
 
 void img_strs_free(char **v, size_t n);
 
+/* image_cache.c: *@dir, an existing cache directory, resolved (realpath),
+ * every directory from / to it the caller's or root's and not writable by
+ * others (sticky excepted). -EPERM otherwise. */
+int img_cache_resolve(char **dir, struct nsb_error *e);
+
 /* image_blob.c: the files of an image source (a layout directory, or an
  * archive extracted into a private directory), opened beneath it. */
 struct img_src {
@@ -34,22 +39,20 @@ int img_read_blob(const struct img_src *s, const char *path, size_t max, const c
 /* Open @path for reading (beneath the source). */
 int img_open_blob(const struct img_src *s, const char *path, struct nsb_error *e);
 
-/* image_unpack.c: apply the layer read from @fd (any compression libarchive
- * knows) onto the root @root_fd; the sha256 of the bytes read from @fd must
- * be @hex (compressed: the manifest's digest), and with @diff_hex the sha256
- * of the uncompressed tar must be it too. @used counts against @lim across
- * layers. */
+/* image_unpack.c: apply the layer read from @fd (a tar, uncompressed or in
+ * a compression libarchive has built in) onto the root @root_fd; with @hex, the sha256 of every byte read
+ * from @fd (to its end) must be @hex, hashed as libarchive reads them (what
+ * is checked is what is unpacked): a mismatch is -EBADMSG, and the caller
+ * throws the root away. @used counts against @lim across layers. */
 struct img_usage {
         uint64_t bytes, entries;
 };
-int img_apply_layer(const struct img_la *la, int root_fd, int fd, const char *what, const struct img_limits *lim,
-                    struct img_usage *used, struct nsb_error *e);
+int img_apply_layer(const struct img_la *la, int root_fd, int fd, const char *what, const char *hex,
+                    const struct img_limits *lim, struct img_usage *used, struct nsb_error *e);
 
 /* Remove the tree @name under @dir_fd (never following a symlink). */
 int img_rm_tree(int dir_fd, const char *name);
 /* Write @len bytes at @path under @root_fd, resolved in the root, making
  * missing parents (0755); the final component replaced, never followed. */
 int img_root_write(int root_fd, const char *path, int src_fd, const char *data, size_t len, mode_t mode);
-/* The sha256 of the rest of @fd must be @hex; @fd is rewound. -EBADMSG. */
-int img_verify_fd(int fd, const char *hex, const char *path, struct nsb_error *e);
 

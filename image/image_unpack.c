@@ -1,6 +1,7 @@
 /* image/image_unpack.c — apply a layer onto the root being built.
  *
- * libarchive reads (any tar, any compression it knows); every write is
+ * libarchive reads (any tar; gzip, zstd, bzip2 or xz when built in, never
+ * an external decompressor); every write is
  * nsbox's own, relative to the root's directory fd:
  *   - a name is split into its parent and its last component; the parent is
  *     opened with openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS), so an
@@ -25,8 +26,9 @@
  *     them; the sandbox has its own /dev); set-id bits are dropped; the owner
  *     is the caller (the files are created by it: no chown); directories
  *     get u+rwx and files u+r so the caller can read and later remove them;
- *   - bounded: entries and bytes of file contents, all layers together
- *     (struct img_limits); a sparse entry counts its full size.
+ *   - bounded: entries (and the directories a name makes for its missing
+ *     parents) and bytes of file contents, all layers together (struct
+ *     img_limits); a sparse entry counts its full size.
  */
 #include "image/image_internal.h"
 #include "image/image_la.h"
@@ -41,6 +43,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <nettle/sha2.h>
 
 #include "util/cleanup.h"
 
@@ -59,7 +63,47 @@ static int openat2_in_root(int root_fd, const char *path, int flags)
         return r < 0 ? -errno : (int) r;
 }
 
-int img_rm_tree(int dir_fd, const char *name)
+/* Removing a tree: one fd per level held while its directory is read, so
+ * at most RM_DEPTH levels at once; a directory deeper than that is moved up
+ * to the tree's parent under a fresh name and removed from there after.
+ * (A few entries of a layer make a chain of any depth: a symlink to the
+ * bottom so far, then 1000 more levels below it. Recursing all the way
+ * needed one fd per level, and `nsbox image rm` failed at the fd limit.) */
+#define RM_DEPTH 64
+#define RM_MOVED ".nsbox-rm-"
+
+struct rm_ctx {
+        int top_fd;             /* where deep directories are moved to */
+        unsigned long next;     /* the next name to try: RM_MOVED<pid>-<next> */
+        unsigned long *moved;   /* the numbers of the names moved there, to remove */
+        size_t n_moved, cap;
+};
+
+static int rm_move_up(struct rm_ctx *c, int pfd, const char *name)
+{
+        char to[64];
+
+        if (c->n_moved == c->cap) {
+                size_t ncap = c->cap ? c->cap * 2 : 16;
+                unsigned long *nv = realloc(c->moved, ncap * sizeof *nv);
+                if (!nv)
+                        return -ENOMEM;
+                c->moved = nv;
+                c->cap = ncap;
+        }
+        for (;; c->next++) {
+                snprintf(to, sizeof to, RM_MOVED "%d-%lu", (int) getpid(), c->next);
+                /* RENAME_NOREPLACE: a name the tree itself holds is skipped */
+                if (renameat2(pfd, name, c->top_fd, to, RENAME_NOREPLACE) == 0)
+                        break;
+                if (errno != EEXIST)
+                        return -errno;
+        }
+        c->moved[c->n_moved++] = c->next++;
+        return 0;
+}
+
+static int rm_at(struct rm_ctx *c, int dir_fd, const char *name, unsigned depth)
 {
         struct stat st;
         int fd, r = 0;
@@ -70,6 +114,8 @@ int img_rm_tree(int dir_fd, const char *name)
                 return errno == ENOENT ? 0 : -errno;
         if (!S_ISDIR(st.st_mode))
                 return unlinkat(dir_fd, name, 0) < 0 ? -errno : 0;
+        if (depth >= RM_DEPTH)
+                return rm_move_up(c, dir_fd, name);
         fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
@@ -80,10 +126,25 @@ int img_rm_tree(int dir_fd, const char *name)
         }
         while (r == 0 && (de = readdir(d)))
                 if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-                        r = img_rm_tree(dirfd(d), de->d_name);
+                        r = rm_at(c, dirfd(d), de->d_name, depth + 1);
         closedir(d);
         if (r == 0 && unlinkat(dir_fd, name, AT_REMOVEDIR) < 0)
                 r = -errno;
+        return r;
+}
+
+int img_rm_tree(int dir_fd, const char *name)
+{
+        struct rm_ctx c = { .top_fd = dir_fd };
+        int r = rm_at(&c, dir_fd, name, 0);
+
+        /* what was moved up, each a tree of its own (which may move more) */
+        for (size_t i = 0; r == 0 && i < c.n_moved; i++) {
+                char moved[64];
+                snprintf(moved, sizeof moved, RM_MOVED "%d-%lu", (int) getpid(), c.moved[i]);
+                r = rm_at(&c, dir_fd, moved, 0);
+        }
+        free(c.moved);
         return r;
 }
 
@@ -192,8 +253,11 @@ static int clean_name(const char *name, char *buf, size_t size)
 
 /* The parent directory of the clean path @path, opened in the root (missing
  * directories made, 0755, each with mkdirat on its resolved parent); *base
- * points at the last component. */
-static int open_parent(int root_fd, char *path, const char **base)
+ * points at the last component. Each directory made counts as an entry of
+ * @used (when given): one name a/a/.../a makes 2000 of them, and a symlink
+ * to the bottom lets the next name make 2000 more; -EDQUOT past the bound. */
+static int open_parent(int root_fd, char *path, const char **base, const struct img_limits *lim,
+                       struct img_usage *used)
 {
         char *slash = strrchr(path, '/');
         int fd, cur;
@@ -217,7 +281,9 @@ static int open_parent(int root_fd, char *path, const char **base)
                 if (next)
                         *next = '\0';
                 fd = openat2_in_root(root_fd, path, O_PATH | O_DIRECTORY);
-                if (fd == -ENOENT && mkdirat(cur, p, 0755) == 0)
+                if (fd == -ENOENT && used && ++used->entries > lim->max_entries)
+                        fd = -EDQUOT;
+                else if (fd == -ENOENT && mkdirat(cur, p, 0755) == 0)
                         fd = openat2_in_root(root_fd, path, O_PATH | O_DIRECTORY);
                 else if (fd == -ENOENT)
                         fd = -errno;
@@ -372,7 +438,7 @@ static int apply_entry(const struct img_la *la, int root_fd, struct archive *a, 
                 return r < 0 ? r : 0;   /* 1: "./", the root itself, made already */
         if (lim->skip_files_over && type == AE_IFREG && la->entry_size(ent) > (int64_t) lim->skip_files_over)
                 return 0;
-        if ((pfd = open_parent(root_fd, path, &base)) < 0)
+        if ((pfd = open_parent(root_fd, path, &base, lim, used)) < 0)
                 return pfd;
         if (strncmp(base, WH_PREFIX, strlen(WH_PREFIX)) == 0) {
                 char dir[NAME_MAX_LEN + 2];
@@ -387,22 +453,61 @@ static int apply_entry(const struct img_la *la, int root_fd, struct archive *a, 
         return seen_add(seen, path_hash("", path));
 }
 
-int img_apply_layer(const struct img_la *la, int root_fd, int fd, const char *what, const struct img_limits *lim,
-                    struct img_usage *used, struct nsb_error *e)
+/* The layer's bytes, hashed as libarchive reads them. Verifying the file
+ * first and reading it again let whoever can write the layout's blob (it is
+ * the image author's directory) swap its contents in between. */
+struct hashed_reader {
+        int fd;
+        bool hash;
+        struct sha256_ctx ctx;
+        uint8_t buf[64 << 10];
+};
+
+static la_ssize_t hashed_read(struct archive *a, void *client, const void **buf)
 {
-        struct archive *a = la->read_new();
+        struct hashed_reader *h = client;
+        ssize_t n;
+
+        (void) a;
+        do
+                n = read(h->fd, h->buf, sizeof h->buf);
+        while (n < 0 && errno == EINTR);
+        if (n > 0 && h->hash)
+                sha256_update(&h->ctx, (size_t) n, h->buf);
+        *buf = h->buf;
+        return n;
+}
+
+/* What libarchive left unread (the tar's padding, a trailer) hashed too;
+ * 0 when the whole file's sha256 is @hex, -EBADMSG (message set) if not. */
+static int hashed_check(struct hashed_reader *h, const char *hex, const char *what, struct nsb_error *e)
+{
+        uint8_t d[SHA256_DIGEST_SIZE];
+        char got[65];
+        ssize_t n;
+
+        while ((n = read(h->fd, h->buf, sizeof h->buf)) > 0 || (n < 0 && errno == EINTR))
+                if (n > 0)
+                        sha256_update(&h->ctx, (size_t) n, h->buf);
+        if (n < 0)
+                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "%s: reading", what);
+        sha256_digest(&h->ctx, sizeof d, d);
+        for (size_t i = 0; i < sizeof d; i++)
+                snprintf(got + 2 * i, 3, "%02x", d[i]);
+        if (strcmp(got, hex) == 0)
+                return 0;
+        return nsb_fail(e, NSB_STAGE_CONFIG, EBADMSG,
+                        "%s: its sha256 is %s, the manifest says %s (a corrupt or altered blob: refused)", what, got,
+                        hex);
+}
+
+static int apply_entries(const struct img_la *la, struct archive *a, int root_fd, const char *what,
+                         const struct img_limits *lim, struct img_usage *used, struct nsb_error *e)
+{
         struct archive_entry *ent;
         struct layer_seen seen = { 0 };
         int r = 0, ar;
 
-        if (!a)
-                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
-        la->support_filter_all(a);
-        la->support_format_tar(a);
-        if (la->open_fd(a, fd, 64 << 10) != ARCHIVE_OK) {
-                r = nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s: %s", what, la->error_string(a));
-                goto out;
-        }
         while ((ar = la->next_header(a, &ent)) == ARCHIVE_OK || ar == ARCHIVE_WARN) {
                 const char *name = la->entry_pathname(ent);
 
@@ -412,7 +517,12 @@ int img_apply_layer(const struct img_la *la, int root_fd, int fd, const char *wh
                         goto out;
                 }
                 if ((r = apply_entry(la, root_fd, a, ent, lim, used, &seen)) < 0) {
-                        if (r == -EFBIG)
+                        if (r == -EDQUOT)
+                                r = nsb_fail(e, NSB_STAGE_CONFIG, EFBIG,
+                                             "%s: more than %llu entries (the directories a name makes "
+                                             "count): refused at '%s'", what,
+                                             (unsigned long long) lim->max_entries, name ? name : "");
+                        else if (r == -EFBIG)
                                 r = nsb_fail(e, NSB_STAGE_CONFIG, EFBIG,
                                              "%s: '%s' inflates past the limit of %llu bytes of files: refused", what,
                                              name ? name : "", (unsigned long long) lim->max_bytes);
@@ -425,8 +535,45 @@ int img_apply_layer(const struct img_la *la, int root_fd, int fd, const char *wh
         if (ar != ARCHIVE_EOF)
                 r = nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s: %s", what, la->error_string(a));
 out:
-        la->read_free(a);
         free(seen.v);
+        return r;
+}
+
+int img_apply_layer(const struct img_la *la, int root_fd, int fd, const char *what, const char *hex,
+                    const struct img_limits *lim, struct img_usage *used, struct nsb_error *e)
+{
+        struct archive *a = la->read_new();
+        struct hashed_reader *h = malloc(sizeof *h);
+        int r = 0;
+
+        if (!a || !h) {
+                r = nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+                goto out;
+        }
+        h->fd = fd;
+        h->hash = hex != NULL;
+        sha256_init(&h->ctx);
+        img_la_filters(la, a);
+        la->support_format_tar(a);
+        if (la->read_open(a, h, NULL, hashed_read, NULL) != ARCHIVE_OK)
+                r = nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s: %s", what, la->error_string(a));
+        else
+                r = apply_entries(la, a, root_fd, what, lim, used, e);
+        /* a blob that is not what the manifest names says so, whatever
+         * libarchive made of it (a corrupt gzip stream fails there first) */
+        if (hex) {
+                struct nsb_error he;
+                nsb_error_clear(&he);
+                if (hashed_check(h, hex, what, &he) < 0) {
+                        if (e)
+                                *e = he;
+                        r = -EBADMSG;
+                }
+        }
+out:
+        if (a)
+                la->read_free(a);
+        free(h);
         return r;
 }
 
@@ -440,7 +587,7 @@ int img_root_write(int root_fd, const char *path, int src_fd, const char *data, 
         (void) src_fd;
         if (r != 0)
                 return -EINVAL;
-        if ((pfd = open_parent(root_fd, clean, &base)) < 0)
+        if ((pfd = open_parent(root_fd, clean, &base, NULL, NULL)) < 0)
                 return pfd;
         if ((r = img_rm_tree(pfd, base)) < 0)
                 return r;

@@ -115,7 +115,7 @@ class ImageCase(SandboxTest):
 
     def tearDown(self):
         subprocess.run(["chmod", "-R", "u+rwX", self.tmp])
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        subprocess.run(["rm", "-rf", self.tmp])   # any depth (shutil.rmtree recurses in Python)
 
     def img(self, *args, **kw):
         return self.nsbox(*args, env=kw.pop("env", self.env), **kw)
@@ -472,3 +472,258 @@ class HostileLayers(ImageCase):
         self.assertFalse(os.path.lexists(os.path.join(root, "dev", "evil")))
         self.assertEqual(os.stat(os.path.join(root, "usr", "bin", "suid")).st_mode & 0o7777, 0o755)
 
+
+
+def set_nofile_1024():
+    # the soft limit most sessions have: what `nsbox image rm` must work under
+    import resource
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+
+class HostileLayouts(ImageCase):
+    """An outside review of #30 (rev-image): what the image author controls
+    besides the layers' names (the layout's files, the shape of the tree),
+    and where the cache lives."""
+
+    def layout(self, layers, name="hostile"):
+        layout = os.path.join(self.tmp, name)
+        shutil.rmtree(layout, ignore_errors=True)
+        oci_of_layers(layout, layers)
+        return layout
+
+    def test_fifo_blob_is_refused_not_waited_on(self):
+        # a FIFO where a blob should be: opening it for reading would wait for
+        # a writer forever, holding the cache's exclusive lock (every other
+        # image run of this user would wait too)
+        layout = self.layout([[entry("a", data=b"x")]])
+        with open(os.path.join(layout, "blobs", "sha256", manifest_digest(layout)[7:])) as f:
+            layer = json.load(f)["layers"][0]["digest"][7:]
+        for name in ("blobs/sha256/" + layer, "index.json"):
+            path = os.path.join(layout, name)
+            os.rename(path, path + ".keep")
+            os.mkfifo(path)
+            try:
+                p = self.img("run", "--image", "oci:" + layout, "/nothing", timeout=20)
+            except subprocess.TimeoutExpired:
+                self.fail("nsbox waited on the FIFO %s" % name)
+            finally:
+                os.unlink(path)
+                os.rename(path + ".keep", path)
+            self.assertEqual(p.returncode, 125, p.stderr)
+            self.assertIn(b"not a regular file", p.stderr)
+
+    def test_cache_under_a_writable_parent_is_refused(self):
+        # another user who can rename entries of a parent can swap the cache
+        # for one of their own after nsbox checked it: every ancestor must be
+        # root's or the caller's and not group/other-writable (unless sticky)
+        layout = self.layout([[entry("a", data=b"x")]])
+        shared = os.path.join(self.tmp, "shared")
+        os.makedirs(os.path.join(shared, "nsbox"))
+        os.chmod(os.path.join(shared, "nsbox"), 0o777)
+        env = dict(self.env, XDG_CACHE_HOME=shared)
+        p = self.img("run", "--image", "oci:" + layout, "/nothing", env=env)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"writable by others", p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(shared, "nsbox", "images", ".lock")))
+        self.assertEqual(self.img("image", "ls", env=env).returncode, 125)
+        # the same through a symlink: the directory it resolves to is checked
+        os.chmod(os.path.join(shared, "nsbox"), 0o755)
+        os.chmod(shared, 0o777)
+        os.makedirs(os.path.join(self.tmp, "home", "nsbox"))
+        os.symlink(os.path.join(shared, "nsbox", "images"), os.path.join(self.tmp, "home", "nsbox", "images"))
+        env = dict(self.env, XDG_CACHE_HOME=os.path.join(self.tmp, "home"))
+        p = self.img("run", "--image", "oci:" + layout, "/nothing", env=env)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"writable by others", p.stderr)
+        # a sticky world-writable parent (/tmp) is fine: others cannot rename the caller's entries
+        os.chmod(shared, 0o1777)
+        p = self.img("run", "--image", "oci:" + layout, "/nothing", env=env)
+        self.assertEqual(p.returncode, 127, p.stderr)
+
+    def deep_layers(self):
+        # a directory chain deeper than the fd limit, built from a few entries:
+        # each symlink names the bottom so far, each entry adds 1000 levels below it
+        seg = "/".join(["a"] * 1000)
+        ents, bottom = [entry(seg, tarfile.DIRTYPE)], seg
+        for k in range(2):
+            ents += [entry("j%d" % k, tarfile.SYMTYPE, link="/" + bottom),
+                     entry("j%d/%s" % (k, seg), tarfile.DIRTYPE)]
+            bottom += "/" + seg
+        ents.append(entry("top", data=b"t"))
+        return [ents]
+
+    def test_rm_and_prune_remove_a_deep_tree(self):
+        layout = self.layout(self.deep_layers())
+        p = self.img("run", "--image", "oci:" + layout, "/nothing", preexec_fn=set_nofile_1024)
+        self.assertEqual(p.returncode, 127, p.stderr)
+        cache = os.path.join(self.tmp, "cache", "nsbox", "images")
+        [name] = [n for n in os.listdir(cache) if n.startswith("sha256-")]
+        rm = self.img("image", "rm", "sha256:" + name[7:], preexec_fn=set_nofile_1024)
+        # a failed removal must never leave the entry half removed under its
+        # name (the next run would take it for a finished root)
+        self.assertEqual([n for n in os.listdir(cache) if n.startswith("sha256-")], [], rm.stderr)
+        self.assertEqual(rm.returncode, 0, rm.stderr)
+        self.assertEqual(self.img("run", "--image", "oci:" + layout, "/nothing").returncode, 127)
+        prune = self.img("image", "prune", preexec_fn=set_nofile_1024)
+        self.assertIn(b"pruned 1", prune.stdout, prune.stderr)
+        self.assertEqual(os.listdir(cache), [".lock"])
+
+    def test_directories_made_for_a_name_count_as_entries(self):
+        # one entry a/a/.../a makes 1000 directories: the entry bound must see
+        # them, or a small layer fills the disk's inodes past it
+        env = dict(self.env, NSBOX_IMAGE_MAX_ENTRIES="500")
+        layout = self.layout([[entry("/".join(["a"] * 1000) + "/f", data=b"x")]])
+        p = self.img("run", "--image", "oci:" + layout, "/nothing", env=env)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"more than 500 entries", p.stderr)
+        p = self.img("run", "--image", "oci:" + layout, "/nothing")
+        self.assertEqual(p.returncode, 127, p.stderr)
+        ls = self.img("image", "ls")
+        self.assertGreaterEqual(json.loads(ls.stdout)["entries"], 1001)
+
+    def test_layer_swapped_after_a_first_read_is_refused(self):
+        # the layout is the image author's: whoever can write a blob can change
+        # it between a verifying read and the unpacking read; the bytes
+        # unpacked must be the bytes hashed (one read, hashed as it goes)
+        good = io.BytesIO()
+        with tarfile.open(fileobj=good, mode="w") as t:
+            for i in range(48):
+                t.addfile(*[(ti, io.BytesIO(d)) for ti, d in [entry("pad%02d" % i, data=bytes(1 << 20))]][0])
+            ti, d = entry("marker", data=b"good")
+            t.addfile(ti, io.BytesIO(d))
+        good = good.getvalue()
+        at = good.rindex(b"good")
+        layout = os.path.join(self.tmp, "swap")
+        os.makedirs(os.path.join(layout, "blobs", "sha256"))
+        layer = write_blob(layout, good)
+        layer["mediaType"] = "application/vnd.oci.image.layer.v1.tar"
+        cfg = write_blob(layout, json.dumps({"architecture": "amd64", "os": "linux", "config": {},
+                                             "rootfs": {"type": "layers", "diff_ids": [layer["digest"]]}}).encode())
+        cfg["mediaType"] = "application/vnd.oci.image.config.v1+json"
+        man = write_blob(layout, json.dumps({"schemaVersion": 2, "config": cfg, "layers": [layer]}).encode())
+        man["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
+        with open(os.path.join(layout, "index.json"), "w") as f:
+            json.dump({"schemaVersion": 2, "manifests": [man]}, f)
+        blob = os.path.join(layout, "blobs", "sha256", layer["digest"][7:])
+        p = subprocess.Popen([NSBOX, "run", "--image", "oci:" + layout, "/nothing"], env=self.env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        swapped, fd_path, peak = False, None, 0
+        while p.poll() is None and not swapped:
+            try:
+                if fd_path is None:
+                    fds = os.path.join("/proc", str(p.pid), "fd")
+                    fd_path = next((os.path.join("/proc", str(p.pid), "fdinfo", n) for n in os.listdir(fds)
+                                    if os.readlink(os.path.join(fds, n)) == blob), None)
+                    continue
+                with open(fd_path) as f:
+                    pos = int(f.readline().split()[1])
+            except (OSError, ValueError, StopIteration):
+                fd_path = None
+                continue
+            peak = max(peak, pos)
+            if peak > len(good) // 2 and pos < len(good) // 4:   # read to the end once, then again from the start
+                with open(blob, "r+b") as f:
+                    os.pwrite(f.fileno(), b"evil", at)
+                swapped = True
+        out, err = p.communicate(timeout=120)
+        cache = os.path.join(self.tmp, "cache", "nsbox", "images")
+        markers = [open(os.path.join(cache, n, "rootfs", "marker"), "rb").read()
+                   for n in os.listdir(cache) if n.startswith("sha256-")]
+        self.assertNotIn(b"evil", markers, "a blob changed after its check was unpacked: %s" % err)
+        if swapped:
+            self.assertEqual(p.returncode, 125, err)
+            self.assertIn(b"corrupt or altered", err)
+        else:
+            self.assertEqual((p.returncode, markers), (127, [b"good"]), err)
+
+    def test_no_external_decompressor_runs(self):
+        # libarchive's "all filters" runs lrzip, lzop, grzip ... from PATH on a
+        # layer with their magic: the image author's bytes fed, outside any
+        # sandbox, to whatever decompressor the host has
+        fake = os.path.join(self.tmp, "bin")
+        os.mkdir(fake)
+        ran = os.path.join(self.canary_dir(), "ran")
+        for prog in ("lrzip", "lzop", "grzip", "lzip", "lz4", "zstd", "gzip", "xz", "bzip2"):
+            with open(os.path.join(fake, prog), "w") as f:
+                f.write("#!/bin/sh\necho %s >> %s\ncat >/dev/null\n" % (prog, ran))
+            os.chmod(os.path.join(fake, prog), 0o755)
+        env = dict(self.env, PATH=fake + ":" + os.environ.get("PATH", "/usr/bin:/bin"))
+        layout = self.layout([[entry("a", data=b"x")]])
+        with open(os.path.join(layout, "blobs", "sha256", manifest_digest(layout)[7:])) as f:
+            man = json.load(f)
+        for magic in (b"LRZI\x00\x06", b"\x89LZO\x00\r\n\x1a\n", b"GRZipII\x00\x02\x04:)", b"LZIP\x01\x0c",
+                      b"\x04\x22\x4d\x18\x64\x40\xa7"):
+            layer = write_blob(layout, magic + bytes(64))
+            layer["mediaType"] = "application/vnd.oci.image.layer.v1.tar+gzip"
+            man["layers"] = [layer]
+            desc = write_blob(layout, json.dumps(man).encode())
+            desc["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
+            with open(os.path.join(layout, "index.json"), "w") as f:
+                json.dump({"schemaVersion": 2, "manifests": [desc]}, f)
+            p = self.img("run", "--image", "oci:" + layout, "/nothing", env=env)
+            self.assertEqual(p.returncode, 125, p.stderr)
+            self.assertFalse(os.path.exists(ran), open(ran).read() if os.path.exists(ran) else "")
+
+    def canary_dir(self):
+        d = os.path.join(self.tmp, "canary")
+        os.makedirs(d, exist_ok=True)
+        return d
+
+    def test_zstd_xz_and_uncompressed_layers(self):
+        tars = []
+        for i, comp in enumerate(("zstd", "xz", None)):
+            buf = io.BytesIO()
+            with tarfile.open(fileobj=buf, mode="w") as t:
+                ti, d = entry("f%d" % i, data=b"layer%d" % i)
+                t.addfile(ti, io.BytesIO(d))
+            data = buf.getvalue()
+            if comp:
+                data = subprocess.run([shutil.which(comp) or self.skipTest("no " + comp), "-c"], input=data,
+                                      capture_output=True, check=True).stdout
+            tars.append(data)
+        layout = self.layout([[entry("base", data=b"b")]])
+        with open(os.path.join(layout, "blobs", "sha256", manifest_digest(layout)[7:])) as f:
+            man = json.load(f)
+        for data, mt in zip(tars, ("tar+zstd", "tar+xz", "tar")):
+            layer = write_blob(layout, data)
+            layer["mediaType"] = "application/vnd.oci.image.layer.v1." + mt
+            man["layers"].append(layer)
+        desc = write_blob(layout, json.dumps(man).encode())
+        desc["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
+        with open(os.path.join(layout, "index.json"), "w") as f:
+            json.dump({"schemaVersion": 2, "manifests": [desc]}, f)
+        p = self.img("run", "--image", "oci:" + layout, "/nothing")
+        self.assertEqual(p.returncode, 127, p.stderr)
+        cache = os.path.join(self.tmp, "cache", "nsbox", "images")
+        [name] = [n for n in os.listdir(cache) if n.startswith("sha256-")]
+        self.assertEqual(sorted(os.listdir(os.path.join(cache, name, "rootfs"))), ["base", "f0", "f1", "f2"])
+
+    def test_killed_unpack_is_never_used_and_swept(self):
+        # kill -9 mid-unpack: the half-built .tmp- is never taken for the
+        # image, and the next unpack (under the exclusive lock, so nobody else
+        # is building) removes it
+        layout = self.layout([[entry("d%d/f%05d" % (i // 1000, i), data=b"x" * 100) for i in range(20000)]])
+        cache = os.path.join(self.tmp, "cache", "nsbox", "images")
+        p = subprocess.Popen([NSBOX, "run", "--image", "oci:" + layout, "/nothing"], env=self.env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        tmp = []
+        while p.poll() is None and time.monotonic() < deadline:
+            tmp = [n for n in os.listdir(cache) if n.startswith(".tmp-")] if os.path.isdir(cache) else []
+            if tmp and os.path.isdir(os.path.join(cache, tmp[0], "rootfs", "d1")):
+                break
+            time.sleep(0.01)
+        p.kill()
+        p.wait()
+        if not tmp or any(n.startswith("sha256-") for n in os.listdir(cache)):
+            self.skipTest("the unpack finished before it could be killed")
+        self.assertEqual([n for n in os.listdir(cache) if n.startswith("sha256-")], [])
+        other = self.layout([[entry("a", data=b"x")]], "other")
+        p = self.img("run", "--image", "oci:" + other, "/nothing")
+        self.assertEqual(p.returncode, 127, p.stderr)
+        self.assertEqual([n for n in os.listdir(cache) if n.startswith(".tmp-")], [])
+        p = self.img("run", "--image", "oci:" + layout, "/nothing")
+        self.assertEqual(p.returncode, 127, p.stderr)
+        [name] = [n for n in os.listdir(cache) if n.startswith("sha256-") and
+                  os.path.exists(os.path.join(cache, n, "rootfs", "d19"))]
+        self.assertEqual(len(os.listdir(os.path.join(cache, name, "rootfs", "d19"))), 1000)
