@@ -486,6 +486,9 @@ class ServeUnix(SandboxTest):
             (json.dumps(sf_request("1", fetch_files="a.txt")).encode(), 400, "fetch_files: an array"),
             (json.dumps(sf_request("1", memory_limit_MB=1)).encode(), 400, "memory"),
             (json.dumps(sf_request("#" * 8000)).encode(), 413, "--max-body"),
+            # the key quoted cut at 64 bytes, inside its "é": still a 400 naming it (was 500 "out of memory")
+            (json.dumps(dict(sf_request("1"), **{"k" * 63 + "\u00e9": 1})).encode(), 400, 'unknown key "kkk'),
+            (json.dumps(sf_request("1", language="p" * 31 + "\u00e9")).encode(), 400, 'language "ppp'),
         ]
         for body, want, needle in cases:
             status, js, _ = s.call("POST", "/run_code", raw=body)
