@@ -503,6 +503,35 @@ class ServeUnix(SandboxTest):
         # still serving after all of that
         self.assertEqual(s.run_code("print(1)")["status"], "Success")
 
+    def test_a_cancel_key_is_a_400_not_a_hang(self):
+        """A /v1/run body or a /v1/batch line with a "cancel" key: the engine
+        refuses it as a bad cancel line (the service's id makes it two keys),
+        and its error line must carry that id. Before, it had none: the
+        service dropped it, the request was never answered, and its slot was
+        held for ever (-j 1: the service ran nothing again, and never drained)."""
+        s = self.service("-j", "1")
+        c = s.conn(timeout=10)
+        c.request("POST", "/v1/run", body=json.dumps({"cancel": 3}), headers={"Content-Type": "application/json"})
+        r = c.getresponse()
+        js = json.loads(r.read())
+        c.close()
+        self.assertEqual(r.status, 400, js)
+        self.assertIn("cancel", js["error"]["message"])
+        c = s.conn(timeout=10)
+        c.request("POST", "/v1/batch", body=json.dumps({"id": "a", "kind": "python", "code": "print(1)"}) + "\n" +
+                  json.dumps({"cancel": "a"}) + "\n", headers={"Content-Type": "application/json"})
+        r = c.getresponse()
+        lines = [json.loads(l) for l in r.read().splitlines()]
+        c.close()
+        by_line = {l["batch"]["line"]: l for l in lines}
+        self.assertEqual(sorted(by_line), [1, 2], lines)
+        self.assertEqual(by_line[1]["status"], "exited", lines)
+        self.assertEqual(by_line[2]["status"], "error", lines)
+        status, js, _ = s.health()
+        self.assertEqual(js["in_flight"], 0, js)
+        self.assertEqual(s.run_code("print(2)")["run_result"]["stdout"], "2\n")
+        self.assertEqual(s.stop(), 0)
+
     def test_v1_run(self):
         s = self.service("-j", "2")
         status, js, _ = s.call("POST", "/v1/run", {"id": "mine", "kind": "python", "code": "print(6*7)"})
