@@ -532,6 +532,24 @@ class ServeUnix(SandboxTest):
         self.assertEqual(s.run_code("print(2)")["run_result"]["stdout"], "2\n")
         self.assertEqual(s.stop(), 0)
 
+    def test_a_job_over_the_engines_line_bound_is_413(self):
+        """--max-body may be set past the engine's 64 MiB line bound (a
+        /v1/batch body holds many lines): a single job that large is a 413.
+        Before, the engine wrote its error line without an id: the request
+        was never answered and held its slot for ever."""
+        s = self.service("-j", "1", "--max-body", str(80 << 20))
+        c = s.conn(timeout=30)
+        c.request("POST", "/v1/run", body=json.dumps({"kind": "python", "code": "#" * (65 << 20)}),
+                  headers={"Content-Type": "application/json"})
+        r = c.getresponse()
+        js = json.loads(r.read())
+        c.close()
+        self.assertEqual(r.status, 413, js)
+        self.assertIn("64 MiB", js["error"]["message"])
+        status, js, _ = s.health()
+        self.assertEqual(js["in_flight"], 0, js)
+        self.assertEqual(s.run_code("print(2)")["run_result"]["stdout"], "2\n")
+
     def test_v1_run(self):
         s = self.service("-j", "2")
         status, js, _ = s.call("POST", "/v1/run", {"id": "mine", "kind": "python", "code": "print(6*7)"})
