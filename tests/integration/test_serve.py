@@ -429,6 +429,28 @@ class ServeUnix(SandboxTest):
                 self.assertEqual(base64.b64decode(js["files"]["o"]), b"cba")
                 self.assertNotIn("files_refused", js)
 
+    def test_every_fetch_name_is_in_files_or_files_refused(self):
+        """A name asked for and not read back is listed, with why, in
+        files_refused, never silently absent, when reading the files back
+        reaches the memory limit (the workspace's tmpfs pages count against
+        it: under a cgroup, 2 x 7 MiB read back under 32 MiB). Before, the
+        result had neither: "files": {} and no reason, for a program that
+        exited 0. (After a time limit "files" is {}, as documented.) Cold and
+        warm."""
+        fill = "for i in range(2): open('f%d' % i, 'wb').write(b'x' * (7 << 20))\nprint('ok')"
+        for mode in ("--warm", "--cold"):
+            with self.subTest(mode=mode):
+                s = self.service("-j", "1", mode, name="u%s.sock" % mode)
+                t = s.run_code("open('f0', 'w').write('x')\nwhile True: pass", run_timeout=1, fetch_files=["f0", "f1"])
+                self.assertEqual(t["run_result"]["status"], "TimeLimitExceeded", t)
+                self.assertEqual(t["files"], {}, t)   # as documented: the init is stopped with the job
+                m = s.run_code(fill, memory_limit_MB=32, fetch_files=["f0", "f1"])
+                self.assertEqual(m["run_result"]["stdout"], "ok\n", m)
+                self.assertEqual(sorted(list(m["files"]) + list(m.get("files_refused", {}))), ["f0", "f1"],
+                                 {k: m[k] for k in m if k != "files"})
+                for why in m.get("files_refused", {}).values():
+                    self.assertIn("memory limit", why)
+
     def test_bad_file_names_are_400_naming_the_key(self):
         s = self.service("-j", "1")
         for files, fetch, needle in (({"../x": "eA=="}, [], '"files": the name "../x"'),
