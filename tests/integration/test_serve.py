@@ -456,6 +456,8 @@ class ServeUnix(SandboxTest):
         for files, fetch, needle in (({"../x": "eA=="}, [], '"files": the name "../x"'),
                                      ({"/etc/x": "eA=="}, [], '"files": the name "/etc/x" is absolute'),
                                      ({"a": "not base64!"}, [], '"files": "a": expected base64'),
+                                     # a 400 like the others, not a SandboxError at run time
+                                     ({"a": "eA==", "a/b": "eA=="}, [], '"files": "a" is a file and the directory of "a/b"'),
                                      ({}, ["/etc/passwd"], '"fetch_files": the name "/etc/passwd" is absolute'),
                                      ({}, ["a/../../b"], '"fetch_files": the name "a/../../b"'),
                                      ({}, ["x"] * 2, "named twice"),

@@ -224,6 +224,11 @@ static void test_bad_lines(void **state)
         parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"files\":{\"a\":\"not base64!\"}}",
                   "\"files\": \"a\": expected base64 text");
         parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"files\":[]}", "\"files\": expected an object");
+        /* a name that is another's directory: a bad line (400 through serve), not a sandbox error at run time */
+        parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"files\":{\"a\":\"\",\"a/b\":\"\"}}",
+                  "\"files\": \"a\" is a file and the directory of \"a/b\"");
+        parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"files\":{\"d/e/f\":\"\",\"d/e\":\"\"}}",
+                  "\"files\": \"d/e\" is a file and the directory of \"d/e/f\"");
         parse_err("{\"id\":\"a\",\"kind\":\"run\",\"argv\":[\"/bin/true\"],\"fetch_files\":[\"a/..\"]}",
                   "\"fetch_files\": the name \"a/..\" has");
         parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"fetch_files\":[\"x\",\"x\"]}", "named twice");
