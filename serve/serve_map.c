@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "result/result.h"
 #include "util/json_cleanup.h"
+#include "util/textsafe.h"
 
 bool serve_line_is_bad_request(const json_t *line)
 {
@@ -43,17 +43,14 @@ const char *serve_bad_request_message(const json_t *line)
  * 500 "out of memory" naming nothing. Replaced with U+FFFD instead. */
 static json_t *message_json(const char *message)
 {
-        char *clean;
-        json_t *j;
+        char clean[4 * NSB_ERROR_MSG_MAX];   /* a message is shorter; U+FFFD takes 3 bytes for 1 */
+        json_t *j = message ? json_string(message) : json_string("");
 
-        if (!message)
-                return json_string("");
-        if (result_utf8_valid(message, strlen(message)))
-                return json_string(message);
-        clean = result_utf8_sanitize(message, strlen(message));
-        j = clean ? json_string(clean) : NULL;
-        free(clean);
-        return j;
+        if (j || !message)
+                return j;
+        clean[0] = '\0';
+        textsafe_exact_append(clean, sizeof clean, message, strlen(message), sizeof clean / 2);
+        return json_string(clean);
 }
 
 json_t *serve_error_body(unsigned status, const char *message)
