@@ -410,6 +410,24 @@ int batch_job_parse(const char *text, size_t len, size_t line, const char *jobs_
         return 0;
 }
 
+int batch_files_fit(const struct nsb_config *cli, const struct batch_job *job, struct nsb_error *e)
+{
+        struct nsb_config c = *cli;
+        uint64_t need = 0;
+
+        if (!job->n_files)
+                return 0;
+        cfg_limits_apply(&job->limits, job->limits_set, &c);
+        for (size_t i = 0; i < job->n_files; i++)
+                need += ((uint64_t) job->files[i].len + 4095) & ~(uint64_t) 4095;
+        if (need <= c.tmp_size_bytes)
+                return 0;
+        return nsb_fail(e, NSB_STAGE_CONFIG, EFBIG,
+                        "line %zu: \"files\": %llu bytes (in whole 4 KiB pages) do not fit the job's workspace "
+                        "(tmp_size %llu bytes)", job->line, (unsigned long long) need,
+                        (unsigned long long) c.tmp_size_bytes);
+}
+
 void batch_job_free(struct batch_job *job)
 {
         if (!job)

@@ -745,6 +745,8 @@ static int next_job(struct batch *b, const char *jobs_path, struct batch_job *jo
                         continue;
                 nsb_error_clear(&err);
                 r = batch_job_parse(text, len, b->in.line, jobs_path, job, &err);
+                if (r == 0)
+                        r = batch_files_fit(b->cli, job, &err);
                 key = batch_id_key(job->id);
                 if (r < 0) {
                         /* Its id has a line now: a later line with the same

@@ -451,6 +451,22 @@ class ServeUnix(SandboxTest):
                 for why in m.get("files_refused", {}).values():
                     self.assertIn("memory limit", why)
 
+    def test_files_that_do_not_fit_the_workspace_are_400(self):
+        """Files larger than the workspace's tmpfs (-- --tmp-size 4M): a 400
+        naming the key, cold and warm. Before, the init's write failed with
+        ENOSPC once the job ran: 200 SandboxError, which reward code drops or
+        retries as the sandbox's fault."""
+        big = base64.b64encode(b"x" * (5 << 20)).decode()
+        for mode in ("--warm", "--cold"):
+            with self.subTest(mode=mode):
+                s = self.service("-j", "1", mode, "--", "--tmp-size", "4M", name="t%s.sock" % mode)
+                status, js, _ = s.call("POST", "/run_code", sf_request("print(1)", files={"a": big}))
+                self.assertEqual(status, 400, js)
+                self.assertIn('"files": ', js["error"]["message"])
+                self.assertIn("do not fit the job's workspace", js["error"]["message"])
+                ok = s.run_code("print(open('a').read())", files={"a": base64.b64encode(b"fits").decode()})
+                self.assertEqual(ok["run_result"]["stdout"], "fits\n", ok)
+
     def test_bad_file_names_are_400_naming_the_key(self):
         s = self.service("-j", "1")
         for files, fetch, needle in (({"../x": "eA=="}, [], '"files": the name "../x"'),
