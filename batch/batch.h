@@ -78,6 +78,13 @@ int batch_job_parse(const char *text, size_t len, size_t line, const char *jobs_
                     struct nsb_error *e);
 void batch_job_free(struct batch_job *job);
 
+/* Whether @job's files fit its fresh workspace (a tmpfs of @cli's tmp size,
+ * or the job's own limits.tmp_size), each file taking whole pages (pure).
+ * -EFBIG, stage config, "line N: ...", when they cannot: a bad line (which
+ * nsbox serve answers 400) rather than the init's ENOSPC once it runs (a
+ * sandbox error). */
+int batch_files_fit(const struct nsb_config *cli, const struct batch_job *job, struct nsb_error *e);
+
 /* pass = exited 0; timeout = stopped by wall_time or cpu_time; error = the
  * sandbox failed or the run was cancelled; fail = anything else (nonzero
  * exit, a signal, the memory/pids/output/file_size limits). */

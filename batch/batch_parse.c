@@ -245,6 +245,24 @@ static int parse_limits(const json_t *root, struct batch_job *job, struct nsb_er
         return 0;
 }
 
+/* A name that is another's directory ("a" and "a/b") could be neither: a
+ * bad line here, which nsbox serve answers 400, rather than the mount
+ * plan's refusal once a worker runs it (a sandbox error). */
+static int files_nested(const struct batch_job *job, struct nsb_error *e)
+{
+        for (size_t i = 0; i < job->n_files; i++) {
+                size_t n = strlen(job->files[i].name);
+
+                for (size_t j = 0; j < job->n_files; j++)
+                        if (j != i && strncmp(job->files[j].name, job->files[i].name, n) == 0 &&
+                            job->files[j].name[n] == '/')
+                                return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL,
+                                                "\"files\": \"%.64s\" is a file and the directory of \"%.64s\"",
+                                                job->files[i].name, job->files[j].name);
+        }
+        return 0;
+}
+
 /* "files": {name: base64}, each name a plain relative path (path_job_file_name). */
 static int parse_files(const json_t *v, struct batch_job *job, struct nsb_error *e)
 {
@@ -281,7 +299,7 @@ static int parse_files(const json_t *v, struct batch_job *job, struct nsb_error 
                         return nsb_fail(e, NSB_STAGE_CONFIG, EFBIG, "\"files\": more than %u MiB in all",
                                         BATCH_FILES_MAX_BYTES >> 20);
         }
-        return 0;
+        return files_nested(job, e);
 }
 
 /* "fetch_files": [name, ...], read back after the run. */
@@ -401,6 +419,24 @@ int batch_job_parse(const char *text, size_t len, size_t line, const char *jobs_
         if (r < 0)
                 return nsb_error_prefix(e, "line %zu", line);
         return 0;
+}
+
+int batch_files_fit(const struct nsb_config *cli, const struct batch_job *job, struct nsb_error *e)
+{
+        struct nsb_config c = *cli;
+        uint64_t need = 0;
+
+        if (!job->n_files)
+                return 0;
+        cfg_limits_apply(&job->limits, job->limits_set, &c);
+        for (size_t i = 0; i < job->n_files; i++)
+                need += ((uint64_t) job->files[i].len + 4095) & ~(uint64_t) 4095;
+        if (need <= c.tmp_size_bytes)
+                return 0;
+        return nsb_fail(e, NSB_STAGE_CONFIG, EFBIG,
+                        "line %zu: \"files\": %llu bytes (in whole 4 KiB pages) do not fit the job's workspace "
+                        "(tmp_size %llu bytes)", job->line, (unsigned long long) need,
+                        (unsigned long long) c.tmp_size_bytes);
 }
 
 void batch_job_free(struct batch_job *job)

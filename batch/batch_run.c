@@ -754,9 +754,15 @@ static int take_cancel_line(struct batch *b, const char *text, size_t len)
         if (r == 0)
                 return 0;
         if (r < 0) {
+                /* Its own id, when it has one, goes on its error line: a
+                 * caller that waits for that id (nsbox serve, which adds one
+                 * to every line it sends) is answered, not left waiting. */
+                AUTO(json_decref) json_t *root = json_loadb(text, len, 0, NULL);
+                const json_t *id = json_object_get(root, "id");
+
                 nsb_fail(&err, NSB_STAGE_CONFIG, -r, "line %zu: a cancel line is {\"cancel\": ID} alone, ID a string or an integer",
                          b->in.line);
-                emit_bad_line(b, NULL, b->in.line, &err);
+                emit_bad_line(b, json_is_string(id) || json_is_integer(id) ? id : NULL, b->in.line, &err);
                 return 1;
         }
         cancel_one(b, key);
@@ -849,6 +855,8 @@ static int next_job(struct batch *b, const char *jobs_path, struct batch_job *jo
                         continue;
                 nsb_error_clear(&err);
                 r = batch_job_parse(text, len, b->in.line, jobs_path, job, &err);
+                if (r == 0)
+                        r = batch_files_fit(b->cli, job, &err);
                 key = batch_id_key(job->id);
                 if (r < 0) {
                         /* Its id has a line now: a later line with the same

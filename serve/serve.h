@@ -36,6 +36,9 @@
 #define SERVE_DEFAULT_QUEUE 64u
 #define SERVE_DEFAULT_MAX_BODY (16u << 20)
 #define SERVE_MAX_BODY_LIMIT (1u << 30)
+/* The engine's bound on one job line (batch_run.c's LINE_MAX_BYTES): a
+ * longer line is an error line without an id, which no request would get. */
+#define SERVE_ENGINE_LINE_MAX (64u << 20)
 #define SERVE_DEFAULT_READ_DEADLINE_S 60u
 #define SERVE_DEFAULT_HEADER_DEADLINE_S 10u
 #define SERVE_DEFAULT_WRITE_DEADLINE_S 60u

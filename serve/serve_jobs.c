@@ -205,6 +205,8 @@ int serve_jobs_send(struct serve *s, json_t *job, unsigned profile, struct req *
         if (json_object_set_new(job, "id", json_integer(id)) || !(text = json_dumps(job, JSON_COMPACT)))
                 return -ENOMEM;
         n = strlen(text);
+        if (n + 1 > SERVE_ENGINE_LINE_MAX)
+                return -E2BIG;   /* --max-body may be larger: a /v1/batch body holds many lines */
         text[n] = '\n';
         if (!eng || serve_engine_send(eng, text, n + 1) < 0)
                 return -EPIPE;
@@ -231,6 +233,8 @@ static bool engine_has_room(struct serve *s, unsigned profile)
         return n < per_engine;
 }
 
+#define TOO_LARGE_FOR_ENGINE "the job is larger than the job engine takes as one line (64 MiB)"
+
 /* Waiting jobs go to their engine while it has room, single requests
  * first (each behind the single requests before it), then the batches'
  * lines, oldest batch first. */
@@ -242,7 +246,16 @@ void serve_jobs_pump(struct serve *s)
 
                 if (!engine_has_room(s, t->profile))
                         break;
-                if (serve_jobs_send(s, t->job, t->profile, r, t->client_id, t->line) < 0) {
+                int sent = serve_jobs_send(s, t->job, t->profile, r, t->client_id, t->line);
+
+                if (sent == -E2BIG && is_single(r)) {
+                        s->metrics.refused[REFUSE_TOO_LARGE]++;
+                        answer(r, 413, serve_error_body(413, TOO_LARGE_FOR_ENGINE));
+                } else if (sent == -E2BIG) {
+                        s->metrics.refused[REFUSE_TOO_LARGE]++;
+                        serve_jobs_stream_line(r, serve_batch_error_line(t->client_id, t->line, "error", "config",
+                                                                         TOO_LARGE_FOR_ENGINE));
+                } else if (sent < 0) {
                         if (is_single(r))
                                 answer_unrun(r, "the job engine did not take this job");
                         else

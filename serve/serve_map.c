@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "util/json_cleanup.h"
+#include "util/textsafe.h"
 
 bool serve_line_is_bad_request(const json_t *line)
 {
@@ -36,9 +37,25 @@ const char *serve_bad_request_message(const json_t *line)
         return m;
 }
 
+/* @message as a JSON string. The service's own messages quote what the
+ * client sent cut at a byte bound ("unknown key \"%.64s\""), which may end
+ * inside a UTF-8 character: jansson refuses that, and the answer would be a
+ * 500 "out of memory" naming nothing. Replaced with U+FFFD instead. */
+static json_t *message_json(const char *message)
+{
+        char clean[4 * NSB_ERROR_MSG_MAX];   /* a message is shorter; U+FFFD takes 3 bytes for 1 */
+        json_t *j = message ? json_string(message) : json_string("");
+
+        if (j || !message)
+                return j;
+        clean[0] = '\0';
+        textsafe_exact_append(clean, sizeof clean, message, strlen(message), sizeof clean / 2);
+        return json_string(clean);
+}
+
 json_t *serve_error_body(unsigned status, const char *message)
 {
-        return json_pack("{s:{s:i,s:s}}", "error", "status", (int) status, "message", message ? message : "");
+        return json_pack("{s:{s:i,s:o}}", "error", "status", (int) status, "message", message_json(message));
 }
 
 static const char *stream_text(const json_t *line, const char *name)
@@ -49,8 +66,8 @@ static const char *stream_text(const json_t *line, const char *name)
 
 static json_t *sandbox_error(const char *message)
 {
-        return json_pack("{s:s,s:s,s:n,s:n,s:{}}", "status", "SandboxError", "message", message, "compile_result",
-                         "run_result", "files");
+        return json_pack("{s:s,s:o,s:n,s:n,s:{}}", "status", "SandboxError", "message", message_json(message),
+                         "compile_result", "run_result", "files");
 }
 
 json_t *serve_map_run_code_error(const char *why)
@@ -136,9 +153,9 @@ json_t *serve_batch_error_line(const json_t *client_id, size_t body_line, const 
                                const char *message)
 {
         /* no id given: no "id" key (as /v1/run and the result lines), not null */
-        json_t *l = json_pack("{s:s,s:s,s:{s:s,s:s},s:s,s:i,s:{s:I}}", "schema", "nsbox.result/1", "status", status,
-                              "error", "stage", stage, "message", message, "outcome", "error", "label", 0, "batch",
-                              "line", (json_int_t) body_line);
+        json_t *l = json_pack("{s:s,s:s,s:{s:s,s:o},s:s,s:i,s:{s:I}}", "schema", "nsbox.result/1", "status", status,
+                              "error", "stage", stage, "message", message_json(message), "outcome", "error", "label",
+                              0, "batch", "line", (json_int_t) body_line);
         json_t *with_id = l && client_id ? json_pack("{s:O}", "id", (json_t *) client_id) : NULL;
 
         if (with_id) {   /* id first, as every result line has it */

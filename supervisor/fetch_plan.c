@@ -73,3 +73,29 @@ int fetch_render(const char *buf, size_t len, char *const *names, size_t n, json
         json_decref(refused);
         return r;
 }
+
+const char *fetch_unread_reason(const struct run_result *r)
+{
+        if (r->status == RUN_CANCELLED || r->status == RUN_ERROR ||
+            (r->status == RUN_LIMIT && (r->limit == LIMIT_WALL_TIME || r->limit == LIMIT_CPU_TIME)))
+                return NULL;   /* the init was stopped with the job: neither key (contract.md) */
+        if (r->limits_hit & (1u << LIMIT_MEMORY))
+                return "not read back: the job's memory limit was reached (the workspace's files count against it, "
+                       "and so does reading them back)";
+        return "not read back: the job's init sent none";
+}
+
+int fetch_render_unread(char *const *names, size_t n, const char *why, json_t *result)
+{
+        json_t *files = json_object(), *refused = json_object();
+        int r = files && refused ? 0 : -ENOMEM;
+
+        for (size_t i = 0; r == 0 && i < n; i++)
+                if (json_object_set_new(refused, names[i], json_string(why)) < 0)
+                        r = -ENOMEM;
+        if (r == 0 && (json_object_set(result, "files", files) < 0 || json_object_set(result, "files_refused", refused) < 0))
+                r = -ENOMEM;
+        json_decref(files);
+        json_decref(refused);
+        return r;
+}

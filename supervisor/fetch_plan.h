@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "result/result.h"
 #include "util/error.h"
 
 #define FETCH_FILE_MAX (8u << 20)       /* one fetched file at most; a larger one is refused (EFBIG) */
@@ -38,3 +39,16 @@ const char *fetch_refusal(int err);
  * "files_refused" set on @result (the run's result object). -EPROTO when it
  * is malformed or past the bounds (nothing set), -ENOMEM. */
 int fetch_render(const char *buf, size_t len, char *const *names, size_t n, json_t *result, struct nsb_error *e);
+
+/* Why no record came back for a job that named files to fetch (@r its
+ * result, decided), for a job whose result has the keys (one that exited,
+ * died of a signal or of a limit other than time): the memory limit was
+ * reached (the workspace's tmpfs pages and the init's reading of them count
+ * against it), else the init sent none. NULL for a job stopped by a time
+ * limit, cancelled or failed: its init was stopped with it, and its result
+ * has neither key (contract.md). */
+const char *fetch_unread_reason(const struct run_result *r);
+
+/* Every one of the @n names @names in "files_refused" (@why), "files"
+ * empty, set on @result. -ENOMEM. */
+int fetch_render_unread(char *const *names, size_t n, const char *why, json_t *result);

@@ -641,6 +641,39 @@ static void take_fetched(struct sbx *s, const struct wire_msg *m, ssize_t n, int
         s->res->fetched = o;
 }
 
+/* The plan's fetch names, taken from it (cleanup frees the plans before
+ * the outcome is decided, which fetched_or_why_not needs). */
+static char **take_fetch_names(struct sbx *s, size_t *ret_n)
+{
+        struct mnt_plan *pl = s->job_mounts.n_fetch ? &s->job_mounts : &s->mounts;
+        char **names = pl->fetch;
+
+        *ret_n = pl->n_fetch;
+        pl->fetch = NULL;
+        pl->n_fetch = 0;
+        return names;
+}
+
+/* Names to fetch and no record back from an init that was not stopped
+ * with the job (it ran out of memory reading them: the workspace's tmpfs is
+ * charged to the job): each name in files_refused with why, as for a name
+ * the init refused, never silently absent. Frees @names. */
+static void fetched_or_why_not(char **names, size_t n, struct run_result *ret)
+{
+        const char *why = n && !ret->fetched ? fetch_unread_reason(ret) : NULL;
+        json_t *o = NULL;
+
+        if (why && (o = json_object())) {
+                if (fetch_render_unread(names, n, why, o) == 0)
+                        ret->fetched = o;
+                else
+                        json_decref(o);
+        }
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+}
+
 static int supervise(struct sbx *s, struct nsb_error *e)
 {
         bool init_alive = true;
@@ -889,6 +922,8 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
         struct nsb_error *e = &ret->error;
         int fail_stage = run_test_fail_stage();
         int r;
+        char **fetch;
+        size_t n_fetch;
 
         memset(ret, 0, sizeof *ret);
         ret->isolation = req->cfg->isolation;
@@ -984,8 +1019,10 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
                 s.obs.peak_memory_bytes = ret->peak_memory_bytes;
                 s.obs.peak_limit_bytes = s.cfg->memory_bytes;
         }
+        fetch = take_fetch_names(&s, &n_fetch);   /* cleanup frees the plans */
         cleanup(&s);
         outcome_decide(&s.obs, ret);
+        fetched_or_why_not(fetch, n_fetch, ret);
         explain_host_refusal(&s, ret);
         return 0;
 fail:

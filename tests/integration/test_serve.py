@@ -429,11 +429,51 @@ class ServeUnix(SandboxTest):
                 self.assertEqual(base64.b64decode(js["files"]["o"]), b"cba")
                 self.assertNotIn("files_refused", js)
 
+    def test_every_fetch_name_is_in_files_or_files_refused(self):
+        """A name asked for and not read back is listed, with why, in
+        files_refused, never silently absent, when reading the files back
+        reaches the memory limit (the workspace's tmpfs pages count against
+        it: under a cgroup, 2 x 7 MiB read back under 32 MiB). Before, the
+        result had neither: "files": {} and no reason, for a program that
+        exited 0. (After a time limit "files" is {}, as documented.) Cold and
+        warm."""
+        fill = "for i in range(2): open('f%d' % i, 'wb').write(b'x' * (7 << 20))\nprint('ok')"
+        for mode in ("--warm", "--cold"):
+            with self.subTest(mode=mode):
+                s = self.service("-j", "1", mode, name="u%s.sock" % mode)
+                t = s.run_code("open('f0', 'w').write('x')\nwhile True: pass", run_timeout=1, fetch_files=["f0", "f1"])
+                self.assertEqual(t["run_result"]["status"], "TimeLimitExceeded", t)
+                self.assertEqual(t["files"], {}, t)   # as documented: the init is stopped with the job
+                m = s.run_code(fill, memory_limit_MB=32, fetch_files=["f0", "f1"])
+                self.assertEqual(m["run_result"]["stdout"], "ok\n", m)
+                self.assertEqual(sorted(list(m["files"]) + list(m.get("files_refused", {}))), ["f0", "f1"],
+                                 {k: m[k] for k in m if k != "files"})
+                for why in m.get("files_refused", {}).values():
+                    self.assertIn("memory limit", why)
+
+    def test_files_that_do_not_fit_the_workspace_are_400(self):
+        """Files larger than the workspace's tmpfs (-- --tmp-size 4M): a 400
+        naming the key, cold and warm. Before, the init's write failed with
+        ENOSPC once the job ran: 200 SandboxError, which reward code drops or
+        retries as the sandbox's fault."""
+        big = base64.b64encode(b"x" * (5 << 20)).decode()
+        for mode in ("--warm", "--cold"):
+            with self.subTest(mode=mode):
+                s = self.service("-j", "1", mode, "--", "--tmp-size", "4M", name="t%s.sock" % mode)
+                status, js, _ = s.call("POST", "/run_code", sf_request("print(1)", files={"a": big}))
+                self.assertEqual(status, 400, js)
+                self.assertIn('"files": ', js["error"]["message"])
+                self.assertIn("do not fit the job's workspace", js["error"]["message"])
+                ok = s.run_code("print(open('a').read())", files={"a": base64.b64encode(b"fits").decode()})
+                self.assertEqual(ok["run_result"]["stdout"], "fits\n", ok)
+
     def test_bad_file_names_are_400_naming_the_key(self):
         s = self.service("-j", "1")
         for files, fetch, needle in (({"../x": "eA=="}, [], '"files": the name "../x"'),
                                      ({"/etc/x": "eA=="}, [], '"files": the name "/etc/x" is absolute'),
                                      ({"a": "not base64!"}, [], '"files": "a": expected base64'),
+                                     # a 400 like the others, not a SandboxError at run time
+                                     ({"a": "eA==", "a/b": "eA=="}, [], '"files": "a" is a file and the directory of "a/b"'),
                                      ({}, ["/etc/passwd"], '"fetch_files": the name "/etc/passwd" is absolute'),
                                      ({}, ["a/../../b"], '"fetch_files": the name "a/../../b"'),
                                      ({}, ["x"] * 2, "named twice"),
@@ -486,6 +526,9 @@ class ServeUnix(SandboxTest):
             (json.dumps(sf_request("1", fetch_files="a.txt")).encode(), 400, "fetch_files: an array"),
             (json.dumps(sf_request("1", memory_limit_MB=1)).encode(), 400, "memory"),
             (json.dumps(sf_request("#" * 8000)).encode(), 413, "--max-body"),
+            # the key quoted cut at 64 bytes, inside its "é": still a 400 naming it (was 500 "out of memory")
+            (json.dumps(dict(sf_request("1"), **{"k" * 63 + "\u00e9": 1})).encode(), 400, 'unknown key "kkk'),
+            (json.dumps(sf_request("1", language="p" * 31 + "\u00e9")).encode(), 400, 'language "ppp'),
         ]
         for body, want, needle in cases:
             status, js, _ = s.call("POST", "/run_code", raw=body)
@@ -499,6 +542,53 @@ class ServeUnix(SandboxTest):
         self.assertEqual((status, r.getheader("Allow")), (405, "GET"))
         # still serving after all of that
         self.assertEqual(s.run_code("print(1)")["status"], "Success")
+
+    def test_a_cancel_key_is_a_400_not_a_hang(self):
+        """A /v1/run body or a /v1/batch line with a "cancel" key: the engine
+        refuses it as a bad cancel line (the service's id makes it two keys),
+        and its error line must carry that id. Before, it had none: the
+        service dropped it, the request was never answered, and its slot was
+        held for ever (-j 1: the service ran nothing again, and never drained)."""
+        s = self.service("-j", "1")
+        c = s.conn(timeout=10)
+        c.request("POST", "/v1/run", body=json.dumps({"cancel": 3}), headers={"Content-Type": "application/json"})
+        r = c.getresponse()
+        js = json.loads(r.read())
+        c.close()
+        self.assertEqual(r.status, 400, js)
+        self.assertIn("cancel", js["error"]["message"])
+        c = s.conn(timeout=10)
+        c.request("POST", "/v1/batch", body=json.dumps({"id": "a", "kind": "python", "code": "print(1)"}) + "\n" +
+                  json.dumps({"cancel": "a"}) + "\n", headers={"Content-Type": "application/json"})
+        r = c.getresponse()
+        lines = [json.loads(l) for l in r.read().splitlines()]
+        c.close()
+        by_line = {l["batch"]["line"]: l for l in lines}
+        self.assertEqual(sorted(by_line), [1, 2], lines)
+        self.assertEqual(by_line[1]["status"], "exited", lines)
+        self.assertEqual(by_line[2]["status"], "error", lines)
+        status, js, _ = s.health()
+        self.assertEqual(js["in_flight"], 0, js)
+        self.assertEqual(s.run_code("print(2)")["run_result"]["stdout"], "2\n")
+        self.assertEqual(s.stop(), 0)
+
+    def test_a_job_over_the_engines_line_bound_is_413(self):
+        """--max-body may be set past the engine's 64 MiB line bound (a
+        /v1/batch body holds many lines): a single job that large is a 413.
+        Before, the engine wrote its error line without an id: the request
+        was never answered and held its slot for ever."""
+        s = self.service("-j", "1", "--max-body", str(80 << 20))
+        c = s.conn(timeout=30)
+        c.request("POST", "/v1/run", body=json.dumps({"kind": "python", "code": "#" * (65 << 20)}),
+                  headers={"Content-Type": "application/json"})
+        r = c.getresponse()
+        js = json.loads(r.read())
+        c.close()
+        self.assertEqual(r.status, 413, js)
+        self.assertIn("64 MiB", js["error"]["message"])
+        status, js, _ = s.health()
+        self.assertEqual(js["in_flight"], 0, js)
+        self.assertEqual(s.run_code("print(2)")["run_result"]["stdout"], "2\n")
 
     def test_v1_run(self):
         s = self.service("-j", "2")

@@ -191,6 +191,27 @@ static void test_files(void **state)
         assert_int_equal(j.n_fetch, 2);
         assert_string_equal(j.fetch[1], "d/x");
         batch_job_free(&j);
+        /* files that cannot fit the workspace's tmpfs (whole pages each): a bad line, not ENOSPC at run time */
+        {
+                struct nsb_config cli;
+                struct nsb_error e;
+
+                memset(&cli, 0, sizeof cli);
+                cli.tmp_size_bytes = 64u << 20;
+                j = parse_ok("{\"id\":\"f\",\"kind\":\"python\",\"code\":\"\",\"limits\":{\"tmp_size\":\"4K\"},"
+                             "\"files\":{\"a\":\"eA==\"}}");
+                assert_int_equal(batch_files_fit(&cli, &j, &e), 0);   /* one page */
+                batch_job_free(&j);
+                j = parse_ok("{\"id\":\"f\",\"kind\":\"python\",\"code\":\"\",\"limits\":{\"tmp_size\":\"4K\"},"
+                             "\"files\":{\"a\":\"eA==\",\"b\":\"eA==\"}}");
+                assert_int_equal(batch_files_fit(&cli, &j, &e), -EFBIG);
+                assert_non_null(strstr(e.msg, "do not fit the job's workspace (tmp_size 4096 bytes)"));
+                batch_job_free(&j);
+                cli.tmp_size_bytes = 4096;   /* the engine's own --tmp-size */
+                j = parse_ok("{\"id\":\"f\",\"kind\":\"python\",\"code\":\"\",\"files\":{\"a\":\"eA==\",\"b\":\"eA==\",\"c\":\"\"}}");
+                assert_int_equal(batch_files_fit(&cli, &j, &e), -EFBIG);
+                batch_job_free(&j);
+        }
         /* a cancel line: that key alone, an id */
         assert_int_equal(batch_cancel_parse("{\"cancel\": \"j1\"}", strlen("{\"cancel\": \"j1\"}"), &key), 1);
         assert_string_equal(key, "\"j1\"");
@@ -224,6 +245,11 @@ static void test_bad_lines(void **state)
         parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"files\":{\"a\":\"not base64!\"}}",
                   "\"files\": \"a\": expected base64 text");
         parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"files\":[]}", "\"files\": expected an object");
+        /* a name that is another's directory: a bad line (400 through serve), not a sandbox error at run time */
+        parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"files\":{\"a\":\"\",\"a/b\":\"\"}}",
+                  "\"files\": \"a\" is a file and the directory of \"a/b\"");
+        parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"files\":{\"d/e/f\":\"\",\"d/e\":\"\"}}",
+                  "\"files\": \"d/e\" is a file and the directory of \"d/e/f\"");
         parse_err("{\"id\":\"a\",\"kind\":\"run\",\"argv\":[\"/bin/true\"],\"fetch_files\":[\"a/..\"]}",
                   "\"fetch_files\": the name \"a/..\" has");
         parse_err("{\"id\":\"a\",\"kind\":\"python\",\"code\":\"\",\"fetch_files\":[\"x\",\"x\"]}", "named twice");

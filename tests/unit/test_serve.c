@@ -548,6 +548,24 @@ static void metrics(void **state)
         json_decref(verdict);
 }
 
+/* A message cut inside a UTF-8 character ("unknown key \"%.64s\"" of a
+ * key with a two-byte character at byte 64) is still an error body, the key
+ * named: before, json_pack refused it and the client got 500 "out of memory". */
+static void error_body_cut_utf8(void **state)
+{
+        static const char cut[] = "unknown key \"aaa\xc3\"";   /* the first byte of \u00e9, then a quote */
+        json_t *b = serve_error_body(400, cut), *sf = serve_map_run_code_error(cut);
+
+        (void) state;
+        assert_non_null(b);
+        assert_non_null(strstr(json_string_value(json_object_get(json_object_get(b, "error"), "message")),
+                               "unknown key \"aaa"));
+        assert_non_null(sf);
+        assert_string_equal(json_string_value(json_object_get(sf, "status")), "SandboxError");
+        json_decref(b);
+        json_decref(sf);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -558,6 +576,7 @@ int main(void)
                 cmocka_unit_test(v1_run),               cmocka_unit_test(mapping_table),
                 cmocka_unit_test(bad_request_lines),    cmocka_unit_test(metrics),
                 cmocka_unit_test(batch_lines), cmocka_unit_test(ceilings),          cmocka_unit_test(profiles),
+                cmocka_unit_test(error_body_cut_utf8),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -448,6 +448,37 @@ static void test_fetch_render(void **state)
         json_decref(o);
 }
 
+/* No record came back from an init that was not stopped with the job (it
+ * ran out of memory reading the files: a tmpfs workspace is charged to the
+ * job): every name is in files_refused, saying why, and "files" is empty. Before, the result had
+ * neither key, and a /run_code client got "files": {} and no reason. */
+static void test_fetch_unread(void **state)
+{
+        char *names[] = { "a", "d/b" };
+        json_t *o = json_object();
+        struct run_result r;
+
+        (void) state;
+        memset(&r, 0, sizeof r);
+        r.status = RUN_EXITED;
+        r.limits_hit = 1u << LIMIT_MEMORY;
+        assert_int_equal(fetch_render_unread(names, 2, fetch_unread_reason(&r), o), 0);
+        assert_int_equal(json_object_size(json_object_get(o, "files")), 0);
+        assert_non_null(strstr(json_string_value(json_object_get(json_object_get(o, "files_refused"), "d/b")),
+                               "memory limit"));
+        json_decref(o);
+        r.status = RUN_LIMIT;
+        r.limit = LIMIT_WALL_TIME;
+        r.limits_hit = 1u << LIMIT_WALL_TIME;
+        assert_null(fetch_unread_reason(&r));   /* its init was stopped with it: neither key */
+        r.status = RUN_CANCELLED;
+        assert_null(fetch_unread_reason(&r));
+        r.status = RUN_LIMIT;
+        r.limit = LIMIT_MEMORY;
+        r.limits_hit = 1u << LIMIT_MEMORY;
+        assert_non_null(strstr(fetch_unread_reason(&r), "memory limit"));
+}
+
 static int calls[4];
 static int step_a(struct child_ctx *c, struct nsb_error *e) { calls[0]++; return 0; }
 static int step_b(struct child_ctx *c, struct nsb_error *e) { calls[1]++; return nsb_fail(e, NSB_STAGE_NONE, EPERM, "b"); }
@@ -884,6 +915,7 @@ int main(void)
                 cmocka_unit_test(test_step_order), cmocka_unit_test(test_wire_fds),
                 cmocka_unit_test(test_init_step_order), cmocka_unit_test(test_run_steps),
                 cmocka_unit_test(test_warm_step_order), cmocka_unit_test(test_warm_spec), cmocka_unit_test(test_fetch_render),
+                cmocka_unit_test(test_fetch_unread),
                 cmocka_unit_test(test_reduced_check), cmocka_unit_test(test_reduced_rules),
                 cmocka_unit_test(test_reduced_argv), cmocka_unit_test(test_proc_tree_parse),
                 cmocka_unit_test(test_tree_cpu),
