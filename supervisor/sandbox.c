@@ -331,6 +331,12 @@ static int open_fds(struct sbx *s, struct nsb_error *e)
                 return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
         for (unsigned i = 0; i < s->mounts.n_slots; i++)
                 s->slot_fds[i] = -1;
+        /* A built tree (a warm job's: its zygote's) mounts no source of the
+         * plan: its init gets no slot. Opening them anyway cost a warm job
+         * seven detached mount clones, each closed unused, and each close an
+         * expedited RCU grace period (docs/performance.md, #28). */
+        if (s->mode->tree_is_built)
+                return 0;
         /* Root callers: open the user's sources here, with the caller's own
          * rights (the sandbox's host uid may not read them), idmapped so that
          * the sandbox user writes as the owner of each source. */
