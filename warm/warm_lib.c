@@ -2,11 +2,12 @@
  *
  * The zygote (warm/zygote.py, a CPython started exactly as a cold job's
  * interpreter is) loads this library with ctypes.PyDLL, so the GIL stays
- * held, and calls nsbox_warm_serve(3) once. It returns only in a job (1),
- * or when the control socket closes and every job it started has ended
- * (0), or on a broken start (-1, the reason on stderr). In a job, zygote.py
- * then calls nsbox_warm_run (warm_job.c), which runs the job's program and
- * never returns.
+ * held, and calls nsbox_warm_serve(3, start) once. It returns in the
+ * zygote only: when the control socket closes and every job it started has
+ * ended (0), or on a broken start (-1, the reason on stderr). In a job it
+ * never returns: warm_job_start (warm_job.c) calls zygote.py's start with
+ * the job's argv and runs the generator it returns; no ctypes call is made
+ * in a job.
  *
  * For each JOB record: decode the spec (warm_spec.h), then CPython's fork
  * protocol around a clone3 into fresh user, mount, pid, ipc, uts and cgroup
@@ -40,24 +41,8 @@
 #include "supervisor/warm_spec.h"
 #include "warm/warm_job.h"
 
-/* The symbols Python looks up. */
-int nsbox_warm_serve(int ctl);
-int nsbox_warm_job_argc(void);
-const char *nsbox_warm_job_arg(int i);
-
-/* In a job: its argv from the program's path on (the job's sys.argv). */
-static char **job_argv;
-static int job_argc;
-
-int nsbox_warm_job_argc(void)
-{
-        return job_argc;
-}
-
-const char *nsbox_warm_job_arg(int i)
-{
-        return i >= 0 && i < job_argc ? job_argv[i] : NULL;
-}
+/* The symbol Python looks up. */
+int nsbox_warm_serve(int ctl, void *start);
 
 /* The zygote's own argv (/proc/self/cmdline), read once: a job whose
  * interpreter part differs cannot be this zygote's. */
@@ -163,9 +148,9 @@ static void job_init(struct warm_job *j, const int *fds, int ctl)
         (void) prctl(PR_SET_NAME, py_comm);   /* the job: the interpreter's name, as a cold job's */
 }
 
-/* 1 in the job; 0 in the zygote, the job handed over (or refused with an
- * ERROR record on its socket). */
-static int start_job(const struct pyfork *py, const int *fds, int ctl)
+/* Never returns in the job (warm_job_start); in the zygote, returns with
+ * the job handed over (or refused with an ERROR record on its socket). */
+static void start_job(const struct pyfork *py, void *start, const int *fds, int ctl)
 {
         struct warm_job j;
         struct nsb_error e;
@@ -180,12 +165,12 @@ static int start_job(const struct pyfork *py, const int *fds, int ctl)
             (map = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, fds[FD_SPEC], 0)) == MAP_FAILED) {
                 nsb_fail(&e, NSB_STAGE_CLONE, errno ? errno : EPROTO, "the zygote cannot read the job spec");
                 send_record(fds[FD_SOCK], WIRE_ERROR, &e, NULL, 0);
-                return 0;
+                return;
         }
         if (warm_spec_decode(map, (size_t) st.st_size, &j, &e) < 0) {
                 munmap(map, (size_t) st.st_size);
                 send_record(fds[FD_SOCK], WIRE_ERROR, &e, NULL, 0);
-                return 0;
+                return;
         }
         if (!same_interpreter(&j)) {
                 nsb_fail(&e, NSB_STAGE_CLONE, EINVAL,
@@ -193,7 +178,7 @@ static int start_job(const struct pyfork *py, const int *fds, int ctl)
                 send_record(fds[FD_SOCK], WIRE_ERROR, &e, NULL, 0);
                 warm_job_free(&j);
                 munmap(map, (size_t) st.st_size);
-                return 0;
+                return;
         }
         memset(&args, 0, sizeof args);
         args.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
@@ -205,10 +190,8 @@ static int start_job(const struct pyfork *py, const int *fds, int ctl)
         if (pid == 0) {
                 job_init(&j, fds, ctl);
                 /* the job: Python's state is the zygote's at PyOS_BeforeFork */
-                job_argv = j.argv + j.script;
-                job_argc = (int) (j.argc - j.script);
                 py->after_child();
-                return 1;
+                warm_job_start(start, j.argv + j.script, (int) (j.argc - j.script));
         }
         py->after_parent();
         if (pid < 0) {
@@ -221,10 +204,9 @@ static int start_job(const struct pyfork *py, const int *fds, int ctl)
         }
         warm_job_free(&j);
         munmap(map, (size_t) st.st_size);
-        return 0;
 }
 
-int nsbox_warm_serve(int ctl)
+int nsbox_warm_serve(int ctl, void *start)
 {
         struct pyfork py;
         struct sigaction sa;
@@ -252,7 +234,6 @@ int nsbox_warm_serve(int ctl)
                 int fds[WIRE_MAX_FDS];
                 size_t n_fds = 0;
                 ssize_t n = wire_recv_fds(ctl, &m, fds, WIRE_MAX_FDS, &n_fds);
-                int r = 0;
 
                 if (n == 0)
                         break;   /* the batch is over, or this generation retired */
@@ -261,9 +242,7 @@ int nsbox_warm_serve(int ctl)
                         break;
                 }
                 if (n == (ssize_t) sizeof m && m.version == WIRE_VERSION && m.kind == WIRE_JOB && n_fds == N_JOB_FDS)
-                        r = start_job(&py, fds, ctl);
-                if (r == 1)
-                        return 1;
+                        start_job(&py, start, fds, ctl);
                 for (size_t i = 0; i < n_fds; i++)
                         close(fds[i]);
         }

@@ -7,9 +7,11 @@
 # can (every module imported here is paid again by every job's fork), holds
 # no job data, and never wraps its control socket (fd 3) in a Python object,
 # so nothing a job inherits can close a descriptor the job reuses.
-# It returns from nsbox_warm_serve() only in a job, which then runs the job's
-# /program/main.py with the semantics of `python3 -I -B /program/main.py`:
-# _job() below, driven from C by nsbox_warm_run (warm/warm_job.c).
+# In a job, nsbox_warm_serve() never returns: C calls _start() below with the
+# job's argv (no ctypes call is made in a job: each would copy the pages of
+# ctypes' objects), and runs the job's /program/main.py with the semantics
+# of `python3 -I -B /program/main.py`: _job() below, driven from C by
+# nsbox_warm_run (warm/warm_job.c).
 import sys
 
 _NSBOX_COLD_MODULES = frozenset(sys.modules)
@@ -23,16 +25,9 @@ import ctypes
 import atexit as _atexit      # builtin; held here so no job pays its import at exit
 
 _lib = ctypes.PyDLL(_NSBOX_WARM_LIB)     # PyDLL: the GIL stays held across the call
-_lib.nsbox_warm_serve.argtypes = [ctypes.c_int]
+_lib.nsbox_warm_serve.argtypes = [ctypes.c_int, ctypes.py_object]
 _lib.nsbox_warm_serve.restype = ctypes.c_int
-_lib.nsbox_warm_job_argc.restype = ctypes.c_int
-_lib.nsbox_warm_job_arg.argtypes = [ctypes.c_int]
-_lib.nsbox_warm_job_arg.restype = ctypes.c_char_p
-_lib.nsbox_warm_run.argtypes = [ctypes.py_object]
-_lib.nsbox_warm_run.restype = None
-_run_in_job = _lib.nsbox_warm_run
 _path = list(sys.path)
-_fsdecode = __import__("os").fsdecode
 _fsencode = __import__("os").fsencode
 
 # ---- a job's run and exit, as `python3 FILE` runs and ends: CPython's
@@ -232,6 +227,52 @@ if hasattr(_job.__code__, "replace"):     # 3.8+
         _f.__code__ = _renamed(_f.__code__)
     del _f
 
+
+def _start(argv):
+    """In a job (PID 2 of its own namespaces, every protection applied),
+    called from C with the job's argv from its program's path on, decoded
+    as CPython decodes its own arguments: make it look like the interpreter
+    just started on the job's file; returns the generator C runs."""
+    global _MAIN
+    sys.argv[:] = argv
+    _MAIN = sys.argv[0]
+    if hasattr(sys, "orig_argv"):   # 3.10+
+        sys.orig_argv[:] = sys.orig_argv[:len(sys.orig_argv) - 1] + sys.argv
+    sys.path[:] = _path
+    if not sys.flags.isolated and not getattr(sys.flags, "safe_path", False):
+        # Started as `python3 -E -s FILE` (a script in the workspace): the
+        # job's real folder leads sys.path, where this file's (/program) was.
+        sys.path[0] = sys.modules["os"].path.dirname(sys.modules["os"].path.realpath(_MAIN))
+    # __main__ with a cold script's globals, in their order
+    main = type(sys)("__main__")
+    main.__loader__ = sys.modules["_frozen_importlib_external"].SourceFileLoader("__main__", _MAIN)
+    main.__spec__ = None
+    main.__package__ = None
+    main.__annotations__ = {}
+    main.__builtins__ = sys.modules["builtins"]
+    main.__file__ = _MAIN
+    main.__cached__ = None
+    sys.modules["__main__"] = main
+    # What only this file imported is not the job's: a cold interpreter has
+    # not imported it, so neither has the job (an import runs it afresh).
+    # Before 3.10, atexit's handlers live in the state of the module object
+    # last imported: the job's `import atexit` must find the one whose
+    # _run_exitfuncs the harness holds (a new one's handlers would never run).
+    keep = ("__main__", "atexit") if sys.version_info < (3, 10) else ("__main__",)
+    for m in [m for m in sys.modules if m not in _NSBOX_COLD_MODULES and m not in keep]:
+        del sys.modules[m]
+    # and the finders of the folders only its imports searched (ctypes')
+    for m in [p for p in sys.path_importer_cache if p not in _NSBOX_COLD_IMPORTER_CACHE]:
+        del sys.path_importer_cache[m]
+    # The job runs from C, on a thread state of its own: none of this file's
+    # frames is under the job's (sys._getframe, inspect.stack, tracebacks,
+    # warnings' stack levels, the recursion depth are a cold job's).
+    return _job()
+
+
+if hasattr(_start.__code__, "replace"):     # 3.8+: named as the harness, as _job
+    _start.__code__ = _renamed(_start.__code__)
+
 # What the job's finalisation leaves alone: the zygote's modules (held, so
 # none is torn down), and the entries of theirs and of sys that the job
 # did not change.
@@ -240,47 +281,7 @@ _ZYGOTE_DICTS = {i: dict(m.__dict__) for i, m in _ZYGOTE_MODULES.items()}
 _SYS_AT_FORK = dict(_sys)
 gc.collect()
 gc.freeze()
-_role = _lib.nsbox_warm_serve(3)
-if _role != 1:
-    raise SystemExit(0 if _role == 0 else 3)
-
-# ---- from here on: one job, PID 2 of its own namespaces, every protection
-# applied. Make it look like the interpreter just started on the job's file.
-# The job's argv from its program's path on, decoded as CPython decodes
-# its own arguments.
-sys.argv[:] = [_fsdecode(_lib.nsbox_warm_job_arg(i)) for i in range(_lib.nsbox_warm_job_argc())]
-_MAIN = sys.argv[0]
-if hasattr(sys, "orig_argv"):   # 3.10+
-    sys.orig_argv[:] = sys.orig_argv[:len(sys.orig_argv) - 1] + sys.argv
-del _lib, _role, _fsdecode
-sys.path[:] = _path
-if not sys.flags.isolated and not getattr(sys.flags, "safe_path", False):
-    # Started as `python3 -E -s FILE` (a script in the workspace): the
-    # job's real folder leads sys.path, where this file's (/program) was.
-    sys.path[0] = sys.modules["os"].path.dirname(sys.modules["os"].path.realpath(_MAIN))
-# __main__ with a cold script's globals, in their order
-_main = type(sys)("__main__")
-_main.__loader__ = sys.modules["_frozen_importlib_external"].SourceFileLoader("__main__", _MAIN)
-_main.__spec__ = None
-_main.__package__ = None
-_main.__annotations__ = {}
-_main.__builtins__ = sys.modules["builtins"]
-_main.__file__ = _MAIN
-_main.__cached__ = None
-sys.modules["__main__"] = _main
-# What only this file imported is not the job's: a cold interpreter has
-# not imported it, so neither has the job (an import runs it afresh).
-# Before 3.10, atexit's handlers live in the state of the module object
-# last imported: the job's `import atexit` must find the one whose
-# _run_exitfuncs the harness holds (a new one's handlers would never run).
-_keep = ("__main__", "atexit") if sys.version_info < (3, 10) else ("__main__",)
-for _m in [m for m in sys.modules if m not in _NSBOX_COLD_MODULES and m not in _keep]:
-    del sys.modules[_m]
-# and the finders of the folders only its imports searched (ctypes')
-for _m in [p for p in sys.path_importer_cache if p not in _NSBOX_COLD_IMPORTER_CACHE]:
-    del sys.path_importer_cache[_m]
-# The job runs from C, on a thread state of its own: none of this file's
-# frames is under the job's (sys._getframe, inspect.stack, tracebacks,
-# warnings' stack levels, the recursion depth are a cold job's).
-del _main
-_run_in_job(_job())
+# Returns in the zygote only (in a job, C runs _start's generator to the
+# job's exit).
+_role = _lib.nsbox_warm_serve(3, _start)
+raise SystemExit(0 if _role == 0 else 3)
