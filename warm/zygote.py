@@ -228,6 +228,14 @@ if hasattr(_job.__code__, "replace"):     # 3.8+
     del _f
 
 
+def _not_cold():
+    # What only this file imported, and the finders only its imports made;
+    # and how many modules there were then.
+    keep = ("__main__", "atexit") if sys.version_info < (3, 10) else ("__main__",)
+    return ([m for m in sys.modules if m not in _NSBOX_COLD_MODULES and m not in keep],
+            [p for p in sys.path_importer_cache if p not in _NSBOX_COLD_IMPORTER_CACHE], len(sys.modules))
+
+
 def _start(argv):
     """In a job (PID 2 of its own namespaces, every protection applied),
     called from C with the job's argv from its program's path on, decoded
@@ -258,11 +266,13 @@ def _start(argv):
     # Before 3.10, atexit's handlers live in the state of the module object
     # last imported: the job's `import atexit` must find the one whose
     # _run_exitfuncs the harness holds (a new one's handlers would never run).
-    keep = ("__main__", "atexit") if sys.version_info < (3, 10) else ("__main__",)
-    for m in [m for m in sys.modules if m not in _NSBOX_COLD_MODULES and m not in keep]:
+    # Listed in the zygote (_not_cold): walking every entry here would write
+    # to the page of each name (its reference count) in every job.
+    drop, finders, _n = _DROP if len(sys.modules) == _DROP[2] else _not_cold()
+    for m in drop:
         del sys.modules[m]
     # and the finders of the folders only its imports searched (ctypes')
-    for m in [p for p in sys.path_importer_cache if p not in _NSBOX_COLD_IMPORTER_CACHE]:
+    for m in finders:
         del sys.path_importer_cache[m]
     # The job runs from C, on a thread state of its own: none of this file's
     # frames is under the job's (sys._getframe, inspect.stack, tracebacks,
@@ -272,7 +282,9 @@ def _start(argv):
 
 if hasattr(_start.__code__, "replace"):     # 3.8+: named as the harness, as _job
     _start.__code__ = _renamed(_start.__code__)
+    _not_cold.__code__ = _renamed(_not_cold.__code__)
 
+_DROP = _not_cold()
 # What the job's finalisation leaves alone: the zygote's modules (held, so
 # none is torn down), and the entries of theirs and of sys that the job
 # did not change.
