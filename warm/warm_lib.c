@@ -1,8 +1,10 @@
 /* warm/warm_lib.c — libnsbox_warm.so: nsbox's C inside the zygote.
  *
  * The zygote (warm/zygote.py, a CPython started exactly as a cold job's
- * interpreter is) loads this library with ctypes.PyDLL, so the GIL stays
- * held, and calls nsbox_warm_serve(3, start) once. It returns in the
+ * interpreter is) loads this library as the extension module
+ * _nsbox_warm (_imp.create_dynamic: no ctypes, libffi or struct in the
+ * zygote, so none in any job's address space or sys.modules; #28) and
+ * calls its serve(3, start), with the GIL held, once. It returns in the
  * zygote only: when the control socket closes and every job it started has
  * ended (0), or on a broken start (-1, the reason on stderr). In a job it
  * never returns: warm_job_start (warm_job.c) calls zygote.py's start with
@@ -41,8 +43,10 @@
 #include "supervisor/warm_spec.h"
 #include "warm/warm_job.h"
 
-/* The symbol Python looks up. */
+/* The symbols Python looks up: the module's init (the interpreter's
+ * import), and serve's C entry. */
 int nsbox_warm_serve(int ctl, void *start);
+void *PyInit__nsbox_warm(void);
 
 /* The zygote's own argv (/proc/self/cmdline), read once: a job whose
  * interpreter part differs cannot be this zygote's. */
@@ -252,4 +256,75 @@ int nsbox_warm_serve(int ctl, void *start)
         while (wait(NULL) >= 0 || errno == EINTR)
                 ;
         return 0;
+}
+
+/* ---- the extension module _nsbox_warm ------------------------------------
+ * Built without Python's headers, as warm_job.c: the module's structures
+ * are the stable ABI's (PyModuleDef, PyMethodDef, a non-debug PyObject
+ * head), laid out here; its functions are looked up in the interpreter. */
+
+struct py_head {
+        ssize_t refcnt;
+        void *type;
+};
+
+struct py_method_def {
+        const char *name;
+        void *(*meth)(void *self, void *args);
+        int flags;
+        const char *doc;
+};
+
+struct py_module_def {
+        struct py_head head;            /* PyModuleDef_Base: PyObject_HEAD, m_init, m_index, m_copy */
+        void *(*m_init)(void);
+        ssize_t m_index;
+        void *m_copy;
+        const char *name;
+        const char *doc;
+        ssize_t size;
+        struct py_method_def *methods;
+        void *slots, *traverse, *clear, *free;
+};
+
+#define PY_METH_VARARGS 0x0001
+#define PY_ABI_VERSION 3                /* PYTHON_ABI_VERSION: accepted by every CPython 3 */
+
+/* serve(ctl, start): nsbox_warm_serve's status, in the zygote only. */
+static void *py_serve(void *self, void *args)
+{
+        int (*parse)(void *, const char *, ...);
+        void *(*from_long)(long);
+        void *p = dlsym(RTLD_DEFAULT, "PyArg_ParseTuple"), *q = dlsym(RTLD_DEFAULT, "PyLong_FromLong");
+        void *start = NULL;
+        int ctl = -1;
+
+        (void) self;
+        memcpy(&parse, &p, sizeof p);   /* a data pointer into a function pointer, as dlsym(3) shows */
+        memcpy(&from_long, &q, sizeof q);
+        if (!parse || !from_long || !parse(args, "iO", &ctl, &start))
+                return NULL;   /* PyArg_ParseTuple set the error (the lookups cannot fail in CPython) */
+        return from_long(nsbox_warm_serve(ctl, start));
+}
+
+static struct py_method_def warm_methods[] = {
+        { "serve", py_serve, PY_METH_VARARGS, "serve(ctl, start): fork one job per JOB record on ctl" },
+        { NULL, NULL, 0, NULL },
+};
+
+static struct py_module_def warm_module = {
+        .head = { 1, NULL },
+        .name = "_nsbox_warm",
+        .doc = "nsbox's warm-start zygote (warm/warm_lib.c)",
+        .size = -1,
+        .methods = warm_methods,
+};
+
+void *PyInit__nsbox_warm(void)
+{
+        void *(*create)(struct py_module_def *, int);
+        void *p = dlsym(RTLD_DEFAULT, "PyModule_Create2");
+
+        memcpy(&create, &p, sizeof p);
+        return create ? create(&warm_module, PY_ABI_VERSION) : NULL;
 }

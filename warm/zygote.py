@@ -7,9 +7,8 @@
 # can (every module imported here is paid again by every job's fork), holds
 # no job data, and never wraps its control socket (fd 3) in a Python object,
 # so nothing a job inherits can close a descriptor the job reuses.
-# In a job, nsbox_warm_serve() never returns: C calls _start() below with the
-# job's argv (no ctypes call is made in a job: each would copy the pages of
-# ctypes' objects), and runs the job's /program/main.py with the semantics
+# In a job, _lib.serve() never returns: C calls _start() below with the
+# job's argv, and runs the job's /program/main.py with the semantics
 # of `python3 -I -B /program/main.py`: _job() below, driven from C by
 # nsbox_warm_run (warm/warm_job.c).
 import sys
@@ -21,12 +20,20 @@ if sys.implementation.name != "cpython" or sys.version_info < (3, 7):
     raise SystemExit(3)
 
 import gc
-import ctypes
+import _imp
 import atexit as _atexit      # builtin; held here so no job pays its import at exit
 
-_lib = ctypes.PyDLL(_NSBOX_WARM_LIB)     # PyDLL: the GIL stays held across the call
-_lib.nsbox_warm_serve.argtypes = [ctypes.c_int, ctypes.py_object]
-_lib.nsbox_warm_serve.restype = ctypes.c_int
+
+class _Spec:
+    # what _imp.create_dynamic reads of a module spec: libnsbox_warm.so is
+    # the extension module _nsbox_warm (no ctypes: nothing of it, nor
+    # libffi or struct, is copied into every job)
+    name = "_nsbox_warm"
+    origin = _NSBOX_WARM_LIB
+
+
+_lib = _imp.create_dynamic(_Spec)
+del _Spec
 _path = list(sys.path)
 _fsencode = __import__("os").fsencode
 
@@ -271,7 +278,7 @@ def _start(argv):
     drop, finders, _n = _DROP if len(sys.modules) == _DROP[2] else _not_cold()
     for m in drop:
         del sys.modules[m]
-    # and the finders of the folders only its imports searched (ctypes')
+    # and the finders of the folders only its imports searched
     for m in finders:
         del sys.path_importer_cache[m]
     # The job runs from C, on a thread state of its own: none of this file's
@@ -295,5 +302,5 @@ gc.collect()
 gc.freeze()
 # Returns in the zygote only (in a job, C runs _start's generator to the
 # job's exit).
-_role = _lib.nsbox_warm_serve(3, _start)
+_role = _lib.serve(3, _start)
 raise SystemExit(0 if _role == 0 else 3)
