@@ -167,7 +167,7 @@ static int compile_filter(struct sbx *s, struct nsb_error *e)
 
 /* ---- cgroup -------------------------------------------------------------- */
 
-static int create_cgroup(struct sbx *s, struct nsb_error *e)
+int sbx_create_cgroup(struct sbx *s, struct nsb_error *e)
 {
         int r = s->cg_ops->create(&s->cg_env, &s->cg_facts, &s->cg_spec, &s->cg_run, e);
 
@@ -291,14 +291,14 @@ static int setup_cgroup(struct sbx *s, struct nsb_error *e)
                 s->cg_late = true;
                 return 0;
         }
-        return create_cgroup(s, e);
+        return sbx_create_cgroup(s, e);
 }
 
 /* v1, after clone3 and "go": make the cgroups, then hand the child the fds
  * it joins through, just before it forks the program. */
 int sbx_create_cgroup_late(struct sbx *s, struct nsb_error *e)
 {
-        int r = create_cgroup(s, e);
+        int r = sbx_create_cgroup(s, e);
 
         return r < 0 ? r : sbx_send_cgroup_fds(s, e);
 }
