@@ -1,22 +1,32 @@
 /* batch/batch_run.c — `nsbox batch`: the driver. Syscall layer.
  *
- * The parent reads job lines, parses each (pure), and forks one worker per
- * job, at most -j at once. A worker runs its job in a fresh sandbox (sbx_run,
- * or the judge's driver for a judge job), renders its line and sends it over
- * a pipe, then exits. The parent polls the pipes, the input and the cancel fd
- * in one loop and writes each line to stdout as its worker ends: completion
- * order, one whole line per write, nothing else on stdout.
+ * The parent reads job lines, parses each (pure), and hands each to a worker
+ * process, at most -j at once. A worker (one per slot, forked when its slot
+ * first takes a job, kept for the slot's next jobs) receives the job's line
+ * and the way it starts (the zygote's control socket, or why it runs cold)
+ * on its socket, parses the line again, runs the job in a fresh sandbox
+ * (sbx_run, or the judge's driver for a judge job), renders its line and
+ * sends it over its pipe, then waits for the next job; it exits when its
+ * socket closes. The parent polls the pipes, the input and the cancel fd in
+ * one loop and writes each line to stdout as it arrives: completion order,
+ * one whole line per write, nothing else on stdout. A worker per slot, not
+ * per job (#28): forking one per job, and the copy-on-write faults of every
+ * page it then wrote, cost about 0.4 ms of CPU a job.
  *
  * Why processes and not threads: sbx_run clone()s, and no thread may exist
- * next to clone (STYLE 14); a worker per job also gives each job its own
- * pid, so its cgroup name (nsbox-PID-0) cannot collide with another job's.
+ * next to clone (STYLE 14). Each job's cgroup is named by its worker's pid
+ * and the worker's count of jobs (nsbox-PID-N), so no two jobs share one.
  *
  * Cancel: SIGINT/SIGTERM/SIGHUP arrive on the parent's signalfd (on the
  * posix platform a self-pipe: platform.h). The parent stops taking jobs and
  * sends SIGTERM to every worker. Workers keep those signals blocked and
  * inherit the signalfd, which reads the signals queued to the worker itself:
  * the running sbx_run sees it readable and kills its tree, and the worker
- * exits without a line. A worker also gets SIGTERM if the parent dies
+ * exits without a line (an idle worker, waiting for a job, exits too). A
+ * cancel line ({"cancel": ID}, #29) sends SIGTERM to the one worker that holds
+ * that job: it exits the same way, the parent writes the job's cancelled
+ * line, and the slot's next job gets a fresh worker (a job that ended before
+ * its worker saw the signal keeps its own line). A worker also gets SIGTERM if the parent dies
  * (PR_SET_PDEATHSIG; POSIX has none), and its sandbox dies with the worker
  * (the sandbox init has PR_SET_PDEATHSIG SIGKILL).
  */
@@ -30,6 +40,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -56,8 +67,10 @@
 #define LINE_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(9))
 
 struct slot {
-        pid_t pid;                      /* 0 = free */
+        pid_t pid;                      /* its worker; 0 = none yet (or it ended) */
         int fd;                         /* read end of the worker's pipe */
+        int cmd;                        /* our end of the worker's job socket; -1 = closed */
+        bool busy;                      /* a job was sent and its line has not come back */
         char *buf;                      /* what the worker sent so far */
         size_t len, cap;
         size_t line;
@@ -85,6 +98,9 @@ struct batch {
         unsigned max_busy;              /* -j, lowered until a worker ends when the host runs out of fds or processes */
         struct batch_job pending;       /* parsed, waiting for a worker that could not start yet */
         bool has_pending;
+        char *text, *pending_text;      /* the line next_job parsed, and the pending job's (a worker parses it again) */
+        size_t text_len, pending_len;
+        const char *jobs_path;          /* for the workers' parse (NULL: stdin) */
         struct reader in;
         json_t *resume;                 /* set of id keys already done */
         json_t *seen;                   /* id key -> line, this run */
@@ -359,7 +375,7 @@ static int report_key(char *buf, size_t size)
 /* A test job: the split harness as /program/main.py, the package on its
  * stdin (batch/batch_tests.h), the verdict from its keyed report. */
 static json_t *run_tests_job(const struct nsb_config *cfg, const struct batch_job *job, int cancel_fd,
-                             const struct host_set *python_host, const struct job_start *start,
+                             const struct host_set *python_host, const struct job_start *start, unsigned serial,
                              enum batch_outcome *ret_outcome)
 {
         AUTOFREE char *package = NULL;
@@ -390,6 +406,7 @@ static json_t *run_tests_job(const struct nsb_config *cfg, const struct batch_jo
                 return error_body(&e, ret_outcome);
         prog.req.python_host = python_host && python_host->n ? python_host : NULL;
         prog.req.cancel_fd = cancel_fd;
+        prog.req.serial = serial;   /* the worker's count: its jobs' cgroups never share a name */
         if (start->warm_ctl >= 0) {
                 prog.req.start = SBX_WARM;
                 prog.req.warm_ctl = start->warm_ctl;
@@ -411,7 +428,7 @@ static json_t *run_tests_job(const struct nsb_config *cfg, const struct batch_jo
 
 /* *ret_outcome: for the counts; the line carries it only for python and test jobs. */
 static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_job *job, int cancel_fd,
-                             const struct host_set *python_host, const struct job_start *start,
+                             const struct host_set *python_host, const struct job_start *start, unsigned serial,
                              enum batch_outcome *ret_outcome)
 {
         struct prog_source src = {
@@ -450,6 +467,7 @@ static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_jo
                          job->n_files ? "files" : "fetch_files");
                 return error_body(&e, ret_outcome);
         }
+        req.serial = serial;   /* the worker's count: its jobs' cgroups never share a name */
         if (start->warm_ctl >= 0) {
                 req.start = SBX_WARM;
                 req.warm_ctl = start->warm_ctl;
@@ -502,37 +520,277 @@ static bool cancel_pending(int cancel_fd)
         return cancel_fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
 }
 
+/* A worker's job image (#30), kept for its next jobs (#28): opened once
+ * per ref, not per job, so a persistent worker holds one image's strings and
+ * one cache lock at most, however many jobs it runs. */
+struct worker_image {
+        char *ref;                      /* NULL: none open */
+        bool python;                    /* opened for a python command (its interpreter found) */
+        char *interpreter, *digest, *rootfs;
+        char **env;
+        size_t n_env;
+        int lock_fd;                    /* the cache entry's shared lock (image rm waits) */
+};
+
+static void worker_image_free(struct worker_image *wi)
+{
+        free(wi->ref);
+        free(wi->interpreter);
+        free(wi->digest);
+        free(wi->rootfs);
+        for (size_t i = 0; wi->env && i < wi->n_env; i++)
+                free(wi->env[i]);
+        free(wi->env);
+        if (wi->lock_fd >= 0)
+                close(wi->lock_fd);
+        *wi = (struct worker_image){ .lock_fd = -1 };
+}
+
+/* Open @img as @cfg's image into @wi (the one it held freed), or fail
+ * keeping it. */
+static int worker_image_open(struct worker_image *wi, const struct nsb_config *cfg, const char *img, bool python,
+                             struct nsb_error *e)
+{
+        struct nsb_config c = *cfg;
+        int lock = -1, r;
+
+        c.image = strdup(img);
+        c.image_digest = c.image_rootfs = NULL;
+        c.image_env = NULL;
+        c.n_image_env = 0;
+        c.interpreter = cfg->interpreter ? strdup(cfg->interpreter) : NULL;
+        if (!c.image || (cfg->interpreter && !c.interpreter))
+                r = nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        else
+                r = frame_open_image_lock(&c, python, &lock, e);
+        if (r < 0) {
+                struct worker_image t = { c.image, python, c.interpreter, c.image_digest, c.image_rootfs,
+                                          c.image_env, c.n_image_env, lock };
+                worker_image_free(&t);
+                return r;
+        }
+        worker_image_free(wi);
+        *wi = (struct worker_image){ c.image, python, c.interpreter, c.image_digest, c.image_rootfs,
+                                     c.image_env, c.n_image_env, lock };
+        return 0;
+}
+
 /* The job's own image (its "image", or its judge spec's) over --image:
  * opened in this worker (the cache's lock makes concurrent workers unpack
- * it once). The fields are the parent's copies, never freed here. */
-static int job_image(struct nsb_config *cfg, const struct batch_job *job, struct nsb_error *e)
+ * it once), or the one it opened for an earlier job with the same ref. The
+ * fields point into @wi (or are the parent's copies): never freed here. */
+static int job_image(struct nsb_config *cfg, const struct batch_job *job, struct worker_image *wi,
+                     struct nsb_error *e)
 {
         const char *img = job->image ? job->image : job->kind == BATCH_JUDGE ? job->spec.image : NULL;
+        bool python = job->kind != BATCH_RUN;
+        int r;
 
         if (!img || (cfg->image && strcmp(cfg->image, img) == 0 && cfg->image_digest))
                 return 0;
-        cfg->image = strdup(img);
-        cfg->image_digest = cfg->image_rootfs = NULL;
-        cfg->image_env = NULL;
-        cfg->n_image_env = 0;
         cfg->warm = false;
-        if (cfg->interpreter && !(cfg->interpreter = strdup(cfg->interpreter)))
-                return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
-        return cfg->image ? frame_open_image(cfg, job->kind != BATCH_RUN, e)
-                          : nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+        /* what frame_open_image refuses for this job's limits is refused
+         * again, not skipped by the cache */
+        if ((!wi->ref || strcmp(wi->ref, img) != 0 || wi->python != python || cfg->n_packages ||
+             cfg->isolation == NSB_ISOLATION_REDUCED) &&
+            (r = worker_image_open(wi, cfg, img, python, e)) < 0)
+                return r;
+        cfg->image = wi->ref;
+        cfg->image_digest = wi->digest;
+        cfg->image_rootfs = wi->rootfs;
+        cfg->image_env = wi->env;
+        cfg->n_image_env = wi->n_env;
+        cfg->interpreter = wi->interpreter;
+        return 0;
 }
 
-static __attribute__((noreturn)) void worker(const struct batch *b, const struct batch_job *job,
-                                             const struct job_start *st, int wfd, pid_t parent)
+/* ---- a worker: one per slot, its jobs one after the other --------------- */
+
+/* What the parent sends a worker for each job, then the line's text and
+ * the cold reason's; the zygote's control socket rides along (SCM_RIGHTS). */
+struct job_msg {
+        uint64_t line;
+        uint64_t text_len;
+        uint32_t reason_len;            /* 0: no cold reason */
+        uint32_t has_ctl;               /* a warm job: its zygote's control socket is attached */
+};
+
+static int send_all(int fd, const char *p, size_t len)
+{
+        while (len) {
+                ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                p += n;
+                len -= (size_t) n;
+        }
+        return 0;
+}
+
+static int send_job(int sock, size_t line, const char *text, size_t len, const struct job_start *st)
+{
+        struct job_msg h = {
+                .line = line, .text_len = len, .has_ctl = st->warm_ctl >= 0,
+                .reason_len = st->cold_reason ? (uint32_t) strlen(st->cold_reason) : 0,
+        };
+        union {
+                char buf[CMSG_SPACE(sizeof(int))];
+                struct cmsghdr align;
+        } ctl;
+        struct iovec iov = { &h, sizeof h };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+        ssize_t n;
+        int r;
+
+        if (h.has_ctl) {
+                struct cmsghdr *cm;
+
+                memset(&ctl, 0, sizeof ctl);
+                mh.msg_control = ctl.buf;
+                mh.msg_controllen = sizeof ctl.buf;
+                cm = CMSG_FIRSTHDR(&mh);
+                cm->cmsg_level = SOL_SOCKET;
+                cm->cmsg_type = SCM_RIGHTS;
+                cm->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(cm), &st->warm_ctl, sizeof(int));
+        }
+        do
+                n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        if (n != (ssize_t) sizeof h)
+                return n < 0 ? -errno : -EIO;
+        if ((r = send_all(sock, text, len)) < 0)
+                return r;
+        return h.reason_len ? send_all(sock, st->cold_reason, h.reason_len) : 0;
+}
+
+static int read_full(int fd, char *p, size_t len)
+{
+        while (len) {
+                ssize_t n = read(fd, p, len);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return n < 0 ? -errno : -EIO;
+                p += n;
+                len -= (size_t) n;
+        }
+        return 0;
+}
+
+/* 1: a job in *h, its text and reason (NUL-terminated, malloc'd) and its
+ * control socket (or -1); 0: no more jobs (the parent's quit, line 0, or
+ * its socket closed); <0: broken. */
+static int recv_job(int sock, struct job_msg *h, int *ret_ctl, char **ret_text, char **ret_reason)
+{
+        union {
+                char buf[CMSG_SPACE(sizeof(int))];
+                struct cmsghdr align;
+        } ctl;
+        struct iovec iov = { h, sizeof *h };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                             .msg_controllen = sizeof ctl.buf };
+        ssize_t n;
+
+        *ret_ctl = -1;
+        do
+                n = recvmsg(sock, &mh, MSG_WAITALL);
+        while (n < 0 && errno == EINTR);
+        for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); n > 0 && cm; cm = CMSG_NXTHDR(&mh, cm))
+                if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+                    cm->cmsg_len == CMSG_LEN(sizeof(int))) {
+                        memcpy(ret_ctl, CMSG_DATA(cm), sizeof(int));
+                        (void) fcntl(*ret_ctl, F_SETFD, FD_CLOEXEC);   /* one thread: no exec in between */
+                }
+        if (n == 0 || (n == (ssize_t) sizeof *h && h->line == 0))
+                return 0;
+        if (n != (ssize_t) sizeof *h || (mh.msg_flags & MSG_CTRUNC) || h->has_ctl != (*ret_ctl >= 0) ||
+            h->text_len > LINE_MAX_BYTES)
+                return -EPROTO;
+        *ret_text = malloc(h->text_len + 1);
+        *ret_reason = malloc(h->reason_len + 1);
+        if (!*ret_text || !*ret_reason)
+                return -ENOMEM;
+        if (read_full(sock, *ret_text, h->text_len) < 0 || read_full(sock, *ret_reason, h->reason_len) < 0)
+                return -EIO;
+        (*ret_text)[h->text_len] = '\0';
+        (*ret_reason)[h->reason_len] = '\0';
+        return 1;
+}
+
+/* One job's line to the parent: its outcome's byte ('0' + enum
+ * batch_outcome), then the line. */
+static void send_line(int wfd, json_t *line, enum batch_outcome outcome)
+{
+        AUTOFREE char *text = line ? textsafe_json_dumps(line, LINE_FLAGS) : NULL;
+        char head = (char) ('0' + outcome);
+        size_t n;
+
+        if (!text)
+                _exit(1);
+        n = strlen(text);
+        text[n] = '\n';   /* json_dumps' NUL becomes the line's end */
+        if (write_all(wfd, &head, 1) < 0 || write_all(wfd, text, n + 1) < 0)
+                _exit(1);
+}
+
+/* The line the parent parsed, parsed again here; run; its line sent. */
+static void run_line(const struct batch *b, const struct job_msg *h, const char *text, const struct job_start *st,
+                     unsigned serial, struct worker_image *wi, int wfd)
 {
         struct nsb_config cfg = *b->cli;
+        struct batch_job job;
+        struct nsb_error err;
         AUTO(json_decref) json_t *line = NULL;
-        AUTOFREE char *text = NULL;
         enum batch_outcome outcome = OUTCOME_ERROR;
         json_t *body;
+        double start = since_ms(&b->t0);
+
+        nsb_error_clear(&err);
+        if (batch_job_parse(text, (size_t) h->text_len, (size_t) h->line, b->jobs_path, &job, &err) < 0) {
+                /* the parent parsed it: only a file it names changed since */
+                line = batch_error_line(job.id, (size_t) h->line, &err);
+                if (line && b->cli->warm)
+                        json_object_set_new(line, "start_reason", json_string("not run: the line could not become a job"));
+                batch_job_free(&job);
+                send_line(wfd, line, OUTCOME_ERROR);
+                return;
+        }
+        cfg_limits_apply(&job.limits, job.limits_set, &cfg);
+        /* The per-user budgets the kernel counts across user namespaces are
+         * split over the slots that run at once (ns/ucount.h). */
+        cfg.jobs = b->n_slots;
+        if (job.kind == BATCH_JUDGE)
+                cfg.warm = false;   /* a judge job's cases run cold in its worker (st->cold_reason) */
+        nsb_error_clear(&err);
+        if (job_image(&cfg, &job, wi, &err) < 0) {
+                line = batch_error_line(job.id, job.line, &err);
+                outcome = OUTCOME_ERROR;
+        } else {
+                body = job.kind == BATCH_JUDGE
+                               ? run_judge(&cfg, &job, b->cancel_fd, &b->python_host, st->cold_reason, &outcome)
+                       : job.kind == BATCH_TEST
+                               ? run_tests_job(&cfg, &job, b->cancel_fd, &b->python_host, st, serial, &outcome)
+                               : run_sandboxed(&cfg, &job, b->cancel_fd, &b->python_host, st, serial, &outcome);
+                if (cancel_pending(b->cancel_fd))
+                        _exit(WORKER_CANCELLED);   /* no line: --resume runs the job again (or it ends cancelled) */
+                line = batch_line_render(job.id, job.line, body,
+                                         job.kind == BATCH_PYTHON || job.kind == BATCH_TEST ? (int) outcome : -1,
+                                         start, since_ms(&b->t0));
+        }
+        send_line(wfd, line, outcome);
+        batch_job_free(&job);
+}
+
+static __attribute__((noreturn)) void worker(const struct batch *b, int cmd, int wfd, pid_t parent)
+{
+        struct worker_image wi = { .lock_fd = -1 };
+        unsigned serial = 0;
         int devnull;
-        double start;
-        size_t n;
 
         /* SIGTERM (a cancel, through the inherited signalfd) if the batch
          * dies; checked after, as the parent may already be gone. */
@@ -545,42 +803,32 @@ static __attribute__((noreturn)) void worker(const struct batch *b, const struct
                 dup2(devnull, STDOUT_FILENO);
                 close(devnull);
         }
-        start = since_ms(&b->t0);
-        cfg_limits_apply(&job->limits, job->limits_set, &cfg);
-        /* The per-user budgets the kernel counts across user namespaces are
-         * split over the slots that run at once (ns/ucount.h). */
-        cfg.jobs = b->n_slots;
-        if (job->kind == BATCH_JUDGE)
-                cfg.warm = false;   /* a judge job's cases run cold in its worker (st->cold_reason) */
-        {
-                struct nsb_error ie;
+        for (;;) {
+                struct pollfd p[2] = { { cmd, POLLIN, 0 }, { b->cancel_fd, POLLIN, 0 } };
+                struct job_msg h;
+                struct job_start st;
+                AUTOFREE char *text = NULL;
+                AUTOFREE char *reason = NULL;
+                int ctl, r;
 
-                nsb_error_clear(&ie);
-                if (job_image(&cfg, job, &ie) < 0)
-                        line = batch_error_line(job->id, job->line, &ie);
-        }
-        if (!line) {
-                body = job->kind == BATCH_JUDGE
-                               ? run_judge(&cfg, job, b->cancel_fd, &b->python_host, st->cold_reason, &outcome)
-                       : job->kind == BATCH_TEST ? run_tests_job(&cfg, job, b->cancel_fd, &b->python_host, st, &outcome)
-                                                 : run_sandboxed(&cfg, job, b->cancel_fd, &b->python_host, st, &outcome);
-                if (cancel_pending(b->cancel_fd))
-                        _exit(WORKER_CANCELLED);   /* no line: --resume runs the job again */
-                line = batch_line_render(job->id, job->line, body,
-                                         job->kind == BATCH_PYTHON || job->kind == BATCH_TEST ? (int) outcome : -1,
-                                         start, since_ms(&b->t0));
-        }
-        text = line ? textsafe_json_dumps(line, LINE_FLAGS) : NULL;
-        if (!text)
-                _exit(1);
-        n = strlen(text);
-        text[n] = '\n';   /* json_dumps' NUL becomes the line's end */
-        {
-                char head = (char) ('0' + outcome);
-                if (write_all(wfd, &head, 1) < 0 || write_all(wfd, text, n + 1) < 0)
+                /* idle: a cancel (or the batch's death) ends us too; other
+                 * processes of the batch may hold our socket, so its close
+                 * is not how we learn the batch is over (the quit is) */
+                if (poll(p, b->cancel_fd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
                         _exit(1);
+                if (cancel_pending(b->cancel_fd))
+                        _exit(WORKER_CANCELLED);
+                if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+                        continue;
+                r = recv_job(cmd, &h, &ctl, &text, &reason);
+
+                if (r <= 0)
+                        _exit(r == 0 ? 0 : 1);   /* 0: the batch has no more jobs for us */
+                st = (struct job_start){ .warm_ctl = ctl, .cold_reason = h.reason_len ? reason : NULL };
+                run_line(b, &h, text, &st, serial++, &wi, wfd);
+                if (ctl >= 0)
+                        close(ctl);
         }
-        _exit(0);
 }
 
 /* The python profile is the same for every python and judge job: the
@@ -622,53 +870,71 @@ static struct job_start job_start_for(struct batch *b, const struct batch_job *j
         return st;
 }
 
-static int start_worker(struct batch *b, struct slot *s, struct batch_job *job, struct nsb_error *e)
+/* A worker for slot @s; it inherits the parsed python profile, nothing of
+ * another slot's and no zygote's control socket (each job brings its own:
+ * a worker holding a retired generation's would keep that zygote alive). */
+static int spawn_worker(struct batch *b, struct slot *s, size_t line, struct nsb_error *e)
 {
-        int p[2];
+        int p[2], sv[2] = { -1, -1 };
         pid_t parent = getpid(), pid;
-        struct job_start st;
 
-        if (job->kind != BATCH_RUN)
-                resolve_python_once(b);
-        st = job_start_for(b, job);
-
+        resolve_python_once(b);   /* before the first worker forks: every one inherits it */
         if (plat_pipe_cloexec(p) < 0)
-                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "pipe for the worker of line %zu", job->line);
+                return nsb_fail(e, NSB_STAGE_PREPARE, errno, "pipe for the worker of line %zu", line);
+        /* (POSIX.1-2008 has no SOCK_CLOEXEC; the parent is one thread) */
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0 || fcntl(sv[0], F_SETFD, FD_CLOEXEC) < 0 ||
+            fcntl(sv[1], F_SETFD, FD_CLOEXEC) < 0) {
+                int err = errno;
+                close(p[0]);
+                close(p[1]);
+                if (sv[0] >= 0) {
+                        close(sv[0]);
+                        close(sv[1]);
+                }
+                return nsb_fail(e, NSB_STAGE_PREPARE, err, "socket for the worker of line %zu", line);
+        }
         pid = fork();
         if (pid < 0) {
                 int err = errno;
                 close(p[0]);
                 close(p[1]);
-                return nsb_fail(e, NSB_STAGE_PREPARE, err, "fork the worker of line %zu", job->line);
+                close(sv[0]);
+                close(sv[1]);
+                return nsb_fail(e, NSB_STAGE_PREPARE, err, "fork the worker of line %zu", line);
         }
         if (pid == 0) {
                 close(p[0]);
+                close(sv[0]);
                 for (unsigned i = 0; i < b->n_slots; i++)
-                        if (b->slots[i].pid)
+                        if (b->slots[i].pid) {
                                 close(b->slots[i].fd);
-                worker(b, job, &st, p[1], parent);
+                                if (b->slots[i].cmd >= 0)
+                                        close(b->slots[i].cmd);
+                        }
+                if (b->warm.ctl >= 0)
+                        close(b->warm.ctl);
+                worker(b, sv[1], p[1], parent);
         }
         close(p[1]);
-        *s = (struct slot){ .pid = pid, .fd = p[0], .line = job->line, .kind = job->kind };
-        s->id = json_incref(job->id);
-        b->busy++;
+        close(sv[1]);
+        *s = (struct slot){ .pid = pid, .fd = p[0], .cmd = sv[0] };
         return 0;
 }
 
-/* The worker closed its pipe: it is exiting. Reap it, write its line. */
+/* The worker ended: reap it. A job it held ends as an error line (or, when
+ * the batch was cancelled, with none: --resume runs it again). */
 static void finish_worker(struct batch *b, struct slot *s)
 {
         int status = 0;
 
+        if (s->cmd >= 0)
+                close(s->cmd);
         while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
                 ;
-        if (b->cancelled) {
-                /* Its job did not finish: no line, so --resume reruns it. */
-        } else if (s->cancel_asked && WIFEXITED(status) && WEXITSTATUS(status) == WORKER_CANCELLED) {
+        if (s->busy && !b->cancelled && s->cancel_asked && WIFEXITED(status) &&
+            WEXITSTATUS(status) == WORKER_CANCELLED) {
                 emit_cancelled(b, s->id, s->line, s->kind);   /* what the cancel line asked for */
-        } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && s->len > 1 && s->buf[s->len - 1] == '\n') {
-                emit_raw(b, s->buf, s->len);
-        } else {
+        } else if (s->busy && !b->cancelled) {
                 struct nsb_error e;
 
                 if (WIFSIGNALED(status))
@@ -684,9 +950,50 @@ static void finish_worker(struct batch *b, struct slot *s)
         close(s->fd);
         free(s->buf);
         json_decref(s->id);
-        *s = (struct slot){ .fd = -1 };
-        b->busy--;
-        b->max_busy = b->n_slots;   /* a worker could not start? try again at -j: the host may have room now */
+        if (s->busy) {
+                b->busy--;
+                b->max_busy = b->n_slots;   /* a worker could not start? try again at -j: the host may have room now */
+        }
+        *s = (struct slot){ .fd = -1, .cmd = -1 };
+}
+
+/* Hand @job (its line's @text) to slot @s's worker, forked first if the
+ * slot has none. */
+static int start_job(struct batch *b, struct slot *s, struct batch_job *job, const char *text, size_t len,
+                     struct nsb_error *e)
+{
+        struct job_start st;
+        int r;
+
+        /* A worker a cancel line was sent SIGTERM for, whose job ended
+         * before it saw the signal: it is exiting, its job's line already
+         * written; reaped here (no line) and this job goes to a new one. */
+        if (s->pid && s->cancel_asked) {
+                kill(s->pid, SIGKILL);
+                finish_worker(b, s);
+        }
+        if (!s->pid && (r = spawn_worker(b, s, job->line, e)) < 0)
+                return r;
+        st = job_start_for(b, job);
+        if ((r = send_job(s->cmd, job->line, text, len, &st)) < 0) {
+                /* it died between two jobs: gone, and this job goes to a new one */
+                kill(s->pid, SIGKILL);
+                finish_worker(b, s);
+                if ((r = spawn_worker(b, s, job->line, e)) < 0)
+                        return r;
+                if ((r = send_job(s->cmd, job->line, text, len, &st)) < 0) {
+                        kill(s->pid, SIGKILL);
+                        finish_worker(b, s);
+                        return nsb_fail(e, NSB_STAGE_PREPARE, -r, "send line %zu to its worker", job->line);
+                }
+        }
+        s->busy = true;
+        s->line = job->line;
+        s->kind = job->kind;
+        s->len = 0;
+        s->id = json_incref(job->id);
+        b->busy++;
+        return 0;
 }
 
 static void read_worker(struct batch *b, struct slot *s)
@@ -713,6 +1020,29 @@ static void read_worker(struct batch *b, struct slot *s)
                 return;
         }
         s->len += (size_t) n;
+        /* A whole line (the only newline a line has is its end): the job is done. */
+        if (s->busy && s->len > 1 && s->buf[s->len - 1] == '\n') {
+                emit_raw(b, s->buf, s->len);
+                s->busy = false;
+                s->len = 0;
+                json_decref(s->id);
+                s->id = NULL;
+                b->busy--;
+                b->max_busy = b->n_slots;
+        }
+}
+
+/* No more jobs: every worker told so (line 0), each reaped as it ends. */
+static void stop_workers(struct batch *b)
+{
+        struct job_msg quit = { .line = 0 };
+
+        for (unsigned i = 0; i < b->n_slots; i++)
+                if (b->slots[i].pid && b->slots[i].cmd >= 0)
+                        (void) send_all(b->slots[i].cmd, (const char *) &quit, sizeof quit);
+        for (unsigned i = 0; i < b->n_slots; i++)
+                if (b->slots[i].pid)
+                        finish_worker(b, &b->slots[i]);
 }
 
 /* ---- the loop ---------------------------------------------------------- */
@@ -726,7 +1056,8 @@ static void cancel_one(struct batch *b, const char *key)
 {
         for (unsigned i = 0; i < b->n_slots; i++) {
                 struct slot *s = &b->slots[i];
-                AUTOFREE char *k = s->pid && !s->cancel_asked ? batch_id_key(s->id) : NULL;
+                /* only a job its worker holds: an idle worker's id is gone */
+                AUTOFREE char *k = s->pid && s->busy && !s->cancel_asked ? batch_id_key(s->id) : NULL;
 
                 if (k && strcmp(k, key) == 0) {
                         s->cancel_asked = true;
@@ -739,6 +1070,8 @@ static void cancel_one(struct batch *b, const char *key)
                 if (k && strcmp(k, key) == 0) {
                         emit_cancelled(b, b->pending.id, b->pending.line, b->pending.kind);
                         batch_job_free(&b->pending);
+                        free(b->pending_text);
+                        b->pending_text = NULL;
                         b->has_pending = false;
                 }
         }
@@ -883,6 +1216,17 @@ static int next_job(struct batch *b, const char *jobs_path, struct batch_job *jo
                 }
                 if (key)
                         json_object_set_new(b->seen, key, json_integer((json_int_t) job->line));
+                /* its worker parses it again: the text, as parsed */
+                free(b->text);
+                b->text_len = len;
+                if (!(b->text = malloc(len + 1))) {
+                        nsb_fail(&err, NSB_STAGE_PREPARE, ENOMEM, "line %zu: out of memory", job->line);
+                        emit_error(b, job->id, job->line, &err);
+                        batch_job_free(job);
+                        continue;
+                }
+                memcpy(b->text, text, len);
+                b->text[len] = '\0';
                 return 1;
         }
 }
@@ -904,23 +1248,40 @@ static void take_lines(struct batch *b, const char *jobs_path)
         while (b->busy < b->max_busy && !b->cancelled && !b->refused) {
                 struct batch_job job;
                 struct nsb_error err;
+                AUTOFREE char *text = NULL;
+                size_t len;
+                struct slot *s = NULL;
                 int r = -ENOSPC;
 
                 if (b->has_pending) {
                         job = b->pending;
+                        text = b->pending_text;
+                        len = b->pending_len;
+                        b->pending_text = NULL;
                         b->has_pending = false;
                 } else if (next_job(b, jobs_path, &job) <= 0) {
                         return;
+                } else {
+                        text = b->text;
+                        len = b->text_len;
+                        b->text = NULL;
                 }
                 nsb_error_clear(&err);
-                for (unsigned i = 0; i < b->n_slots; i++)
-                        if (!b->slots[i].pid) {
-                                r = start_worker(b, &b->slots[i], &job, &err);
-                                break;
-                        }
+                /* an idle worker first; else a slot without one */
+                for (unsigned i = 0; i < b->n_slots && !s; i++)
+                        if (!b->slots[i].busy && b->slots[i].pid)
+                                s = &b->slots[i];
+                for (unsigned i = 0; i < b->n_slots && !s; i++)
+                        if (!b->slots[i].busy)
+                                s = &b->slots[i];
+                if (s)
+                        r = start_job(b, s, &job, text, len, &err);
                 if (r < 0 && b->busy > 0 && resource_errno(-r)) {
                         b->max_busy = b->busy;
                         b->pending = job;
+                        b->pending_text = text;
+                        b->pending_len = len;
+                        text = NULL;
                         b->has_pending = true;
                         return;
                 }
@@ -930,6 +1291,8 @@ static void take_lines(struct batch *b, const char *jobs_path)
         }
 }
 
+/* Every worker gets SIGTERM: a busy one's sandbox dies (no line), an idle
+ * one exits. */
 static void cancel_all(struct batch *b)
 {
         b->cancelled = true;
@@ -994,6 +1357,7 @@ static int loop(struct batch *b, const char *jobs_path, struct nsb_error *e)
                 warm_pool_poll(&b->warm);
                 draw_progress(b, false);
         }
+        stop_workers(b);
         free(p);
         return r;
 }
@@ -1146,6 +1510,9 @@ int batch_main(const struct frame_run *run, struct nsb_error *e)
                 nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
                 return BATCH_EXIT_SETUP;
         }
+        for (unsigned i = 0; i < b.n_slots; i++)
+                b.slots[i].fd = b.slots[i].cmd = -1;
+        b.jobs_path = from_stdin ? NULL : cli->input_path;
         if (cli->warm_rotate && !cli->warm) {
                 nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--warm-rotate needs --warm");
                 free(b.slots);
@@ -1180,6 +1547,8 @@ int batch_main(const struct frame_run *run, struct nsb_error *e)
         }
         if (b.has_pending)
                 batch_job_free(&b.pending);   /* cancelled before it could start: no line, --resume runs it */
+        free(b.pending_text);
+        free(b.text);
         free(b.slots);
         free(b.in.buf);
         host_set_free(&b.python_host);

@@ -9,11 +9,13 @@
 #   timed by hyperfine, one run of each command per round, ROUNDS rounds, the
 #   order rotated every round (load drift on a shared machine hits all three
 #   alike); reports each round, the medians and the ratios (b)/(a), (c)/(a),
-#   (c)/(b) (target (c)/(a) <= 0.33);
+#   (c)/(b) (target (c)/(a) <= 0.25, #28);
+#   and again at -j = the CPUs online (nproc), when that is not J (#28);
 #   (d) what a job's start and end add to its own code's run time: N jobs
 #       whose code stamps time.perf_counter() at its first line and prints the
-#       elapsed time at its last; median over the jobs of the result's wall_ms
-#       minus that (target <= 2 ms warm; cold shown for comparison);
+#       elapsed time at its last; median and p99 over the jobs of the result's
+#       wall_ms minus that (target: median <= 2 ms warm; cold shown for
+#       comparison);
 #   (e) memory per worker slot: while a batch of the N jobs runs, every 20 ms
 #       sum the PSS of the batch process's descendants that are nsbox's
 #       (processes running the nsbox binary: the batch, its workers, sandbox
@@ -21,7 +23,11 @@
 #       python3 process whose parent runs nsbox, and the job inits, its
 #       children), divide by J (target <= 16 MiB warm; cold shown for
 #       comparison); the jobs' own python processes are shown apart, not
-#       counted.
+#       counted;
+#   (f) CPU per job (#28): `perf stat -e task-clock,page-faults` over the
+#       whole process tree of (a), (b) and (c) (perf counts every descendant,
+#       the zygote's children too), ROUNDS runs each, rotated; median CPU ms
+#       and page faults per job (skipped when perf is missing or refused).
 # Every result line of (b), (c), (d), (e) must be status "exited", exit 0,
 # outcome "pass", the right stdout, and "start" "cold"/"warm" as its column
 # says (a cold line without "start" is accepted only from an nsbox without
@@ -136,7 +142,7 @@ def report(out, n, j):
     print("  (CPU: user+system of the command and the children it waited for, mean over rounds)")
     print("  (b)/(a) cold/bare %.2fx" % (med["cold"] / med["bare"]))
     if "warm" in med:
-        print("  (c)/(a) warm/bare %.2fx   (target <= 0.33x)" % (med["warm"] / med["bare"]))
+        print("  (c)/(a) warm/bare %.2fx   (target <= 0.25x, #28)" % (med["warm"] / med["bare"]))
         print("  (c)/(b) warm/cold %.2fx" % (med["warm"] / med["cold"]))
 
 def added(out, n, mode, start_optional):
@@ -144,10 +150,30 @@ def added(out, n, mode, start_optional):
     own = [float(d["stdout"]["text"].split("own_ms ")[1]) for d in lines]
     wall = [d["wall_ms"] - o for d, o in zip(lines, own)]
     slot = [d["batch"]["end_ms"] - d["batch"]["start_ms"] - o for d, o in zip(lines, own)]
-    target = "   (target <= 2 ms)" if mode == "warm" else ""
-    print("(d) %s: %d jobs; median added ms: wall_ms - own %.2f%s; batch end_ms - start_ms - own %.2f;"
-          " own run time median %.2f ms"
-          % (mode, n, statistics.median(wall), target, statistics.median(slot), statistics.median(own)))
+    target = "   (target: median <= 2 ms)" if mode == "warm" else ""
+    wall.sort()
+    print("(d) %s: %d jobs; added ms: wall_ms - own median %.2f, p99 %.2f%s; batch end_ms - start_ms - own"
+          " median %.2f; own run time median %.2f ms"
+          % (mode, n, statistics.median(wall), wall[min(len(wall) - 1, int(len(wall) * 0.99))], target,
+             statistics.median(slot), statistics.median(own)))
+
+def cpu(out, n, *paths):
+    # (f): perf stat -x, files named <mode>.<round>.perf
+    per = {}
+    for p in paths:
+        mode = os.path.basename(p).split(".")[0]
+        vals = {}
+        for line in open(p):
+            f = line.strip().split(",")
+            if len(f) > 2 and f[0].replace(".", "", 1).isdigit():
+                vals[f[2]] = float(f[0])
+        if "task-clock" in vals:
+            per.setdefault(mode, []).append(vals)
+    for mode in ("bare", "cold", "warm"):
+        if mode in per:
+            print("(f) %-4s CPU per job %.2f ms, page faults per job %d (median of %d run(s), whole tree, perf stat)"
+                  % (mode, statistics.median(v["task-clock"] for v in per[mode]) / n,
+                     statistics.median(v.get("page-faults", 0) for v in per[mode]) / n, len(per[mode])))
 
 def kib(pid):
     """Pss of pid in KiB; 0 when it is gone; None when it may not be read."""
@@ -244,24 +270,31 @@ start_optional=0
 [ "$modes" = cold ] && start_optional=1
 
 echo "== warm.sh: $n jobs, -j $j, $rounds round(s); $nsbox; bare $py; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-mkdir "$out/time"
 cmds=(bare)
 for m in $modes; do cmds+=("$m"); done
-for round in $(seq 1 "$rounds"); do
-  args=()
-  for k in $(seq 0 $(( ${#cmds[@]} - 1 ))); do    # rotate the order each round
-    c=${cmds[$(( (k + round - 1) % ${#cmds[@]} ))]}
-    case $c in
-      bare) args+=(-n bare "xargs -n1 -P$j $py -I -B < $out/bare.list > $out/bare.$round.out") ;;
-      *) args+=(-n "$c" "$nsbox batch --quiet -j $j $(warm_flag "$c") $out/jobs.jsonl > $out/$c.$round.jsonl") ;;
-    esac
+ratios() {   # ratios J: (a)-(c) at -j J
+  local jj=$1
+  rm -rf "$out/time" "$out"/bare.*.out "$out"/cold.[0-9]*.jsonl "$out"/warm.[0-9]*.jsonl
+  mkdir "$out/time"
+  for round in $(seq 1 "$rounds"); do
+    args=()
+    for k in $(seq 0 $(( ${#cmds[@]} - 1 ))); do    # rotate the order each round
+      c=${cmds[$(( (k + round - 1) % ${#cmds[@]} ))]}
+      case $c in
+        bare) args+=(-n bare "xargs -n1 -P$jj $py -I -B < $out/bare.list > $out/bare.$round.out") ;;
+        *) args+=(-n "$c" "$nsbox batch --quiet -j $jj $(warm_flag "$c") $out/jobs.jsonl > $out/$c.$round.jsonl") ;;
+      esac
+    done
+    hyperfine -r 1 --export-json "$out/time/$round.json" "${args[@]}" >/dev/null 2>&1 ||
+      { echo "warm.sh: a command of round $round failed (run it by hand: ${args[*]:1})" >&2; exit 1; }
   done
-  hyperfine -r 1 --export-json "$out/time/$round.json" "${args[@]}" >/dev/null 2>&1 ||
-    { echo "warm.sh: a command of round $round failed (run it by hand: ${args[*]:1})" >&2; exit 1; }
-done
-wb bare "$out" "$n" "$out"/bare.*.out
-for m in $modes; do wb check "$out" "$n" "$m" "$start_optional" "$out/$m".[0-9]*.jsonl; done
-wb report "$out" "$n" "$j"
+  wb bare "$out" "$n" "$out"/bare.*.out
+  for m in $modes; do wb check "$out" "$n" "$m" "$start_optional" "$out/$m".[0-9]*.jsonl; done
+  wb report "$out" "$n" "$jj"
+}
+ratios "$j"
+cpus=$(nproc)
+[ "$cpus" != "$j" ] && ratios "$cpus"
 
 for m in $modes; do
   "$nsbox" batch --quiet -j "$j" $(warm_flag "$m") "$out/timed.jsonl" > "$out/$m.timed.jsonl"
@@ -282,6 +315,24 @@ for m in $modes; do
   wb check "$out" "$n" "$m" "$start_optional" "$out/$m.pss.jsonl"
   cat "$out/$m.pss.txt"
 done
+
+if command -v perf >/dev/null && perf stat -e task-clock true >/dev/null 2>&1; then
+  for round in $(seq 1 "$rounds"); do
+    for k in $(seq 0 $(( ${#cmds[@]} - 1 ))); do
+      c=${cmds[$(( (k + round - 1) % ${#cmds[@]} ))]}
+      case $c in
+        bare) perf stat -x, -e task-clock,page-faults -o "$out/bare.$round.perf" -- \
+                sh -c "xargs -n1 -P$j $py -I -B < $out/bare.list > /dev/null" ;;
+        *) perf stat -x, -e task-clock,page-faults -o "$out/$c.$round.perf" -- \
+             "$nsbox" batch --quiet -j "$j" $(warm_flag "$c") "$out/jobs.jsonl" > "$out/$c.perf.jsonl"
+           wb check "$out" "$n" "$c" "$start_optional" "$out/$c.perf.jsonl" ;;
+      esac
+    done
+  done
+  wb cpu "$out" "$n" "$out"/*.perf
+else
+  echo "(f) skipped: no usable perf (perf stat -e task-clock)"
+fi
 
 if [ "$modes" = cold ]; then
   echo "warm.sh: no --warm in $nsbox: (c) and the warm (d), (e) were not measured" >&2

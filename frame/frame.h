@@ -84,6 +84,10 @@ int frame_prepare(const struct frame_command *c, struct nsb_config *cfg, struct 
  * python command, the interpreter inside it. Refuses what an image makes
  * meaningless (packages, reduced isolation, --warm). 0 without --image. */
 int frame_open_image(struct nsb_config *cfg, bool python, struct nsb_error *e);
+/* The same, the cache entry's shared lock handed to *@ret_lock (-1: none)
+ * instead of held until exit: a process that opens many images (a batch's
+ * persistent worker) closes each when done with it. */
+int frame_open_image_lock(struct nsb_config *cfg, bool python, int *ret_lock, struct nsb_error *e);
 
 /* nsbox doctor --image: the image opened as a run would open it (present,
  * every digest and the pin checked, unpacked into the cache if it is not

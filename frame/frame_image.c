@@ -86,6 +86,11 @@ int frame_image_cmd(char *const *argv, size_t argc, struct nsb_error *e)
 
 int frame_open_image(struct nsb_config *cfg, bool python, struct nsb_error *e)
 {
+        return frame_open_image_lock(cfg, python, NULL, e);
+}
+
+int frame_open_image_lock(struct nsb_config *cfg, bool python, int *ret_lock, struct nsb_error *e)
+{
         struct img_root root;
         struct img_limits lim;
         char *interp = NULL;
@@ -126,7 +131,10 @@ int frame_open_image(struct nsb_config *cfg, bool python, struct nsb_error *e)
                 cfg->interpreter = interp;
         }
         /* The entry's shared lock stays held (close-on-exec) until nsbox
-         * exits: `nsbox image rm` will not remove a root in use. */
+         * exits, or, handed to the caller, until it closes it: `nsbox image
+         * rm` will not remove a root in use. */
+        if (ret_lock)
+                *ret_lock = root.lock_fd;
         root.lock_fd = -1;
         img_root_free(&root);
         return cfg->image_digest ? 0 : nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");

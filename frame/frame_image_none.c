@@ -23,6 +23,13 @@ int frame_image_cmd(char *const *argv, size_t argc, struct nsb_error *e)
 
 int frame_open_image(struct nsb_config *cfg, bool python, struct nsb_error *e)
 {
+        return frame_open_image_lock(cfg, python, NULL, e);
+}
+
+int frame_open_image_lock(struct nsb_config *cfg, bool python, int *ret_lock, struct nsb_error *e)
+{
+        if (ret_lock)
+                *ret_lock = -1;
         (void) python;
         if (!cfg->image)
                 return 0;

@@ -189,7 +189,7 @@ static int compile_filter(struct sbx *s, struct nsb_error *e)
 
 /* ---- cgroup -------------------------------------------------------------- */
 
-static int create_cgroup(struct sbx *s, struct nsb_error *e)
+int sbx_create_cgroup(struct sbx *s, struct nsb_error *e)
 {
         int r = s->cg_ops->create(&s->cg_env, &s->cg_facts, &s->cg_spec, &s->cg_run, e);
 
@@ -217,10 +217,47 @@ int sbx_obtain_cgroup(const struct nsb_config *cfg, struct cg_obtained *ret, str
         return r;
 }
 
+/* What the first run of this process found (a batch worker runs its
+ * slot's jobs one after another, a judge its cases): the host's cgroup
+ * facts and the backend, and the stale groups reaped then. A later run of
+ * the same process with the same --cgroup-parent starts from them instead
+ * of reading /proc/self/cgroup, mountinfo and the hierarchies again and
+ * listing every parent directory (about 70 system calls a run; #28). A
+ * forked child finds its parent's entry and makes its own (the pid). */
+static struct {
+        pid_t pid;                      /* 0: nothing known */
+        char *parent;                   /* the --cgroup-parent it was found for (NULL: none) */
+        struct cg_facts facts;
+        enum cg_backend backend;
+} cg_known;
+
+static bool cg_known_for(const struct nsb_config *cfg)
+{
+        const char *p = cfg->cgroup_parent;
+
+        return cg_known.pid == getpid() &&
+               (p ? cg_known.parent && strcmp(p, cg_known.parent) == 0 : !cg_known.parent);
+}
+
+static void cg_remember(const struct nsb_config *cfg, const struct cg_facts *f, enum cg_backend b)
+{
+        char *parent = cfg->cgroup_parent ? strdup(cfg->cgroup_parent) : NULL;
+
+        if (cfg->cgroup_parent && !parent)
+                return;   /* not remembered: the next run finds them again */
+        if (cg_known.pid == getpid())
+                free(cg_known.parent);   /* (a parent's copy is its own: never freed here) */
+        cg_known.pid = getpid();
+        cg_known.parent = parent;
+        cg_known.facts = *f;
+        cg_known.backend = b;
+}
+
 static int setup_cgroup(struct sbx *s, struct nsb_error *e)
 {
         struct cg_obtained obtained;
         enum cg_backend b;
+        bool known;
         int r;
 
         s->cg_env.proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -228,12 +265,18 @@ static int setup_cgroup(struct sbx *s, struct nsb_error *e)
         if (s->cg_env.proc_fd < 0)
                 return nsb_fail(e, NSB_STAGE_CGROUP, errno, "open /proc");
         s->cg_env.parent_path = s->cfg->cgroup_parent;
-        /* Once per process in effect: after the first run's request, our
-         * scope (or its leaf) is found usable and systemd is not asked again. */
-        r = cg_obtain(&s->cg_env, true, &s->cg_facts, &obtained, e);
-        if (r < 0)
-                return r;
-        b = obtained.backend;
+        known = cg_known_for(s->cfg);
+        if (known) {
+                s->cg_facts = cg_known.facts;
+                b = cg_known.backend;
+        } else {
+                /* Once per process in effect: after the first run's request, our
+                 * scope (or its leaf) is found usable and systemd is not asked again. */
+                r = cg_obtain(&s->cg_env, true, &s->cg_facts, &obtained, e);
+                if (r < 0)
+                        return r;
+                b = obtained.backend;
+        }
 #if NSBOX_BENCH_HOOKS
         /* Bench-only builds (-Dbench_hooks=true): the same run with its limits
          * held by rlimits, to measure what the cgroup costs. The ledger then
@@ -249,7 +292,10 @@ static int setup_cgroup(struct sbx *s, struct nsb_error *e)
         if (!s->cg_ops)
                 return nsb_fail(e, NSB_STAGE_CGROUP, ENOTSUP, "no mechanism can enforce the memory and pids limits: %s",
                                 s->cg_facts.reason);
-        (void) cg_reap_stale(&s->cg_env, &s->cg_facts);
+        if (!known) {
+                (void) cg_reap_stale(&s->cg_env, &s->cg_facts);
+                cg_remember(s->cfg, &s->cg_facts, b);
+        }
         s->cg_spec.memory_bytes = s->cfg->memory_bytes;
         /* --pids counts the program's tasks; the init (nsbox's own, one
          * thread) is one task of the run's cgroup and of its uid too. */
@@ -267,14 +313,14 @@ static int setup_cgroup(struct sbx *s, struct nsb_error *e)
                 s->cg_late = true;
                 return 0;
         }
-        return create_cgroup(s, e);
+        return sbx_create_cgroup(s, e);
 }
 
 /* v1, after clone3 and "go": make the cgroups, then hand the child the fds
  * it joins through, just before it forks the program. */
 int sbx_create_cgroup_late(struct sbx *s, struct nsb_error *e)
 {
-        int r = create_cgroup(s, e);
+        int r = sbx_create_cgroup(s, e);
 
         return r < 0 ? r : sbx_send_cgroup_fds(s, e);
 }
@@ -353,6 +399,12 @@ static int open_fds(struct sbx *s, struct nsb_error *e)
                 return nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
         for (unsigned i = 0; i < s->mounts.n_slots; i++)
                 s->slot_fds[i] = -1;
+        /* A built tree (a warm job's: its zygote's) mounts no source of the
+         * plan: its init gets no slot. Opening them anyway cost a warm job
+         * seven detached mount clones, each closed unused, and each close an
+         * expedited RCU grace period (docs/performance.md, #28). */
+        if (s->mode->tree_is_built)
+                return 0;
         /* Root callers: open the user's sources here, with the caller's own
          * rights (the sandbox's host uid may not read them), idmapped so that
          * the sandbox user writes as the owner of each source. */

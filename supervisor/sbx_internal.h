@@ -144,6 +144,9 @@ struct sbx {
 /* v1, after clone3 and "go": make the cgroups, then hand the init the fds it
  * joins through (sandbox.c). */
 int sbx_create_cgroup_late(struct sbx *s, struct nsb_error *e);
+/* Make the run's cgroups now (their join fds open); a late backend's
+ * (v1) made this way is no longer late: only its fds remain to be sent. */
+int sbx_create_cgroup(struct sbx *s, struct nsb_error *e);
 /* Hand the init the join fds of cgroups made already (a warm job's). */
 int sbx_send_cgroup_fds(struct sbx *s, struct nsb_error *e);
 /* A record from the init (sandbox.c): the supervision loop's handler, for

@@ -200,7 +200,8 @@ static int await_spawned(struct sbx *s, struct nsb_error *e)
 static int warm_spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
 {
         struct wire_msg m;
-        int spec = -1, r;
+        struct nsb_error cg_e;
+        int spec = -1, r, cg_r = 0;
 
         if ((r = spec_memfd(s, c, &spec, e)) < 0)
                 return r;
@@ -223,8 +224,20 @@ static int warm_spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
                 s->warm_not_taken = true;
                 return nsb_fail(e, NSB_STAGE_CLONE, -r, "send the job to the zygote (its generation died)");
         }
+        /* v1: the job's cgroups are made while the zygote clones its init
+         * (they need no pid; #28: off the job's critical path, where they
+         * were made after SPAWNED); a failure is reported once the init's
+         * pidfd is ours, so that the run's cleanup ends it. */
+        if (s->cg_late) {
+                s->cg_late = false;
+                cg_r = sbx_create_cgroup(s, &cg_e);
+        }
         if ((r = await_spawned(s, e)) < 0)
                 return r;
+        if (cg_r < 0) {
+                *e = cg_e;
+                return cg_r;
+        }
         return s->mode->after_clone(s, e);
 }
 

@@ -70,6 +70,8 @@ struct pyapi {
         void (*err_clear)(void);
         pyobj *(*from_long)(long);
         pyobj *(*from_ptr)(void *);
+        pyobj *(*fs_decode)(const char *);
+        int (*list_set_item)(pyobj *, ssize_t, pyobj *);
         int (*is_subtype)(pyobj *, pyobj *);
         void (*gc_untrack)(void *);
         ssize_t (*gc_collect)(void);
@@ -145,6 +147,8 @@ static int pyapi_resolve(struct pyapi *py)
         bad |= resolve(&py->err_clear, "PyErr_Clear");
         bad |= resolve(&py->from_long, "PyLong_FromLong");
         bad |= resolve(&py->from_ptr, "PyLong_FromVoidPtr");
+        bad |= resolve(&py->fs_decode, "PyUnicode_DecodeFSDefault");
+        bad |= resolve(&py->list_set_item, "PyList_SetItem");
         bad |= resolve(&py->is_subtype, "PyType_IsSubtype");
         bad |= resolve(&py->gc_untrack, "PyObject_GC_UnTrack");
         bad |= resolve(&py->gc_collect, "PyGC_Collect");
@@ -509,4 +513,47 @@ void nsbox_warm_run(void *generator)
                 sent = step(&py, s);
                 py.decref(s);
         }
+}
+
+/* The job's argv as a list of str, decoded as CPython decodes its own
+ * arguments (the file system encoding, surrogateescape); NULL with the
+ * error set. */
+static pyobj *argv_list(const struct pyapi *py, char *const *argv, int argc)
+{
+        pyobj *list = py->list_new(argc);
+
+        for (int i = 0; list && i < argc; i++) {
+                pyobj *s = py->fs_decode(argv[i]);
+
+                if (!s || py->list_set_item(list, i, s) < 0) {   /* steals s */
+                        py->decref(list);
+                        list = NULL;
+                }
+        }
+        return list;
+}
+
+void warm_job_start(void *start, char *const *argv, int argc)
+{
+        struct pyapi py = zygote_py;
+        pyobj *args, *list, *gen = NULL;
+
+        if (!py.none) {
+                fprintf(stderr, "nsbox warm: the job's C API was not looked up in the zygote\n");
+                _exit(1);
+        }
+        list = argv_list(&py, argv, argc);
+        args = list ? py.tuple_pack(1, list) : NULL;
+        if (args)
+                gen = py.call(start, args, NULL);
+        if (list)
+                py.decref(list);
+        if (args)
+                py.decref(args);
+        if (!gen) {
+                /* the harness itself failed: said, never a silent success */
+                py.print();
+                job_exit(1, 0);
+        }
+        nsbox_warm_run(gen);
 }

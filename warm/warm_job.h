@@ -35,8 +35,16 @@ enum warm_job_step {
  * needs; -1 when this interpreter does not export it. */
 int warm_job_resolve(void);
 
-/* Called by zygote.py (ctypes.PyDLL, the GIL held) in a job, once; never
- * returns: the job's process exits from here. */
-void nsbox_warm_run(void *generator);
+/* Runs the job's generator (in a job, once, the GIL held); never returns:
+ * the job's process exits from here. */
+__attribute__((noreturn)) void nsbox_warm_run(void *generator);
+
+/* In a job, right after PyOS_AfterFork_Child (warm_lib.c): calls zygote.py's
+ * @start(argv) — the job's argv from its program's path on, as a list of
+ * str — which makes the interpreter look just started on the job's file
+ * and returns the job's generator, then nsbox_warm_run(it). No ctypes call
+ * is made in a job: every call into C went through the zygote's ctypes
+ * objects, whose pages each job then copied (#28). Never returns. */
+__attribute__((noreturn)) void warm_job_start(void *start, char *const *argv, int argc);
 
 #endif

@@ -1,12 +1,15 @@
 /* warm/warm_lib.c — libnsbox_warm.so: nsbox's C inside the zygote.
  *
  * The zygote (warm/zygote.py, a CPython started exactly as a cold job's
- * interpreter is) loads this library with ctypes.PyDLL, so the GIL stays
- * held, and calls nsbox_warm_serve(3) once. It returns only in a job (1),
- * or when the control socket closes and every job it started has ended
- * (0), or on a broken start (-1, the reason on stderr). In a job, zygote.py
- * then calls nsbox_warm_run (warm_job.c), which runs the job's program and
- * never returns.
+ * interpreter is) loads this library as the extension module
+ * _nsbox_warm (_imp.create_dynamic: no ctypes, libffi or struct in the
+ * zygote, so none in any job's address space or sys.modules; #28) and
+ * calls its serve(3, start), with the GIL held, once. It returns in the
+ * zygote only: when the control socket closes and every job it started has
+ * ended (0), or on a broken start (-1, the reason on stderr). In a job it
+ * never returns: warm_job_start (warm_job.c) calls zygote.py's start with
+ * the job's argv and runs the generator it returns; no ctypes call is made
+ * in a job.
  *
  * For each JOB record: decode the spec (warm_spec.h), then CPython's fork
  * protocol around a clone3 into fresh user, mount, pid, ipc, uts and cgroup
@@ -40,24 +43,10 @@
 #include "supervisor/warm_spec.h"
 #include "warm/warm_job.h"
 
-/* The symbols Python looks up. */
-int nsbox_warm_serve(int ctl);
-int nsbox_warm_job_argc(void);
-const char *nsbox_warm_job_arg(int i);
-
-/* In a job: its argv from the program's path on (the job's sys.argv). */
-static char **job_argv;
-static int job_argc;
-
-int nsbox_warm_job_argc(void)
-{
-        return job_argc;
-}
-
-const char *nsbox_warm_job_arg(int i)
-{
-        return i >= 0 && i < job_argc ? job_argv[i] : NULL;
-}
+/* The symbols Python looks up: the module's init (the interpreter's
+ * import), and serve's C entry. */
+int nsbox_warm_serve(int ctl, void *start);
+void *PyInit__nsbox_warm(void);
 
 /* The zygote's own argv (/proc/self/cmdline), read once: a job whose
  * interpreter part differs cannot be this zygote's. */
@@ -163,9 +152,9 @@ static void job_init(struct warm_job *j, const int *fds, int ctl)
         (void) prctl(PR_SET_NAME, py_comm);   /* the job: the interpreter's name, as a cold job's */
 }
 
-/* 1 in the job; 0 in the zygote, the job handed over (or refused with an
- * ERROR record on its socket). */
-static int start_job(const struct pyfork *py, const int *fds, int ctl)
+/* Never returns in the job (warm_job_start); in the zygote, returns with
+ * the job handed over (or refused with an ERROR record on its socket). */
+static void start_job(const struct pyfork *py, void *start, const int *fds, int ctl)
 {
         struct warm_job j;
         struct nsb_error e;
@@ -180,12 +169,12 @@ static int start_job(const struct pyfork *py, const int *fds, int ctl)
             (map = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, fds[FD_SPEC], 0)) == MAP_FAILED) {
                 nsb_fail(&e, NSB_STAGE_CLONE, errno ? errno : EPROTO, "the zygote cannot read the job spec");
                 send_record(fds[FD_SOCK], WIRE_ERROR, &e, NULL, 0);
-                return 0;
+                return;
         }
         if (warm_spec_decode(map, (size_t) st.st_size, &j, &e) < 0) {
                 munmap(map, (size_t) st.st_size);
                 send_record(fds[FD_SOCK], WIRE_ERROR, &e, NULL, 0);
-                return 0;
+                return;
         }
         if (!same_interpreter(&j)) {
                 nsb_fail(&e, NSB_STAGE_CLONE, EINVAL,
@@ -193,7 +182,7 @@ static int start_job(const struct pyfork *py, const int *fds, int ctl)
                 send_record(fds[FD_SOCK], WIRE_ERROR, &e, NULL, 0);
                 warm_job_free(&j);
                 munmap(map, (size_t) st.st_size);
-                return 0;
+                return;
         }
         memset(&args, 0, sizeof args);
         args.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
@@ -205,10 +194,8 @@ static int start_job(const struct pyfork *py, const int *fds, int ctl)
         if (pid == 0) {
                 job_init(&j, fds, ctl);
                 /* the job: Python's state is the zygote's at PyOS_BeforeFork */
-                job_argv = j.argv + j.script;
-                job_argc = (int) (j.argc - j.script);
                 py->after_child();
-                return 1;
+                warm_job_start(start, j.argv + j.script, (int) (j.argc - j.script));
         }
         py->after_parent();
         if (pid < 0) {
@@ -221,10 +208,9 @@ static int start_job(const struct pyfork *py, const int *fds, int ctl)
         }
         warm_job_free(&j);
         munmap(map, (size_t) st.st_size);
-        return 0;
 }
 
-int nsbox_warm_serve(int ctl)
+int nsbox_warm_serve(int ctl, void *start)
 {
         struct pyfork py;
         struct sigaction sa;
@@ -252,7 +238,6 @@ int nsbox_warm_serve(int ctl)
                 int fds[WIRE_MAX_FDS];
                 size_t n_fds = 0;
                 ssize_t n = wire_recv_fds(ctl, &m, fds, WIRE_MAX_FDS, &n_fds);
-                int r = 0;
 
                 if (n == 0)
                         break;   /* the batch is over, or this generation retired */
@@ -261,9 +246,7 @@ int nsbox_warm_serve(int ctl)
                         break;
                 }
                 if (n == (ssize_t) sizeof m && m.version == WIRE_VERSION && m.kind == WIRE_JOB && n_fds == N_JOB_FDS)
-                        r = start_job(&py, fds, ctl);
-                if (r == 1)
-                        return 1;
+                        start_job(&py, start, fds, ctl);
                 for (size_t i = 0; i < n_fds; i++)
                         close(fds[i]);
         }
@@ -273,4 +256,75 @@ int nsbox_warm_serve(int ctl)
         while (wait(NULL) >= 0 || errno == EINTR)
                 ;
         return 0;
+}
+
+/* ---- the extension module _nsbox_warm ------------------------------------
+ * Built without Python's headers, as warm_job.c: the module's structures
+ * are the stable ABI's (PyModuleDef, PyMethodDef, a non-debug PyObject
+ * head), laid out here; its functions are looked up in the interpreter. */
+
+struct py_head {
+        ssize_t refcnt;
+        void *type;
+};
+
+struct py_method_def {
+        const char *name;
+        void *(*meth)(void *self, void *args);
+        int flags;
+        const char *doc;
+};
+
+struct py_module_def {
+        struct py_head head;            /* PyModuleDef_Base: PyObject_HEAD, m_init, m_index, m_copy */
+        void *(*m_init)(void);
+        ssize_t m_index;
+        void *m_copy;
+        const char *name;
+        const char *doc;
+        ssize_t size;
+        struct py_method_def *methods;
+        void *slots, *traverse, *clear, *free;
+};
+
+#define PY_METH_VARARGS 0x0001
+#define PY_ABI_VERSION 3                /* PYTHON_ABI_VERSION: accepted by every CPython 3 */
+
+/* serve(ctl, start): nsbox_warm_serve's status, in the zygote only. */
+static void *py_serve(void *self, void *args)
+{
+        int (*parse)(void *, const char *, ...);
+        void *(*from_long)(long);
+        void *p = dlsym(RTLD_DEFAULT, "PyArg_ParseTuple"), *q = dlsym(RTLD_DEFAULT, "PyLong_FromLong");
+        void *start = NULL;
+        int ctl = -1;
+
+        (void) self;
+        memcpy(&parse, &p, sizeof p);   /* a data pointer into a function pointer, as dlsym(3) shows */
+        memcpy(&from_long, &q, sizeof q);
+        if (!parse || !from_long || !parse(args, "iO", &ctl, &start))
+                return NULL;   /* PyArg_ParseTuple set the error (the lookups cannot fail in CPython) */
+        return from_long(nsbox_warm_serve(ctl, start));
+}
+
+static struct py_method_def warm_methods[] = {
+        { "serve", py_serve, PY_METH_VARARGS, "serve(ctl, start): fork one job per JOB record on ctl" },
+        { NULL, NULL, 0, NULL },
+};
+
+static struct py_module_def warm_module = {
+        .head = { 1, NULL },
+        .name = "_nsbox_warm",
+        .doc = "nsbox's warm-start zygote (warm/warm_lib.c)",
+        .size = -1,
+        .methods = warm_methods,
+};
+
+void *PyInit__nsbox_warm(void)
+{
+        void *(*create)(struct py_module_def *, int);
+        void *p = dlsym(RTLD_DEFAULT, "PyModule_Create2");
+
+        memcpy(&create, &p, sizeof p);
+        return create ? create(&warm_module, PY_ABI_VERSION) : NULL;
 }

@@ -7,9 +7,10 @@
 # can (every module imported here is paid again by every job's fork), holds
 # no job data, and never wraps its control socket (fd 3) in a Python object,
 # so nothing a job inherits can close a descriptor the job reuses.
-# It returns from nsbox_warm_serve() only in a job, which then runs the job's
-# /program/main.py with the semantics of `python3 -I -B /program/main.py`:
-# _job() below, driven from C by nsbox_warm_run (warm/warm_job.c).
+# In a job, _lib.serve() never returns: C calls _start() below with the
+# job's argv, and runs the job's /program/main.py with the semantics
+# of `python3 -I -B /program/main.py`: _job() below, driven from C by
+# nsbox_warm_run (warm/warm_job.c).
 import sys
 
 _NSBOX_COLD_MODULES = frozenset(sys.modules)
@@ -19,20 +20,21 @@ if sys.implementation.name != "cpython" or sys.version_info < (3, 7):
     raise SystemExit(3)
 
 import gc
-import ctypes
+import _imp
 import atexit as _atexit      # builtin; held here so no job pays its import at exit
 
-_lib = ctypes.PyDLL(_NSBOX_WARM_LIB)     # PyDLL: the GIL stays held across the call
-_lib.nsbox_warm_serve.argtypes = [ctypes.c_int]
-_lib.nsbox_warm_serve.restype = ctypes.c_int
-_lib.nsbox_warm_job_argc.restype = ctypes.c_int
-_lib.nsbox_warm_job_arg.argtypes = [ctypes.c_int]
-_lib.nsbox_warm_job_arg.restype = ctypes.c_char_p
-_lib.nsbox_warm_run.argtypes = [ctypes.py_object]
-_lib.nsbox_warm_run.restype = None
-_run_in_job = _lib.nsbox_warm_run
+
+class _Spec:
+    # what _imp.create_dynamic reads of a module spec: libnsbox_warm.so is
+    # the extension module _nsbox_warm (no ctypes: nothing of it, nor
+    # libffi or struct, is copied into every job)
+    name = "_nsbox_warm"
+    origin = _NSBOX_WARM_LIB
+
+
+_lib = _imp.create_dynamic(_Spec)
+del _Spec
 _path = list(sys.path)
-_fsdecode = __import__("os").fsdecode
 _fsencode = __import__("os").fsencode
 
 # ---- a job's run and exit, as `python3 FILE` runs and ends: CPython's
@@ -232,6 +234,64 @@ if hasattr(_job.__code__, "replace"):     # 3.8+
         _f.__code__ = _renamed(_f.__code__)
     del _f
 
+
+def _not_cold():
+    # What only this file imported, and the finders only its imports made;
+    # and how many modules there were then.
+    keep = ("__main__", "atexit") if sys.version_info < (3, 10) else ("__main__",)
+    return ([m for m in sys.modules if m not in _NSBOX_COLD_MODULES and m not in keep],
+            [p for p in sys.path_importer_cache if p not in _NSBOX_COLD_IMPORTER_CACHE], len(sys.modules))
+
+
+def _start(argv):
+    """In a job (PID 2 of its own namespaces, every protection applied),
+    called from C with the job's argv from its program's path on, decoded
+    as CPython decodes its own arguments: make it look like the interpreter
+    just started on the job's file; returns the generator C runs."""
+    global _MAIN
+    sys.argv[:] = argv
+    _MAIN = sys.argv[0]
+    if hasattr(sys, "orig_argv"):   # 3.10+
+        sys.orig_argv[:] = sys.orig_argv[:len(sys.orig_argv) - 1] + sys.argv
+    sys.path[:] = _path
+    if not sys.flags.isolated and not getattr(sys.flags, "safe_path", False):
+        # Started as `python3 -E -s FILE` (a script in the workspace): the
+        # job's real folder leads sys.path, where this file's (/program) was.
+        sys.path[0] = sys.modules["os"].path.dirname(sys.modules["os"].path.realpath(_MAIN))
+    # __main__ with a cold script's globals, in their order
+    main = type(sys)("__main__")
+    main.__loader__ = sys.modules["_frozen_importlib_external"].SourceFileLoader("__main__", _MAIN)
+    main.__spec__ = None
+    main.__package__ = None
+    main.__annotations__ = {}
+    main.__builtins__ = sys.modules["builtins"]
+    main.__file__ = _MAIN
+    main.__cached__ = None
+    sys.modules["__main__"] = main
+    # What only this file imported is not the job's: a cold interpreter has
+    # not imported it, so neither has the job (an import runs it afresh).
+    # Before 3.10, atexit's handlers live in the state of the module object
+    # last imported: the job's `import atexit` must find the one whose
+    # _run_exitfuncs the harness holds (a new one's handlers would never run).
+    # Listed in the zygote (_not_cold): walking every entry here would write
+    # to the page of each name (its reference count) in every job.
+    drop, finders, _n = _DROP if len(sys.modules) == _DROP[2] else _not_cold()
+    for m in drop:
+        del sys.modules[m]
+    # and the finders of the folders only its imports searched
+    for m in finders:
+        del sys.path_importer_cache[m]
+    # The job runs from C, on a thread state of its own: none of this file's
+    # frames is under the job's (sys._getframe, inspect.stack, tracebacks,
+    # warnings' stack levels, the recursion depth are a cold job's).
+    return _job()
+
+
+if hasattr(_start.__code__, "replace"):     # 3.8+: named as the harness, as _job
+    _start.__code__ = _renamed(_start.__code__)
+    _not_cold.__code__ = _renamed(_not_cold.__code__)
+
+_DROP = _not_cold()
 # What the job's finalisation leaves alone: the zygote's modules (held, so
 # none is torn down), and the entries of theirs and of sys that the job
 # did not change.
@@ -240,47 +300,7 @@ _ZYGOTE_DICTS = {i: dict(m.__dict__) for i, m in _ZYGOTE_MODULES.items()}
 _SYS_AT_FORK = dict(_sys)
 gc.collect()
 gc.freeze()
-_role = _lib.nsbox_warm_serve(3)
-if _role != 1:
-    raise SystemExit(0 if _role == 0 else 3)
-
-# ---- from here on: one job, PID 2 of its own namespaces, every protection
-# applied. Make it look like the interpreter just started on the job's file.
-# The job's argv from its program's path on, decoded as CPython decodes
-# its own arguments.
-sys.argv[:] = [_fsdecode(_lib.nsbox_warm_job_arg(i)) for i in range(_lib.nsbox_warm_job_argc())]
-_MAIN = sys.argv[0]
-if hasattr(sys, "orig_argv"):   # 3.10+
-    sys.orig_argv[:] = sys.orig_argv[:len(sys.orig_argv) - 1] + sys.argv
-del _lib, _role, _fsdecode
-sys.path[:] = _path
-if not sys.flags.isolated and not getattr(sys.flags, "safe_path", False):
-    # Started as `python3 -E -s FILE` (a script in the workspace): the
-    # job's real folder leads sys.path, where this file's (/program) was.
-    sys.path[0] = sys.modules["os"].path.dirname(sys.modules["os"].path.realpath(_MAIN))
-# __main__ with a cold script's globals, in their order
-_main = type(sys)("__main__")
-_main.__loader__ = sys.modules["_frozen_importlib_external"].SourceFileLoader("__main__", _MAIN)
-_main.__spec__ = None
-_main.__package__ = None
-_main.__annotations__ = {}
-_main.__builtins__ = sys.modules["builtins"]
-_main.__file__ = _MAIN
-_main.__cached__ = None
-sys.modules["__main__"] = _main
-# What only this file imported is not the job's: a cold interpreter has
-# not imported it, so neither has the job (an import runs it afresh).
-# Before 3.10, atexit's handlers live in the state of the module object
-# last imported: the job's `import atexit` must find the one whose
-# _run_exitfuncs the harness holds (a new one's handlers would never run).
-_keep = ("__main__", "atexit") if sys.version_info < (3, 10) else ("__main__",)
-for _m in [m for m in sys.modules if m not in _NSBOX_COLD_MODULES and m not in _keep]:
-    del sys.modules[_m]
-# and the finders of the folders only its imports searched (ctypes')
-for _m in [p for p in sys.path_importer_cache if p not in _NSBOX_COLD_IMPORTER_CACHE]:
-    del sys.path_importer_cache[_m]
-# The job runs from C, on a thread state of its own: none of this file's
-# frames is under the job's (sys._getframe, inspect.stack, tracebacks,
-# warnings' stack levels, the recursion depth are a cold job's).
-del _main
-_run_in_job(_job())
+# Returns in the zygote only (in a job, C runs _start's generator to the
+# job's exit).
+_role = _lib.serve(3, _start)
+raise SystemExit(0 if _role == 0 else 3)

@@ -458,6 +458,35 @@ class Batch(SandboxTest):
         self.assertEqual(processes_with(marker), [])
 
 
+    def test_a_cancelled_job_ends_cancelled_and_its_slot_runs_the_next(self):
+        """#29's cancel line in #28's persistent workers: the job's worker is
+        cancelled (its line says so, once), and the slot's later jobs run in
+        a fresh worker, cold and warm."""
+        for warm in ([], ["--warm"]):
+            with self.subTest(warm=bool(warm)):
+                marker = "%d.%06d" % (300 + os.getpid() % 100, int(uuid.uuid4().int % 10 ** 6))
+                proc = subprocess.Popen([NSBOX, "batch", *warm, "-j", "1", "-"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                proc.stdin.write(jsonl([py("before", "print(1)"),
+                                        {"id": "victim", "kind": "run", "argv": ["/bin/sleep", marker]}]))
+                proc.stdin.flush()
+                deadline = time.monotonic() + 30
+                while not processes_with(marker) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                proc.stdin.write(b'{"cancel": "victim"}\n' + jsonl([py("after", "print(2)"), py("last", "print(3)")]))
+                proc.stdin.close()
+                proc.stdin = None
+                out, err = proc.communicate(timeout=60)
+                self.assertEqual(proc.returncode, 0, err)
+                lines = [json.loads(l) for l in out.decode().splitlines()]
+                self.assertEqual([d["id"] for d in lines], ["before", "victim", "after", "last"], err)
+                self.assertEqual(lines[1]["status"], "cancelled", lines[1])
+                self.assertEqual([d["stdout"]["text"] for d in lines[2:]], ["2\n", "3\n"], err)
+                if warm:
+                    self.assertEqual([d["start"] for d in lines[2:]], ["warm", "warm"], lines[2:])
+                self.assertEqual(processes_with(marker), [])
+
+
 def _ppid(pid):
     try:
         with open("/proc/%d/stat" % pid) as f:

@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 import os
+import resource
 import shutil
 import subprocess
 import tarfile
@@ -268,6 +269,19 @@ class BuiltImage(ImageCase):
         self.assertEqual(lines[3]["status"], "error")
         self.assertEqual(lines[4]["verdict"], "pass", lines[4])
         self.assertLessEqual(p.stderr.count(b"nsbox: unpacked"), 1, p.stderr)
+
+    def test_batch_worker_keeps_no_image_per_job(self):
+        """A persistent batch worker (#28) opens a job's image once per ref
+        and lets go of the one before (its cache lock fd, its strings): jobs
+        alternating two images at -j 1 under 64 fds all run."""
+        refs = ["oci:%s:%s" % (self.layout, TAG), "docker-archive:%s/img.docker.tar" % IMAGES]
+        jobs = [{"id": i, "kind": "run", "argv": ["python3", "-c", "print(3)"], "image": refs[i % 2]}
+                for i in range(80)]
+        p = self.img("batch", "-j", "1", "-", input="".join(json.dumps(j) + "\n" for j in jobs).encode(),
+                     timeout=300, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)))
+        lines = [json.loads(l) for l in p.stdout.decode().splitlines()]
+        bad = [d for d in lines if d["status"] != "exited"]
+        self.assertEqual((len(lines), bad[:1]), (80, []), p.stderr[-2000:])
 
     def test_profile_image_key(self):
         prof = os.path.join(self.tmp, "img.ini")
