@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/safedir.h"
 #include "util/sha256.h"
 
 int img_cache_dir(char **ret, struct nsb_error *e)
@@ -56,42 +57,18 @@ static int mkdir_p(char *path)
         }
 }
 
-/* *@dir (existing) resolved, every directory from / down to it checked:
- * root's or the caller's, and not group/other-writable unless sticky (/tmp).
- * Who can rename an entry of an ancestor can swap the cache for a tree of
- * their own after nsbox looked at it (the locks and the mount plan name the
- * cache by path), and that tree becomes the sandbox's root. The resolved
- * path replaces *@dir: a symlink's target is what was checked. */
+/* *@dir (existing) resolved, every directory from / down to it checked
+ * (util/safedir.h). Who can rename an entry of an ancestor can swap the cache
+ * for a tree of their own after nsbox looked at it (the locks and the mount
+ * plan name the cache by path), and that tree becomes the sandbox's root.
+ * The resolved path replaces *@dir: a symlink's target is what was checked. */
 int img_cache_resolve(char **dir, struct nsb_error *e)
 {
-        char *real = realpath(*dir, NULL);
-        struct stat st;
+        char *real = NULL;
+        int r = nsb_dir_check_path("image cache", *dir, &real, NULL, e);
 
-        if (!real)
-                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache '%s'", *dir);
-        for (char *p = real;; p++) {
-                char c = *p;
-                if (c != '/' && c != '\0')
-                        continue;
-                *p = '\0';
-                int r = stat(p == real ? "/" : real, &st) < 0 ? -errno : 0;
-                if (r == 0 && ((st.st_uid != 0 && st.st_uid != geteuid()) ||
-                               ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))))
-                        r = nsb_fail(e, NSB_STAGE_CONFIG, EPERM,
-                                     "image cache '%s': '%s' is writable by others (owner %u, mode %o), who could "
-                                     "swap the cache for their own tree: refused (XDG_CACHE_HOME names another "
-                                     "place)", *dir, p == real ? "/" : real, (unsigned) st.st_uid,
-                                     (unsigned) (st.st_mode & 07777));
-                else if (r < 0)
-                        r = nsb_fail(e, NSB_STAGE_CONFIG, -r, "image cache '%s'", real);
-                *p = c;
-                if (r < 0) {
-                        free(real);
-                        return r;
-                }
-                if (c == '\0')
-                        break;
-        }
+        if (r < 0)
+                return r;
         free(*dir);
         *dir = real;
         return 0;

@@ -14,6 +14,7 @@
 
 #include "util/cleanup.h"
 #include "util/readfile.h"
+#include "util/safedir.h"
 #include "util/sha256.h"
 
 #define CC_MAX_FILE (1u << 20)
@@ -23,6 +24,7 @@ int cc_open_dir(const char *xdg_cache_home, const char *home, int *ret_fd)
         char base[PATH_MAX];
         AUTOCLOSE int bfd = -1;
         AUTOCLOSE int fd = -1;
+        struct nsb_error err = { 0 };
         struct stat st;
 
         *ret_fd = -1;
@@ -35,9 +37,13 @@ int cc_open_dir(const char *xdg_cache_home, const char *home, int *ret_fd)
                 return -ENOENT;
         if (mkdir(base, 0700) < 0 && errno != EEXIST)
                 return -errno;
-        bfd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (bfd < 0)
-                return -errno;
+        /* The base and every directory above it: root's or the caller's, not
+         * writable by others unless sticky. Otherwise another user could
+         * rename the cache away and put a tree of their own in its place. The
+         * walk's fd is used from here on, so the checked directory is the
+         * one used. A refusal is no cache, as any other unsafe place is. */
+        if (nsb_dir_check_path("closure cache", base, NULL, &bfd, &err) < 0)
+                return -EPERM;
         if (mkdirat(bfd, "nsbox", 0700) < 0 && errno != EEXIST)
                 return -errno;
         /* O_NOFOLLOW: a symlink planted as "nsbox" is refused, not followed. */

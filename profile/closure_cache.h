@@ -15,9 +15,11 @@
  *   - The cache decides which host files are mounted into the sandbox, so it
  *     is trusted only when it is the caller's own: the directory is
  *     $XDG_CACHE_HOME/nsbox or $HOME/.cache/nsbox (absolute paths only), owned
- *     by the effective uid with no group/other access (0700); each file is a
- *     regular file owned by the euid, writable by no one else. Otherwise
- *     nothing is read or written (no cache, same result, slower).
+ *     by the effective uid with no group/other access (0700), and every
+ *     directory from / down to it root's or the euid's and not group/other-
+ *     writable unless sticky (util/safedir.h: no one else can rename it away);
+ *     each file is a regular file owned by the euid, writable by no one else.
+ *     Otherwise nothing is read or written (no cache, same result, slower).
  *   - Files are written whole to a temporary name and renamed into place, so a
  *     reader sees the old or the new file, never a mix; a truncated or foreign
  *     file fails to parse and is a miss.
@@ -63,7 +65,7 @@ int cc_packages_key(char *const *packages, size_t n, char **ret);
 
 /* Open (creating, 0700) the caller's cache directory from @xdg_cache_home or
  * @home (either may be NULL); -1 in *ret_fd, and a negative errno, when no
- * safe place exists. */
+ * safe place exists (-EPERM: under a directory others can rename in). */
 int cc_open_dir(const char *xdg_cache_home, const char *home, int *ret_fd);
 /* 1 and *ret filled (it must be empty) when @key is cached and still valid;
  * 0 on any miss (absent, stale, untrusted, unreadable). */

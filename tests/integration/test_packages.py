@@ -6,7 +6,8 @@
   the two cannot drift), BLAS included (libblas.so.3 -> /etc/alternatives ->
   .../blas/libblas.so.3); a wheel's bundled `*.libs` directory, found through
   RUNPATH $ORIGIN, comes whole (with its data files);
-- the closure cache's key follows the package list;
+- the closure cache's key follows the package list, and the cache is not
+  used under a directory others can rename in;
 - a package in a site/dist-packages directory under the standard library is
   an ImportError unless named (Debian's python3-numpy puts one there);
 - venvs in a 0700 directory, --copies venvs and conda-style trees (libpython
@@ -205,6 +206,29 @@ class Packages(SandboxTest):
         p, res = self.run_json("python", "--package", plain, "--package", pkg, "-c", code, env=env)
         self.assertEqual(res["stdout"]["text"], "42\n", res)
         self.assertEqual(len(os.listdir(os.path.join(cache, "nsbox"))), 3)
+
+    def test_closure_cache_refused_under_an_unsafe_parent(self):
+        # whoever can rename in a directory above the cache could swap it for
+        # a tree of their own (which host files a sandbox binds): under such
+        # a parent the cache is neither read nor written, the run resolves
+        # afresh. The control (a safe parent) shows the cache is observed.
+        cases = [("safe", 0o755, None, 1), ("open", 0o777, None, 0)]
+        if os.geteuid() == 0:
+            cases.append(("foreign", 0o755, 65534, 0))
+        for name, mode, owner, want in cases:
+            with self.subTest(parent=name):
+                parent = os.path.join(self.dir, name)
+                os.mkdir(parent)
+                os.chmod(parent, mode)
+                cache = os.path.join(parent, "cache")
+                os.mkdir(cache, 0o700)
+                if owner is not None:
+                    os.chown(parent, owner, owner)
+                p, res = self.run_json("python", "-c", "print(6 * 7)", env=dict(os.environ, XDG_CACHE_HOME=cache))
+                self.assertEqual(res["stdout"]["text"], "42\n", res)
+                store = os.path.join(cache, "nsbox")
+                stored = os.listdir(store) if os.path.isdir(store) else []
+                self.assertEqual(len(stored), want, "%s parent (mode %o, owner %s): %s" % (name, mode, owner, stored))
 
     # ---- interpreters anywhere ---------------------------------------------
 
