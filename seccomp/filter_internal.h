@@ -155,6 +155,12 @@ int filter_syscall_nr(const char *name);
 /* The compiler behind filter_compile(), on any rule table (tests feed it bad ones). */
 int filter_compile_rules(const struct filter_rule *rules, size_t n_rules, const struct filter_spec *spec,
                          struct filter_prog *ret, struct nsb_error *e);
+/* The same with the layout of the syscall-number comparisons chosen:
+ * filter_compile_rules() uses the tree; the chain (libseccomp's default) is
+ * kept for test_filter, which checks that both give the same verdicts. */
+enum filter_layout { FILTER_LAYOUT_TREE, FILTER_LAYOUT_CHAIN };
+int filter_compile_rules_layout(const struct filter_rule *rules, size_t n_rules, const struct filter_spec *spec,
+                                enum filter_layout layout, struct filter_prog *ret, struct nsb_error *e);
 
 /* Programs of the built-in table compiled at build time (filter_gen.c writes
  * filter_precompiled.c), one per variant (filter_variant_spec). The symbol is

@@ -869,6 +869,158 @@ static void test_precompiled_matches_table(void **state)
 }
 
 /* "name:NR" names a syscall newer than libseccomp, and must not contradict it. */
+/* ---- the tree layout against libseccomp's chain ---------------------------- */
+
+/* A classic BPF interpreter for what libseccomp emits; any other opcode fails
+ * the test (never guessed). Returns the program's seccomp return value. */
+static uint32_t run_cbpf(const struct filter_prog *p, const struct seccomp_data *d)
+{
+        uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = { 0 };
+        const uint8_t *data = (const uint8_t *) d;
+
+        for (unsigned pc = 0; pc < p->len; pc++) {
+                const struct sock_filter *i = &p->insns[pc];
+                uint32_t k = i->k;
+
+                switch (i->code) {
+                case BPF_LD | BPF_W | BPF_ABS:
+                        assert_true(k % 4 == 0 && k + 4 <= sizeof *d);
+                        memcpy(&a, data + k, 4);
+                        break;
+                case BPF_LD | BPF_IMM: a = k; break;
+                case BPF_LDX | BPF_IMM: x = k; break;
+                case BPF_LD | BPF_MEM: assert_true(k < BPF_MEMWORDS); a = mem[k]; break;
+                case BPF_LDX | BPF_MEM: assert_true(k < BPF_MEMWORDS); x = mem[k]; break;
+                case BPF_ST: assert_true(k < BPF_MEMWORDS); mem[k] = a; break;
+                case BPF_STX: assert_true(k < BPF_MEMWORDS); mem[k] = x; break;
+                case BPF_ALU | BPF_AND | BPF_K: a &= k; break;
+                case BPF_ALU | BPF_OR | BPF_K: a |= k; break;
+                case BPF_MISC | BPF_TAX: x = a; break;
+                case BPF_MISC | BPF_TXA: a = x; break;
+                case BPF_JMP | BPF_JA: pc += k; break;
+                case BPF_JMP | BPF_JEQ | BPF_K: pc += a == k ? i->jt : i->jf; break;
+                case BPF_JMP | BPF_JGT | BPF_K: pc += a > k ? i->jt : i->jf; break;
+                case BPF_JMP | BPF_JGE | BPF_K: pc += a >= k ? i->jt : i->jf; break;
+                case BPF_JMP | BPF_JSET | BPF_K: pc += (a & k) ? i->jt : i->jf; break;
+                case BPF_JMP | BPF_JEQ | BPF_X: pc += a == x ? i->jt : i->jf; break;
+                case BPF_JMP | BPF_JGT | BPF_X: pc += a > x ? i->jt : i->jf; break;
+                case BPF_JMP | BPF_JGE | BPF_X: pc += a >= x ? i->jt : i->jf; break;
+                case BPF_RET | BPF_K: return k;
+                case BPF_RET | BPF_A: return a;
+                default:
+                        fail_msg("opcode 0x%04x at %u not modelled", i->code, pc);
+                }
+        }
+        fail_msg("program fell off its end");
+        return 0;
+}
+
+/* Argument values around every comparison of the plan: each datum, one off,
+ * with the bits outside its mask flipped, the high word set; and the edges. */
+static size_t interesting_values(const struct filter_plan *plan, uint64_t *out, size_t cap)
+{
+        size_t n = 0;
+        const uint64_t edges[] = { 0, 1, ~0ULL, 0xffffffffULL, 1ULL << 32, 0x80000000ULL };
+
+        for (size_t i = 0; i < sizeof edges / sizeof edges[0] && n < cap; i++)
+                out[n++] = edges[i];
+        for (size_t i = 0; i < plan->n_entries; i++) {
+                const struct filter_cmp *c[2] = { plan->entries[i].has_cmp ? &plan->entries[i].cmp : NULL,
+                                                  plan->entries[i].has_cmp2 ? &plan->entries[i].cmp2 : NULL };
+                for (int j = 0; j < 2; j++) {
+                        uint64_t d;
+                        if (!c[j] || n + 6 > cap)
+                                continue;
+                        d = c[j]->datum;
+                        out[n++] = d;
+                        out[n++] = d + 1;
+                        out[n++] = d - 1;
+                        out[n++] = d | ~c[j]->mask;
+                        out[n++] = d ^ (c[j]->mask & (0 - c[j]->mask));        /* its lowest mask bit flipped */
+                        out[n++] = d | (1ULL << 32);
+                }
+        }
+        return n;
+}
+
+/* Every syscall number (and the x32 bit, and a foreign arch) with argument
+ * values from the rules, deterministic and random: the tree layout must give
+ * the chain's verdict on each. */
+static void test_tree_layout_same_verdicts(void **state)
+{
+        size_t n_rules;
+        const struct filter_rule *rules = filter_rules(&n_rules);
+        static uint64_t vals[8192];
+
+        (void) state;
+        srandom(28);
+        for (int v = 0; v < FILTER_VARIANTS; v++) {
+                const struct filter_spec spec = filter_variant_spec(v);
+                struct filter_prog tree = { 0 }, chain = { 0 };
+                struct filter_plan plan = { 0 };
+                struct nsb_error e;
+                size_t n_vals;
+                unsigned long checked = 0;
+                const uint32_t arches[] = { seccomp_arch_native(), AUDIT_ARCH_I386 };
+
+                if (filter_compile_rules_layout(rules, n_rules, &spec, FILTER_LAYOUT_TREE, &tree, &e) < 0 ||
+                    filter_compile_rules_layout(rules, n_rules, &spec, FILTER_LAYOUT_CHAIN, &chain, &e) < 0 ||
+                    filter_plan_build(rules, n_rules, &spec, &plan, &e) < 0)
+                        fail_msg("compile: %s", e.msg);
+                /* the shipped program is the tree */
+                assert_int_equal(filter_precompiled_programs.len[v], tree.len);
+                assert_memory_equal(filter_precompiled_programs.insns[v], tree.insns, tree.len * sizeof *tree.insns);
+                n_vals = interesting_values(&plan, vals, sizeof vals / sizeof vals[0]);
+                for (size_t ai = 0; ai < 2; ai++) {
+                        for (int64_t nr = -1; nr < 1100; nr++) {
+                                for (int xbit = 0; xbit < 2; xbit++) {
+                                        struct seccomp_data d = { .arch = arches[ai],
+                                                                  .nr = (int) (nr | (xbit ? 0x40000000 : 0)) };
+                                        for (int round = 0; round < 48; round++) {
+                                                for (int a = 0; a < 6; a++) {
+                                                        long r = random();
+                                                        d.args[a] = round == 0 ? 0
+                                                                  : r % 4 == 0 ? ((uint64_t) random() << 33) ^ (uint64_t) random()
+                                                                  : vals[(size_t) r % n_vals];
+                                                }
+                                                if (run_cbpf(&tree, &d) != run_cbpf(&chain, &d))
+                                                        fail_msg("variant %d: nr %d arch %#x args %#llx %#llx %#llx: tree %#x, chain %#x",
+                                                                 v, d.nr, d.arch, (unsigned long long) d.args[0],
+                                                                 (unsigned long long) d.args[1], (unsigned long long) d.args[2],
+                                                                 run_cbpf(&tree, &d), run_cbpf(&chain, &d));
+                                                checked++;
+                                        }
+                                }
+                        }
+                }
+                /* each comparison's own syscall, each value on its argument(s) */
+                for (size_t i = 0; i < plan.n_entries; i++) {
+                        const struct filter_entry *en = &plan.entries[i];
+                        int nr = filter_syscall_nr(en->syscall);
+                        if (!en->has_cmp || nr < 0)
+                                continue;
+                        for (size_t x = 0; x < n_vals; x++) {
+                                for (size_t y = 0; y < (en->has_cmp2 ? n_vals : 1); y++) {
+                                        struct seccomp_data d = { .arch = arches[0], .nr = nr };
+                                        d.args[en->cmp.arg] = vals[x];
+                                        if (en->has_cmp2)
+                                                d.args[en->cmp2.arg] = vals[y];
+                                        if (run_cbpf(&tree, &d) != run_cbpf(&chain, &d))
+                                                fail_msg("variant %d: %s args[%u]=%#llx: tree %#x, chain %#x", v,
+                                                         en->syscall, en->cmp.arg, (unsigned long long) vals[x],
+                                                         run_cbpf(&tree, &d), run_cbpf(&chain, &d));
+                                        checked++;
+                                }
+                        }
+                }
+                print_message("variant %d: tree %u, chain %u instructions; %lu inputs, same verdicts\n", v,
+                              (unsigned) tree.len, (unsigned) chain.len, checked);
+                filter_plan_free(&plan);
+                filter_prog_free(&tree);
+                filter_prog_free(&chain);
+        }
+}
+
 static void test_syscall_numbers(void **state)
 {
         (void) state;
@@ -892,6 +1044,7 @@ int main(void)
                 cmocka_unit_test(test_pipe_growth_refused),
                 cmocka_unit_test(test_compile_both_specs),
                 cmocka_unit_test(test_precompiled_matches_table),
+                cmocka_unit_test(test_tree_layout_same_verdicts),
                 cmocka_unit_test(test_bad_tables),
                 cmocka_unit_test(test_load_requires_nnp),
                 cmocka_unit_test(test_probe_no_inet),
