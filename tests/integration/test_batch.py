@@ -486,6 +486,35 @@ class Batch(SandboxTest):
                     self.assertEqual([d["start"] for d in lines[2:]], ["warm", "warm"], lines[2:])
                 self.assertEqual(processes_with(marker), [])
 
+    def test_a_judge_jobs_profile_stays_in_its_job(self):
+        # A worker runs its slot's jobs one after the other (#28): a judge
+        # spec's "profile" is overlaid on that job's config only. It used to
+        # free lists of the batch's own config in the worker (its next job
+        # then crashed it) and could leave the profile's env behind.
+        d = tempfile.mkdtemp()
+        try:
+            os.chmod(d, 0o755)
+            prof = os.path.join(d, "p.ini")
+            with open(prof, "w") as f:
+                f.write("[limits]\nwall_time = 300ms\n[env]\nFROM_PROFILE = leaked\n")
+            show = "import os, time\ntime.sleep(0.5)\nprint(os.environ.get('FROM_PROFILE'), os.environ.get('CLI'))\n"
+            judged = "import os, time\nprint(os.environ.get('FROM_PROFILE'), os.environ.get('CLI'), flush=True)\ntime.sleep(2)\n"
+            spec = {"program": {"source": judged}, "profile": prof,
+                    "cases": [{"name": "c", "expect": {"exit_code": 0}}]}
+            for warm in ([], ["--warm"]):
+                with self.subTest(warm=bool(warm)):
+                    jobs = [{"id": "j", "kind": "judge", "spec": spec}] + [py("after%d" % i, show) for i in range(3)]
+                    p, lines, out = self.batch(jobs, *warm, "-j", "1", "--env", "CLI=yes")
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    self.assertEqual(len(lines), 4, lines)
+                    case = out["j"]["cases"][0]["result"]
+                    self.assertEqual((case["stdout"]["text"], case["limit"]), ("leaked yes\n", "wall_time"), case)
+                    for i in range(3):
+                        r = out["after%d" % i]
+                        self.assertEqual((r["status"], r["limit"], r["stdout"]["text"]), ("exited", None, "None yes\n"), r)
+        finally:
+            shutil.rmtree(d)
+
 
 def _ppid(pid):
     try:
