@@ -63,6 +63,7 @@
 #define READ_CHUNK 65536
 #define PROGRESS_EVERY_MS 100.0
 #define WORKER_CANCELLED 3              /* worker exit status: cancelled, no line */
+#define HEAD_LAST 'a'                   /* a line's head from 'a' on: the worker ends after it */
 /* One line per job; 9 significant digits, as `nsbox run --json` prints reals. */
 #define LINE_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(9))
 
@@ -77,6 +78,7 @@ struct slot {
         json_t *id;
         enum batch_kind kind;
         bool cancel_asked;              /* a cancel line named its id: its end is a cancelled line */
+        bool spent;                     /* its worker said its last line was its last: it is ending */
 };
 
 struct reader {
@@ -286,10 +288,12 @@ static void emit(struct batch *b, json_t *line, enum batch_outcome outcome)
 }
 
 /* A worker's message: one byte, its outcome for the counts ('0' + enum
- * batch_outcome), then its line, written unchanged. */
+ * batch_outcome, or HEAD_LAST + it when the worker ends after this line),
+ * then its line, written unchanged. */
 static void emit_raw(struct batch *b, const char *msg, size_t len)
 {
-        enum batch_outcome outcome = msg[0] >= '0' && msg[0] < '0' + OUTCOME__MAX ? (enum batch_outcome) (msg[0] - '0')
+        char base = msg[0] >= HEAD_LAST ? HEAD_LAST : '0';
+        enum batch_outcome outcome = msg[0] >= base && msg[0] < base + OUTCOME__MAX ? (enum batch_outcome) (msg[0] - base)
                                                                                    : OUTCOME_ERROR;
 
         write_line(b, msg + 1, len - 1);
@@ -483,7 +487,7 @@ static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_jo
 }
 
 static json_t *run_judge(struct nsb_config *cfg, const struct batch_job *job, int cancel_fd,
-                         const struct host_set *python_host, const char *cold_reason,
+                         const struct host_set *python_host, const char *cold_reason, bool *ret_spent,
                          enum batch_outcome *ret_outcome)
 {
         struct judge_report rep;
@@ -492,10 +496,16 @@ static json_t *run_judge(struct nsb_config *cfg, const struct batch_job *job, in
 
         nsb_error_clear(&e);
         /* A spec that names its profile gets it, as under `nsbox judge`
-         * (unless the batch's --profile says otherwise). @cfg is this
-         * worker's own copy (it runs one job and exits); the interpreter
-         * closure resolved for the batch may not be that profile's. */
+         * (unless the batch's --profile says otherwise); the interpreter
+         * closure resolved for the batch may not be that profile's. @cfg is
+         * a shallow copy of the batch's config, and the overlay frees and
+         * replaces its lists and strings in place, which the batch's config
+         * shares: this worker's next job would read freed memory (#28). So
+         * the worker ends after this job (*ret_spent) and the parent forks a
+         * fresh one for the slot's next job; what the overlay took is never
+         * used again. */
         if (job->spec.profile && !cfg->profile) {
+                *ret_spent = true;
                 if (cfg_profile_resolve(cfg, job->spec.profile, &e) < 0)
                         return error_body(&e, ret_outcome);
                 python_host = NULL;
@@ -724,10 +734,10 @@ static int recv_job(int sock, struct job_msg *h, int *ret_ctl, char **ret_text, 
 
 /* One job's line to the parent: its outcome's byte ('0' + enum
  * batch_outcome), then the line. */
-static void send_line(int wfd, json_t *line, enum batch_outcome outcome)
+static void send_line(int wfd, json_t *line, enum batch_outcome outcome, bool last)
 {
         AUTOFREE char *text = line ? textsafe_json_dumps(line, LINE_FLAGS) : NULL;
-        char head = (char) ('0' + outcome);
+        char head = (char) ((last ? HEAD_LAST : '0') + outcome);
         size_t n;
 
         if (!text)
@@ -738,8 +748,10 @@ static void send_line(int wfd, json_t *line, enum batch_outcome outcome)
                 _exit(1);
 }
 
-/* The line the parent parsed, parsed again here; run; its line sent. */
-static void run_line(const struct batch *b, const struct job_msg *h, const char *text, const struct job_start *st,
+/* The line the parent parsed, parsed again here; run; its line sent.
+ * True: this worker's state is no longer the batch's, it must end now (its
+ * line said so). */
+static bool run_line(const struct batch *b, const struct job_msg *h, const char *text, const struct job_start *st,
                      unsigned serial, struct worker_image *wi, int wfd)
 {
         struct nsb_config cfg = *b->cli;
@@ -749,6 +761,7 @@ static void run_line(const struct batch *b, const struct job_msg *h, const char 
         enum batch_outcome outcome = OUTCOME_ERROR;
         json_t *body;
         double start = since_ms(&b->t0);
+        bool spent = false;
 
         nsb_error_clear(&err);
         if (batch_job_parse(text, (size_t) h->text_len, (size_t) h->line, b->jobs_path, &job, &err) < 0) {
@@ -757,8 +770,8 @@ static void run_line(const struct batch *b, const struct job_msg *h, const char 
                 if (line && b->cli->warm)
                         json_object_set_new(line, "start_reason", json_string("not run: the line could not become a job"));
                 batch_job_free(&job);
-                send_line(wfd, line, OUTCOME_ERROR);
-                return;
+                send_line(wfd, line, OUTCOME_ERROR, false);
+                return false;
         }
         cfg_limits_apply(&job.limits, job.limits_set, &cfg);
         /* The per-user budgets the kernel counts across user namespaces are
@@ -772,7 +785,7 @@ static void run_line(const struct batch *b, const struct job_msg *h, const char 
                 outcome = OUTCOME_ERROR;
         } else {
                 body = job.kind == BATCH_JUDGE
-                               ? run_judge(&cfg, &job, b->cancel_fd, &b->python_host, st->cold_reason, &outcome)
+                               ? run_judge(&cfg, &job, b->cancel_fd, &b->python_host, st->cold_reason, &spent, &outcome)
                        : job.kind == BATCH_TEST
                                ? run_tests_job(&cfg, &job, b->cancel_fd, &b->python_host, st, serial, &outcome)
                                : run_sandboxed(&cfg, &job, b->cancel_fd, &b->python_host, st, serial, &outcome);
@@ -782,8 +795,9 @@ static void run_line(const struct batch *b, const struct job_msg *h, const char 
                                          job.kind == BATCH_PYTHON || job.kind == BATCH_TEST ? (int) outcome : -1,
                                          start, since_ms(&b->t0));
         }
-        send_line(wfd, line, outcome);
+        send_line(wfd, line, outcome, spent);
         batch_job_free(&job);
+        return spent;
 }
 
 static __attribute__((noreturn)) void worker(const struct batch *b, int cmd, int wfd, pid_t parent)
@@ -825,7 +839,8 @@ static __attribute__((noreturn)) void worker(const struct batch *b, int cmd, int
                 if (r <= 0)
                         _exit(r == 0 ? 0 : 1);   /* 0: the batch has no more jobs for us */
                 st = (struct job_start){ .warm_ctl = ctl, .cold_reason = h.reason_len ? reason : NULL };
-                run_line(b, &h, text, &st, serial++, &wi, wfd);
+                if (run_line(b, &h, text, &st, serial++, &wi, wfd))
+                        _exit(0);   /* the parent forks the slot a fresh worker */
                 if (ctl >= 0)
                         close(ctl);
         }
@@ -967,8 +982,9 @@ static int start_job(struct batch *b, struct slot *s, struct batch_job *job, con
 
         /* A worker a cancel line was sent SIGTERM for, whose job ended
          * before it saw the signal: it is exiting, its job's line already
-         * written; reaped here (no line) and this job goes to a new one. */
-        if (s->pid && s->cancel_asked) {
+         * written; or one whose line said it was its last (spent): reaped
+         * here (no line) and this job goes to a new one. */
+        if (s->pid && (s->cancel_asked || s->spent)) {
                 kill(s->pid, SIGKILL);
                 finish_worker(b, s);
         }
@@ -1022,6 +1038,7 @@ static void read_worker(struct batch *b, struct slot *s)
         s->len += (size_t) n;
         /* A whole line (the only newline a line has is its end): the job is done. */
         if (s->busy && s->len > 1 && s->buf[s->len - 1] == '\n') {
+                s->spent = s->buf[0] >= HEAD_LAST;
                 emit_raw(b, s->buf, s->len);
                 s->busy = false;
                 s->len = 0;

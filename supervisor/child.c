@@ -876,6 +876,44 @@ static void report_usage(struct child_ctx *c)
                 ;
 }
 
+static volatile int warm_init_sock = -1;
+
+/* SIGIO on the supervisor's socket: data, or its close. Closed both ways
+ * (POLLHUP: the supervisor's process is gone, not a half shutdown): end
+ * the init, and with it every process of its pid namespace. */
+static void warm_init_on_sigio(int sig)
+{
+        struct pollfd p = { .fd = warm_init_sock, .events = 0 };
+
+        (void) sig;
+        if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)))
+                _exit(127);
+}
+
+/* A warm job's init is the zygote's child, not its supervisor's, so
+ * PR_SET_PDEATHSIG does not tie it to the supervisor (a batch's worker):
+ * when that dies mid-job, nothing would enforce the job's wall time, and
+ * the batch would wait for the zygote's last job at its end (#28 review).
+ * The kernel signals the socket's close (O_ASYNC: SIGIO to us), without a
+ * thread, a process or a poll loop next to the waitid. Set after the fork:
+ * the job inherits neither the handler nor the socket. */
+static void init_watch_supervisor(struct child_ctx *c)
+{
+        struct sigaction sa = { .sa_handler = warm_init_on_sigio, .sa_flags = SA_RESTART };
+        sigset_t io;
+        int fl;
+
+        warm_init_sock = c->sock;
+        sigemptyset(&sa.sa_mask);
+        sigemptyset(&io);
+        sigaddset(&io, SIGIO);
+        if (sigaction(SIGIO, &sa, NULL) < 0 || fcntl(c->sock, F_SETOWN, getpid()) < 0 ||
+            (fl = fcntl(c->sock, F_GETFL)) < 0 || fcntl(c->sock, F_SETFL, fl | O_ASYNC) < 0)
+                return;   /* as before: the job's wall time then needs its supervisor */
+        sigprocmask(SIG_UNBLOCK, &io, NULL);
+        warm_init_on_sigio(SIGIO);   /* gone before the watch began */
+}
+
 /* Fork the job (glibc's fork: the job's libc is consistent, its at-fork
  * handlers run); it returns from here into Python with c->warm_job set.
  * Then wait, report, kill and reap exactly as init_run_program does. */
@@ -891,6 +929,7 @@ static int init_run_warm_job(struct child_ctx *c, struct nsb_error *e)
         }
         for (int i = 0; i < 3; i++)
                 close(c->stdio[i]);
+        init_watch_supervisor(c);
         init_wait_program(c, prog);
         (void) kill(-1, SIGKILL);
         while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)

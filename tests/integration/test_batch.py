@@ -486,6 +486,80 @@ class Batch(SandboxTest):
                     self.assertEqual([d["start"] for d in lines[2:]], ["warm", "warm"], lines[2:])
                 self.assertEqual(processes_with(marker), [])
 
+    def test_a_judge_jobs_profile_stays_in_its_job(self):
+        # A worker runs its slot's jobs one after the other (#28): a judge
+        # spec's "profile" is overlaid on that job's config only. It used to
+        # free lists of the batch's own config in the worker (its next job
+        # then crashed it) and could leave the profile's env behind.
+        d = tempfile.mkdtemp()
+        try:
+            os.chmod(d, 0o755)
+            prof = os.path.join(d, "p.ini")
+            with open(prof, "w") as f:
+                f.write("[limits]\nwall_time = 300ms\n[env]\nFROM_PROFILE = leaked\n")
+            show = "import os, time\ntime.sleep(0.5)\nprint(os.environ.get('FROM_PROFILE'), os.environ.get('CLI'))\n"
+            judged = "import os, time\nprint(os.environ.get('FROM_PROFILE'), os.environ.get('CLI'), flush=True)\ntime.sleep(2)\n"
+            spec = {"program": {"source": judged}, "profile": prof,
+                    "cases": [{"name": "c", "expect": {"exit_code": 0}}]}
+            for warm in ([], ["--warm"]):
+                with self.subTest(warm=bool(warm)):
+                    jobs = [{"id": "j", "kind": "judge", "spec": spec}] + [py("after%d" % i, show) for i in range(3)]
+                    p, lines, out = self.batch(jobs, *warm, "-j", "1", "--env", "CLI=yes")
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    self.assertEqual(len(lines), 4, lines)
+                    case = out["j"]["cases"][0]["result"]
+                    self.assertEqual((case["stdout"]["text"], case["limit"]), ("leaked yes\n", "wall_time"), case)
+                    for i in range(3):
+                        r = out["after%d" % i]
+                        self.assertEqual((r["status"], r["limit"], r["stdout"]["text"]), ("exited", None, "None yes\n"), r)
+        finally:
+            shutil.rmtree(d)
+
+    def test_a_warm_job_dies_with_its_killed_worker(self):
+        # A warm job's init is the zygote's child, not its worker's: the
+        # worker's death must still end the job (its wall time was the
+        # worker's to enforce), and the batch must not wait for it.
+        marker = "%d.%06d" % (400 + os.getpid() % 100, int(uuid.uuid4().int % 10 ** 6))
+        code = "import os, sys\nos.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(%s)'])" % marker
+        jobs = [py("victim", code, timeout=600), py("after", "print('still here')")]
+        proc = subprocess.Popen([NSBOX, "batch", "--warm", "-j", "1", "-"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdin.write(jsonl(jobs))
+        proc.stdin.close()
+        proc.stdin = None
+        deadline = time.monotonic() + 30
+        while not processes_with(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        def has_children(pid):
+            try:
+                with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+                    return bool(f.read().split())
+            except OSError:
+                return True
+        # the zygote's supervisor has the zygote's sandbox as its child; the
+        # worker of a warm job has none (the job's init is the zygote's child)
+        workers = [int(p) for p in os.listdir("/proc")
+                   if p.isdigit() and _ppid(int(p)) == proc.pid and not has_children(int(p))]
+        if len(workers) != 1 or not processes_with(marker):
+            proc.kill()
+            proc.communicate()
+            self.fail("expected one worker and the job, found %r" % workers)
+        os.kill(workers[0], signal.SIGKILL)
+        try:
+            out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            left = processes_with(marker)
+            for pid in left:
+                os.kill(pid, signal.SIGKILL)
+            proc.kill()
+            proc.communicate()
+            self.fail("the batch still waits for its killed worker's job %r" % left)
+        lines = [json.loads(l) for l in out.decode().splitlines()]
+        self.assertEqual([d["id"] for d in lines], ["victim", "after"])
+        self.assertIn("died of signal 9", lines[0]["error"]["message"])
+        self.assertEqual(lines[1]["stdout"]["text"], "still here\n")
+        self.assertEqual(processes_with(marker), [])
+
 
 def _ppid(pid):
     try:
