@@ -191,6 +191,8 @@ static int cmp_u64(const void *a, const void *b)
 
 static bool seen_has(struct layer_seen *s, uint64_t h)
 {
+        if (s->n == 0)
+                return false;   /* nothing seen yet: v may be NULL, which bsearch must not get */
         if (s->n_sorted != s->n) {
                 qsort(s->v, s->n, sizeof *s->v, cmp_u64);
                 s->n_sorted = s->n;
