@@ -18,6 +18,12 @@
 #include "util/cleanup.h"
 #include "util/readfile.h"
 
+/* The accept backlog. A burst of callers (a trainer's fan-out) arrives
+ * faster than a loaded service accepts; with a short backlog a unix-socket
+ * caller's non-blocking connect fails with EAGAIN, which it cannot tell from
+ * a refusal. The kernel clamps this to net.core.somaxconn. */
+#define LISTEN_BACKLOG SOMAXCONN
+
 #define TOKEN_MAX 4096
 
 int serve_token_load(const char *path, char **ret, size_t *ret_len, struct nsb_error *e)
@@ -121,7 +127,7 @@ static int listen_unix(const struct serve_opts *o, struct nsb_error *e)
         umask(old);
         if (r < 0)
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "--listen: bind '%s'", o->unix_path);
-        if (chmod(o->unix_path, 0600) < 0 || listen(fd, 128) < 0)
+        if (chmod(o->unix_path, 0600) < 0 || listen(fd, LISTEN_BACKLOG) < 0)
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "--listen: '%s'", o->unix_path);
         return move_fd(&fd);
 }
@@ -139,7 +145,7 @@ static int listen_tcp(const struct serve_opts *o, struct nsb_error *e)
                                 gai_strerror(r));
         fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-            bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 128) < 0) {
+            bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, LISTEN_BACKLOG) < 0) {
                 int err = errno;
                 freeaddrinfo(ai);
                 return nsb_fail(e, NSB_STAGE_PREPARE, err, "--listen tcp:%s:%s", o->tcp_host, o->tcp_port);
