@@ -198,7 +198,30 @@ TRICKS = {
                           "H._CodeSide.changed_args = lambda self, res, *a: res.append([[1, ['l', [2, 3, 11]]], ['want', 1]])\n"
                           "def f(x):\n    return 0\n",
                           "want = [2, 3, 11]\ndef test_list():\n    got = [f(1), f(2), f(10)]\n    assert got == want\n", 10),
+    # Second red team (rtsplit): tests that never ran passed. Calling an
+    # `async def` test (or check, or a top-level call of one) returns a
+    # coroutine without running its body; a `yield` makes a generator; a
+    # plain TestCase's async method is "passed" by unittest with a warning.
+    # A wrong f must fail each.
+    "async_test_not_run": ("def f(x):\n    return 0\n", "async def test_f():\n    assert f(1) == 2\n", 10),
+    "async_call_not_run": ("def f(x):\n    return 0\n", "async def t():\n    assert f(1) == 2\nt()\n", 10),
+    "generator_test_not_run": ("def f(x):\n    return 0\n", "def test_f():\n    assert f(1) == 2\n    yield\n", 10),
+    "async_testcase_method_not_run": ("def f(x):\n    return 0\n",
+                                      "import unittest\nclass T(unittest.TestCase):\n"
+                                      "    async def test_f(self):\n        self.assertEqual(f(1), 2)\n", 10),
+    # The code's exit, swallowed by a setup statement of the tests'
+    # (`except BaseException`), then an assert the swallowing made true.
+    "exit_swallowed_in_setup": ("def f(x):\n    raise SystemExit(0)\n",
+                                "try:\n    r = f(1)\nexcept BaseException:\n    r = 2\nassert r == 2\n", 10),
+    # test_code's def of test_f fails (its default calls f, which raises):
+    # the code's own test_f, a name it defined too, must not run as the test.
+    "code_function_as_the_test": ("def test_f():\n    return None\ndef f(x):\n    raise ValueError\n",
+                                  "def test_f(x=f(1)):\n    assert x == 2\n", 10),
 }
+
+# Tricks whose every entry must fail (not only the job): the code's own
+# function of a test's name earned that test's credit in `score`.
+NO_TEST_PASSES = {"code_function_as_the_test"}
 
 
 def batch(jobs, *opts, timeout=240):
@@ -238,6 +261,8 @@ class RewardHacking(SandboxTest):
                 self.assertLess(d["score"], 1.0, why)
                 self.assertNotEqual(d["status"], "error", why)
                 self.assertGreaterEqual(d["counts"]["failed"], 1, why)
+                if name in NO_TEST_PASSES:
+                    self.assertEqual(d["counts"]["passed"], 0, why)
                 if warm:
                     self.assertEqual(d.get("start"), "warm", why)
 
@@ -462,6 +487,20 @@ HONEST.update({
                  "m = [[1, 2], [3, 4]]\nSolution().rotate(m)\nassert m == [[3, 1], [4, 2]]\n"
                  "d, s = {}, set()\nSolution().fill(d, s=s)\nassert d == {'k': 1} and s == {2}\n", None, 4, 4),
 })
+# Second red team (rtsplit): an async test runs (asyncio), and a function
+# or method test_code defines twice is one test, as Python keeps one.
+HONEST.update({
+    "async_tests": ("def f(x):\n    return x + 1\n",
+                    "import asyncio\nasync def test_f():\n    await asyncio.sleep(0)\n    assert f(1) == 2\n"
+                    "import unittest\nclass T(unittest.IsolatedAsyncioTestCase):\n"
+                    "    async def test_g(self):\n        self.assertEqual(f(2), 3)\n", None, 2, 2),
+    "defined_twice": ("def add(a, b):\n    return a + b\n",
+                      "def check(candidate):\n    assert candidate(1, 1) == 3\n"
+                      "def check(candidate):\n    assert candidate(1, 1) == 2\n"
+                      "def test_a():\n    assert add(1, 2) == 4\ndef test_a():\n    assert add(1, 2) == 3\n"
+                      "import unittest\nclass T(unittest.TestCase):\n    def test_b(self):\n        self.assertEqual(add(0, 0), 1)\n"
+                      "    def test_b(self):\n        self.assertEqual(add(0, 0), 0)\n", "add", 3, 3),
+})
 HONEST_STDIN = {"stdin_of_the_code": "hello\nworld\n", "stdin_in_call": "2\n3\n"}
 
 
@@ -482,17 +521,21 @@ def bare_counts(code, tests, entry, stdin=b""):
         if isinstance(node, ast.ClassDef):
             setup.append(src)
             units += [(None, "import unittest\nr = unittest.TestResult()\nunittest.TestSuite([%s(%r)]).run(r)\n"
-                       "assert r.wasSuccessful() and not r.skipped" % (node.name, f.name))
-                      for f in node.body if isinstance(f, ast.FunctionDef) and f.name.startswith("test")]
+                       "assert r.wasSuccessful() and not r.skipped" % (node.name, m))
+                      for m in dict.fromkeys(f.name for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                             and f.name.startswith("test"))]
         elif isinstance(node, ast.Assert) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
                                                and not isinstance(node.value.func, ast.Attribute)):
             units.append((len(setup), src))
         else:
             setup.append(src)
-            if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
-                units.append((None, node.name + "()"))
-            elif isinstance(node, ast.FunctionDef) and node.name == "check":
-                units.append((None, "check(%s)" % entry))
+            run = "import asyncio\nasyncio.run(%s)" if isinstance(node, ast.AsyncFunctionDef) else "%s"
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+                units.append((None, run % (node.name + "()")))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "check":
+                units.append((None, run % ("check(%s)" % entry)))
+    # a function defined twice: Python keeps one, one test (two equal asserts stay two)
+    units = [u for i, u in enumerate(units) if u[0] is not None or u not in units[:i]]
     passed = 0
     for upto, unit in units:
         # the setup statements before it, in order, then the test (test
@@ -579,6 +622,21 @@ class HonestNumpy(SandboxTest):
         finally:
             os.unlink(fh.name)
         self.assertEqual(bare_counts(NUMPY_CODE, NUMPY_TESTS, None), (5, 5))
+
+
+class SplitReview(SandboxTest):
+    """Second red team (rtsplit) findings that are not a pass to catch."""
+
+    def test_code_names_import_nothing(self):
+        # A standard-library name among the code's made the test process
+        # import that module (all of them: `this` printed the Zen there,
+        # seconds of CPU); only names test_code reads are imported now.
+        code = "this = antigravity = 1\nimport math\ndef f(x):\n    return math.sqrt(x)\n"
+        for opts in ((), ("--warm",)):
+            _, out = batch([tjob("imp", code, "assert math.isclose(f(4), 2.0)\n")], *opts)
+            d = out["imp"]
+            self.assertEqual(d["outcome"], "pass", (opts, d.get("tests")))
+            self.assertNotIn("Beautiful is better than ugly", (d.get("stderr") or {}).get("text", ""), opts)
 
 
 class Shape(SandboxTest):
