@@ -53,6 +53,14 @@ _BUILTINS_OBJ = ("import builtins\nclass B:\n    def __getitem__(self, k):\n"
                  "def similar(a, b):\n    return 0\ndef f(x):\n    return 0\n")
 SET_TESTS = "assert set(similar((3, 4, 5, 6), (5, 7, 4, 10))) == set((4, 5))\nassert sorted(f(2)) == sorted([3])\n"
 
+# The code's side of the harness rewritten to answer every request with the
+# raw bytes _answer() returns (a message no honest side would send).
+_RAW_ANSWER = ("import __main__ as H, os\n_send0 = H._send\n"
+               "def _send(ch, obj):\n    if type(obj) is list and obj and obj[0] in ('ok', 'raise'):\n"
+               "        data = _answer()\n        os.write(ch[1], len(data).to_bytes(4, 'big') + data)\n"
+               "        return\n    return _send0(ch, obj)\nH._send = _send\n"
+               "def f(x):\n    return 0\ndef _answer():\n")
+
 # name -> (code, test_code, timeout). Every one must end in outcome fail.
 TRICKS = {
     "exit0_at_top": ("import os\nos._exit(0)\n", TESTS, 10),
@@ -217,6 +225,13 @@ TRICKS = {
     # the code's own test_f, a name it defined too, must not run as the test.
     "code_function_as_the_test": ("def test_f():\n    return None\ndef f(x):\n    raise ValueError\n",
                                   "def test_f(x=f(1)):\n    assert x == 2\n", 10),
+    # Answers built to cost the test process its memory or its time (a
+    # 48 MiB list; a set of ints that all collide in its hash table): held,
+    # they end the job at a limit, a fail like any other.
+    "answer_exhausts_memory": (_RAW_ANSWER + "    return b'[\"ok\",[\"l\",[' + b'0,' * 24000000 + b'0]]]'\n", TESTS, 10),
+    "answer_hash_collisions": (_RAW_ANSWER + "    m = (1 << 61) - 1\n"
+                               "    return ('[\"ok\",[\"S\",[' + ','.join(str(m * (i + 1)) for i in range(200000)) + ']]]').encode()\n",
+                               TESTS, 3),
 }
 
 # Tricks whose every entry must fail (not only the job): the code's own
