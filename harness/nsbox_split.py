@@ -26,7 +26,6 @@ import os
 import sys
 
 # Imported once, before the fork: both processes use them.
-import json as _json        # noqa: E402
 import select as _select    # noqa: E402
 import time as _time        # noqa: E402
 
@@ -88,9 +87,56 @@ def _int(v):
     return v if -_INT_BIG < v < _INT_BIG else ["i", hex(v)]
 
 
+# JSON by json's own C parts (the _json module, built into the
+# interpreter), not `import json`: that imports re and enum, ~7 ms of CPU,
+# a quarter of a warm test job's (ast for the same reason: _ast below).
+# Where _json is missing or differs, json itself.
+class _ScanContext:
+    strict = True
+    object_hook = object_pairs_hook = None
+    parse_float, parse_int = float, int
+    memo = None
+
+    @staticmethod
+    def parse_constant(name):
+        raise ValueError("%s is not a value of the protocol" % name)
+
+
+def _json_codec():
+    try:
+        import _json
+
+        def refuse(o):
+            raise TypeError("not JSON: %s" % type(o).__name__)
+        enc = _json.make_encoder(None, refuse, _json.encode_basestring_ascii, None, ":", ",", False, False, False)
+        scan = _json.make_scanner(_ScanContext())
+        if "".join(enc(["a", [1, None, True]], 0)) == '["a",[1,null,true]]' and scan('[1,"b"]', 0) == ([1, "b"], 7):
+            return (lambda obj: "".join(enc(obj, 0))), scan
+    except Exception:       # noqa: S110 -- any difference: json's own module
+        pass
+    import json
+    dec = json.JSONDecoder(parse_constant=_ScanContext.parse_constant)
+    return (lambda obj: json.dumps(obj, ensure_ascii=True, separators=(",", ":"), allow_nan=False)), dec.raw_decode
+
+
+_dumps, _scan = _json_codec()
+
+
+def _loads(data):
+    """One message's JSON: the whole of it, one value."""
+    text = data.decode("ascii")
+    try:
+        obj, end = _scan(text, 0)
+    except StopIteration:   # the C scanner's "no value here"
+        raise ValueError("malformed message") from None
+    if end != len(text):
+        raise ValueError("data after the message")
+    return obj
+
+
 def _send(ch, obj):
     """@ch: (read fd, write fd), one end of the pair of pipes."""
-    data = _json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode()
+    data = _dumps(obj).encode()
     if len(data) > _MSG_MAX:
         raise ValueError("message too large")
     view = memoryview(len(data).to_bytes(4, "big") + data)
@@ -116,7 +162,7 @@ def _recv(ch, deadline=None):
     n = int.from_bytes(_recv_exact(ch, 4, deadline), "big")
     if n > _MSG_MAX:
         raise ValueError("message too large")
-    return _json.loads(_recv_exact(ch, n, deadline))
+    return _loads(_recv_exact(ch, n, deadline))
 
 
 # ---- the code's process --------------------------------------------------
@@ -533,7 +579,7 @@ class Handle:
 # ---- splitting the tests ---------------------------------------------------
 
 def _is_main_guard(node):
-    import ast
+    import _ast as ast
     t = node.test if isinstance(node, ast.If) else None
     return (isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == "__name__"
             and len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq) and len(t.comparators) == 1
@@ -552,13 +598,13 @@ def _flat(body):
 
 
 def _names_testcase(base):
-    import ast
+    import _ast as ast
     return (isinstance(base, ast.Name) and base.id.endswith("TestCase")) or \
         (isinstance(base, ast.Attribute) and base.attr.endswith("TestCase"))
 
 
 def _is_unittest_main(node):
-    import ast
+    import _ast as ast
     f = node.value.func if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) else None
     return isinstance(f, ast.Attribute) and f.attr == "main" and isinstance(f.value, ast.Name) \
         and f.value.id == "unittest"
@@ -621,17 +667,18 @@ def _split(tests_text, entry):
     called after the module's statements), 'case' (a TestCase method);
     names: every name test_code reads. A syntax error is one failing test.
     A function or method defined twice is one test, as Python keeps one."""
-    import ast
+    import _ast as ast
     try:
-        tree = ast.parse(tests_text, "<test_code>")
+        tree = compile(tests_text, "<test_code>", "exec", ast.PyCF_ONLY_AST)
     except SyntaxError as ex:
         return [("test_code", "broken", "SyntaxError: %s (line %s)" % (ex.msg, ex.lineno))], frozenset()
-    steps, called, defined, cases = [], set(), {}, {}
+    steps, called, defined, cases, read = [], set(), {}, {}, set()
     for node in _flat(tree.body):
         line = getattr(node, "lineno", 0)
         if _is_unittest_main(node):
             continue    # the TestCase methods are tests of their own, below
         code = compile(ast.Module(body=[node], type_ignores=[]), "<test_code>", "exec")
+        _code_names(code, read)
         if isinstance(node, ast.ClassDef) and any(_names_testcase(b) for b in node.bases):
             # The last class of a name is the one the tests' namespace keeps.
             cases[node.name] = list(dict.fromkeys(
@@ -666,7 +713,16 @@ def _split(tests_text, entry):
             steps.append(("check(%s)" % (entry or "?"), "check", entry))
         else:
             steps.append((name + "()", "call", name))
-    return steps, frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
+    return steps, frozenset(read)
+
+
+def _code_names(code, into):
+    """Into the set @into: the names @code and the code nested in it
+    (functions, classes, comprehensions) look up as globals or attributes."""
+    into.update(code.co_names)
+    for c in code.co_consts:
+        if type(c) is type(code):
+            _code_names(c, into)
 
 
 def _run_setup(side, ns, name, code, report):
@@ -731,7 +787,7 @@ def _entry(side, text):
     """The entry_point: a name of the code's (`add`), or an attribute or
     argument-less call chain on one (`Solution().twoSum`, LeetCode's
     datasets), each step a message to the code's process."""
-    import ast
+    import _ast as ast
 
     def ev(n):
         if isinstance(n, ast.Name):
@@ -743,7 +799,7 @@ def _entry(side, text):
         if isinstance(n, ast.Call) and not n.args and not n.keywords:
             return ev(n.func)()
         raise ValueError("entry_point: a name, attributes and calls without arguments only")
-    return ev(ast.parse(text, mode="eval").body)
+    return ev(compile(text, "<entry_point>", "eval", ast.PyCF_ONLY_AST).body)
 
 
 def _why(ex, side):
@@ -790,14 +846,13 @@ def _take_name(ns, side, name, value, read):
 
 
 def _test_main(sock, pid, budget_ms, entry, out):
-    import json
     import time
     key = _read_line(0, 64).decode("ascii")
     tests_len = _HEADER[2]
     tests_text = _read_exact(0, tests_len).decode("utf-8", "surrogateescape")
 
     def emit(obj):
-        line = (key + " " + json.dumps(obj, ensure_ascii=True, separators=(",", ":")) + "\n").encode()
+        line = (key + " " + _dumps(obj) + "\n").encode()
         while line:
             line = line[os.write(out, line):]
 
