@@ -803,13 +803,16 @@ def _entry(side, text):
 
 
 def _why(ex, side):
-    if side.poisoned is not None:
-        return side.poisoned
-    try:
-        text = "%s: %s" % (type(ex).__name__, ex)
-    except Exception:
-        text = type(ex).__name__
-    return text[:_TEXT_MAX]
+    """Why a test failed, as text. str() of the exception may ask the code
+    (`assert f(x) == y, f(x)`: the message is a handle), which may hang or
+    be gone: CodeGone then, a BaseException, must not end the test process
+    with the tests after this one unreported (the code's poison says why)."""
+    if side.poisoned is None:
+        try:
+            text = "%s: %s" % (type(ex).__name__, ex)
+        except BaseException:       # noqa: B036 -- CodeGone included, see above
+            text = type(ex).__name__
+    return (side.poisoned if side.poisoned is not None else text)[:_TEXT_MAX]
 
 
 def _take_name(ns, side, name, value, read):

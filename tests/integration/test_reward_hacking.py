@@ -654,6 +654,21 @@ class SplitReview(SandboxTest):
             self.assertNotIn("Beautiful is better than ugly", (d.get("stderr") or {}).get("text", ""), opts)
 
 
+    def test_message_that_hangs_fails_one_test(self):
+        # str() of an assert's message (a handle of the code's) hung: the
+        # harness's CodeGone escaped its formatting of the failure and
+        # ended the test process, the tests after it left "not run".
+        code = "class R:\n    def __str__(self):\n        while True:\n            pass\n" \
+               "def f(x):\n    return R() if x == 1 else x + 1\n"
+        for opts in ((), ("--warm",)):
+            _, out = batch([tjob("msg", code, "assert f(1) == 2, f(1)\nassert f(2) == 3\n", 4)], *opts)
+            d = out["msg"]
+            self.assertEqual([(t["name"], t["outcome"]) for t in d["tests"]],
+                             [("assert line 1", "failed"), ("assert line 2", "failed")], (opts, d["tests"]))
+            self.assertIn("timed out", d["tests"][0]["message"], (opts, d["tests"]))
+            self.assertEqual((d["status"], d["exit_code"], d["outcome"]), ("exited", 0, "fail"), opts)
+
+
 class Shape(SandboxTest):
     def test_bad_lines(self):
         p, out = batch([dict(id="a", kind="test", code="x=1"),
