@@ -515,8 +515,21 @@ HONEST.update({
                       "def test_a():\n    assert add(1, 2) == 4\ndef test_a():\n    assert add(1, 2) == 3\n"
                       "import unittest\nclass T(unittest.TestCase):\n    def test_b(self):\n        self.assertEqual(add(0, 0), 1)\n"
                       "    def test_b(self):\n        self.assertEqual(add(0, 0), 0)\n", "add", 3, 3),
+    # tests in odd shapes: a decorated test, a nested helper, asserts in a
+    # loop and a with block (setup: a failure there is a failed entry), a
+    # __main__ block that calls a test function (then one test, not two)
+    "odd_shapes": ("def f(x):\n    return x + 1\n",
+                   "import functools\ndef deco(fn):\n    @functools.wraps(fn)\n    def w():\n        return fn()\n    return w\n"
+                   "@deco\ndef test_decorated():\n    assert f(1) == 2\n"
+                   "def test_nested():\n    def inner(y):\n        assert f(y) == y + 1\n    for y in range(3):\n        inner(y)\n"
+                   "for x in range(3):\n    assert f(x) == x + 1\nwith open('/dev/null') as fh:\n    assert f(5) == 6\n"
+                   "if __name__ == '__main__':\n    assert f(0) == 1\n    test_nested()\n", None, 3, 3),
 })
 HONEST_STDIN = {"stdin_of_the_code": "hello\nworld\n", "stdin_in_call": "2\n3\n"}
+
+
+def node_name(node):
+    return getattr(node, "name", None)
 
 
 def bare_counts(code, tests, entry, stdin=b""):
@@ -529,6 +542,8 @@ def bare_counts(code, tests, entry, stdin=b""):
     for node in tree.body:   # an `if __name__ == "__main__":` block's statements are top-level ones
         main_guard = isinstance(node, ast.If) and "__main__" in ast.get_source_segment(tests, node.test)
         body += node.body if main_guard else [node]
+    called = {n.value.func.id for n in body if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
+              and isinstance(n.value.func, ast.Name)}   # a test function called at the top is that one test
     for node in body:
         src = ast.get_source_segment(tests, node)
         if src.startswith("unittest.main("):
@@ -545,7 +560,9 @@ def bare_counts(code, tests, entry, stdin=b""):
         else:
             setup.append(src)
             run = "import asyncio\nasyncio.run(%s)" if isinstance(node, ast.AsyncFunctionDef) else "%s"
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            if node_name(node) in called:
+                pass
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
                 units.append((None, run % (node.name + "()")))
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "check":
                 units.append((None, run % ("check(%s)" % entry)))
