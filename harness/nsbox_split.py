@@ -26,7 +26,6 @@ import os
 import sys
 
 # Imported once, before the fork: both processes use them.
-import json as _json        # noqa: E402
 import select as _select    # noqa: E402
 import time as _time        # noqa: E402
 
@@ -88,9 +87,55 @@ def _int(v):
     return v if -_INT_BIG < v < _INT_BIG else ["i", hex(v)]
 
 
+# JSON by json's own C parts (the _json module, built into the
+# interpreter), not `import json`: that imports re and enum, ~7 ms of CPU,
+# a quarter of a warm test job's (ast for the same reason: _ast below).
+# Where _json is missing or differs, json itself.
+class _ScanContext:
+    strict = True
+    object_hook = object_pairs_hook = None
+    parse_float, parse_int = float, int
+
+    @staticmethod
+    def parse_constant(name):
+        raise ValueError("%s is not a value of the protocol" % name)
+
+
+def _json_codec():
+    try:
+        import _json
+
+        def refuse(o):
+            raise TypeError("not JSON: %s" % type(o).__name__)
+        enc = _json.make_encoder(None, refuse, _json.encode_basestring_ascii, None, ":", ",", False, False, False)
+        scan = _json.make_scanner(_ScanContext())
+        if "".join(enc(["a", [1, None, True]], 0)) == '["a",[1,null,true]]' and scan('[1,"b"]', 0) == ([1, "b"], 7):
+            return (lambda obj: "".join(enc(obj, 0))), scan
+    except Exception:       # noqa: S110 -- any difference: json's own module
+        pass
+    import json
+    dec = json.JSONDecoder(parse_constant=_ScanContext.parse_constant)
+    return (lambda obj: json.dumps(obj, ensure_ascii=True, separators=(",", ":"), allow_nan=False)), dec.raw_decode
+
+
+_dumps, _scan = _json_codec()
+
+
+def _loads(data):
+    """One message's JSON: the whole of it, one value."""
+    text = data.decode("ascii")
+    try:
+        obj, end = _scan(text, 0)
+    except StopIteration:   # the C scanner's "no value here"
+        raise ValueError("malformed message") from None
+    if end != len(text):
+        raise ValueError("data after the message")
+    return obj
+
+
 def _send(ch, obj):
     """@ch: (read fd, write fd), one end of the pair of pipes."""
-    data = _json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode()
+    data = _dumps(obj).encode()
     if len(data) > _MSG_MAX:
         raise ValueError("message too large")
     view = memoryview(len(data).to_bytes(4, "big") + data)
@@ -116,7 +161,7 @@ def _recv(ch, deadline=None):
     n = int.from_bytes(_recv_exact(ch, 4, deadline), "big")
     if n > _MSG_MAX:
         raise ValueError("message too large")
-    return _json.loads(_recv_exact(ch, n, deadline))
+    return _loads(_recv_exact(ch, n, deadline))
 
 
 # ---- the code's process --------------------------------------------------
@@ -533,7 +578,7 @@ class Handle:
 # ---- splitting the tests ---------------------------------------------------
 
 def _is_main_guard(node):
-    import ast
+    import _ast as ast
     t = node.test if isinstance(node, ast.If) else None
     return (isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == "__name__"
             and len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq) and len(t.comparators) == 1
@@ -552,13 +597,13 @@ def _flat(body):
 
 
 def _names_testcase(base):
-    import ast
+    import _ast as ast
     return (isinstance(base, ast.Name) and base.id.endswith("TestCase")) or \
         (isinstance(base, ast.Attribute) and base.attr.endswith("TestCase"))
 
 
 def _is_unittest_main(node):
-    import ast
+    import _ast as ast
     f = node.value.func if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) else None
     return isinstance(f, ast.Attribute) and f.attr == "main" and isinstance(f.value, ast.Name) \
         and f.value.id == "unittest"
@@ -568,34 +613,84 @@ def _run_case(ns, cls_name, meth):
     """One unittest.TestCase method, as unittest runs it (setUp, tearDown):
     passed only when it ran and succeeded (a skip is not a pass)."""
     import unittest
+    import warnings
+    cls = _tests_own(ns, cls_name)
+    fn = getattr(cls, meth, None)
+    if getattr(getattr(fn, "__code__", None), "co_flags", 0) & 0x2a0 and \
+            not any(c.__name__ == "IsolatedAsyncioTestCase" for c in getattr(cls, "__mro__", ())):
+        # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR: see the warning below
+        raise AssertionError("an async def or generator test method of a plain TestCase does not run")
     result = unittest.TestResult()
-    unittest.TestSuite([ns[cls_name](meth)]).run(result)
+    with warnings.catch_warnings(record=True) as seen:
+        # unittest calls an `async def` (or a yield) method of a plain
+        # TestCase, gets a coroutine (a generator) back without running a
+        # line of it, warns (3.11 on; before, not even that) and counts a
+        # success: here a failure, seen by the flags above or, for one
+        # behind a decorator, by this warning.
+        warnings.filterwarnings("always", _RETURNED_VALUE, DeprecationWarning)
+        unittest.TestSuite([cls(meth)]).run(result)
     problems = result.errors + result.failures
     if problems:
         raise AssertionError(problems[0][1].strip().splitlines()[-1])
     if result.skipped or result.expectedFailures or result.unexpectedSuccesses or result.testsRun != 1:
         raise AssertionError("skipped, an expected failure or not run")
+    if any(str(w.message).startswith(_RETURNED_VALUE) for w in seen):
+        raise AssertionError("the test method returned a value (an async def or a generator in a plain "
+                             "TestCase?): unittest did not run its body")
+
+
+_RETURNED_VALUE = "It is deprecated to return a value that is not None from a test case"
+
+
+def _tests_own(ns, name):
+    """The tests' own function or class @name. A handle there (the code's
+    object of that name, left when the tests' definition failed) is never
+    run as the test: it would pass whenever the code answers."""
+    fn = ns.get(name)
+    if fn is None or type(fn) is Handle:
+        raise NameError("test_code did not define %r" % name)
+    return fn
+
+
+def _settle(value):
+    """What a test's own call returned. Calling an `async def` or a function
+    with a `yield` runs none of its body; a test that did not run must never
+    count as passed. A coroutine is run to its end (asyncio, imported only
+    then); a generator fails (pytest refuses such tests too: its items are
+    not tests). Anything else (a handle included) is just a value."""
+    import types
+    if type(value) is types.CoroutineType:
+        import asyncio
+        asyncio.run(value)
+    elif type(value) in (types.GeneratorType, types.AsyncGeneratorType):
+        value.close()
+        raise TypeError("a test that is a generator (a yield in it) does not run as a test")
 
 
 def _split(tests_text, entry):
-    """[(name, kind, payload)]: kind 'stmt' (a code object of one top-level
-    statement: 'setup' or 'test') or 'call' (a test_* function or check(),
-    called after the module's statements). A syntax error is one failing test."""
-    import ast
+    """([(name, kind, payload)], names): kind 'setup' or 'test' (a code
+    object of one top-level statement), 'expr' (a top-level call statement,
+    its value settled), 'call'/'check' (a test_* function or check(),
+    called after the module's statements), 'case' (a TestCase method);
+    names: every name test_code reads. A syntax error is one failing test.
+    A function or method defined twice is one test, as Python keeps one."""
+    import _ast as ast
     try:
-        tree = ast.parse(tests_text, "<test_code>")
+        tree = compile(tests_text, "<test_code>", "exec", ast.PyCF_ONLY_AST)
     except SyntaxError as ex:
-        return [("test_code", "broken", "SyntaxError: %s (line %s)" % (ex.msg, ex.lineno))]
-    steps, called, defined, cases = [], set(), [], []
+        return [("test_code", "broken", "SyntaxError: %s (line %s)" % (ex.msg, ex.lineno))], frozenset()
+    steps, called, defined, cases, read = [], set(), {}, {}, set()
     for node in _flat(tree.body):
-        mod = ast.Module(body=[node], type_ignores=[])
-        code = compile(mod, "<test_code>", "exec")
         line = getattr(node, "lineno", 0)
         if _is_unittest_main(node):
             continue    # the TestCase methods are tests of their own, below
+        code = compile(ast.Module(body=[node], type_ignores=[]), "<test_code>", "exec")
+        _code_names(code, read)
         if isinstance(node, ast.ClassDef) and any(_names_testcase(b) for b in node.bases):
-            cases += [(node.name, f.name) for f in node.body
-                      if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name.startswith("test")]
+            # The last class of a name is the one the tests' namespace keeps.
+            cases[node.name] = list(dict.fromkeys(
+                f.name for f in node.body
+                if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name.startswith("test")))
             steps.append(("line %d" % line, "setup", code))
         elif isinstance(node, ast.Assert):
             steps.append(("assert line %d" % line, "test", code))
@@ -603,13 +698,12 @@ def _split(tests_text, entry):
             fn = node.value.func
             name = fn.id if isinstance(fn, ast.Name) else "call"
             called.add(name)
-            steps.append(("%s() line %d" % (name, line), "test", code))
+            expr = compile(ast.Expression(body=node.value), "<test_code>", "eval")
+            steps.append(("%s() line %d" % (name, line), "expr", expr))
         else:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if node.name.startswith("test"):
-                    defined.append(node.name)
-                elif node.name == "check":
-                    defined.append("check")
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                    (node.name.startswith("test") or node.name == "check"):
+                defined[node.name] = True
             steps.append(("line %d" % line, "setup", code))
     seen = {}
     for i, (name, kind, payload) in enumerate(steps):
@@ -617,8 +711,8 @@ def _split(tests_text, entry):
             seen[name] = seen.get(name, 0) + 1
             if seen[name] > 1:
                 steps[i] = ("%s #%d" % (name, seen[name]), kind, payload)
-    for cls, meth in cases:
-        steps.append(("%s.%s" % (cls, meth), "case", (cls, meth)))
+    for cls, meths in cases.items():
+        steps += [("%s.%s" % (cls, meth), "case", (cls, meth)) for meth in meths]
     for name in defined:
         if name in called:
             continue
@@ -626,37 +720,62 @@ def _split(tests_text, entry):
             steps.append(("check(%s)" % (entry or "?"), "check", entry))
         else:
             steps.append((name + "()", "call", name))
-    return steps
+    return steps, frozenset(read)
+
+
+def _code_names(code, into):
+    """Into the set @into: the names @code and the code nested in it
+    (functions, classes, comprehensions) look up as globals or attributes."""
+    into.update(code.co_names)
+    for c in code.co_consts:
+        if type(c) is type(code):
+            _code_names(c, into)
+
+
+def _run_setup(side, ns, name, code, report):
+    """One setup statement. One that raises (the code lacks a name the
+    tests import or use) is a failed step of its own; so is one during
+    which the code misbehaved (an exit, a hang, a StopIteration out of a
+    call: the poison a test gets), even when the statement swallowed it."""
+    side.poisoned = None
+    try:
+        exec(code, ns)
+    except BaseException as ex:     # noqa: B036
+        report(name, False, 0.0, _why(ex, side))
+        return
+    if side.poisoned is not None:
+        report(name, False, 0.0, side.poisoned)
+
+
+def _run_test(side, ns, kind, payload):
+    """One test's body; it passed when this returns."""
+    if kind == "broken":
+        raise SyntaxError(payload)
+    if kind == "test":
+        exec(payload, ns)
+    elif kind == "expr":
+        _settle(eval(payload, ns))
+    elif kind == "call":
+        _settle(_tests_own(ns, payload)())
+    elif kind == "case":
+        _run_case(ns, *payload)
+    else:
+        if not payload:
+            raise NameError("check(candidate) needs the job's entry_point (the function's name)")
+        _settle(_tests_own(ns, "check")(_entry(side, payload)))
 
 
 def _run(side, ns, steps, report):
     import time
     for name, kind, payload in steps:
         if kind == "setup":
-            try:
-                exec(payload, ns)
-                continue
-            except BaseException as ex:     # noqa: B036
-                # A failing setup statement (the code lacks a name the tests
-                # import or use) is reported as a failed step of its own.
-                report(name, False, 0.0, _why(ex, side))
-                continue
+            _run_setup(side, ns, name, payload, report)
+            continue
         side.poisoned = None
         t0 = time.monotonic()
         ok, why = False, None
         try:
-            if kind == "broken":
-                raise SyntaxError(payload)
-            if kind == "test":
-                exec(payload, ns)
-            elif kind == "call":
-                ns[payload]()
-            elif kind == "case":
-                _run_case(ns, *payload)
-            else:
-                if not payload:
-                    raise NameError("check(candidate) needs the job's entry_point (the function's name)")
-                ns["check"](_entry(side, payload))
+            _run_test(side, ns, kind, payload)
             ok = True
         except SystemExit as ex:
             # The tests' own exit (unittest.main() ends so): 0 is their pass.
@@ -675,7 +794,7 @@ def _entry(side, text):
     """The entry_point: a name of the code's (`add`), or an attribute or
     argument-less call chain on one (`Solution().twoSum`, LeetCode's
     datasets), each step a message to the code's process."""
-    import ast
+    import _ast as ast
 
     def ev(n):
         if isinstance(n, ast.Name):
@@ -687,25 +806,31 @@ def _entry(side, text):
         if isinstance(n, ast.Call) and not n.args and not n.keywords:
             return ev(n.func)()
         raise ValueError("entry_point: a name, attributes and calls without arguments only")
-    return ev(ast.parse(text, mode="eval").body)
+    return ev(compile(text, "<entry_point>", "eval", ast.PyCF_ONLY_AST).body)
 
 
 def _why(ex, side):
-    if side.poisoned is not None:
-        return side.poisoned
-    try:
-        text = "%s: %s" % (type(ex).__name__, ex)
-    except Exception:
-        text = type(ex).__name__
-    return text[:_TEXT_MAX]
+    """Why a test failed, as text. str() of the exception may ask the code
+    (`assert f(x) == y, f(x)`: the message is a handle), which may hang or
+    be gone: CodeGone then, a BaseException, must not end the test process
+    with the tests after this one unreported (the code's poison says why)."""
+    if side.poisoned is None:
+        try:
+            text = "%s: %s" % (type(ex).__name__, ex)
+        except BaseException:       # noqa: B036 -- CodeGone included, see above
+            text = type(ex).__name__
+    return (side.poisoned if side.poisoned is not None else text)[:_TEXT_MAX]
 
 
-def _take_name(ns, side, name, value):
+def _take_name(ns, side, name, value, read):
     """One of the code's names into the tests' namespace, as appended code
     would see it, except where that would let the code see an expected
     value: a builtin the tests call on expected values (set, sorted, abs,
     ...) is never the code's, and a standard-library module's name (math,
-    re, ...) is always the real module, imported here. A dunder name is
+    re, ...) is always the real module, imported here only when test_code
+    reads that name (@read): the code's names must not choose what the
+    test process imports (every module of the standard library: `this`
+    printing, seconds of imports, whatever an import does). A dunder name is
     never the code's: `__builtins__` would make every builtin the tests
     use (set, sorted, len, isinstance) a lookup the code answers."""
     if type(name) is not str:
@@ -719,6 +844,8 @@ def _take_name(ns, side, name, value):
     if name in vars(builtins):
         return
     if name in _stdlib_names():
+        if name not in read:
+            return
         import importlib
         try:
             ns[name] = importlib.import_module(name)
@@ -729,20 +856,19 @@ def _take_name(ns, side, name, value):
 
 
 def _test_main(sock, pid, budget_ms, entry, out):
-    import json
     import time
     key = _read_line(0, 64).decode("ascii")
     tests_len = _HEADER[2]
     tests_text = _read_exact(0, tests_len).decode("utf-8", "surrogateescape")
 
     def emit(obj):
-        line = (key + " " + json.dumps(obj, ensure_ascii=True, separators=(",", ":")) + "\n").encode()
+        line = (key + " " + _dumps(obj) + "\n").encode()
         while line:
             line = line[os.write(out, line):]
 
     deadline = time.monotonic() + budget_ms / 1e3
     side = _TestSide(sock, deadline, pid)
-    steps = _split(tests_text, entry)
+    steps, read = _split(tests_text, entry)
     names = [s[0] for s in steps if s[1] != "setup"]
     emit({"event": "start", "protocol": _PROTOCOL, "tests": names})
     ns = {"__name__": "__main__", "__builtins__": __builtins__}
@@ -755,7 +881,7 @@ def _test_main(sock, pid, budget_ms, entry, out):
     if type(msg) is list and len(msg) == 2 and msg[0] == "ready" and type(msg[1]) is list:
         try:
             for pair in msg[1]:
-                _take_name(ns, side, pair[0], pair[1])
+                _take_name(ns, side, pair[0], pair[1], read)
         except Exception as ex:
             side.gone = "the code's process sent malformed names (%s)" % type(ex).__name__
     else:
@@ -844,7 +970,9 @@ def main():
         os.closerange(3, keep[0])
         os.closerange(keep[0] + 1, keep[1])
         os.closerange(keep[1] + 1, 1 << 20)
-        os.dup2(_stdin_file(code_stdin), 0)
+        stdin_fd = _stdin_file(code_stdin)
+        os.dup2(stdin_fd, 0)
+        os.close(stdin_fd)
         os.dup2(2, 1)
         sys.stdin = open(0, "r", closefd=False)
         _code_main((req_r, ans_w), code)

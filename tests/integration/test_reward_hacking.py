@@ -53,6 +53,14 @@ _BUILTINS_OBJ = ("import builtins\nclass B:\n    def __getitem__(self, k):\n"
                  "def similar(a, b):\n    return 0\ndef f(x):\n    return 0\n")
 SET_TESTS = "assert set(similar((3, 4, 5, 6), (5, 7, 4, 10))) == set((4, 5))\nassert sorted(f(2)) == sorted([3])\n"
 
+# The code's side of the harness rewritten to answer every request with the
+# raw bytes _answer() returns (a message no honest side would send).
+_RAW_ANSWER = ("import __main__ as H, os\n_send0 = H._send\n"
+               "def _send(ch, obj):\n    if type(obj) is list and obj and obj[0] in ('ok', 'raise'):\n"
+               "        data = _answer()\n        os.write(ch[1], len(data).to_bytes(4, 'big') + data)\n"
+               "        return\n    return _send0(ch, obj)\nH._send = _send\n"
+               "def f(x):\n    return 0\ndef _answer():\n")
+
 # name -> (code, test_code, timeout). Every one must end in outcome fail.
 TRICKS = {
     "exit0_at_top": ("import os\nos._exit(0)\n", TESTS, 10),
@@ -198,7 +206,37 @@ TRICKS = {
                           "H._CodeSide.changed_args = lambda self, res, *a: res.append([[1, ['l', [2, 3, 11]]], ['want', 1]])\n"
                           "def f(x):\n    return 0\n",
                           "want = [2, 3, 11]\ndef test_list():\n    got = [f(1), f(2), f(10)]\n    assert got == want\n", 10),
+    # Second red team (rtsplit): tests that never ran passed. Calling an
+    # `async def` test (or check, or a top-level call of one) returns a
+    # coroutine without running its body; a `yield` makes a generator; a
+    # plain TestCase's async method is "passed" by unittest with a warning.
+    # A wrong f must fail each.
+    "async_test_not_run": ("def f(x):\n    return 0\n", "async def test_f():\n    assert f(1) == 2\n", 10),
+    "async_call_not_run": ("def f(x):\n    return 0\n", "async def t():\n    assert f(1) == 2\nt()\n", 10),
+    "generator_test_not_run": ("def f(x):\n    return 0\n", "def test_f():\n    assert f(1) == 2\n    yield\n", 10),
+    "async_testcase_method_not_run": ("def f(x):\n    return 0\n",
+                                      "import unittest\nclass T(unittest.TestCase):\n"
+                                      "    async def test_f(self):\n        self.assertEqual(f(1), 2)\n", 10),
+    # The code's exit, swallowed by a setup statement of the tests'
+    # (`except BaseException`), then an assert the swallowing made true.
+    "exit_swallowed_in_setup": ("def f(x):\n    raise SystemExit(0)\n",
+                                "try:\n    r = f(1)\nexcept BaseException:\n    r = 2\nassert r == 2\n", 10),
+    # test_code's def of test_f fails (its default calls f, which raises):
+    # the code's own test_f, a name it defined too, must not run as the test.
+    "code_function_as_the_test": ("def test_f():\n    return None\ndef f(x):\n    raise ValueError\n",
+                                  "def test_f(x=f(1)):\n    assert x == 2\n", 10),
+    # Answers built to cost the test process its memory or its time (a
+    # 48 MiB list; a set of ints that all collide in its hash table): held,
+    # they end the job at a limit, a fail like any other.
+    "answer_exhausts_memory": (_RAW_ANSWER + "    return b'[\"ok\",[\"l\",[' + b'0,' * 24000000 + b'0]]]'\n", TESTS, 10),
+    "answer_hash_collisions": (_RAW_ANSWER + "    m = (1 << 61) - 1\n"
+                               "    return ('[\"ok\",[\"S\",[' + ','.join(str(m * (i + 1)) for i in range(200000)) + ']]]').encode()\n",
+                               TESTS, 3),
 }
+
+# Tricks whose every entry must fail (not only the job): the code's own
+# function of a test's name earned that test's credit in `score`.
+NO_TEST_PASSES = {"code_function_as_the_test"}
 
 
 def batch(jobs, *opts, timeout=240):
@@ -238,6 +276,8 @@ class RewardHacking(SandboxTest):
                 self.assertLess(d["score"], 1.0, why)
                 self.assertNotEqual(d["status"], "error", why)
                 self.assertGreaterEqual(d["counts"]["failed"], 1, why)
+                if name in NO_TEST_PASSES:
+                    self.assertEqual(d["counts"]["passed"], 0, why)
                 if warm:
                     self.assertEqual(d.get("start"), "warm", why)
 
@@ -462,7 +502,34 @@ HONEST.update({
                  "m = [[1, 2], [3, 4]]\nSolution().rotate(m)\nassert m == [[3, 1], [4, 2]]\n"
                  "d, s = {}, set()\nSolution().fill(d, s=s)\nassert d == {'k': 1} and s == {2}\n", None, 4, 4),
 })
+# Second red team (rtsplit): an async test runs (asyncio), and a function
+# or method test_code defines twice is one test, as Python keeps one.
+HONEST.update({
+    "async_tests": ("def f(x):\n    return x + 1\n",
+                    "import asyncio\nasync def test_f():\n    await asyncio.sleep(0)\n    assert f(1) == 2\n"
+                    "import unittest\nclass T(unittest.IsolatedAsyncioTestCase):\n"
+                    "    async def test_g(self):\n        self.assertEqual(f(2), 3)\n", None, 2, 2),
+    "defined_twice": ("def add(a, b):\n    return a + b\n",
+                      "def check(candidate):\n    assert candidate(1, 1) == 3\n"
+                      "def check(candidate):\n    assert candidate(1, 1) == 2\n"
+                      "def test_a():\n    assert add(1, 2) == 4\ndef test_a():\n    assert add(1, 2) == 3\n"
+                      "import unittest\nclass T(unittest.TestCase):\n    def test_b(self):\n        self.assertEqual(add(0, 0), 1)\n"
+                      "    def test_b(self):\n        self.assertEqual(add(0, 0), 0)\n", "add", 3, 3),
+    # tests in odd shapes: a decorated test, a nested helper, asserts in a
+    # loop and a with block (setup: a failure there is a failed entry), a
+    # __main__ block that calls a test function (then one test, not two)
+    "odd_shapes": ("def f(x):\n    return x + 1\n",
+                   "import functools\ndef deco(fn):\n    @functools.wraps(fn)\n    def w():\n        return fn()\n    return w\n"
+                   "@deco\ndef test_decorated():\n    assert f(1) == 2\n"
+                   "def test_nested():\n    def inner(y):\n        assert f(y) == y + 1\n    for y in range(3):\n        inner(y)\n"
+                   "for x in range(3):\n    assert f(x) == x + 1\nwith open('/dev/null') as fh:\n    assert f(5) == 6\n"
+                   "if __name__ == '__main__':\n    assert f(0) == 1\n    test_nested()\n", None, 3, 3),
+})
 HONEST_STDIN = {"stdin_of_the_code": "hello\nworld\n", "stdin_in_call": "2\n3\n"}
+
+
+def node_name(node):
+    return getattr(node, "name", None)
 
 
 def bare_counts(code, tests, entry, stdin=b""):
@@ -475,6 +542,8 @@ def bare_counts(code, tests, entry, stdin=b""):
     for node in tree.body:   # an `if __name__ == "__main__":` block's statements are top-level ones
         main_guard = isinstance(node, ast.If) and "__main__" in ast.get_source_segment(tests, node.test)
         body += node.body if main_guard else [node]
+    called = {n.value.func.id for n in body if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
+              and isinstance(n.value.func, ast.Name)}   # a test function called at the top is that one test
     for node in body:
         src = ast.get_source_segment(tests, node)
         if src.startswith("unittest.main("):
@@ -482,17 +551,23 @@ def bare_counts(code, tests, entry, stdin=b""):
         if isinstance(node, ast.ClassDef):
             setup.append(src)
             units += [(None, "import unittest\nr = unittest.TestResult()\nunittest.TestSuite([%s(%r)]).run(r)\n"
-                       "assert r.wasSuccessful() and not r.skipped" % (node.name, f.name))
-                      for f in node.body if isinstance(f, ast.FunctionDef) and f.name.startswith("test")]
+                       "assert r.wasSuccessful() and not r.skipped" % (node.name, m))
+                      for m in dict.fromkeys(f.name for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                             and f.name.startswith("test"))]
         elif isinstance(node, ast.Assert) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
                                                and not isinstance(node.value.func, ast.Attribute)):
             units.append((len(setup), src))
         else:
             setup.append(src)
-            if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
-                units.append((None, node.name + "()"))
-            elif isinstance(node, ast.FunctionDef) and node.name == "check":
-                units.append((None, "check(%s)" % entry))
+            run = "import asyncio\nasyncio.run(%s)" if isinstance(node, ast.AsyncFunctionDef) else "%s"
+            if node_name(node) in called:
+                pass
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+                units.append((None, run % (node.name + "()")))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "check":
+                units.append((None, run % ("check(%s)" % entry)))
+    # a function defined twice: Python keeps one, one test (two equal asserts stay two)
+    units = [u for i, u in enumerate(units) if u[0] is not None or u not in units[:i]]
     passed = 0
     for upto, unit in units:
         # the setup statements before it, in order, then the test (test
@@ -579,6 +654,36 @@ class HonestNumpy(SandboxTest):
         finally:
             os.unlink(fh.name)
         self.assertEqual(bare_counts(NUMPY_CODE, NUMPY_TESTS, None), (5, 5))
+
+
+class SplitReview(SandboxTest):
+    """Second red team (rtsplit) findings that are not a pass to catch."""
+
+    def test_code_names_import_nothing(self):
+        # A standard-library name among the code's made the test process
+        # import that module (all of them: `this` printed the Zen there,
+        # seconds of CPU); only names test_code reads are imported now.
+        code = "this = antigravity = 1\nimport math\ndef f(x):\n    return math.sqrt(x)\n"
+        for opts in ((), ("--warm",)):
+            _, out = batch([tjob("imp", code, "assert math.isclose(f(4), 2.0)\n")], *opts)
+            d = out["imp"]
+            self.assertEqual(d["outcome"], "pass", (opts, d.get("tests")))
+            self.assertNotIn("Beautiful is better than ugly", (d.get("stderr") or {}).get("text", ""), opts)
+
+
+    def test_message_that_hangs_fails_one_test(self):
+        # str() of an assert's message (a handle of the code's) hung: the
+        # harness's CodeGone escaped its formatting of the failure and
+        # ended the test process, the tests after it left "not run".
+        code = "class R:\n    def __str__(self):\n        while True:\n            pass\n" \
+               "def f(x):\n    return R() if x == 1 else x + 1\n"
+        for opts in ((), ("--warm",)):
+            _, out = batch([tjob("msg", code, "assert f(1) == 2, f(1)\nassert f(2) == 3\n", 4)], *opts)
+            d = out["msg"]
+            self.assertEqual([(t["name"], t["outcome"]) for t in d["tests"]],
+                             [("assert line 1", "failed"), ("assert line 2", "failed")], (opts, d["tests"]))
+            self.assertIn("timed out", d["tests"][0]["message"], (opts, d["tests"]))
+            self.assertEqual((d["status"], d["exit_code"], d["outcome"]), ("exited", 0, "fail"), opts)
 
 
 class Shape(SandboxTest):
