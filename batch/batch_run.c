@@ -400,8 +400,13 @@ static json_t *run_tests_job(const struct nsb_config *cfg, const struct batch_jo
                 nsb_fail(&e, NSB_STAGE_PREPARE, EIO, "test job: cannot read /dev/urandom for the report key");
                 return error_body(&e, ret_outcome);
         }
-        if (batch_test_package(job, batch_test_budget_ms(cfg->wall_time_ms), key, &package, &package_len) < 0) {
-                nsb_fail(&e, NSB_STAGE_PREPARE, ENOMEM, "test job: out of memory");
+        int pr = batch_test_package(job, batch_test_budget_ms(cfg->wall_time_ms), key, &package, &package_len);
+        if (pr < 0) {
+                if (pr == -EINVAL)
+                        nsb_fail(&e, NSB_STAGE_USAGE, EINVAL, "test job: entry_point '%.40s...' is too long",
+                                 job->entry_point ? job->entry_point : "");
+                else
+                        nsb_fail(&e, NSB_STAGE_PREPARE, -pr, "test job: out of memory packing the tests");
                 return error_body(&e, ret_outcome);
         }
         src.stdin_data = package;
