@@ -486,6 +486,38 @@ class Batch(SandboxTest):
                     self.assertEqual([d["start"] for d in lines[2:]], ["warm", "warm"], lines[2:])
                 self.assertEqual(processes_with(marker), [])
 
+    def test_a_cancelled_jobs_line_says_the_start_it_had(self):
+        """A cancelled job's line carries the start its worker was given: a
+        warm python job said "cold" (with no reason) before; a cold one says
+        cold, with its reason under --warm."""
+        for warm, victim, want in (([], "py", ("cold", None)), (["--warm"], "py", ("warm", None)),
+                                   (["--warm"], "run", ("cold", "not a python job"))):
+            with self.subTest(warm=bool(warm), victim=victim):
+                marker = "%d.%06d" % (500 + os.getpid() % 100, int(uuid.uuid4().int % 10 ** 6))
+                code = ("import os, sys\nos.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(%s)'])"
+                        % marker)
+                job = py("victim", code, timeout=600) if victim == "py" else \
+                    {"id": "victim", "kind": "run", "argv": ["/bin/sleep", marker]}
+                proc = subprocess.Popen([NSBOX, "batch", *warm, "-j", "1", "-"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                proc.stdin.write(jsonl([py("before", "print(1)"), job]))
+                proc.stdin.flush()
+                deadline = time.monotonic() + 30
+                while not processes_with(marker) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                proc.stdin.write(b'{"cancel": "victim"}\n')
+                proc.stdin.close()
+                proc.stdin = None
+                out, err = proc.communicate(timeout=60)
+                self.assertEqual(proc.returncode, 0, err)
+                lines = {d["id"]: d for d in map(json.loads, out.decode().splitlines())}
+                got = lines["victim"]
+                self.assertEqual(got["status"], "cancelled", got)
+                self.assertEqual((got["start"], got.get("start_reason")), want, got)
+                if warm:
+                    self.assertEqual(lines["before"]["start"], "warm", lines["before"])
+                self.assertEqual(processes_with(marker), [])
+
     def test_a_judge_jobs_profile_stays_in_its_job(self):
         # A worker runs its slot's jobs one after the other (#28): a judge
         # spec's "profile" is overlaid on that job's config only. It used to
