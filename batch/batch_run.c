@@ -54,6 +54,7 @@
 #include "supervisor/sandbox.h"
 #include "util/cleanup.h"
 #include "util/json_cleanup.h"
+#include "util/portable.h"
 #include "util/readfile.h"
 #include "util/resultfile.h"
 #include "util/sha256.h"
@@ -333,7 +334,9 @@ static void emit_unfinished(struct batch *b, const struct slot *s, const json_t 
         if (b->cli->warm && !r.warm)
                 snprintf(r.start_reason, sizeof r.start_reason, "%s",
                          s ? s->cold_reason : "not run: cancelled before it started");
-        emit(b, batch_line_render(id, line, result_to_json(&r, 0), kind == BATCH_PYTHON ? OUTCOME_ERROR : -1, -1, -1),
+        /* an error line has an outcome whatever its kind (batch_error_line) */
+        emit(b, batch_line_render(id, line, result_to_json(&r, 0),
+                                  status == RUN_ERROR || kind == BATCH_PYTHON ? OUTCOME_ERROR : -1, -1, -1),
              OUTCOME_ERROR);
 }
 
@@ -964,16 +967,24 @@ static void finish_worker(struct batch *b, struct slot *s)
                 emit_unfinished(b, s, s->id, s->line, s->kind, RUN_CANCELLED, NULL);   /* what the cancel line asked for */
         } else if (s->busy && !b->cancelled) {
                 struct nsb_error e;
+                const char *sig = WIFSIGNALED(status) ? nsb_signame(WTERMSIG(status)) : NULL;
 
+                /* nsbox's own account, no errno: no call failed (#edges:
+                 * "Input/output error" followed it; the start was "not run") */
                 if (WIFSIGNALED(status))
-                        nsb_fail(&e, NSB_STAGE_SUPERVISE, EIO, "line %zu: the worker running this job died of signal %d",
-                                 s->line, WTERMSIG(status));
+                        nsb_fail(&e, NSB_STAGE_SUPERVISE, 0,
+                                 "line %zu: the worker running this job died of signal %d (SIG%s) before the job's line; "
+                                 "the job's sandbox was killed with it",
+                                 s->line, WTERMSIG(status), sig ? sig : "UNKNOWN");
+                else if (WEXITSTATUS(status) == WORKER_CANCELLED)
+                        nsb_fail(&e, NSB_STAGE_SUPERVISE, 0,
+                                 "line %zu: the worker running this job was sent a cancel signal (SIGTERM, SIGINT or "
+                                 "SIGHUP) by another process than nsbox; its sandbox was killed", s->line);
                 else
-                        nsb_fail(&e, NSB_STAGE_SUPERVISE, WEXITSTATUS(status) == WORKER_CANCELLED ? ECANCELED : EIO,
-                                 "line %zu: the worker running this job ended without a result (%s)", s->line,
-                                 WEXITSTATUS(status) == WORKER_CANCELLED ? "it was sent a cancel signal"
-                                                                         : "exit status");
-                emit_error(b, s->id, s->line, &e);
+                        nsb_fail(&e, NSB_STAGE_SUPERVISE, 0,
+                                 "line %zu: the worker running this job exited with status %d before the job's line",
+                                 s->line, WEXITSTATUS(status));
+                emit_unfinished(b, s, s->id, s->line, s->kind, RUN_ERROR, &e);
         }
         close(s->fd);
         free(s->buf);

@@ -450,7 +450,9 @@ class Batch(SandboxTest):
         lines = [json.loads(l) for l in out.decode().splitlines()]
         self.assertEqual([d["id"] for d in lines], ["victim", "after"])
         self.assertEqual((lines[0]["status"], lines[0]["error"]["stage"]), ("error", "supervise"))
-        self.assertIn("died of signal 9", lines[0]["error"]["message"])
+        self.assertIn("died of signal 9 (SIGKILL)", lines[0]["error"]["message"])
+        self.assertNotIn("Input/output error", lines[0]["error"]["message"])
+        self.assertEqual((lines[0]["start"], lines[0].get("start_reason")), ("cold", None), lines[0])
         self.assertEqual(lines[1]["stdout"]["text"], "still here\n")
         deadline = time.monotonic() + 10   # the sandbox dies with its worker
         while processes_with(marker) and time.monotonic() < deadline:
@@ -589,6 +591,13 @@ class Batch(SandboxTest):
         lines = [json.loads(l) for l in out.decode().splitlines()]
         self.assertEqual([d["id"] for d in lines], ["victim", "after"])
         self.assertIn("died of signal 9", lines[0]["error"]["message"])
+        # an error, never an answer; the start it was given (it said "cold",
+        # "not run: the line could not become a job"), no errno text
+        self.assertEqual((lines[0]["status"], lines[0]["outcome"], lines[0]["error"]["stage"]),
+                         ("error", "error", "supervise"), lines[0])
+        self.assertEqual((lines[0]["start"], lines[0].get("start_reason")), ("warm", None), lines[0])
+        self.assertRegex(lines[0]["error"]["message"],
+                         r"^line 1: the worker running this job died of signal 9 \(SIGKILL\)[^:]*$")
         self.assertEqual(lines[1]["stdout"]["text"], "still here\n")
         self.assertEqual(processes_with(marker), [])
 
