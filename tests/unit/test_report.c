@@ -96,8 +96,12 @@ static void test_job_view(void **state)
         assert_false(j.erred);
         assert_string_equal(j.id, "2");
         assert_string_equal(j.where, "r.jsonl:9");
-        assert_string_equal(j.reason, "stopped by the memory limit");
+        assert_string_equal(j.reason, "stopped by the memory limit (raise it with --memory SIZE)");
         assert_string_equal(j.stderr_text, "MemoryError");
+        report_job_clear(&j);
+        /* the value the result recorded, and the flag, as the CLI says it */
+        assert_int_equal(add(&a, 9, "{\"id\":3,\"status\":\"limit\",\"limit\":\"memory\",\"limit_value\":\"256M\"}", &j), 1);
+        assert_string_equal(j.reason, "stopped by the memory limit (256M; raise it with --memory SIZE)");
         report_job_clear(&j);
         assert_int_equal(add(&a, 10, "{\"id\":\"x\",\"status\":\"signaled\",\"signal_name\":\"SIGSEGV\"}", &j), 1);
         assert_true(j.failed);
