@@ -273,6 +273,11 @@ class Runner:
             "duration_ms": duration_ms,
             "stdout": self._captured_text(captured, out_r),
             "stderr": self._captured_text(captured, err_r),
+            # every byte its sys.stdout/sys.stderr wrote (kept or not): what
+            # of the run's own streams was not this test's print() (os.write,
+            # a subprocess, C code) nsbox test can then tell and show
+            "stdout_bytes": captured.get(("n", out_r), 0),
+            "stderr_bytes": captured.get(("n", err_r), 0),
         }
         if report.get("import_error") is True:
             event["import_error"] = True
