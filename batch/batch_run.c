@@ -979,7 +979,7 @@ static void finish_worker(struct batch *b, struct slot *s)
                 else if (WEXITSTATUS(status) == WORKER_CANCELLED)
                         nsb_fail(&e, NSB_STAGE_SUPERVISE, 0,
                                  "line %zu: the worker running this job was sent a cancel signal (SIGTERM, SIGINT or "
-                                 "SIGHUP) by another process than nsbox; its sandbox was killed", s->line);
+                                 "SIGHUP) by a process other than nsbox; its sandbox was killed", s->line);
                 else
                         nsb_fail(&e, NSB_STAGE_SUPERVISE, 0,
                                  "line %zu: the worker running this job exited with status %d before the job's line",
