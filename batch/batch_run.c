@@ -54,6 +54,7 @@
 #include "supervisor/sandbox.h"
 #include "util/cleanup.h"
 #include "util/json_cleanup.h"
+#include "util/portable.h"
 #include "util/readfile.h"
 #include "util/resultfile.h"
 #include "util/sha256.h"
@@ -79,6 +80,8 @@ struct slot {
         enum batch_kind kind;
         bool cancel_asked;              /* a cancel line named its id: its end is a cancelled line */
         bool spent;                     /* its worker said its last line was its last: it is ending */
+        bool warm;                      /* its job was sent with a zygote's control socket */
+        char cold_reason[160];          /* --warm, sent cold: why ("" = --warm not asked) */
 };
 
 struct reader {
@@ -312,15 +315,28 @@ static void emit_error(struct batch *b, const json_t *id, size_t line, const str
 
 /* A line that could not become a job: its error line, and the count that
  * makes the batch end with BATCH_EXIT_BAD_LINES. */
-/* The line of a job a cancel line stopped: status cancelled, outcome error. */
-static void emit_cancelled(struct batch *b, const json_t *id, size_t line, enum batch_kind kind)
+/* The line of a job that ended without its worker's line (cancelled, or
+ * its worker died): @status, @e's error, and the start the parent assigned
+ * it (#edges: a cancelled warm job said "cold"). @s NULL: a job cancelled
+ * while it waited for a worker, never started (under --warm its reason says
+ * so, as a bad line's does). */
+static void emit_unfinished(struct batch *b, const struct slot *s, const json_t *id, size_t line, enum batch_kind kind,
+                            enum run_status status, const struct nsb_error *e)
 {
         struct run_result r;
 
         memset(&r, 0, sizeof r);
-        r.status = RUN_CANCELLED;
+        r.status = status;
+        if (e)
+                r.error = *e;
         ledger_init(&r.ledger);
-        emit(b, batch_line_render(id, line, result_to_json(&r, 0), kind == BATCH_PYTHON ? OUTCOME_ERROR : -1, -1, -1),
+        r.warm = s && s->warm;
+        if (b->cli->warm && !r.warm)
+                snprintf(r.start_reason, sizeof r.start_reason, "%s",
+                         s ? s->cold_reason : "not run: cancelled before it started");
+        /* an error line has an outcome whatever its kind (batch_error_line) */
+        emit(b, batch_line_render(id, line, result_to_json(&r, 0),
+                                  status == RUN_ERROR || kind == BATCH_PYTHON ? OUTCOME_ERROR : -1, -1, -1),
              OUTCOME_ERROR);
 }
 
@@ -953,19 +969,27 @@ static void finish_worker(struct batch *b, struct slot *s)
                 ;
         if (s->busy && !b->cancelled && s->cancel_asked && WIFEXITED(status) &&
             WEXITSTATUS(status) == WORKER_CANCELLED) {
-                emit_cancelled(b, s->id, s->line, s->kind);   /* what the cancel line asked for */
+                emit_unfinished(b, s, s->id, s->line, s->kind, RUN_CANCELLED, NULL);   /* what the cancel line asked for */
         } else if (s->busy && !b->cancelled) {
                 struct nsb_error e;
+                const char *sig = WIFSIGNALED(status) ? nsb_signame(WTERMSIG(status)) : NULL;
 
+                /* nsbox's own account, no errno: no call failed (#edges:
+                 * "Input/output error" followed it; the start was "not run") */
                 if (WIFSIGNALED(status))
-                        nsb_fail(&e, NSB_STAGE_SUPERVISE, EIO, "line %zu: the worker running this job died of signal %d",
-                                 s->line, WTERMSIG(status));
+                        nsb_fail(&e, NSB_STAGE_SUPERVISE, 0,
+                                 "line %zu: the worker running this job died of signal %d (SIG%s) before the job's line; "
+                                 "the job's sandbox was killed with it",
+                                 s->line, WTERMSIG(status), sig ? sig : "UNKNOWN");
+                else if (WEXITSTATUS(status) == WORKER_CANCELLED)
+                        nsb_fail(&e, NSB_STAGE_SUPERVISE, 0,
+                                 "line %zu: the worker running this job was sent a cancel signal (SIGTERM, SIGINT or "
+                                 "SIGHUP) by a process other than nsbox; its sandbox was killed", s->line);
                 else
-                        nsb_fail(&e, NSB_STAGE_SUPERVISE, WEXITSTATUS(status) == WORKER_CANCELLED ? ECANCELED : EIO,
-                                 "line %zu: the worker running this job ended without a result (%s)", s->line,
-                                 WEXITSTATUS(status) == WORKER_CANCELLED ? "it was sent a cancel signal"
-                                                                         : "exit status");
-                emit_error(b, s->id, s->line, &e);
+                        nsb_fail(&e, NSB_STAGE_SUPERVISE, 0,
+                                 "line %zu: the worker running this job exited with status %d before the job's line",
+                                 s->line, WEXITSTATUS(status));
+                emit_unfinished(b, s, s->id, s->line, s->kind, RUN_ERROR, &e);
         }
         close(s->fd);
         free(s->buf);
@@ -1013,6 +1037,8 @@ static int start_job(struct batch *b, struct slot *s, struct batch_job *job, con
         s->kind = job->kind;
         s->len = 0;
         s->id = json_incref(job->id);
+        s->warm = st.warm_ctl >= 0;
+        snprintf(s->cold_reason, sizeof s->cold_reason, "%s", st.cold_reason ? st.cold_reason : "");
         b->busy++;
         return 0;
 }
@@ -1090,7 +1116,7 @@ static void cancel_one(struct batch *b, const char *key)
                 AUTOFREE char *k = batch_id_key(b->pending.id);
 
                 if (k && strcmp(k, key) == 0) {
-                        emit_cancelled(b, b->pending.id, b->pending.line, b->pending.kind);
+                        emit_unfinished(b, NULL, b->pending.id, b->pending.line, b->pending.kind, RUN_CANCELLED, NULL);
                         batch_job_free(&b->pending);
                         free(b->pending_text);
                         b->pending_text = NULL;

@@ -106,25 +106,62 @@ bool cfg_bwrap_pair_hint(const struct nsb_config *cfg, const char *error, char *
         return true;
 }
 
-/* "the memory limit (256M; raise it with --memory SIZE)": @limit is the
- * result's name (run_limit_name: "output" is --output-limit's). The value
- * is the one this run had: a profile's or the flag's, else the default. */
-bool cfg_limit_hint(const struct nsb_config *cfg, const char *limit, char *buf, size_t size)
+/* The limit key of a result's limit name: "output" is --output-limit's. */
+static const struct cfg_key *limit_key(const char *limit)
 {
-        const struct cfg_key *k;
-        char value[48];
+        const struct cfg_key *k = limit ? cfg_key_by_json(strcmp(limit, "output") == 0 ? "output_limit" : limit) : NULL;
+
+        return k && k->kind != CFG_KIND_NONE && k->kind <= CFG_KIND_COUNT && k->size == sizeof(uint64_t) ? k : NULL;
+}
+
+/* The value this run had: a profile's or the flag's, else the default. */
+bool cfg_limit_value(const struct nsb_config *cfg, const char *limit, char *buf, size_t size)
+{
+        const struct cfg_key *k = limit_key(limit);
         uint64_t v;
 
-        if (!limit)
-                return false;
-        k = cfg_key_by_json(strcmp(limit, "output") == 0 ? "output_limit" : limit);
-        if (!k || k->kind == CFG_KIND_NONE || k->kind > CFG_KIND_COUNT || k->size != sizeof v || !size)
+        if (!k || !size)
                 return false;
         memcpy(&v, (const char *) cfg + k->offset, sizeof v);
         if (strcmp(limit, "cpu_time") == 0)
                 v = cfg_cpu_time_ms(cfg);
-        cfg_format_value(k->kind, v, value, sizeof value);
-        snprintf(buf, size, "the %s limit (%s%s; raise it with --%s %s)", limit, value,
-                 strcmp(limit, "output") == 0 ? " per stream, 4x in all" : "", k->flag, k->metavar);
+        cfg_format_value(k->kind, v, buf, size);
+        return true;
+}
+
+/* The one wording of a limit that stopped a run, for the CLI, judge, serve
+ * and report alike (#32, #edges): the value it had (when known: a result
+ * written before results carried it has none) and the flag that raises it. */
+bool cfg_limit_describe(const char *limit, const char *value, char *buf, size_t size)
+{
+        const struct cfg_key *k = limit_key(limit);
+        bool output = k && strcmp(limit, "output") == 0;
+        size_t n = value ? strspn(value, "0123456789.abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") : 0;
+
+        /* a value read back from a file (judge --replay, report) is shown
+         * only when it looks like one: a unit-suffixed number, short */
+        if (!value || n == 0 || value[n] != '\0' || n > 24)
+                value = NULL;
+        if (!size)
+                return k != NULL;
+        if (!k)
+                snprintf(buf, size, "the %s limit", limit ? limit : "(unnamed)");
+        else if (value)
+                snprintf(buf, size, "the %s limit (%s%s; raise it with --%s %s)", limit, value,
+                         output ? " per stream, 4x in all" : "", k->flag, k->metavar);
+        else
+                snprintf(buf, size, "the %s limit (%sraise it with --%s %s)", limit,
+                         output ? "per stream, 4x in all; " : "", k->flag, k->metavar);
+        return k != NULL;
+}
+
+/* "the memory limit (256M; raise it with --memory SIZE)" with @cfg's value. */
+bool cfg_limit_hint(const struct nsb_config *cfg, const char *limit, char *buf, size_t size)
+{
+        char value[48];
+
+        if (!cfg_limit_value(cfg, limit, value, sizeof value))
+                return false;
+        cfg_limit_describe(limit, value, buf, size);
         return true;
 }

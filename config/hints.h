@@ -26,3 +26,14 @@ bool cfg_bwrap_pair_hint(const struct nsb_config *cfg, const char *error, char *
  * result names (run_limit_name(): "memory", "wall_time", "output", ...),
  * with the value @cfg ran under; false for a name without a flag. */
 bool cfg_limit_hint(const struct nsb_config *cfg, const char *limit, char *buf, size_t size);
+
+/* @limit's value under @cfg as its flag takes it ("256M", "300ms"), the
+ * result's `limit_value`; false for a name without a flag. */
+bool cfg_limit_value(const struct nsb_config *cfg, const char *limit, char *buf, size_t size);
+
+/* The one wording for every front end (CLI, judge, serve, report): "the
+ * memory limit (256M; raise it with --memory SIZE)" from a result's `limit`
+ * and `limit_value` (NULL, "" or not a short unit-suffixed number: left
+ * out). False, and "the NAME limit" in @buf, for a name without a flag
+ * (a caller showing a name read from a file quotes it its own way). */
+bool cfg_limit_describe(const char *limit, const char *value, char *buf, size_t size);

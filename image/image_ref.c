@@ -44,22 +44,102 @@ static int cut_pin(char *body, char pin[65], const char *s, struct nsb_error *e)
         return 0;
 }
 
+/* [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}: a docker tag (distribution's grammar). */
+static bool docker_tag_ok(const char *t)
+{
+        size_t n = strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-");
+
+        return n && !t[n] && n <= 128 && t[0] != '.' && t[0] != '-';
+}
+
+/* A registry host: letters, digits, '.', '-' (no IPv6 literal). */
+static bool docker_host_ok(const char *h, size_t n)
+{
+        return n && strspn(h, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-") >= n;
+}
+
+#define NAME_CHARS "abcdefghijklmnopqrstuvwxyz0123456789._-"
+
+/* NAME (@n bytes, followed by a byte outside every set here): [HOST[:PORT]/]PATH,
+ * PATH's components lowercase letters, digits, '.', '_', '-', none empty; a
+ * first component with a port or a capital is the registry HOST. */
+static bool docker_name_ok(const char *name, size_t n)
+{
+        const char *p = name, *end = name + n, *slash = memchr(name, '/', n);
+
+        if (slash) {
+                const char *colon = memchr(name, ':', (size_t) (slash - name));
+                size_t digits = colon ? strspn(colon + 1, "0123456789") : 0;
+
+                if (colon || strspn(name, NAME_CHARS) < (size_t) (slash - name)) {
+                        if (!docker_host_ok(name, (size_t) ((colon ? colon : slash) - name)) ||
+                            (colon && (!digits || digits > 5 || colon + 1 + digits != slash)))
+                                return false;
+                        p = slash + 1;
+                }
+        }
+        if (p == end)
+                return false;
+        for (;;) {
+                const char *c = memchr(p, '/', (size_t) (end - p));
+                size_t len = (size_t) ((c ? c : end) - p);
+
+                if (!len || strspn(p, NAME_CHARS) < len)
+                        return false;
+                if (!c)
+                        return true;
+                p = c + 1;
+        }
+}
+
+/* docker-archive:FILE:NAME:TAG. TAG follows the last colon; NAME is a
+ * docker name, which may begin with a registry HOST:PORT (`docker save
+ * localhost:5000/app:1.0` records that in RepoTags): NAME then starts at
+ * the colon before HOST, not at the port's. Returns the colon that ends
+ * FILE, or NULL with @e set. */
+static char *docker_split(char *body, char *tag_colon, const char *s, struct nsb_error *e)
+{
+        char *start, *before;
+
+        if (!docker_tag_ok(tag_colon + 1)) {
+                nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                         "--image '%s': docker-archive takes FILE or FILE:NAME:TAG; '%s' is not a TAG (letters, "
+                         "digits, '_', '.', '-', at most 128; NAME may start with HOST:PORT/)", s, tag_colon + 1);
+                return NULL;
+        }
+        *tag_colon = '\0';
+        start = strrchr(body, ':');
+        if (start && start[1 + strspn(start + 1, "0123456789")] == '/' && start[1] != '/') {
+                /* PORT/...: HOST comes before, and FILE before it */
+                *start = '\0';
+                before = strrchr(body, ':');
+                *start = ':';
+                if (before && docker_host_ok(before + 1, (size_t) (start - before - 1)))
+                        start = before;
+        }
+        *tag_colon = ':';
+        if (!start) {
+                nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--image '%s': docker-archive takes FILE or FILE:NAME:TAG", s);
+                return NULL;
+        }
+        if (!docker_name_ok(start + 1, (size_t) (tag_colon - start - 1))) {
+                nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                         "--image '%s': '%.*s' is not an image NAME ([HOST[:PORT]/]PATH, PATH in lowercase letters, "
+                         "digits, '.', '_', '-' and '/'), in docker-archive:FILE:NAME:TAG", s,
+                         (int) (tag_colon - start - 1), start + 1);
+                return NULL;
+        }
+        return start;
+}
+
 /* The tag after the path: oci and oci-archive take one ":TAG" (the last
- * colon, as skopeo reads it), docker-archive "NAME:TAG" (the colon before
- * the last one). */
+ * colon, as skopeo reads it), docker-archive "NAME:TAG" (docker_split). */
 static int cut_tag(struct img_ref *r, char *body, const char *s, struct nsb_error *e)
 {
         char *colon = strrchr(body, ':');
 
-        if (colon && r->transport == IMG_DOCKER_ARCHIVE) {
-                *colon = '\0';
-                char *name = strrchr(body, ':');
-                *colon = ':';
-                if (!name)
-                        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
-                                        "--image '%s': docker-archive takes FILE or FILE:NAME:TAG", s);
-                colon = name;
-        }
+        if (colon && r->transport == IMG_DOCKER_ARCHIVE && !(colon = docker_split(body, colon, s, e)))
+                return -EINVAL;
         if (colon) {
                 if (!colon[1] || colon == body)
                         return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--image '%s': empty %s", s,

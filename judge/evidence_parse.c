@@ -176,6 +176,10 @@ int judge_evidence_parse(const json_t *result, struct judge_evidence *ret, struc
                 if (!v || !(json_is_null(v) || json_is_string(v)))
                         return judge_fail_at(e, "limit", "expected a limit name or null");
                 ret->limit = json_is_string(v) ? json_string_value(v) : NULL;
+                /* optional (results before it have none); shown only when it
+                 * looks like a value (cfg_limit_describe) */
+                v = json_object_get(result, "limit_value");
+                ret->limit_value = json_is_string(v) ? json_string_value(v) : NULL;
                 break;
         case RUN_ERROR: {
                 json_t *err, *stage, *msg;

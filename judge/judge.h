@@ -110,6 +110,7 @@ struct judge_stream_view {
 struct judge_evidence {
         enum run_status status;
         const char *limit;           /* RUN_LIMIT: its name, or NULL */
+        const char *limit_value;     /* RUN_LIMIT: its value ("256M"), or NULL (not recorded) */
         int exit_code;               /* RUN_EXITED */
         int signal;                  /* RUN_SIGNALED */
         const char *error_stage;     /* RUN_ERROR */

@@ -7,6 +7,7 @@
  * decides). Broken infrastructure must never look like a wrong program.
  */
 #include "judge/judge_internal.h"
+#include "config/hints.h"
 #include "config/schema.h"
 #include "config/policy.h"
 
@@ -352,6 +353,7 @@ static int case_verdict(const struct judge_expect *x, const struct judge_evidenc
 {
         char *reason = ret->reason;
         const size_t size = sizeof ret->reason;
+        char limit_text[160];
 
         reason[0] = '\0';
         switch (r->status) {
@@ -372,7 +374,10 @@ static int case_verdict(const struct judge_expect *x, const struct judge_evidenc
                 ret->verdict = JUDGE_UNDETERMINED;
                 return 0;
         case RUN_LIMIT:
-                if (r->limit) {
+                if (r->limit && cfg_limit_describe(r->limit, r->limit_value, limit_text, sizeof limit_text)) {
+                        /* the value and the flag, as the CLI says it (config/hints.h) */
+                        nsb_appendf(reason, size, "stopped by %s", limit_text);
+                } else if (r->limit) {
                         nsb_appendf(reason, size, "stopped by the ");
                         judge_excerpt_append(reason, size, r->limit, strlen(r->limit), 40);
                         nsb_appendf(reason, size, " limit");

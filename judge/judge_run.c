@@ -546,7 +546,7 @@ static int write_junit(const struct nsb_config *cli, const struct judge_spec *sp
                  * harness folder's name) */
                 AUTOFREE char *suite = junit_suite_name(cli->input_path);
 
-                r = suite ? junit_write(cli->junit_path, suite, jc, rep->n_cases, total, e)
+                r = suite ? junit_write(cli->junit_path, suite, jc, rep->n_cases, total, NULL, e)
                           : nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "--junit: out of memory");
         }
         for (size_t i = 0; i < rep->n_cases; i++)

@@ -73,7 +73,8 @@ static void testcase(FILE *out, const struct junit_case *c)
         fputs("  </testcase>\n", out);
 }
 
-int junit_render(FILE *out, const char *suite, const struct junit_case *cases, size_t n, double time_s)
+int junit_render(FILE *out, const char *suite, const struct junit_case *cases, size_t n, double time_s,
+                 const struct junit_case *run)
 {
         size_t count[4] = { 0 };
 
@@ -85,6 +86,10 @@ int junit_render(FILE *out, const char *suite, const struct junit_case *cases, s
                 count[JUNIT_FAILURE], count[JUNIT_ERROR], count[JUNIT_SKIPPED], time_s >= 0 ? time_s : 0.0);
         for (size_t i = 0; i < n; i++)
                 testcase(out, &cases[i]);
+        if (run) {
+                stream(out, "system-out", run->out, run->out_len);
+                stream(out, "system-err", run->err, run->err_len);
+        }
         fputs("</testsuite>\n</testsuites>\n", out);
         return ferror(out) ? -EIO : 0;
 }

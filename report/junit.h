@@ -49,7 +49,11 @@ struct junit_case {
  * <skipped message=".."/>, then <system-out>/<system-err> when captured.
  * Checked against the element and attribute list of the Jenkins JUnit
  * plugin's schema (tests/integration/junit_min.xsd). */
-int junit_render(FILE *out, const char *suite, const struct junit_case *cases, size_t n, double time_s);
+int junit_render(FILE *out, const char *suite, const struct junit_case *cases, size_t n, double time_s,
+                 const struct junit_case *run);
+/* @run (may be NULL): only its out/err, written as the <testsuite>'s own
+ * <system-out>/<system-err> after the cases: output of the whole run that
+ * belongs to no one case (nsbox test: what went to fd 1/2 directly). */
 
 /* A dotted classname from a path-like name: "test_x.py::TestAdd::test_a"
  * gives "test_x.TestAdd" (and *ret_test "test_a"), "test_x.py::test_f"
@@ -64,4 +68,4 @@ char *junit_suite_name(const char *path);
 
 /* junit_render into the pinned @path (result_path_pin), truncating it. */
 int junit_write(const char *path, const char *suite, const struct junit_case *cases, size_t n, double time_s,
-                struct nsb_error *e);
+                const struct junit_case *run, struct nsb_error *e);

@@ -8,6 +8,7 @@
 #include "util/resultfile.h"
 
 int junit_write(const char *path, const char *suite, const struct junit_case *cases, size_t n, double time_s,
+                const struct junit_case *run,
                 struct nsb_error *e)
 {
         AUTO(fclose) FILE *f = NULL;
@@ -20,7 +21,7 @@ int junit_write(const char *path, const char *suite, const struct junit_case *ca
                 return nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "--junit '%s'", path);
         }
         errno = 0;
-        if (junit_render(f, suite, cases, n, time_s) < 0 || fflush(f) != 0)
+        if (junit_render(f, suite, cases, n, time_s, run) < 0 || fflush(f) != 0)
                 return result_file_fail(f, e, "--junit: writing '%s'", path);
         return 0;
 }

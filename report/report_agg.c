@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/hints.h"
 #include "util/cleanup.h"
 
 void report_agg_init(struct report_agg *a)
@@ -288,7 +289,7 @@ static void render_id(const json_t *id, const char *where, char *buf, size_t siz
 
 /* The fields of one result object (a line, or a judge case's result). */
 struct result_view {
-        const char *status, *outcome, *limit, *start, *signal_name, *err_stage, *err_msg, *stderr_text;
+        const char *status, *outcome, *limit, *limit_value, *start, *signal_name, *err_stage, *err_msg, *stderr_text;
         bool has_wall, has_mem, has_exit;
         double wall_ms, mem;
         long long exit_code;
@@ -307,6 +308,7 @@ static int result_view(const json_t *o, struct result_view *v, char *why, size_t
         v->status = json_string_value(json_object_get(o, "status"));
         if ((r = get_str(o, "outcome", &v->outcome, why, size)) < 0 ||
             (r = get_str(o, "limit", &v->limit, why, size)) < 0 ||
+            (r = get_str(o, "limit_value", &v->limit_value, why, size)) < 0 ||
             (r = get_str(o, "start", &v->start, why, size)) < 0 ||
             (r = get_str(o, "signal_name", &v->signal_name, why, size)) < 0 ||
             (r = get_num(o, "wall_ms", &v->has_wall, &v->wall_ms, why, size)) < 0 ||
@@ -353,8 +355,13 @@ static void result_reason(const struct result_view *v, char *buf, size_t size)
         if (strcmp(v->status, "error") == 0)
                 snprintf(buf, size, "sandbox error (%s): %s", v->err_stage ? v->err_stage : "?",
                          v->err_msg ? v->err_msg : "(no message)");
-        else if (strcmp(v->status, "limit") == 0)
-                snprintf(buf, size, "stopped by the %s limit", v->limit ? v->limit : "(unnamed)");
+        else if (strcmp(v->status, "limit") == 0) {
+                char what[160];
+
+                /* the value and the flag, as the CLI says it (config/hints.h) */
+                cfg_limit_describe(v->limit, v->limit_value, what, sizeof what);
+                snprintf(buf, size, "stopped by %s", what);
+        }
         else if (strcmp(v->status, "signaled") == 0)
                 snprintf(buf, size, "killed by %s", v->signal_name ? v->signal_name : "a signal");
         else if (strcmp(v->status, "cancelled") == 0)

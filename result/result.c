@@ -169,6 +169,8 @@ json_t *result_to_json(const struct run_result *r, uint64_t output_limit)
         json_object_set_new(o, "schema", json_string("nsbox.result/1"));
         json_object_set_new(o, "status", json_string(run_status_name(r->status)));
         json_object_set_new(o, "limit", lname ? json_string(lname) : json_null());
+        if (lname && r->limit_value[0])   /* what the message needs: "the memory limit (256M; ...)" */
+                json_object_set_new(o, "limit_value", json_string(r->limit_value));
         for (int l = LIMIT_NONE + 1; l < LIMIT__MAX; l++)
                 if (r->limits_hit & (1u << l))
                         json_array_append_new(hits, json_string(run_limit_name((enum run_limit) l)));

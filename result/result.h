@@ -64,6 +64,7 @@ struct run_result {
         struct nsb_error error;      /* when RUN_ERROR */
         bool warm;                   /* started from a zygote (`"start": "warm"`), else cold */
         char start_reason[160];      /* cold although --warm was asked: why ("" = not asked) */
+        char limit_value[48];        /* RUN_LIMIT: the limit's value as its flag takes it ("" = not known) */
         json_t *fetched;             /* the files read back from /workspace: {"files": {name: base64},
                                         "files_refused": {name: why}} merged into the result object
                                         (supervisor/fetch_plan.h); NULL: none asked, or the run

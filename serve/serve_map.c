@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/hints.h"
 #include "util/json_cleanup.h"
 #include "util/textsafe.h"
 
@@ -104,8 +105,13 @@ json_t *serve_map_run_code(const json_t *line)
                          json_string_value(json_object_get(line, "signal_name")) ?: "a signal");
         } else if (strcmp(status, "limit") == 0) {
                 bool time = limit && (strcmp(limit, "wall_time") == 0 || strcmp(limit, "cpu_time") == 0);
+                char what[160];
+
                 run_status = time ? "TimeLimitExceeded" : "Error";
-                snprintf(message, sizeof message, "stopped by the %s limit", limit ? limit : "unknown");
+                /* the value and the flag, as the CLI says it (config/hints.h) */
+                cfg_limit_describe(limit ? limit : "unknown",
+                                   json_string_value(json_object_get(line, "limit_value")), what, sizeof what);
+                snprintf(message, sizeof message, "stopped by %s", what);
         } else {
                 snprintf(message, sizeof message, "unknown result status \"%.32s\"", status);
                 json_decref(rc);

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config/hints.h"
 #include "cgroup/cgroup.h"
 #include "config/policy.h"
 #include "doctor/doctor.h"
@@ -1074,6 +1075,9 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
         fetch = take_fetch_names(&s, &n_fetch);   /* cleanup frees the plans */
         cleanup(&s);
         outcome_decide(&s.obs, ret);
+        /* the value that stopped it, for every front end's message (config/hints.h) */
+        if (ret->status == RUN_LIMIT)
+                (void) cfg_limit_value(s.cfg, run_limit_name(ret->limit), ret->limit_value, sizeof ret->limit_value);
         fetched_or_why_not(fetch, n_fetch, ret);
         explain_host_refusal(&s, ret);
         return 0;

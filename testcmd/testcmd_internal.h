@@ -22,6 +22,7 @@ struct tc_test {
         char *traceback;
         double duration_ms;
         char *out, *err;             /* what the test printed (the runner keeps the head); NULL = nothing */
+        uint64_t out_bytes, err_bytes; /* all its sys.stdout/sys.stderr wrote (stdout_bytes; else strlen) */
         bool import_error;           /* its module could not be imported (the runner says it once) */
 };
 
@@ -61,6 +62,13 @@ json_t *tc_report_to_json(const struct tc_report *rep, json_t *result);
 /* The human summary (malloc'd): a mark per test, the failures, the counts and
  * the verdict; @r adds the sandbox's reason when it matters. */
 char *tc_summary_text(const struct tc_report *rep, const struct run_result *r);
+
+/* Bytes of the run's stream @s (its stdout, or stderr when @err) that no
+ * test's sys.stdout/sys.stderr wrote: what went to fd 1/2 directly
+ * (os.write, a subprocess, C code) or came from the runner itself. The
+ * runner captures per test at the sys level only (a test that kills it must
+ * not take its output along: harness/README.md), so this is shown apart. */
+uint64_t tc_unattributed(const struct tc_report *rep, const struct run_stream *s, bool err);
 
 const char *tc_outcome_name(enum tc_outcome o);
 const char *tc_verdict_name(enum tc_verdict v);

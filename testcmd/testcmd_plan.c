@@ -102,6 +102,16 @@ static int on_start(struct tc_report *rep, json_t *ev, size_t line)
         return 0;
 }
 
+/* The runner's count of what a test's sys.stdout/err wrote; a runner
+ * before it gives none: the captured text's length. */
+static uint64_t event_bytes(json_t *ev, const char *key, const char *text)
+{
+        json_t *v = json_object_get(ev, key);
+
+        return json_is_integer(v) && json_integer_value(v) >= 0 ? (uint64_t) json_integer_value(v)
+                                                                 : text ? strlen(text) : 0;
+}
+
 static int on_test(struct tc_report *rep, json_t *ev, size_t line)
 {
         json_t *name = json_object_get(ev, "name"), *outcome = json_object_get(ev, "outcome");
@@ -127,6 +137,8 @@ static int on_test(struct tc_report *rep, json_t *ev, size_t line)
             dup_opt_string(ev, "stdout", &t->out, &ok) < 0 || dup_opt_string(ev, "stderr", &t->err, &ok) < 0)
                 return -ENOMEM;
         t->import_error = json_is_true(json_object_get(ev, "import_error"));
+        t->out_bytes = event_bytes(ev, "stdout_bytes", t->out);
+        t->err_bytes = event_bytes(ev, "stderr_bytes", t->err);
         if (!ok)
                 return distrust(rep, "a test event with a non-string message", line), 0;
         t->outcome = o;
@@ -467,6 +479,37 @@ static void import_error_block(FILE *f, const struct tc_report *rep, size_t i)
         captured(f, "stderr", t->err);
 }
 
+uint64_t tc_unattributed(const struct tc_report *rep, const struct run_stream *s, bool err)
+{
+        uint64_t tests = 0;
+
+        for (size_t i = 0; i < rep->n_tests; i++)
+                tests += err ? rep->tests[i].err_bytes : rep->tests[i].out_bytes;
+        return s->bytes > tests ? s->bytes - tests : 0;
+}
+
+/* Under the failures, the run's own stream when some of it is no test's
+ * sys-level output (tc_unattributed): its last lines, where a test's
+ * os.write or subprocess output is, with where the rest is. */
+static void run_stream_tail(FILE *f, const struct tc_report *rep, const struct run_stream *s, bool err)
+{
+        const char *text = s->truncated ? s->tail : s->text;
+        size_t len = s->truncated ? s->tail_len : s->kept, keep = len > CAPTURED_SHOWN ? CAPTURED_SHOWN : len;
+        uint64_t n = tc_unattributed(rep, s, err);
+
+        if (!n || !len)
+                return;
+        /* start on a character (stray continuation bytes are shown, escaped) */
+        for (int i = 0; i < 3 && keep > 0 && ((unsigned char) text[len - keep] & 0xc0) == 0x80; i++)
+                keep--;
+        fprintf(f, "\n---- the run's %s (last lines): %llu byte%s of it went to fd %d directly (os.write, a "
+                   "subprocess, C code), not through a test's sys.%s, so no test is named for them; --json has it "
+                   "all in result.%s ----\n",
+                err ? "stderr" : "stdout", (unsigned long long) n, n == 1 ? "" : "s", err ? 2 : 1,
+                err ? "stderr" : "stdout", err ? "stderr" : "stdout");
+        textsafe_term_lines(f, text + len - keep, keep, "  | ", CONT_TAIL);
+}
+
 char *tc_summary_text(const struct tc_report *rep, const struct run_result *r)
 {
         static const char *const label[] = { "passed", "failed", "error", "skipped" };
@@ -514,6 +557,12 @@ char *tc_summary_text(const struct tc_report *rep, const struct run_result *r)
                 indent(f, t->message);
                 captured(f, "stdout", t->out);
                 captured(f, "stderr", t->err);
+        }
+        if (header && r) {
+                run_stream_tail(f, rep, &r->out, false);
+                /* an undetermined verdict shows the stderr tail below */
+                if (!(rep->verdict == TC_UNDETERMINED && r->err.kept))
+                        run_stream_tail(f, rep, &r->err, true);
         }
         fputs("\n== ", f);
         for (size_t k = 0; k < ARRAY_SIZE(label); k++) {

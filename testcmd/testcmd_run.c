@@ -281,7 +281,8 @@ static int run_runner(const struct nsb_config *cfg, const char *runner_dir, int 
  * <failure>. When no test carries the verdict (the harness could not be
  * collected, the sandbox failed before any test), one testcase "(harness)"
  * does, so the file never reads as a pass that was not one. */
-static int write_junit(const struct nsb_config *cfg, const struct tc_report *rep, struct nsb_error *e)
+static int write_junit(const struct nsb_config *cfg, const struct tc_report *rep, const struct run_result *res,
+                       struct nsb_error *e)
 {
         size_t n = 0, cap = rep->n_tests + rep->n_collect_errors + 1;
         AUTOFREE struct junit_case *jc = calloc(cap, sizeof *jc);
@@ -351,7 +352,19 @@ static int write_junit(const struct nsb_config *cfg, const struct tc_report *rep
                 /* the suite: the harness folder's name, not its host path */
                 char *suite = junit_suite_name(cfg->harness);
 
-                r = suite ? junit_write(cfg->junit_path, suite, jc, n, rep->duration_ms / 1000.0, e)
+                /* the run's streams as the suite's own when some of them is
+                 * no test's (fd 1/2 written directly: tc_unattributed) */
+                struct junit_case run = { 0 };
+
+                if (tc_unattributed(rep, &res->out, false)) {
+                        run.out = res->out.text;
+                        run.out_len = res->out.kept;
+                }
+                if (tc_unattributed(rep, &res->err, true)) {
+                        run.err = res->err.text;
+                        run.err_len = res->err.kept;
+                }
+                r = suite ? junit_write(cfg->junit_path, suite, jc, n, rep->duration_ms / 1000.0, &run, e)
                           : nsb_fail(e, NSB_STAGE_OUTPUT, ENOMEM, "--junit: out of memory");
                 free(suite);
         }
@@ -412,16 +425,18 @@ int test_main(const struct frame_run *run, struct nsb_error *e)
                 if (!summary || fputs(summary, out) == EOF)
                         r = nsb_fail(e, NSB_STAGE_OUTPUT, summary ? EIO : ENOMEM, "cannot write the report");
         }
-        run_result_free(&res);
         if (r < 0 || fflush(out) != 0) {
                 if (r >= 0)
                         nsb_fail(e, NSB_STAGE_OUTPUT, errno, "cannot write the report");
+                run_result_free(&res);
                 return TESTCMD_EXIT_SETUP;
         }
         if (cfg->result_path &&
             result_file_write(cfg->result_path, root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9), e) < 0)
-                return TESTCMD_EXIT_SETUP;
-        if (cfg->junit_path && write_junit(cfg, &rep, e) < 0)
-                return TESTCMD_EXIT_SETUP;
-        return tc_exit_code(rep.verdict);
+                r = -EIO;
+        /* the JUnit file may hold the run's own streams (write_junit) */
+        else if (cfg->junit_path && write_junit(cfg, &rep, &res, e) < 0)
+                r = -EIO;
+        run_result_free(&res);
+        return r < 0 ? TESTCMD_EXIT_SETUP : tc_exit_code(rep.verdict);
 }

@@ -273,6 +273,11 @@ class Runner:
             "duration_ms": duration_ms,
             "stdout": self._captured_text(captured, out_r),
             "stderr": self._captured_text(captured, err_r),
+            # every byte its sys.stdout/sys.stderr wrote (kept or not): what
+            # of the run's own streams was not this test's print() (os.write,
+            # a subprocess, C code) nsbox test can then tell and show
+            "stdout_bytes": captured.get(("n", out_r), 0),
+            "stderr_bytes": captured.get(("n", err_r), 0),
         }
         if report.get("import_error") is True:
             event["import_error"] = True
@@ -295,12 +300,12 @@ class Runner:
                          "message": "not run: %s could not be imported (see %s)"
                          % (item.file, _clean(broken[item.file])),
                          "traceback": None, "duration_ms": 0.0, "stdout": None, "stderr": None,
-                         "import_error": True}
+                         "stdout_bytes": 0, "stderr_bytes": 0, "import_error": True}
             elif remaining < MIN_SLICE:
                 event = {"event": "test", "name": _clean(item.name), "outcome": "error",
                          "message": "not run: the overall test budget of %s was used up"
                          % _seconds(self.budget), "traceback": None, "duration_ms": 0.0,
-                         "stdout": None, "stderr": None}
+                         "stdout": None, "stderr": None, "stdout_bytes": 0, "stderr_bytes": 0}
             else:
                 slice_s = min(self.test_budget, remaining)
                 event = self.run_test(item, codes[item.file], slice_s, slice_s == self.test_budget)

@@ -26,6 +26,7 @@
 #include <sys/prctl.h>   /* PR_SET_DUMPABLE: Linux's, absent elsewhere */
 #endif
 
+#include "config/hints.h"
 #include "config/policy.h"
 #include "platform/platform.h"
 #include "platform/posix/posix.h"
@@ -491,6 +492,9 @@ int sbx_run(const struct sbx_request *req, struct run_result *ret)
                 s.obs.cpu_over = true;
         cleanup(&s);
         outcome_decide(&s.obs, ret);
+        /* the value that stopped it, for every front end's message (config/hints.h) */
+        if (ret->status == RUN_LIMIT)
+                (void) cfg_limit_value(s.cfg, run_limit_name(ret->limit), ret->limit_value, sizeof ret->limit_value);
         return 0;
 fail:
         stop(&s, KILL_NONE);

@@ -450,7 +450,9 @@ class Batch(SandboxTest):
         lines = [json.loads(l) for l in out.decode().splitlines()]
         self.assertEqual([d["id"] for d in lines], ["victim", "after"])
         self.assertEqual((lines[0]["status"], lines[0]["error"]["stage"]), ("error", "supervise"))
-        self.assertIn("died of signal 9", lines[0]["error"]["message"])
+        self.assertIn("died of signal 9 (SIGKILL)", lines[0]["error"]["message"])
+        self.assertNotIn("Input/output error", lines[0]["error"]["message"])
+        self.assertEqual((lines[0]["start"], lines[0].get("start_reason")), ("cold", None), lines[0])
         self.assertEqual(lines[1]["stdout"]["text"], "still here\n")
         deadline = time.monotonic() + 10   # the sandbox dies with its worker
         while processes_with(marker) and time.monotonic() < deadline:
@@ -484,6 +486,38 @@ class Batch(SandboxTest):
                 self.assertEqual([d["stdout"]["text"] for d in lines[2:]], ["2\n", "3\n"], err)
                 if warm:
                     self.assertEqual([d["start"] for d in lines[2:]], ["warm", "warm"], lines[2:])
+                self.assertEqual(processes_with(marker), [])
+
+    def test_a_cancelled_jobs_line_says_the_start_it_had(self):
+        """A cancelled job's line carries the start its worker was given: a
+        warm python job said "cold" (with no reason) before; a cold one says
+        cold, with its reason under --warm."""
+        for warm, victim, want in (([], "py", ("cold", None)), (["--warm"], "py", ("warm", None)),
+                                   (["--warm"], "run", ("cold", "not a python job"))):
+            with self.subTest(warm=bool(warm), victim=victim):
+                marker = "%d.%06d" % (500 + os.getpid() % 100, int(uuid.uuid4().int % 10 ** 6))
+                code = ("import os, sys\nos.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(%s)'])"
+                        % marker)
+                job = py("victim", code, timeout=600) if victim == "py" else \
+                    {"id": "victim", "kind": "run", "argv": ["/bin/sleep", marker]}
+                proc = subprocess.Popen([NSBOX, "batch", *warm, "-j", "1", "-"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                proc.stdin.write(jsonl([py("before", "print(1)"), job]))
+                proc.stdin.flush()
+                deadline = time.monotonic() + 30
+                while not processes_with(marker) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                proc.stdin.write(b'{"cancel": "victim"}\n')
+                proc.stdin.close()
+                proc.stdin = None
+                out, err = proc.communicate(timeout=60)
+                self.assertEqual(proc.returncode, 0, err)
+                lines = {d["id"]: d for d in map(json.loads, out.decode().splitlines())}
+                got = lines["victim"]
+                self.assertEqual(got["status"], "cancelled", got)
+                self.assertEqual((got["start"], got.get("start_reason")), want, got)
+                if warm:
+                    self.assertEqual(lines["before"]["start"], "warm", lines["before"])
                 self.assertEqual(processes_with(marker), [])
 
     def test_a_judge_jobs_profile_stays_in_its_job(self):
@@ -557,6 +591,13 @@ class Batch(SandboxTest):
         lines = [json.loads(l) for l in out.decode().splitlines()]
         self.assertEqual([d["id"] for d in lines], ["victim", "after"])
         self.assertIn("died of signal 9", lines[0]["error"]["message"])
+        # an error, never an answer; the start it was given (it said "cold",
+        # "not run: the line could not become a job"), no errno text
+        self.assertEqual((lines[0]["status"], lines[0]["outcome"], lines[0]["error"]["stage"]),
+                         ("error", "error", "supervise"), lines[0])
+        self.assertEqual((lines[0]["start"], lines[0].get("start_reason")), ("warm", None), lines[0])
+        self.assertRegex(lines[0]["error"]["message"],
+                         r"^line 1: the worker running this job died of signal 9 \(SIGKILL\)[^:]*$")
         self.assertEqual(lines[1]["stdout"]["text"], "still here\n")
         self.assertEqual(processes_with(marker), [])
 

@@ -123,3 +123,37 @@ class BwrapHabits(SandboxTest):
                 err = self.usage("python", option, "/a", "/b", "x.py")
                 self.assertIn("unknown option '%s' (bwrap's; in nsbox: " % option, err)
                 self.assertIn(words, err)
+
+
+class LimitMessagesElsewhere(SandboxTest):
+    """#edges: judge's text output, nsbox report (and nsbox serve's
+    `message`, tests/unit/test_serve.c) said "stopped by the wall_time
+    limit" without the value or the flag; the result now records the
+    value (`limit_value`) and each says it as the CLI does."""
+    WANT = "stopped by the wall_time limit (300ms; raise it with --wall-time DUR)"
+
+    def test_judge_text(self):
+        with tempfile.TemporaryDirectory() as d:
+            spec = os.path.join(d, "spec.json")
+            with open(spec, "w") as f:
+                json.dump({"program": {"source": "while True: pass\n"}, "limits": {"wall_time": "300ms"},
+                           "cases": [{"name": "loops", "expect": {"exit_code": 0}}]}, f)
+            os.chmod(d, 0o755)
+            p = self.nsbox("judge", spec, timeout=120)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        # (the text wraps long case lines, continuing them after "↪")
+        self.assertIn(self.WANT, " ".join(p.stdout.decode().replace("\u21aa", "").split()))
+
+    def test_batch_line_and_report(self):
+        job = {"id": 1, "kind": "python", "code": "while True: pass", "limits": {"wall_time": "300ms"}}
+        p = self.nsbox("batch", "-", input=(json.dumps(job) + "\n").encode(), timeout=120)
+        line = json.loads(p.stdout)
+        self.assertEqual((line["status"], line["limit"], line.get("limit_value")), ("limit", "wall_time", "300ms"), line)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "r.jsonl")
+            with open(path, "wb") as f:
+                f.write(p.stdout)
+            os.chmod(d, 0o755)
+            os.chmod(path, 0o644)
+            r = self.nsbox("report", path, timeout=60)
+        self.assertIn(self.WANT, r.stdout.decode())

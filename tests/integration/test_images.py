@@ -152,6 +152,31 @@ class BuiltImage(ImageCase):
         self.check_runs("oci-archive:%s/img.oci.tar:%s" % (IMAGES, TAG))
         self.check_runs("docker-archive:%s/img.docker.tar:nsbox/test:%s" % (IMAGES, TAG))
 
+    def test_docker_archive_name_with_a_registry_port(self):
+        """`docker save localhost:5000/app:1.0` records that name in
+        RepoTags: docker-archive:FILE:localhost:5000/app:1.0 selects it (it
+        was read as FILE 'FILE:localhost'), pinned too; another tag or a
+        bad NAME is refused, clearly."""
+        copy = os.path.join(self.tmp, "saved.tar")
+        with tarfile.open(os.path.join(IMAGES, "img.docker.tar")) as src, tarfile.open(copy, "w") as dst:
+            for m in src.getmembers():
+                data = src.extractfile(m).read() if m.isfile() else None
+                if m.name == "manifest.json":
+                    man = json.loads(data)
+                    man[0]["RepoTags"] = ["localhost:5000/app:1.0"]
+                    data = json.dumps(man).encode()
+                    m.size = len(data)
+                dst.addfile(m, io.BytesIO(data) if data is not None else None)
+        os.chmod(copy, 0o644)
+        res = self.check_runs("docker-archive:%s:localhost:5000/app:1.0" % copy)
+        self.check_runs("docker-archive:%s:localhost:5000/app:1.0@%s" % (copy, res["image"]["digest"]))
+        other = self.img("python", "--image", "docker-archive:%s:localhost:5000/app:2.0" % copy, "-c", "pass")
+        self.assertEqual(other.returncode, 125)
+        self.assertIn(b"no image tagged 'localhost:5000/app:2.0'", other.stderr)
+        bad = self.img("python", "--image", "docker-archive:%s:localhost:5000/app" % copy, "-c", "pass")
+        self.assertEqual(bad.returncode, 125)
+        self.assertIn(b"is not a TAG", bad.stderr)
+
     def test_run_command_inside(self):
         p = self.img("run", "--image", "oci:%s:%s" % (self.layout, TAG), "python3", "-c", "print('run ok')")
         self.assertEqual((p.returncode, p.stdout), (0, b"run ok\n"), p.stderr)

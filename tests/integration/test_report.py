@@ -352,7 +352,7 @@ class Report(SandboxTest):
             elif x["status"] == "error":
                 want["sandbox error (mount): cannot mount <path>: EBUSY"] += 1
             elif x["status"] == "limit":
-                want["stopped by the wall_time limit"] += 1
+                want["stopped by the wall_time limit (raise it with --wall-time DUR)"] += 1
             elif x["exit_code"]:
                 want[x["stderr"]["text"].strip().splitlines()[-1].replace("line %s)" % x["stderr"]["text"]
                      .strip().splitlines()[-1].rsplit(" ", 1)[-1][:-1], "line N)")] += 1

@@ -295,6 +295,10 @@ class ServeUnix(SandboxTest):
                 text = self.metrics(s)
                 self.assertIn('nsbox_serve_refusals_total{reason="client_gone"} 1\n', text)
                 self.assertIn('nsbox_serve_jobs_total{status="cancelled"} 1\n', text)
+                # counted by the start it had: a warm job's cancelled line said "cold" (#edges)
+                starts = {l.split("} ")[0].split('"')[1]: int(l.rsplit(" ", 1)[1]) for l in text.splitlines()
+                          if l.startswith("nsbox_serve_starts_total{")}
+                self.assertEqual(starts, {"warm": 1, "cold": 0} if mode == "--warm" else {"warm": 0, "cold": 1}, text)
                 self.assertEqual(s.run_code("print(2)")["run_result"]["stdout"], "2\n")   # the service goes on
 
     def test_a_batch_client_that_leaves_cancels_its_running_jobs(self):

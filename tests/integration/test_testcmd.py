@@ -9,6 +9,7 @@ import subprocess
 import tempfile
 import time
 import unittest
+import xml.etree.ElementTree as ET
 
 from nsbtest import NSBOX, SandboxTest
 
@@ -292,6 +293,56 @@ class TestCommand(SandboxTest):
         t = self.by_name(rep)
         self.assertEqual(t["test_p.py::test_loud"]["stdout"], "debug: x = 2 \x1b[2J\n")
         self.assertEqual(t["test_p.py::test_quiet_pass"]["stderr"], "oops on stderr\n")
+
+    def test_output_straight_to_fd_1_and_2_is_not_lost(self):
+        """#edges: per test, the runner captures sys.stdout and sys.stderr
+        (text, --json, JUnit <system-out>/<system-err>); what a failing test
+        writes to fd 1/2 directly (os.write, a subprocess) cannot be
+        attributed to it (harness/README.md says why), and was shown
+        nowhere but --json's result: it is now under the failures as the
+        run's own stream, and in JUnit as the suite's streams; never under
+        another test."""
+        harness = self.make_dir("h", {"test_fd.py": (
+            "import os, subprocess, sys\n"
+            "def test_a_quiet_pass():\n    print('PASS-PRINT')\n"
+            "def test_writes_fds():\n"
+            "    print('SYS-OUT')\n    print('SYS-ERR', file=sys.stderr)\n"
+            "    os.write(1, b'FD1-RAW\\n')\n    os.write(2, b'FD2-RAW\\n')\n"
+            "    subprocess.run([sys.executable, '-c', 'import sys; print(\"SUB-OUT\"); "
+            "print(\"SUB-ERR\", file=sys.stderr)'])\n"
+            "    assert False, 'boom'\n")})
+        ws = self.make_dir("ws", {"solution.py": ""})
+        out_dir = tempfile.mkdtemp(prefix="nsbox-fd-")
+        try:
+            os.chmod(out_dir, 0o777)
+            junit = os.path.join(out_dir, "j.xml")
+            p = self.nsbox("test", "--workspace", ws, "--harness", harness, "--junit", junit, env=ENV)
+            out = p.stdout.decode()
+            self.assertEqual(p.returncode, 1, out + p.stderr.decode())
+            failing = out[out.index("FAIL test_fd.py::test_writes_fds"):]
+            self.assertIn("    ---- captured stdout ----\n    | SYS-OUT\n", failing)
+            self.assertIn("    ---- captured stderr ----\n    | SYS-ERR\n", failing)
+            runs_out = failing[failing.index("---- the run's stdout (last lines): 16 bytes of it went to fd 1"):]
+            runs_err = failing[failing.index("---- the run's stderr (last lines): 16 bytes of it went to fd 2"):]
+            for word in ("FD1-RAW", "SUB-OUT"):
+                self.assertIn("  | " + word + "\n", runs_out[:runs_out.index("---- the run's stderr")])
+            for word in ("FD2-RAW", "SUB-ERR"):
+                self.assertIn("  | " + word + "\n", runs_err)
+            with open(junit, encoding="utf-8") as f:
+                suite = ET.parse(f).getroot().find("testsuite")
+            case = {c.get("name"): c for c in suite.findall("testcase")}["test_writes_fds"]
+            self.assertEqual((case.find("system-out").text, case.find("system-err").text), ("SYS-OUT\n", "SYS-ERR\n"))
+            self.assertIn("FD1-RAW\n", suite.find("system-out").text)
+            self.assertIn("SUB-ERR\n", suite.find("system-err").text)
+        finally:
+            shutil.rmtree(out_dir)
+        p, rep = self.run_tests(ws, harness)
+        t = self.by_name(rep)
+        self.assertEqual((t["test_fd.py::test_writes_fds"]["stdout"], t["test_fd.py::test_writes_fds"]["stderr"]),
+                         ("SYS-OUT\n", "SYS-ERR\n"))
+        self.assertEqual(t["test_fd.py::test_a_quiet_pass"]["stderr"], None)
+        self.assertIn("FD1-RAW", rep["result"]["stdout"]["text"])
+        self.assertIn("SUB-ERR", rep["result"]["stderr"]["text"])
 
     def test_harness_is_read_only_and_not_in_workspace(self):
         ws = self.make_dir("ws", {"solution.py": (

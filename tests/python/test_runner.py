@@ -118,7 +118,8 @@ class RunnerTestCase(unittest.TestCase):
         self.assertEqual([e["name"] for e in tests], run.events[0]["tests"])
         for event in tests:
             self.assertEqual(set(event) - {"import_error"}, {"event", "name", "outcome", "message", "traceback",
-                                                             "duration_ms", "stdout", "stderr"})
+                                                             "duration_ms", "stdout", "stderr", "stdout_bytes",
+                                                             "stderr_bytes"})
 
 
 ARITH_TESTS = """
@@ -500,6 +501,9 @@ class TestLearnerMisbehaviour(RunnerTestCase):
         self.assertTrue(b["stdout"].startswith("x" * 8192 + "\n... (11809 more bytes not kept)"), b["stdout"][-80:])
         self.assertEqual((c["stdout"], c["stderr"]), (None, None))
         self.assertIn("hello from a", run.stdout)
+        # every byte its sys streams wrote, kept or not (#edges: nsbox test
+        # tells the run's fd-level output apart with them)
+        self.assertEqual([(t["stdout_bytes"], t["stderr_bytes"]) for t in (a, b, c)], [(13, 7), (20001, 0), (0, 0)])
 
     def test_missing_solution_module(self):
         self.write(self.harness, "test_arith.py", ARITH_TESTS)

@@ -146,12 +146,35 @@ static void test_limit_hint(void **state)
         }
 }
 
+/* The one wording every front end uses for a result's limit and value. */
+static void test_limit_describe(void **state)
+{
+        char buf[256];
+
+        (void) state;
+        assert_true(cfg_limit_describe("memory", "256M", buf, sizeof buf));
+        assert_string_equal(buf, "the memory limit (256M; raise it with --memory SIZE)");
+        assert_true(cfg_limit_describe("wall_time", NULL, buf, sizeof buf));
+        assert_string_equal(buf, "the wall_time limit (raise it with --wall-time DUR)");
+        assert_true(cfg_limit_describe("output", "1M", buf, sizeof buf));
+        assert_string_equal(buf, "the output limit (1M per stream, 4x in all; raise it with --output-limit SIZE)");
+        /* a value read back from a file that is not one is left out */
+        assert_true(cfg_limit_describe("pids", "64; rm -rf /", buf, sizeof buf));
+        assert_string_equal(buf, "the pids limit (raise it with --pids N)");
+        assert_true(cfg_limit_describe("pids", "", buf, sizeof buf));
+        assert_string_equal(buf, "the pids limit (raise it with --pids N)");
+        assert_false(cfg_limit_describe("jobs", "3", buf, sizeof buf));
+        assert_string_equal(buf, "the jobs limit");
+        assert_false(cfg_limit_describe(NULL, NULL, buf, sizeof buf));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_bwrap_options),
                 cmocka_unit_test(test_bwrap_pair),
                 cmocka_unit_test(test_limit_hint),
+                cmocka_unit_test(test_limit_describe),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

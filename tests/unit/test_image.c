@@ -63,6 +63,25 @@ static void test_refs(void **state)
         ref_bad("oci:dir@sha512:" HEX);
         ref_bad("oci:dir@sha256:" "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef");
         ref_bad("docker-archive:d.tar:onlytag");
+        /* a registry with a port in NAME, as `docker save localhost:5000/app:1.0` records it (#edges) */
+        ref_ok("docker-archive:img.tar:localhost:5000/app:1.0", IMG_DOCKER_ARCHIVE, "img.tar",
+               "localhost:5000/app:1.0", "");
+        ref_ok("docker-archive:/a/img.tar:localhost:5000/team/app:1.0@sha256:" HEX, IMG_DOCKER_ARCHIVE, "/a/img.tar",
+               "localhost:5000/team/app:1.0", HEX);
+        ref_ok("docker-archive:img.tar:registry.example.com/app:v2", IMG_DOCKER_ARCHIVE, "img.tar",
+               "registry.example.com/app:v2", "");
+        ref_ok("docker-archive:img.tar:Registry.Example.com:443/app:v2", IMG_DOCKER_ARCHIVE, "img.tar",
+               "Registry.Example.com:443/app:v2", "");
+        ref_ok("docker-archive:/x:1/img.tar:app:1.0", IMG_DOCKER_ARCHIVE, "/x:1/img.tar", "app:1.0", "");
+        ref_bad("docker-archive:img.tar:localhost:5000/app");      /* no TAG: "5000/app" is not one */
+        ref_bad("docker-archive:img.tar:localhost:5000/:1.0");     /* no PATH */
+        /* a port is digits: here "localhost" ends FILE, and NAME is abc/app */
+        ref_ok("docker-archive:img.tar:localhost:abc/app:1.0", IMG_DOCKER_ARCHIVE, "img.tar:localhost", "abc/app:1.0", "");
+        ref_bad("docker-archive:img.tar:localhost:123456/app:1.0");   /* a port has at most 5 digits */
+        ref_bad("docker-archive:img.tar:App:1.0");                 /* NAME is lowercase */
+        ref_bad("docker-archive:img.tar:a//b:1.0");
+        ref_bad("docker-archive:img.tar:app:-x");
+        ref_bad("docker-archive:img.tar::1.0");
 }
 
 #define INDEX2 "{\"schemaVersion\":2,\"manifests\":[" \

@@ -441,7 +441,16 @@ static void test_case_verdicts(void **state)
         r->limit = LIMIT_WALL_TIME;
         verdict_of(&spec.cases[1].expect, r, &c);
         assert_int_equal(c.verdict, JUDGE_FAIL);
-        assert_string_equal(c.reason, "stopped by the wall_time limit");
+        /* no value recorded (an old observation): the flag alone */
+        assert_string_equal(c.reason, "stopped by the wall_time limit (raise it with --wall-time DUR)");
+        /* the value the case had, and the flag, as the CLI says it */
+        snprintf(r->limit_value, sizeof r->limit_value, "300ms");
+        verdict_of(&spec.cases[1].expect, r, &c);
+        assert_string_equal(c.reason, "stopped by the wall_time limit (300ms; raise it with --wall-time DUR)");
+        r->limit = LIMIT_MEMORY;
+        snprintf(r->limit_value, sizeof r->limit_value, "256M");
+        verdict_of(&spec.cases[1].expect, r, &c);
+        assert_string_equal(c.reason, "stopped by the memory limit (256M; raise it with --memory SIZE)");
         free(r);
 
         /* so is a crash, with the exception line from stderr */

@@ -96,8 +96,12 @@ static void test_job_view(void **state)
         assert_false(j.erred);
         assert_string_equal(j.id, "2");
         assert_string_equal(j.where, "r.jsonl:9");
-        assert_string_equal(j.reason, "stopped by the memory limit");
+        assert_string_equal(j.reason, "stopped by the memory limit (raise it with --memory SIZE)");
         assert_string_equal(j.stderr_text, "MemoryError");
+        report_job_clear(&j);
+        /* the value the result recorded, and the flag, as the CLI says it */
+        assert_int_equal(add(&a, 9, "{\"id\":3,\"status\":\"limit\",\"limit\":\"memory\",\"limit_value\":\"256M\"}", &j), 1);
+        assert_string_equal(j.reason, "stopped by the memory limit (256M; raise it with --memory SIZE)");
         report_job_clear(&j);
         assert_int_equal(add(&a, 10, "{\"id\":\"x\",\"status\":\"signaled\",\"signal_name\":\"SIGSEGV\"}", &j), 1);
         assert_true(j.failed);
@@ -530,7 +534,7 @@ static void test_junit(void **state)
 
         (void) state;
         memset(big, 'e', sizeof big);
-        assert_int_equal(junit_render(f, "suite", c, 4, 0.03), 0);
+        assert_int_equal(junit_render(f, "suite", c, 4, 0.03, NULL), 0);
         fclose(f);
         assert_non_null(strstr(buf, "tests=\"4\" failures=\"1\" errors=\"1\" skipped=\"1\" time=\"0.030\""));
         assert_non_null(strstr(buf, "<testcase name=\"ok\" classname=\"judge.spec\" time=\"0.010\">\n"
@@ -564,12 +568,31 @@ static void test_junit_invalid_stream(void **state)
 
         (void) state;
         memset(junk, 0x80, sizeof junk);
-        assert_int_equal(junit_render(f, "suite", &c, 1, 0), 0);
+        assert_int_equal(junit_render(f, "suite", &c, 1, 0, NULL), 0);
         fclose(f);
         for (p = buf; (p = strstr(p, "\\x80")); p += 4)
                 shown++;
         assert_true(shown >= JUNIT_STREAM_MAX - 3);
         assert_true(shown <= JUNIT_STREAM_MAX);
+        free(buf);
+}
+
+/* #edges: the run's own streams (nsbox test: fd 1/2 written directly) as
+ * the suite's <system-out>/<system-err>, after its cases. */
+static void test_junit_run_streams(void **state)
+{
+        struct junit_case c = { .name = "c", .classname = "t", .kind = JUNIT_PASS, .out = "mine", .out_len = 4 };
+        struct junit_case run = { .out = "FD1 <&>", .out_len = 7, .err = "FD2", .err_len = 3 };
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+
+        (void) state;
+        assert_int_equal(junit_render(f, "suite", &c, 1, 0, &run), 0);
+        fclose(f);
+        assert_non_null(strstr(buf, "<system-out>mine</system-out>\n  </testcase>\n"
+                                    "    <system-out>FD1 &lt;&amp;&gt;</system-out>\n"
+                                    "    <system-err>FD2</system-err>\n</testsuite>"));
         free(buf);
 }
 
@@ -659,7 +682,8 @@ int main(void)
                 cmocka_unit_test(test_hist_buckets),
                 cmocka_unit_test(test_text_render),
                 cmocka_unit_test(test_html),
-                cmocka_unit_test(test_junit), cmocka_unit_test(test_normalize), cmocka_unit_test(test_failure_groups), cmocka_unit_test(test_cases_most_failed_first), cmocka_unit_test(test_reason_without_exit_code), cmocka_unit_test(test_junit_classname), cmocka_unit_test(test_junit_invalid_stream),
+                cmocka_unit_test(test_junit), cmocka_unit_test(test_normalize), cmocka_unit_test(test_failure_groups), cmocka_unit_test(test_cases_most_failed_first), cmocka_unit_test(test_reason_without_exit_code), cmocka_unit_test(test_junit_run_streams),
+                cmocka_unit_test(test_junit_classname), cmocka_unit_test(test_junit_invalid_stream),
                 cmocka_unit_test(test_nul_in_output),
                 cmocka_unit_test(test_text_render_bidi),
                 cmocka_unit_test(test_frequent_error_after_many_unique),

@@ -417,6 +417,11 @@ static void mapping_table(void **state)
         assert_string_equal(rr(r, "status"), "Error");
         assert_non_null(strstr(json_string_value(json_object_get(r, "message")), "memory"));
         json_decref(r);
+        /* the value and the flag, as the CLI says it (config/hints.h) */
+        r = map(LINE("\"status\":\"limit\",\"limit\":\"memory\",\"limit_value\":\"256M\""));
+        assert_string_equal(json_string_value(json_object_get(r, "message")),
+                            "stopped by the memory limit (256M; raise it with --memory SIZE)");
+        json_decref(r);
 
         /* a sandbox failure is never Failed */
         r = map(LINE("\"status\":\"error\",\"error\":{\"stage\":\"mount\",\"message\":\"boom\"}"));

@@ -150,6 +150,37 @@ static void test_render(void **state)
         assert_int_equal(tc_exit_code(TC_UNDETERMINED), 3);
 }
 
+/* #edges: what no test's sys.stdout/err wrote (fd 1/2 directly) is told
+ * apart from the tests' own and shown under the failures, once, never
+ * under a test; nothing when every byte was a test's. */
+static void test_unattributed(void **state)
+{
+        struct tc_report rep;
+        struct run_result r = exited(1);
+        AUTOFREE char *text = NULL;
+        AUTOFREE char *quiet = NULL;
+        char out[] = "SYS\nFD1\n", err[] = "E\n";
+
+        (void) state;
+        decide(START PASS_A "{\"event\":\"test\",\"name\":\"t.py::b\",\"outcome\":\"failed\",\"message\":\"x\","
+                            "\"stdout\":\"SYS\\n\",\"stdout_bytes\":4,\"stderr\":\"E\\n\"}\n" DONE2, r, &rep);
+        r.out.text = out;
+        r.out.kept = r.out.bytes = 8;
+        r.err.text = err;
+        r.err.kept = r.err.bytes = 2;
+        assert_int_equal(tc_unattributed(&rep, &r.out, false), 4);
+        assert_int_equal(tc_unattributed(&rep, &r.err, true), 0);   /* no stderr_bytes: the text's length */
+        text = tc_summary_text(&rep, &r);
+        assert_non_null(strstr(text, "    ---- captured stdout ----\n    | SYS\n"));
+        assert_non_null(strstr(text, "---- the run's stdout (last lines): 4 bytes of it went to fd 1 directly"));
+        assert_non_null(strstr(text, "  | SYS\n  | FD1\n"));
+        assert_null(strstr(text, "the run's stderr"));
+        r.out.bytes = r.out.kept = 4;
+        quiet = tc_summary_text(&rep, &r);
+        assert_null(strstr(quiet, "the run's"));
+        tc_report_free(&rep);
+}
+
 /* #27: a message from the code under test (ESC[2K, CR, the 8-bit CSI, NEL, a
  * bidi override, a fake pass line) stays under its test, escaped; so does
  * the stderr tail of an undetermined run; the JSON keeps it exact. */
@@ -201,6 +232,7 @@ int main(void)
                 cmocka_unit_test(test_untrusted_channel),
                 cmocka_unit_test(test_sandbox_outcomes),
                 cmocka_unit_test(test_render),
+                cmocka_unit_test(test_unattributed),
                 cmocka_unit_test(test_render_unsafe),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
