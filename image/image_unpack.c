@@ -461,23 +461,73 @@ static int apply_entry(const struct img_la *la, int root_fd, struct archive *a, 
 struct hashed_reader {
         int fd;
         bool hash;
+        bool too_big;           /* more than @left bytes: the blob grew while read */
+        uint64_t bound, left;   /* blob_bound, and what of it is left to read */
         struct sha256_ctx ctx;
         uint8_t buf[64 << 10];
 };
 
-static la_ssize_t hashed_read(struct archive *a, void *client, const void **buf)
+/* One read of the blob, hashed; -1 past the blob's bound. */
+static ssize_t bounded_read(struct hashed_reader *h)
 {
-        struct hashed_reader *h = client;
         ssize_t n;
 
-        (void) a;
         do
                 n = read(h->fd, h->buf, sizeof h->buf);
         while (n < 0 && errno == EINTR);
-        if (n > 0 && h->hash)
-                sha256_update(&h->ctx, (size_t) n, h->buf);
-        *buf = h->buf;
+        if (n > 0 && (uint64_t) n > h->left) {
+                h->too_big = true;
+                errno = EFBIG;
+                return -1;
+        }
+        if (n > 0) {
+                h->left -= (uint64_t) n;
+                if (h->hash)
+                        sha256_update(&h->ctx, (size_t) n, h->buf);
+        }
         return n;
+}
+
+static la_ssize_t hashed_read(struct archive *a, void *client, const void **buf)
+{
+        (void) a;
+        *buf = ((struct hashed_reader *) client)->buf;
+        return bounded_read(client);
+}
+
+/* The most bytes a layer's blob within @lim can hold: every byte of file
+ * contents once, and per entry a header, a pax header and padding (2 KiB
+ * is more than tar writes), compressed or not (gzip, zstd and xz add less
+ * than that to what does not compress). A blob past it is refused before
+ * it is read: without a bound, a sparse 1 TB blob (no disk) was read and
+ * hashed to its end, about an hour, under the cache's exclusive lock. */
+static uint64_t blob_bound(const struct img_limits *lim)
+{
+        uint64_t per_entries = lim->max_entries > (UINT64_MAX >> 12) ? UINT64_MAX >> 1 : lim->max_entries << 11;
+        uint64_t b = lim->max_bytes + per_entries + (1u << 20);
+
+        return b < lim->max_bytes ? UINT64_MAX : b;
+}
+
+/* @fd's size against what the manifest says (@want_size, -1: nothing, a
+ * docker-archive) and against blob_bound; 0 or -EFBIG (message set). */
+static int blob_size_check(int fd, int64_t want_size, const char *what, const struct img_limits *lim,
+                           struct nsb_error *e)
+{
+        struct stat st;
+
+        if (fstat(fd, &st) < 0)
+                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "%s: fstat", what);
+        if (want_size >= 0 && st.st_size != want_size)
+                return nsb_fail(e, NSB_STAGE_CONFIG, EBADMSG,
+                                "%s: the blob is %lld bytes, the manifest says %lld (a corrupt or altered blob: "
+                                "refused)", what, (long long) st.st_size, (long long) want_size);
+        if ((uint64_t) st.st_size > blob_bound(lim))
+                return nsb_fail(e, NSB_STAGE_CONFIG, EFBIG,
+                                "%s: the blob is %lld bytes, more than a layer within the unpack limits may be "
+                                "(%llu): refused", what, (long long) st.st_size,
+                                (unsigned long long) blob_bound(lim));
+        return 0;
 }
 
 /* What libarchive left unread (the tar's padding, a trailer) hashed too;
@@ -488,9 +538,11 @@ static int hashed_check(struct hashed_reader *h, const char *hex, const char *wh
         char got[65];
         ssize_t n;
 
-        while ((n = read(h->fd, h->buf, sizeof h->buf)) > 0 || (n < 0 && errno == EINTR))
-                if (n > 0)
-                        sha256_update(&h->ctx, (size_t) n, h->buf);
+        while ((n = bounded_read(h)) > 0)
+                ;
+        if (h->too_big)
+                return nsb_fail(e, NSB_STAGE_CONFIG, EFBIG, "%s: the blob grew past %llu bytes while read: refused",
+                                what, (unsigned long long) h->bound);
         if (n < 0)
                 return nsb_fail(e, NSB_STAGE_CONFIG, errno, "%s: reading", what);
         sha256_digest(&h->ctx, sizeof d, d);
@@ -542,18 +594,24 @@ out:
 }
 
 int img_apply_layer(const struct img_la *la, int root_fd, int fd, const char *what, const char *hex,
-                    const struct img_limits *lim, struct img_usage *used, struct nsb_error *e)
+                    int64_t size, const struct img_limits *lim, struct img_usage *used, struct nsb_error *e)
 {
-        struct archive *a = la->read_new();
-        struct hashed_reader *h = malloc(sizeof *h);
-        int r = 0;
+        struct archive *a = NULL;
+        struct hashed_reader *h = NULL;
+        int r = blob_size_check(fd, size, what, lim, e);
 
+        if (r < 0)
+                return r;
+        a = la->read_new();
+        h = malloc(sizeof *h);
         if (!a || !h) {
                 r = nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
                 goto out;
         }
         h->fd = fd;
         h->hash = hex != NULL;
+        h->too_big = false;
+        h->bound = h->left = blob_bound(lim);
         sha256_init(&h->ctx);
         img_la_filters(la, a);
         la->support_format_tar(a);

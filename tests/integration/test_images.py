@@ -741,3 +741,317 @@ class HostileLayouts(ImageCase):
         [name] = [n for n in os.listdir(cache) if n.startswith("sha256-") and
                   os.path.exists(os.path.join(cache, n, "rootfs", "d19"))]
         self.assertEqual(len(os.listdir(os.path.join(cache, name, "rootfs", "d19"))), 1000)
+
+
+def raw_layout(layout, blobs_of_layers, media="application/vnd.oci.image.layer.v1.tar", config=None,
+               index_extra=None):
+    """An OCI layout whose layers are the given raw blobs (bytes); returns the
+    manifest descriptor."""
+    os.makedirs(os.path.join(layout, "blobs", "sha256"), exist_ok=True)
+    with open(os.path.join(layout, "oci-layout"), "w") as f:
+        f.write('{"imageLayoutVersion":"1.0.0"}')
+    descs = []
+    for data in blobs_of_layers:
+        d = write_blob(layout, data)
+        d["mediaType"] = media
+        descs.append(d)
+    cfg = write_blob(layout, config or json.dumps({"architecture": "amd64", "os": "linux", "config": {},
+                                                   "rootfs": {"type": "layers", "diff_ids": []}}).encode())
+    cfg["mediaType"] = "application/vnd.oci.image.config.v1+json"
+    man = write_blob(layout, json.dumps({"schemaVersion": 2, "config": cfg, "layers": descs}).encode())
+    man["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
+    with open(os.path.join(layout, "index.json"), "w") as f:
+        json.dump(dict({"schemaVersion": 2, "manifests": [man]}, **(index_extra or {})), f)
+    return man
+
+
+def tar_of(entries):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for ti, data in entries:
+            t.addfile(ti, io.BytesIO(data) if data is not None else None)
+    return buf.getvalue()
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+class RedTeamImage(ImageCase):
+    """A second, adversarial review of image_unpack.c and image_cache.c
+    (redteam-image): a hostile image author and a hostile local user. The
+    canary (outside the cache) must stay empty; the cache must stay usable
+    and removable."""
+
+    def setUp(self):
+        super().setUp()
+        self.canary = os.path.join(self.tmp, "canary")
+        os.mkdir(self.canary)
+        os.chmod(self.canary, 0o777)
+        self.cache = os.path.join(self.tmp, "cache", "nsbox", "images")
+
+    def run_layers(self, layers, name="hostile", env=None, expect=None):
+        layout = os.path.join(self.tmp, name)
+        shutil.rmtree(layout, ignore_errors=True)
+        oci_of_layers(layout, layers)
+        p = self.img("run", "--image", "oci:" + layout, "/nothing", env=env or self.env)
+        self.assertEqual(os.listdir(self.canary), [], p.stderr)
+        if expect is not None:
+            self.assertEqual(p.returncode, expect, p.stderr)
+        return p
+
+    def rootfs(self):
+        [e] = [n for n in os.listdir(self.cache) if n.startswith("sha256-")]
+        return os.path.join(self.cache, e, "rootfs")
+
+    def test_xattrs_and_acls_are_not_applied(self):
+        ti, data = entry("usr/bin/capped", data=b"#!/bin/sh\n")
+        ti.mode = 0o755
+        ti.pax_headers = {"SCHILY.xattr.security.capability": "\x01\x00\x00\x02\xff\xff\xff\xff",
+                          "SCHILY.xattr.user.evil": "1", "SCHILY.xattr.trusted.evil": "1",
+                          "SCHILY.acl.access": "user::rwx,user:0:rwx,group::r-x,mask::rwx,other::r-x"}
+        self.run_layers([[(ti, data)]], expect=127)
+        path = os.path.join(self.rootfs(), "usr", "bin", "capped")
+        self.assertEqual(os.listxattr(path, follow_symlinks=False), [])
+
+    def test_hardlink_to_symlink_and_through_symlinked_parent(self):
+        # a hard link to a symlink pointing outside: links the symlink (inside);
+        # a hard link whose target's parent is a symlink out resolves inside
+        outside = os.path.join(self.canary, "..", "secret")
+        with open(outside, "w") as f:
+            f.write("host")
+        self.run_layers([[entry("s", tarfile.SYMTYPE, link=outside), entry("h", tarfile.LNKTYPE, link="s"),
+                          entry("p", tarfile.SYMTYPE, link=self.tmp), entry("h2", tarfile.LNKTYPE, link="p/secret"),
+                          entry("h3", tarfile.LNKTYPE, link="s/../canary")]])
+        self.assertEqual(read(outside), b"host")
+        self.assertEqual(os.stat(outside).st_nlink, 1)
+        if any(n.startswith("sha256-") for n in os.listdir(self.cache)):
+            root = self.rootfs()
+            self.assertTrue(os.path.islink(os.path.join(root, "h")))
+            self.assertFalse(os.path.exists(os.path.join(root, "h2")))
+
+    def test_hardlink_survives_whiteout_of_its_target_and_later_writes(self):
+        self.run_layers([[entry("a", data=b"orig"), entry("b", tarfile.LNKTYPE, link="a")],
+                         [entry(".wh.a"), entry("c", tarfile.LNKTYPE, link="b")],
+                         [entry("b", data=b"new")]], expect=127)
+        root = self.rootfs()
+        self.assertFalse(os.path.lexists(os.path.join(root, "a")))
+        self.assertEqual(read(os.path.join(root, "c")), b"orig")   # b replaced, not written through
+        self.assertEqual(read(os.path.join(root, "b")), b"new")
+        p = self.run_layers([[entry("d", tarfile.DIRTYPE), entry("hd", tarfile.LNKTYPE, link="d")]], name="hd")
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"'hd'", p.stderr)
+
+    def test_symlink_replaces_directory_between_layers(self):
+        # (the link's target made inside the root: a dangling parent is refused)
+        self.run_layers([[entry("d", tarfile.DIRTYPE), entry("d/f", data=b"1"),
+                          entry(self.canary.lstrip("/"), tarfile.DIRTYPE)],
+                         [entry("d", tarfile.SYMTYPE, link=self.canary)],
+                         [entry("d/pwned", data=b"x"), entry("d/sub", tarfile.DIRTYPE), entry("d/sub/f", data=b"x")]],
+                        expect=127)
+        p = self.run_layers([[entry("e", tarfile.DIRTYPE)], [entry("e", tarfile.SYMTYPE, link=self.canary)],
+                             [entry("e/pwned", data=b"x")]], name="dangling")
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"entry 'e/pwned'", p.stderr)
+        root = self.rootfs()
+        self.assertTrue(os.path.islink(os.path.join(root, "d")))
+        self.assertTrue(os.path.exists(os.path.join(root, self.canary.lstrip("/"), "pwned")))
+
+    def test_file_dir_file_and_duplicates(self):
+        self.run_layers([[entry("x", data=b"1"), entry("x", tarfile.DIRTYPE), entry("x/in", data=b"2"),
+                          entry("x", data=b"3"), entry("y", data=b"a"), entry("y", data=b"b")],
+                         [entry("x", tarfile.DIRTYPE), entry("y", tarfile.SYMTYPE, link="x")]], expect=127)
+        root = self.rootfs()
+        self.assertEqual(os.listdir(os.path.join(root, "x")), [])
+        self.assertEqual(os.readlink(os.path.join(root, "y")), "x")
+
+    def test_whiteout_tricks(self):
+        victim = os.path.join(self.tmp, "victim")
+        with open(victim, "w") as f:
+            f.write("keep")
+        for name, layers in (
+                ("opq-root", [[entry("a", data=b"1")], [entry(".wh..wh..opq"), entry("b", data=b"2")]]),
+                ("opq-through-link", [[entry("l", tarfile.SYMTYPE, link=self.tmp)],
+                                      [entry("l/.wh..wh..opq")]]),
+                ("wh-through-link", [[entry("l", tarfile.SYMTYPE, link=self.tmp), entry("l/.wh.victim")]]),
+                ("wh-link-itself", [[entry("l", tarfile.SYMTYPE, link=self.tmp)], [entry(".wh.l")]]),
+                ("wh-dot", [[entry(".wh..")]]), ("wh-empty", [[entry("d/.wh.")]]),
+                ("wh-dotdot-top", [[entry(".wh...")]]), ("opq-nested", [[entry("a/.wh..wh..opq/x", data=b"1")]]),
+                ("wh-abs", [[entry("/" + self.tmp.lstrip("/") + "/.wh.victim")]])):
+            p = self.run_layers(layers, name=name)
+            self.assertIn(p.returncode, (125, 127), (name, p.stderr))
+            self.assertTrue(os.path.exists(victim), name)
+        # an opaque marker at the root of a later layer: the layer below is gone
+        p = self.run_layers([[entry("a", data=b"1")], [entry(".wh..wh..opq"), entry("b", data=b"2")]], name="opq2")
+        root = os.path.join(self.cache, "sha256-" + manifest_digest(os.path.join(self.tmp, "opq2"))[7:], "rootfs")
+        self.assertEqual(os.listdir(root), ["b"])
+
+    def test_fifo_socket_devices_skipped(self):
+        ents = []
+        for name, kind in (("fifo", tarfile.FIFOTYPE), ("blk", tarfile.BLKTYPE), ("chr", tarfile.CHRTYPE)):
+            ti = tarfile.TarInfo(name)
+            ti.type = kind
+            ti.devmajor, ti.devminor = 8, 0
+            ents.append((ti, None))
+        sgid, data = entry("sgid", data=b"x")
+        sgid.mode = 0o2777
+        sd, _ = entry("sticky", tarfile.DIRTYPE)
+        sd.mode = 0o7777
+        self.run_layers([ents + [(sgid, data), (sd, None)]], expect=127)
+        root = self.rootfs()
+        self.assertEqual(sorted(os.listdir(root)), ["sgid", "sticky"])
+        self.assertEqual(os.stat(os.path.join(root, "sgid")).st_mode & 0o7000, 0)
+        self.assertEqual(os.stat(os.path.join(root, "sticky")).st_mode & 0o6000, 0)
+
+    def test_mode_0000_tree_is_removable(self):
+        d0, _ = entry("locked", tarfile.DIRTYPE)
+        d0.mode = 0
+        f0, data = entry("locked/f", data=b"x")
+        f0.mode = 0
+        d1, _ = entry("late", tarfile.DIRTYPE)
+        d1.mode = 0
+        self.run_layers([[(d0, None), (f0, data), entry("late/sub", tarfile.DIRTYPE), entry("late/sub/f", data=b"y"),
+                          (d1, None)]], expect=127)
+        [name] = [n for n in os.listdir(self.cache) if n.startswith("sha256-")]
+        rm = self.img("image", "rm", "sha256:" + name[7:])
+        self.assertEqual(rm.returncode, 0, rm.stderr)
+        self.assertEqual([n for n in os.listdir(self.cache) if not n.startswith(".lock")], [])
+
+    def test_long_names_and_entry_count(self):
+        p = self.run_layers([[entry("n" * 300, data=b"x")]], name="long1")
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"layer 1 of 1", p.stderr)
+        env = dict(self.env, NSBOX_IMAGE_MAX_ENTRIES="100")
+        p = self.run_layers([[entry("f%d" % i) for i in range(60)], [entry("g%d" % i) for i in range(60)]],
+                            name="many", env=env)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"more than 100 entries", p.stderr)
+        self.assertEqual([n for n in os.listdir(self.cache) if not n.startswith(".")], [])
+
+    def test_oversized_blob_is_not_read_to_its_end(self):
+        # a layer whose blob is far larger than any unpack may write (a sparse
+        # file: no disk, but every byte read and hashed under the cache's
+        # exclusive lock): refused by its size, before reading it
+        layout = os.path.join(self.tmp, "big")
+        man = raw_layout(layout, [tar_of([entry("a", data=b"x")])])
+        with open(os.path.join(layout, "blobs", "sha256", man["digest"][7:])) as f:
+            blob = os.path.join(layout, "blobs", "sha256", json.load(f)["layers"][0]["digest"][7:])
+        with open(blob, "r+b") as f:
+            f.truncate(4 << 30)
+        env = dict(self.env, NSBOX_IMAGE_MAX_BYTES="8M")
+        t0 = time.monotonic()
+        p = self.img("run", "--image", "oci:" + layout, "/nothing", env=env, timeout=120)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"bytes, the manifest says", p.stderr)
+        self.assertLess(time.monotonic() - t0, 3)
+
+    def test_manifest_and_index_tricks(self):
+        base = tar_of([entry("a", data=b"x")])
+        # index -> index -> index: refused, not followed forever
+        layout = os.path.join(self.tmp, "nest")
+        man = raw_layout(layout, [base])
+        inner = write_blob(layout, json.dumps({"schemaVersion": 2, "manifests": [man]}).encode())
+        inner["mediaType"] = "application/vnd.oci.image.index.v1+json"
+        inner["platform"] = {"os": "linux", "architecture": "amd64"}
+        mid = write_blob(layout, json.dumps({"schemaVersion": 2, "manifests": [inner]}).encode())
+        mid["mediaType"] = "application/vnd.oci.image.index.v1+json"
+        with open(os.path.join(layout, "index.json"), "w") as f:
+            json.dump({"schemaVersion": 2, "manifests": [mid]}, f)
+        p = self.img("run", "--image", "oci:" + layout, "/nothing")
+        self.assertEqual(p.returncode, 125, p.stderr)
+        # a manifest blob that is not what its digest says
+        layout = os.path.join(self.tmp, "mism")
+        man = raw_layout(layout, [base])
+        with open(os.path.join(layout, "blobs", "sha256", man["digest"][7:]), "ab") as f:
+            f.write(b" ")
+        p = self.img("run", "--image", "oci:" + layout, "/nothing")
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"corrupt or altered", p.stderr)
+        # a huge index.json
+        layout = os.path.join(self.tmp, "huge")
+        raw_layout(layout, [base], index_extra={"annotations": {"x": "y" * (5 << 20)}})
+        p = self.img("run", "--image", "oci:" + layout, "/nothing")
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"larger than", p.stderr)
+        # the config descriptor naming a layer (or the manifest itself)
+        layout = os.path.join(self.tmp, "cfg")
+        man = raw_layout(layout, [base])
+        mpath = os.path.join(layout, "blobs", "sha256", man["digest"][7:])
+        with open(mpath) as f:
+            m = json.load(f)
+        m["config"] = dict(m["layers"][0], mediaType="application/vnd.oci.image.config.v1+json")
+        desc = write_blob(layout, json.dumps(m).encode())
+        desc["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
+        with open(os.path.join(layout, "index.json"), "w") as f:
+            json.dump({"schemaVersion": 2, "manifests": [desc]}, f)
+        p = self.img("run", "--image", "oci:" + layout, "/nothing")
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertEqual([n for n in os.listdir(self.cache) if not n.startswith(".")], [])
+
+    def test_docker_config_cannot_take_an_oci_manifests_entry(self):
+        # a docker-archive is cached by its config's digest, an OCI image by its
+        # manifest's: a docker-archive whose "config" is a victim's manifest
+        # (bytes anyone can copy) and no layers must not become the cache entry
+        # the victim's pinned OCI image then runs on
+        victim = os.path.join(self.tmp, "victim")
+        man = raw_layout(victim, [tar_of([entry("usr/bin/tool", data=b"real")])])
+        with open(os.path.join(victim, "blobs", "sha256", man["digest"][7:]), "rb") as f:
+            man_bytes = f.read()
+        arch = os.path.join(self.tmp, "evil.docker.tar")
+        with tarfile.open(arch, "w") as t:
+            for name, data in (("cfg.json", man_bytes),
+                               ("manifest.json", json.dumps([{"Config": "cfg.json", "RepoTags": ["e:1"],
+                                                              "Layers": []}]).encode())):
+                ti = tarfile.TarInfo(name)
+                ti.size = len(data)
+                t.addfile(ti, io.BytesIO(data))
+        self.img("run", "--image", "docker-archive:" + arch, "/nothing")
+        p = self.img("run", "--image", "oci:%s@%s" % (victim, man["digest"]), "/usr/bin/tool")
+        root = os.path.join(self.cache, "sha256-" + man["digest"][7:], "rootfs")
+        self.assertTrue(os.path.exists(os.path.join(root, "usr", "bin", "tool")), p.stderr)
+
+    def test_long_ref_meta_is_whole_json(self):
+        tag = "t" * 9000
+        layout = os.path.join(self.tmp, "longtag")
+        man = raw_layout(layout, [tar_of([entry("a", data=b"x")])])
+        man["annotations"] = {"org.opencontainers.image.ref.name": tag}
+        with open(os.path.join(layout, "index.json"), "w") as f:
+            json.dump({"schemaVersion": 2, "manifests": [man]}, f)
+        ref = "oci:%s:%s" % (layout, tag)
+        p = self.img("run", "--image", ref, "/nothing")
+        self.assertEqual(p.returncode, 127, p.stderr)
+        ls = self.img("image", "ls")
+        [line] = ls.stdout.decode(errors="replace").splitlines()
+        meta = json.loads(line)
+        self.assertEqual((meta["ref"], meta["digest"]), (ref, man["digest"]))
+
+    def test_image_rm_names_outside_the_cache(self):
+        keep = os.path.join(self.tmp, "cache", "nsbox", "keep")
+        os.makedirs(self.cache, exist_ok=True)
+        os.makedirs(keep)
+        for name in ("../keep", "sha256:../../keep", "sha256:" + "a" * 63 + "/", "sha256:" + "A" * 64, "",
+                     "sha256:" + "0" * 64 + "/../../keep"):
+            p = self.img("image", "rm", name)
+            self.assertEqual(p.returncode, 125, (name, p.stderr))
+        self.assertTrue(os.path.isdir(keep))
+
+    def test_entry_swapped_for_a_symlink_is_not_run(self):
+        # the caller's own cache: an entry that is a symlink (planted, or left
+        # by a tool) is not a root nsbox built
+        layout = os.path.join(self.tmp, "l1")
+        man = raw_layout(layout, [tar_of([entry("a", data=b"x")])])
+        self.assertEqual(self.img("run", "--image", "oci:" + layout, "/nothing").returncode, 127)
+        entry_dir = os.path.join(self.cache, "sha256-" + man["digest"][7:])
+        os.rename(entry_dir, entry_dir + ".real")
+        os.symlink(entry_dir + ".real", entry_dir)
+        p = self.img("run", "--image", "oci:" + layout, "/nothing")
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"not a directory nsbox made", p.stderr)
+
+    def test_top_level_symlinks_resolve_in_the_sandbox(self):
+        # /etc as a symlink to a host directory: nsbox writes its own passwd
+        # and group in the sandbox's /etc; none may land on the host
+        self.run_layers([[entry("etc", tarfile.SYMTYPE, link=self.canary),
+                          entry("tmp", tarfile.SYMTYPE, link=self.canary),
+                          entry("lib", tarfile.SYMTYPE, link=self.canary)]])
