@@ -577,6 +577,29 @@ static int hashed_check(struct hashed_reader *h, const char *hex, const char *wh
                         hex);
 }
 
+/* The refusal of entry @ent (-@r), with its layer (@what), its name and,
+ * for a hard link, its target. */
+static int entry_error(const struct img_la *la, struct archive *a, struct archive_entry *ent, int r,
+                       const char *what, const struct img_limits *lim, struct nsb_error *e)
+{
+        const char *name = la->entry_pathname(ent) ? la->entry_pathname(ent) : "";
+        const char *link = la->entry_hardlink(ent);
+
+        if (r == -EDQUOT)
+                return nsb_fail(e, NSB_STAGE_CONFIG, EFBIG,
+                                "%s: more than %llu entries (the directories a name makes count): refused at '%s'",
+                                what, (unsigned long long) lim->max_entries, name);
+        if (r == -EFBIG)
+                return nsb_fail(e, NSB_STAGE_CONFIG, EFBIG,
+                                "%s: '%s' inflates past the limit of %llu bytes of files: refused", what, name,
+                                (unsigned long long) lim->max_bytes);
+        if (r == -EIO && la->error_string(a))
+                return nsb_fail(e, NSB_STAGE_CONFIG, EIO, "%s: entry '%s': %s", what, name, la->error_string(a));
+        return nsb_fail(e, NSB_STAGE_CONFIG, -r, "%s: entry '%s'%s%s%s%s", what, name,
+                        link ? " (a hard link to '" : "", link ? link : "", link ? "')" : "",
+                        r == -EINVAL ? " names a place outside the root ('..') or no name: refused" : "");
+}
+
 static int apply_entries(const struct img_la *la, struct archive *a, int root_fd, const char *what,
                          const struct img_limits *lim, struct img_usage *used, struct nsb_error *e)
 {
@@ -585,8 +608,6 @@ static int apply_entries(const struct img_la *la, struct archive *a, int root_fd
         int r = 0, ar;
 
         while ((ar = la->next_header(a, &ent)) == ARCHIVE_OK || ar == ARCHIVE_WARN) {
-                const char *name = la->entry_pathname(ent);
-
                 if (++used->entries > lim->max_entries) {
                         r = nsb_fail(e, NSB_STAGE_CONFIG, EFBIG, "%s: more than %llu entries: refused", what,
                                      (unsigned long long) lim->max_entries);
@@ -595,18 +616,7 @@ static int apply_entries(const struct img_la *la, struct archive *a, int root_fd
                 if ((r = apply_entry(la, root_fd, a, ent, lim, used, &seen)) == 0)
                         r = drain_entry(la, a, lim, used);
                 if (r < 0) {
-                        if (r == -EDQUOT)
-                                r = nsb_fail(e, NSB_STAGE_CONFIG, EFBIG,
-                                             "%s: more than %llu entries (the directories a name makes "
-                                             "count): refused at '%s'", what,
-                                             (unsigned long long) lim->max_entries, name ? name : "");
-                        else if (r == -EFBIG)
-                                r = nsb_fail(e, NSB_STAGE_CONFIG, EFBIG,
-                                             "%s: '%s' inflates past the limit of %llu bytes of files: refused", what,
-                                             name ? name : "", (unsigned long long) lim->max_bytes);
-                        else
-                                r = nsb_fail(e, NSB_STAGE_CONFIG, -r, "%s: entry '%s'%s", what, name ? name : "",
-                                             r == -EINVAL ? " names a place outside the root ('..'): refused" : "");
+                        r = entry_error(la, a, ent, r, what, lim, e);
                         goto out;
                 }
         }

@@ -1087,3 +1087,20 @@ class RedTeamImage(ImageCase):
             p = self.img("run", "--image", "oci:" + layout, "/nothing", env=env)
             self.assertEqual(p.returncode, 125, (kind, p.stderr))
             self.assertRegex(p.stderr, b"'skipped/?' inflates past the limit")
+
+    def test_cache_of_another_user_is_refused(self):
+        # root's run with XDG_CACHE_HOME naming a tree another user owns (sudo
+        # keeping a user's environment): that user could swap the root
+        if os.geteuid() != 0:
+            self.skipTest("chown needs root")
+        layout = os.path.join(self.tmp, "l")
+        raw_layout(layout, [tar_of([entry("a", data=b"x")])])
+        other = os.path.join(self.tmp, "other")
+        os.makedirs(os.path.join(other, "nsbox", "images"))
+        for d in (other, os.path.join(other, "nsbox"), os.path.join(other, "nsbox", "images")):
+            os.chown(d, 65534, 65534)
+        env = dict(self.env, XDG_CACHE_HOME=other)
+        for args in (("run", "--image", "oci:" + layout, "/nothing"), ("image", "ls"), ("image", "prune")):
+            p = self.img(*args, env=env)
+            self.assertEqual(p.returncode, 125, (args, p.stderr))
+        self.assertEqual(os.listdir(os.path.join(other, "nsbox", "images")), [])
