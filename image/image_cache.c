@@ -361,10 +361,15 @@ static void sweep_stale(const char *dir, const char *scratch)
         closedir(d);
 }
 
-/* Under the exclusive lock: the entry, unless another process made it. */
-static int ensure_entry(struct img_la *la, const char *dir, const char *entry, const char *refstr, const struct img_ref *ref,
-                        struct img_src *src, const char *scratch, const struct img_limits *lim, double *secs,
-                        struct nsb_error *e)
+/* Under the exclusive lock: the entry, unless another process made it.
+ * The image is read again here (its plan; an archive's layers): it must
+ * still be @want (the digest the entry is named by, learned under the shared
+ * lock). An index or archive replaced while this process waited for the
+ * lock put image B's layers under image A's name, where a run pinned to A
+ * later found them. */
+static int ensure_entry(struct img_la *la, const char *dir, const char *entry, const char *want, const char *refstr,
+                        const struct img_ref *ref, struct img_src *src, const char *scratch,
+                        const struct img_limits *lim, double *secs, struct nsb_error *e)
 {
         struct img_plan p = { 0 };
         struct stat st;
@@ -380,7 +385,11 @@ static int ensure_entry(struct img_la *la, const char *dir, const char *entry, c
                 img_src_close(src);
                 r = img_src_open(la, ref, scratch, false, src, e);
         }
-        if (r == 0 && (r = plan_of(ref, src, &p, e)) == 0)
+        if (r == 0 && (r = plan_of(ref, src, &p, e)) == 0 && strcmp(p.digest, want) != 0)
+                r = nsb_fail(e, NSB_STAGE_CONFIG, EBUSY,
+                             "--image %s changed while it was read (sha256:%s, then sha256:%s): refused", refstr,
+                             want, p.digest);
+        if (r == 0)
                 r = build_entry(la, dir, entry, refstr, src, &p, lim, secs, e);
         plan_free(&p);
         return r;
@@ -453,7 +462,8 @@ int img_open(const char *refstr, const struct img_limits *lim, struct img_root *
                         r = nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache lock");
                         goto out;
                 }
-                if ((r = ensure_entry(&la, dir, ret->dir, refstr, &ref, &src, scratch, lim, &ret->unpack_s, e)) < 0)
+                if ((r = ensure_entry(&la, dir, ret->dir, p.digest, refstr, &ref, &src, scratch, lim, &ret->unpack_s,
+                                      e)) < 0)
                         goto out;
                 if (lstat(ret->dir, &st) < 0) {
                         r = nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache entry '%s'", ret->dir);

@@ -1104,3 +1104,57 @@ class RedTeamImage(ImageCase):
             p = self.img(*args, env=env)
             self.assertEqual(p.returncode, 125, (args, p.stderr))
         self.assertEqual(os.listdir(os.path.join(other, "nsbox", "images")), [])
+
+    def swap_while_waiting(self, ref, swap):
+        """nsbox learns the digest under the cache's shared lock, then waits for
+        the exclusive one to unpack: the image is changed (@swap) while it
+        waits, with the test holding the lock shared."""
+        import fcntl
+        os.makedirs(self.cache, exist_ok=True)
+        lock = os.open(os.path.join(self.cache, ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        try:
+            p = subprocess.Popen([NSBOX, "run", "--image", ref, "/nothing"], env=self.env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and not any(" -> FLOCK" in l for l in open("/proc/locks")):
+                time.sleep(0.01)
+            swap()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            os.close(lock)
+        return p.communicate(timeout=60)[1], p.returncode
+
+    def test_image_changed_between_digest_and_unpack(self):
+        # the entry is named by the digest read first; the layers unpacked
+        # into it came from a second read of the layout: an index changed in
+        # between put image B under A's digest, where a later run pinned to A
+        # found it
+        good = os.path.join(self.tmp, "good")
+        man_a = raw_layout(good, [tar_of([entry("which", data=b"A")])])
+        evil = os.path.join(self.tmp, "evil")
+        raw_layout(evil, [tar_of([entry("which", data=b"B")])])
+        shutil.copytree(os.path.join(evil, "blobs"), os.path.join(good, "blobs"), dirs_exist_ok=True)
+
+        def swap():
+            shutil.copy(os.path.join(evil, "index.json"), os.path.join(good, "index.json"))
+        err, rc = self.swap_while_waiting("oci:" + good, swap)
+        entry_a = os.path.join(self.cache, "sha256-" + man_a["digest"][7:], "rootfs", "which")
+        if os.path.exists(entry_a):
+            self.assertEqual(read(entry_a), b"A", err)
+        self.assertEqual(rc, 125, err)
+        self.assertIn(b"changed while", err)
+        # the same with an oci-archive replaced on disk
+        arch = os.path.join(self.tmp, "a.tar")
+        with tarfile.open(arch, "w") as t:
+            t.add(os.path.join(self.tmp, "evil"), arcname=".")
+        shutil.copy(arch, arch + ".evil")
+        with open(os.path.join(good, "index.json"), "w") as f:
+            json.dump({"schemaVersion": 2, "manifests": [man_a]}, f)
+        shutil.rmtree(os.path.join(self.tmp, "cache"))
+        with tarfile.open(arch, "w") as t:
+            t.add(good, arcname=".")
+        err, rc = self.swap_while_waiting("oci-archive:" + arch, lambda: os.replace(arch + ".evil", arch))
+        if os.path.exists(entry_a):
+            self.assertEqual(read(entry_a), b"A", err)
+        self.assertEqual(rc, 125, err)
