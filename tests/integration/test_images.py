@@ -204,6 +204,29 @@ class BuiltImage(ImageCase):
                          ["sha256-" + self.digest[7:]])
 
 
+    def test_prune_racing_unpacks(self):
+        # nsbox image prune waiting for the exclusive lock while a run unpacks:
+        # the run must still use the entry it built (flock converted the lock
+        # to shared by unlocking first, and prune removed the entry in between:
+        # the run failed, 125)
+        import threading
+        ref = "oci:%s:%s" % (self.layout, TAG)
+        stop, prunes = threading.Event(), []
+
+        def prune():
+            while not stop.is_set():
+                prunes.append(self.img("image", "prune").returncode)
+        t = threading.Thread(target=prune)
+        t.start()
+        try:
+            runs = [self.img("python", "--image", ref, "-c", "print('ok')", timeout=120) for _ in range(3)]
+        finally:
+            stop.set()
+            t.join()
+        self.assertEqual([(p.returncode, p.stdout) for p in runs], [(0, b"ok\n")] * 3,
+                         [p.stderr for p in runs])
+        self.assertEqual(set(prunes), {0})
+
     def test_judge_spec_image_and_flag(self):
         spec = {"program": {"source": "import sys; print(sys.version_info[:2])"}, "image": "oci:%s:%s" % (self.layout, TAG),
                 "cases": [{"name": "v", "expect": {"stdout": {"equals": "(3, 13)\n"}}}]}
@@ -1058,7 +1081,7 @@ class RedTeamImage(ImageCase):
 
     def test_skipped_entry_data_counts_toward_the_limit(self):
         # entries nsbox makes without data (a FIFO, a directory, a symlink)
-        # carrying data through a pax "size": 1 GiB each, 36 KB as zstd.
+        # carrying data through a pax "size" (64 MiB here; 1 GiB is 36 KB as zstd).
         # libarchive inflated and skipped it inside next_header, counted
         # nowhere: a few MB of blob were hours of inflation under the cache's
         # exclusive lock
@@ -1068,10 +1091,10 @@ class RedTeamImage(ImageCase):
             with open(tarpath, "wb") as f:
                 t = tarfile.open(fileobj=f, mode="w", format=tarfile.PAX_FORMAT)
                 ti = tarfile.TarInfo("skipped")
-                ti.type, ti.linkname, ti.pax_headers = kind, "x", {"size": str(1 << 30)}
+                ti.type, ti.linkname, ti.pax_headers = kind, "x", {"size": str(64 << 20)}
                 t.addfile(ti, None)
                 f.write(b"\x01" * 512)             # not an end-of-archive block
-                f.seek((1 << 30) - 512, os.SEEK_CUR)
+                f.seek((64 << 20) - 512, os.SEEK_CUR)
                 f.truncate(f.tell())
                 t.offset = f.tell()
                 ti = tarfile.TarInfo("after")
@@ -1158,3 +1181,42 @@ class RedTeamImage(ImageCase):
         if os.path.exists(entry_a):
             self.assertEqual(read(entry_a), b"A", err)
         self.assertEqual(rc, 125, err)
+
+    def test_archive_members_name_nothing_on_the_host(self):
+        # a docker-archive's manifest.json names its config and layers by path:
+        # absolute, climbing out, or through a symlink member, they resolve in
+        # the archive's own extraction, never on the host (where valid files
+        # wait, to be found if they were looked at)
+        host = os.path.join(self.tmp, "host")
+        os.mkdir(host)
+        layer = tar_of([entry("from-host", data=b"x")])
+        with open(os.path.join(host, "layer.tar"), "wb") as f:
+            f.write(layer)
+        cfg = json.dumps({"architecture": "amd64", "os": "linux", "config": {},
+                          "rootfs": {"type": "layers",
+                                     "diff_ids": ["sha256:" + hashlib.sha256(layer).hexdigest()]}}).encode()
+        with open(os.path.join(host, "cfg.json"), "wb") as f:
+            f.write(cfg)
+        up = "../" * 12 + host.lstrip("/")
+        for cfg_name, layer_name in ((host + "/cfg.json", host + "/layer.tar"),
+                                     (up + "/cfg.json", up + "/layer.tar"),
+                                     ("l/cfg.json", "l/layer.tar")):
+            arch = os.path.join(self.tmp, "d.tar")
+            with tarfile.open(arch, "w") as t:
+                t.addfile(*entry("l", tarfile.SYMTYPE, link=host))
+                data = json.dumps([{"Config": cfg_name, "RepoTags": ["x:1"], "Layers": [layer_name]}]).encode()
+                t.addfile(*[(ti, io.BytesIO(d)) for ti, d in [entry("manifest.json", data=data)]][0])
+            p = self.img("run", "--image", "docker-archive:" + arch, "/nothing")
+            self.assertEqual(p.returncode, 125, (cfg_name, p.stderr))
+            self.assertEqual(glob_entries(self.cache), [], p.stderr)
+        # the control: the same files inside the archive run
+        with tarfile.open(arch, "w") as t:
+            t.add(host, arcname="in")
+            data = json.dumps([{"Config": "in/cfg.json", "RepoTags": ["x:1"], "Layers": ["in/layer.tar"]}]).encode()
+            t.addfile(*[(ti, io.BytesIO(d)) for ti, d in [entry("manifest.json", data=data)]][0])
+        p = self.img("run", "--image", "docker-archive:" + arch, "/nothing")
+        self.assertEqual((p.returncode, len(glob_entries(self.cache))), (127, 1), p.stderr)
+
+
+def glob_entries(cache):
+    return [n for n in os.listdir(cache) if n.startswith("sha256-")] if os.path.isdir(cache) else []
