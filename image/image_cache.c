@@ -267,7 +267,7 @@ static int build_entry(const struct img_la *la, const char *dir, const char *fin
         int r = 0;
 
         if (asprintf(&tmp, "%s/.tmp-XXXXXX", dir) < 0 || !mkdtemp(tmp))
-                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache: a directory to unpack in");
+                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache '%s': a directory to unpack %s in", dir, ref);
         if ((tfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || mkdirat(tfd, "rootfs", 0755) < 0 ||
             (root_fd = openat(tfd, "rootfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
                 r = nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache '%s'", tmp);
@@ -283,7 +283,7 @@ static int build_entry(const struct img_la *la, const char *dir, const char *fin
         }
         *secs = now_s() - t0;
         if (r == 0 && (r = write_meta(tfd, ref, p->digest, &used, *secs)) < 0)
-                r = nsb_fail(e, NSB_STAGE_CONFIG, -r, "image cache: meta.json");
+                r = nsb_fail(e, NSB_STAGE_CONFIG, -r, "image cache '%s': meta.json", tmp);
         /* on disk before it has its name: after a crash (of the machine, not
          * of nsbox: that leaves a .tmp-) a finished-looking entry with empty
          * files would be used as it is, never re-hashed */
@@ -320,7 +320,7 @@ static int entry_lock(const char *entry, int how)
 static int scratch_dir(const char *dir, char **ret, struct nsb_error *e)
 {
         if (asprintf(ret, "%s/.tmp-XXXXXX", dir) < 0 || !mkdtemp(*ret))
-                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache: a directory to read the archive in");
+                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache '%s': a directory to read the archive in", dir);
         return 0;
 }
 

@@ -1220,3 +1220,55 @@ class RedTeamImage(ImageCase):
 
 def glob_entries(cache):
     return [n for n in os.listdir(cache) if n.startswith("sha256-")] if os.path.isdir(cache) else []
+
+
+def sparse_entry(name, realsize, data=b"s" * 512):
+    """A PAX 1.0 sparse file (GNU.sparse.*): @data at offset 0, holes to @realsize."""
+    smap = b"1\n0\n%d\n" % len(data)
+    smap += bytes(-len(smap) % 512)
+    ti = tarfile.TarInfo("GNUSparseFile.0/" + name)
+    ti.size = len(smap) + len(data)
+    ti.pax_headers = {"GNU.sparse.major": "1", "GNU.sparse.minor": "0", "GNU.sparse.name": name,
+                      "GNU.sparse.realsize": str(realsize)}
+    return ti, smap + data
+
+
+class RedTeamSparse(ImageCase):
+    def test_sparse_files_count_their_full_size(self):
+        cache = os.path.join(self.tmp, "cache", "nsbox", "images")
+        env = dict(self.env, NSBOX_IMAGE_MAX_BYTES="8M")
+        big = os.path.join(self.tmp, "big")
+        raw_layout(big, [tar_of([sparse_entry("huge", 1 << 40)])])
+        p = self.img("run", "--image", "oci:" + big, "/nothing", env=env)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"'huge' inflates past the limit", p.stderr)
+        small = os.path.join(self.tmp, "small")
+        raw_layout(small, [tar_of([sparse_entry("four", 4 << 20)])])
+        p = self.img("run", "--image", "oci:" + small, "/nothing", env=env)
+        self.assertEqual(p.returncode, 127, p.stderr)
+        [name] = glob_entries(cache)
+        path = os.path.join(cache, name, "rootfs", "four")
+        self.assertEqual(os.path.getsize(path), 4 << 20)
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(513), b"s" * 512 + b"\0")
+        ls = json.loads(self.img("image", "ls").stdout)
+        self.assertGreaterEqual(ls["bytes"], 4 << 20)
+
+    def test_foreign_layer_is_never_fetched(self):
+        # a nondistributable layer names URLs; nsbox never fetches: the blob
+        # must be in the layout
+        layout = os.path.join(self.tmp, "foreign")
+        man = raw_layout(layout, [tar_of([entry("a", data=b"x")])],
+                         media="application/vnd.oci.image.layer.nondistributable.v1.tar")
+        mpath = os.path.join(layout, "blobs", "sha256", man["digest"][7:])
+        with open(mpath) as f:
+            m = json.load(f)
+        os.unlink(os.path.join(layout, "blobs", "sha256", m["layers"][0]["digest"][7:]))
+        m["layers"][0]["urls"] = ["http://127.0.0.1:9/layer"]
+        desc = write_blob(layout, json.dumps(m).encode())
+        desc["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
+        with open(os.path.join(layout, "index.json"), "w") as f:
+            json.dump({"schemaVersion": 2, "manifests": [desc]}, f)
+        p = self.img("run", "--image", "oci:" + layout, "/nothing")
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"No such file", p.stderr)
