@@ -1071,6 +1071,16 @@ class RedTeamImage(ImageCase):
         p = self.img("run", "--image", "oci:" + layout, "/nothing")
         self.assertEqual(p.returncode, 125, p.stderr)
         self.assertIn(b"not a directory nsbox made", p.stderr)
+        os.unlink(entry_dir)
+        os.rename(entry_dir + ".real", entry_dir)
+        self.assertEqual(self.img("run", "--image", "oci:" + layout, "/nothing").returncode, 127)
+        if os.geteuid() == 0:   # an entry (or its rootfs) another user owns
+            for d in (entry_dir, os.path.join(entry_dir, "rootfs")):
+                os.chown(d, 65534, 65534)
+                p = self.img("run", "--image", "oci:" + layout, "/nothing")
+                self.assertEqual(p.returncode, 125, p.stderr)
+                self.assertIn(b"not a directory nsbox made", p.stderr)
+                os.chown(d, 0, 0)
 
     def test_top_level_symlinks_resolve_in_the_sandbox(self):
         # /etc as a symlink to a host directory: nsbox writes its own passwd
