@@ -257,9 +257,12 @@ static int clean_name(const char *name, char *buf, size_t size)
  * directories made, 0755, each with mkdirat on its resolved parent); *base
  * points at the last component. Each directory made counts as an entry of
  * @used (when given): one name a/a/.../a makes 2000 of them, and a symlink
- * to the bottom lets the next name make 2000 more; -EDQUOT past the bound. */
+ * to the bottom lets the next name make 2000 more; -EDQUOT past the bound.
+ * Each is recorded in @seen (when given): this layer made it, and an opaque
+ * marker later in the layer keeps it (it removed d/sub of a layer's "d/sub/f"
+ * when "d/.wh..wh..opq" came after). */
 static int open_parent(int root_fd, char *path, const char **base, const struct img_limits *lim,
-                       struct img_usage *used)
+                       struct img_usage *used, struct layer_seen *seen)
 {
         char *slash = strrchr(path, '/');
         int fd, cur;
@@ -285,9 +288,13 @@ static int open_parent(int root_fd, char *path, const char **base, const struct 
                 fd = openat2_in_root(root_fd, path, O_PATH | O_DIRECTORY);
                 if (fd == -ENOENT && used && ++used->entries > lim->max_entries)
                         fd = -EDQUOT;
-                else if (fd == -ENOENT && mkdirat(cur, p, 0755) == 0)
+                else if (fd == -ENOENT && mkdirat(cur, p, 0755) == 0) {
                         fd = openat2_in_root(root_fd, path, O_PATH | O_DIRECTORY);
-                else if (fd == -ENOENT)
+                        if (fd >= 0 && seen && seen_add(seen, path_hash("", path)) < 0) {
+                                close(fd);
+                                fd = -ENOMEM;
+                        }
+                } else if (fd == -ENOENT)
                         fd = -errno;
                 close(cur);
                 cur = fd;
@@ -440,7 +447,7 @@ static int apply_entry(const struct img_la *la, int root_fd, struct archive *a, 
                 return r < 0 ? r : 0;   /* 1: "./", the root itself, made already */
         if (lim->skip_files_over && type == AE_IFREG && la->entry_size(ent) > (int64_t) lim->skip_files_over)
                 return 0;
-        if ((pfd = open_parent(root_fd, path, &base, lim, used)) < 0)
+        if ((pfd = open_parent(root_fd, path, &base, lim, used, seen)) < 0)
                 return pfd;
         if (strncmp(base, WH_PREFIX, strlen(WH_PREFIX)) == 0) {
                 char dir[NAME_MAX_LEN + 2];
@@ -681,7 +688,7 @@ int img_root_write(int root_fd, const char *path, int src_fd, const char *data, 
         (void) src_fd;
         if (r != 0)
                 return -EINVAL;
-        if ((pfd = open_parent(root_fd, clean, &base, NULL, NULL)) < 0)
+        if ((pfd = open_parent(root_fd, clean, &base, NULL, NULL, NULL)) < 0)
                 return pfd;
         if ((r = img_rm_tree(pfd, base)) < 0)
                 return r;

@@ -1243,7 +1243,9 @@ def sparse_entry(name, realsize, data=b"s" * 512):
     return ti, smap + data
 
 
-class RedTeamSparse(ImageCase):
+class RedTeamMore(ImageCase):
+    """More of the red-team review: sparse files, foreign layers, opaque markers."""
+
     def test_sparse_files_count_their_full_size(self):
         cache = os.path.join(self.tmp, "cache", "nsbox", "images")
         env = dict(self.env, NSBOX_IMAGE_MAX_BYTES="8M")
@@ -1282,3 +1284,16 @@ class RedTeamSparse(ImageCase):
         p = self.img("run", "--image", "oci:" + layout, "/nothing")
         self.assertEqual(p.returncode, 125, p.stderr)
         self.assertIn(b"No such file", p.stderr)
+
+    def test_opaque_marker_keeps_parents_its_layer_made(self):
+        # "d/sub/f" makes d/sub (no entry of its own names it); an opaque
+        # marker of d later in the same layer hides the layers below only
+        layout = os.path.join(self.tmp, "opq")
+        oci_of_layers(layout, [[entry("d", tarfile.DIRTYPE), entry("d/old", data=b"1")],
+                               [entry("d/sub/f", data=b"2"), entry("d/.wh..wh..opq")]])
+        p = self.img("run", "--image", "oci:" + layout, "/nothing")
+        self.assertEqual(p.returncode, 127, p.stderr)
+        [name] = glob_entries(os.path.join(self.tmp, "cache", "nsbox", "images"))
+        root = os.path.join(self.tmp, "cache", "nsbox", "images", name, "rootfs")
+        self.assertEqual(sorted(os.listdir(os.path.join(root, "d"))), ["sub"])
+        self.assertEqual(read(os.path.join(root, "d", "sub", "f")), b"2")
