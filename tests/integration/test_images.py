@@ -1149,9 +1149,10 @@ class RedTeamImage(ImageCase):
         try:
             p = subprocess.Popen([NSBOX, "run", "--image", ref, "/nothing"], env=self.env,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline and not any(" -> FLOCK" in l for l in open("/proc/locks")):
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and not waits_for_flock(p.pid):
                 time.sleep(0.01)
+            self.assertTrue(waits_for_flock(p.pid), "nsbox never waited for the exclusive lock")
             swap()
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
@@ -1226,6 +1227,16 @@ class RedTeamImage(ImageCase):
             t.addfile(*[(ti, io.BytesIO(d)) for ti, d in [entry("manifest.json", data=data)]][0])
         p = self.img("run", "--image", "docker-archive:" + arch, "/nothing")
         self.assertEqual((p.returncode, len(glob_entries(self.cache))), (127, 1), p.stderr)
+
+
+def waits_for_flock(pid):
+    """Is @pid blocked on an flock (a "->" line of /proc/locks naming it)?"""
+    with open("/proc/locks") as f:
+        for line in f:
+            t = line.split()
+            if len(t) > 5 and t[1] == "->" and t[2] == "FLOCK" and t[5] == str(pid):
+                return True
+    return False
 
 
 def glob_entries(cache):
