@@ -124,7 +124,7 @@ int img_src_open(const struct img_la *la, const struct img_ref *ref, const char 
                 return nsb_fail(e, NSB_STAGE_CONFIG, errno, "mkdir '%s'", scratch);
         if ((ret->dir_fd = open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
                 return nsb_fail(e, NSB_STAGE_CONFIG, errno, "open '%s'", scratch);
-        if ((r = img_apply_layer(la, ret->dir_fd, fd, ref->path, NULL, &lim, &used, e)) < 0) {
+        if ((r = img_apply_layer(la, ret->dir_fd, fd, ref->path, NULL, -1, &lim, &used, e)) < 0) {
                 close_fd(&ret->dir_fd);
                 return r;
         }

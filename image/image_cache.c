@@ -114,6 +114,7 @@ struct img_plan {
         char digest[65];
         char **layer_paths;
         char **layer_hex;
+        int64_t *layer_size;    /* the manifest's sizes (-1 each for a docker-archive) */
         size_t n_layers;
         struct img_config cfg;
 };
@@ -122,6 +123,7 @@ static void plan_free(struct img_plan *p)
 {
         img_strs_free(p->layer_paths, p->n_layers);
         img_strs_free(p->layer_hex, p->n_layers);
+        free(p->layer_size);
         img_config_free(&p->cfg);
         memset(p, 0, sizeof *p);
 }
@@ -171,10 +173,13 @@ static int plan_oci(const struct img_ref *ref, const struct img_src *src, struct
                 goto out;
         p->layer_paths = calloc(m.n_layers + 1, sizeof(char *));
         p->layer_hex = calloc(m.n_layers + 1, sizeof(char *));
-        for (size_t i = 0; p->layer_paths && p->layer_hex && i < m.n_layers; i++, p->n_layers++)
+        p->layer_size = calloc(m.n_layers + 1, sizeof(int64_t));
+        for (size_t i = 0; p->layer_paths && p->layer_hex && p->layer_size && i < m.n_layers; i++, p->n_layers++) {
                 if (!(p->layer_paths[i] = blob_path(m.layers[i].digest)) ||
                     !(p->layer_hex[i] = strdup(m.layers[i].digest)))
                         break;
+                p->layer_size[i] = m.layers[i].size;
+        }
         if (p->n_layers != m.n_layers)
                 r = nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
 out:
@@ -205,28 +210,42 @@ static int plan_docker(const struct img_ref *ref, const struct img_src *src, str
         if (p->cfg.n_diff_ids != p->n_layers)
                 return nsb_fail(e, NSB_STAGE_CONFIG, EINVAL, "%s: %zu diff_ids for %zu layers", cfg_name,
                                 p->cfg.n_diff_ids, p->n_layers);
-        if (!(p->layer_hex = calloc(p->n_layers + 1, sizeof(char *))))
+        if (!(p->layer_hex = calloc(p->n_layers + 1, sizeof(char *))) ||
+            !(p->layer_size = calloc(p->n_layers + 1, sizeof(int64_t))))
                 return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
-        for (size_t i = 0; i < p->n_layers; i++)
+        for (size_t i = 0; i < p->n_layers; i++) {
                 if (!(p->layer_hex[i] = strdup(p->cfg.diff_ids[i])))
                         return nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
+                p->layer_size[i] = -1;  /* docker save records no sizes */
+        }
         return 0;
 }
 
+/* meta.json: one line of JSON (nsbox image ls prints it). The ref is the
+ * caller's text, of any length (a tag is whatever the index names): no quote,
+ * backslash or control byte is copied into the file. (It was formatted into
+ * a fixed 8 KiB buffer and the formatted length written: a longer ref wrote
+ * the bytes past the buffer's end too, and ls printed broken JSON.) */
 static int write_meta(int entry_fd, const char *ref, const char *digest, const struct img_usage *u, double secs)
 {
-        char buf[8192];
-        int n = snprintf(buf, sizeof buf,
-                         "{\"ref\":\"%s\",\"digest\":\"sha256:%s\",\"unpacked_at\":%lld,\"bytes\":%llu,"
-                         "\"entries\":%llu,\"unpack_s\":%.3f}\n",
-                         ref, digest, (long long) time(NULL), (unsigned long long) u->bytes,
-                         (unsigned long long) u->entries, secs);
+        AUTOFREE char *clean = strdup(ref), *buf = NULL;
+        int n;
 
-        /* the ref is the caller's text: no quote or control byte in the file */
-        for (char *q = buf + 8; q < buf + 8 + strlen(ref) && q < buf + sizeof buf; q++)
+        if (!clean)
+                return -ENOMEM;
+        for (char *q = clean; *q; q++)
                 if (*q == '"' || *q == '\\' || (unsigned char) *q < 0x20)
                         *q = '?';
-        return img_root_write(entry_fd, "meta.json", -1, buf, (size_t) (n < 0 ? 0 : n), 0600);
+        n = asprintf(&buf,
+                     "{\"ref\":\"%s\",\"digest\":\"sha256:%s\",\"unpacked_at\":%lld,\"bytes\":%llu,"
+                     "\"entries\":%llu,\"unpack_s\":%.3f}\n",
+                     clean, digest, (long long) time(NULL), (unsigned long long) u->bytes,
+                     (unsigned long long) u->entries, secs);
+        if (n < 0) {
+                buf = NULL;
+                return -ENOMEM;
+        }
+        return img_root_write(entry_fd, "meta.json", -1, buf, (size_t) n, 0600);
 }
 
 static double now_s(void)
@@ -248,7 +267,7 @@ static int build_entry(const struct img_la *la, const char *dir, const char *fin
         int r = 0;
 
         if (asprintf(&tmp, "%s/.tmp-XXXXXX", dir) < 0 || !mkdtemp(tmp))
-                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache: a directory to unpack in");
+                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache '%s': a directory to unpack %s in", dir, ref);
         if ((tfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || mkdirat(tfd, "rootfs", 0755) < 0 ||
             (root_fd = openat(tfd, "rootfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
                 r = nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache '%s'", tmp);
@@ -260,11 +279,16 @@ static int build_entry(const struct img_la *la, const char *dir, const char *fin
                 if (fd < 0)
                         r = fd;
                 else
-                        r = img_apply_layer(la, root_fd, fd, what, p->layer_hex[i], lim, &used, e);
+                        r = img_apply_layer(la, root_fd, fd, what, p->layer_hex[i], p->layer_size[i], lim, &used, e);
         }
         *secs = now_s() - t0;
         if (r == 0 && (r = write_meta(tfd, ref, p->digest, &used, *secs)) < 0)
-                r = nsb_fail(e, NSB_STAGE_CONFIG, -r, "image cache: meta.json");
+                r = nsb_fail(e, NSB_STAGE_CONFIG, -r, "image cache '%s': meta.json", tmp);
+        /* on disk before it has its name: after a crash (of the machine, not
+         * of nsbox: that leaves a .tmp-) a finished-looking entry with empty
+         * files would be used as it is, never re-hashed */
+        if (r == 0 && syncfs(tfd) < 0)
+                r = nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache: syncfs '%s'", tmp);
         if (r == 0 && rename(tmp, final) < 0)
                 r = nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache: rename to '%s'", final);
         if (r < 0) {
@@ -296,7 +320,7 @@ static int entry_lock(const char *entry, int how)
 static int scratch_dir(const char *dir, char **ret, struct nsb_error *e)
 {
         if (asprintf(ret, "%s/.tmp-XXXXXX", dir) < 0 || !mkdtemp(*ret))
-                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache: a directory to read the archive in");
+                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache '%s': a directory to read the archive in", dir);
         return 0;
 }
 
@@ -337,17 +361,22 @@ static void sweep_stale(const char *dir, const char *scratch)
         closedir(d);
 }
 
-/* Under the exclusive lock: the entry, unless another process made it. */
-static int ensure_entry(struct img_la *la, const char *dir, const char *entry, const char *refstr, const struct img_ref *ref,
-                        struct img_src *src, const char *scratch, const struct img_limits *lim, double *secs,
-                        struct nsb_error *e)
+/* Under the exclusive lock: the entry, unless another process made it.
+ * The image is read again here (its plan; an archive's layers): it must
+ * still be @want (the digest the entry is named by, learned under the shared
+ * lock). An index or archive replaced while this process waited for the
+ * lock put image B's layers under image A's name, where a run pinned to A
+ * later found them. */
+static int ensure_entry(struct img_la *la, const char *dir, const char *entry, const char *want, const char *refstr,
+                        const struct img_ref *ref, struct img_src *src, const char *scratch,
+                        const struct img_limits *lim, double *secs, struct nsb_error *e)
 {
         struct img_plan p = { 0 };
         struct stat st;
         int r = 0;
 
-        if (stat(entry, &st) == 0)
-                return 0;
+        if (lstat(entry, &st) == 0)
+                return 0;       /* entry_check decides whether it is one */
         sweep_stale(dir, scratch);
         if ((r = img_la_load(la, e)) < 0)
                 return r;
@@ -356,10 +385,40 @@ static int ensure_entry(struct img_la *la, const char *dir, const char *entry, c
                 img_src_close(src);
                 r = img_src_open(la, ref, scratch, false, src, e);
         }
-        if (r == 0 && (r = plan_of(ref, src, &p, e)) == 0)
+        if (r == 0 && (r = plan_of(ref, src, &p, e)) == 0 && strcmp(p.digest, want) != 0)
+                r = nsb_fail(e, NSB_STAGE_CONFIG, EBUSY,
+                             "--image %s changed while it was read (sha256:%s, then sha256:%s): refused", refstr,
+                             want, p.digest);
+        if (r == 0)
                 r = build_entry(la, dir, entry, refstr, src, &p, lim, secs, e);
         plan_free(&p);
         return r;
+}
+
+/* The entry @dir (lstat'ed into @st) and its rootfs: directories of the
+ * caller's, not symlinks. Only the caller can put anything in the cache,
+ * but a symlinked entry (a tool's, or the caller's own mistake) would make
+ * the sandbox's root a tree nsbox never built nor checked. */
+static int entry_check(const char *dir, const char *rootfs, const struct stat *st, struct nsb_error *e)
+{
+        struct stat rs;
+
+        if (!S_ISDIR(st->st_mode) || st->st_uid != geteuid() || lstat(rootfs, &rs) < 0 || !S_ISDIR(rs.st_mode) ||
+            rs.st_uid != geteuid())
+                return nsb_fail(e, NSB_STAGE_CONFIG, EPERM,
+                                "image cache entry '%s' is not a directory nsbox made (a symlink, another "
+                                "user's, or no rootfs): refused (nsbox image rm it)", dir);
+        return 0;
+}
+
+/* The cache entry's name: the digest, and for a docker-archive a suffix.
+ * An OCI image is cached by its manifest's digest, a docker-archive by its
+ * config's: the same bytes read as a docker config (a victim's manifest,
+ * anyone can copy it, with no layers) would otherwise make the entry the
+ * victim's pinned OCI image then runs on. */
+static int entry_path(const char *dir, const struct img_ref *ref, const char *digest, char **ret)
+{
+        return asprintf(ret, "%s/sha256-%s%s", dir, digest, ref->transport == IMG_DOCKER_ARCHIVE ? "-docker" : "");
 }
 
 int img_open(const char *refstr, const struct img_limits *lim, struct img_root *ret, struct nsb_error *e)
@@ -387,22 +446,32 @@ int img_open(const char *refstr, const struct img_limits *lim, struct img_root *
         if ((r = img_src_open(&la, &ref, scratch ? scratch : "", true, &src, e)) < 0 ||
             (r = plan_of(&ref, &src, &p, e)) < 0)
                 goto out;
-        if (!(ret->ref = strdup(refstr)) || asprintf(&ret->dir, "%s/sha256-%s", dir, p.digest) < 0 ||
+        if (!(ret->ref = strdup(refstr)) || entry_path(dir, &ref, p.digest, &ret->dir) < 0 ||
             asprintf(&ret->rootfs, "%s/rootfs", ret->dir) < 0) {
                 r = nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
                 goto out;
         }
         snprintf(ret->digest, sizeof ret->digest, "sha256:%s", p.digest);
-        if (stat(ret->dir, &st) < 0) {
-                /* one process unpacks; the others wait here, then find it */
+        if (lstat(ret->dir, &st) < 0) {
+                /* one process unpacks; the others wait here, then find it.
+                 * The cache lock stays exclusive until the entry's own lock
+                 * is held: a shared lock again first (flock converts by
+                 * unlocking) let `nsbox image rm` remove the entry just built
+                 * in between. */
                 if (flock(lock, LOCK_EX) < 0) {
                         r = nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache lock");
                         goto out;
                 }
-                if ((r = ensure_entry(&la, dir, ret->dir, refstr, &ref, &src, scratch, lim, &ret->unpack_s, e)) < 0)
+                if ((r = ensure_entry(&la, dir, ret->dir, p.digest, refstr, &ref, &src, scratch, lim, &ret->unpack_s,
+                                      e)) < 0)
                         goto out;
-                (void) flock(lock, LOCK_SH);
+                if (lstat(ret->dir, &st) < 0) {
+                        r = nsb_fail(e, NSB_STAGE_CONFIG, errno, "image cache entry '%s'", ret->dir);
+                        goto out;
+                }
         }
+        if ((r = entry_check(ret->dir, ret->rootfs, &st, e)) < 0)
+                goto out;
         if ((ret->lock_fd = entry_lock(ret->dir, LOCK_SH)) < 0) {
                 r = nsb_fail(e, NSB_STAGE_CONFIG, -ret->lock_fd, "image cache entry '%s'", ret->dir);
                 goto out;

@@ -59,20 +59,47 @@ static int remove_entry(int dfd, const char *name)
         return r < 0 ? r : 1;
 }
 
+/* meta.json's line, whole (a ref can be longer than any fixed buffer:
+ * a cut line is no JSON), at most META_MAX bytes. */
+#define META_MAX (1u << 20)
+
 static void print_entry(int dfd, const char *name)
 {
-        char path[256], buf[4096] = "";
-        int fd;
-        ssize_t n = 0;
+        char path[300];
+        AUTOFREE char *buf = calloc(1, META_MAX + 1);
+        AUTOCLOSE int fd = -1;
+        size_t n = 0;
+        ssize_t k = 0;
 
         snprintf(path, sizeof path, "%s/meta.json", name);
-        if ((fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0) {
-                n = read(fd, buf, sizeof buf - 1);
-                close(fd);
+        if (buf && (fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0)
+                while (n < META_MAX && (k = read(fd, buf + n, META_MAX - n)) > 0)
+                        n += (size_t) k;
+        if (buf)
+                buf[strcspn(buf, "\n")] = '\0';
+        printf("%s\n", buf && buf[0] ? buf : name);
+}
+
+/* image rm sha256:HEX: the entry of that digest, an OCI image's
+ * (sha256-HEX) and a docker-archive's (sha256-HEX-docker, image_cache.c
+ * says why apart), whichever the cache has. */
+static int rm_digest(int dfd, const char *dir, const char *hex, struct nsb_error *e)
+{
+        static const char *const suffix[] = { "", "-docker" };
+        int found = 0, r;
+
+        for (size_t k = 0; k < 2; k++) {
+                char name[128];
+                snprintf(name, sizeof name, "sha256-%s%s", hex, suffix[k]);
+                if (faccessat(dfd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                found++;
+                if ((r = remove_entry(dfd, name)) < 0)
+                        return nsb_fail(e, NSB_STAGE_CONFIG, -r, "image rm sha256:%s ('%s/%s')", hex, dir, name);
+                if (r == 0)
+                        return nsb_fail(e, NSB_STAGE_CONFIG, EBUSY, "image rm sha256:%s: in use by a run", hex);
         }
-        buf[n > 0 ? n : 0] = '\0';
-        buf[strcspn(buf, "\n")] = '\0';
-        printf("%s\n", buf[0] ? buf : name);
+        return found ? 0 : nsb_fail(e, NSB_STAGE_CONFIG, ENOENT, "image rm sha256:%s: not in the cache '%s'", hex, dir);
 }
 
 int img_cmd(char *const *argv, size_t argc, struct nsb_error *e)
@@ -92,18 +119,11 @@ int img_cmd(char *const *argv, size_t argc, struct nsb_error *e)
                 return r > 0 ? 0 : r;   /* no cache: nothing to list or remove */
         if (strcmp(verb, "rm") == 0) {
                 for (size_t i = 1; i < argc; i++) {
-                        char name[128];
                         const char *hex = strncmp(argv[i], "sha256:", 7) == 0 ? argv[i] + 7 : argv[i];
                         if (strlen(hex) != 64 || strspn(hex, "0123456789abcdef") != 64)
                                 return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "image rm: '%s' is not sha256:HEX", argv[i]);
-                        snprintf(name, sizeof name, "sha256-%s", hex);
-                        if (faccessat(dfd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
-                                return nsb_fail(e, NSB_STAGE_CONFIG, ENOENT, "image rm %s: not in the cache '%s'",
-                                                argv[i], dir);
-                        if ((r = remove_entry(dfd, name)) < 0)
-                                return nsb_fail(e, NSB_STAGE_CONFIG, -r, "image rm %s", argv[i]);
-                        if (r == 0)
-                                return nsb_fail(e, NSB_STAGE_CONFIG, EBUSY, "image rm %s: in use by a run", argv[i]);
+                        if ((r = rm_digest(dfd, dir, hex, e)) < 0)
+                                return r;
                         printf("removed sha256:%s\n", hex);
                 }
                 return 0;

@@ -43,12 +43,15 @@ int img_open_blob(const struct img_src *s, const char *path, struct nsb_error *e
  * a compression libarchive has built in) onto the root @root_fd; with @hex, the sha256 of every byte read
  * from @fd (to its end) must be @hex, hashed as libarchive reads them (what
  * is checked is what is unpacked): a mismatch is -EBADMSG, and the caller
- * throws the root away. @used counts against @lim across layers. */
+ * throws the root away. @size: the blob's size as the manifest says (-1:
+ * unknown); a blob of another size, or larger than the limits allow a layer
+ * to be, is refused before it is read. @used counts against @lim across
+ * layers. */
 struct img_usage {
         uint64_t bytes, entries;
 };
 int img_apply_layer(const struct img_la *la, int root_fd, int fd, const char *what, const char *hex,
-                    const struct img_limits *lim, struct img_usage *used, struct nsb_error *e);
+                    int64_t size, const struct img_limits *lim, struct img_usage *used, struct nsb_error *e);
 
 /* Remove the tree @name under @dir_fd (never following a symlink). */
 int img_rm_tree(int dir_fd, const char *name);

@@ -257,9 +257,12 @@ static int clean_name(const char *name, char *buf, size_t size)
  * directories made, 0755, each with mkdirat on its resolved parent); *base
  * points at the last component. Each directory made counts as an entry of
  * @used (when given): one name a/a/.../a makes 2000 of them, and a symlink
- * to the bottom lets the next name make 2000 more; -EDQUOT past the bound. */
+ * to the bottom lets the next name make 2000 more; -EDQUOT past the bound.
+ * Each is recorded in @seen (when given): this layer made it, and an opaque
+ * marker later in the layer keeps it (it removed d/sub of a layer's "d/sub/f"
+ * when "d/.wh..wh..opq" came after). */
 static int open_parent(int root_fd, char *path, const char **base, const struct img_limits *lim,
-                       struct img_usage *used)
+                       struct img_usage *used, struct layer_seen *seen)
 {
         char *slash = strrchr(path, '/');
         int fd, cur;
@@ -285,9 +288,13 @@ static int open_parent(int root_fd, char *path, const char **base, const struct 
                 fd = openat2_in_root(root_fd, path, O_PATH | O_DIRECTORY);
                 if (fd == -ENOENT && used && ++used->entries > lim->max_entries)
                         fd = -EDQUOT;
-                else if (fd == -ENOENT && mkdirat(cur, p, 0755) == 0)
+                else if (fd == -ENOENT && mkdirat(cur, p, 0755) == 0) {
                         fd = openat2_in_root(root_fd, path, O_PATH | O_DIRECTORY);
-                else if (fd == -ENOENT)
+                        if (fd >= 0 && seen && seen_add(seen, path_hash("", path)) < 0) {
+                                close(fd);
+                                fd = -ENOMEM;
+                        }
+                } else if (fd == -ENOENT)
                         fd = -errno;
                 close(cur);
                 cur = fd;
@@ -440,7 +447,7 @@ static int apply_entry(const struct img_la *la, int root_fd, struct archive *a, 
                 return r < 0 ? r : 0;   /* 1: "./", the root itself, made already */
         if (lim->skip_files_over && type == AE_IFREG && la->entry_size(ent) > (int64_t) lim->skip_files_over)
                 return 0;
-        if ((pfd = open_parent(root_fd, path, &base, lim, used)) < 0)
+        if ((pfd = open_parent(root_fd, path, &base, lim, used, seen)) < 0)
                 return pfd;
         if (strncmp(base, WH_PREFIX, strlen(WH_PREFIX)) == 0) {
                 char dir[NAME_MAX_LEN + 2];
@@ -455,29 +462,101 @@ static int apply_entry(const struct img_la *la, int root_fd, struct archive *a, 
         return seen_add(seen, path_hash("", path));
 }
 
+/* What is left of the entry's data after it was made (a FIFO, a directory,
+ * a link or a whiteout with a pax "size", a file skipped for its size),
+ * read and counted against the bytes bound. libarchive skipped it unasked
+ * inside next_header, counted nowhere: a 73 KB zstd layer held a FIFO of
+ * 2 GiB (1.4 s under an 8 MiB bound), so a 2 GB one was hours of inflation
+ * under the cache's exclusive lock. */
+static int drain_entry(const struct img_la *la, struct archive *a, const struct img_limits *lim,
+                       struct img_usage *used)
+{
+        const void *buf;
+        size_t len;
+        la_int64_t off;
+        int r;
+
+        while ((r = la->data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
+                if (len > lim->max_bytes - used->bytes)
+                        return -EFBIG;
+                used->bytes += len;
+        }
+        return r == ARCHIVE_EOF ? 0 : -EIO;
+}
+
 /* The layer's bytes, hashed as libarchive reads them. Verifying the file
  * first and reading it again let whoever can write the layout's blob (it is
  * the image author's directory) swap its contents in between. */
 struct hashed_reader {
         int fd;
         bool hash;
+        bool too_big;           /* more than @left bytes: the blob grew while read */
+        uint64_t bound, left;   /* blob_bound, and what of it is left to read */
         struct sha256_ctx ctx;
         uint8_t buf[64 << 10];
 };
 
-static la_ssize_t hashed_read(struct archive *a, void *client, const void **buf)
+/* One read of the blob, hashed; -1 past the blob's bound. */
+static ssize_t bounded_read(struct hashed_reader *h)
 {
-        struct hashed_reader *h = client;
         ssize_t n;
 
-        (void) a;
         do
                 n = read(h->fd, h->buf, sizeof h->buf);
         while (n < 0 && errno == EINTR);
-        if (n > 0 && h->hash)
-                sha256_update(&h->ctx, (size_t) n, h->buf);
-        *buf = h->buf;
+        if (n > 0 && (uint64_t) n > h->left) {
+                h->too_big = true;
+                errno = EFBIG;
+                return -1;
+        }
+        if (n > 0) {
+                h->left -= (uint64_t) n;
+                if (h->hash)
+                        sha256_update(&h->ctx, (size_t) n, h->buf);
+        }
         return n;
+}
+
+static la_ssize_t hashed_read(struct archive *a, void *client, const void **buf)
+{
+        (void) a;
+        *buf = ((struct hashed_reader *) client)->buf;
+        return bounded_read(client);
+}
+
+/* The most bytes a layer's blob within @lim can hold: every byte of file
+ * contents once, and per entry a header, a pax header and padding (2 KiB
+ * is more than tar writes), compressed or not (gzip, zstd and xz add less
+ * than that to what does not compress). A blob past it is refused before
+ * it is read: without a bound, a sparse 1 TB blob (no disk) was read and
+ * hashed to its end, about an hour, under the cache's exclusive lock. */
+static uint64_t blob_bound(const struct img_limits *lim)
+{
+        uint64_t per_entries = lim->max_entries > (UINT64_MAX >> 12) ? UINT64_MAX >> 1 : lim->max_entries << 11;
+        uint64_t b = lim->max_bytes + per_entries + (1u << 20);
+
+        return b < lim->max_bytes ? UINT64_MAX : b;
+}
+
+/* @fd's size against what the manifest says (@want_size, -1: nothing, a
+ * docker-archive) and against blob_bound; 0 or -EFBIG (message set). */
+static int blob_size_check(int fd, int64_t want_size, const char *what, const struct img_limits *lim,
+                           struct nsb_error *e)
+{
+        struct stat st;
+
+        if (fstat(fd, &st) < 0)
+                return nsb_fail(e, NSB_STAGE_CONFIG, errno, "%s: fstat", what);
+        if (want_size >= 0 && st.st_size != want_size)
+                return nsb_fail(e, NSB_STAGE_CONFIG, EBADMSG,
+                                "%s: the blob is %lld bytes, the manifest says %lld (a corrupt or altered blob: "
+                                "refused)", what, (long long) st.st_size, (long long) want_size);
+        if ((uint64_t) st.st_size > blob_bound(lim))
+                return nsb_fail(e, NSB_STAGE_CONFIG, EFBIG,
+                                "%s: the blob is %lld bytes, more than a layer within the unpack limits may be "
+                                "(%llu): refused", what, (long long) st.st_size,
+                                (unsigned long long) blob_bound(lim));
+        return 0;
 }
 
 /* What libarchive left unread (the tar's padding, a trailer) hashed too;
@@ -488,9 +567,11 @@ static int hashed_check(struct hashed_reader *h, const char *hex, const char *wh
         char got[65];
         ssize_t n;
 
-        while ((n = read(h->fd, h->buf, sizeof h->buf)) > 0 || (n < 0 && errno == EINTR))
-                if (n > 0)
-                        sha256_update(&h->ctx, (size_t) n, h->buf);
+        while ((n = bounded_read(h)) > 0)
+                ;
+        if (h->too_big)
+                return nsb_fail(e, NSB_STAGE_CONFIG, EFBIG, "%s: the blob grew past %llu bytes while read: refused",
+                                what, (unsigned long long) h->bound);
         if (n < 0)
                 return nsb_fail(e, NSB_STAGE_CONFIG, errno, "%s: reading", what);
         sha256_digest(&h->ctx, sizeof d, d);
@@ -503,6 +584,29 @@ static int hashed_check(struct hashed_reader *h, const char *hex, const char *wh
                         hex);
 }
 
+/* The refusal of entry @ent (-@r), with its layer (@what), its name and,
+ * for a hard link, its target. */
+static int entry_error(const struct img_la *la, struct archive *a, struct archive_entry *ent, int r,
+                       const char *what, const struct img_limits *lim, struct nsb_error *e)
+{
+        const char *name = la->entry_pathname(ent) ? la->entry_pathname(ent) : "";
+        const char *link = la->entry_hardlink(ent);
+
+        if (r == -EDQUOT)
+                return nsb_fail(e, NSB_STAGE_CONFIG, EFBIG,
+                                "%s: more than %llu entries (the directories a name makes count): refused at '%s'",
+                                what, (unsigned long long) lim->max_entries, name);
+        if (r == -EFBIG)
+                return nsb_fail(e, NSB_STAGE_CONFIG, EFBIG,
+                                "%s: '%s' inflates past the limit of %llu bytes of files: refused", what, name,
+                                (unsigned long long) lim->max_bytes);
+        if (r == -EIO && la->error_string(a))
+                return nsb_fail(e, NSB_STAGE_CONFIG, EIO, "%s: entry '%s': %s", what, name, la->error_string(a));
+        return nsb_fail(e, NSB_STAGE_CONFIG, -r, "%s: entry '%s'%s%s%s%s", what, name,
+                        link ? " (a hard link to '" : "", link ? link : "", link ? "')" : "",
+                        r == -EINVAL ? " names a place outside the root ('..') or no name: refused" : "");
+}
+
 static int apply_entries(const struct img_la *la, struct archive *a, int root_fd, const char *what,
                          const struct img_limits *lim, struct img_usage *used, struct nsb_error *e)
 {
@@ -511,26 +615,15 @@ static int apply_entries(const struct img_la *la, struct archive *a, int root_fd
         int r = 0, ar;
 
         while ((ar = la->next_header(a, &ent)) == ARCHIVE_OK || ar == ARCHIVE_WARN) {
-                const char *name = la->entry_pathname(ent);
-
                 if (++used->entries > lim->max_entries) {
                         r = nsb_fail(e, NSB_STAGE_CONFIG, EFBIG, "%s: more than %llu entries: refused", what,
                                      (unsigned long long) lim->max_entries);
                         goto out;
                 }
-                if ((r = apply_entry(la, root_fd, a, ent, lim, used, &seen)) < 0) {
-                        if (r == -EDQUOT)
-                                r = nsb_fail(e, NSB_STAGE_CONFIG, EFBIG,
-                                             "%s: more than %llu entries (the directories a name makes "
-                                             "count): refused at '%s'", what,
-                                             (unsigned long long) lim->max_entries, name ? name : "");
-                        else if (r == -EFBIG)
-                                r = nsb_fail(e, NSB_STAGE_CONFIG, EFBIG,
-                                             "%s: '%s' inflates past the limit of %llu bytes of files: refused", what,
-                                             name ? name : "", (unsigned long long) lim->max_bytes);
-                        else
-                                r = nsb_fail(e, NSB_STAGE_CONFIG, -r, "%s: entry '%s'%s", what, name ? name : "",
-                                             r == -EINVAL ? " names a place outside the root ('..'): refused" : "");
+                if ((r = apply_entry(la, root_fd, a, ent, lim, used, &seen)) == 0)
+                        r = drain_entry(la, a, lim, used);
+                if (r < 0) {
+                        r = entry_error(la, a, ent, r, what, lim, e);
                         goto out;
                 }
         }
@@ -542,18 +635,24 @@ out:
 }
 
 int img_apply_layer(const struct img_la *la, int root_fd, int fd, const char *what, const char *hex,
-                    const struct img_limits *lim, struct img_usage *used, struct nsb_error *e)
+                    int64_t size, const struct img_limits *lim, struct img_usage *used, struct nsb_error *e)
 {
-        struct archive *a = la->read_new();
-        struct hashed_reader *h = malloc(sizeof *h);
-        int r = 0;
+        struct archive *a = NULL;
+        struct hashed_reader *h = NULL;
+        int r = blob_size_check(fd, size, what, lim, e);
 
+        if (r < 0)
+                return r;
+        a = la->read_new();
+        h = malloc(sizeof *h);
         if (!a || !h) {
                 r = nsb_fail(e, NSB_STAGE_CONFIG, ENOMEM, "out of memory");
                 goto out;
         }
         h->fd = fd;
         h->hash = hex != NULL;
+        h->too_big = false;
+        h->bound = h->left = blob_bound(lim);
         sha256_init(&h->ctx);
         img_la_filters(la, a);
         la->support_format_tar(a);
@@ -589,7 +688,7 @@ int img_root_write(int root_fd, const char *path, int src_fd, const char *data, 
         (void) src_fd;
         if (r != 0)
                 return -EINVAL;
-        if ((pfd = open_parent(root_fd, clean, &base, NULL, NULL)) < 0)
+        if ((pfd = open_parent(root_fd, clean, &base, NULL, NULL, NULL)) < 0)
                 return pfd;
         if ((r = img_rm_tree(pfd, base)) < 0)
                 return r;

@@ -229,6 +229,29 @@ class BuiltImage(ImageCase):
                          ["sha256-" + self.digest[7:]])
 
 
+    def test_prune_racing_unpacks(self):
+        # nsbox image prune waiting for the exclusive lock while a run unpacks:
+        # the run must still use the entry it built (flock converted the lock
+        # to shared by unlocking first, and prune removed the entry in between:
+        # the run failed, 125)
+        import threading
+        ref = "oci:%s:%s" % (self.layout, TAG)
+        stop, prunes = threading.Event(), []
+
+        def prune():
+            while not stop.is_set():
+                prunes.append(self.img("image", "prune").returncode)
+        t = threading.Thread(target=prune)
+        t.start()
+        try:
+            runs = [self.img("python", "--image", ref, "-c", "print('ok')", timeout=120) for _ in range(3)]
+        finally:
+            stop.set()
+            t.join()
+        self.assertEqual([(p.returncode, p.stdout) for p in runs], [(0, b"ok\n")] * 3,
+                         [p.stderr for p in runs])
+        self.assertEqual(set(prunes), {0})
+
     def test_judge_spec_image_and_flag(self):
         spec = {"program": {"source": "import sys; print(sys.version_info[:2])"}, "image": "oci:%s:%s" % (self.layout, TAG),
                 "cases": [{"name": "v", "expect": {"stdout": {"equals": "(3, 13)\n"}}}]}
@@ -766,3 +789,547 @@ class HostileLayouts(ImageCase):
         [name] = [n for n in os.listdir(cache) if n.startswith("sha256-") and
                   os.path.exists(os.path.join(cache, n, "rootfs", "d19"))]
         self.assertEqual(len(os.listdir(os.path.join(cache, name, "rootfs", "d19"))), 1000)
+
+
+def raw_layout(layout, blobs_of_layers, media="application/vnd.oci.image.layer.v1.tar", config=None,
+               index_extra=None):
+    """An OCI layout whose layers are the given raw blobs (bytes); returns the
+    manifest descriptor."""
+    os.makedirs(os.path.join(layout, "blobs", "sha256"), exist_ok=True)
+    with open(os.path.join(layout, "oci-layout"), "w") as f:
+        f.write('{"imageLayoutVersion":"1.0.0"}')
+    descs = []
+    for data in blobs_of_layers:
+        d = write_blob(layout, data)
+        d["mediaType"] = media
+        descs.append(d)
+    cfg = write_blob(layout, config or json.dumps({"architecture": "amd64", "os": "linux", "config": {},
+                                                   "rootfs": {"type": "layers", "diff_ids": []}}).encode())
+    cfg["mediaType"] = "application/vnd.oci.image.config.v1+json"
+    man = write_blob(layout, json.dumps({"schemaVersion": 2, "config": cfg, "layers": descs}).encode())
+    man["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
+    with open(os.path.join(layout, "index.json"), "w") as f:
+        json.dump(dict({"schemaVersion": 2, "manifests": [man]}, **(index_extra or {})), f)
+    return man
+
+
+def tar_of(entries):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for ti, data in entries:
+            t.addfile(ti, io.BytesIO(data) if data is not None else None)
+    return buf.getvalue()
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+class RedTeamImage(ImageCase):
+    """A second, adversarial review of image_unpack.c and image_cache.c
+    (redteam-image): a hostile image author and a hostile local user. The
+    canary (outside the cache) must stay empty; the cache must stay usable
+    and removable."""
+
+    def setUp(self):
+        super().setUp()
+        self.canary = os.path.join(self.tmp, "canary")
+        os.mkdir(self.canary)
+        os.chmod(self.canary, 0o777)
+        self.cache = os.path.join(self.tmp, "cache", "nsbox", "images")
+
+    def run_layers(self, layers, name="hostile", env=None, expect=None):
+        layout = os.path.join(self.tmp, name)
+        shutil.rmtree(layout, ignore_errors=True)
+        oci_of_layers(layout, layers)
+        p = self.img("run", "--image", "oci:" + layout, "/nothing", env=env or self.env)
+        self.assertEqual(os.listdir(self.canary), [], p.stderr)
+        if expect is not None:
+            self.assertEqual(p.returncode, expect, p.stderr)
+        return p
+
+    def rootfs(self):
+        [e] = [n for n in os.listdir(self.cache) if n.startswith("sha256-")]
+        return os.path.join(self.cache, e, "rootfs")
+
+    def test_xattrs_and_acls_are_not_applied(self):
+        ti, data = entry("usr/bin/capped", data=b"#!/bin/sh\n")
+        ti.mode = 0o755
+        ti.pax_headers = {"SCHILY.xattr.security.capability": "\x01\x00\x00\x02\xff\xff\xff\xff",
+                          "SCHILY.xattr.user.evil": "1", "SCHILY.xattr.trusted.evil": "1",
+                          "SCHILY.acl.access": "user::rwx,user:0:rwx,group::r-x,mask::rwx,other::r-x"}
+        self.run_layers([[(ti, data)]], expect=127)
+        path = os.path.join(self.rootfs(), "usr", "bin", "capped")
+        self.assertEqual(os.listxattr(path, follow_symlinks=False), [])
+
+    def test_hardlink_to_symlink_and_through_symlinked_parent(self):
+        # a hard link to a symlink pointing outside: links the symlink (inside);
+        # a hard link whose target's parent is a symlink out resolves inside
+        outside = os.path.join(self.canary, "..", "secret")
+        with open(outside, "w") as f:
+            f.write("host")
+        self.run_layers([[entry("s", tarfile.SYMTYPE, link=outside), entry("h", tarfile.LNKTYPE, link="s"),
+                          entry("p", tarfile.SYMTYPE, link=self.tmp), entry("h2", tarfile.LNKTYPE, link="p/secret"),
+                          entry("h3", tarfile.LNKTYPE, link="s/../canary")]])
+        self.assertEqual(read(outside), b"host")
+        self.assertEqual(os.stat(outside).st_nlink, 1)
+        if any(n.startswith("sha256-") for n in os.listdir(self.cache)):
+            root = self.rootfs()
+            self.assertTrue(os.path.islink(os.path.join(root, "h")))
+            self.assertFalse(os.path.exists(os.path.join(root, "h2")))
+
+    def test_hardlink_survives_whiteout_of_its_target_and_later_writes(self):
+        self.run_layers([[entry("a", data=b"orig"), entry("b", tarfile.LNKTYPE, link="a")],
+                         [entry(".wh.a"), entry("c", tarfile.LNKTYPE, link="b")],
+                         [entry("b", data=b"new")]], expect=127)
+        root = self.rootfs()
+        self.assertFalse(os.path.lexists(os.path.join(root, "a")))
+        self.assertEqual(read(os.path.join(root, "c")), b"orig")   # b replaced, not written through
+        self.assertEqual(read(os.path.join(root, "b")), b"new")
+        p = self.run_layers([[entry("d", tarfile.DIRTYPE), entry("hd", tarfile.LNKTYPE, link="d")]], name="hd")
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"'hd'", p.stderr)
+
+    def test_symlink_replaces_directory_between_layers(self):
+        # (the link's target made inside the root: a dangling parent is refused)
+        self.run_layers([[entry("d", tarfile.DIRTYPE), entry("d/f", data=b"1"),
+                          entry(self.canary.lstrip("/"), tarfile.DIRTYPE)],
+                         [entry("d", tarfile.SYMTYPE, link=self.canary)],
+                         [entry("d/pwned", data=b"x"), entry("d/sub", tarfile.DIRTYPE), entry("d/sub/f", data=b"x")]],
+                        expect=127)
+        p = self.run_layers([[entry("e", tarfile.DIRTYPE)], [entry("e", tarfile.SYMTYPE, link=self.canary)],
+                             [entry("e/pwned", data=b"x")]], name="dangling")
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"entry 'e/pwned'", p.stderr)
+        root = self.rootfs()
+        self.assertTrue(os.path.islink(os.path.join(root, "d")))
+        self.assertTrue(os.path.exists(os.path.join(root, self.canary.lstrip("/"), "pwned")))
+
+    def test_file_dir_file_and_duplicates(self):
+        self.run_layers([[entry("x", data=b"1"), entry("x", tarfile.DIRTYPE), entry("x/in", data=b"2"),
+                          entry("x", data=b"3"), entry("y", data=b"a"), entry("y", data=b"b")],
+                         [entry("x", tarfile.DIRTYPE), entry("y", tarfile.SYMTYPE, link="x")]], expect=127)
+        root = self.rootfs()
+        self.assertEqual(os.listdir(os.path.join(root, "x")), [])
+        self.assertEqual(os.readlink(os.path.join(root, "y")), "x")
+
+    def test_whiteout_tricks(self):
+        victim = os.path.join(self.tmp, "victim")
+        with open(victim, "w") as f:
+            f.write("keep")
+        for name, layers in (
+                ("opq-root", [[entry("a", data=b"1")], [entry(".wh..wh..opq"), entry("b", data=b"2")]]),
+                ("opq-through-link", [[entry("l", tarfile.SYMTYPE, link=self.tmp)],
+                                      [entry("l/.wh..wh..opq")]]),
+                ("wh-through-link", [[entry("l", tarfile.SYMTYPE, link=self.tmp), entry("l/.wh.victim")]]),
+                ("wh-link-itself", [[entry("l", tarfile.SYMTYPE, link=self.tmp)], [entry(".wh.l")]]),
+                ("wh-dot", [[entry(".wh..")]]), ("wh-empty", [[entry("d/.wh.")]]),
+                ("wh-dotdot-top", [[entry(".wh...")]]), ("opq-nested", [[entry("a/.wh..wh..opq/x", data=b"1")]]),
+                ("wh-abs", [[entry("/" + self.tmp.lstrip("/") + "/.wh.victim")]])):
+            p = self.run_layers(layers, name=name)
+            self.assertIn(p.returncode, (125, 127), (name, p.stderr))
+            self.assertTrue(os.path.exists(victim), name)
+        # an opaque marker at the root of a later layer: the layer below is gone
+        p = self.run_layers([[entry("a", data=b"1")], [entry(".wh..wh..opq"), entry("b", data=b"2")]], name="opq2")
+        root = os.path.join(self.cache, "sha256-" + manifest_digest(os.path.join(self.tmp, "opq2"))[7:], "rootfs")
+        self.assertEqual(os.listdir(root), ["b"])
+
+    def test_fifo_socket_devices_skipped(self):
+        ents = []
+        for name, kind in (("fifo", tarfile.FIFOTYPE), ("blk", tarfile.BLKTYPE), ("chr", tarfile.CHRTYPE)):
+            ti = tarfile.TarInfo(name)
+            ti.type = kind
+            ti.devmajor, ti.devminor = 8, 0
+            ents.append((ti, None))
+        sgid, data = entry("sgid", data=b"x")
+        sgid.mode = 0o2777
+        sd, _ = entry("sticky", tarfile.DIRTYPE)
+        sd.mode = 0o7777
+        self.run_layers([ents + [(sgid, data), (sd, None)]], expect=127)
+        root = self.rootfs()
+        self.assertEqual(sorted(os.listdir(root)), ["sgid", "sticky"])
+        self.assertEqual(os.stat(os.path.join(root, "sgid")).st_mode & 0o7000, 0)
+        self.assertEqual(os.stat(os.path.join(root, "sticky")).st_mode & 0o6000, 0)
+
+    def test_mode_0000_tree_is_removable(self):
+        d0, _ = entry("locked", tarfile.DIRTYPE)
+        d0.mode = 0
+        f0, data = entry("locked/f", data=b"x")
+        f0.mode = 0
+        d1, _ = entry("late", tarfile.DIRTYPE)
+        d1.mode = 0
+        self.run_layers([[(d0, None), (f0, data), entry("late/sub", tarfile.DIRTYPE), entry("late/sub/f", data=b"y"),
+                          (d1, None)]], expect=127)
+        [name] = [n for n in os.listdir(self.cache) if n.startswith("sha256-")]
+        rm = self.img("image", "rm", "sha256:" + name[7:])
+        self.assertEqual(rm.returncode, 0, rm.stderr)
+        self.assertEqual([n for n in os.listdir(self.cache) if not n.startswith(".lock")], [])
+
+    def test_long_names_and_entry_count(self):
+        p = self.run_layers([[entry("n" * 300, data=b"x")]], name="long1")
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"layer 1 of 1", p.stderr)
+        env = dict(self.env, NSBOX_IMAGE_MAX_ENTRIES="100")
+        p = self.run_layers([[entry("f%d" % i) for i in range(60)], [entry("g%d" % i) for i in range(60)]],
+                            name="many", env=env)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"more than 100 entries", p.stderr)
+        self.assertEqual([n for n in os.listdir(self.cache) if not n.startswith(".")], [])
+
+    def test_oversized_blob_is_not_read_to_its_end(self):
+        # a layer whose blob is far larger than any unpack may write (a sparse
+        # file: no disk, but every byte read and hashed under the cache's
+        # exclusive lock): refused by its size, before reading it
+        layout = os.path.join(self.tmp, "big")
+        man = raw_layout(layout, [tar_of([entry("a", data=b"x")])])
+        with open(os.path.join(layout, "blobs", "sha256", man["digest"][7:])) as f:
+            blob = os.path.join(layout, "blobs", "sha256", json.load(f)["layers"][0]["digest"][7:])
+        with open(blob, "r+b") as f:
+            f.truncate(4 << 30)
+        env = dict(self.env, NSBOX_IMAGE_MAX_BYTES="8M")
+        t0 = time.monotonic()
+        p = self.img("run", "--image", "oci:" + layout, "/nothing", env=env, timeout=120)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"bytes, the manifest says", p.stderr)
+        self.assertLess(time.monotonic() - t0, 3)
+
+    def test_manifest_and_index_tricks(self):
+        base = tar_of([entry("a", data=b"x")])
+        # index -> index -> index: refused, not followed forever
+        layout = os.path.join(self.tmp, "nest")
+        man = raw_layout(layout, [base])
+        inner = write_blob(layout, json.dumps({"schemaVersion": 2, "manifests": [man]}).encode())
+        inner["mediaType"] = "application/vnd.oci.image.index.v1+json"
+        inner["platform"] = {"os": "linux", "architecture": "amd64"}
+        mid = write_blob(layout, json.dumps({"schemaVersion": 2, "manifests": [inner]}).encode())
+        mid["mediaType"] = "application/vnd.oci.image.index.v1+json"
+        with open(os.path.join(layout, "index.json"), "w") as f:
+            json.dump({"schemaVersion": 2, "manifests": [mid]}, f)
+        p = self.img("run", "--image", "oci:" + layout, "/nothing")
+        self.assertEqual(p.returncode, 125, p.stderr)
+        # a manifest blob that is not what its digest says
+        layout = os.path.join(self.tmp, "mism")
+        man = raw_layout(layout, [base])
+        with open(os.path.join(layout, "blobs", "sha256", man["digest"][7:]), "ab") as f:
+            f.write(b" ")
+        p = self.img("run", "--image", "oci:" + layout, "/nothing")
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"corrupt or altered", p.stderr)
+        # a huge index.json
+        layout = os.path.join(self.tmp, "huge")
+        raw_layout(layout, [base], index_extra={"annotations": {"x": "y" * (5 << 20)}})
+        p = self.img("run", "--image", "oci:" + layout, "/nothing")
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"larger than", p.stderr)
+        # the config descriptor naming a layer (or the manifest itself)
+        layout = os.path.join(self.tmp, "cfg")
+        man = raw_layout(layout, [base])
+        mpath = os.path.join(layout, "blobs", "sha256", man["digest"][7:])
+        with open(mpath) as f:
+            m = json.load(f)
+        m["config"] = dict(m["layers"][0], mediaType="application/vnd.oci.image.config.v1+json")
+        desc = write_blob(layout, json.dumps(m).encode())
+        desc["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
+        with open(os.path.join(layout, "index.json"), "w") as f:
+            json.dump({"schemaVersion": 2, "manifests": [desc]}, f)
+        p = self.img("run", "--image", "oci:" + layout, "/nothing")
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertEqual([n for n in os.listdir(self.cache) if not n.startswith(".")], [])
+
+    def test_docker_config_cannot_take_an_oci_manifests_entry(self):
+        # a docker-archive is cached by its config's digest, an OCI image by its
+        # manifest's: a docker-archive whose "config" is a victim's manifest
+        # (bytes anyone can copy) and no layers must not become the cache entry
+        # the victim's pinned OCI image then runs on
+        victim = os.path.join(self.tmp, "victim")
+        man = raw_layout(victim, [tar_of([entry("usr/bin/tool", data=b"real")])])
+        with open(os.path.join(victim, "blobs", "sha256", man["digest"][7:]), "rb") as f:
+            man_bytes = f.read()
+        arch = os.path.join(self.tmp, "evil.docker.tar")
+        with tarfile.open(arch, "w") as t:
+            for name, data in (("cfg.json", man_bytes),
+                               ("manifest.json", json.dumps([{"Config": "cfg.json", "RepoTags": ["e:1"],
+                                                              "Layers": []}]).encode())):
+                ti = tarfile.TarInfo(name)
+                ti.size = len(data)
+                t.addfile(ti, io.BytesIO(data))
+        self.img("run", "--image", "docker-archive:" + arch, "/nothing")
+        p = self.img("run", "--image", "oci:%s@%s" % (victim, man["digest"]), "/usr/bin/tool")
+        root = os.path.join(self.cache, "sha256-" + man["digest"][7:], "rootfs")
+        self.assertTrue(os.path.exists(os.path.join(root, "usr", "bin", "tool")), p.stderr)
+
+    def test_long_ref_meta_is_whole_json(self):
+        tag = "t" * 9000
+        layout = os.path.join(self.tmp, "longtag")
+        man = raw_layout(layout, [tar_of([entry("a", data=b"x")])])
+        man["annotations"] = {"org.opencontainers.image.ref.name": tag}
+        with open(os.path.join(layout, "index.json"), "w") as f:
+            json.dump({"schemaVersion": 2, "manifests": [man]}, f)
+        ref = "oci:%s:%s" % (layout, tag)
+        p = self.img("run", "--image", ref, "/nothing")
+        self.assertEqual(p.returncode, 127, p.stderr)
+        ls = self.img("image", "ls")
+        [line] = ls.stdout.decode(errors="replace").splitlines()
+        meta = json.loads(line)
+        self.assertEqual((meta["ref"], meta["digest"]), (ref, man["digest"]))
+
+    def test_image_rm_names_outside_the_cache(self):
+        keep = os.path.join(self.tmp, "cache", "nsbox", "keep")
+        os.makedirs(self.cache, exist_ok=True)
+        os.makedirs(keep)
+        for name in ("../keep", "sha256:../../keep", "sha256:" + "a" * 63 + "/", "sha256:" + "A" * 64, "",
+                     "sha256:" + "0" * 64 + "/../../keep"):
+            p = self.img("image", "rm", name)
+            self.assertEqual(p.returncode, 125, (name, p.stderr))
+        self.assertTrue(os.path.isdir(keep))
+
+    def test_entry_swapped_for_a_symlink_is_not_run(self):
+        # the caller's own cache: an entry that is a symlink (planted, or left
+        # by a tool) is not a root nsbox built
+        layout = os.path.join(self.tmp, "l1")
+        man = raw_layout(layout, [tar_of([entry("a", data=b"x")])])
+        self.assertEqual(self.img("run", "--image", "oci:" + layout, "/nothing").returncode, 127)
+        entry_dir = os.path.join(self.cache, "sha256-" + man["digest"][7:])
+        os.rename(entry_dir, entry_dir + ".real")
+        os.symlink(entry_dir + ".real", entry_dir)
+        p = self.img("run", "--image", "oci:" + layout, "/nothing")
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"not a directory nsbox made", p.stderr)
+        os.unlink(entry_dir)
+        os.rename(entry_dir + ".real", entry_dir)
+        self.assertEqual(self.img("run", "--image", "oci:" + layout, "/nothing").returncode, 127)
+        if os.geteuid() == 0:   # an entry (or its rootfs) another user owns
+            for d in (entry_dir, os.path.join(entry_dir, "rootfs")):
+                os.chown(d, 65534, 65534)
+                p = self.img("run", "--image", "oci:" + layout, "/nothing")
+                self.assertEqual(p.returncode, 125, p.stderr)
+                self.assertIn(b"not a directory nsbox made", p.stderr)
+                os.chown(d, 0, 0)
+
+    def test_top_level_symlinks_resolve_in_the_sandbox(self):
+        # /etc as a symlink to a host directory: nsbox writes its own passwd
+        # and group in the sandbox's /etc; none may land on the host
+        self.run_layers([[entry("etc", tarfile.SYMTYPE, link=self.canary),
+                          entry("tmp", tarfile.SYMTYPE, link=self.canary),
+                          entry("lib", tarfile.SYMTYPE, link=self.canary)]])
+
+    def test_skipped_entry_data_counts_toward_the_limit(self):
+        # entries nsbox makes without data (a FIFO, a directory, a symlink)
+        # carrying data through a pax "size" (64 MiB here; 1 GiB is 36 KB as zstd).
+        # libarchive inflated and skipped it inside next_header, counted
+        # nowhere: a few MB of blob were hours of inflation under the cache's
+        # exclusive lock
+        zstd = shutil.which("zstd") or self.skipTest("no zstd")
+        for kind in (tarfile.FIFOTYPE, tarfile.DIRTYPE, tarfile.SYMTYPE):
+            tarpath = os.path.join(self.tmp, "skip.tar")
+            with open(tarpath, "wb") as f:
+                t = tarfile.open(fileobj=f, mode="w", format=tarfile.PAX_FORMAT)
+                ti = tarfile.TarInfo("skipped")
+                ti.type, ti.linkname, ti.pax_headers = kind, "x", {"size": str(64 << 20)}
+                t.addfile(ti, None)
+                f.write(b"\x01" * 512)             # not an end-of-archive block
+                f.seek((64 << 20) - 512, os.SEEK_CUR)
+                f.truncate(f.tell())
+                t.offset = f.tell()
+                ti = tarfile.TarInfo("after")
+                ti.size = 1
+                t.addfile(ti, io.BytesIO(b"a"))
+                t.close()
+            data = subprocess.run([zstd, "-1", "-c", tarpath], capture_output=True, check=True).stdout
+            os.unlink(tarpath)
+            layout = os.path.join(self.tmp, "skip")
+            shutil.rmtree(layout, ignore_errors=True)
+            raw_layout(layout, [data], media="application/vnd.oci.image.layer.v1.tar+zstd")
+            env = dict(self.env, NSBOX_IMAGE_MAX_BYTES="8M")
+            p = self.img("run", "--image", "oci:" + layout, "/nothing", env=env)
+            self.assertEqual(p.returncode, 125, (kind, p.stderr))
+            self.assertRegex(p.stderr, b"'skipped/?' inflates past the limit")
+
+    def test_cache_of_another_user_is_refused(self):
+        # root's run with XDG_CACHE_HOME naming a tree another user owns (sudo
+        # keeping a user's environment): that user could swap the root
+        if os.geteuid() != 0:
+            self.skipTest("chown needs root")
+        layout = os.path.join(self.tmp, "l")
+        raw_layout(layout, [tar_of([entry("a", data=b"x")])])
+        other = os.path.join(self.tmp, "other")
+        os.makedirs(os.path.join(other, "nsbox", "images"))
+        for d in (other, os.path.join(other, "nsbox"), os.path.join(other, "nsbox", "images")):
+            os.chown(d, 65534, 65534)
+        env = dict(self.env, XDG_CACHE_HOME=other)
+        for args in (("run", "--image", "oci:" + layout, "/nothing"), ("image", "ls"), ("image", "prune")):
+            p = self.img(*args, env=env)
+            self.assertEqual(p.returncode, 125, (args, p.stderr))
+        self.assertEqual(os.listdir(os.path.join(other, "nsbox", "images")), [])
+
+    def swap_while_waiting(self, ref, swap):
+        """nsbox learns the digest under the cache's shared lock, then waits for
+        the exclusive one to unpack: the image is changed (@swap) while it
+        waits, with the test holding the lock shared."""
+        import fcntl
+        os.makedirs(self.cache, exist_ok=True)
+        lock = os.open(os.path.join(self.cache, ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        try:
+            p = subprocess.Popen([NSBOX, "run", "--image", ref, "/nothing"], env=self.env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and not waits_for_flock(p.pid):
+                time.sleep(0.01)
+            self.assertTrue(waits_for_flock(p.pid), "nsbox never waited for the exclusive lock")
+            swap()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            os.close(lock)
+        return p.communicate(timeout=60)[1], p.returncode
+
+    def test_image_changed_between_digest_and_unpack(self):
+        # the entry is named by the digest read first; the layers unpacked
+        # into it came from a second read of the layout: an index changed in
+        # between put image B under A's digest, where a later run pinned to A
+        # found it
+        good = os.path.join(self.tmp, "good")
+        man_a = raw_layout(good, [tar_of([entry("which", data=b"A")])])
+        evil = os.path.join(self.tmp, "evil")
+        raw_layout(evil, [tar_of([entry("which", data=b"B")])])
+        shutil.copytree(os.path.join(evil, "blobs"), os.path.join(good, "blobs"), dirs_exist_ok=True)
+
+        def swap():
+            shutil.copy(os.path.join(evil, "index.json"), os.path.join(good, "index.json"))
+        err, rc = self.swap_while_waiting("oci:" + good, swap)
+        entry_a = os.path.join(self.cache, "sha256-" + man_a["digest"][7:], "rootfs", "which")
+        if os.path.exists(entry_a):
+            self.assertEqual(read(entry_a), b"A", err)
+        self.assertEqual(rc, 125, err)
+        self.assertIn(b"changed while", err)
+        # the same with an oci-archive replaced on disk
+        arch = os.path.join(self.tmp, "a.tar")
+        with tarfile.open(arch, "w") as t:
+            t.add(os.path.join(self.tmp, "evil"), arcname=".")
+        shutil.copy(arch, arch + ".evil")
+        with open(os.path.join(good, "index.json"), "w") as f:
+            json.dump({"schemaVersion": 2, "manifests": [man_a]}, f)
+        shutil.rmtree(os.path.join(self.tmp, "cache"))
+        with tarfile.open(arch, "w") as t:
+            t.add(good, arcname=".")
+        err, rc = self.swap_while_waiting("oci-archive:" + arch, lambda: os.replace(arch + ".evil", arch))
+        if os.path.exists(entry_a):
+            self.assertEqual(read(entry_a), b"A", err)
+        self.assertEqual(rc, 125, err)
+
+    def test_archive_members_name_nothing_on_the_host(self):
+        # a docker-archive's manifest.json names its config and layers by path:
+        # absolute, climbing out, or through a symlink member, they resolve in
+        # the archive's own extraction, never on the host (where valid files
+        # wait, to be found if they were looked at)
+        host = os.path.join(self.tmp, "host")
+        os.mkdir(host)
+        layer = tar_of([entry("from-host", data=b"x")])
+        with open(os.path.join(host, "layer.tar"), "wb") as f:
+            f.write(layer)
+        cfg = json.dumps({"architecture": "amd64", "os": "linux", "config": {},
+                          "rootfs": {"type": "layers",
+                                     "diff_ids": ["sha256:" + hashlib.sha256(layer).hexdigest()]}}).encode()
+        with open(os.path.join(host, "cfg.json"), "wb") as f:
+            f.write(cfg)
+        up = "../" * 12 + host.lstrip("/")
+        for cfg_name, layer_name in ((host + "/cfg.json", host + "/layer.tar"),
+                                     (up + "/cfg.json", up + "/layer.tar"),
+                                     ("l/cfg.json", "l/layer.tar")):
+            arch = os.path.join(self.tmp, "d.tar")
+            with tarfile.open(arch, "w") as t:
+                t.addfile(*entry("l", tarfile.SYMTYPE, link=host))
+                data = json.dumps([{"Config": cfg_name, "RepoTags": ["x:1"], "Layers": [layer_name]}]).encode()
+                t.addfile(*[(ti, io.BytesIO(d)) for ti, d in [entry("manifest.json", data=data)]][0])
+            p = self.img("run", "--image", "docker-archive:" + arch, "/nothing")
+            self.assertEqual(p.returncode, 125, (cfg_name, p.stderr))
+            self.assertEqual(glob_entries(self.cache), [], p.stderr)
+        # the control: the same files inside the archive run
+        with tarfile.open(arch, "w") as t:
+            t.add(host, arcname="in")
+            data = json.dumps([{"Config": "in/cfg.json", "RepoTags": ["x:1"], "Layers": ["in/layer.tar"]}]).encode()
+            t.addfile(*[(ti, io.BytesIO(d)) for ti, d in [entry("manifest.json", data=data)]][0])
+        p = self.img("run", "--image", "docker-archive:" + arch, "/nothing")
+        self.assertEqual((p.returncode, len(glob_entries(self.cache))), (127, 1), p.stderr)
+
+
+def waits_for_flock(pid):
+    """Is @pid blocked on an flock (a "->" line of /proc/locks naming it)?"""
+    with open("/proc/locks") as f:
+        for line in f:
+            t = line.split()
+            if len(t) > 5 and t[1] == "->" and t[2] == "FLOCK" and t[5] == str(pid):
+                return True
+    return False
+
+
+def glob_entries(cache):
+    return [n for n in os.listdir(cache) if n.startswith("sha256-")] if os.path.isdir(cache) else []
+
+
+def sparse_entry(name, realsize, data=b"s" * 512):
+    """A PAX 1.0 sparse file (GNU.sparse.*): @data at offset 0, holes to @realsize."""
+    smap = b"1\n0\n%d\n" % len(data)
+    smap += bytes(-len(smap) % 512)
+    ti = tarfile.TarInfo("GNUSparseFile.0/" + name)
+    ti.size = len(smap) + len(data)
+    ti.pax_headers = {"GNU.sparse.major": "1", "GNU.sparse.minor": "0", "GNU.sparse.name": name,
+                      "GNU.sparse.realsize": str(realsize)}
+    return ti, smap + data
+
+
+class RedTeamMore(ImageCase):
+    """More of the red-team review: sparse files, foreign layers, opaque markers."""
+
+    def test_sparse_files_count_their_full_size(self):
+        cache = os.path.join(self.tmp, "cache", "nsbox", "images")
+        env = dict(self.env, NSBOX_IMAGE_MAX_BYTES="8M")
+        big = os.path.join(self.tmp, "big")
+        raw_layout(big, [tar_of([sparse_entry("huge", 1 << 40)])])
+        p = self.img("run", "--image", "oci:" + big, "/nothing", env=env)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"'huge' inflates past the limit", p.stderr)
+        small = os.path.join(self.tmp, "small")
+        raw_layout(small, [tar_of([sparse_entry("four", 4 << 20)])])
+        p = self.img("run", "--image", "oci:" + small, "/nothing", env=env)
+        self.assertEqual(p.returncode, 127, p.stderr)
+        [name] = glob_entries(cache)
+        path = os.path.join(cache, name, "rootfs", "four")
+        self.assertEqual(os.path.getsize(path), 4 << 20)
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(513), b"s" * 512 + b"\0")
+        ls = json.loads(self.img("image", "ls").stdout)
+        self.assertGreaterEqual(ls["bytes"], 4 << 20)
+
+    def test_foreign_layer_is_never_fetched(self):
+        # a nondistributable layer names URLs; nsbox never fetches: the blob
+        # must be in the layout
+        layout = os.path.join(self.tmp, "foreign")
+        man = raw_layout(layout, [tar_of([entry("a", data=b"x")])],
+                         media="application/vnd.oci.image.layer.nondistributable.v1.tar")
+        mpath = os.path.join(layout, "blobs", "sha256", man["digest"][7:])
+        with open(mpath) as f:
+            m = json.load(f)
+        os.unlink(os.path.join(layout, "blobs", "sha256", m["layers"][0]["digest"][7:]))
+        m["layers"][0]["urls"] = ["http://127.0.0.1:9/layer"]
+        desc = write_blob(layout, json.dumps(m).encode())
+        desc["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
+        with open(os.path.join(layout, "index.json"), "w") as f:
+            json.dump({"schemaVersion": 2, "manifests": [desc]}, f)
+        p = self.img("run", "--image", "oci:" + layout, "/nothing")
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn(b"No such file", p.stderr)
+
+    def test_opaque_marker_keeps_parents_its_layer_made(self):
+        # "d/sub/f" makes d/sub (no entry of its own names it); an opaque
+        # marker of d later in the same layer hides the layers below only
+        layout = os.path.join(self.tmp, "opq")
+        oci_of_layers(layout, [[entry("d", tarfile.DIRTYPE), entry("d/old", data=b"1")],
+                               [entry("d/sub/f", data=b"2"), entry("d/.wh..wh..opq")]])
+        p = self.img("run", "--image", "oci:" + layout, "/nothing")
+        self.assertEqual(p.returncode, 127, p.stderr)
+        [name] = glob_entries(os.path.join(self.tmp, "cache", "nsbox", "images"))
+        root = os.path.join(self.tmp, "cache", "nsbox", "images", name, "rootfs")
+        self.assertEqual(sorted(os.listdir(os.path.join(root, "d"))), ["sub"])
+        self.assertEqual(read(os.path.join(root, "d", "sub", "f")), b"2")
