@@ -47,14 +47,6 @@ def load_tests(loader, tests, pattern):
     return tests
 
 
-def comm_of(pid):
-    try:
-        with open("/proc/%d/comm" % pid) as f:
-            return f.read().strip()
-    except OSError:
-        return None
-
-
 def jsonl(jobs):
     return "".join(json.dumps(j) + "\n" for j in jobs).encode()
 
@@ -939,44 +931,6 @@ class Leakage(WarmTest):
         self.assertEqual(len({r["stdout"]["text"] for r in same.values()}), 1, "one generation, several hash keys")
         self.assertEqual(len({r["stdout"]["text"] for r in rot.values()}), 4, "--warm-rotate 1 reused a zygote")
 
-
-    def test_a_prepared_init_serves_one_job_in_fresh_namespaces(self):
-        """#28: while a job runs, its worker's next job's init waits ready
-        beside it: a second child of the zygote named nsbox-job-init, with
-        no process under it (no job's code). The next job runs in that
-        init's namespaces, which are not the running job's (root can read
-        them; namespace numbers are reused once freed, so only namespaces
-        alive at once are compared)."""
-        ns = ("user", "mnt", "pid", "ipc", "uts")   # the cgroup one is made again in the job's cgroup
-        code = ("import json, os, sys, time\nprint(json.dumps({n: os.readlink('/proc/self/ns/' + n) for n in %r}))\n"
-                "sys.stdout.flush()\ntime.sleep(0.5)\n" % (ns,))
-        b = self.live("--warm", "-j", "1", "--warm-rotate", "1000")
-        got, prepared = [], []
-        for i in range(4):
-            b.send(py(i, code))
-            inits, kids = [], {}
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline:
-                kids = warmtree.children_map()
-                inits = [k for z in warmtree.zygotes(b.pid) for k in kids.get(z, []) if comm_of(k) == "nsbox-job-init"]
-                if len(inits) == 2 and any(kids.get(k) for k in inits):
-                    break
-                time.sleep(0.01)
-            idle = [k for k in inits if not kids.get(k)]
-            self.assertEqual((len(inits), len(idle)), (2, 1),
-                             "job %d: not its init and one idle prepared init under the zygote: %r" % (i, inits))
-            if os.geteuid() == 0:
-                prepared.append({n: os.readlink("/proc/%d/ns/%s" % (idle[0], n)) for n in ns})
-            res = b.wait_for(i, timeout=60)
-            self.assert_ok(res)
-            self.assert_warm(res)
-            got.append(json.loads(res["stdout"]["text"].splitlines()[0]))
-        self.assertEqual(b.close(), 0, b.stderr[-1000:])
-        for i, p in enumerate(prepared):
-            for n in ns:
-                self.assertNotEqual(p[n], got[i][n], "job %d's %s namespace is its next job's" % (i, n))
-            if i + 1 < len(got):
-                self.assertEqual(got[i + 1], p, "job %d ran elsewhere than in the init prepared for it" % (i + 1))
 
 # ---------------------------------------------------------------- faults
 
