@@ -126,7 +126,6 @@ struct batch {
 struct job_start {
         int warm_ctl;                   /* the zygote's control socket; -1 = cold */
         const char *cold_reason;        /* --warm was asked and this job runs cold: why */
-        struct warm_prep *prep;         /* in a worker: its prepared init (#28), or NULL */
 };
 
 static double since_ms(const struct timespec *t0)
@@ -476,7 +475,6 @@ static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_jo
         if (start->warm_ctl >= 0) {
                 req.start = SBX_WARM;
                 req.warm_ctl = start->warm_ctl;
-                req.warm_prep = start->prep;
         }
         sbx_run(&req, &r);
         if (start->cold_reason)
@@ -805,7 +803,6 @@ static bool run_line(const struct batch *b, const struct job_msg *h, const char 
 static __attribute__((noreturn)) void worker(const struct batch *b, int cmd, int wfd, pid_t parent)
 {
         struct worker_image wi = { .lock_fd = -1 };
-        struct warm_prep prep = WARM_PREP_NONE;   /* the next warm job's init, asked for by the last */
         unsigned serial = 0;
         int devnull;
 
@@ -841,10 +838,7 @@ static __attribute__((noreturn)) void worker(const struct batch *b, int cmd, int
 
                 if (r <= 0)
                         _exit(r == 0 ? 0 : 1);   /* 0: the batch has no more jobs for us */
-                st = (struct job_start){ .warm_ctl = ctl, .cold_reason = h.reason_len ? reason : NULL,
-                                         .prep = &prep };
-                if (ctl < 0)
-                        warm_prep_drop(&prep);   /* a cold job: no zygote of ours stays held */
+                st = (struct job_start){ .warm_ctl = ctl, .cold_reason = h.reason_len ? reason : NULL };
                 if (run_line(b, &h, text, &st, serial++, &wi, wfd))
                         _exit(0);   /* the parent forks the slot a fresh worker */
                 if (ctl >= 0)

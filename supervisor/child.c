@@ -940,15 +940,12 @@ static int init_run_warm_job(struct child_ctx *c, struct nsb_error *e)
 }
 
 const struct child_step child_warm_job_init_steps[] = {
-        /* The first CHILD_WARM_JOB_PREP_STEPS need nothing of the job: a
-         * prepared init (warm_lib.c, #28) runs them before its job exists. */
         CHILD_STEP(NSB_STAGE_CLONE, job_default_sigchld),       /* before any child exists */
         CHILD_STEP(NSB_STAGE_USERNS, job_map_ids),              /* its own maps: no supervisor round trip */
+        CHILD_STEP(NSB_STAGE_CGROUP, init_join_cgroup),         /* rlimit: before anything else runs */
         CHILD_STEP(NSB_STAGE_CLONE, init_die_with_parent),      /* dies with the zygote; EOF = supervisor gone */
         CHILD_STEP(NSB_STAGE_CLONE, init_not_dumpable),         /* after the maps, as a cold init */
         CHILD_STEP(NSB_STAGE_CLONE, init_session_and_hostname),
-        /* the job's own steps from here */
-        CHILD_STEP(NSB_STAGE_CGROUP, init_join_cgroup),         /* rlimit: before anything of the job runs */
         CHILD_STEP(NSB_STAGE_NET, job_shared_network),
         CHILD_STEP(NSB_STAGE_USERNS, init_ucount_open),         /* before its mounts, as a cold init */
         CHILD_STEP(NSB_STAGE_MOUNT, job_mounts),                /* /proc, /tmp, /workspace, /program */
@@ -958,7 +955,6 @@ const struct child_step child_warm_job_init_steps[] = {
         CHILD_STEP(NSB_STAGE_EXEC, init_run_warm_job),          /* last: fork the job, wait, reap */
 };
 const unsigned child_warm_job_init_n_steps = ARRAY_SIZE(child_warm_job_init_steps);
-_Static_assert(CHILD_WARM_JOB_PREP_STEPS < ARRAY_SIZE(child_warm_job_init_steps), "the prepared steps are a prefix");
 
 /* ---- reduced isolation's init -------------------------------------------- */
 

@@ -107,10 +107,6 @@ extern const struct child_step child_zygote_program_steps[];
 extern const unsigned child_zygote_program_n_steps;
 extern const struct child_step child_warm_job_init_steps[];
 extern const unsigned child_warm_job_init_n_steps;
-/* Its first steps, which need nothing of the job (no spec, no fd but the
- * init's socket, no test hook): a prepared init (#28) runs them ahead of
- * its job, then the rest once the job's spec has come. */
-#define CHILD_WARM_JOB_PREP_STEPS 5u
 
 /* A failed init step's end: the error whole over c->sock, then _exit. */
 __attribute__((noreturn)) void child_fail_exit(struct child_ctx *c, struct nsb_error *e);

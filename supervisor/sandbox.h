@@ -11,7 +11,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <sys/types.h>
 
 #include "cgroup/cgroup.h"
 #include "config/config.h"
@@ -32,21 +31,6 @@ enum sbx_start {
 };
 
 struct mnt_file;
-
-/* SBX_WARM: a job init the zygote prepared ahead for the caller's next warm
- * job (#28: cloned into its namespaces while the previous job ran). One
- * process owns it; one job at most uses it (sbx_run takes it, or drops it
- * when it does not fit, and asks for the next); an idle one holds no job's
- * code, only the zygote's. */
-struct warm_prep {
-        int sock;                            /* our end of its socket; -1 = none */
-        int pidfd;                           /* its pidfd, once the zygote's SPAWNED was read; -1 */
-        dev_t ctl_dev;                       /* the control socket (zygote generation) it is of */
-        ino_t ctl_ino;
-};
-#define WARM_PREP_NONE { .sock = -1, .pidfd = -1 }
-/* Drop a prepared init (it ends, nothing of a job in it). */
-void warm_prep_drop(struct warm_prep *p);
 
 struct sbx_request {
         const struct nsb_config *cfg;        /* limits, mounts, network, isolation, env */
@@ -80,8 +64,6 @@ struct sbx_request {
                                                 SIGINT/SIGTERM); -1 = none */
         enum sbx_start start;
         int warm_ctl;                        /* SBX_WARM: the zygote's control socket */
-        struct warm_prep *warm_prep;         /* SBX_WARM: the caller's prepared init, used when it
-                                                fits and made again for the next job; NULL = none */
         const char *warm_lib;                /* SBX_ZYGOTE: libnsbox_warm.so's host path (mounted
                                                 read-only with its library closure) */
         const struct mnt_file *files;        /* strict: placed in the fresh /workspace before the

@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "profile/profile.h"
@@ -198,140 +197,6 @@ static int await_spawned(struct sbx *s, struct nsb_error *e)
         }
 }
 
-/* ---- prepared inits (#28) ------------------------------------------------
- * While a job runs, its supervisor asks the zygote for the next job's init
- * (PREPARE): cloned into fresh namespaces, its ids mapped, its session made
- * (CHILD_WARM_JOB_PREP_STEPS), waiting on its socket. The next job sends
- * its fds and spec to that init instead of to the zygote: the zygote's
- * wake-up, its clone and a round trip are off the job's path. Used by one
- * job at most; dropped (it ends) when it is of another generation than the
- * job's, when it failed, or under a test hook (NSBOX_TEST_FAIL_STEP: the
- * hooked steps run from the job's own spec). */
-
-/* How long a job waits for the SPAWNED of an init asked for earlier, before
- * it asks the zygote the usual way. */
-#define PREP_WAIT_MS 2000
-
-void warm_prep_drop(struct warm_prep *p)
-{
-        if (p->sock >= 0)
-                close(p->sock);   /* the init sees EOF and ends */
-        if (p->pidfd >= 0)
-                close(p->pidfd);
-        p->sock = p->pidfd = -1;
-}
-
-/* Ask the zygote behind @ctl for an init for the caller's next job; best
- * effort (without one, the next job is cloned for it as before). */
-static void prep_make(struct warm_prep *p, int ctl)
-{
-        struct wire_msg m;
-        struct stat st;
-        int sv[2], r;
-
-        warm_prep_drop(p);
-        if (fstat(ctl, &st) < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-                return;
-        memset(&m, 0, sizeof m);
-        m.version = WIRE_VERSION;
-        m.kind = WIRE_PREPARE;
-        r = wire_send_fds(ctl, &m, &sv[1], 1);
-        close(sv[1]);
-        if (r < 0) {
-                close(sv[0]);
-                return;
-        }
-        p->sock = sv[0];
-        p->ctl_dev = st.st_dev;
-        p->ctl_ino = st.st_ino;
-}
-
-/* The prepared init's SPAWNED record (its pidfd), waited for up to
- * PREP_WAIT_MS; 0, or -1 (anything else came, or nothing). */
-static int prep_spawned(struct warm_prep *p)
-{
-        struct pollfd pf = { p->sock, POLLIN, 0 };
-        struct wire_msg m;
-        int fds[WIRE_MAX_FDS];
-        size_t n_fds = 0;
-        ssize_t k;
-        int r;
-
-        while ((r = poll(&pf, 1, PREP_WAIT_MS)) < 0 && errno == EINTR)
-                ;
-        if (r <= 0)
-                return -1;
-        k = wire_recv_fds(p->sock, &m, fds, WIRE_MAX_FDS, &n_fds);
-        if (k == (ssize_t) sizeof m && m.version == WIRE_VERSION && m.kind == WIRE_SPAWNED && n_fds == 1) {
-                p->pidfd = fds[0];
-                return 0;
-        }
-        for (size_t i = 0; i < n_fds; i++)
-                close(fds[i]);
-        return -1;
-}
-
-/* Take the prepared init for a job of the zygote behind @ctl: 0 with its
- * socket and pidfd (ours now), or -1 (none that fits: dropped). */
-static int prep_take(struct warm_prep *p, int ctl, int fail_stage, int *ret_sock, int *ret_pidfd)
-{
-        struct pollfd pf[2];
-        struct stat st;
-
-        if (p->sock < 0)
-                return -1;
-        if (fail_stage || fstat(ctl, &st) < 0 || st.st_dev != p->ctl_dev || st.st_ino != p->ctl_ino ||
-            (p->pidfd < 0 && prep_spawned(p) < 0))
-                goto drop;
-        /* Alive, and nothing more on its socket (an init that failed a step
-         * sent its error and ended). */
-        pf[0] = (struct pollfd){ p->pidfd, POLLIN, 0 };
-        pf[1] = (struct pollfd){ p->sock, POLLIN, 0 };
-        if (poll(pf, 2, 0) != 0)
-                goto drop;
-        *ret_sock = p->sock;
-        *ret_pidfd = p->pidfd;
-        p->sock = p->pidfd = -1;
-        return 0;
-drop:
-        warm_prep_drop(p);
-        return -1;
-}
-
-/* The job to its prepared init: its fds and spec on the init's socket,
- * which is the run's from now on (the one sbx_run made goes unused). */
-static int prepared_spawn(struct sbx *s, int spec, int sock, int pidfd, struct nsb_error *e)
-{
-        struct wire_msg m;
-        int fds[4] = { s->stdin_fd, s->out[1], s->err[1], spec };
-        int r;
-
-        close_fd(&s->sock[0]);
-        close_fd(&s->sock[1]);
-        s->sock[0] = sock;
-        s->pidfd = pidfd;
-        s->pid = pidfd_pid(pidfd);
-        memset(&m, 0, sizeof m);
-        m.version = WIRE_VERSION;
-        m.kind = WIRE_JOB;
-        clock_gettime(CLOCK_MONOTONIC, &s->start);
-        r = wire_send_fds(s->sock[0], &m, fds, 4);
-        close(spec);
-        close_fd(&s->out[1]);
-        close_fd(&s->err[1]);
-        close_fd(&s->stdin_fd);
-        if (r < 0) {
-                s->warm_not_taken = true;   /* it ended before it took the job: nothing ran */
-                return nsb_fail(e, NSB_STAGE_CLONE, -r, "send the job to its prepared init (its generation died)");
-        }
-        if (s->cg_late) {   /* v1: made while the init takes its first steps */
-                s->cg_late = false;
-                if ((r = sbx_create_cgroup(s, e)) < 0)
-                        return r;
-        }
-        return s->mode->after_clone(s, e);
-}
-
 static int warm_spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
 {
         struct wire_msg m;
@@ -340,12 +205,6 @@ static int warm_spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
 
         if ((r = spec_memfd(s, c, &spec, e)) < 0)
                 return r;
-        if (s->req->warm_prep) {
-                int sock, pidfd;
-
-                if (prep_take(s->req->warm_prep, s->req->warm_ctl, c->fail_stage, &sock, &pidfd) == 0)
-                        return prepared_spawn(s, spec, sock, pidfd, e);
-        }
         {
                 int fds[5] = { s->sock[1], s->stdin_fd, s->out[1], s->err[1], spec };
                 memset(&m, 0, sizeof m);
@@ -411,9 +270,6 @@ static int warm_job_after_spawn(struct sbx *s, struct nsb_error *e)
         if (send(s->sock[0], &go, sizeof go, MSG_NOSIGNAL) < 0 && errno != EPIPE && errno != ECONNRESET &&
             errno != ECONNREFUSED)
                 return nsb_fail(e, NSB_STAGE_CLONE, errno, "release the warm job's init");
-        /* the next job's init, cloned while this one runs (#28) */
-        if (s->req->warm_prep)
-                prep_make(s->req->warm_prep, s->req->warm_ctl);
         return 0;
 }
 

@@ -38,8 +38,7 @@
 #define WIRE_VERSION 3u
 
 enum wire_kind { WIRE_READY = 1, WIRE_ERROR = 2, WIRE_EXIT = 3, WIRE_CGROUP = 4, WIRE_USAGE = 5, WIRE_SPAWNED = 6,
-                 WIRE_HELLO = 7, WIRE_JOB = 8, WIRE_FILES = 9,
-                 WIRE_PREPARE = 10 /* warm: the zygote clones an init ahead of its job (#28) */ };
+                 WIRE_HELLO = 7, WIRE_JOB = 8, WIRE_FILES = 9 };
 
 struct wire_msg {
         uint32_t version;

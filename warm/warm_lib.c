@@ -110,9 +110,8 @@ static void send_record(int sock, enum wire_kind kind, const struct nsb_error *e
                         ;
 }
 
-/* The job's init, from its step @first (0, or CHILD_WARM_JOB_PREP_STEPS
- * in a prepared init): never returns unless it is the job itself. */
-static void job_init(struct warm_job *j, const int *fds, int ctl, unsigned first)
+/* The job's init: never returns unless it is the job itself. */
+static void job_init(struct warm_job *j, const int *fds, int ctl)
 {
         const struct cg_ops *ops = cg_ops_for((enum cg_backend) j->lim.backend);
         struct cg_run run;
@@ -146,106 +145,11 @@ static void job_init(struct warm_job *j, const int *fds, int ctl, unsigned first
         close(fds[FD_SPEC]);
         close(ctl);   /* only the zygote takes jobs */
         nsb_error_clear(&e);
-        if (child_run_steps(&c, child_warm_job_init_steps + first, child_warm_job_init_n_steps - first, &e) < 0)
+        if (child_run_steps(&c, child_warm_job_init_steps, child_warm_job_init_n_steps, &e) < 0)
                 child_fail_exit(&c, &e);
         if (!c.warm_job)
                 _exit(0);
         (void) prctl(PR_SET_NAME, py_comm);   /* the job: the interpreter's name, as a cold job's */
-}
-
-/* Map and decode the job's spec and check its interpreter: 0, or <0 with
- * the reason in @e and nothing held. */
-static int load_spec(int spec_fd, struct warm_job *j, void **ret_map, size_t *ret_len, struct nsb_error *e)
-{
-        struct stat st;
-        void *map = MAP_FAILED;
-
-        nsb_error_clear(e);
-        errno = 0;
-        if (fstat(spec_fd, &st) < 0 || st.st_size <= 0 ||
-            (map = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, spec_fd, 0)) == MAP_FAILED)
-                return nsb_fail(e, NSB_STAGE_CLONE, errno ? errno : EPROTO, "the zygote cannot read the job spec");
-        if (warm_spec_decode(map, (size_t) st.st_size, j, e) < 0) {
-                munmap(map, (size_t) st.st_size);
-                return -EPROTO;
-        }
-        if (!same_interpreter(j)) {
-                nsb_fail(e, NSB_STAGE_CLONE, EINVAL,
-                         "the job's interpreter or its arguments differ from the zygote's (%s ...)", j->argv[0]);
-                warm_job_free(j);
-                munmap(map, (size_t) st.st_size);
-                return -EINVAL;
-        }
-        *ret_map = map;
-        *ret_len = (size_t) st.st_size;
-        return 0;
-}
-
-/* A prepared init (#28): the steps that need nothing of a job, done while
- * its supervisor's previous job runs; then it waits for its one job (a JOB
- * record on its socket: stdin, stdout, stderr, the spec) and goes on as a
- * job init cloned for that job does, from the job's own steps. EOF or
- * anything else on the socket ends it: no job ever ran in it, nor will.
- * Never returns. */
-static __attribute__((noreturn)) void prepared_init(const struct pyfork *py, void *start, int sock, int ctl)
-{
-        struct child_ctx c = { .sock = sock, .stdio = { -1, -1, -1 }, .channel_fd = -1, .warm = true,
-                               .ucount_dirfd = -1 };
-        int fds[N_JOB_FDS] = { [FD_SOCK] = sock };
-        struct warm_job j;
-        struct wire_msg m;
-        struct nsb_error e;
-        void *map;
-        size_t n_fds = 0, len;
-        ssize_t n;
-
-        ledger_init(&c.ledger);
-        (void) prctl(PR_SET_NAME, "nsbox-job-init");
-        close(ctl);   /* only the zygote takes jobs */
-        nsb_error_clear(&e);
-        if (child_run_steps(&c, child_warm_job_init_steps, CHILD_WARM_JOB_PREP_STEPS, &e) < 0)
-                child_fail_exit(&c, &e);
-        do
-                n = wire_recv_fds(sock, &m, fds + FD_STDIN, N_JOB_FDS - FD_STDIN, &n_fds);
-        while (n == -EINTR);
-        if (n != (ssize_t) sizeof m || m.version != WIRE_VERSION || m.kind != WIRE_JOB ||
-            n_fds != N_JOB_FDS - FD_STDIN)
-                _exit(0);   /* dropped by its supervisor (EOF), or not a job: nothing ran */
-        if (load_spec(fds[FD_SPEC], &j, &map, &len, &e) < 0)
-                child_fail_exit(&c, &e);
-        job_init(&j, fds, -1, CHILD_WARM_JOB_PREP_STEPS);
-        /* the job: Python's state is the zygote's at PyOS_BeforeFork */
-        py->after_child();
-        warm_job_start(start, j.argv + j.script, (int) (j.argc - j.script));
-}
-
-/* PREPARE: clone an init for a job to come (its socket in @sock), and send
- * its pidfd on that socket (SPAWNED), as for a job. */
-static void prepare_job(const struct pyfork *py, void *start, int sock, int ctl)
-{
-        struct clone_args args;
-        struct nsb_error e;
-        int pidfd = -1;
-        pid_t pid;
-
-        memset(&args, 0, sizeof args);
-        args.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
-                     CLONE_PIDFD;
-        args.pidfd = (uint64_t) (uintptr_t) &pidfd;
-        args.exit_signal = SIGCHLD;
-        py->before();
-        pid = sys_clone3(&args);
-        if (pid == 0)
-                prepared_init(py, start, sock, ctl);
-        py->after_parent();
-        if (pid < 0) {
-                nsb_fail(&e, NSB_STAGE_CLONE, errno,
-                         "the zygote's clone (new user, mount, pid, ipc, uts and cgroup namespaces)");
-                send_record(sock, WIRE_ERROR, &e, NULL, 0);
-        } else {
-                send_record(sock, WIRE_SPAWNED, NULL, &pidfd, 1);
-                close(pidfd);
-        }
 }
 
 /* Never returns in the job (warm_job_start); in the zygote, returns with
@@ -255,13 +159,29 @@ static void start_job(const struct pyfork *py, void *start, const int *fds, int 
         struct warm_job j;
         struct nsb_error e;
         struct clone_args args;
+        struct stat st;
         void *map = MAP_FAILED;
-        size_t len = 0;
         int pidfd = -1;
         pid_t pid;
 
-        if (load_spec(fds[FD_SPEC], &j, &map, &len, &e) < 0) {
+        nsb_error_clear(&e);
+        if (fstat(fds[FD_SPEC], &st) < 0 || st.st_size <= 0 ||
+            (map = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, fds[FD_SPEC], 0)) == MAP_FAILED) {
+                nsb_fail(&e, NSB_STAGE_CLONE, errno ? errno : EPROTO, "the zygote cannot read the job spec");
                 send_record(fds[FD_SOCK], WIRE_ERROR, &e, NULL, 0);
+                return;
+        }
+        if (warm_spec_decode(map, (size_t) st.st_size, &j, &e) < 0) {
+                munmap(map, (size_t) st.st_size);
+                send_record(fds[FD_SOCK], WIRE_ERROR, &e, NULL, 0);
+                return;
+        }
+        if (!same_interpreter(&j)) {
+                nsb_fail(&e, NSB_STAGE_CLONE, EINVAL,
+                         "the job's interpreter or its arguments differ from the zygote's (%s ...)", j.argv[0]);
+                send_record(fds[FD_SOCK], WIRE_ERROR, &e, NULL, 0);
+                warm_job_free(&j);
+                munmap(map, (size_t) st.st_size);
                 return;
         }
         memset(&args, 0, sizeof args);
@@ -272,7 +192,7 @@ static void start_job(const struct pyfork *py, void *start, const int *fds, int 
         py->before();
         pid = sys_clone3(&args);
         if (pid == 0) {
-                job_init(&j, fds, ctl, 0);
+                job_init(&j, fds, ctl);
                 /* the job: Python's state is the zygote's at PyOS_BeforeFork */
                 py->after_child();
                 warm_job_start(start, j.argv + j.script, (int) (j.argc - j.script));
@@ -287,7 +207,7 @@ static void start_job(const struct pyfork *py, void *start, const int *fds, int 
                 close(pidfd);
         }
         warm_job_free(&j);
-        munmap(map, len);
+        munmap(map, (size_t) st.st_size);
 }
 
 int nsbox_warm_serve(int ctl, void *start)
@@ -327,8 +247,6 @@ int nsbox_warm_serve(int ctl, void *start)
                 }
                 if (n == (ssize_t) sizeof m && m.version == WIRE_VERSION && m.kind == WIRE_JOB && n_fds == N_JOB_FDS)
                         start_job(&py, start, fds, ctl);
-                else if (n == (ssize_t) sizeof m && m.version == WIRE_VERSION && m.kind == WIRE_PREPARE && n_fds == 1)
-                        prepare_job(&py, start, fds[0], ctl);
                 for (size_t i = 0; i < n_fds; i++)
                         close(fds[i]);
         }
