@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/hints.h"
 #include "util/cleanup.h"
 #include "util/json_cleanup.h"
 #include "util/portable.h"
@@ -273,8 +274,11 @@ void tc_decide(struct tc_report *rep, const struct run_result *r)
         if (r->status == RUN_LIMIT) {
                 /* Rule 4: the runner bounds itself by --budget, so a limit is
                  * evidence against the code under test. */
-                snprintf(why, sizeof why, "the sandbox stopped the tests: %s limit",
-                         run_limit_name(r->limit) ? run_limit_name(r->limit) : "a");
+                char what[160];
+
+                /* the value and the flag, in the CLI's words (config/hints.h) */
+                cfg_limit_describe(run_limit_name(r->limit), r->limit_value, what, sizeof what);
+                snprintf(why, sizeof why, "the sandbox stopped the tests: %s", what);
                 mark_not_run(rep, why);
                 rep->verdict = TC_FAIL;
                 snprintf(rep->reason, sizeof rep->reason, "%s", why);

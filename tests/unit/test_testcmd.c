@@ -113,6 +113,12 @@ static void test_sandbox_outcomes(void **state)
         assert_int_equal(rep.tests[1].outcome, TC_ERROR);
         assert_non_null(strstr(rep.tests[1].message, "not run"));
         tc_report_free(&rep);
+        /* the value and the flag, as the CLI, judge, report and serve say it (review of #edges) */
+        snprintf(r.limit_value, sizeof r.limit_value, "300ms");
+        decide(START PASS_A, r, &rep);
+        assert_string_equal(rep.reason,
+                            "the sandbox stopped the tests: the wall_time limit (300ms; raise it with --wall-time DUR)");
+        tc_report_free(&rep);
         r.status = RUN_CANCELLED;
         assert_int_equal(decide(START PASS_A, r, &rep), TC_UNDETERMINED);
         tc_report_free(&rep);
