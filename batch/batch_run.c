@@ -1360,8 +1360,17 @@ static int loop(struct batch *b, const char *jobs_path, struct nsb_error *e)
                 nfds_t n = 0;
                 int i_cancel = -1, i_in = -1;
 
-                if (!b->cancelled)
+                if (!b->cancelled) {
+                        unsigned busy = b->busy;
+
                         take_lines(b, jobs_path);
+                        /* cancel lines already read behind a job line that
+                         * waited for a worker and now has one: taken now, not
+                         * at the next read (which may never come); only when
+                         * a job just started (the head line is scanned) */
+                        if (b->busy > busy && b->busy >= b->max_busy && b->first_checked && !b->refused)
+                                take_cancel_lines(b);
+                }
                 if (b->refused)
                         break;   /* before any job: no worker runs */
                 if ((b->out_err || b->result_err) && !b->cancelled)

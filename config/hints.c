@@ -9,6 +9,7 @@
 #include "config/hints.h"
 #include "config/schema.h"
 #include "config/config_internal.h"
+#include "util/portable.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -134,9 +135,21 @@ bool cfg_limit_value(const struct nsb_config *cfg, const char *limit, char *buf,
  * written before results carried it has none) and the flag that raises it. */
 bool cfg_limit_describe(const char *limit, const char *value, char *buf, size_t size)
 {
+        return cfg_limit_describe_by(limit, value, NULL, buf, size);
+}
+
+const char *cfg_limit_key(const char *limit)
+{
         const struct cfg_key *k = limit_key(limit);
-        bool output = k && strcmp(limit, "output") == 0;
+
+        return k ? k->json : NULL;
+}
+
+bool cfg_limit_describe_by(const char *limit, const char *value, const char *raise, char *buf, size_t size)
+{
+        const struct cfg_key *k = limit_key(limit);
         size_t n = value ? strspn(value, "0123456789.abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") : 0;
+        char flag[64], inner[160] = "";
 
         /* a value read back from a file (judge --replay, report) is shown
          * only when it looks like one: a unit-suffixed number, short */
@@ -144,15 +157,25 @@ bool cfg_limit_describe(const char *limit, const char *value, char *buf, size_t 
                 value = NULL;
         if (!size)
                 return k != NULL;
-        if (!k)
+        if (!k) {
                 snprintf(buf, size, "the %s limit", limit ? limit : "(unnamed)");
-        else if (value)
-                snprintf(buf, size, "the %s limit (%s%s; raise it with --%s %s)", limit, value,
-                         output ? " per stream, 4x in all" : "", k->flag, k->metavar);
+                return false;
+        }
+        if (!raise) {
+                snprintf(flag, sizeof flag, "--%s %s", k->flag, k->metavar);
+                raise = flag;
+        }
+        if (value)
+                nsb_appendf(inner, sizeof inner, "%s", value);
+        if (strcmp(limit, "output") == 0)
+                nsb_appendf(inner, sizeof inner, "%sper stream, 4x in all", value ? " " : "");
+        if (raise[0])
+                nsb_appendf(inner, sizeof inner, "%sraise it with %s", inner[0] ? "; " : "", raise);
+        if (inner[0])
+                snprintf(buf, size, "the %s limit (%s)", limit, inner);
         else
-                snprintf(buf, size, "the %s limit (%sraise it with --%s %s)", limit,
-                         output ? "per stream, 4x in all; " : "", k->flag, k->metavar);
-        return k != NULL;
+                snprintf(buf, size, "the %s limit", limit);
+        return true;
 }
 
 /* "the memory limit (256M; raise it with --memory SIZE)" with @cfg's value. */

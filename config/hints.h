@@ -37,3 +37,12 @@ bool cfg_limit_value(const struct nsb_config *cfg, const char *limit, char *buf,
  * out). False, and "the NAME limit" in @buf, for a name without a flag
  * (a caller showing a name read from a file quotes it its own way). */
 bool cfg_limit_describe(const char *limit, const char *value, char *buf, size_t size);
+
+/* As cfg_limit_describe, but raised by @raise, said after "raise it with "
+ * ("run_timeout", "the spec's limits.memory"); "": no way to raise it is
+ * said (a /run_code caller cannot: "the pids limit (64)"); NULL: the flag. */
+bool cfg_limit_describe_by(const char *limit, const char *value, const char *raise, char *buf, size_t size);
+
+/* @limit's key in a judge spec's or batch job's "limits" ("memory",
+ * "output_limit" for "output"); NULL for a name without one. */
+const char *cfg_limit_key(const char *limit);

@@ -116,6 +116,13 @@ static char *docker_split(char *body, char *tag_colon, const char *s, struct nsb
                 *start = ':';
                 if (before && docker_host_ok(before + 1, (size_t) (start - before - 1)))
                         start = before;
+                else if (start > body && start[-1] == ']') {
+                        /* "[::1]:5000/app": not FILE "...:[::1]" and NAME "5000/app" (docs/images.md) */
+                        nsb_fail(e, NSB_STAGE_USAGE, EINVAL,
+                                 "--image '%s': an IPv6 registry address ([ADDR]:PORT/) is not accepted in a "
+                                 "docker-archive NAME", s);
+                        return NULL;
+                }
         }
         *tag_colon = ':';
         if (!start) {

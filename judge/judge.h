@@ -130,6 +130,8 @@ struct judge_case_report {
         struct run_result result;    /* a live run's observation (zero in a replay) */
         json_t *result_json;         /* the recorded result object the verdict was read from (owned) */
         char observation_id[65];     /* --observe/--replay: its observation; else "" */
+        bool raise_in_spec;          /* a batch or serve job: its spec's limits win over the flags, so a
+                                        limit's reason names the spec's key, not the flag */
 };
 
 struct judge_report {

@@ -374,7 +374,14 @@ static int case_verdict(const struct judge_expect *x, const struct judge_evidenc
                 ret->verdict = JUDGE_UNDETERMINED;
                 return 0;
         case RUN_LIMIT:
-                if (r->limit && cfg_limit_describe(r->limit, r->limit_value, limit_text, sizeof limit_text)) {
+                if (r->limit && ret->raise_in_spec && cfg_limit_key(r->limit)) {
+                        char key[64];
+
+                        /* a batch's or serve's job: the spec's limits win over the flags */
+                        snprintf(key, sizeof key, "the spec's limits.%s", cfg_limit_key(r->limit));
+                        cfg_limit_describe_by(r->limit, r->limit_value, key, limit_text, sizeof limit_text);
+                        nsb_appendf(reason, size, "stopped by %s", limit_text);
+                } else if (r->limit && cfg_limit_describe(r->limit, r->limit_value, limit_text, sizeof limit_text)) {
                         /* the value and the flag, as the CLI says it (config/hints.h) */
                         nsb_appendf(reason, size, "stopped by %s", limit_text);
                 } else if (r->limit) {

@@ -287,9 +287,9 @@ static void stop_after(struct judge_report *rep, size_t i)
         judge_mark_not_run(rep->cases, i + 1, rep->n_cases, why);
 }
 
-static int run_spec(const struct nsb_config *cli, unsigned cli_explicit, const struct judge_spec *given,
-                    int cancel_fd, const struct host_set *python_host, struct observe *obs, struct judge_report *rep,
-                    struct nsb_error *e)
+static int run_spec(const struct nsb_config *cli, unsigned cli_explicit, bool raise_in_spec,
+                    const struct judge_spec *given, int cancel_fd, const struct host_set *python_host,
+                    struct observe *obs, struct judge_report *rep, struct nsb_error *e)
 {
         struct prog_place place __attribute__((cleanup(prog_place_free))) = { 0 };
         struct judge_spec placed;
@@ -309,6 +309,8 @@ static int run_spec(const struct nsb_config *cli, unsigned cli_explicit, const s
         rep->output_limit = cfg.output_limit_bytes;
         if (alloc_cases(spec, rep, e) < 0)
                 return -ENOMEM;
+        for (size_t i = 0; i < rep->n_cases; i++)
+                rep->cases[i].raise_in_spec = raise_in_spec;
         if (cfg.warm) {
                 warm_pool_init(&warm, &cfg, python_host, cancel_fd);
                 pool = &warm;
@@ -350,7 +352,8 @@ static int run_spec(const struct nsb_config *cli, unsigned cli_explicit, const s
 int judge_run_spec(const struct nsb_config *cli, unsigned cli_explicit, const struct judge_spec *spec,
                    int cancel_fd, const struct host_set *python_host, struct judge_report *rep, struct nsb_error *e)
 {
-        return run_spec(cli, cli_explicit, spec, cancel_fd, python_host, NULL, rep, e);
+        /* batch and serve: the spec's limits win, so a limit's reason names them */
+        return run_spec(cli, cli_explicit, true, spec, cancel_fd, python_host, NULL, rep, e);
 }
 
 /* ---- --replay: no sandbox, no process, no cgroup ---------------------------- */
@@ -670,7 +673,7 @@ int judge_main(const struct frame_run *run, struct nsb_error *e)
                                 return JUDGE_EXIT_BAD_SPEC;
                         obs.lines = obs_lines;
                 }
-                r = run_spec(cli, judge_cli_explicit(cli), &spec, cancel_fd, NULL, obs_path ? &obs : NULL, &rep, e);
+                r = run_spec(cli, judge_cli_explicit(cli), false, &spec, cancel_fd, NULL, obs_path ? &obs : NULL, &rep, e);
                 if (r < 0)
                         spec_error_context(cli, e);
         }

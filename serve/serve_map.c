@@ -108,9 +108,14 @@ json_t *serve_map_run_code(const json_t *line)
                 char what[160];
 
                 run_status = time ? "TimeLimitExceeded" : "Error";
-                /* the value and the flag, as the CLI says it (config/hints.h) */
-                cfg_limit_describe(limit ? limit : "unknown",
-                                   json_string_value(json_object_get(line, "limit_value")), what, sizeof what);
+                /* the value, as the CLI says it (config/hints.h), and the
+                 * request key that raises it: a caller here has no flags */
+                cfg_limit_describe_by(limit ? limit : "unknown",
+                                      json_string_value(json_object_get(line, "limit_value")),
+                                      limit && strcmp(limit, "wall_time") == 0 ? "run_timeout"
+                                      : limit && strcmp(limit, "memory") == 0  ? "memory_limit_MB"
+                                                                               : "",
+                                      what, sizeof what);
                 snprintf(message, sizeof message, "stopped by %s", what);
         } else {
                 snprintf(message, sizeof message, "unknown result status \"%.32s\"", status);

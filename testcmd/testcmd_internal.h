@@ -40,6 +40,8 @@ struct tc_report {
         size_t n_collect_errors;
         bool started, done;
         bool trusted;                /* every line parsed and the order held */
+        bool in_order;               /* trusted up to its last line, a done event or not: the first
+                                        test without an event was the one running */
         long long collected;         /* from done, -1 until then */
         double duration_ms;          /* from done, or the run's wall time */
         char problem[TC_REASON_MAX]; /* first reason the channel is not trusted */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/hints.h"
 #include "util/cleanup.h"
 #include "util/json_cleanup.h"
 #include "util/portable.h"
@@ -223,6 +224,7 @@ int tc_channel_parse(const char *buf, size_t len, struct tc_report *rep)
                 if (r < 0)
                         return r;
         }
+        rep->in_order = rep->started && rep->trusted;
         if (!rep->started)
                 distrust(rep, "no start event", line);
         else if (!rep->done)
@@ -246,7 +248,11 @@ static bool any_passed(const struct tc_report *rep)
         return false;
 }
 
-static void mark_not_run(struct tc_report *rep, const char *why)
+/* @running: the first test without an event was running when the run
+ * ended (a trusted channel names the tests in the order they run): it says
+ * so, not "not run" like the tests after it (a test that wrote gigabytes
+ * looked as innocent as they did). */
+static void mark_not_run(struct tc_report *rep, const char *why, bool running)
 {
         for (size_t i = 0; i < rep->n_tests; i++) {
                 struct tc_test *t = &rep->tests[i];
@@ -257,8 +263,10 @@ static void mark_not_run(struct tc_report *rep, const char *why)
                 free(t->message);
                 free(t->traceback);
                 t->traceback = NULL;
-                if (nsb_asprintf(&t->message, "not run: %s", why) < 0)
+                if (nsb_asprintf(&t->message, "%s: %s", running ? "did not finish (it was running)" : "not run",
+                                 why) < 0)
                         t->message = NULL;
+                running = false;
         }
 }
 
@@ -273,9 +281,12 @@ void tc_decide(struct tc_report *rep, const struct run_result *r)
         if (r->status == RUN_LIMIT) {
                 /* Rule 4: the runner bounds itself by --budget, so a limit is
                  * evidence against the code under test. */
-                snprintf(why, sizeof why, "the sandbox stopped the tests: %s limit",
-                         run_limit_name(r->limit) ? run_limit_name(r->limit) : "a");
-                mark_not_run(rep, why);
+                char what[160];
+
+                /* the value and the flag, in the CLI's words (config/hints.h) */
+                cfg_limit_describe(run_limit_name(r->limit), r->limit_value, what, sizeof what);
+                snprintf(why, sizeof why, "the sandbox stopped the tests: %s", what);
+                mark_not_run(rep, why, rep->in_order);
                 rep->verdict = TC_FAIL;
                 snprintf(rep->reason, sizeof rep->reason, "%s", why);
                 return;
@@ -318,7 +329,7 @@ void tc_decide(struct tc_report *rep, const struct run_result *r)
                 snprintf(why, sizeof why, "the test runner exited with status %d", r->exit_code);
         else
                 snprintf(why, sizeof why, "%s", rep->problem[0] ? rep->problem : "incomplete results");
-        mark_not_run(rep, why);
+        mark_not_run(rep, why, false);
         rep->verdict = bad ? TC_FAIL : TC_UNDETERMINED;
         snprintf(rep->reason, sizeof rep->reason, "%s%s", bad ? "a test failed before: " : "", why);
 }

@@ -208,6 +208,14 @@ def _flush_stdio():
             pass
 
 
+def _fd_id(fd):
+    try:
+        st = os.fstat(fd)
+        return (st.st_dev, st.st_ino)
+    except OSError:
+        return None
+
+
 def _child_main(item, code, report_fd, harness, workspace):
     """Runs in the forked child; never returns."""
     try:
@@ -216,6 +224,7 @@ def _child_main(item, code, report_fd, harness, workspace):
         pass
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    streams = (_fd_id(1), _fd_id(2))
     try:
         report = _child_run(item, code, harness, workspace)
     except BaseException as exc:
@@ -223,6 +232,11 @@ def _child_main(item, code, report_fd, harness, workspace):
                          % _exc_text(exc), exc)
     _flush_stdio()
     try:
+        # fd 1 or 2 closed or replaced by the test: what its print() wrote
+        # (counted by the tee) may not have reached the run's stream, and
+        # counted as the test's it would hide another test's os.write
+        # output from nsbox test's report (stdout_bytes, harness/README.md)
+        report["streams_moved"] = [fd for fd, was in zip((1, 2), streams) if _fd_id(fd) != was]
         report["message"] = _clean(_clip_message(report.get("message")))
         report["traceback"] = _clean(_clip_traceback(report.get("traceback")))
         data = (json.dumps(report) + "\n").encode("utf-8", "replace")

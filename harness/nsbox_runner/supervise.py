@@ -279,6 +279,14 @@ class Runner:
             "stdout_bytes": captured.get(("n", out_r), 0),
             "stderr_bytes": captured.get(("n", err_r), 0),
         }
+        # a test that closed or replaced its fd 1/2 (child._child_main):
+        # its print()s may be in no stream; counted 0, the run's stream is
+        # shown rather than another test's direct writes hidden
+        moved = report.get("streams_moved")
+        if isinstance(moved, list):
+            for fd, key in ((1, "stdout_bytes"), (2, "stderr_bytes")):
+                if fd in moved:
+                    event[key] = 0
         if report.get("import_error") is True:
             event["import_error"] = True
         return event

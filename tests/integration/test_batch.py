@@ -520,6 +520,35 @@ class Batch(SandboxTest):
                     self.assertEqual(lines["before"]["start"], "warm", lines["before"])
                 self.assertEqual(processes_with(marker), [])
 
+    def test_a_cancel_line_read_with_the_job_it_names(self):
+        """Review of #edges: a cancel line that arrived in the same read as
+        the job line it names, while that job waited for a worker, was left
+        in the buffer once the job started (cancel lines were taken only
+        after a read): the job ran to its limit, cancelled by no one."""
+        for warm in ([], ["--warm"]):
+            with self.subTest(warm=bool(warm)):
+                marker = "%d.%06d" % (700 + os.getpid() % 100, int(uuid.uuid4().int % 10 ** 6))
+                proc = subprocess.Popen([NSBOX, "batch", *warm, "-j", "1", "-"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                proc.stdin.write(jsonl([{"id": "first", "kind": "run", "argv": ["/bin/sleep", marker]}]))
+                proc.stdin.flush()
+                deadline = time.monotonic() + 30
+                while not processes_with(marker) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                proc.stdin.write(b'{"cancel": "first"}\n' + jsonl([py("second", "import time; time.sleep(60)",
+                                                                      timeout=8)]) + b'{"cancel": "second"}\n')
+                proc.stdin.flush()
+                started = time.monotonic()
+                first = json.loads(proc.stdout.readline())
+                second = json.loads(proc.stdout.readline())
+                took = time.monotonic() - started
+                proc.stdin.close()
+                proc.stdin = None
+                proc.communicate(timeout=60)
+                self.assertEqual((first["id"], first["status"]), ("first", "cancelled"), first)
+                self.assertEqual((second["id"], second["status"]), ("second", "cancelled"), second)
+                self.assertLess(took, 6)
+
     def test_a_judge_jobs_profile_stays_in_its_job(self):
         # A worker runs its slot's jobs one after the other (#28): a judge
         # spec's "profile" is overlaid on that job's config only. It used to

@@ -144,6 +144,17 @@ class LimitMessagesElsewhere(SandboxTest):
         # (the text wraps long case lines, continuing them after "↪")
         self.assertIn(self.WANT, " ".join(p.stdout.decode().replace("\u21aa", "").split()))
 
+    def test_batch_judge_names_the_spec(self):
+        """In a batch (and serve) the spec's limits win over the flags: the
+        case's reason named --wall-time, which would not raise it."""
+        job = {"id": 1, "kind": "judge", "spec": {"program": {"source": "while True: pass\n"},
+                                                  "limits": {"wall_time": "300ms"},
+                                                  "cases": [{"name": "loops", "expect": {"exit_code": 0}}]}}
+        p = self.nsbox("batch", "--wall-time", "5s", "-", input=(json.dumps(job) + "\n").encode(), timeout=120)
+        line = json.loads(p.stdout)
+        self.assertEqual(line["cases"][0]["reason"],
+                         "stopped by the wall_time limit (300ms; raise it with the spec's limits.wall_time)", line)
+
     def test_batch_line_and_report(self):
         job = {"id": 1, "kind": "python", "code": "while True: pass", "limits": {"wall_time": "300ms"}}
         p = self.nsbox("batch", "-", input=(json.dumps(job) + "\n").encode(), timeout=120)

@@ -344,6 +344,26 @@ class TestCommand(SandboxTest):
         self.assertIn("FD1-RAW", rep["result"]["stdout"]["text"])
         self.assertIn("SUB-ERR", rep["result"]["stderr"]["text"])
 
+    def test_fd_output_shown_when_another_test_closed_its_fd_1(self):
+        """Review of #edges: a test that closes (or redirects) fd 1 and then
+        prints had those bytes counted as its own, though they reached no
+        stream: the count then covered another test's os.write output,
+        which the report no longer showed anywhere but --json."""
+        harness = self.make_dir("h", {"test_fd.py": (
+            "import os\n"
+            "def test_a_writes_fd1():\n    os.write(1, b'FD1-RAW\\n')\n    assert False\n"
+            "def test_b_closes_fd1():\n    os.close(1)\n    print('x' * 300)\n"
+            "def test_c_silences_fd2():\n"
+            "    os.dup2(os.open(os.devnull, os.O_WRONLY), 2)\n    import sys\n    print('y' * 300, file=sys.stderr)\n"
+            "def test_d_writes_fd2():\n    os.write(2, b'FD2-RAW\\n')\n    assert False\n")})
+        ws = self.make_dir("ws", {"solution.py": ""})
+        p = self.nsbox("test", "--workspace", ws, "--harness", harness, env=ENV)
+        out = p.stdout.decode()
+        self.assertEqual(p.returncode, 1, out + p.stderr.decode())
+        self.assertIn("---- the run's stdout (last lines)", out)
+        self.assertIn("  | FD1-RAW\n", out)
+        self.assertIn("  | FD2-RAW\n", out)
+
     def test_harness_is_read_only_and_not_in_workspace(self):
         ws = self.make_dir("ws", {"solution.py": (
             "import os\n\n"

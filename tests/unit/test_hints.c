@@ -166,6 +166,16 @@ static void test_limit_describe(void **state)
         assert_false(cfg_limit_describe("jobs", "3", buf, sizeof buf));
         assert_string_equal(buf, "the jobs limit");
         assert_false(cfg_limit_describe(NULL, NULL, buf, sizeof buf));
+        /* raised by something else than a flag (a spec's key, a request's), or by nothing said */
+        assert_true(cfg_limit_describe_by("memory", "64M", "memory_limit_MB", buf, sizeof buf));
+        assert_string_equal(buf, "the memory limit (64M; raise it with memory_limit_MB)");
+        assert_true(cfg_limit_describe_by("output", NULL, "", buf, sizeof buf));
+        assert_string_equal(buf, "the output limit (per stream, 4x in all)");
+        assert_true(cfg_limit_describe_by("pids", NULL, "", buf, sizeof buf));
+        assert_string_equal(buf, "the pids limit");
+        assert_string_equal(cfg_limit_key("output"), "output_limit");
+        assert_string_equal(cfg_limit_key("wall_time"), "wall_time");
+        assert_null(cfg_limit_key("jobs"));
 }
 
 int main(void)

@@ -82,6 +82,19 @@ static void test_refs(void **state)
         ref_bad("docker-archive:img.tar:a//b:1.0");
         ref_bad("docker-archive:img.tar:app:-x");
         ref_bad("docker-archive:img.tar::1.0");
+        /* odd refs (review of #edges): each parsed as docs/images.md says, or refused */
+        ref_bad("docker-archive:img.tar:[::1]:5000/app:1.0");   /* an IPv6 registry: refused, not FILE 'img.tar:[::1]' */
+        ref_bad("docker-archive:img.tar:[::1]/app:1.0");
+        ref_bad("docker-archive:img.tar:");
+        ref_bad("docker-archive::");
+        ref_bad("docker-archive:::");
+        ref_bad("docker-archive:a.tar:app:1.0@sha256:" "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef");
+        ref_bad("docker-archive:a.tar:app:1.0@sha256:" "0123456789abcdef");
+        ref_bad("docker-archive:my:file.tar");                     /* FILE with a colon needs :NAME:TAG */
+        ref_bad("docker-archive:/mnt/c:/img.tar");
+        ref_ok("docker-archive:/mnt/c:/img.tar:app:1.0", IMG_DOCKER_ARCHIVE, "/mnt/c:/img.tar", "app:1.0", "");
+        ref_ok("docker-archive:my:file.tar:app:1.0", IMG_DOCKER_ARCHIVE, "my:file.tar", "app:1.0", "");
+        ref_ok("docker-archive:a.tar:h:5000/app:1", IMG_DOCKER_ARCHIVE, "a.tar", "h:5000/app:1", "");
 }
 
 #define INDEX2 "{\"schemaVersion\":2,\"manifests\":[" \

@@ -451,6 +451,16 @@ static void test_case_verdicts(void **state)
         snprintf(r->limit_value, sizeof r->limit_value, "256M");
         verdict_of(&spec.cases[1].expect, r, &c);
         assert_string_equal(c.reason, "stopped by the memory limit (256M; raise it with --memory SIZE)");
+        /* a batch or serve judge job: the spec's limits win over the flags,
+         * so the flag would not raise it (review of #edges) */
+        memset(&c, 0, sizeof c);
+        c.raise_in_spec = true;
+        r->limit = LIMIT_OUTPUT;
+        snprintf(r->limit_value, sizeof r->limit_value, "1M");
+        judge_case_settle(&spec.cases[1].expect, result_to_json(r, 1u << 20), &c);
+        assert_string_equal(c.reason, "stopped by the output limit (1M per stream, 4x in all; raise it with the "
+                                      "spec's limits.output_limit)");
+        json_decref(c.result_json);
         free(r);
 
         /* so is a crash, with the exception line from stderr */

@@ -420,7 +420,18 @@ static void mapping_table(void **state)
         /* the value and the flag, as the CLI says it (config/hints.h) */
         r = map(LINE("\"status\":\"limit\",\"limit\":\"memory\",\"limit_value\":\"256M\""));
         assert_string_equal(json_string_value(json_object_get(r, "message")),
-                            "stopped by the memory limit (256M; raise it with --memory SIZE)");
+                            "stopped by the memory limit (256M; raise it with memory_limit_MB)");
+        json_decref(r);
+        /* a /run_code caller has no flags: its request's key, or none (review of #edges) */
+        r = map(LINE("\"status\":\"limit\",\"limit\":\"wall_time\",\"limit_value\":\"10s\""));
+        assert_string_equal(json_string_value(json_object_get(r, "message")),
+                            "stopped by the wall_time limit (10s; raise it with run_timeout)");
+        json_decref(r);
+        r = map(LINE("\"status\":\"limit\",\"limit\":\"pids\",\"limit_value\":\"64\""));
+        assert_string_equal(json_string_value(json_object_get(r, "message")), "stopped by the pids limit (64)");
+        json_decref(r);
+        r = map(LINE("\"status\":\"limit\",\"limit\":\"cpu_time\""));
+        assert_string_equal(json_string_value(json_object_get(r, "message")), "stopped by the cpu_time limit");
         json_decref(r);
 
         /* a sandbox failure is never Failed */
