@@ -104,16 +104,37 @@ static int rl_read_usage(struct cg_run *run, struct cg_usage *ret, struct nsb_er
         return 0;
 }
 
+/* Which processes a look read, as one number: the same (pid, start time)
+ * pairs in any order give the same value. Two looks with the same value saw
+ * no process begin or end between the first's start and the second's end. */
+static uint64_t proc_set_id(const struct tree_cpu_proc *procs, unsigned n)
+{
+        uint64_t id = n;
+
+        for (unsigned i = 0; i < n; i++) {
+                uint64_t x = ((uint64_t) (uint32_t) procs[i].pid << 32) ^ procs[i].start;
+                x ^= x >> 33;
+                x *= 0xff51afd7ed558ccdULL;     /* a 64-bit mix, so that sums of pids do not collide */
+                x ^= x >> 33;
+                id += x;
+        }
+        return id;
+}
+
 /* One look at the tree: its CPU time (every process, once), the memory it
- * holds and the largest resident size of one of its processes. 0, or -1
- * when the tree could not be read (the init is gone). */
-static int look(struct cg_run *run, int proc_fd, pid_t init, unsigned flags, struct proc_tree_usage *u)
+ * holds and the largest resident size of one of its processes; *set_id
+ * (when not NULL): which processes it read (proc_set_id). 0, or -1 when the
+ * tree could not be read (the init is gone). */
+static int look(struct cg_run *run, int proc_fd, pid_t init, unsigned flags, struct proc_tree_usage *u,
+                uint64_t *set_id)
 {
         int r;
 
         if (init <= 0 || proc_fd < 0 ||
             proc_tree_usage(proc_fd, init, run->self_exe_known ? &run->self_exe : NULL, flags | PROC_TREE_PROCS, u) < 0)
                 return -1;
+        if (set_id)
+                *set_id = proc_set_id(u->procs, u->n_procs);
         /* Out of memory: this look is skipped, the next one sees the tree. */
         r = tree_cpu_look(&run->tree_cpu, u->procs, u->n_procs);
         free(u->procs);
@@ -141,27 +162,45 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 
 /* A memory sum over the limit is looked at again before it is believed.
  * The sum is read one process at a time: when processes sharing pages exit
- * during a look, the ones read after see a larger share of the same pages
- * than the ones read before had, and the sum says more than the tree ever
- * held (a fork pool of 60 sharing 200 MB read 256+ MB as its children
- * exited). A second look a moment later, after the exits, says what is
- * there; only a sum both looks exceed names the limit. A tree that could
- * not be listed whole (memory ran out) twice counts as over: no silent
- * pass. *confirmed: the smaller of the two sums (what the peak may take). */
+ * (or fork) during a look, the ones read after see another share of the
+ * same pages than the ones read before had, and the sum says more than the
+ * tree ever held (a fork pool of 60 sharing 200 MB read 256+ MB as its
+ * children exited). So the tree is looked at again, after pauses that grow
+ * (a loaded machine takes its time to end 60 processes), until a look is
+ * under the limit (not over), or two looks in a row are over and read the
+ * same processes (nothing began or ended between them, so the shares held
+ * still: over). A tree that churns through every look is over only if
+ * every look was over. A tree that could not be listed whole (memory ran
+ * out) twice counts as over: no silent pass. *confirmed: the smallest sum
+ * seen (what the peak may take). */
+#define CONFIRM_LOOKS 6                 /* pauses 3, 6, ... 96 ms: at most ~0.2 s */
 static bool memory_confirmed_over(struct cg_run *run, int proc_fd, pid_t init, uint64_t limit,
-                                  const struct proc_tree_usage *first, uint64_t *confirmed)
+                                  const struct proc_tree_usage *first, uint64_t first_set, uint64_t *confirmed)
 {
-        struct timespec pause = { 0, 3 * 1000000L };
-        struct proc_tree_usage again;
+        uint64_t prev_set = first_set;
+        bool prev_incomplete = first->incomplete;
+        long pause_ms = 3;
 
-        *confirmed = 0;
-        (void) nanosleep(&pause, NULL);
-        if (look(run, proc_fd, init, PROC_TREE_PSS, &again) < 0)
-                return false;   /* the init is gone: nothing left to stop */
-        *confirmed = min_u64(first->pss_bytes, again.pss_bytes);
-        if (first->incomplete && again.incomplete)
-                return true;
-        return *confirmed > limit;
+        *confirmed = first->pss_bytes;
+        for (int i = 0; i < CONFIRM_LOOKS; i++, pause_ms *= 2) {
+                struct timespec pause = { 0, pause_ms * 1000000L };
+                struct proc_tree_usage again;
+                uint64_t set;
+
+                (void) nanosleep(&pause, NULL);
+                if (look(run, proc_fd, init, PROC_TREE_PSS, &again, &set) < 0)
+                        return false;   /* the init is gone: nothing left to stop */
+                *confirmed = min_u64(*confirmed, again.pss_bytes);
+                if (prev_incomplete && again.incomplete)
+                        return true;
+                if (!again.incomplete && again.pss_bytes <= limit)
+                        return false;
+                if (!again.incomplete && set == prev_set)
+                        return true;
+                prev_set = set;
+                prev_incomplete = again.incomplete;
+        }
+        return true;
 }
 
 /* RLIMIT_AS bounds each process on its own, so a program that forks could
@@ -175,20 +214,22 @@ static bool memory_confirmed_over(struct cg_run *run, int proc_fd, pid_t init, u
 static unsigned rl_watch(struct cg_run *run, int proc_fd, pid_t init, const struct cg_watch_limits *lim)
 {
         bool mem = lim->memory_bytes != 0 && lim->memory_bytes != UINT64_MAX;
-        uint64_t t0 = thread_cpu_usec(), cost_ms, sum;
+        uint64_t t0 = thread_cpu_usec(), cost_ms, sum, set;
         struct proc_tree_usage u;
         unsigned over = 0;
 
-        if (look(run, proc_fd, init, mem ? PROC_TREE_PSS : 0, &u) < 0)
+        if (look(run, proc_fd, init, mem ? PROC_TREE_PSS : 0, &u, &set) < 0)
                 return 0;
-        /* the peak: what two consecutive looks both saw */
-        sum = min_u64(u.pss_bytes, run->tree_pss_last);
+        /* the peak: what two consecutive looks of the same processes both
+         * saw (a look while processes began or ended may overcount) */
+        sum = set == run->tree_set_last ? min_u64(u.pss_bytes, run->tree_pss_last) : 0;
         if (mem && (u.pss_bytes > lim->memory_bytes || u.incomplete) &&
-            memory_confirmed_over(run, proc_fd, init, lim->memory_bytes, &u, &sum))
+            memory_confirmed_over(run, proc_fd, init, lim->memory_bytes, &u, set, &sum))
                 over |= CG_WATCH_MEMORY;
         if (sum > run->tree_pss_peak)
                 run->tree_pss_peak = sum;
         run->tree_pss_last = u.pss_bytes;
+        run->tree_set_last = set;
         if (lim->cpu_usec != 0 && tree_usec(run) >= lim->cpu_usec)
                 over |= CG_WATCH_CPU;
         cost_ms = (thread_cpu_usec() - t0) * 10 / 1000;
@@ -200,7 +241,7 @@ static void rl_before_kill(struct cg_run *run, int proc_fd, pid_t init)
 {
         struct proc_tree_usage u;
 
-        (void) look(run, proc_fd, init, 0, &u);
+        (void) look(run, proc_fd, init, 0, &u, NULL);
 }
 
 /* A software task-clock counter on the init with inherit: every process it
