@@ -1533,11 +1533,20 @@ static bool resource_errno(int err)
         return err == EMFILE || err == ENFILE || err == EAGAIN || err == ENOMEM;
 }
 
-/* The next job to send: a job handed back (parsed again: its worker took
- * only its text), the one waiting for a worker, or the input's next. 1:
- * in *job and *text (@b's no more); 0: none now. */
+/* The next job to send: the one waiting for a worker (first: only the job
+ * taken here is ever parked there again), a job handed back (parsed again:
+ * its worker took only its text), or the input's next. 1: in *job and
+ * *text (@b's no more); 0: none now. */
 static int take_job(struct batch *b, const char *jobs_path, struct batch_job *job, char **text, size_t *len)
 {
+        if (b->has_pending) {
+                *job = b->pending;
+                *text = b->pending_text;
+                *len = b->pending_len;
+                b->pending_text = NULL;
+                b->has_pending = false;
+                return 1;
+        }
         if (b->n_back) {
                 struct handback t = b->back[0];
                 struct nsb_error err;
@@ -1558,14 +1567,6 @@ static int take_job(struct batch *b, const char *jobs_path, struct batch_job *jo
                         return take_job(b, jobs_path, job, text, len);
                 }
                 json_decref(t.id);
-                return 1;
-        }
-        if (b->has_pending) {
-                *job = b->pending;
-                *text = b->pending_text;
-                *len = b->pending_len;
-                b->pending_text = NULL;
-                b->has_pending = false;
                 return 1;
         }
         if (next_job(b, jobs_path, job) <= 0)
