@@ -40,7 +40,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -69,47 +68,20 @@
 /* One line per job; 9 significant digits, as `nsbox run --json` prints reals. */
 #define LINE_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(9))
 
-/* A job a worker holds (#28): sent on its socket, its line not back yet.
- * A worker holds up to QUEUE_DEPTH: the one it runs and the next, sent
- * before the first one's line comes back, so it never sleeps waiting on the
- * parent between two jobs. It still runs one at a time (-j jobs run at once). */
-struct held {
-        size_t line;
-        json_t *id;
-        enum batch_kind kind;
-        unsigned gate;                  /* its word in the slot's gates (see gate_move) */
-        bool cancel_asked;              /* a cancel line named its id: its end is a cancelled line */
-        bool taken_back;                /* never started and taken back: the worker skips it */
-        bool warm;                      /* it was sent with a zygote's control socket */
-        char cold_reason[160];          /* --warm, sent cold: why ("" = --warm not asked) */
-        char *text;                     /* its line, to hand it back when it did not start */
-        size_t len;
-};
-
-#define QUEUE_DEPTH 2
-
 struct slot {
         pid_t pid;                      /* its worker; 0 = none yet (or it ended) */
         int fd;                         /* read end of the worker's pipe */
         int cmd;                        /* our end of the worker's job socket; -1 = closed */
-        struct held q[QUEUE_DEPTH];     /* q[0] the oldest: running, or the next to run */
-        unsigned n;                     /* jobs held (taken back ones too, until the worker skips them) */
-        unsigned sent;                  /* jobs sent to this worker: the k-th's gate is gates[k % QUEUE_DEPTH] */
-        double head_ms;                 /* since when q[0] is its oldest job (about when it started) */
-        uint64_t *gates;                /* shared with the worker (MAP_SHARED): who starts or takes back a job */
+        bool busy;                      /* a job was sent and its line has not come back */
         char *buf;                      /* what the worker sent so far */
         size_t len, cap;
-        bool ending;                    /* a cancel line's SIGTERM was sent to it: it takes no more jobs */
-        bool spent;                     /* its worker said its last line was its last: it is ending */
-};
-
-/* A job a worker held and never started, handed back to be sent again. */
-struct handback {
         size_t line;
         json_t *id;
         enum batch_kind kind;
-        char *text;
-        size_t len;
+        bool cancel_asked;              /* a cancel line named its id: its end is a cancelled line */
+        bool spent;                     /* its worker said its last line was its last: it is ending */
+        bool warm;                      /* its job was sent with a zygote's control socket */
+        char cold_reason[160];          /* --warm, sent cold: why ("" = --warm not asked) */
 };
 
 struct reader {
@@ -151,9 +123,6 @@ struct batch {
         struct nsb_error refusal;
         bool result_pending;            /* --result FILE not opened yet (see open_result_late) */
         struct warm_pool warm;          /* --warm: the zygote generations */
-        struct handback *back;          /* jobs handed back, oldest first (QUEUE_DEPTH per slot at most) */
-        unsigned n_back;
-        uint64_t *gates;                /* QUEUE_DEPTH per slot, shared with the workers */
 };
 
 /* How the next worker's job starts (decided by the parent, inherited). */
@@ -349,9 +318,9 @@ static void emit_error(struct batch *b, const json_t *id, size_t line, const str
 /* The line of a job that ended without its worker's line (cancelled, or
  * its worker died): @status, @e's error, and the start the parent assigned
  * it (#edges: a cancelled warm job said "cold"). @s NULL: a job cancelled
- * before it started (waiting for a worker, or held by one), never run (under
- * --warm its reason says so, as a bad line's does). */
-static void emit_unfinished(struct batch *b, const struct held *s, const json_t *id, size_t line, enum batch_kind kind,
+ * while it waited for a worker, never started (under --warm its reason says
+ * so, as a bad line's does). */
+static void emit_unfinished(struct batch *b, const struct slot *s, const json_t *id, size_t line, enum batch_kind kind,
                             enum run_status status, const struct nsb_error *e)
 {
         struct run_result r;
@@ -784,23 +753,6 @@ static int recv_job(int sock, struct job_msg *h, int *ret_ctl, char **ret_text, 
         return 1;
 }
 
-/* Who starts a held job, the worker or (taking it back) the parent: the
- * parent sets its gate to its line before sending it; the worker moves it
- * to GATE_STARTED before running it, the parent to GATE_TAKEN when it takes
- * it back (a cancel, a worker that ended, an idle slot). One compare and
- * swap from the same value: exactly one of them wins, so a job held by a
- * worker is never both run and answered by the parent, nor run twice. */
-#define GATE_STARTED UINT64_MAX
-#define GATE_TAKEN (UINT64_MAX - 1)
-#define HEAD_SKIP 'S'                   /* the worker's line for a job taken back: it did not run */
-
-static bool gate_move(uint64_t *gate, uint64_t line, uint64_t to)
-{
-        uint64_t want = line;
-
-        return __atomic_compare_exchange_n(gate, &want, to, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-}
-
 /* One job's line to the parent: its outcome's byte ('0' + enum
  * batch_outcome), then the line. */
 static void send_line(int wfd, json_t *line, enum batch_outcome outcome, bool last)
@@ -869,10 +821,10 @@ static bool run_line(const struct batch *b, const struct job_msg *h, const char 
         return spent;
 }
 
-static __attribute__((noreturn)) void worker(const struct batch *b, int cmd, int wfd, pid_t parent, uint64_t *gates)
+static __attribute__((noreturn)) void worker(const struct batch *b, int cmd, int wfd, pid_t parent)
 {
         struct worker_image wi = { .lock_fd = -1 };
-        unsigned serial = 0, got = 0;
+        unsigned serial = 0;
         int devnull;
 
         /* SIGTERM (a cancel, through the inherited signalfd) if the batch
@@ -908,16 +860,6 @@ static __attribute__((noreturn)) void worker(const struct batch *b, int cmd, int
                 if (r <= 0)
                         _exit(r == 0 ? 0 : 1);   /* 0: the batch has no more jobs for us */
                 st = (struct job_start){ .warm_ctl = ctl, .cold_reason = h.reason_len ? reason : NULL };
-                if (!gate_move(&gates[got++ % QUEUE_DEPTH], h.line, GATE_STARTED)) {
-                        /* the parent took it back: it did not run, and says so */
-                        static const char skip[2] = { HEAD_SKIP, '\n' };
-
-                        if (write_all(wfd, skip, sizeof skip) < 0)
-                                _exit(1);
-                        if (ctl >= 0)
-                                close(ctl);
-                        continue;
-                }
                 if (run_line(b, &h, text, &st, serial++, &wi, wfd))
                         _exit(0);   /* the parent forks the slot a fresh worker */
                 if (ctl >= 0)
@@ -972,8 +914,6 @@ static int spawn_worker(struct batch *b, struct slot *s, size_t line, struct nsb
         int p[2], sv[2] = { -1, -1 };
         pid_t parent = getpid(), pid;
 
-        for (unsigned k = 0; k < QUEUE_DEPTH; k++)
-                __atomic_store_n(&s->gates[k], 0, __ATOMIC_RELEASE);   /* a new worker: no job sent yet */
         resolve_python_once(b);   /* before the first worker forks: every one inherits it */
         if (plat_pipe_cloexec(p) < 0)
                 return nsb_fail(e, NSB_STAGE_PREPARE, errno, "pipe for the worker of line %zu", line);
@@ -1009,140 +949,17 @@ static int spawn_worker(struct batch *b, struct slot *s, size_t line, struct nsb
                         }
                 if (b->warm.ctl >= 0)
                         close(b->warm.ctl);
-                worker(b, sv[1], p[1], parent, s->gates);
+                worker(b, sv[1], p[1], parent);
         }
         close(p[1]);
         close(sv[1]);
-        *s = (struct slot){ .pid = pid, .fd = p[0], .cmd = sv[0], .gates = s->gates };
+        *s = (struct slot){ .pid = pid, .fd = p[0], .cmd = sv[0] };
         return 0;
 }
 
-/* ---- the jobs a worker holds (#28) -------------------------------------- */
-
-/* A line longer than this is not sent to a busy worker: it could fill the
- * worker's socket while the worker, blocked writing a long result to us,
- * cannot read it. It waits for an idle one, as every job did before. */
-#define QUEUE_MAX_BYTES 16384
-
-/* @s's oldest job is done (its line, or its skip, came back; or its
- * worker ended). */
-static void slot_pop(struct batch *b, struct slot *s)
-{
-        json_decref(s->q[0].id);
-        free(s->q[0].text);
-        memmove(&s->q[0], &s->q[1], (QUEUE_DEPTH - 1) * sizeof s->q[0]);
-        memset(&s->q[QUEUE_DEPTH - 1], 0, sizeof s->q[0]);
-        if (--s->n == 0) {
-                b->busy--;
-                b->max_busy = b->n_slots;   /* a worker could not start? try again at -j: the host may have room now */
-        }
-        s->head_ms = since_ms(&b->t0);
-}
-
-/* Take @s's job @i back if its worker has not started it: then it never
- * will (its gate), and the job goes back to be sent again, oldest line
- * first. False: it started. At most QUEUE_DEPTH a slot are ever out of the
- * workers at once (no new line is read while one waits), so b->back has room. */
-static bool hand_back(struct batch *b, struct slot *s, unsigned i)
-{
-        struct held *h = &s->q[i];
-        unsigned at = b->n_back;
-
-        if (!gate_move(&s->gates[h->gate], h->line, GATE_TAKEN))
-                return false;
-        h->taken_back = true;
-        while (at > 0 && b->back[at - 1].line > h->line) {
-                b->back[at] = b->back[at - 1];
-                at--;
-        }
-        b->back[at] = (struct handback){ h->line, h->id, h->kind, h->text, h->len };
-        b->n_back++;
-        h->id = NULL;
-        h->text = NULL;
-        return true;
-}
-
-/* Every whole line in @s's buffer, each for its oldest job: the job's
- * line (the only newline a line has is its end), or the skip of a job
- * taken back. */
-static void worker_lines(struct batch *b, struct slot *s)
-{
-        size_t at = 0;
-        const char *nl;
-
-        while (at < s->len && (nl = memchr(s->buf + at, '\n', s->len - at))) {
-                const char *msg = s->buf + at;
-                size_t n = (size_t) (nl - msg) + 1;
-
-                at += n;
-                if (!s->n)
-                        continue;   /* no job held: not a line of ours */
-                if (msg[0] != HEAD_SKIP && n > 1 && !s->q[0].taken_back) {
-                        s->spent = msg[0] >= HEAD_LAST;
-                        emit_raw(b, msg, n);
-                }
-                slot_pop(b, s);
-        }
-        memmove(s->buf, s->buf + at, s->len - at);
-        s->len -= at;
-}
-
-/* One read from @s's pipe into its buffer: >0 read, 0 its end, <0 an
- * error (-EAGAIN: nothing now). */
-static ssize_t worker_read(struct slot *s)
-{
-        ssize_t n;
-
-        if (s->cap - s->len < READ_CHUNK) {
-                char *nb = realloc(s->buf, s->cap * 2 + READ_CHUNK);
-                if (!nb)
-                        return -ENOMEM;
-                s->buf = nb;
-                s->cap = s->cap * 2 + READ_CHUNK;
-        }
-        n = read(s->fd, s->buf + s->len, s->cap - s->len);
-        if (n < 0)
-                return -errno;
-        s->len += (size_t) n;
-        return n;
-}
-
-/* The line of a job its worker started and ended without (status: the
- * worker's wait status): cancelled if a cancel line asked for it, else an
- * error that says how the worker ended. */
-static void emit_ended(struct batch *b, const struct held *h, int status)
-{
-        struct nsb_error e;
-        const char *sig = WIFSIGNALED(status) ? nsb_signame(WTERMSIG(status)) : NULL;
-
-        if (h->cancel_asked && WIFEXITED(status) && WEXITSTATUS(status) == WORKER_CANCELLED) {
-                emit_unfinished(b, h, h->id, h->line, h->kind, RUN_CANCELLED, NULL);   /* what the cancel line asked for */
-                return;
-        }
-        /* nsbox's own account, no errno: no call failed (#edges:
-         * "Input/output error" followed it; the start was "not run") */
-        if (WIFSIGNALED(status))
-                nsb_fail(&e, NSB_STAGE_SUPERVISE, 0,
-                         "line %zu: the worker running this job died of signal %d (SIG%s) before the job's line; "
-                         "the job's sandbox was killed with it",
-                         h->line, WTERMSIG(status), sig ? sig : "UNKNOWN");
-        else if (WEXITSTATUS(status) == WORKER_CANCELLED)
-                nsb_fail(&e, NSB_STAGE_SUPERVISE, 0,
-                         "line %zu: the worker running this job was sent a cancel signal (SIGTERM, SIGINT or "
-                         "SIGHUP) by a process other than nsbox; its sandbox was killed", h->line);
-        else
-                nsb_fail(&e, NSB_STAGE_SUPERVISE, 0,
-                         "line %zu: the worker running this job exited with status %d before the job's line",
-                         h->line, WEXITSTATUS(status));
-        emit_unfinished(b, h, h->id, h->line, h->kind, RUN_ERROR, &e);
-}
-
-/* The worker ended: reap it, and take the lines it wrote before (@drain).
- * The job it was running ends as an error line (or, when the batch was
- * cancelled, with none: --resume runs it again); one it held and never
- * started is handed back and runs in a new worker: never lost, never run
- * twice (its gate). */
-static void finish_worker(struct batch *b, struct slot *s, bool drain)
+/* The worker ended: reap it. A job it held ends as an error line (or, when
+ * the batch was cancelled, with none: --resume runs it again). */
+static void finish_worker(struct batch *b, struct slot *s)
 {
         int status = 0;
 
@@ -1150,93 +967,117 @@ static void finish_worker(struct batch *b, struct slot *s, bool drain)
                 close(s->cmd);
         while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
                 ;
-        if (drain && fcntl(s->fd, F_SETFL, O_NONBLOCK) == 0) {
-                ssize_t n;
+        if (s->busy && !b->cancelled && s->cancel_asked && WIFEXITED(status) &&
+            WEXITSTATUS(status) == WORKER_CANCELLED) {
+                emit_unfinished(b, s, s->id, s->line, s->kind, RUN_CANCELLED, NULL);   /* what the cancel line asked for */
+        } else if (s->busy && !b->cancelled) {
+                struct nsb_error e;
+                const char *sig = WIFSIGNALED(status) ? nsb_signame(WTERMSIG(status)) : NULL;
 
-                while ((n = worker_read(s)) > 0 || n == -EINTR)
-                        ;
-                worker_lines(b, s);
+                /* nsbox's own account, no errno: no call failed (#edges:
+                 * "Input/output error" followed it; the start was "not run") */
+                if (WIFSIGNALED(status))
+                        nsb_fail(&e, NSB_STAGE_SUPERVISE, 0,
+                                 "line %zu: the worker running this job died of signal %d (SIG%s) before the job's line; "
+                                 "the job's sandbox was killed with it",
+                                 s->line, WTERMSIG(status), sig ? sig : "UNKNOWN");
+                else if (WEXITSTATUS(status) == WORKER_CANCELLED)
+                        nsb_fail(&e, NSB_STAGE_SUPERVISE, 0,
+                                 "line %zu: the worker running this job was sent a cancel signal (SIGTERM, SIGINT or "
+                                 "SIGHUP) by a process other than nsbox; its sandbox was killed", s->line);
+                else
+                        nsb_fail(&e, NSB_STAGE_SUPERVISE, 0,
+                                 "line %zu: the worker running this job exited with status %d before the job's line",
+                                 s->line, WEXITSTATUS(status));
+                emit_unfinished(b, s, s->id, s->line, s->kind, RUN_ERROR, &e);
         }
-        for (unsigned i = 0; i < s->n; i++)
-                if (!s->q[i].taken_back && !hand_back(b, s, i) && !b->cancelled)
-                        emit_ended(b, &s->q[i], status);
-        while (s->n)
-                slot_pop(b, s);
         close(s->fd);
         free(s->buf);
-        *s = (struct slot){ .fd = -1, .cmd = -1, .gates = s->gates };
+        json_decref(s->id);
+        if (s->busy) {
+                b->busy--;
+                b->max_busy = b->n_slots;   /* a worker could not start? try again at -j: the host may have room now */
+        }
+        *s = (struct slot){ .fd = -1, .cmd = -1 };
 }
 
-/* Send a job to @s's worker, its gate set first. */
-static int send_held(struct slot *s, size_t line, const char *text, size_t len, const struct job_start *st)
-{
-        __atomic_store_n(&s->gates[s->sent++ % QUEUE_DEPTH], (uint64_t) line, __ATOMIC_RELEASE);
-        return send_job(s->cmd, line, text, len, st);
-}
-
-/* Hand @job (its line's *@text, which @s then owns) to slot @s's worker,
- * forked first if the slot has none; it runs now, or after the job the
- * worker runs. */
-static int start_job(struct batch *b, struct slot *s, struct batch_job *job, char **text, size_t len,
+/* Hand @job (its line's @text) to slot @s's worker, forked first if the
+ * slot has none. */
+static int start_job(struct batch *b, struct slot *s, struct batch_job *job, const char *text, size_t len,
                      struct nsb_error *e)
 {
         struct job_start st;
-        struct held *h;
         int r;
 
         /* A worker a cancel line was sent SIGTERM for, whose job ended
          * before it saw the signal: it is exiting, its job's line already
          * written; or one whose line said it was its last (spent): reaped
          * here (no line) and this job goes to a new one. */
-        if (s->pid && !s->n && (s->ending || s->spent)) {
+        if (s->pid && (s->cancel_asked || s->spent)) {
                 kill(s->pid, SIGKILL);
-                finish_worker(b, s, true);
+                finish_worker(b, s);
         }
         if (!s->pid && (r = spawn_worker(b, s, job->line, e)) < 0)
                 return r;
         st = job_start_for(b, job);
-        if ((r = send_held(s, job->line, *text, len, &st)) < 0) {
-                /* it died: gone (a job it held handed back or ended), and this job goes to a new one */
+        if ((r = send_job(s->cmd, job->line, text, len, &st)) < 0) {
+                /* it died between two jobs: gone, and this job goes to a new one */
                 kill(s->pid, SIGKILL);
-                finish_worker(b, s, true);
+                finish_worker(b, s);
                 if ((r = spawn_worker(b, s, job->line, e)) < 0)
                         return r;
-                if ((r = send_held(s, job->line, *text, len, &st)) < 0) {
+                if ((r = send_job(s->cmd, job->line, text, len, &st)) < 0) {
                         kill(s->pid, SIGKILL);
-                        finish_worker(b, s, true);
+                        finish_worker(b, s);
                         return nsb_fail(e, NSB_STAGE_PREPARE, -r, "send line %zu to its worker", job->line);
                 }
         }
-        if (s->n++ == 0) {
-                b->busy++;
-                s->head_ms = since_ms(&b->t0);
-        }
-        h = &s->q[s->n - 1];
-        *h = (struct held){ .line = job->line, .id = json_incref(job->id), .kind = job->kind,
-                            .gate = (s->sent - 1) % QUEUE_DEPTH, .warm = st.warm_ctl >= 0, .text = *text, .len = len };
-        *text = NULL;
-        snprintf(h->cold_reason, sizeof h->cold_reason, "%s", st.cold_reason ? st.cold_reason : "");
+        s->busy = true;
+        s->line = job->line;
+        s->kind = job->kind;
+        s->len = 0;
+        s->id = json_incref(job->id);
+        s->warm = st.warm_ctl >= 0;
+        snprintf(s->cold_reason, sizeof s->cold_reason, "%s", st.cold_reason ? st.cold_reason : "");
+        b->busy++;
         return 0;
 }
 
 static void read_worker(struct batch *b, struct slot *s)
 {
-        ssize_t n = worker_read(s);
+        ssize_t n;
 
-        if (n == -ENOMEM) {
-                /* Cannot keep its line: the job ends as an error. */
-                kill(s->pid, SIGKILL);
-                s->len = 0;
-                finish_worker(b, s, false);
-                return;
+        if (s->cap - s->len < READ_CHUNK) {
+                char *nb = realloc(s->buf, s->cap * 2 + READ_CHUNK);
+                if (!nb) {
+                        /* Cannot keep its line: the job ends as an error. */
+                        kill(s->pid, SIGKILL);
+                        s->len = 0;
+                        finish_worker(b, s);
+                        return;
+                }
+                s->buf = nb;
+                s->cap = s->cap * 2 + READ_CHUNK;
         }
-        if (n == -EINTR || n == -EAGAIN)
+        n = read(s->fd, s->buf + s->len, s->cap - s->len);
+        if (n < 0 && errno == EINTR)
                 return;
         if (n <= 0) {
-                finish_worker(b, s, true);
+                finish_worker(b, s);
                 return;
         }
-        worker_lines(b, s);
+        s->len += (size_t) n;
+        /* A whole line (the only newline a line has is its end): the job is done. */
+        if (s->busy && s->len > 1 && s->buf[s->len - 1] == '\n') {
+                s->spent = s->buf[0] >= HEAD_LAST;
+                emit_raw(b, s->buf, s->len);
+                s->busy = false;
+                s->len = 0;
+                json_decref(s->id);
+                s->id = NULL;
+                b->busy--;
+                b->max_busy = b->n_slots;
+        }
 }
 
 /* No more jobs: every worker told so (line 0), each reaped as it ends. */
@@ -1249,114 +1090,26 @@ static void stop_workers(struct batch *b)
                         (void) send_all(b->slots[i].cmd, (const char *) &quit, sizeof quit);
         for (unsigned i = 0; i < b->n_slots; i++)
                 if (b->slots[i].pid)
-                        finish_worker(b, &b->slots[i], true);
-}
-
-/* A worker that can hold a next job: it runs one, and may go on. */
-static bool can_hold(const struct slot *s)
-{
-        return s->pid && s->n == 1 && !s->ending && !s->spent && !s->q[0].taken_back && s->q[0].kind != BATCH_JUDGE;
-}
-
-/* The slot a job of @len bytes goes to: an idle worker; else a slot
- * without one (up to max_busy); else, -j slots busy, the worker whose job
- * started last (the likeliest to end last is the one that started first),
- * to hold it next (not behind a judge job, whose worker may end after it).
- * NULL: none now. */
-static struct slot *pick_slot(struct batch *b, size_t len)
-{
-        struct slot *best = NULL;
-
-        for (unsigned i = 0; i < b->n_slots && b->busy < b->max_busy; i++)
-                if (!b->slots[i].n && b->slots[i].pid && !b->slots[i].ending && !b->slots[i].spent)
-                        return &b->slots[i];
-        for (unsigned i = 0; i < b->n_slots && b->busy < b->max_busy; i++)
-                if (!b->slots[i].n)
-                        return &b->slots[i];
-        for (unsigned i = 0; i < b->n_slots && len <= QUEUE_MAX_BYTES; i++)
-                if (can_hold(&b->slots[i]) && (!best || b->slots[i].head_ms > best->head_ms))
-                        best = &b->slots[i];
-        return best;
-}
-
-/* A job held behind a long one (running over STEAL_AFTER_MS) while a slot
- * is idle, or runs a job that started later: it is taken back, to run there
- * (not after its neighbour's). Short jobs never trigger it. */
-#define STEAL_AFTER_MS 100.0
-
-static void steal_for_idle(struct batch *b)
-{
-        bool idle = b->busy < b->max_busy;
-        double now = since_ms(&b->t0), youngest = -1;
-
-        for (unsigned i = 0; i < b->n_slots; i++)
-                if (can_hold(&b->slots[i]) && b->slots[i].head_ms > youngest)
-                        youngest = b->slots[i].head_ms;
-        if (!idle && youngest < 0)
-                return;
-        for (unsigned i = 0; i < b->n_slots; i++) {
-                struct slot *s = &b->slots[i];
-
-                if (s->n == QUEUE_DEPTH && !s->q[QUEUE_DEPTH - 1].taken_back &&
-                    (idle || (now - s->head_ms > STEAL_AFTER_MS && youngest > s->head_ms)) &&
-                    hand_back(b, s, QUEUE_DEPTH - 1))
-                        return;
-        }
+                        finish_worker(b, &b->slots[i]);
 }
 
 /* ---- the loop ---------------------------------------------------------- */
 
-/* A cancel line for @s's job @i. Not started: taken back, it ends
- * cancelled now and never runs (its worker skips it). Started: its worker
- * is sent SIGTERM (it cancels its sandbox, as for the whole batch's cancel,
- * and the job's line says cancelled), once the job it holds next is taken
- * back; when that one started too, the cancelled one has ended and its own
- * line is on its way. */
-static void cancel_held(struct batch *b, struct slot *s, unsigned i)
-{
-        struct held *h = &s->q[i];
-
-        if (gate_move(&s->gates[h->gate], h->line, GATE_TAKEN)) {
-                h->taken_back = true;
-                emit_unfinished(b, NULL, h->id, h->line, h->kind, RUN_CANCELLED, NULL);
-                return;
-        }
-        for (unsigned j = i + 1; j < s->n; j++)
-                if (!s->q[j].taken_back && !hand_back(b, s, j))
-                        return;
-        h->cancel_asked = true;
-        s->ending = true;
-        kill(s->pid, SIGTERM);
-}
-
-/* A cancel line: the job with that id ends cancelled, whether a worker
- * holds it (cancel_held) or it waits for one (at once). An id no job has (it
- * ended already, or never came) is no error: the caller and the job raced. */
+/* A cancel line: the running job with that id is sent SIGTERM (its worker
+ * cancels its sandbox, as for the whole batch's cancel, and its line says
+ * cancelled); a job parsed but waiting for a worker ends as cancelled at
+ * once. An id no job has (it ended already, or never came) is no error: the
+ * caller and the job raced. */
 static void cancel_one(struct batch *b, const char *key)
 {
         for (unsigned i = 0; i < b->n_slots; i++) {
                 struct slot *s = &b->slots[i];
-
-                for (unsigned j = 0; s->pid && j < s->n; j++) {
-                        /* only a job its worker holds: an idle worker's id is gone */
-                        AUTOFREE char *k = !s->q[j].taken_back && !s->q[j].cancel_asked ? batch_id_key(s->q[j].id) : NULL;
-
-                        if (k && strcmp(k, key) == 0)
-                                cancel_held(b, s, j);
-                }
-        }
-        for (unsigned i = 0; i < b->n_back; i++) {
-                AUTOFREE char *k = batch_id_key(b->back[i].id);
+                /* only a job its worker holds: an idle worker's id is gone */
+                AUTOFREE char *k = s->pid && s->busy && !s->cancel_asked ? batch_id_key(s->id) : NULL;
 
                 if (k && strcmp(k, key) == 0) {
-                        struct handback t = b->back[i];
-
-                        memmove(&b->back[i], &b->back[i + 1], (b->n_back - i - 1) * sizeof b->back[0]);
-                        b->n_back--;
-                        emit_unfinished(b, NULL, t.id, t.line, t.kind, RUN_CANCELLED, NULL);
-                        json_decref(t.id);
-                        free(t.text);
-                        break;
+                        s->cancel_asked = true;
+                        kill(s->pid, SIGTERM);
                 }
         }
         if (b->has_pending) {
@@ -1533,75 +1286,46 @@ static bool resource_errno(int err)
         return err == EMFILE || err == ENFILE || err == EAGAIN || err == ENOMEM;
 }
 
-/* The next job to send: the one waiting for a worker (first: only the job
- * taken here is ever parked there again), a job handed back (parsed again:
- * its worker took only its text), or the input's next. 1: in *job and
- * *text (@b's no more); 0: none now. */
-static int take_job(struct batch *b, const char *jobs_path, struct batch_job *job, char **text, size_t *len)
-{
-        if (b->has_pending) {
-                *job = b->pending;
-                *text = b->pending_text;
-                *len = b->pending_len;
-                b->pending_text = NULL;
-                b->has_pending = false;
-                return 1;
-        }
-        if (b->n_back) {
-                struct handback t = b->back[0];
-                struct nsb_error err;
-
-                memmove(&b->back[0], &b->back[1], (b->n_back - 1) * sizeof b->back[0]);
-                b->n_back--;
-                nsb_error_clear(&err);
-                *text = t.text;
-                *len = t.len;
-                if (batch_job_parse(t.text, t.len, t.line, b->jobs_path, job, &err) < 0 ||
-                    batch_files_fit(b->cli, job, &err) < 0) {
-                        /* parsed before: only a file it names changed since */
-                        batch_job_free(job);
-                        emit_error(b, t.id, t.line, &err);
-                        json_decref(t.id);
-                        free(t.text);
-                        *text = NULL;
-                        return take_job(b, jobs_path, job, text, len);
-                }
-                json_decref(t.id);
-                return 1;
-        }
-        if (next_job(b, jobs_path, job) <= 0)
-                return 0;
-        *text = b->text;
-        *len = b->text_len;
-        b->text = NULL;
-        return 1;
-}
-
-/* Start jobs until every slot that may run one holds one, and every
- * worker that may hold a next one does, the input needs a poll, or it
+/* Start jobs until max_busy workers run, the input needs a poll, or it
  * ended. A worker that cannot start while others run waits for one of them
  * to end (then it is tried again, and as many more as the host allows, up
  * to -j); one that cannot start alone is the job's error line. The batch
  * goes on. */
 static void take_lines(struct batch *b, const char *jobs_path)
 {
-        while (!b->cancelled && !b->refused) {
+        while (b->busy < b->max_busy && !b->cancelled && !b->refused) {
                 struct batch_job job;
                 struct nsb_error err;
                 AUTOFREE char *text = NULL;
                 size_t len;
-                struct slot *s;
+                struct slot *s = NULL;
                 int r = -ENOSPC;
 
-                steal_for_idle(b);
-                if (!pick_slot(b, 0) || take_job(b, jobs_path, &job, &text, &len) <= 0)
+                if (b->has_pending) {
+                        job = b->pending;
+                        text = b->pending_text;
+                        len = b->pending_len;
+                        b->pending_text = NULL;
+                        b->has_pending = false;
+                } else if (next_job(b, jobs_path, &job) <= 0) {
                         return;
+                } else {
+                        text = b->text;
+                        len = b->text_len;
+                        b->text = NULL;
+                }
                 nsb_error_clear(&err);
-                if ((s = pick_slot(b, len)))
-                        r = start_job(b, s, &job, &text, len, &err);
-                if (!s || (r < 0 && b->busy > 0 && resource_errno(-r))) {
-                        if (s)
-                                b->max_busy = b->busy;
+                /* an idle worker first; else a slot without one */
+                for (unsigned i = 0; i < b->n_slots && !s; i++)
+                        if (!b->slots[i].busy && b->slots[i].pid)
+                                s = &b->slots[i];
+                for (unsigned i = 0; i < b->n_slots && !s; i++)
+                        if (!b->slots[i].busy)
+                                s = &b->slots[i];
+                if (s)
+                        r = start_job(b, s, &job, text, len, &err);
+                if (r < 0 && b->busy > 0 && resource_errno(-r)) {
+                        b->max_busy = b->busy;
                         b->pending = job;
                         b->pending_text = text;
                         b->pending_len = len;
@@ -1635,7 +1359,6 @@ static int loop(struct batch *b, const char *jobs_path, struct nsb_error *e)
         for (;;) {
                 nfds_t n = 0;
                 int i_cancel = -1, i_in = -1;
-                bool full;
 
                 if (!b->cancelled)
                         take_lines(b, jobs_path);
@@ -1643,12 +1366,11 @@ static int loop(struct batch *b, const char *jobs_path, struct nsb_error *e)
                         break;   /* before any job: no worker runs */
                 if ((b->out_err || b->result_err) && !b->cancelled)
                         cancel_all(b);
-                if (b->busy == 0 && (b->cancelled || (b->in.eof && !b->has_pending && !b->n_back)))
+                if (b->busy == 0 && (b->cancelled || (b->in.eof && !b->has_pending)))
                         break;
-                full = b->has_pending || b->n_back || !pick_slot(b, 0);
                 if (b->cancel_fd >= 0 && !b->cancelled)
                         p[i_cancel = (int) n++] = (struct pollfd){ b->cancel_fd, POLLIN, 0 };
-                if (!b->cancelled && !b->in.eof && (!full || want_input_while_busy(b)))
+                if (!b->cancelled && !b->in.eof && (b->busy < b->max_busy || want_input_while_busy(b)))
                         p[i_in = (int) n++] = (struct pollfd){ b->in.fd, POLLIN, 0 };
                 for (unsigned i = 0; i < b->n_slots; i++)
                         if (b->slots[i].pid)
@@ -1667,7 +1389,7 @@ static int loop(struct batch *b, const char *jobs_path, struct nsb_error *e)
                         if (k < 0) {
                                 r = nsb_fail(e, NSB_STAGE_CONFIG, -k, "reading the jobs");
                                 cancel_all(b);
-                        } else if (full && b->first_checked) {
+                        } else if (b->busy >= b->max_busy && b->first_checked) {
                                 take_cancel_lines(b);
                         }
                 }
@@ -1783,21 +1505,6 @@ static int check_file_roles(int in_fd, int out_fd, const struct nsb_config *cli,
         return cfg_check_shared_stdin(cli, have_in && S_ISREG(in.st_mode) ? &in : NULL, "jobs file", e);
 }
 
-/* What batch_main allocated for its slots, its input and the profile. */
-static void batch_free(struct batch *b)
-{
-        /* a batch cancelled with jobs handed back: no line, --resume runs them */
-        for (unsigned i = 0; i < b->n_back; i++) {
-                json_decref(b->back[i].id);
-                free(b->back[i].text);
-        }
-        free(b->back);
-        munmap(b->gates, (size_t) b->n_slots * QUEUE_DEPTH * sizeof *b->gates);
-        free(b->slots);
-        free(b->in.buf);
-        host_set_free(&b->python_host);
-}
-
 int batch_main(const struct frame_run *run, struct nsb_error *e)
 {
         const struct nsb_config *cli = run->cfg;
@@ -1847,26 +1554,16 @@ int batch_main(const struct frame_run *run, struct nsb_error *e)
         b.n_slots = cli->jobs ? cli->jobs : plat_cpu_count();
         b.max_busy = b.n_slots;
         b.slots = calloc(b.n_slots, sizeof *b.slots);
-        b.back = calloc((size_t) b.n_slots * QUEUE_DEPTH, sizeof *b.back);
-        /* the jobs' gates: written by the parent and its workers alike */
-        b.gates = mmap(NULL, (size_t) b.n_slots * QUEUE_DEPTH * sizeof *b.gates, PROT_READ | PROT_WRITE,
-                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        if (!b.slots || !b.back || b.gates == MAP_FAILED) {
-                nsb_fail(e, NSB_STAGE_PREPARE, b.gates == MAP_FAILED ? errno : ENOMEM, "out of memory");
-                if (b.gates != MAP_FAILED)
-                        munmap(b.gates, (size_t) b.n_slots * QUEUE_DEPTH * sizeof *b.gates);
-                free(b.back);
-                free(b.slots);
+        if (!b.slots) {
+                nsb_fail(e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
                 return BATCH_EXIT_SETUP;
         }
-        for (unsigned i = 0; i < b.n_slots; i++) {
+        for (unsigned i = 0; i < b.n_slots; i++)
                 b.slots[i].fd = b.slots[i].cmd = -1;
-                b.slots[i].gates = &b.gates[(size_t) i * QUEUE_DEPTH];
-        }
         b.jobs_path = from_stdin ? NULL : cli->input_path;
         if (cli->warm_rotate && !cli->warm) {
                 nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "--warm-rotate needs --warm");
-                batch_free(&b);
+                free(b.slots);
                 return BATCH_EXIT_SETUP;
         }
         warm_pool_init(&b.warm, cli, &b.python_host, cancel_fd);
@@ -1879,7 +1576,9 @@ int batch_main(const struct frame_run *run, struct nsb_error *e)
         if (b.result_fd >= 0)
                 close(b.result_fd);     /* every line is written: only the parent writes it */
         if (b.refused) {
-                batch_free(&b);
+                free(b.slots);
+                free(b.in.buf);
+                host_set_free(&b.python_host);
                 *e = b.refusal;
                 return BATCH_EXIT_SETUP;
         }
@@ -1898,7 +1597,9 @@ int batch_main(const struct frame_run *run, struct nsb_error *e)
                 batch_job_free(&b.pending);   /* cancelled before it could start: no line, --resume runs it */
         free(b.pending_text);
         free(b.text);
-        batch_free(&b);
+        free(b.slots);
+        free(b.in.buf);
+        host_set_free(&b.python_host);
         if (b.out_err) {
                 if (r == 0)
                         nsb_fail(e, NSB_STAGE_OUTPUT, b.out_err, "cannot write the results to stdout");

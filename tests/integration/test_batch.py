@@ -520,78 +520,6 @@ class Batch(SandboxTest):
                     self.assertEqual(lines["before"]["start"], "warm", lines["before"])
                 self.assertEqual(processes_with(marker), [])
 
-    def test_a_held_job_cancelled_before_it_starts_never_runs(self):
-        """#28: a worker holds its slot's next job while it runs one (the
-        parent sends it ahead). A cancel line for that held job ends it at
-        once, cancelled, exactly once, as a job that never ran; its worker
-        skips it (it never runs), and the job the worker runs is untouched."""
-        for warm in ([], ["--warm"]):
-            with self.subTest(warm=bool(warm)):
-                uniq = int(uuid.uuid4().int % 10 ** 6)
-                running = "1.%06d" % uniq       # ends by itself, after the cancel
-                held = "3.%06d" % uniq          # would be seen if it ran
-                proc = subprocess.Popen([NSBOX, "batch", *warm, "-j", "1", "-"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-                proc.stdin.write(jsonl([{"id": "running", "kind": "run", "argv": ["/bin/sleep", running]},
-                                        {"id": "held", "kind": "run", "argv": ["/bin/sleep", held]}]))
-                proc.stdin.flush()
-                deadline = time.monotonic() + 30
-                while not processes_with(running) and time.monotonic() < deadline:
-                    time.sleep(0.02)
-                time.sleep(0.1)   # the parent has read both lines: "held" is its worker's next
-                proc.stdin.write(b'{"cancel": "held"}\n' + jsonl([py("after", "print(2)")]))
-                proc.stdin.close()
-                proc.stdin = None
-                seen = False
-                while proc.poll() is None:
-                    seen = seen or bool(processes_with(held))
-                    time.sleep(0.02)
-                out, err = proc.communicate(timeout=60)
-                self.assertEqual(proc.returncode, 0, err)
-                lines = [json.loads(l) for l in out.decode().splitlines()]
-                self.assertEqual(sorted(d["id"] for d in lines), ["after", "held", "running"], lines)
-                got = {d["id"]: d for d in lines}
-                self.assertEqual(got["held"]["status"], "cancelled", got["held"])
-                self.assertFalse(seen, "the cancelled held job ran")
-                if warm:
-                    self.assertEqual((got["held"]["start"], got["held"].get("start_reason")),
-                                     ("cold", "not run: cancelled before it started"), got["held"])
-                self.assertEqual((got["running"]["status"], got["running"]["exit_code"]), ("exited", 0), got["running"])
-                self.assertEqual(got["after"]["stdout"]["text"], "2\n", got["after"])
-
-    def test_a_killed_worker_hands_back_the_job_it_held(self):
-        """#28: a worker killed while it runs one job and holds the next: the
-        running job is one error line; the held one never started, so it is
-        handed back and runs once in a new worker (one line, its own)."""
-        for warm in ([], ["--warm"]):
-            with self.subTest(warm=bool(warm)):
-                marker = "%d.%06d" % (600 + os.getpid() % 100, int(uuid.uuid4().int % 10 ** 6))
-                proc = subprocess.Popen([NSBOX, "batch", *warm, "-j", "1", "-"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-                proc.stdin.write(jsonl([{"id": "victim", "kind": "run", "argv": ["/bin/sleep", marker]},
-                                        py("held", "print('once')"), py("after", "print(2)")]))
-                proc.stdin.close()
-                proc.stdin = None
-                deadline = time.monotonic() + 30
-                while not processes_with(marker) and time.monotonic() < deadline:
-                    time.sleep(0.02)
-                time.sleep(0.1)   # "held" is sent to the victim's worker
-                workers = [int(p) for p in os.listdir("/proc") if p.isdigit() and _ppid(int(p)) == proc.pid
-                           and marker_below(int(p), marker)]
-                if len(workers) != 1:
-                    proc.kill()
-                    proc.communicate()
-                    self.fail("expected one worker, found %r" % workers)
-                os.kill(workers[0], signal.SIGKILL)
-                out, err = proc.communicate(timeout=60)
-                self.assertEqual(proc.returncode, 0, err)
-                lines = [json.loads(l) for l in out.decode().splitlines()]
-                self.assertEqual(sorted(d["id"] for d in lines), ["after", "held", "victim"], lines)
-                got = {d["id"]: d for d in lines}
-                self.assertIn("died of signal 9 (SIGKILL)", got["victim"]["error"]["message"])
-                self.assertEqual((got["held"]["status"], got["held"]["stdout"]["text"]), ("exited", "once\n"), got["held"])
-                self.assertEqual(got["after"]["stdout"]["text"], "2\n", got["after"])
-
     def test_a_judge_jobs_profile_stays_in_its_job(self):
         # A worker runs its slot's jobs one after the other (#28): a judge
         # spec's "profile" is overlaid on that job's config only. It used to
@@ -672,22 +600,6 @@ class Batch(SandboxTest):
                          r"^line 1: the worker running this job died of signal 9 \(SIGKILL\)[^:]*$")
         self.assertEqual(lines[1]["stdout"]["text"], "still here\n")
         self.assertEqual(processes_with(marker), [])
-
-
-def marker_below(pid, marker):
-    """Whether a process with @marker in its command line descends from @pid."""
-    todo = [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            with open("/proc/%d/cmdline" % p, "rb") as f:
-                if marker.encode() in f.read():
-                    return True
-            with open("/proc/%d/task/%d/children" % (p, p)) as f:
-                todo += [int(c) for c in f.read().split()]
-        except (OSError, ValueError):
-            pass
-    return False
 
 
 def _ppid(pid):
