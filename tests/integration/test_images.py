@@ -73,6 +73,16 @@ def write_blob(layout, data):
     return {"digest": "sha256:" + h, "size": len(data)}
 
 
+def publish_manifest(layout, manifest):
+    """Writes @manifest as a blob of @layout and makes it the layout's only
+    image (index.json)."""
+    desc = write_blob(layout, json.dumps(manifest).encode())
+    desc["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
+    with open(os.path.join(layout, "index.json"), "w") as f:
+        json.dump({"schemaVersion": 2, "manifests": [desc]}, f)
+    return desc
+
+
 def oci_of_layers(layout, layers):
     """An OCI layout of @layers (each a list of (TarInfo, bytes|None)), gzipped."""
     os.makedirs(os.path.join(layout, "blobs", "sha256"))
@@ -718,10 +728,7 @@ class HostileLayouts(ImageCase):
             layer = write_blob(layout, magic + bytes(64))
             layer["mediaType"] = "application/vnd.oci.image.layer.v1.tar+gzip"
             man["layers"] = [layer]
-            desc = write_blob(layout, json.dumps(man).encode())
-            desc["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
-            with open(os.path.join(layout, "index.json"), "w") as f:
-                json.dump({"schemaVersion": 2, "manifests": [desc]}, f)
+            publish_manifest(layout, man)
             p = self.img("run", "--image", "oci:" + layout, "/nothing", env=env)
             self.assertEqual(p.returncode, 125, p.stderr)
             self.assertFalse(os.path.exists(ran), open(ran).read() if os.path.exists(ran) else "")
@@ -750,10 +757,7 @@ class HostileLayouts(ImageCase):
             layer = write_blob(layout, data)
             layer["mediaType"] = "application/vnd.oci.image.layer.v1." + mt
             man["layers"].append(layer)
-        desc = write_blob(layout, json.dumps(man).encode())
-        desc["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
-        with open(os.path.join(layout, "index.json"), "w") as f:
-            json.dump({"schemaVersion": 2, "manifests": [desc]}, f)
+        publish_manifest(layout, man)
         p = self.img("run", "--image", "oci:" + layout, "/nothing")
         self.assertEqual(p.returncode, 127, p.stderr)
         cache = os.path.join(self.tmp, "cache", "nsbox", "images")
@@ -1029,10 +1033,7 @@ class RedTeamImage(ImageCase):
         with open(mpath) as f:
             m = json.load(f)
         m["config"] = dict(m["layers"][0], mediaType="application/vnd.oci.image.config.v1+json")
-        desc = write_blob(layout, json.dumps(m).encode())
-        desc["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
-        with open(os.path.join(layout, "index.json"), "w") as f:
-            json.dump({"schemaVersion": 2, "manifests": [desc]}, f)
+        publish_manifest(layout, m)
         p = self.img("run", "--image", "oci:" + layout, "/nothing")
         self.assertEqual(p.returncode, 125, p.stderr)
         self.assertEqual([n for n in os.listdir(self.cache) if not n.startswith(".")], [])
@@ -1313,10 +1314,7 @@ class RedTeamMore(ImageCase):
             m = json.load(f)
         os.unlink(os.path.join(layout, "blobs", "sha256", m["layers"][0]["digest"][7:]))
         m["layers"][0]["urls"] = ["http://127.0.0.1:9/layer"]
-        desc = write_blob(layout, json.dumps(m).encode())
-        desc["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
-        with open(os.path.join(layout, "index.json"), "w") as f:
-            json.dump({"schemaVersion": 2, "manifests": [desc]}, f)
+        publish_manifest(layout, m)
         p = self.img("run", "--image", "oci:" + layout, "/nothing")
         self.assertEqual(p.returncode, 125, p.stderr)
         self.assertIn(b"No such file", p.stderr)
