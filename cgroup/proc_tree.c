@@ -265,6 +265,8 @@ int proc_tree_usage(int proc_fd, pid_t root, const struct stat *self_exe, unsign
                         };
                 ret->cpu_ticks += st.utime + st.stime + st.cutime + st.cstime;
                 ret->n_procs++;
+                if ((st.flags & PROC_PF_EXITING) && st.state != 'Z' && st.state != 'X')
+                        ret->n_exiting++;
                 add_memory(proc_fd, w.pids[i], i == 0, i >= 1 && i <= n_root_children, &st, self_exe, flags, ret);
                 if (!add_children(proc_fd, w.pids[i], &w))
                         ret->incomplete = true;

@@ -43,6 +43,9 @@ struct proc_tree_usage {
         unsigned n_procs;               /* processes read */
         unsigned n_estimated;           /* of them, whose smaps_rollup was refused (not dumpable):
                                            their statm resident size is in pss_bytes instead */
+        unsigned n_exiting;             /* of them, in the middle of their exit (PF_EXITING, not
+                                           yet a zombie): their memory is being unmapped, so the
+                                           others' shares of it grow while the look reads them */
         bool incomplete;                /* memory ran out while the tree was listed: some of it was
                                            not read (the caller treats the look as over its limits) */
         struct tree_cpu_proc *procs;    /* with PROC_TREE_PROCS: each process read (n_procs of
@@ -60,11 +63,13 @@ struct proc_buf {
 struct proc_stat {
         char state;                     /* field 3: R, S, Z, ... */
         pid_t ppid;                     /* field 4 */
+        uint64_t flags;                 /* field 9: the kernel's PF_* flags (PROC_PF_EXITING) */
         uint64_t utime, stime, cutime, cstime;  /* fields 14-17, clock ticks */
         uint64_t start;                 /* field 22 */
         uint64_t arg_start;             /* field 48: 0 while an execve is under way (or when
                                            hidden from us); UINT64_MAX when absent */
 };
+#define PROC_PF_EXITING 0x4u           /* include/linux/sched.h: getting shut down */
 int proc_parse_stat(const char *buf, size_t len, struct proc_stat *ret);   /* 0 or -EINVAL */
 
 /* utime+stime+cutime+cstime (fields 14-17), in clock ticks. 0 or -EINVAL. */

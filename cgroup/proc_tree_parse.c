@@ -60,7 +60,12 @@ int proc_parse_stat(const char *buf, size_t len, struct proc_stat *ret)
         if (take_u64(&p, end, &v) < 0 || v > INT32_MAX)
                 return -EINVAL;
         ret->ppid = (pid_t) v;
-        for (int f = 5; f < 14; f++)
+        for (int f = 5; f < 9; f++)
+                if (skip_field(&p, end) < 0)
+                        return -EINVAL;
+        if (take_u64(&p, end, &ret->flags) < 0)
+                return -EINVAL;
+        for (int f = 10; f < 14; f++)
                 if (skip_field(&p, end) < 0)
                         return -EINVAL;
         for (int f = 14; f <= 17; f++)

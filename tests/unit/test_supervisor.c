@@ -686,7 +686,17 @@ static void test_proc_tree_parse(void **state)
                 assert_int_equal(st.ppid, 3);
                 assert_int_equal(st.cutime, 70);
                 assert_int_equal(st.start, 4242);
+                assert_true(st.flags == 0);
                 assert_true(st.arg_start == UINT64_MAX);        /* too short: unknown */
+                {
+                        /* field 9, the PF_* flags: a task in the middle of its exit */
+                        static const char exiting[] = "7 (p) R 3 7 7 0 -1 4194372 0 0 0 0 5 6 70 80 20 0 1 0 42\n";
+                        assert_int_equal(proc_parse_stat(exiting, sizeof exiting - 1, &st), 0);
+                        assert_true(st.flags == 4194372);
+                        assert_true((st.flags & PROC_PF_EXITING) != 0);
+                        assert_int_equal(st.utime, 5);
+                        assert_int_equal(st.start, 42);
+                }
                 {
                         /* fields 23-47 then arg_start (48) */
                         static const char full[] = "7 (p) R 3 7 7 0 -1 0 0 0 0 0 5 6 70 80 20 0 1 0 4242 "
