@@ -165,6 +165,11 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
         return a < b ? a : b;
 }
 
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+        return a > b ? a : b;
+}
+
 /* A memory sum over the limit is looked at again before it is believed.
  * The sum is read one process at a time: when processes sharing pages exit
  * (or fork) during a look, the ones read after see another share of the
@@ -178,16 +183,22 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
  * unmapping its memory on its way out reads the same processes as the next
  * one (the parent has not reaped it yet), yet its shares were still moving:
  * a pool of 60 under load ~10 (uid 65534, --warm) was read over the limit
- * by two such looks, and by every look of 0.2 s. A tree that churns through every look is over only if
- * every look was over. A tree that could not be listed whole (memory ran
- * out) twice counts as over: no silent pass. *confirmed: the smallest sum
- * seen (what the peak may take). */
+ * by two such looks, and by every look of 0.2 s. But a tree that churns
+ * (950 sleepers exiting) may never give two settled looks, and waiting let
+ * 4 hogs of 200 MB end unseen after 3 s: so the pages only one process maps
+ * (Private_Dirty), which no exit inflates — a page is private to one
+ * process at a time — decide at once when two looks in a row both exceed
+ * the limit by them alone. A tree that churns through every look is over
+ * only if every look was over. A tree that could not be listed whole
+ * (memory ran out) twice counts as over: no silent pass. *confirmed: the
+ * smallest sum seen, or the private pages two looks confirmed (what the
+ * peak may take). */
 #define CONFIRM_LOOKS 6                 /* pauses 3, 6, ... 96 ms: at most ~0.2 s (more let a real
                                            overshoot of 3 s end unseen under load: the report of flakes) */
 static bool memory_confirmed_over(struct cg_run *run, int proc_fd, pid_t init, uint64_t limit,
                                   const struct proc_tree_usage *first, uint64_t first_set, uint64_t *confirmed)
 {
-        uint64_t prev_set = first_set;
+        uint64_t prev_set = first_set, prev_private = first->private_bytes;
         bool prev_incomplete = first->incomplete;
         long pause_ms = 3;
 
@@ -203,11 +214,18 @@ static bool memory_confirmed_over(struct cg_run *run, int proc_fd, pid_t init, u
                 *confirmed = min_u64(*confirmed, again.pss_bytes);
                 if (prev_incomplete && again.incomplete)
                         return true;
+                /* pages only one process maps, over the limit in two looks
+                 * in a row: no exit inflates that sum, churn or not */
+                if (prev_private > limit && again.private_bytes > limit) {
+                        *confirmed = max_u64(*confirmed, min_u64(prev_private, again.private_bytes));
+                        return true;
+                }
                 if (!again.incomplete && again.pss_bytes <= limit)
                         return false;
                 if (!again.incomplete && set == prev_set)
                         return true;
                 prev_set = set;
+                prev_private = again.private_bytes;
                 prev_incomplete = again.incomplete;
         }
         return true;
@@ -233,12 +251,15 @@ static unsigned rl_watch(struct cg_run *run, int proc_fd, pid_t init, const stru
         /* the peak: what two consecutive looks of the same processes both
          * saw (a look while processes began or ended may overcount) */
         sum = set == run->tree_set_last ? min_u64(u.pss_bytes, run->tree_pss_last) : 0;
+        /* ... or, churn or not, the pages only one process maps in both */
+        sum = max_u64(sum, min_u64(u.private_bytes, run->tree_private_last));
         if (mem && (u.pss_bytes > lim->memory_bytes || u.incomplete) &&
             memory_confirmed_over(run, proc_fd, init, lim->memory_bytes, &u, set, &sum))
                 over |= CG_WATCH_MEMORY;
         if (sum > run->tree_pss_peak)
                 run->tree_pss_peak = sum;
         run->tree_pss_last = u.pss_bytes;
+        run->tree_private_last = u.private_bytes;
         run->tree_set_last = set;
         if (lim->cpu_usec != 0 && tree_usec(run) >= lim->cpu_usec)
                 over |= CG_WATCH_CPU;

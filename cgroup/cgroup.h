@@ -238,6 +238,7 @@ struct cg_run {
         uint64_t tree_pss_peak;         /* the largest memory sum two looks in a row confirmed */
         uint64_t tree_pss_last;         /* the last look's sum (what confirms the next) */
         uint64_t tree_set_last;         /* which processes the last look read (cg_rlimit.c: proc_set_id) */
+        uint64_t tree_private_last;     /* the last look's sum of private pages (proc_tree.h) */
         uint64_t tree_unsettled;        /* looks that saw a process mid-exit (each gets an id of its own) */
         unsigned watch_next_ms;         /* the period the last look's cost asks for (0: the
                                            backend's watch_period_ms) */

@@ -143,16 +143,19 @@ static bool add_children(int proc_fd, pid_t pid, struct walk *w)
         return complete;
 }
 
-/* Pss_Anon + Pss_Shmem of @pid, in bytes; 0 when gone. smaps_rollup
+/* Pss_Anon + Pss_Shmem of @pid, in bytes; 0 when gone; *private: its
+ * Private_Dirty (pages only it maps: a page is private to one process at a
+ * time, so the sum over a tree does not grow when sharers exit, as the PSS
+ * sum may; 0 when unknown). smaps_rollup
  * needs ptrace read access: a process that made itself not dumpable (under
  * reduced isolation, where it has the supervisor's uid and no namespace of
  * its own) refuses it. Its resident size from statm, which any reader may
  * see, stands in: it counts the shared pages whole (and file pages), so it
  * says more than the PSS would — towards the limit, never under it. */
-static uint64_t pss_of(int proc_fd, pid_t pid, char *buf, size_t size, unsigned *estimated)
+static uint64_t pss_of(int proc_fd, pid_t pid, char *buf, size_t size, unsigned *estimated, uint64_t *private)
 {
         char path[64];
-        uint64_t anon = 0, shmem = 0;
+        uint64_t anon = 0, shmem = 0, dirty = 0;
         unsigned long vsize, resident;
         ssize_t k;
 
@@ -160,6 +163,8 @@ static uint64_t pss_of(int proc_fd, pid_t pid, char *buf, size_t size, unsigned 
         k = read_at(proc_fd, path, buf, size);
         if (k > 0 && proc_parse_status_kb(buf, (size_t) k, "Pss_Anon", &anon) == 0) {
                 (void) proc_parse_status_kb(buf, (size_t) k, "Pss_Shmem", &shmem);
+                if (proc_parse_status_kb(buf, (size_t) k, "Private_Dirty", &dirty) == 0)
+                        *private += dirty * 1024;
                 return (anon + shmem) * 1024;
         }
         if (k != -EACCES && k != -EPERM)
@@ -221,7 +226,7 @@ static void add_memory(int proc_fd, pid_t pid, bool is_root, bool root_child, co
         if (kb * 1024 > ret->peak_rss_bytes)
                 ret->peak_rss_bytes = kb * 1024;
         if (flags & PROC_TREE_PSS)
-                ret->pss_bytes += pss_of(proc_fd, pid, buf, sizeof buf, &ret->n_estimated);
+                ret->pss_bytes += pss_of(proc_fd, pid, buf, sizeof buf, &ret->n_estimated, &ret->private_bytes);
 }
 
 int proc_tree_usage(int proc_fd, pid_t root, const struct stat *self_exe, unsigned flags, struct proc_tree_usage *ret)

@@ -40,6 +40,9 @@ struct proc_tree_usage {
                                            root, not one running nsbox's executable) */
         uint64_t root_hwm_bytes;        /* the root's own VmHWM */
         uint64_t pss_bytes;             /* sum of Pss_Anon + Pss_Shmem of the job's processes (with PROC_TREE_PSS) */
+        uint64_t private_bytes;         /* sum of their Private_Dirty: a lower bound of what the tree holds
+                                           that sharers exiting during the look do not inflate (a process
+                                           whose smaps_rollup is refused adds nothing) */
         unsigned n_procs;               /* processes read */
         unsigned n_estimated;           /* of them, whose smaps_rollup was refused (not dumpable):
                                            their statm resident size is in pss_bytes instead */
