@@ -17,6 +17,9 @@ DENY = os.path.join(os.environ.get("FIXTURES_BUILD", ""), "nsbox-deny-feature")
 # doctor's last line: whether warm starts are available, and why not
 WARM_LINE = r"warm starts \(batch --warm, judge --warm\): (available|unavailable: [^\n]+; jobs run cold and say why)\n"
 CHECKS = ["user_ns", "cgroup", "seccomp", "no_new_privs", "landlock", "interpreter"]
+# A hang, not speed: doctor must answer, and speed belongs in bench/ (it
+# takes 0.3-0.5 s at load 8 on a 2-core host: it starts two warm jobs).
+DOCTOR_HANG_S = 20.0
 
 
 def doctor(*args, env=None):
@@ -40,7 +43,7 @@ class Doctor(unittest.TestCase):
         if not userns_available():
             skip_or_fail(self, "unprivileged user namespaces are unavailable: doctor would rightly say not ready")
         p, secs = doctor("--json")
-        self.assertLess(secs, 1.0)
+        self.assertLess(secs, DOCTOR_HANG_S)
         rep = json.loads(p.stdout)
         self.assertEqual(rep["schema"], "nsbox.doctor/1")
         self.assertEqual(rep["isolation"], "strict")
@@ -65,7 +68,7 @@ class Doctor(unittest.TestCase):
 
     def test_human_output(self):
         p, secs = doctor()
-        self.assertLess(secs, 1.0)
+        self.assertLess(secs, DOCTOR_HANG_S)
         out = p.stdout.decode()
         for name in CHECKS:
             self.assertRegex(out, r"(?m)^[✓!✗] %s\b" % name)
@@ -153,7 +156,7 @@ class NoUserNamespacesJourney(SandboxTest):
         try:
             env = dict(os.environ, NSBOX_DOCTOR_PROC_SYS=d, NSBOX_DOCTOR_FAKE_USERNS="0")
             p, secs = doctor("--json", env=env)
-            self.assertLess(secs, 1.0)
+            self.assertLess(secs, DOCTOR_HANG_S)
             rep = json.loads(p.stdout)
             self.assertFalse(rep["ready"], rep)
             self.assertEqual(p.returncode, 1)
