@@ -223,7 +223,8 @@ class ServeUnix(SandboxTest):
         client gives up (closes the connection): the waiting job never
         runs. Before, it sat in the engine's pipe and ran for no one."""
         s = self.service("-j", "1", "--queue", "4")
-        busy = threading.Thread(target=lambda: s.run_code("import time\ntime.sleep(2)\nprint(1)"))
+        # 6 s: still running when health is read ~2 s in, however slow the host
+        busy = threading.Thread(target=lambda: s.run_code("import time\ntime.sleep(6)\nprint(1)"))
         busy.start()
         time.sleep(0.5)
         c = s.conn(timeout=0.5)
