@@ -23,6 +23,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -156,15 +157,24 @@ static void __attribute__((noreturn)) drain_main(int rfd, int sink)
 }
 
 /* Wait for the helper; it ends at EOF, once the sandbox is gone. A process
- * of the sandbox that somehow kept the write end open cannot hold us: after
- * a grace period the helper is killed and what it copied is used. */
-static void drain_wait(pid_t pid)
+ * of the sandbox that somehow kept the write end open cannot hold us: once
+ * the pipe is empty (@rfd, our own read end, says how much is unread) and a
+ * grace period has passed, the helper is killed and what it copied is used.
+ * A helper that is only slow — unread bytes left, a loaded host that has not
+ * run it yet — is waited for (up to DRAIN_SLOW_MAX_MS): killing it then
+ * lost the whole channel, and every test read as never reported. */
+#define DRAIN_GRACE_MS 2000
+#define DRAIN_SLOW_MAX_MS 60000
+static void drain_wait(pid_t pid, int rfd)
 {
-        for (int i = 0; i < 200; i++) {
+        for (int waited = 0; waited < DRAIN_SLOW_MAX_MS; waited += 10) {
                 pid_t w = waitpid(pid, NULL, WNOHANG);
+                int unread = 0;
 
                 if (w == pid || (w < 0 && errno != EINTR))
                         return;
+                if (waited >= DRAIN_GRACE_MS && (ioctl(rfd, FIONREAD, &unread) < 0 || unread == 0))
+                        break;
                 poll(NULL, 0, 10);
         }
         kill(pid, SIGKILL);
@@ -227,12 +237,12 @@ static int run_with_channel(struct sbx_request *req, struct run_result *res, cha
                 close(wfd);
                 drain_main(rfd, sink);
         }
-        close(move_fd(&rfd));
+        /* rfd stays open here too: drain_wait asks it what is unread */
         req->channel_fd = wfd;
         r = sbx_run(req, res);
         /* Our write end is the last one outside the (now ended) sandbox. */
         close(move_fd(&wfd));
-        drain_wait(helper);
+        drain_wait(helper, rfd);
         if (r < 0) {
                 run_result_free(res);
                 memset(res, 0, sizeof *res);

@@ -291,6 +291,7 @@ class TestCommand(SandboxTest):
         self.assertLess(len(out), 12000)
         p, rep = self.run_tests(ws, harness)
         t = self.by_name(rep)
+        self.assertIn("test_p.py::test_loud", t, json.dumps(rep)[-3000:])
         self.assertEqual(t["test_p.py::test_loud"]["stdout"], "debug: x = 2 \x1b[2J\n")
         self.assertEqual(t["test_p.py::test_quiet_pass"]["stderr"], "oops on stderr\n")
 
