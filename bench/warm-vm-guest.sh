@@ -39,8 +39,8 @@ bench() {
                 strace -f -qq -e trace=clone3 -o "$d/strace_warm.txt" \
                         "$OPT/nsbox" batch --quiet -j 1 --warm "$d/probe_job.jsonl" > /dev/null 2>&1
         fi
-        { perf stat -e task-clock true > /dev/null 2>&1 && echo allowed || perf stat -e task-clock true 2>&1 | tail -3; } \
-                > "$d/perf.txt" 2>&1
+        { perf stat -e task-clock true > /dev/null 2>&1 && echo allowed ||
+                { echo "refused:"; perf stat -e task-clock true 2>&1 | head -3; }; } > "$d/perf.txt" 2>&1
         echo "$(cut -d' ' -f1-3 /proc/loadavg)" > "$d/load_before.txt"
         date +%s.%N > "$d/t_start"
         "$OPT/bench/warm.sh" "$NSBOX_VM_n" "$NSBOX_VM_j" "$NSBOX_VM_rounds" > "$d/warm.out" 2> "$d/warm.err"
