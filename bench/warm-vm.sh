@@ -25,7 +25,7 @@
 #     NSBOX=path/to/nsbox (default build/nsbox; its warm/ beside it)
 #     NSBOX_BUILD=build dir (its vm-cache/ holds the downloaded kernel)
 #     NSBOX_VM_ACCEL=kvm|tcg (default: kvm when usable)
-#     NSBOX_VM_SUITE=trixie (Debian 13's 6.12 kernel: Landlock ABI 6, no hook; not tried here)
+#     NSBOX_VM_SUITE=trixie (Debian 13's 6.12 kernel: Landlock ABI 6, warm starts without the hook)
 #     NSBOX_VM_DEADLINE=seconds for the whole VM (default 3600)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -203,7 +203,7 @@ try:
                                if "CLONE_NEWNET" in c else "warm job init",
                                "born in its cgroup (CLONE_INTO_CGROUP)" if "CLONE_INTO_CGROUP" in c
                                else "without CLONE_INTO_CGROUP") for c in calls)))
-        say("   perf stat: %s" % read(os.path.join(d, "perf.txt"), "?").strip().replace("\n", " | "))
+        say("   perf stat: %s" % read(os.path.join(d, "perf.txt"), "?").strip().replace(":\n", ": ").replace("\n", " | "))
         t = float(read(os.path.join(d, "t_end"))) - float(read(os.path.join(d, "t_start")))
         say("   VM load average: %s before warm.sh, %s after (%.0f s)"
             % (read(os.path.join(d, "load_before.txt")).strip(), read(os.path.join(d, "load_after.txt")).strip(), t))
