@@ -27,6 +27,7 @@
 #     NSBOX_VM_ACCEL=kvm|tcg (default: kvm when usable)
 #     NSBOX_VM_SUITE=trixie (Debian 13's 6.12 kernel: Landlock ABI 6, warm starts without the hook)
 #     NSBOX_VM_DEADLINE=seconds for the whole VM (default 3600)
+#     NSBOX_VM_RESULTS=dir: print a kept results dir of the guest, boot nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-1000}
@@ -137,13 +138,19 @@ say("host: load average at the start %s; %s, %d CPUs" % (loadavg(), os.uname().r
 params = {"nsbox": nsbox, "guest": "../../bench/warm-vm-guest.sh", "n": n, "j": j, "rounds": rounds}
 t0, timeout = time.monotonic(), None
 try:
-    out, seconds = vmboot.boot(source, build, params, deadline, console, archive)
+    if os.environ.get("NSBOX_VM_RESULTS"):     # a kept results dir: print it, boot nothing
+        out, seconds = os.environ["NSBOX_VM_RESULTS"], 0
+    else:
+        out, seconds = vmboot.boot(source, build, params, deadline, console, archive)
 except vmboot.VMTimeout as e:      # what the guest wrote by then is shown, then it fails
     out, seconds, timeout = e.results, time.monotonic() - t0, str(e)
 except RuntimeError as e:
     die("the VM: %s" % e)
 try:
-    say("host: load average at the end %s; qemu ran %.0f s" % (loadavg(), seconds))
+    if os.environ.get("NSBOX_VM_RESULTS"):
+        say("host: load average now %s; printed from the kept results dir %s" % (loadavg(), out))
+    else:
+        say("host: load average at the end %s; qemu ran %.0f s" % (loadavg(), seconds))
     if not os.path.exists(os.path.join(out, "sysinfo.txt")):
         die("the guest wrote nothing (console: %s); its log:\n%s" % (console, read(os.path.join(out, "guest.log"), "")[-3000:]))
     info = dict(line.split(" ", 1) for line in read(os.path.join(out, "sysinfo.txt")).splitlines() if " " in line)
@@ -224,5 +231,6 @@ try:
     if failed:
         die("\n".join(failed))
 finally:
-    shutil.rmtree(out, ignore_errors=True)
+    if not os.environ.get("NSBOX_VM_RESULTS"):
+        shutil.rmtree(out, ignore_errors=True)
 PY
