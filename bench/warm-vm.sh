@@ -172,12 +172,8 @@ try:
         d = os.path.join(out, who)
         say("")
         say("== %s" % title)
-        if not os.path.exists(os.path.join(d, "warm.rc")):
-            partial = read(os.path.join(d, "warm.out"), "").rstrip("\n")
-            if partial:
-                say("   (unfinished) warm.sh's output so far:\n" + partial)
-            log = read(os.path.join(out, "guest.log"), "")[-1500:]
-            failed.append("%s: no finished warm.sh run%s" % (who, " (guest log: %s)" % log if log else ""))
+        if not os.path.exists(os.path.join(d, "cgroup.txt")):
+            failed.append("%s: no run at all" % who)
             continue
         say("   %s; cgroup %s" % (read(os.path.join(d, "id.txt")).split()[0],
                                  read(os.path.join(d, "cgroup.txt")).strip()))
@@ -211,6 +207,13 @@ try:
                                "born in its cgroup (CLONE_INTO_CGROUP)" if "CLONE_INTO_CGROUP" in c
                                else "without CLONE_INTO_CGROUP") for c in calls)))
         say("   perf stat: %s" % read(os.path.join(d, "perf.txt"), "?").strip().replace(":\n", ": ").replace("\n", " | "))
+        if not os.path.exists(os.path.join(d, "warm.rc")):
+            partial = read(os.path.join(d, "warm.out"), "").rstrip("\n")
+            if partial:
+                say("   (unfinished) warm.sh's output so far:\n" + partial)
+            log = read(os.path.join(out, "guest.log"), "")[-1500:]
+            failed.append("%s: no finished warm.sh run%s" % (who, " (guest log: %s)" % log if log else ""))
+            continue
         t = float(read(os.path.join(d, "t_end"))) - float(read(os.path.join(d, "t_start")))
         say("   VM load average: %s before warm.sh, %s after (%.0f s)"
             % (read(os.path.join(d, "load_before.txt")).strip(), read(os.path.join(d, "load_after.txt")).strip(), t))
