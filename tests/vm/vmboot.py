@@ -139,6 +139,15 @@ def build_initramfs(moddir, out):
                            stderr=subprocess.DEVNULL, check=True)
 
 
+class VMTimeout(RuntimeError):
+    """The VM did not power off in time; .results is what its guest had
+    written by then (the caller removes it)."""
+
+    def __init__(self, msg, results):
+        super().__init__(msg)
+        self.results = results
+
+
 def accel():
     """TCG, as on CI (no /dev/kvm needed); NSBOX_VM_ACCEL=kvm for a quicker local loop."""
     return os.environ.get("NSBOX_VM_ACCEL", "tcg")
@@ -184,7 +193,7 @@ def boot(source, build, params, deadline_s, console_log, archive=None):
         out, _ = proc.communicate(timeout=deadline_s)
     except subprocess.TimeoutExpired:
         kill()
-        raise RuntimeError("the VM did not power off within %d s (console: %s)" % (deadline_s, console_log))
+        raise VMTimeout("the VM did not power off within %d s (console: %s)" % (deadline_s, console_log), results)
     finally:
         kill()
     if proc.returncode != 0:
