@@ -317,7 +317,7 @@ static void emit_error(struct batch *b, const json_t *id, size_t line, const str
  * makes the batch end with BATCH_EXIT_BAD_LINES. */
 /* The line of a job that ended without its worker's line (cancelled, or
  * its worker died): @status, @e's error, and the start the parent assigned
- * it (#edges: a cancelled warm job said "cold"). @s NULL: a job cancelled
+ * it (#29 follow-up: a cancelled warm job said "cold"). @s NULL: a job cancelled
  * while it waited for a worker, never started (under --warm its reason says
  * so, as a bad line's does). */
 static void emit_unfinished(struct batch *b, const struct slot *s, const json_t *id, size_t line, enum batch_kind kind,
@@ -974,7 +974,7 @@ static void finish_worker(struct batch *b, struct slot *s)
                 struct nsb_error e;
                 const char *sig = WIFSIGNALED(status) ? nsb_signame(WTERMSIG(status)) : NULL;
 
-                /* nsbox's own account, no errno: no call failed (#edges:
+                /* nsbox's own account, no errno: no call failed (#28 follow-up:
                  * "Input/output error" followed it; the start was "not run") */
                 if (WIFSIGNALED(status))
                         nsb_fail(&e, NSB_STAGE_SUPERVISE, 0,

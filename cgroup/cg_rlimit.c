@@ -194,7 +194,7 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
  * smallest sum seen, or the private pages two looks confirmed (what the
  * peak may take). */
 #define CONFIRM_LOOKS 6                 /* pauses 3, 6, ... 96 ms: at most ~0.2 s (more let a real
-                                           overshoot of 3 s end unseen under load: the report of flakes) */
+                                           overshoot of 3 s end unseen under load) */
 static bool memory_confirmed_over(struct cg_run *run, int proc_fd, pid_t init, uint64_t limit,
                                   const struct proc_tree_usage *first, uint64_t first_set, uint64_t *confirmed)
 {

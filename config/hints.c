@@ -131,7 +131,7 @@ bool cfg_limit_value(const struct nsb_config *cfg, const char *limit, char *buf,
 }
 
 /* The one wording of a limit that stopped a run, for the CLI, judge, serve
- * and report alike (#32, #edges): the value it had (when known: a result
+ * and report alike (#32 and its follow-up): the value it had (when known: a result
  * written before results carried it has none) and the flag that raises it. */
 bool cfg_limit_describe(const char *limit, const char *value, char *buf, size_t size)
 {

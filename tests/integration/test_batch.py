@@ -521,7 +521,7 @@ class Batch(SandboxTest):
                 self.assertEqual(processes_with(marker), [])
 
     def test_a_cancel_line_read_with_the_job_it_names(self):
-        """Review of #edges: a cancel line that arrived in the same read as
+        """Review of the #29 follow-up: a cancel line that arrived in the same read as
         the job line it names, while that job waited for a worker, was left
         in the buffer once the job started (cancel lines were taken only
         after a read): the job ran to its limit, cancelled by no one."""

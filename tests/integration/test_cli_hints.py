@@ -126,7 +126,7 @@ class BwrapHabits(SandboxTest):
 
 
 class LimitMessagesElsewhere(SandboxTest):
-    """#edges: judge's text output, nsbox report (and nsbox serve's
+    """#32 follow-up: judge's text output, nsbox report (and nsbox serve's
     `message`, tests/unit/test_serve.c) said "stopped by the wall_time
     limit" without the value or the flag; the result now records the
     value (`limit_value`) and each says it as the CLI does."""

@@ -296,7 +296,7 @@ class ServeUnix(SandboxTest):
                 text = self.metrics(s)
                 self.assertIn('nsbox_serve_refusals_total{reason="client_gone"} 1\n', text)
                 self.assertIn('nsbox_serve_jobs_total{status="cancelled"} 1\n', text)
-                # counted by the start it had: a warm job's cancelled line said "cold" (#edges)
+                # counted by the start it had: a warm job's cancelled line said "cold" (#29 follow-up)
                 starts = {l.split("} ")[0].split('"')[1]: int(l.rsplit(" ", 1)[1]) for l in text.splitlines()
                           if l.startswith("nsbox_serve_starts_total{")}
                 self.assertEqual(starts, {"warm": 1, "cold": 0} if mode == "--warm" else {"warm": 0, "cold": 1}, text)

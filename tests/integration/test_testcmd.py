@@ -296,7 +296,7 @@ class TestCommand(SandboxTest):
         self.assertEqual(t["test_p.py::test_quiet_pass"]["stderr"], "oops on stderr\n")
 
     def test_output_straight_to_fd_1_and_2_is_not_lost(self):
-        """#edges: per test, the runner captures sys.stdout and sys.stderr
+        """#32 follow-up: per test, the runner captures sys.stdout and sys.stderr
         (text, --json, JUnit <system-out>/<system-err>); what a failing test
         writes to fd 1/2 directly (os.write, a subprocess) cannot be
         attributed to it (harness/README.md says why), and was shown
@@ -346,7 +346,7 @@ class TestCommand(SandboxTest):
         self.assertIn("SUB-ERR", rep["result"]["stderr"]["text"])
 
     def test_fd_output_shown_when_another_test_closed_its_fd_1(self):
-        """Review of #edges: a test that closes (or redirects) fd 1 and then
+        """Review of the #32 follow-up: a test that closes (or redirects) fd 1 and then
         prints had those bytes counted as its own, though they reached no
         stream: the count then covered another test's os.write output,
         which the report no longer showed anywhere but --json."""

@@ -501,7 +501,7 @@ class TestLearnerMisbehaviour(RunnerTestCase):
         self.assertTrue(b["stdout"].startswith("x" * 8192 + "\n... (11809 more bytes not kept)"), b["stdout"][-80:])
         self.assertEqual((c["stdout"], c["stderr"]), (None, None))
         self.assertIn("hello from a", run.stdout)
-        # every byte its sys streams wrote, kept or not (#edges: nsbox test
+        # every byte its sys streams wrote, kept or not (#32 follow-up: nsbox test
         # tells the run's fd-level output apart with them)
         self.assertEqual([(t["stdout_bytes"], t["stderr_bytes"]) for t in (a, b, c)], [(13, 7), (20001, 0), (0, 0)])
 

@@ -63,7 +63,7 @@ static void test_refs(void **state)
         ref_bad("oci:dir@sha512:" HEX);
         ref_bad("oci:dir@sha256:" "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef");
         ref_bad("docker-archive:d.tar:onlytag");
-        /* a registry with a port in NAME, as `docker save localhost:5000/app:1.0` records it (#edges) */
+        /* a registry with a port in NAME, as `docker save localhost:5000/app:1.0` records it (#30 follow-up) */
         ref_ok("docker-archive:img.tar:localhost:5000/app:1.0", IMG_DOCKER_ARCHIVE, "img.tar",
                "localhost:5000/app:1.0", "");
         ref_ok("docker-archive:/a/img.tar:localhost:5000/team/app:1.0@sha256:" HEX, IMG_DOCKER_ARCHIVE, "/a/img.tar",
@@ -82,7 +82,7 @@ static void test_refs(void **state)
         ref_bad("docker-archive:img.tar:a//b:1.0");
         ref_bad("docker-archive:img.tar:app:-x");
         ref_bad("docker-archive:img.tar::1.0");
-        /* odd refs (review of #edges): each parsed as docs/images.md says, or refused */
+        /* odd refs (review of the #30 follow-up): each parsed as docs/images.md says, or refused */
         ref_bad("docker-archive:img.tar:[::1]:5000/app:1.0");   /* an IPv6 registry: refused, not FILE 'img.tar:[::1]' */
         ref_bad("docker-archive:img.tar:[::1]/app:1.0");
         ref_bad("docker-archive:img.tar:");

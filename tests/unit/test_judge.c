@@ -452,7 +452,7 @@ static void test_case_verdicts(void **state)
         verdict_of(&spec.cases[1].expect, r, &c);
         assert_string_equal(c.reason, "stopped by the memory limit (256M; raise it with --memory SIZE)");
         /* a batch or serve judge job: the spec's limits win over the flags,
-         * so the flag would not raise it (review of #edges) */
+         * so the flag would not raise it (review of the #32 follow-up) */
         memset(&c, 0, sizeof c);
         c.raise_in_spec = true;
         r->limit = LIMIT_OUTPUT;

@@ -577,7 +577,7 @@ static void test_junit_invalid_stream(void **state)
         free(buf);
 }
 
-/* #edges: the run's own streams (nsbox test: fd 1/2 written directly) as
+/* #32 follow-up: the run's own streams (nsbox test: fd 1/2 written directly) as
  * the suite's <system-out>/<system-err>, after its cases. */
 static void test_junit_run_streams(void **state)
 {

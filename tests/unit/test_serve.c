@@ -422,7 +422,7 @@ static void mapping_table(void **state)
         assert_string_equal(json_string_value(json_object_get(r, "message")),
                             "stopped by the memory limit (256M; raise it with memory_limit_MB)");
         json_decref(r);
-        /* a /run_code caller has no flags: its request's key, or none (review of #edges) */
+        /* a /run_code caller has no flags: its request's key, or none (review of the #32 follow-up) */
         r = map(LINE("\"status\":\"limit\",\"limit\":\"wall_time\",\"limit_value\":\"10s\""));
         assert_string_equal(json_string_value(json_object_get(r, "message")),
                             "stopped by the wall_time limit (10s; raise it with run_timeout)");

@@ -119,7 +119,7 @@ static void test_sandbox_outcomes(void **state)
         assert_non_null(strstr(rep.tests[0].message, "did not finish (it was running)"));
         assert_non_null(strstr(rep.tests[1].message, "not run: the sandbox stopped the tests"));
         tc_report_free(&rep);
-        /* the value and the flag, as the CLI, judge, report and serve say it (review of #edges) */
+        /* the value and the flag, as the CLI, judge, report and serve say it (review of the #32 follow-up) */
         snprintf(r.limit_value, sizeof r.limit_value, "300ms");
         decide(START PASS_A, r, &rep);
         assert_string_equal(rep.reason,
@@ -162,7 +162,7 @@ static void test_render(void **state)
         assert_int_equal(tc_exit_code(TC_UNDETERMINED), 3);
 }
 
-/* #edges: what no test's sys.stdout/err wrote (fd 1/2 directly) is told
+/* #32 follow-up: what no test's sys.stdout/err wrote (fd 1/2 directly) is told
  * apart from the tests' own and shown under the failures, once, never
  * under a test; nothing when every byte was a test's. */
 static void test_unattributed(void **state)
