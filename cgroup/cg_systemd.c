@@ -9,6 +9,7 @@
  */
 #include "cgroup/cg_internal.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
 #include <time.h>
@@ -27,6 +28,60 @@
 
 const bool cg_have_sd_bus = true;
 
+/* libsystemd is bound at first use, never linked: linked, it and the five
+ * libraries it needs (libgcrypt, libgpg-error, liblzma, libzstd, liblz4)
+ * were loaded and relocated by every nsbox process (`nsbox --version` 1.1
+ * -> 1.7 ms here, docs/performance.md) and mapped into every warm zygote
+ * through libnsbox_warm.so, while only a host that needs a systemd scope
+ * asks for one, once a process. The soname is libsystemd0's, stable since
+ * systemd 209. */
+#define SD_SONAME "libsystemd.so.0"
+#define SDB_FUNCS(X) \
+        X(sd_bus_call) \
+        X(sd_bus_call_method) \
+        X(sd_bus_error_free) \
+        X(sd_bus_error_is_set) \
+        X(sd_bus_flush_close_unref) \
+        X(sd_bus_match_signal) \
+        X(sd_bus_message_append) \
+        X(sd_bus_message_close_container) \
+        X(sd_bus_message_new_method_call) \
+        X(sd_bus_message_open_container) \
+        X(sd_bus_message_read) \
+        X(sd_bus_message_unref) \
+        X(sd_bus_new) \
+        X(sd_bus_process) \
+        X(sd_bus_set_address) \
+        X(sd_bus_set_bus_client) \
+        X(sd_bus_slot_unref) \
+        X(sd_bus_start) \
+        X(sd_bus_wait)
+#define SDB_FIELD(f) __typeof__(f) *f;
+static struct {
+        void *handle;
+        SDB_FUNCS(SDB_FIELD)
+} sdb;
+
+static int sdb_load(struct nsb_error *e)
+{
+        if (sdb.handle)
+                return 0;
+        if (!(sdb.handle = dlopen(SD_SONAME, RTLD_NOW | RTLD_LOCAL)))
+                return nsb_fail(e, NSB_STAGE_CGROUP, ENOENT,
+                                "asking systemd for a scope needs libsystemd: %s (Debian: apt install libsystemd0)",
+                                dlerror());
+#define SDB_BIND(f) \
+        if (!(*(void **) &sdb.f = dlsym(sdb.handle, #f))) \
+                goto missing;
+        SDB_FUNCS(SDB_BIND)
+        return 0;
+missing:
+        nsb_fail(e, NSB_STAGE_CGROUP, ENOENT, "%s lacks a function nsbox needs: %s", SD_SONAME, dlerror());
+        dlclose(sdb.handle);
+        memset(&sdb, 0, sizeof sdb);
+        return -ENOENT;
+}
+
 struct job_wait {
         char path[256];         /* the job object we wait for; "" until StartTransientUnit answers */
         bool done;
@@ -40,7 +95,7 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         uint32_t id;
 
         (void) ret_error;
-        if (sd_bus_message_read(m, "uoss", &id, &path, &unit, &result) < 0)
+        if (sdb.sd_bus_message_read(m, "uoss", &id, &path, &unit, &result) < 0)
                 return 0;
         if (w->path[0] && strcmp(path, w->path) == 0) {
                 w->done = true;
@@ -59,7 +114,7 @@ static uint64_t now_us(void)
 
 static int bus_fail(struct nsb_error *e, int r, const sd_bus_error *err, const char *what)
 {
-        if (err && sd_bus_error_is_set(err))
+        if (err && sdb.sd_bus_error_is_set(err))
                 return nsb_fail(e, NSB_STAGE_CGROUP, -r, "%s: %s", what, err->message ? err->message : err->name);
         return nsb_fail(e, NSB_STAGE_CGROUP, -r, "%s", what);
 }
@@ -71,13 +126,13 @@ static int start_scope(sd_bus *bus, const char *unit, struct job_wait *w, struct
         const char *job;
         int r;
 
-        r = sd_bus_message_new_method_call(bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
+        r = sdb.sd_bus_message_new_method_call(bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
         if (r >= 0)
-                r = sd_bus_message_append(m, "ss", unit, "fail");
+                r = sdb.sd_bus_message_append(m, "ss", unit, "fail");
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "(sv)");
+                r = sdb.sd_bus_message_open_container(m, 'a', "(sv)");
         if (r >= 0)
-                r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)",
+                r = sdb.sd_bus_message_append(m, "(sv)(sv)(sv)(sv)",
                                           "Description", "s", "nsbox supervisor (delegated cgroup for sandboxed runs)",
                                           /* this process: systemd moves it into the scope */
                                           "PIDs", "au", 1, (uint32_t) getpid(),
@@ -87,24 +142,24 @@ static int start_scope(sd_bus *bus, const char *unit, struct job_wait *w, struct
                                           /* gone with its last process, even after a failure */
                                           "CollectMode", "s", "inactive-or-failed");
         if (r >= 0)
-                r = sd_bus_message_close_container(m);
+                r = sdb.sd_bus_message_close_container(m);
         if (r >= 0)
-                r = sd_bus_message_append(m, "a(sa(sv))", 0);      /* no auxiliary units */
+                r = sdb.sd_bus_message_append(m, "a(sa(sv))", 0);      /* no auxiliary units */
         if (r < 0) {
-                sd_bus_message_unref(m);
+                sdb.sd_bus_message_unref(m);
                 return nsb_fail(e, NSB_STAGE_CGROUP, -r, "build the StartTransientUnit call");
         }
-        r = sd_bus_call(bus, m, SCOPE_TIMEOUT_US, &err, &reply);
-        sd_bus_message_unref(m);
+        r = sdb.sd_bus_call(bus, m, SCOPE_TIMEOUT_US, &err, &reply);
+        sdb.sd_bus_message_unref(m);
         if (r < 0) {
                 bus_fail(e, r, &err, "StartTransientUnit");
-                sd_bus_error_free(&err);
+                sdb.sd_bus_error_free(&err);
                 return r;
         }
-        r = sd_bus_message_read(reply, "o", &job);
+        r = sdb.sd_bus_message_read(reply, "o", &job);
         if (r >= 0)
                 snprintf(w->path, sizeof w->path, "%s", job);
-        sd_bus_message_unref(reply);
+        sdb.sd_bus_message_unref(reply);
         if (r < 0)
                 return nsb_fail(e, NSB_STAGE_CGROUP, -r, "read the StartTransientUnit reply");
         return 0;
@@ -119,26 +174,28 @@ int cg_systemd_scope(const struct cg_obtain_plan *plan, const char *unit, struct
         uint64_t deadline = now_us() + SCOPE_TIMEOUT_US;
         int r;
 
-        r = sd_bus_new(&bus);
+        if ((r = sdb_load(e)) < 0)
+                return r;
+        r = sdb.sd_bus_new(&bus);
         if (r < 0)
                 return nsb_fail(e, NSB_STAGE_CGROUP, -r, "sd_bus_new");
-        r = sd_bus_set_address(bus, plan->bus_address);
+        r = sdb.sd_bus_set_address(bus, plan->bus_address);
         if (r >= 0)
-                r = sd_bus_set_bus_client(bus, 1);
+                r = sdb.sd_bus_set_bus_client(bus, 1);
         if (r >= 0)
-                r = sd_bus_start(bus);
+                r = sdb.sd_bus_start(bus);
         if (r < 0) {
                 nsb_fail(e, NSB_STAGE_CGROUP, -r, "connect to the D-Bus bus %s", plan->bus_address);
                 goto out;
         }
         /* The match goes in before the call, so the job's JobRemoved cannot
          * pass unseen; Subscribe makes the manager send its signals at all. */
-        r = sd_bus_match_signal(bus, &slot, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved", on_job_removed, &w);
+        r = sdb.sd_bus_match_signal(bus, &slot, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved", on_job_removed, &w);
         if (r < 0) {
                 nsb_fail(e, NSB_STAGE_CGROUP, -r, "add a match for JobRemoved");
                 goto out;
         }
-        r = sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "Subscribe", &err, NULL, "");
+        r = sdb.sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "Subscribe", &err, NULL, "");
         if (r < 0) {
                 bus_fail(e, r, &err, "Subscribe to the systemd manager");
                 goto out;
@@ -152,14 +209,14 @@ int cg_systemd_scope(const struct cg_obtain_plan *plan, const char *unit, struct
                         r = nsb_fail(e, NSB_STAGE_CGROUP, ETIMEDOUT, "the start job of %s did not finish", unit);
                         goto out;
                 }
-                r = sd_bus_process(bus, NULL);
+                r = sdb.sd_bus_process(bus, NULL);
                 if (r < 0) {
                         nsb_fail(e, NSB_STAGE_CGROUP, -r, "wait for the start job of %s", unit);
                         goto out;
                 }
                 if (r > 0)
                         continue;
-                r = sd_bus_wait(bus, deadline - t);
+                r = sdb.sd_bus_wait(bus, deadline - t);
                 if (r < 0 && r != -EINTR) {
                         nsb_fail(e, NSB_STAGE_CGROUP, -r, "wait for the start job of %s", unit);
                         goto out;
@@ -170,9 +227,9 @@ int cg_systemd_scope(const struct cg_obtain_plan *plan, const char *unit, struct
         else
                 r = 0;
 out:
-        sd_bus_error_free(&err);
-        sd_bus_slot_unref(slot);
-        sd_bus_flush_close_unref(bus);
+        sdb.sd_bus_error_free(&err);
+        sdb.sd_bus_slot_unref(slot);
+        sdb.sd_bus_flush_close_unref(bus);
         if (r < 0)
                 nsb_error_prefix(e, "systemd %s manager at %s", plan->user_manager ? "user" : "system",
                                  plan->bus_address);

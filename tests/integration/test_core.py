@@ -328,3 +328,24 @@ class BadInput(SandboxTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LinkedLibraries(unittest.TestCase):
+    """Libraries only some runs need (libsystemd: a systemd scope, asked for
+    on some hosts; libarchive: --image) are dlopened when first needed, never
+    linked: each linked one is loaded and relocated at every nsbox start
+    (libsystemd and its five cost `nsbox --version` 0.6 ms here) and mapped
+    into every warm zygote (docs/performance.md)."""
+
+    def needed(self, path):
+        out = subprocess.run(["readelf", "-d", path], capture_output=True, text=True, check=True).stdout
+        return [line.split("[", 1)[1].split("]", 1)[0] for line in out.splitlines() if "(NEEDED)" in line]
+
+    def test_optional_libraries_are_not_linked(self):
+        warm_lib = os.path.join(os.path.dirname(os.path.realpath(NSBOX)), "warm", "libnsbox_warm.so")
+        paths = [NSBOX] + ([warm_lib] if os.path.exists(warm_lib) else [])
+        for path in paths:
+            needed = self.needed(path)
+            self.assertTrue(needed, "%s: readelf found no NEEDED entry at all" % path)
+            for lib in ("libsystemd", "libarchive", "libgcrypt", "liblzma", "libzstd"):
+                self.assertFalse([n for n in needed if n.startswith(lib)], "%s links %s: %s" % (path, lib, needed))
