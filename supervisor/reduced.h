@@ -58,15 +58,17 @@ int reduced_argv(const struct reduced_plan *p, const char *program_name, char *c
                  char ***ret, struct nsb_error *e);
 void reduced_argv_free(char **argv);
 
-/* Host: make the private directory (under $TMPDIR or /tmp, mode 0700, owned
+/* Host: make the private directory (in $TMPDIR/nsbox-reduced-UID, the
+ * user's own, or $TMPDIR itself when that is not usable; mode 0700, owned
  * by the user the program runs as) with workspace/, tmp/ and program/NAME. */
 int reduced_prepare(struct reduced_plan *p, const struct nsb_config *cfg, const char *program_name,
                     const char *program_data, size_t program_len, struct nsb_error *e);
 
-/* Host: remove the private directories under $TMPDIR (or /tmp) that a
- * SIGKILLed nsbox of ours left (their creator's pid is gone). reduced_prepare
- * does it too; a full-isolation run calls it so that the next run of any
- * kind cleans up, as it does for stale cgroups. */
+/* Host: remove the private directories in $TMPDIR/nsbox-reduced-UID (or
+ * /tmp's) that a SIGKILLed nsbox of ours left (their creator's pid is gone):
+ * one open when there is none. reduced_prepare does it too (and in $TMPDIR
+ * itself); a full-isolation run calls it so that the next run of any kind
+ * cleans up, as it does for stale cgroups. */
 void reduced_reap_stale(void);
 
 /* Host: the tasks (threads) the host counts against @uid's RLIMIT_NPROC.

@@ -5,6 +5,7 @@ FIXTURES the fixtures directory
 NSBOX_TESTS_MUST_RUN=1 turns every honest skip into a failure (CI sets it).
 """
 import json
+import re
 import os
 import subprocess
 import unittest
@@ -73,5 +74,17 @@ def processes_with(marker):
                 if marker.encode() in f.read():
                     found.append(int(pid))
         except OSError:
+            pass
+    return found
+
+
+def reduced_leftovers(base):
+    """The private directories of reduced runs under TMPDIR=base: in the
+    user's own base/nsbox-reduced-UID, or base itself (its fallback)."""
+    found = []
+    for d in (base, os.path.join(base, "nsbox-reduced-%d" % os.geteuid())):
+        try:
+            found += [n for n in os.listdir(d) if re.fullmatch(r"nsbox-reduced-[0-9]+-.+", n)]
+        except FileNotFoundError:
             pass
     return found

@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 import time
 
-from nsbtest import NSBOX, PY, processes_with
+from nsbtest import NSBOX, PY, processes_with, reduced_leftovers
 
 
 class ReducedCases:
@@ -33,7 +33,7 @@ class ReducedCases:
         shutil.rmtree(self.base, ignore_errors=True)
 
     def leftovers(self):
-        return [n for n in os.listdir(self.base) if n.startswith("nsbox-reduced-")]
+        return reduced_leftovers(self.base)
 
     def nsbox(self, *args, timeout=60):
         return subprocess.run([NSBOX, *args], capture_output=True, timeout=timeout, env=self.env)

@@ -10,7 +10,7 @@ import tempfile
 import time
 import unittest
 
-from nsbtest import NSBOX, SANITIZED, SandboxTest, skip_or_fail, userns_available
+from nsbtest import NSBOX, SANITIZED, SandboxTest, reduced_leftovers, skip_or_fail, userns_available
 
 DENY = os.path.join(os.environ.get("FIXTURES_BUILD", ""), "nsbox-deny-feature")
 
@@ -253,7 +253,7 @@ class HostsLackingAFeature(unittest.TestCase):
                          (0, "exited", "reduced", "ran\n"), res)
         self.assertTrue(ran)
         self.assertIn(b"warning: --isolation reduced", p.stderr)
-        self.assertEqual([n for n in os.listdir(self.base) if n.startswith("nsbox-reduced-")], [])
+        self.assertEqual(reduced_leftovers(self.base), [])
 
     def test_clone3_refused_with_enosys(self):
         """Such a profile wants glibc to fall back to clone(2): so does nsbox,

@@ -239,6 +239,28 @@ class Reduced(ReducedCases, unittest.TestCase):
             skip_or_fail(self, "user namespaces are needed for the full-isolation run")
         self.kill_then_run("python", "-c", "pass")
 
+    def test_a_users_directory_not_theirs_alone_is_not_used(self):
+        """BASE/nsbox-reduced-UID holds the user's private directories; one
+        that another user made first in a shared /tmp (or that others may
+        write) is never used: the run falls back to BASE itself."""
+        planted = os.path.join(self.base, "nsbox-reduced-%d" % os.geteuid())
+        owners = [None] + ([65534] if os.geteuid() == 0 else [])
+        for owner in owners:
+            os.mkdir(planted)
+            os.chmod(planted, 0o777)       # others may write it
+            if owner is not None:
+                os.chmod(planted, 0o755)
+                os.chown(planted, owner, owner)
+            try:
+                p, res = self.run_json("python", "-c", "import os; print(os.path.dirname(os.getcwd()))")
+                self.assertEqual(res["status"], "exited", res)
+                run_dir = res["stdout"]["text"].strip()
+                self.assertFalse(run_dir.startswith(planted), (owner, run_dir))
+                self.assertEqual(os.listdir(planted), [], owner)
+                self.assertEqual(self.leftovers(), [])
+            finally:
+                os.rmdir(planted)
+
     def test_kernel_doors(self):
         if not os.access(TRY, os.X_OK):
             self.fail("fixture nsbox-try-syscall not built at %r" % TRY)
