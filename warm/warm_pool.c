@@ -20,6 +20,7 @@
 #include "supervisor/sandbox.h"
 #include "supervisor/wire.h"
 #include "util/cleanup.h"
+#include "util/portable.h"
 #include "util/readfile.h"
 #include "util/selfexe.h"
 #include "util/sys.h"
@@ -29,6 +30,7 @@
 #define WARM_LIB_FILE "libnsbox_warm.so"
 #define WARM_ZYGOTE_FILE "zygote.py"
 #define HELLO_TIMEOUT_MS 20000
+#define KEEPER_REPORT_MS 5000   /* for the keeper's line once its zygote ended unready */
 #define WARM_START_TRIES 3      /* failed starts in a row before jobs run cold for a while */
 /* The zygote's own sandbox: limits for a process that lives the whole batch
  * and runs nothing of a job's (each job has its own). */
@@ -124,13 +126,41 @@ void warm_pool_init(struct warm_pool *p, const struct nsb_config *cfg, const str
         p->slots = cfg->jobs ? cfg->jobs : 1;
 }
 
+/* The zygote's exit status when a [python] preload failed to import or left
+ * a thread running (warm/zygote.py's _PRELOAD_FAILED): its last stderr line
+ * says which and why. */
+#define ZYGOTE_EXIT_PRELOAD 4
+/* The first byte of the keeper's report: a start that may work when tried
+ * again, or one that will fail the same way (a preload). */
+#define REPORT_AGAIN 'A'
+#define REPORT_SAME 'S'
+
+/* The harness's second line: _NSBOX_PRELOAD = ("numpy", ...). The names are
+ * dotted ASCII identifiers (opt_preload checked every source of them), so
+ * each is a string literal as it stands. NULL when out of memory. */
+static char *preload_line(const struct nsb_config *cfg)
+{
+        size_t size = 32;
+        char *s;
+
+        for (size_t i = 0; i < cfg->n_preload; i++)
+                size += strlen(cfg->preload[i]) + 4;
+        if (!(s = malloc(size)))
+                return NULL;
+        snprintf(s, size, "_NSBOX_PRELOAD = (");
+        for (size_t i = 0; i < cfg->n_preload; i++)
+                nsb_appendf(s, size, "\"%s\", ", cfg->preload[i]);
+        nsb_appendf(s, size, ")\n");
+        return s;
+}
+
 /* The keeper: runs the zygote's sandbox until the zygote ends, then writes
- * one line (why it ended) on @report. */
+ * one line (why it ended) on @report, after REPORT_AGAIN or REPORT_SAME. */
 static __attribute__((noreturn)) void keeper_main(const struct warm_pool *p, int ctl, int report, pid_t parent)
 {
         struct nsb_config cfg = *p->cfg;
         char dir[PATH_MAX], lib[PATH_MAX + 32], zyg[PATH_MAX + 32];
-        AUTOFREE char *text = NULL, *prog_text = NULL;
+        AUTOFREE char *text = NULL, *prog_text = NULL, *preload = preload_line(p->cfg);
         size_t len = 0;
         struct prog_source src = { .kind = PROG_FILE, .name = "main.py", .stdin_mode = PROG_STDIN_PER_RUN,
                                    .stdin_data = "", .stdin_len = 0 };
@@ -138,6 +168,7 @@ static __attribute__((noreturn)) void keeper_main(const struct warm_pool *p, int
         struct run_result r;
         struct nsb_error e;
         char line[NSB_ERROR_MSG_MAX + 256];
+        char kind = REPORT_AGAIN;
         int n;
 
         nsb_error_clear(&e);
@@ -150,9 +181,10 @@ static __attribute__((noreturn)) void keeper_main(const struct warm_pool *p, int
         snprintf(zyg, sizeof zyg, "%s/%s", dir, WARM_ZYGOTE_FILE);
         if (read_file(zyg, 1u << 20, &text, &len, &e) < 0)
                 goto fail;
-        /* The harness learns where the library is mounted from its first line. */
-        n = asprintf(&prog_text, "_NSBOX_WARM_LIB = %c%s/%s%c\n%.*s", '"', WARM_ZYGOTE_CODE_DIR, WARM_LIB_FILE, '"',
-                     (int) len, text);
+        /* The harness learns where the library is mounted from its first
+         * line, what to preload from its second. */
+        n = preload ? asprintf(&prog_text, "_NSBOX_WARM_LIB = %c%s/%s%c\n%s%.*s", '"', WARM_ZYGOTE_CODE_DIR,
+                               WARM_LIB_FILE, '"', preload, (int) len, text) : -1;
         if (n < 0) {
                 nsb_fail(&e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
                 goto fail;
@@ -188,21 +220,32 @@ static __attribute__((noreturn)) void keeper_main(const struct warm_pool *p, int
                                 from = i;
                                 break;
                         }
-                snprintf(line, sizeof line, "the zygote ended (%s %d)%s%.*s",
-                         r.status == RUN_SIGNALED ? "signal" : "exit", r.status == RUN_SIGNALED ? r.signal : r.exit_code,
-                         k > from ? ": " : "", (int) (k - from), k > from ? r.err.text + from : "");
+                if (r.status == RUN_EXITED && r.exit_code == ZYGOTE_EXIT_PRELOAD && k > from) {
+                        /* "preload numpy: ModuleNotFoundError: ...": every
+                         * zygote of this batch would end the same way */
+                        kind = REPORT_SAME;
+                        snprintf(line, sizeof line, "%.*s", (int) (k - from), r.err.text + from);
+                } else
+                        snprintf(line, sizeof line, "the zygote ended (%s %d)%s%.*s",
+                                 r.status == RUN_SIGNALED ? "signal" : "exit",
+                                 r.status == RUN_SIGNALED ? r.signal : r.exit_code, k > from ? ": " : "",
+                                 (int) (k - from), k > from ? r.err.text + from : "");
         }
+        (void) !write(report, &kind, 1);
         (void) !write(report, line, strlen(line));
         _exit(0);
 fail:
         snprintf(line, sizeof line, "%s", e.msg);
+        (void) !write(report, &kind, 1);
         (void) !write(report, line, strlen(line));
         _exit(0);
 }
 
-/* Start a generation and wait for its HELLO. */
+/* Start a generation and wait for its HELLO. -1: no zygote; -2: no zygote,
+ * and the next would fail the same way (a preload). */
 static int start_generation(struct warm_pool *p)
 {
+        bool same;
         int sv[2], rp[2];
         pid_t keeper, parent = getpid();
         struct pollfd pf[2];
@@ -253,20 +296,38 @@ static int start_generation(struct warm_pool *p)
                         return 0;
                 }
         }
-        /* No zygote: say why (the keeper's line), and leave nothing. */
+        /* No zygote: say why (the keeper's line), and leave nothing. A
+         * zygote that ended hangs up its socket before its keeper has
+         * reported why (sbx_run still ends the sandbox): the line is waited
+         * for, a little. */
+        if (r > 0 && !(pf[1].revents & (POLLIN | POLLHUP))) {
+                pf[1].revents = 0;
+                while (poll(&pf[1], 1, KEEPER_REPORT_MS) < 0 && errno == EINTR)
+                        ;
+        }
         kill(keeper, SIGKILL);
         while (waitpid(keeper, NULL, 0) < 0 && errno == EINTR)
                 ;
         {
-                char why[300] = "";
+                char why[300] = "", names[200] = "";
                 ssize_t k = read(rp[0], why, sizeof why - 1);
                 why[k > 0 ? k : 0] = '\0';
-                snprintf(p->reason, sizeof p->reason, "zygote unavailable: %s",
-                         why[0] ? why : r == 0 ? "it did not start within 20 s" : "it ended before it was ready");
+                /* A start that timed out while it preloaded is most likely a
+                 * preload that hangs: it would again. */
+                same = why[0] ? why[0] == REPORT_SAME : r == 0 && p->cfg->n_preload > 0;
+                for (size_t i = 0; i < p->cfg->n_preload; i++)
+                        nsb_appendf(names, sizeof names, "%s%s", i ? ", " : "", p->cfg->preload[i]);
+                if (why[0])
+                        snprintf(p->reason, sizeof p->reason, "zygote unavailable: %s", why + 1);
+                else if (r == 0)
+                        snprintf(p->reason, sizeof p->reason, "zygote unavailable: it did not start within 20 s%s%s%s",
+                                 names[0] ? " (it preloads " : "", names, names[0] ? ")" : "");
+                else
+                        snprintf(p->reason, sizeof p->reason, "zygote unavailable: it ended before it was ready");
         }
         close(rp[0]);
         close(sv[0]);
-        return -1;
+        return same ? -2 : -1;
 }
 
 static void retire(struct warm_pool *p)
@@ -338,12 +399,14 @@ int warm_pool_take(struct warm_pool *p, bool python, const char **ret_reason)
                         return -1;
                 }
                 for (;;) {
+                        int r;
+
                         p->reason[0] = '\0';
-                        if (start_generation(p) == 0) {
+                        if ((r = start_generation(p)) == 0) {
                                 p->failed_starts = 0;
                                 break;
                         }
-                        if (++p->failed_starts >= WARM_START_TRIES) {
+                        if (++p->failed_starts >= WARM_START_TRIES || r == -2) {
                                 p->failed_starts = 0;
                                 p->cold_left = p->rotate - 1;
                                 return -1;

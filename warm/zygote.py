@@ -2,7 +2,9 @@
 # interpreter is (`python3 -I -B /program/main.py`, the cold environment, in
 # a sandbox whose root is a cold run's), that forks one job per request.
 #
-# nsbox prepends one line to this file: _NSBOX_WARM_LIB = "<path>".
+# nsbox prepends two lines to this file: _NSBOX_WARM_LIB = "<path>" and
+# _NSBOX_PRELOAD = ("<module>", ...), the profile's [python] preload (dotted
+# names of ASCII identifiers: config/schema.c's opt_preload).
 # This file is nsbox's own code, not the job's: it imports as little as it
 # can (every module imported here is paid again by every job's fork), holds
 # no job data, and never wraps its control socket (fd 3) in a Python object,
@@ -18,6 +20,54 @@ _NSBOX_COLD_IMPORTER_CACHE = frozenset(sys.path_importer_cache)
 if sys.implementation.name != "cpython" or sys.version_info < (3, 7):
     sys.stderr.write("nsbox warm: the interpreter is not CPython >= 3.7\n")
     raise SystemExit(3)
+
+
+# ---- preloaded packages ([python] preload; docs/warm-start.md, "Preloaded
+# packages"). Imported first, in order, before anything of the harness's own,
+# so that every module their import added is in the job's sys.modules, as
+# the job's own `import` of them would have left it cold (their import-time
+# work is done once, here); what the harness imports below is still dropped
+# in each job. A zygote must be single-threaded when it forks: a preload that
+# fails (any exception, a SystemExit) or leaves a thread running ends the
+# zygote before it is ready, with one line on stderr that becomes the jobs'
+# start_reason (they run cold); os._exit, so no thread of the preload is
+# joined and no finaliser of its runs.
+def _preload(names):
+    os = sys.modules["os"]
+    for name in names:
+        try:
+            __import__(name)
+        except BaseException as e:
+            try:
+                why = __import__("traceback").format_exception_only(type(e), e)[-1].strip()
+            except BaseException:
+                why = type(e).__name__
+            _refuse("%s: %s" % (name, why))
+        try:
+            tasks = len(os.listdir("/proc/self/task"))
+        except OSError:
+            tasks = sys.modules["threading"].active_count() if "threading" in sys.modules else 1
+        if tasks != 1:
+            _refuse("%s: it left %d threads running (a zygote must be single-threaded to fork)" % (name, tasks))
+
+
+def _refuse(why):
+    # fd 2 itself: the preload may have replaced or closed sys.stderr. One
+    # line: the keeper reports the last line of the zygote's stderr.
+    os = sys.modules["os"]
+    try:
+        os.write(2, ("preload %s\n" % " ".join(why.split())).encode("utf-8", "backslashreplace"))
+    finally:
+        os._exit(_PRELOAD_FAILED)
+
+
+_PRELOAD_FAILED = 4     # warm/warm_pool.c: the zygote's exit status for this; not retried
+_preload(globals().get("_NSBOX_PRELOAD", ()))
+del _preload, _refuse
+# What a job starts with: the interpreter's start-up modules and finders,
+# and (above) the preloads'.
+_NSBOX_COLD_MODULES = frozenset(sys.modules)
+_NSBOX_COLD_IMPORTER_CACHE = frozenset(sys.path_importer_cache)
 
 import gc
 import _imp
@@ -75,6 +125,15 @@ _SYS_RESET = frozenset(_SYS_NONE + ("stdin", "stdout", "stderr"))
 
 
 def _job():
+    # Now on the job's own thread state (warm_job.c, fresh_thread_state).
+    # threading imported in the zygote (by a preload): its main thread's
+    # sentinel lock belonged to the zygote's thread state, released when C
+    # deleted it; a fresh one, held as cold (main_thread().is_alive(), the
+    # exit's threading._shutdown).
+    threading = _modules.get("threading")
+    if threading is not None and hasattr(threading._main_thread, "_set_tstate_lock"):    # 3.7-3.12
+        threading._main_thread._set_tstate_lock()
+    del threading
     main = _modules["__main__"]
     ok, exc = yield _RUN, _fsencode(_MAIN), main.__dict__
     # flush_io: after the script, its exception kept aside; errors ignored
@@ -243,6 +302,20 @@ def _not_cold():
             [p for p in sys.path_importer_cache if p not in _NSBOX_COLD_IMPORTER_CACHE], len(sys.modules))
 
 
+def _reseed():
+    # What a preloaded package drew from the kernel once, at its import in
+    # the zygote, that every job would otherwise share. The stdlib's random
+    # re-seeds itself (its after-fork hook, run by PyOS_AfterFork_Child);
+    # numpy's legacy global generator (numpy.random.seed/rand/...) does not:
+    # it is made again as numpy's import made it, RandomState() on a fresh
+    # MT19937 (kernel entropy). Generators a job makes (default_rng()) are
+    # its own already.
+    rs = getattr(sys.modules.get("numpy.random.mtrand"), "_rand", None)
+    bg = getattr(rs, "_bit_generator", None)
+    if bg is not None:
+        rs.__init__(type(bg)())
+
+
 def _start(argv):
     """In a job (PID 2 of its own namespaces, every protection applied),
     called from C with the job's argv from its program's path on, decoded
@@ -281,6 +354,7 @@ def _start(argv):
     # and the finders of the folders only its imports searched
     for m in finders:
         del sys.path_importer_cache[m]
+    _reseed()
     # The job runs from C, on a thread state of its own: none of this file's
     # frames is under the job's (sys._getframe, inspect.stack, tracebacks,
     # warnings' stack levels, the recursion depth are a cold job's).
@@ -290,6 +364,7 @@ def _start(argv):
 if hasattr(_start.__code__, "replace"):     # 3.8+: named as the harness, as _job
     _start.__code__ = _renamed(_start.__code__)
     _not_cold.__code__ = _renamed(_not_cold.__code__)
+    _reseed.__code__ = _renamed(_reseed.__code__)
 
 _DROP = _not_cold()
 # What the job's finalisation leaves alone: the zygote's modules (held, so
