@@ -35,6 +35,7 @@ if sys.implementation.name != "cpython" or sys.version_info < (3, 7):
 def _preload(names):
     os = sys.modules["os"]
     for name in names:
+        before = frozenset(sys.modules)
         try:
             __import__(name)
         except BaseException as e:
@@ -49,6 +50,21 @@ def _preload(names):
             tasks = sys.modules["threading"].active_count() if "threading" in sys.modules else 1
         if tasks != 1:
             _refuse("%s: it left %d threads running (a zygote must be single-threaded to fork)" % (name, tasks))
+        # The zygote runs without seccomp and Landlock, and every later job
+        # is its child: it runs only code from the read-only tree. A module
+        # file on a writable mount (a --bind, the --workspace: the zygote's
+        # tree holds the jobs' shared ones) could be one a job wrote, for
+        # the next generation to run.
+        for m in [sys.modules[k] for k in sys.modules if k not in before]:
+            f = getattr(m, "__file__", None)
+            for p in [f] if isinstance(f, str) else list(getattr(m, "__path__", None) or ()):
+                try:
+                    ro = os.statvfs(p).f_flag & os.ST_RDONLY
+                except (OSError, TypeError, ValueError):
+                    ro = True
+                if not ro:
+                    _refuse("%s: %s is on a writable mount (%s): a job could change what the zygote runs" % (
+                        name, getattr(m, "__name__", "a module"), p))
 
 
 def _refuse(why):
@@ -68,6 +84,10 @@ del _preload, _refuse
 # and (above) the preloads'.
 _NSBOX_COLD_MODULES = frozenset(sys.modules)
 _NSBOX_COLD_IMPORTER_CACHE = frozenset(sys.path_importer_cache)
+# The context variables a preload set: a job runs on a thread state of its
+# own (fresh_thread_state), whose context starts empty; _job() sets them
+# again, as the job's own import would have left them.
+_PRELOAD_CONTEXT = tuple(sys.modules["_contextvars"].copy_context().items()) if "_contextvars" in sys.modules else ()
 
 import gc
 import _imp
@@ -129,11 +149,18 @@ def _job():
     # threading imported in the zygote (by a preload): its main thread's
     # sentinel lock belonged to the zygote's thread state, released when C
     # deleted it; a fresh one, held as cold (main_thread().is_alive(), the
-    # exit's threading._shutdown).
+    # exit's threading._shutdown, which it joins). Its native_id is the
+    # zygote's (threading's after-fork hook keeps it before 3.12): the job's.
     threading = _modules.get("threading")
-    if threading is not None and hasattr(threading._main_thread, "_set_tstate_lock"):    # 3.7-3.12
-        threading._main_thread._set_tstate_lock()
+    if threading is not None:
+        t = threading._main_thread
+        if hasattr(t, "_set_tstate_lock"):      # 3.7-3.12
+            t._set_tstate_lock()
+        if hasattr(t, "_set_native_id"):
+            t._set_native_id()
+        del t
     del threading
+    [var.set(value) for var, value in _PRELOAD_CONTEXT]
     main = _modules["__main__"]
     ok, exc = yield _RUN, _fsencode(_MAIN), main.__dict__
     # flush_io: after the script, its exception kept aside; errors ignored
