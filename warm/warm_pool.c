@@ -167,11 +167,12 @@ static __attribute__((noreturn)) void keeper_main(const struct warm_pool *p, int
         struct prog prog = { 0 };
         struct run_result r;
         struct nsb_error e;
-        char line[NSB_ERROR_MSG_MAX + 256];
-        char kind = REPORT_AGAIN;
+        char report_line[NSB_ERROR_MSG_MAX + 257], *line = report_line + 1;   /* after its kind */
+        const size_t size = sizeof report_line - 1;
         int n;
 
         nsb_error_clear(&e);
+        report_line[0] = REPORT_AGAIN;
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
                 _exit(1);
         if (warm_find_dir(dir, sizeof dir, &e) < 0)
@@ -209,7 +210,7 @@ static __attribute__((noreturn)) void keeper_main(const struct warm_pool *p, int
         prog.req.serial = 1000000u + p->generations;
         sbx_run(&prog.req, &r);
         if (r.status == RUN_ERROR)
-                snprintf(line, sizeof line, "%s", r.error.msg);
+                snprintf(line, size, "%s", r.error.msg);
         else {
                 /* the end of its stderr: a traceback's last line says why */
                 size_t k = r.err.kept, from = k > 240 ? k - 240 : 0;
@@ -223,21 +224,20 @@ static __attribute__((noreturn)) void keeper_main(const struct warm_pool *p, int
                 if (r.status == RUN_EXITED && r.exit_code == ZYGOTE_EXIT_PRELOAD && k > from) {
                         /* "preload numpy: ModuleNotFoundError: ...": every
                          * zygote of this batch would end the same way */
-                        kind = REPORT_SAME;
-                        snprintf(line, sizeof line, "%.*s", (int) (k - from), r.err.text + from);
+                        report_line[0] = REPORT_SAME;
+                        snprintf(line, size, "%.*s", (int) (k - from), r.err.text + from);
                 } else
-                        snprintf(line, sizeof line, "the zygote ended (%s %d)%s%.*s",
+                        snprintf(line, size, "the zygote ended (%s %d)%s%.*s",
                                  r.status == RUN_SIGNALED ? "signal" : "exit",
                                  r.status == RUN_SIGNALED ? r.signal : r.exit_code, k > from ? ": " : "",
                                  (int) (k - from), k > from ? r.err.text + from : "");
         }
-        (void) !write(report, &kind, 1);
-        (void) !write(report, line, strlen(line));
+        /* one write: the pool may read it as soon as it is there */
+        (void) !write(report, report_line, 1 + strlen(line));
         _exit(0);
 fail:
-        snprintf(line, sizeof line, "%s", e.msg);
-        (void) !write(report, &kind, 1);
-        (void) !write(report, line, strlen(line));
+        snprintf(line, size, "%s", e.msg);
+        (void) !write(report, report_line, 1 + strlen(line));
         _exit(0);
 }
 
