@@ -33,7 +33,7 @@ if sys.implementation.name != "cpython" or sys.version_info < (3, 7):
 # start_reason (they run cold); os._exit, so no thread of the preload is
 # joined and no finaliser of its runs.
 def _preload(names):
-    os = sys.modules["os"]
+    os = sys.modules["posix"]     # always loaded (os is not, under -S)
     for name in names:
         before = frozenset(sys.modules)
         try:
@@ -70,7 +70,7 @@ def _preload(names):
 def _refuse(why):
     # fd 2 itself: the preload may have replaced or closed sys.stderr. One
     # line: the keeper reports the last line of the zygote's stderr.
-    os = sys.modules["os"]
+    os = sys.modules["posix"]
     try:
         os.write(2, ("preload %s\n" % " ".join(why.split())).encode("utf-8", "backslashreplace"))
     finally:
