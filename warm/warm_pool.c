@@ -130,10 +130,16 @@ void warm_pool_init(struct warm_pool *p, const struct nsb_config *cfg, const str
  * a thread running (warm/zygote.py's _PRELOAD_FAILED): its last stderr line
  * says which and why. */
 #define ZYGOTE_EXIT_PRELOAD 4
+/* ... when a directory of its sys.path is on a writable mount (a read-write
+ * --bind): a job could write code there that a zygote's start-up would run
+ * without seccomp or Landlock. */
+#define ZYGOTE_EXIT_PATH 5
 /* The first byte of the keeper's report: a start that may work when tried
- * again, or one that will fail the same way (a preload). */
+ * again, one that will fail the same way (a preload), or one that must not
+ * be tried again in this batch (a zygote would run what the jobs wrote). */
 #define REPORT_AGAIN 'A'
 #define REPORT_SAME 'S'
+#define REPORT_NEVER 'N'
 
 /* The harness's second line: _NSBOX_PRELOAD = ("numpy", ...). The names are
  * dotted ASCII identifiers (opt_preload checked every source of them), so
@@ -221,10 +227,11 @@ static __attribute__((noreturn)) void keeper_main(const struct warm_pool *p, int
                                 from = i;
                                 break;
                         }
-                if (r.status == RUN_EXITED && r.exit_code == ZYGOTE_EXIT_PRELOAD && k > from) {
+                if (r.status == RUN_EXITED && (r.exit_code == ZYGOTE_EXIT_PRELOAD || r.exit_code == ZYGOTE_EXIT_PATH) &&
+                    k > from) {
                         /* "preload numpy: ModuleNotFoundError: ...": every
                          * zygote of this batch would end the same way */
-                        report_line[0] = REPORT_SAME;
+                        report_line[0] = r.exit_code == ZYGOTE_EXIT_PATH ? REPORT_NEVER : REPORT_SAME;
                         snprintf(line, size, "%.*s", (int) (k - from), r.err.text + from);
                 } else
                         snprintf(line, size, "the zygote ended (%s %d)%s%.*s",
@@ -242,10 +249,11 @@ fail:
 }
 
 /* Start a generation and wait for its HELLO. -1: no zygote; -2: no zygote,
- * and the next would fail the same way (a preload). */
+ * and the next would fail the same way (a preload); -3: none may be started
+ * again (a writable sys.path). */
 static int start_generation(struct warm_pool *p)
 {
-        bool same;
+        bool same, never;
         int sv[2], rp[2];
         pid_t keeper, parent = getpid();
         struct pollfd pf[2];
@@ -314,7 +322,8 @@ static int start_generation(struct warm_pool *p)
                 why[k > 0 ? k : 0] = '\0';
                 /* A start that timed out while it preloaded is most likely a
                  * preload that hangs: it would again. */
-                same = why[0] ? why[0] == REPORT_SAME : r == 0 && p->cfg->n_preload > 0;
+                same = why[0] ? why[0] == REPORT_SAME || why[0] == REPORT_NEVER : r == 0 && p->cfg->n_preload > 0;
+                never = why[0] == REPORT_NEVER;
                 for (size_t i = 0; i < p->cfg->n_preload; i++)
                         nsb_appendf(names, sizeof names, "%s%s", i ? ", " : "", p->cfg->preload[i]);
                 if (why[0])
@@ -327,7 +336,7 @@ static int start_generation(struct warm_pool *p)
         }
         close(rp[0]);
         close(sv[0]);
-        return same ? -2 : -1;
+        return never ? -3 : same ? -2 : -1;
 }
 
 static void retire(struct warm_pool *p)
@@ -393,9 +402,11 @@ int warm_pool_take(struct warm_pool *p, bool python, const char **ret_reason)
                 /* A zygote killed while it started is replaced at once; a
                  * start that keeps failing (a missing library, say) is not
                  * retried for every job: after WARM_START_TRIES failures in
-                 * a row the reason stands for a rotation's worth of jobs. */
+                 * a row the reason stands for a rotation's worth of jobs;
+                 * a writable sys.path, for the rest of the batch (UINT_MAX). */
                 if (p->cold_left > 0) {
-                        p->cold_left--;
+                        if (p->cold_left != UINT_MAX)
+                                p->cold_left--;
                         return -1;
                 }
                 for (;;) {
@@ -406,9 +417,9 @@ int warm_pool_take(struct warm_pool *p, bool python, const char **ret_reason)
                                 p->failed_starts = 0;
                                 break;
                         }
-                        if (++p->failed_starts >= WARM_START_TRIES || r == -2) {
+                        if (++p->failed_starts >= WARM_START_TRIES || r <= -2) {
                                 p->failed_starts = 0;
-                                p->cold_left = p->rotate - 1;
+                                p->cold_left = r == -3 ? UINT_MAX : p->rotate - 1;
                                 return -1;
                         }
                 }

@@ -22,6 +22,28 @@ if sys.implementation.name != "cpython" or sys.version_info < (3, 7):
     raise SystemExit(3)
 
 
+# ---- the import path. The zygote runs without seccomp and Landlock and
+# forks every later job: it runs only code from the read-only tree. A
+# directory of sys.path on a writable mount (a read-write --bind over a
+# site-packages directory: the zygote's tree holds the jobs' shared binds)
+# is one where a job could write a module, a .pth file or a sitecustomize
+# that the next zygote's start-up would run. Refused before any job exists
+# (_PATH_WRITABLE: warm_pool.c then starts no zygote for the rest of the
+# batch); the jobs run cold.
+def _writable(path):
+    try:
+        return not sys.modules["posix"].statvfs(path).f_flag & sys.modules["posix"].ST_RDONLY
+    except (OSError, TypeError, ValueError):
+        return False
+
+
+def _check_path():
+    for p in sys.path:
+        if isinstance(p, str) and p and _writable(p):
+            _refuse("sys.path: %s is on a writable mount (a job could write code there that a zygote would run)"
+                    % p, _PATH_WRITABLE, "")
+
+
 # ---- preloaded packages ([python] preload; docs/warm-start.md, "Preloaded
 # packages"). Imported first, in order, before anything of the harness's own,
 # so that every module their import added is in the job's sys.modules, as
@@ -58,28 +80,27 @@ def _preload(names):
         for m in [sys.modules[k] for k in sys.modules if k not in before]:
             f = getattr(m, "__file__", None)
             for p in [f] if isinstance(f, str) else list(getattr(m, "__path__", None) or ()):
-                try:
-                    ro = os.statvfs(p).f_flag & os.ST_RDONLY
-                except (OSError, TypeError, ValueError):
-                    ro = True
-                if not ro:
+                if _writable(p):
                     _refuse("%s: %s is on a writable mount (%s): a job could change what the zygote runs" % (
                         name, getattr(m, "__name__", "a module"), p))
 
 
-def _refuse(why):
+def _refuse(why, status=None, prefix="preload "):
     # fd 2 itself: the preload may have replaced or closed sys.stderr. One
     # line: the keeper reports the last line of the zygote's stderr.
     os = sys.modules["posix"]
     try:
-        os.write(2, ("preload %s\n" % " ".join(why.split())).encode("utf-8", "backslashreplace"))
+        os.write(2, ("%s%s\n" % (prefix, " ".join(why.split()))).encode("utf-8", "backslashreplace"))
     finally:
-        os._exit(_PRELOAD_FAILED)
+        os._exit(_PRELOAD_FAILED if status is None else status)
 
 
-_PRELOAD_FAILED = 4     # warm/warm_pool.c: the zygote's exit status for this; not retried
+# the zygote's exit statuses for these (warm/warm_pool.c): a start that
+# would fail the same way again
+_PRELOAD_FAILED, _PATH_WRITABLE = 4, 5
+_check_path()
 _preload(globals().get("_NSBOX_PRELOAD", ()))
-del _preload, _refuse
+del _writable, _check_path, _preload, _refuse
 # What a job starts with: the interpreter's start-up modules and finders,
 # and (above) the preloads'.
 _NSBOX_COLD_MODULES = frozenset(sys.modules)

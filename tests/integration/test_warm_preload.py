@@ -10,7 +10,9 @@ docs/warm-start.md "Preloaded packages").
   preload's context variables are as cold;
 - a preload that is missing, raises, calls sys.exit, leaves a thread running
   or comes from a writable mount: the jobs run cold, exit 0, and their
-  start_reason names the module and why;
+  start_reason names the module and why; a directory of sys.path on a
+  writable mount (where a job could leave a .pth for the next zygote): no
+  zygote, every job of the batch cold;
 - a bad module name is a usage error naming the profile's file and line.
 
 In the integration suite's discovery, as test_warm_limits.py: CI runs it
@@ -191,6 +193,25 @@ class Preload(SandboxTest):
         out = self.batch([dict(id=0, kind="python", code="print('ran')")], "--warm", "-j", "1",
                          *self.mods("pl_ok", writable=True))
         self.assert_cold(out[0], "preload pl_ok:", "writable mount", "pl_ok.py")
+
+    def test_a_writable_sys_path_runs_cold_for_the_whole_batch(self):
+        # A read-write bind over a site directory: job 0 leaves a .pth there
+        # (code a zygote's start-up would run, without seccomp or Landlock);
+        # no zygote ever starts on it, with or without a preload: every job
+        # runs cold, and the .pth runs only in cold jobs (pid 2), never in a
+        # zygote (pid 3).
+        rw = tempfile.mkdtemp(prefix="nsbox-preload-rw.", dir="/var/tmp")
+        self.addCleanup(shutil.rmtree, rw, ignore_errors=True)
+        os.chmod(rw, 0o777)
+        pth = ("import os; open(%r + '/ran-' + str(os.getpid()), 'w').close()\n"
+               % self.site)
+        plant = "open(%r, 'w').write(%r)\nprint('ran')\n" % (self.site + "/x.pth", pth)
+        jobs = [dict(id=0, kind="python", code=plant)] + [dict(id=i, kind="python", code="print('ran')")
+                                                          for i in range(1, 4)]
+        out = self.batch(jobs, "--warm", "--warm-rotate", "1", "-j", "1", "--bind", "%s:%s" % (rw, self.site))
+        for i in range(4):
+            self.assert_cold(out[i], "sys.path: %s is on a writable mount" % self.site)
+        self.assertNotIn("ran-3", os.listdir(rw), "a zygote ran the .pth a job wrote")
 
     # -- the policy key
 
