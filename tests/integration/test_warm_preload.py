@@ -63,6 +63,7 @@ THREADS = ("import os, tempfile, threading\n"
 # /usr/local/lib/python3.X/dist-packages (on the default sys.path, also -I).
 MODULES = {
     "pl_ok": "X = 1\n",
+    "pl_pathext": "import sys\nsys.path.append('/opt/nsb-rw')\n",
     "pl_context": "import contextvars\nV = contextvars.ContextVar('V', default=0)\nV.set(5)\n",
     "pl_raise": "raise ValueError('refused at import')\n",
     "pl_exit": "import sys\nsys.exit(3)\n",
@@ -119,8 +120,8 @@ class Preload(SandboxTest):
         self.assertEqual((res.get("start"), res.get("start_reason")), ("warm", None), res.get("error"))
         return self.ok(res)
 
-    def mods(self, *names, writable=False):
-        return ("--bind" if writable else "--ro-bind", "%s:%s" % (self.dir, self.site)) + tuple(
+    def mods(self, *names):
+        return ("--ro-bind", "%s:%s" % (self.dir, self.site)) + tuple(
             a for n in names for a in ("--preload", n))
 
     # -- what a job starts with
@@ -189,10 +190,17 @@ class Preload(SandboxTest):
 
     def test_a_preload_from_a_writable_mount_runs_cold(self):
         # a read-write bind is in the zygote's tree (the jobs share it): a
-        # job could write the module the next zygote imports
+        # job could write the module the next zygote imports. pl_pathext
+        # puts one on sys.path (after the zygote checked sys.path itself).
+        rw = tempfile.mkdtemp(prefix="nsbox-preload-rw.", dir="/var/tmp")
+        self.addCleanup(shutil.rmtree, rw, ignore_errors=True)
+        os.chmod(rw, 0o755)
+        with open(os.path.join(rw, "pl_w.py"), "w") as f:
+            f.write("X = 1\n")
+        os.chmod(os.path.join(rw, "pl_w.py"), 0o644)
         out = self.batch([dict(id=0, kind="python", code="print('ran')")], "--warm", "-j", "1",
-                         *self.mods("pl_ok", writable=True))
-        self.assert_cold(out[0], "preload pl_ok:", "writable mount", "pl_ok.py")
+                         "--bind", rw + ":/opt/nsb-rw", *self.mods("pl_pathext", "pl_w"))
+        self.assert_cold(out[0], "preload pl_w:", "writable mount", "/opt/nsb-rw/pl_w.py")
 
     def test_a_writable_sys_path_runs_cold_for_the_whole_batch(self):
         # A read-write bind over a site directory: job 0 leaves a .pth there
