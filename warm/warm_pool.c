@@ -161,7 +161,7 @@ static char *preload_line(const struct nsb_config *cfg)
 }
 
 /* The keeper: runs the zygote's sandbox until the zygote ends, then writes
- * one line (why it ended) on @report, after REPORT_AGAIN or REPORT_SAME. */
+ * one line (why it ended) on @report, after its kind (REPORT_*). */
 static __attribute__((noreturn)) void keeper_main(const struct warm_pool *p, int ctl, int report, pid_t parent)
 {
         struct nsb_config cfg = *p->cfg;
@@ -248,12 +248,35 @@ fail:
         _exit(0);
 }
 
-/* Start a generation and wait for its HELLO. -1: no zygote; -2: no zygote,
- * and the next would fail the same way (a preload); -3: none may be started
- * again (a writable sys.path). */
+/* A zygote that did not become ready: p->reason from its keeper's report
+ * on @report (or the timeout, or nothing said); -1, or -2 when the next
+ * start would fail the same way (a preload), -3 when none may be started
+ * again in this batch (a writable sys.path). */
+static int unready(struct warm_pool *p, int report, bool timed_out)
+{
+        char why[300] = "", names[200] = "";
+        ssize_t k = read(report, why, sizeof why - 1);
+
+        why[k > 0 ? k : 0] = '\0';
+        for (size_t i = 0; i < p->cfg->n_preload; i++)
+                nsb_appendf(names, sizeof names, "%s%s", i ? ", " : "", p->cfg->preload[i]);
+        if (why[0] && why[1])
+                snprintf(p->reason, sizeof p->reason, "zygote unavailable: %s", why + 1);
+        else if (timed_out)
+                snprintf(p->reason, sizeof p->reason, "zygote unavailable: it did not start within 20 s%s%s%s",
+                         names[0] ? " (it preloads " : "", names, names[0] ? ")" : "");
+        else
+                snprintf(p->reason, sizeof p->reason, "zygote unavailable: it ended before it was ready");
+        if (why[0] == REPORT_NEVER)
+                return -3;
+        /* a start that timed out while it preloaded: most likely a preload
+         * that hangs, and would again */
+        return why[0] == REPORT_SAME || (!why[0] && timed_out && names[0]) ? -2 : -1;
+}
+
+/* Start a generation and wait for its HELLO. 0, or unready()'s -1, -2, -3. */
 static int start_generation(struct warm_pool *p)
 {
-        bool same, never;
         int sv[2], rp[2];
         pid_t keeper, parent = getpid();
         struct pollfd pf[2];
@@ -316,27 +339,10 @@ static int start_generation(struct warm_pool *p)
         kill(keeper, SIGKILL);
         while (waitpid(keeper, NULL, 0) < 0 && errno == EINTR)
                 ;
-        {
-                char why[300] = "", names[200] = "";
-                ssize_t k = read(rp[0], why, sizeof why - 1);
-                why[k > 0 ? k : 0] = '\0';
-                /* A start that timed out while it preloaded is most likely a
-                 * preload that hangs: it would again. */
-                same = why[0] ? why[0] == REPORT_SAME || why[0] == REPORT_NEVER : r == 0 && p->cfg->n_preload > 0;
-                never = why[0] == REPORT_NEVER;
-                for (size_t i = 0; i < p->cfg->n_preload; i++)
-                        nsb_appendf(names, sizeof names, "%s%s", i ? ", " : "", p->cfg->preload[i]);
-                if (why[0])
-                        snprintf(p->reason, sizeof p->reason, "zygote unavailable: %s", why + 1);
-                else if (r == 0)
-                        snprintf(p->reason, sizeof p->reason, "zygote unavailable: it did not start within 20 s%s%s%s",
-                                 names[0] ? " (it preloads " : "", names, names[0] ? ")" : "");
-                else
-                        snprintf(p->reason, sizeof p->reason, "zygote unavailable: it ended before it was ready");
-        }
+        r = unready(p, rp[0], r == 0);
         close(rp[0]);
         close(sv[0]);
-        return never ? -3 : same ? -2 : -1;
+        return r;
 }
 
 static void retire(struct warm_pool *p)
