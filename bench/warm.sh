@@ -34,6 +34,11 @@
 # --warm). Without --warm (the core of #14 not built) it says so, measures
 # (a), (b) and the cold (d), (e) only, and exits 3.
 #   bench/warm.sh [N=1000] [J=2] [ROUNDS=3]     (NSBOX=path/to/nsbox; root sees all PSS)
+# WARM_CODE=numpy: every job is `import numpy; print(numpy.arange(10).sum())`
+# instead (#28, package-aware zygotes): bare imports Debian's numpy as is, (b)
+# and (c) get `--package /usr/lib/python3/dist-packages/numpy --preload numpy`
+# (the cold jobs import it themselves: cold runs do not preload), so (c) is a
+# zygote that imported numpy once; target (c)/(a) <= 0.1x.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-1000}
@@ -45,6 +50,14 @@ out=$(mktemp -d /var/tmp/nsbox-warm-bench.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 
 help=$("$nsbox" batch --help)   # whole, before grep -q stops reading (pipefail would see a SIGPIPE)
+case ${WARM_CODE:=sum} in
+  sum) opts= ;;
+  numpy)
+    grep -qe '--preload\b' <<<"$help" || { echo "warm.sh: WARM_CODE=numpy needs an nsbox with --preload" >&2; exit 2; }
+    opts="--package /usr/lib/python3/dist-packages/numpy --preload numpy" ;;
+  *) echo "warm.sh: WARM_CODE is sum (the default) or numpy, not '$WARM_CODE'" >&2; exit 2 ;;
+esac
+export WARM_CODE
 if grep -qe '--warm\b' <<<"$help"; then
   modes="cold warm"
 else
@@ -56,8 +69,10 @@ fi
 cat > "$out/wb.py" <<'PY'
 import json, os, statistics, sys, time
 
-CODE = "print(sum(range(10**5)))"
-WANT = "4999950000\n"
+NUMPY = os.environ.get("WARM_CODE") == "numpy"
+CODE = "import numpy; print(numpy.arange(10).sum())" if NUMPY else "print(sum(range(10**5)))"
+WANT = "45\n" if NUMPY else "4999950000\n"
+TARGET = "0.1" if NUMPY else "0.25"
 # (d): the job's own run time, from its first line to its last.
 TIMED = ("from time import perf_counter as _pc; _t0 = _pc()\n" + CODE + "\n"
          "print('own_ms %.6f' % ((_pc() - _t0) * 1e3))\n")
@@ -142,7 +157,7 @@ def report(out, n, j):
     print("  (CPU: user+system of the command and the children it waited for, mean over rounds)")
     print("  (b)/(a) cold/bare %.2fx" % (med["cold"] / med["bare"]))
     if "warm" in med:
-        print("  (c)/(a) warm/bare %.2fx   (target <= 0.25x, #28)" % (med["warm"] / med["bare"]))
+        print("  (c)/(a) warm/bare %.2fx   (target <= %sx, #28)" % (med["warm"] / med["bare"], TARGET))
         print("  (c)/(b) warm/cold %.2fx" % (med["warm"] / med["cold"]))
 
 def added(out, n, mode, start_optional):
@@ -269,7 +284,7 @@ warm_flag() { [ "$1" = warm ] && echo --warm || true; }
 start_optional=0
 [ "$modes" = cold ] && start_optional=1
 
-echo "== warm.sh: $n jobs, -j $j, $rounds round(s); $nsbox; bare $py; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== warm.sh: $n jobs ($WARM_CODE), -j $j, $rounds round(s); $nsbox${opts:+ $opts}; bare $py; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 cmds=(bare)
 for m in $modes; do cmds+=("$m"); done
 ratios() {   # ratios J: (a)-(c) at -j J
@@ -282,7 +297,7 @@ ratios() {   # ratios J: (a)-(c) at -j J
       c=${cmds[$(( (k + round - 1) % ${#cmds[@]} ))]}
       case $c in
         bare) args+=(-n bare "xargs -n1 -P$jj $py -I -B < $out/bare.list > $out/bare.$round.out") ;;
-        *) args+=(-n "$c" "$nsbox batch --quiet -j $jj $(warm_flag "$c") $out/jobs.jsonl > $out/$c.$round.jsonl") ;;
+        *) args+=(-n "$c" "$nsbox batch --quiet -j $jj $(warm_flag "$c") $opts $out/jobs.jsonl > $out/$c.$round.jsonl") ;;
       esac
     done
     hyperfine -r 1 --export-json "$out/time/$round.json" "${args[@]}" >/dev/null 2>&1 ||
@@ -297,7 +312,7 @@ cpus=$(nproc)
 [ "$cpus" != "$j" ] && ratios "$cpus"
 
 for m in $modes; do
-  "$nsbox" batch --quiet -j "$j" $(warm_flag "$m") "$out/timed.jsonl" > "$out/$m.timed.jsonl"
+  "$nsbox" batch --quiet -j "$j" $(warm_flag "$m") $opts "$out/timed.jsonl" > "$out/$m.timed.jsonl"
   wb added "$out" "$n" "$m" "$start_optional"
 done
 echo "    own = the job's code from its first line's perf_counter() to its last line, not counted as"
@@ -308,7 +323,7 @@ echo "    interpreter's exit and flush, the namespaces' teardown. end_ms - start
 echo "    work around it (the job's cgroup and pipes before, the result line after)."
 
 for m in $modes; do
-  "$nsbox" batch --quiet -j "$j" $(warm_flag "$m") "$out/jobs.jsonl" > "$out/$m.pss.jsonl" &
+  "$nsbox" batch --quiet -j "$j" $(warm_flag "$m") $opts "$out/jobs.jsonl" > "$out/$m.pss.jsonl" &
   batch_pid=$!
   wb pss "$out" "$m" "$batch_pid" "$j" "$nsbox" "$py" > "$out/$m.pss.txt"
   wait "$batch_pid"
@@ -324,7 +339,7 @@ if command -v perf >/dev/null && perf stat -e task-clock true >/dev/null 2>&1; t
         bare) perf stat -x, -e task-clock,page-faults -o "$out/bare.$round.perf" -- \
                 sh -c "xargs -n1 -P$j $py -I -B < $out/bare.list > /dev/null" ;;
         *) perf stat -x, -e task-clock,page-faults -o "$out/$c.$round.perf" -- \
-             "$nsbox" batch --quiet -j "$j" $(warm_flag "$c") "$out/jobs.jsonl" > "$out/$c.perf.jsonl"
+             "$nsbox" batch --quiet -j "$j" $(warm_flag "$c") $opts "$out/jobs.jsonl" > "$out/$c.perf.jsonl"
            wb check "$out" "$n" "$c" "$start_optional" "$out/$c.perf.jsonl" ;;
       esac
     done

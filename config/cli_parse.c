@@ -102,6 +102,7 @@ void cfg_free(struct nsb_config *cfg)
         free(cfg->image_rootfs);
         free_strv(cfg->image_env, cfg->n_image_env);
         free_strv(cfg->packages, cfg->n_packages);
+        free_strv(cfg->preload, cfg->n_preload);
         free_strv(cfg->seccomp_deny, cfg->n_seccomp_deny);
         free(cfg->inline_code);
         free_strv(cfg->argv, cfg->argc);

@@ -94,6 +94,10 @@ struct nsb_config {
         char **packages;                /* package dirs (or module files) mounted read-only at the
                                            same path; the only third-party code the program sees */
         size_t n_packages;
+        char **preload;                 /* [python] preload: modules a warm job's zygote imports
+                                           before it serves (dotted names, in order); cold runs
+                                           import nothing for it (docs/warm-start.md) */
+        size_t n_preload;
         char *image;                    /* --image REF: the sandbox's root is this image's (docs/images.md);
                                            NULL = the host's files, by profile */
         char *image_digest;             /* not policy text of its own: "sha256:HEX" once the image is

@@ -134,7 +134,7 @@ void cfg_render_text(const struct cfg_key *k, const struct nsb_config *cfg, FILE
 {
         const char *v = *(char *const *) field_of(k, cfg);
 
-        if (!v && (k->bit == CFG_F_INTERPRETER || !(cfg->interpreter || cfg->n_packages)))
+        if (!v && (k->bit == CFG_F_INTERPRETER || !(cfg->interpreter || cfg->n_packages || cfg->n_preload)))
                 return;
         put_kv(f, k->key, v ? v : k->def_text);
 }

@@ -175,6 +175,32 @@ static int opt_package(const struct cfg_key *k, struct nsb_config *c, const char
         return cfg_push_text(&c->packages, &c->n_packages, v, e);
 }
 
+/* A module the zygote imports (warm/zygote.py): a dotted name of ASCII
+ * identifiers, nothing else. Checked here, where the flag or the profile
+ * line can still be named; the name is written into the zygote's program as
+ * a string literal, so this check is also what keeps that text a literal. */
+#define PRELOAD_NAME_MAX 200
+static int opt_preload(const struct cfg_key *k, struct nsb_config *c, const char *v, struct nsb_error *e)
+{
+        size_t len = strlen(v);
+        bool start = true;
+
+        for (size_t i = 0; i < len; i++) {
+                char ch = v[i];
+                bool letter = ch == '_' || (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z');
+                bool ok = start ? letter : letter || (ch >= '0' && ch <= '9') || (ch == '.' && i + 1 < len);
+
+                if (!ok)
+                        break;
+                start = ch == '.';
+                if (i + 1 == len && len <= PRELOAD_NAME_MAX)
+                        return cfg_push_text(&c->preload, &c->n_preload, v, e);
+        }
+        return nsb_fail(e, NSB_STAGE_USAGE, EINVAL, "'%.*s%s': not a module name (identifiers of ASCII letters, "
+                        "digits and _ joined by dots, e.g. numpy or xml.etree, at most %d characters)", QV(v),
+                        PRELOAD_NAME_MAX);
+}
+
 static int opt_seccomp_deny(const struct cfg_key *k, struct nsb_config *c, const char *v, struct nsb_error *e)
 {
         /* The name is checked here, where the flag or the profile line can
@@ -369,6 +395,12 @@ static const struct cfg_key keys[] = {
           .help = "python package dir mounted read-only at the same path (repeatable)", .kind = CFG_KIND_LIST,
           .section = "python", .key = "packages", LIST(packages, n_packages), .check = CFG_CHECK_PATH,
           .dedupe = CFG_DEDUPE_WHOLE, .render = cfg_render_strings },
+        /* What a warm job finds imported (a zygote's import-time work done
+         * once); policy, since it is what jobs run with. Cold runs ignore it. */
+        { .flag = "preload", .metavar = "MODULE", .cmds = C_PYTHON, .parse = opt_preload, .group = CFG_G_ENV,
+          .help = "with --warm: the zygote imports MODULE before it serves, so warm jobs start with it imported "
+          "(repeatable; cold runs do not import it)", .kind = CFG_KIND_LIST, .section = "python",
+          .key = "preload", LIST(preload, n_preload), .dedupe = CFG_DEDUPE_WHOLE, .render = cfg_render_strings },
         { .flag = "image", .metavar = "REF", .cmds = C_SANDBOX | C_DOCTOR, .parse = parse_text,
           .group = CFG_G_FILES, .help = "run on this image's root, read-only: oci:DIR[:TAG], oci-archive:FILE[:TAG] "
           "or docker-archive:FILE[:NAME:TAG], optionally @sha256:HEX (docs/images.md)", .kind = CFG_KIND_TEXT,

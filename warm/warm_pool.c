@@ -20,6 +20,7 @@
 #include "supervisor/sandbox.h"
 #include "supervisor/wire.h"
 #include "util/cleanup.h"
+#include "util/portable.h"
 #include "util/readfile.h"
 #include "util/selfexe.h"
 #include "util/sys.h"
@@ -29,6 +30,7 @@
 #define WARM_LIB_FILE "libnsbox_warm.so"
 #define WARM_ZYGOTE_FILE "zygote.py"
 #define HELLO_TIMEOUT_MS 20000
+#define KEEPER_REPORT_MS 5000   /* for the keeper's line once its zygote ended unready */
 #define WARM_START_TRIES 3      /* failed starts in a row before jobs run cold for a while */
 /* The zygote's own sandbox: limits for a process that lives the whole batch
  * and runs nothing of a job's (each job has its own). */
@@ -124,23 +126,59 @@ void warm_pool_init(struct warm_pool *p, const struct nsb_config *cfg, const str
         p->slots = cfg->jobs ? cfg->jobs : 1;
 }
 
+/* The zygote's exit status when a [python] preload failed to import or left
+ * a thread running (warm/zygote.py's _PRELOAD_FAILED): its last stderr line
+ * says which and why. */
+#define ZYGOTE_EXIT_PRELOAD 4
+/* ... when a directory of its sys.path is on a writable mount (a read-write
+ * --bind): a job could write code there that a zygote's start-up would run
+ * without seccomp or Landlock. */
+#define ZYGOTE_EXIT_PATH 5
+/* The first byte of the keeper's report: a start that may work when tried
+ * again, one that will fail the same way (a preload), or one that must not
+ * be tried again in this batch (a zygote would run what the jobs wrote). */
+#define REPORT_AGAIN 'A'
+#define REPORT_SAME 'S'
+#define REPORT_NEVER 'N'
+
+/* The harness's second line: _NSBOX_PRELOAD = ("numpy", ...). The names are
+ * dotted ASCII identifiers (opt_preload checked every source of them), so
+ * each is a string literal as it stands. NULL when out of memory. */
+static char *preload_line(const struct nsb_config *cfg)
+{
+        size_t size = 32;
+        char *s;
+
+        for (size_t i = 0; i < cfg->n_preload; i++)
+                size += strlen(cfg->preload[i]) + 4;
+        if (!(s = malloc(size)))
+                return NULL;
+        snprintf(s, size, "_NSBOX_PRELOAD = (");
+        for (size_t i = 0; i < cfg->n_preload; i++)
+                nsb_appendf(s, size, "\"%s\", ", cfg->preload[i]);
+        nsb_appendf(s, size, ")\n");
+        return s;
+}
+
 /* The keeper: runs the zygote's sandbox until the zygote ends, then writes
- * one line (why it ended) on @report. */
+ * one line (why it ended) on @report, after its kind (REPORT_*). */
 static __attribute__((noreturn)) void keeper_main(const struct warm_pool *p, int ctl, int report, pid_t parent)
 {
         struct nsb_config cfg = *p->cfg;
         char dir[PATH_MAX], lib[PATH_MAX + 32], zyg[PATH_MAX + 32];
-        AUTOFREE char *text = NULL, *prog_text = NULL;
+        AUTOFREE char *text = NULL, *prog_text = NULL, *preload = preload_line(p->cfg);
         size_t len = 0;
         struct prog_source src = { .kind = PROG_FILE, .name = "main.py", .stdin_mode = PROG_STDIN_PER_RUN,
                                    .stdin_data = "", .stdin_len = 0 };
         struct prog prog = { 0 };
         struct run_result r;
         struct nsb_error e;
-        char line[NSB_ERROR_MSG_MAX + 256];
+        char report_line[NSB_ERROR_MSG_MAX + 257], *line = report_line + 1;   /* after its kind */
+        const size_t size = sizeof report_line - 1;
         int n;
 
         nsb_error_clear(&e);
+        report_line[0] = REPORT_AGAIN;
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
                 _exit(1);
         if (warm_find_dir(dir, sizeof dir, &e) < 0)
@@ -150,9 +188,10 @@ static __attribute__((noreturn)) void keeper_main(const struct warm_pool *p, int
         snprintf(zyg, sizeof zyg, "%s/%s", dir, WARM_ZYGOTE_FILE);
         if (read_file(zyg, 1u << 20, &text, &len, &e) < 0)
                 goto fail;
-        /* The harness learns where the library is mounted from its first line. */
-        n = asprintf(&prog_text, "_NSBOX_WARM_LIB = %c%s/%s%c\n%.*s", '"', WARM_ZYGOTE_CODE_DIR, WARM_LIB_FILE, '"',
-                     (int) len, text);
+        /* The harness learns where the library is mounted from its first
+         * line, what to preload from its second. */
+        n = preload ? asprintf(&prog_text, "_NSBOX_WARM_LIB = %c%s/%s%c\n%s%.*s", '"', WARM_ZYGOTE_CODE_DIR,
+                               WARM_LIB_FILE, '"', preload, (int) len, text) : -1;
         if (n < 0) {
                 nsb_fail(&e, NSB_STAGE_PREPARE, ENOMEM, "out of memory");
                 goto fail;
@@ -177,7 +216,7 @@ static __attribute__((noreturn)) void keeper_main(const struct warm_pool *p, int
         prog.req.serial = 1000000u + p->generations;
         sbx_run(&prog.req, &r);
         if (r.status == RUN_ERROR)
-                snprintf(line, sizeof line, "%s", r.error.msg);
+                snprintf(line, size, "%s", r.error.msg);
         else {
                 /* the end of its stderr: a traceback's last line says why */
                 size_t k = r.err.kept, from = k > 240 ? k - 240 : 0;
@@ -188,19 +227,54 @@ static __attribute__((noreturn)) void keeper_main(const struct warm_pool *p, int
                                 from = i;
                                 break;
                         }
-                snprintf(line, sizeof line, "the zygote ended (%s %d)%s%.*s",
-                         r.status == RUN_SIGNALED ? "signal" : "exit", r.status == RUN_SIGNALED ? r.signal : r.exit_code,
-                         k > from ? ": " : "", (int) (k - from), k > from ? r.err.text + from : "");
+                if (r.status == RUN_EXITED && (r.exit_code == ZYGOTE_EXIT_PRELOAD || r.exit_code == ZYGOTE_EXIT_PATH) &&
+                    k > from) {
+                        /* "preload numpy: ModuleNotFoundError: ...": every
+                         * zygote of this batch would end the same way */
+                        report_line[0] = r.exit_code == ZYGOTE_EXIT_PATH ? REPORT_NEVER : REPORT_SAME;
+                        snprintf(line, size, "%.*s", (int) (k - from), r.err.text + from);
+                } else
+                        snprintf(line, size, "the zygote ended (%s %d)%s%.*s",
+                                 r.status == RUN_SIGNALED ? "signal" : "exit",
+                                 r.status == RUN_SIGNALED ? r.signal : r.exit_code, k > from ? ": " : "",
+                                 (int) (k - from), k > from ? r.err.text + from : "");
         }
-        (void) !write(report, line, strlen(line));
+        /* one write: the pool may read it as soon as it is there */
+        (void) !write(report, report_line, 1 + strlen(line));
         _exit(0);
 fail:
-        snprintf(line, sizeof line, "%s", e.msg);
-        (void) !write(report, line, strlen(line));
+        snprintf(line, size, "%s", e.msg);
+        (void) !write(report, report_line, 1 + strlen(line));
         _exit(0);
 }
 
-/* Start a generation and wait for its HELLO. */
+/* A zygote that did not become ready: p->reason from its keeper's report
+ * on @report (or the timeout, or nothing said); -1, or -2 when the next
+ * start would fail the same way (a preload), -3 when none may be started
+ * again in this batch (a writable sys.path). */
+static int unready(struct warm_pool *p, int report, bool timed_out)
+{
+        char why[300] = "", names[200] = "";
+        ssize_t k = read(report, why, sizeof why - 1);
+
+        why[k > 0 ? k : 0] = '\0';
+        for (size_t i = 0; i < p->cfg->n_preload; i++)
+                nsb_appendf(names, sizeof names, "%s%s", i ? ", " : "", p->cfg->preload[i]);
+        if (why[0] && why[1])
+                snprintf(p->reason, sizeof p->reason, "zygote unavailable: %s", why + 1);
+        else if (timed_out)
+                snprintf(p->reason, sizeof p->reason, "zygote unavailable: it did not start within 20 s%s%s%s",
+                         names[0] ? " (it preloads " : "", names, names[0] ? ")" : "");
+        else
+                snprintf(p->reason, sizeof p->reason, "zygote unavailable: it ended before it was ready");
+        if (why[0] == REPORT_NEVER)
+                return -3;
+        /* a start that timed out while it preloaded: most likely a preload
+         * that hangs, and would again */
+        return why[0] == REPORT_SAME || (!why[0] && timed_out && names[0]) ? -2 : -1;
+}
+
+/* Start a generation and wait for its HELLO. 0, or unready()'s -1, -2, -3. */
 static int start_generation(struct warm_pool *p)
 {
         int sv[2], rp[2];
@@ -253,20 +327,22 @@ static int start_generation(struct warm_pool *p)
                         return 0;
                 }
         }
-        /* No zygote: say why (the keeper's line), and leave nothing. */
+        /* No zygote: say why (the keeper's line), and leave nothing. A
+         * zygote that ended hangs up its socket before its keeper has
+         * reported why (sbx_run still ends the sandbox): the line is waited
+         * for, a little. */
+        if (r > 0 && !(pf[1].revents & (POLLIN | POLLHUP))) {
+                pf[1].revents = 0;
+                while (poll(&pf[1], 1, KEEPER_REPORT_MS) < 0 && errno == EINTR)
+                        ;
+        }
         kill(keeper, SIGKILL);
         while (waitpid(keeper, NULL, 0) < 0 && errno == EINTR)
                 ;
-        {
-                char why[300] = "";
-                ssize_t k = read(rp[0], why, sizeof why - 1);
-                why[k > 0 ? k : 0] = '\0';
-                snprintf(p->reason, sizeof p->reason, "zygote unavailable: %s",
-                         why[0] ? why : r == 0 ? "it did not start within 20 s" : "it ended before it was ready");
-        }
+        r = unready(p, rp[0], r == 0);
         close(rp[0]);
         close(sv[0]);
-        return -1;
+        return r;
 }
 
 static void retire(struct warm_pool *p)
@@ -332,20 +408,24 @@ int warm_pool_take(struct warm_pool *p, bool python, const char **ret_reason)
                 /* A zygote killed while it started is replaced at once; a
                  * start that keeps failing (a missing library, say) is not
                  * retried for every job: after WARM_START_TRIES failures in
-                 * a row the reason stands for a rotation's worth of jobs. */
+                 * a row the reason stands for a rotation's worth of jobs;
+                 * a writable sys.path, for the rest of the batch (UINT_MAX). */
                 if (p->cold_left > 0) {
-                        p->cold_left--;
+                        if (p->cold_left != UINT_MAX)
+                                p->cold_left--;
                         return -1;
                 }
                 for (;;) {
+                        int r;
+
                         p->reason[0] = '\0';
-                        if (start_generation(p) == 0) {
+                        if ((r = start_generation(p)) == 0) {
                                 p->failed_starts = 0;
                                 break;
                         }
-                        if (++p->failed_starts >= WARM_START_TRIES) {
+                        if (++p->failed_starts >= WARM_START_TRIES || r <= -2) {
                                 p->failed_starts = 0;
-                                p->cold_left = p->rotate - 1;
+                                p->cold_left = r == -3 ? UINT_MAX : p->rotate - 1;
                                 return -1;
                         }
                 }

@@ -2,7 +2,9 @@
 # interpreter is (`python3 -I -B /program/main.py`, the cold environment, in
 # a sandbox whose root is a cold run's), that forks one job per request.
 #
-# nsbox prepends one line to this file: _NSBOX_WARM_LIB = "<path>".
+# nsbox prepends two lines to this file: _NSBOX_WARM_LIB = "<path>" and
+# _NSBOX_PRELOAD = ("<module>", ...), the profile's [python] preload (dotted
+# names of ASCII identifiers: config/schema.c's opt_preload).
 # This file is nsbox's own code, not the job's: it imports as little as it
 # can (every module imported here is paid again by every job's fork), holds
 # no job data, and never wraps its control socket (fd 3) in a Python object,
@@ -18,6 +20,95 @@ _NSBOX_COLD_IMPORTER_CACHE = frozenset(sys.path_importer_cache)
 if sys.implementation.name != "cpython" or sys.version_info < (3, 7):
     sys.stderr.write("nsbox warm: the interpreter is not CPython >= 3.7\n")
     raise SystemExit(3)
+
+
+# ---- the import path. The zygote runs without seccomp and Landlock and
+# forks every later job: it runs only code from the read-only tree. A
+# directory of sys.path on a writable mount (a read-write --bind over a
+# site-packages directory: the zygote's tree holds the jobs' shared binds)
+# is one where a job could write a module, a .pth file or a sitecustomize
+# that the next zygote's start-up would run. Refused before any job exists
+# (_PATH_WRITABLE: warm_pool.c then starts no zygote for the rest of the
+# batch); the jobs run cold.
+def _writable(path):
+    try:
+        return not sys.modules["posix"].statvfs(path).f_flag & sys.modules["posix"].ST_RDONLY
+    except (OSError, TypeError, ValueError):
+        return False
+
+
+def _check_path():
+    for p in sys.path:
+        if isinstance(p, str) and p and _writable(p):
+            _refuse("sys.path: %s is on a writable mount (a job could write code there that a zygote would run)"
+                    % p, _PATH_WRITABLE, "")
+
+
+# ---- preloaded packages ([python] preload; docs/warm-start.md, "Preloaded
+# packages"). Imported first, in order, before anything of the harness's own,
+# so that every module their import added is in the job's sys.modules, as
+# the job's own `import` of them would have left it cold (their import-time
+# work is done once, here); what the harness imports below is still dropped
+# in each job. A zygote must be single-threaded when it forks: a preload that
+# fails (any exception, a SystemExit) or leaves a thread running ends the
+# zygote before it is ready, with one line on stderr that becomes the jobs'
+# start_reason (they run cold); os._exit, so no thread of the preload is
+# joined and no finaliser of its runs.
+def _preload(names):
+    os = sys.modules["posix"]     # always loaded (os is not, under -S)
+    for name in names:
+        before = frozenset(sys.modules)
+        try:
+            __import__(name)
+        except BaseException as e:
+            try:
+                why = __import__("traceback").format_exception_only(type(e), e)[-1].strip()
+            except BaseException:
+                why = type(e).__name__
+            _refuse("%s: %s" % (name, why))
+        try:
+            tasks = len(os.listdir("/proc/self/task"))
+        except OSError:
+            tasks = sys.modules["threading"].active_count() if "threading" in sys.modules else 1
+        if tasks != 1:
+            _refuse("%s: it left %d threads running (a zygote must be single-threaded to fork)" % (name, tasks))
+        # The zygote runs without seccomp and Landlock, and every later job
+        # is its child: it runs only code from the read-only tree. A module
+        # file on a writable mount (a --bind, the --workspace: the zygote's
+        # tree holds the jobs' shared ones) could be one a job wrote, for
+        # the next generation to run.
+        for m in [sys.modules[k] for k in sys.modules if k not in before]:
+            f = getattr(m, "__file__", None)
+            for p in [f] if isinstance(f, str) else list(getattr(m, "__path__", None) or ()):
+                if _writable(p):
+                    _refuse("%s: %s is on a writable mount (%s): a job could change what the zygote runs" % (
+                        name, getattr(m, "__name__", "a module"), p))
+
+
+def _refuse(why, status=None, prefix="preload "):
+    # fd 2 itself: the preload may have replaced or closed sys.stderr. One
+    # line: the keeper reports the last line of the zygote's stderr.
+    os = sys.modules["posix"]
+    try:
+        os.write(2, ("%s%s\n" % (prefix, " ".join(why.split()))).encode("utf-8", "backslashreplace"))
+    finally:
+        os._exit(_PRELOAD_FAILED if status is None else status)
+
+
+# the zygote's exit statuses for these (warm/warm_pool.c): a start that
+# would fail the same way again
+_PRELOAD_FAILED, _PATH_WRITABLE = 4, 5
+_check_path()
+_preload(globals().get("_NSBOX_PRELOAD", ()))
+del _writable, _check_path, _preload, _refuse
+# What a job starts with: the interpreter's start-up modules and finders,
+# and (above) the preloads'.
+_NSBOX_COLD_MODULES = frozenset(sys.modules)
+_NSBOX_COLD_IMPORTER_CACHE = frozenset(sys.path_importer_cache)
+# The context variables a preload set: a job runs on a thread state of its
+# own (fresh_thread_state), whose context starts empty; _job() sets them
+# again, as the job's own import would have left them.
+_PRELOAD_CONTEXT = tuple(sys.modules["_contextvars"].copy_context().items()) if "_contextvars" in sys.modules else ()
 
 import gc
 import _imp
@@ -75,6 +166,22 @@ _SYS_RESET = frozenset(_SYS_NONE + ("stdin", "stdout", "stderr"))
 
 
 def _job():
+    # Now on the job's own thread state (warm_job.c, fresh_thread_state).
+    # threading imported in the zygote (by a preload): its main thread's
+    # sentinel lock belonged to the zygote's thread state, released when C
+    # deleted it; a fresh one, held as cold (main_thread().is_alive(), the
+    # exit's threading._shutdown, which it joins). Its native_id is the
+    # zygote's (threading's after-fork hook keeps it before 3.12): the job's.
+    threading = _modules.get("threading")
+    if threading is not None:
+        t = threading._main_thread
+        if hasattr(t, "_set_tstate_lock"):      # 3.7-3.12
+            t._set_tstate_lock()
+        if hasattr(t, "_set_native_id"):
+            t._set_native_id()
+        del t
+    del threading
+    [var.set(value) for var, value in _PRELOAD_CONTEXT]
     main = _modules["__main__"]
     ok, exc = yield _RUN, _fsencode(_MAIN), main.__dict__
     # flush_io: after the script, its exception kept aside; errors ignored
@@ -243,6 +350,20 @@ def _not_cold():
             [p for p in sys.path_importer_cache if p not in _NSBOX_COLD_IMPORTER_CACHE], len(sys.modules))
 
 
+def _reseed():
+    # What a preloaded package drew from the kernel once, at its import in
+    # the zygote, that every job would otherwise share. The stdlib's random
+    # re-seeds itself (its after-fork hook, run by PyOS_AfterFork_Child);
+    # numpy's legacy global generator (numpy.random.seed/rand/...) does not:
+    # it is made again as numpy's import made it, RandomState() on a fresh
+    # MT19937 (kernel entropy). Generators a job makes (default_rng()) are
+    # its own already.
+    rs = getattr(sys.modules.get("numpy.random.mtrand"), "_rand", None)
+    bg = getattr(rs, "_bit_generator", None)
+    if bg is not None:
+        rs.__init__(type(bg)())
+
+
 def _start(argv):
     """In a job (PID 2 of its own namespaces, every protection applied),
     called from C with the job's argv from its program's path on, decoded
@@ -281,6 +402,7 @@ def _start(argv):
     # and the finders of the folders only its imports searched
     for m in finders:
         del sys.path_importer_cache[m]
+    _reseed()
     # The job runs from C, on a thread state of its own: none of this file's
     # frames is under the job's (sys._getframe, inspect.stack, tracebacks,
     # warnings' stack levels, the recursion depth are a cold job's).
@@ -290,6 +412,7 @@ def _start(argv):
 if hasattr(_start.__code__, "replace"):     # 3.8+: named as the harness, as _job
     _start.__code__ = _renamed(_start.__code__)
     _not_cold.__code__ = _renamed(_not_cold.__code__)
+    _reseed.__code__ = _renamed(_reseed.__code__)
 
 _DROP = _not_cold()
 # What the job's finalisation leaves alone: the zygote's modules (held, so

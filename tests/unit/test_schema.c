@@ -300,12 +300,48 @@ static void test_help_and_tables_from_rows(void **state)
         }
 }
 
+/* [python] preload takes dotted names of ASCII identifiers only: the
+ * zygote's program quotes them as they stand (warm/warm_pool.c). */
+static void test_preload_names(void **state)
+{
+        static const char *const good[] = { "numpy", "xml.etree.ElementTree", "_a1", "A.b_2.c" };
+        static const char *const bad[] = { "", ".", "a.", ".a", "a..b", "1a", "a.1b", "a-b", "a b", "a\"",
+                                           "a\\b", "\xc3\xa9t\xc3\xa9", "a/b", "a;b" };
+        const struct cfg_key *k = cfg_key_by_profile("python", "preload");
+        char longest[202];
+
+        (void) state;
+        assert_non_null(k);
+        for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+                struct nsb_config cfg;
+                if (parse_flag(k, good[i], &cfg) != 0)
+                        fail_msg("--preload %s refused", good[i]);
+                assert_int_equal(cfg.n_preload, 1);
+                assert_string_equal(cfg.preload[0], good[i]);
+                cfg_free(&cfg);
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+                struct nsb_config cfg;
+                if (parse_flag(k, bad[i], &cfg) == 0)
+                        fail_msg("--preload '%s' accepted", bad[i]);
+                cfg_free(&cfg);
+        }
+        for (size_t len = 200; len <= 201; len++) {
+                struct nsb_config cfg;
+                memset(longest, 'a', len);
+                longest[len] = '\0';
+                assert_int_equal(parse_flag(k, longest, &cfg) == 0, len == 200);
+                cfg_free(&cfg);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_every_row_single_source),
                 cmocka_unit_test(test_defaults_from_rows),
                 cmocka_unit_test(test_help_and_tables_from_rows),
+                cmocka_unit_test(test_preload_names),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

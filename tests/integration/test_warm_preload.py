@@ -1,0 +1,250 @@
+"""Preloaded packages: `[python] preload` / `--preload MODULE` (issue #28,
+docs/warm-start.md "Preloaded packages").
+
+- numpy preloaded: a job starts warm with numpy imported, and its
+  sys.modules (and sys.path_importer_cache) at its first line is what a cold
+  job has after `import numpy`: a module the zygote imported for itself is
+  still not there;
+- what numpy's import drew once is not shared: two jobs of one zygote draw
+  different numpy.random values; threading (imported by numpy) and a
+  preload's context variables are as cold;
+- a preload that is missing, raises, calls sys.exit, leaves a thread running
+  or comes from a writable mount: the jobs run cold, exit 0, and their
+  start_reason names the module and why; a directory of sys.path on a
+  writable mount (where a job could leave a .pth for the next zygote): no
+  zygote, every job of the batch cold;
+- a bad module name is a usage error naming the profile's file and line.
+
+In the integration suite's discovery, as test_warm_limits.py: CI runs it
+as root (cgroup backend) and as uid 65534 (rlimits).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from nsbtest import NSBOX, SandboxTest
+
+PYTHON = "/usr/bin/python3"
+NUMPY = "/usr/lib/python3/dist-packages/numpy"
+NUMPY_OPTS = ("--preload", "numpy", "--package", NUMPY)
+
+# A job's view of what is imported at its first line, then numpy's answer.
+FIRST_LINE = ("import sys\n"
+              "first = sorted(sys.modules)\n"
+              "cache = sorted(sys.path_importer_cache)\n"
+              "import numpy\n"
+              "print(' '.join(first))\n"
+              "print(' '.join(cache))\n"
+              "print(numpy.arange(10).sum())\n")
+# The same, cold, after its own import of numpy.
+AFTER_IMPORT = ("import sys\n"
+                "import numpy\n"
+                "print(' '.join(sorted(sys.modules)))\n"
+                "print(' '.join(sorted(sys.path_importer_cache)))\n"
+                "print(numpy.arange(10).sum())\n")
+# threading, tempfile and contextvars as numpy's import leaves them.
+THREADS = ("import os, tempfile, threading\n"
+           "t = threading.main_thread()\n"
+           "print(t.is_alive(), t.native_id == threading.get_native_id() == os.getpid(),"
+           " t.ident == threading.get_ident(), threading.active_count(), len(threading._shutdown_locks))\n"
+           "x = threading.Thread(target=print, args=('thread ran',))\n"
+           "x.start()\n"
+           "x.join()\n"
+           "print(tempfile._name_sequence)\n"
+           "import pl_context\n"
+           "print(pl_context.V.get())\n"
+           "import atexit\n"
+           "atexit.register(print, 'at exit')\n")
+
+# Modules for the refusals, on sys.path through a read-only bind over
+# /usr/local/lib/python3.X/dist-packages (on the default sys.path, also -I).
+MODULES = {
+    "pl_ok": "X = 1\n",
+    "pl_pathext": "import sys\nsys.path.append('/opt/nsb-rw')\n",
+    "pl_context": "import contextvars\nV = contextvars.ContextVar('V', default=0)\nV.set(5)\n",
+    "pl_raise": "raise ValueError('refused at import')\n",
+    "pl_exit": "import sys\nsys.exit(3)\n",
+    "pl_thread": "import threading, time\nthreading.Thread(target=time.sleep, args=(300,), daemon=True).start()\n",
+}
+
+
+def jsonl(jobs):
+    return "".join(json.dumps(j) + "\n" for j in jobs).encode()
+
+
+def local_site():
+    """/usr/local/lib/python3.X/dist-packages, as the interpreter names it."""
+    r = subprocess.run([PYTHON, "-I", "-c", "import sys; print('\\n'.join(sys.path))"], capture_output=True,
+                       text=True, check=True)
+    for p in r.stdout.split():
+        if p.startswith("/usr/local/lib/python3") and p.endswith("/dist-packages"):
+            return p
+    raise AssertionError("no /usr/local/lib/python3.X/dist-packages on %s's sys.path: %s" % (PYTHON, r.stdout))
+
+
+class Preload(SandboxTest):
+    @classmethod
+    def setUpClass(cls):
+        # not under /tmp: the sandbox owns /tmp, so nothing there can be mounted
+        cls.dir = tempfile.mkdtemp(prefix="nsbox-preload.", dir="/var/tmp")
+        os.chmod(cls.dir, 0o755)
+        for name, text in MODULES.items():
+            with open(os.path.join(cls.dir, name + ".py"), "w") as f:
+                f.write(text)
+            os.chmod(os.path.join(cls.dir, name + ".py"), 0o644)
+        cls.site = local_site()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def batch(self, jobs, *opts):
+        p = self.nsbox("batch", *opts, "-", input=jsonl(jobs), timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr.decode(errors="replace")[-2000:])
+        out = {}
+        for line in p.stdout.decode().splitlines():
+            d = json.loads(line)
+            out[d["id"]] = d
+        self.assertEqual(sorted(out), sorted(j["id"] for j in jobs), p.stderr.decode(errors="replace")[-2000:])
+        return out
+
+    def ok(self, res):
+        self.assertEqual((res["status"], res["exit_code"]), ("exited", 0),
+                         (res.get("error"), res["stderr"]["text"][-3000:], res.get("start_reason")))
+        return res["stdout"]["text"]
+
+    def warm(self, res):
+        self.assertEqual((res.get("start"), res.get("start_reason")), ("warm", None), res.get("error"))
+        return self.ok(res)
+
+    def mods(self, *names):
+        return ("--ro-bind", "%s:%s" % (self.dir, self.site)) + tuple(
+            a for n in names for a in ("--preload", n))
+
+    # -- what a job starts with
+
+    def test_numpy_job_starts_with_numpy_as_cold_after_its_import(self):
+        warm = self.batch([dict(id="w", kind="python", code=FIRST_LINE)], "--warm", "-j", "1", *NUMPY_OPTS)["w"]
+        cold = self.batch([dict(id="c", kind="python", code=AFTER_IMPORT)], "-j", "1", "--package", NUMPY)["c"]
+        w, c = self.warm(warm).splitlines(), self.ok(cold).splitlines()
+        self.assertEqual((w[2], c[2]), ("45", "45"))
+        first, cold_mods = set(w[0].split()), set(c[0].split())
+        self.assertIn("numpy.random.mtrand", first)
+        self.assertNotIn("_nsbox_warm", first)
+        self.assertEqual(sorted(first - cold_mods), [], "in sys.modules at a warm job's first line, not cold's")
+        self.assertEqual(sorted(cold_mods - first), [], "imported by numpy cold, missing warm")
+        self.assertEqual(w[1], c[1], "sys.path_importer_cache differs")
+
+    def test_no_preload_no_numpy(self):
+        # the flag changes nothing for a job without it: numpy is not there
+        code = "import sys\nprint('numpy' in sys.modules, 'threading' in sys.modules)\n"
+        r = self.batch([dict(id="w", kind="python", code=code)], "--warm", "-j", "1", "--package", NUMPY)["w"]
+        self.assertEqual(self.warm(r), "False False\n")
+
+    def test_cold_runs_do_not_preload(self):
+        code = "import sys\nprint('numpy' in sys.modules)\n"
+        r = self.batch([dict(id="c", kind="python", code=code)], "-j", "1", *NUMPY_OPTS)["c"]
+        self.assertEqual(self.ok(r), "False\n")
+        self.assertEqual(r["start"], "cold")
+
+    # -- what numpy's import drew once is not shared
+
+    def test_two_jobs_of_one_zygote_draw_different_numpy_random(self):
+        code = "import numpy\nprint(numpy.random.rand(), numpy.random.randint(1 << 30))\n"
+        out = self.batch([dict(id=i, kind="python", code=code) for i in range(3)], "--warm", "-j", "1",
+                         *NUMPY_OPTS)
+        draws = [self.warm(out[i]) for i in range(3)]
+        self.assertEqual(len(set(draws)), 3, "numpy's global generator is shared by the jobs: %r" % draws)
+
+    def test_threading_tempfile_and_context_as_cold(self):
+        jobs = [dict(id="t", kind="python", code=THREADS)]
+        opts = NUMPY_OPTS + self.mods("pl_context")
+        warm = self.warm(self.batch(jobs, "--warm", "-j", "1", *opts)["t"])
+        cold = self.ok(self.batch(jobs, "-j", "1", *opts)["t"])
+        self.assertEqual(warm, cold)
+        self.assertEqual(cold, "True True True 1 1\nthread ran\nNone\n5\nat exit\n")
+
+    # -- refusals: cold, exit 0, the reason names the module
+
+    def assert_cold(self, res, *words):
+        self.assertEqual(self.ok(res), "ran\n")
+        self.assertEqual(res["start"], "cold")
+        why = res.get("start_reason") or ""
+        for w in words:
+            self.assertIn(w, why)
+
+    def test_failing_preloads_run_cold_with_the_reason(self):
+        cases = [("nosuchmod", ("preload nosuchmod:", "ModuleNotFoundError: No module named 'nosuchmod'")),
+                 ("pl_raise", ("preload pl_raise:", "ValueError: refused at import")),
+                 ("pl_exit", ("preload pl_exit:", "SystemExit: 3")),
+                 ("pl_thread", ("preload pl_thread:", "2 threads", "single-threaded"))]
+        for name, words in cases:
+            with self.subTest(name):
+                out = self.batch([dict(id=i, kind="python", code="print('ran')") for i in range(2)],
+                                 "--warm", "-j", "1", *self.mods("pl_ok", name))
+                for i in range(2):
+                    self.assert_cold(out[i], *words)
+
+    def test_a_preload_from_a_writable_mount_runs_cold(self):
+        # a read-write bind is in the zygote's tree (the jobs share it): a
+        # job could write the module the next zygote imports. pl_pathext
+        # puts one on sys.path (after the zygote checked sys.path itself).
+        rw = tempfile.mkdtemp(prefix="nsbox-preload-rw.", dir="/var/tmp")
+        self.addCleanup(shutil.rmtree, rw, ignore_errors=True)
+        os.chmod(rw, 0o755)
+        with open(os.path.join(rw, "pl_w.py"), "w") as f:
+            f.write("X = 1\n")
+        os.chmod(os.path.join(rw, "pl_w.py"), 0o644)
+        out = self.batch([dict(id=0, kind="python", code="print('ran')")], "--warm", "-j", "1",
+                         "--bind", rw + ":/opt/nsb-rw", *self.mods("pl_pathext", "pl_w"))
+        self.assert_cold(out[0], "preload pl_w:", "writable mount", "/opt/nsb-rw/pl_w.py")
+
+    def test_a_writable_sys_path_runs_cold_for_the_whole_batch(self):
+        # A read-write bind over a site directory: job 0 leaves a .pth there
+        # (code a zygote's start-up would run, without seccomp or Landlock);
+        # no zygote ever starts on it, with or without a preload: every job
+        # runs cold, and the .pth runs only in cold jobs (pid 2), never in a
+        # zygote (pid 3).
+        rw = tempfile.mkdtemp(prefix="nsbox-preload-rw.", dir="/var/tmp")
+        self.addCleanup(shutil.rmtree, rw, ignore_errors=True)
+        os.chmod(rw, 0o777)
+        pth = ("import os; open(%r + '/ran-' + str(os.getpid()), 'w').close()\n"
+               % self.site)
+        plant = "open(%r, 'w').write(%r)\nprint('ran')\n" % (self.site + "/x.pth", pth)
+        jobs = [dict(id=0, kind="python", code=plant)] + [dict(id=i, kind="python", code="print('ran')")
+                                                          for i in range(1, 4)]
+        out = self.batch(jobs, "--warm", "--warm-rotate", "1", "-j", "1", "--bind", "%s:%s" % (rw, self.site))
+        for i in range(4):
+            self.assert_cold(out[i], "sys.path: %s is on a writable mount" % self.site)
+        self.assertNotIn("ran-3", os.listdir(rw), "a zygote ran the .pth a job wrote")
+
+    # -- the policy key
+
+    def test_bad_module_name_in_a_profile_is_a_usage_error(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".ini", dir="/var/tmp", delete=False) as f:
+            f.write("[python]\npreload = numpy\npreload = numpy-x\n")
+        self.addCleanup(os.unlink, f.name)
+        os.chmod(f.name, 0o644)
+        p = self.nsbox("batch", "--warm", "--profile", f.name, "-", input=b"")
+        err = p.stderr.decode()
+        self.assertEqual(p.returncode, 125, err)
+        self.assertIn("%s:3:" % f.name, err)
+        self.assertIn("[python] preload: 'numpy-x': not a module name", err)
+
+    def test_profile_show_and_policy_sha256(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".ini", dir="/var/tmp", delete=False) as f:
+            f.write("[python]\npreload = numpy\npreload = xml.etree.ElementTree\n")
+        self.addCleanup(os.unlink, f.name)
+        os.chmod(f.name, 0o644)
+        p = self.nsbox("profile", "show", f.name)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(b"\n[python]\n", p.stdout)
+        self.assertIn(b"\npreload = numpy\npreload = xml.etree.ElementTree\n", p.stdout)
+        sha = {}
+        for opts in ((), ("--preload", "numpy")):
+            out = self.batch([dict(id=0, kind="python", code="print('ran')")], "-j", "1", *opts)
+            sha[opts] = out[0]["policy_sha256"]
+        self.assertNotEqual(sha[()], sha[("--preload", "numpy")])
