@@ -17,7 +17,7 @@
 # Hyperfine runs each once per round, ROUNDS rounds, the order rotated; then
 # `perf stat -e task-clock` over each command's whole tree, once per round:
 # the medians, the ratios to bare, and CPU per job.
-#   bench/warm-floor.sh [N=300] [J=2] [ROUNDS=3]   (NSBOX=path; needs python3-dev, hyperfine)
+#   bench/warm-floor.sh [N=300] [J=2] [ROUNDS=3]   (NSBOX=path; needs python3-dev (scripts/deps), hyperfine)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-300}
@@ -25,7 +25,7 @@ j=${2:-2}
 rounds=${3:-3}
 nsbox=$(realpath "${NSBOX:-build/nsbox}")
 py=$(realpath /usr/bin/python3)
-pyconf="${py}-config"
+pyconf="$(dirname "$py")/python3-config"; [ -x "${py}-config" ] && pyconf="${py}-config"
 out=$(mktemp -d /var/tmp/nsbox-warm-floor.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 code='print(sum(range(10**5)))'

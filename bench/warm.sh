@@ -24,6 +24,9 @@
 #       children), divide by J (target <= 16 MiB warm; cold shown for
 #       comparison); the jobs' own python processes are shown apart, not
 #       counted;
+#   (g) the floor: bench/warm-floor.sh with the same N, J, ROUNDS (a fork of
+#       a ready CPython per job, with and without fresh namespaces, and
+#       nothing else, beside bare and nsbox's warm batch);
 #   (f) CPU per job (#28): `perf stat -e task-clock,page-faults` over the
 #       whole process tree of (a), (b) and (c) (perf counts every descendant,
 #       the zygote's children too), ROUNDS runs each, rotated; median CPU ms
@@ -352,4 +355,13 @@ fi
 if [ "$modes" = cold ]; then
   echo "warm.sh: no --warm in $nsbox: (c) and the warm (d), (e) were not measured" >&2
   exit 3
+fi
+
+# (g) the floor: what the kernel alone charges a job that gets fresh
+# namespaces and a fork of a ready interpreter (bench/warm-floor.sh; the
+# print job only: its floor needs no package).
+if [ "${WARM_CODE:-}" != numpy ]; then
+  echo "(g) the floor (bench/warm-floor.sh $n $j $rounds):"
+  NSBOX="$nsbox" bench/warm-floor.sh "$n" "$j" "$rounds" 2>&1 | sed 's/^/    /' ||
+    echo "    (g) skipped: bench/warm-floor.sh failed (python3-dev missing?)"
 fi
