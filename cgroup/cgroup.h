@@ -190,6 +190,17 @@ struct cg_spec {
                                            the parent opened (join_fds[0]), not by CLONE_INTO_CGROUP:
                                            a warm job's init is cloned by its zygote, which holds no
                                            cgroup of the host's */
+        const char *in_run;             /* v2, with join_by_fd: the name of a run cgroup in the base
+                                           that make_parent made a parent (a warm generation's,
+                                           "nsbox-<keeper pid>-<serial>"): the run cgroup goes inside
+                                           it when it is ready (memory and pids in its
+                                           subtree_control), and keeps its clone_fd too, for the
+                                           zygote's CLONE_INTO_CGROUP; else in the base, as before.
+                                           NULL: the base */
+        uid_t procs_owner;              /* in_run: when not (uid_t) -1, the run's cgroup.procs is
+                                           chowned to it (a root caller's sandbox uid: the zygote
+                                           that clones into it is not root) */
+        gid_t procs_group;
 };
 
 /* ---- the CPUs a program sees (pure; the mount plan writes them) ----
@@ -250,6 +261,10 @@ struct cg_run {
         int tree_clock_fd;              /* a perf task-clock counter on the init, inherited by
                                            every descendant (attach), or -1 */
         char name[40];                  /* nsbox-<pid>-<serial>; "" = nothing to remove */
+        bool in_run;                    /* v2: made inside spec->in_run (clone_fd is kept for
+                                           the zygote; join_fds[0] is the fallback) */
+        bool is_parent;                 /* v2: make_parent succeeded: other runs' cgroups go
+                                           beneath it, its own tasks in CG_V2_RUN_LEAF */
         const char *const *fake_files;  /* copied from cg_env */
 };
 
@@ -315,10 +330,31 @@ struct cg_ops {
          * task-clock counter, inherited by every descendant, which adds each
          * one's time at its exit, waited for or not). Best effort. */
         void (*attach)(struct cg_run *run, pid_t init);
+        /* Optional (v2), parent, right after clone3 put @init in the run
+         * cgroup and before the init forks anything (it waits for "go"):
+         * make the run cgroup a parent for other runs' cgroups (a warm
+         * generation: the zygote clones each job's init straight into the
+         * job's cgroup, which the kernel allows only inside the caller's
+         * cgroup namespace, rooted here). Moves @init into the leaf
+         * CG_V2_RUN_LEAF (once; v2's no-internal-processes rule), enables
+         * memory and pids for the children, chowns cgroup.procs to
+         * @procs_owner/@procs_group unless (uid_t) -1, and reads the run's
+         * own usage from the leaf from then on. 0, or -errno with @e: the
+         * run goes on as before (a job then joins by fd). */
+        int (*make_parent)(struct cg_run *run, pid_t init, uid_t procs_owner, gid_t procs_group,
+                           struct nsb_error *e);
 };
+
+/* The leaf a parent run's own tasks live in (cg_ops.make_parent). */
+#define CG_V2_RUN_LEAF "nsbox-leaf"
 
 /* NULL for CG_BACKEND_NONE or an unknown value. */
 const struct cg_ops *cg_ops_for(enum cg_backend b);
+
+/* "nsbox-<pid>-<serial>": the name of the run cgroup the process @pid makes
+ * for its run @serial (a warm pool names its generation's this way:
+ * cg_spec.in_run). 0 or -ENAMETOOLONG. */
+int cg_format_run_name(pid_t pid, unsigned serial, char *buf, size_t size);
 
 /* Every fd -1, nothing to remove. */
 void cg_run_init(struct cg_run *run);
