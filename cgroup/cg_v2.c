@@ -257,17 +257,19 @@ static int v2_make_parent(struct cg_run *run, pid_t init, uid_t procs_owner, gid
         r = cg_write_at(run->dir_fds[1], "cgroup.procs", pid);
         if (r < 0)
                 return nsb_fail(e, NSB_STAGE_CGROUP, -r, "move the init into %s/%s", run->name, CG_V2_RUN_LEAF);
+        if (procs_owner != (uid_t) -1 &&
+            fchownat(run->dir_fds[0], "cgroup.procs", procs_owner, procs_group, 0) < 0)
+                return nsb_fail(e, NSB_STAGE_CGROUP, errno, "chown %s/cgroup.procs", run->name);
         /* Only now, with no task in the run cgroup itself, may it enable
-         * controllers for its children (no internal processes). */
+         * controllers for its children (no internal processes). This is
+         * what makes it a parent (v2_enter_parent_run): the last step. */
         r = cg_write_at(run->dir_fds[0], "cgroup.subtree_control", "+memory +pids");
         if (r < 0)
                 return nsb_fail(e, NSB_STAGE_CGROUP, -r, "enable memory and pids in %s/cgroup.subtree_control",
                                 run->name);
-        if (procs_owner != (uid_t) -1 &&
-            fchownat(run->dir_fds[0], "cgroup.procs", procs_owner, procs_group, 0) < 0)
-                return nsb_fail(e, NSB_STAGE_CGROUP, errno, "chown %s/cgroup.procs", run->name);
         /* The run cgroup's own events now count its children's (memory.events
-         * and cpu.stat are hierarchical): the run's usage is its leaf's. */
+         * and cpu.stat are hierarchical): the run's usage is its leaf's (whose
+         * files exist only now). Failing that, it is no parent after all. */
         for (size_t i = 0; i < CG_U__MAX; i++) {
                 usage[i] = run->usage_fds[i];
                 run->usage_fds[i] = -1;
@@ -281,8 +283,10 @@ static int v2_make_parent(struct cg_run *run, pid_t init, uid_t procs_owner, gid
                         close_fd(&usage[i]);
                 }
         }
-        if (r < 0)
+        if (r < 0) {
+                (void) cg_write_at(run->dir_fds[0], "cgroup.subtree_control", "-memory -pids");
                 return r;
+        }
         run->is_parent = true;
         return 0;
 }

@@ -83,6 +83,17 @@ os.waitpid(pid, 0)' > "$d/cpu.json" 2> "$d/cpu.err"; echo $? > "$d/cpu.rc"
         NSBOX_WARM_DIR=/opt/nsbox-vm/warm NSBOX_TEST_WARM_LANDLOCK_ABI=1 \
                 "$NSBOX" batch --warm -j 2 "$d/warm_jobs.jsonl" > "$d/warm.jsonl" 2> "$d/warm.err"
         echo $? > "$d/warm.rc"
+        # Is a warm job's init born in its cgroup (#28)? The zygote's clone3 of
+        # it as strace -f sees it, and the cgroup the job sees.
+        printf '%s\n' '{"id": "probe", "kind": "python", "code": "print(open(\"/proc/self/cgroup\").read().strip())"}' \
+                > "$d/warm_probe_job.jsonl"
+        if command -v strace > /dev/null; then
+                NSBOX_WARM_DIR=/opt/nsbox-vm/warm NSBOX_TEST_WARM_LANDLOCK_ABI=1 \
+                        strace -f -qq -e trace=clone3 -o "$d/warm_strace.txt" \
+                        "$NSBOX" batch --warm -j 1 "$d/warm_probe_job.jsonl" > "$d/warm_probe.jsonl" 2> "$d/warm_probe.err"
+        else
+                echo "strace missing" > "$d/warm_strace.txt"
+        fi
         NSBOX_WARM_DIR=/opt/nsbox-vm/warm "$NSBOX" doctor --json > "$d/warm_doctor.json" 2>&1
         sleep 1
         find /sys/fs/cgroup \( -name 'nsbox-[0-9]*' -o -name 'nsbox-sup-*' -o -name 'nsbox-scope-*' \) \
