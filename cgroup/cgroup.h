@@ -2,7 +2,9 @@
  * the whole tree of one run, through cgroup v2, cgroup v1 or an rlimit fallback.
  *
  * Owns: the run cgroups `nsbox-<supervisor pid>-<serial>` (and, on v2, the
- * supervisor's own leaf `nsbox-sup-<pid>`), always created beneath the cgroup
+ * supervisor's own leaf `nsbox-sup-<pid>`; a warm generation's run cgroup
+ * made a parent, with its own tasks in `nsbox-leaf` and its jobs' run
+ * cgroups beside: make_parent, cg_spec.in_run), always created beneath the cgroup
  * this process is in (per controller on v1) — or in --cgroup-parent DIR, or in
  * the transient scope nsbox asked systemd for (`nsbox-scope-<pid>-<nonce>.scope`,
  * removed by systemd when it empties) — and always removed again.

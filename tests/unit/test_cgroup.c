@@ -1278,6 +1278,13 @@ static void test_reap_stale(void **state)
         assert_int_equal(mkdirat(fk->proc_fd, rel, 0755), 0);
         snprintf(name, sizeof name, "nsbox-%d-0", dead);
         assert_int_equal(make_fake_cgroup(fk->sys_fd, name), 0);
+        /* a dead keeper's warm generation: its leaf and a job's cgroup inside */
+        snprintf(name, sizeof name, "nsbox-%d-1000000", dead);
+        assert_int_equal(make_fake_cgroup(fk->sys_fd, name), 0);
+        snprintf(name, sizeof name, "nsbox-%d-1000000/" CG_V2_RUN_LEAF, dead);
+        assert_int_equal(make_fake_cgroup(fk->sys_fd, name), 0);
+        snprintf(name, sizeof name, "nsbox-%d-1000000/nsbox-%d-5", dead, dead);
+        assert_int_equal(make_fake_cgroup(fk->sys_fd, name), 0);
         snprintf(name, sizeof name, "nsbox-sup-%d", dead);
         assert_int_equal(make_fake_cgroup(fk->sys_fd, name), 0);
         snprintf(name, sizeof name, "nsbox-%d-3", (int) getpid());
@@ -1288,9 +1295,11 @@ static void test_reap_stale(void **state)
         assert_int_equal(make_fake_cgroup(fk->sys_fd, "nsbox-12x-1"), 0);
 
         assert_int_equal(cg_detect(&fk->env, &f, &e), 0);
-        assert_int_equal(cg_reap_stale(&fk->env, &f), 2);
+        assert_int_equal(cg_reap_stale(&fk->env, &f), 3);
 
         snprintf(rel, sizeof rel, BASE "/nsbox-%d-0", dead);
+        assert_false(exists(fk->sys_fd, rel));
+        snprintf(rel, sizeof rel, BASE "/nsbox-%d-1000000", dead);
         assert_false(exists(fk->sys_fd, rel));
         snprintf(rel, sizeof rel, BASE "/nsbox-sup-%d", dead);
         assert_false(exists(fk->sys_fd, rel));
