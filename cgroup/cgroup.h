@@ -188,10 +188,10 @@ struct cg_spec {
         uint64_t memory_bytes;          /* memory.max / limit_in_bytes (no swap) / RLIMIT_AS */
         uint64_t pids_max;              /* tasks (threads count) / RLIMIT_NPROC */
         unsigned serial;                /* caller's counter: names nsbox-<pid>-<serial> */
-        bool join_by_fd;                /* v2: the child joins by writing "0" to a cgroup.procs fd
-                                           the parent opened (join_fds[0]), not by CLONE_INTO_CGROUP:
-                                           a warm job's init is cloned by its zygote, which holds no
-                                           cgroup of the host's */
+        bool join_by_fd;                /* v2: a warm job's: its init is cloned by the zygote, not
+                                           by us; it joins by writing "0" to a cgroup.procs fd the
+                                           parent opened (join_fds[0]) unless the zygote cloned it
+                                           into the cgroup (in_run below) */
         const char *in_run;             /* v2, with join_by_fd: the name of a run cgroup in the base
                                            that make_parent made a parent (a warm generation's,
                                            "nsbox-<keeper pid>-<serial>"): the run cgroup goes inside

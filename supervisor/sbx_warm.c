@@ -291,7 +291,8 @@ static int warm_spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
 }
 
 /* The job init maps its own ids; it waits for its cgroup's join fds, when
- * the backend has any, then for "go" before it forks the job: a backend
+ * the backend has any and the zygote did not clone it into its cgroup
+ * (s->cg_born), then for "go" before it forks the job: a backend
  * without a group clock opens the tree's own on it first (cg_ops.attach:
  * the rlimit backend's inherited perf task-clock, the only count of
  * children reaped unwaited between two looks; the zygote cloned the init
