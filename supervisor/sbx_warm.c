@@ -24,6 +24,8 @@
 #include "util/sys.h"
 #include "supervisor/warm_spec.h"
 
+#include "nsbox-config.h"
+
 /* How long a job waits for its zygote to fork it: the zygote forks one job
  * at a time, in about a millisecond; this is for a zygote that hangs. */
 #define SPAWN_TIMEOUT_MS 30000
@@ -240,6 +242,30 @@ static int await_spawned(struct sbx *s, struct nsb_error *e)
         }
 }
 
+/* The fd the zygote clones the job's init into: the job's cgroup (v2,
+ * inside its generation's), or -1. A build with test hooks sends a
+ * directory that is no cgroup instead when NSBOX_TEST_WARM_CGROUP_REFUSED
+ * is set, so that the kernel refuses the clone (EBADF) and the fallback
+ * (the zygote clones as before, the init joins by fd) is what runs: the vm
+ * suite checks the job still gets its cgroup, its limits and its own
+ * cgroup namespace that way. */
+static int clone_into_fd(struct sbx *s)
+{
+        if (!s->cg_run.in_run || s->cg_run.clone_fd < 0)
+                return -1;
+#if NSBOX_TEST_HOOKS
+        if (getenv("NSBOX_TEST_WARM_CGROUP_REFUSED")) {
+                int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+                if (fd >= 0) {
+                        close_fd(&s->cg_run.clone_fd);
+                        s->cg_run.clone_fd = fd;
+                }
+        }
+#endif
+        return s->cg_run.clone_fd;
+}
+
 static int warm_spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
 {
         struct wire_msg m;
@@ -252,8 +278,8 @@ static int warm_spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
                 /* v2, the job's cgroup in the generation's: its directory
                  * too, for the zygote's CLONE_INTO_CGROUP (O_PATH: it can
                  * neither read nor write a file through it). */
-                int fds[6] = { s->sock[1], s->stdin_fd, s->out[1], s->err[1], spec, s->cg_run.clone_fd };
-                size_t n = s->cg_run.in_run && s->cg_run.clone_fd >= 0 ? 6 : 5;
+                int fds[6] = { s->sock[1], s->stdin_fd, s->out[1], s->err[1], spec, clone_into_fd(s) };
+                size_t n = fds[5] >= 0 ? 6 : 5;
 
                 memset(&m, 0, sizeof m);
                 m.version = WIRE_VERSION;
