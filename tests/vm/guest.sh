@@ -84,8 +84,14 @@ os.waitpid(pid, 0)' > "$d/cpu.json" 2> "$d/cpu.err"; echo $? > "$d/cpu.rc"
                 "$NSBOX" batch --warm -j 2 "$d/warm_jobs.jsonl" > "$d/warm.jsonl" 2> "$d/warm.err"
         echo $? > "$d/warm.rc"
         # Is a warm job's init born in its cgroup (#28)? The zygote's clone3 of
-        # it as strace -f sees it, and the cgroup the job sees.
-        printf '%s\n' '{"id": "probe", "kind": "python", "code": "print(open(\"/proc/self/cgroup\").read().strip())"}' \
+        # it as strace -f sees it, the cgroup the job sees, and whether it can
+        # reach a cgroupfs (none in its tree; mounting one is refused).
+        /usr/bin/python3 -c 'import json; print(json.dumps({"id": "probe", "kind": "python", "code":
+"import ctypes, os\n"
+"print(open(\"/proc/self/cgroup\").read().strip())\n"
+"print(os.path.exists(\"/sys/fs/cgroup\"))\n"
+"libc = ctypes.CDLL(None, use_errno=True)\n"
+"print(libc.mount(b\"none\", b\"/tmp\", b\"cgroup2\", 0, None), ctypes.get_errno())\n"}))' \
                 > "$d/warm_probe_job.jsonl"
         if command -v strace > /dev/null; then
                 NSBOX_WARM_DIR=/opt/nsbox-vm/warm NSBOX_TEST_WARM_LANDLOCK_ABI=1 \
