@@ -128,6 +128,7 @@ struct batch {
 /* How the next worker's job starts (decided by the parent, inherited). */
 struct job_start {
         int warm_ctl;                   /* the zygote's control socket; -1 = cold */
+        const char *warm_cgroup;        /* its generation's cgroup (warm_pool_cgroup), or NULL */
         const char *cold_reason;        /* --warm was asked and this job runs cold: why */
 };
 
@@ -435,6 +436,7 @@ static json_t *run_tests_job(const struct nsb_config *cfg, const struct batch_jo
         if (start->warm_ctl >= 0) {
                 prog.req.start = SBX_WARM;
                 prog.req.warm_ctl = start->warm_ctl;
+                prog.req.warm_cgroup = start->warm_cgroup;
         }
         sbx_run(&prog.req, &r);
         if (start->cold_reason)
@@ -496,6 +498,7 @@ static json_t *run_sandboxed(const struct nsb_config *cfg, const struct batch_jo
         if (start->warm_ctl >= 0) {
                 req.start = SBX_WARM;
                 req.warm_ctl = start->warm_ctl;
+                req.warm_cgroup = start->warm_cgroup;
         }
         sbx_run(&req, &r);
         if (start->cold_reason)
@@ -644,6 +647,7 @@ struct job_msg {
         uint64_t text_len;
         uint32_t reason_len;            /* 0: no cold reason */
         uint32_t has_ctl;               /* a warm job: its zygote's control socket is attached */
+        char warm_cgroup[40];           /* its generation's cgroup's name ("" = none) */
 };
 
 static int send_all(int fd, const char *p, size_t len)
@@ -667,6 +671,9 @@ static int send_job(int sock, size_t line, const char *text, size_t len, const s
                 .line = line, .text_len = len, .has_ctl = st->warm_ctl >= 0,
                 .reason_len = st->cold_reason ? (uint32_t) strlen(st->cold_reason) : 0,
         };
+
+        if (st->warm_cgroup)
+                snprintf(h.warm_cgroup, sizeof h.warm_cgroup, "%s", st->warm_cgroup);
         union {
                 char buf[CMSG_SPACE(sizeof(int))];
                 struct cmsghdr align;
@@ -859,7 +866,9 @@ static __attribute__((noreturn)) void worker(const struct batch *b, int cmd, int
 
                 if (r <= 0)
                         _exit(r == 0 ? 0 : 1);   /* 0: the batch has no more jobs for us */
-                st = (struct job_start){ .warm_ctl = ctl, .cold_reason = h.reason_len ? reason : NULL };
+                h.warm_cgroup[sizeof h.warm_cgroup - 1] = '\0';
+                st = (struct job_start){ .warm_ctl = ctl, .cold_reason = h.reason_len ? reason : NULL,
+                                         .warm_cgroup = ctl >= 0 && h.warm_cgroup[0] ? h.warm_cgroup : NULL };
                 if (run_line(b, &h, text, &st, serial++, &wi, wfd))
                         _exit(0);   /* the parent forks the slot a fresh worker */
                 if (ctl >= 0)
@@ -901,8 +910,10 @@ static struct job_start job_start_for(struct batch *b, const struct batch_job *j
         /* A test job's program is the split harness, a python program like
          * any other: the zygote forks it, and it forks the code's process. */
         if ((st.warm_ctl = warm_pool_take(&b->warm, job->kind == BATCH_PYTHON || job->kind == BATCH_TEST,
-                                          &st.cold_reason)) >= 0)
+                                          &st.cold_reason)) >= 0) {
                 st.cold_reason = NULL;
+                st.warm_cgroup = warm_pool_cgroup(&b->warm);
+        }
         return st;
 }
 

@@ -313,6 +313,24 @@ static bool pid_alive(const struct cg_env *env, pid_t pid)
         return faccessat(env->proc_fd, s, F_OK, 0) == 0 || errno != ENOENT;
 }
 
+/* A dead supervisor's run cgroup that was a warm generation's parent
+ * (cg_ops.make_parent) holds child cgroups: its leaf, and the cgroups of
+ * jobs whose supervisors died too. One rmdir each, one level, never a
+ * kill: a populated one stays (the kernel refuses). */
+static void reap_children(int pfd, const char *name, const char *const *fake_files)
+{
+        AUTOCLOSE int fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        AUTO(closedir) DIR *d = NULL;
+        struct dirent *de;
+
+        if (fd < 0 || !(d = fdopendir(fd)))
+                return;
+        fd = -1;        /* owned by d now */
+        while ((de = readdir(d)))
+                if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+                        (void) cg_rmdir_at(dirfd(d), de->d_name, fake_files, false);
+}
+
 static int reap_dir(const struct cg_env *env, const char *rel)
 {
         AUTOCLOSE int fd = openat(env->sys_cgroup_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -338,7 +356,13 @@ static int reap_dir(const struct cg_env *env, const char *rel)
                  * with another pid namespace may hold a live nsbox whose pid we
                  * cannot see. A dead supervisor's sandbox should die with its
                  * pid namespace init (the supervisor's PDEATHSIG), emptying it. */
-                if (cg_rmdir_at(dirfd(d), de->d_name, env->fake_files, false) == 0)
+                int r = cg_rmdir_at(dirfd(d), de->d_name, env->fake_files, false);
+
+                if (r == -EBUSY || r == -ENOTEMPTY) {     /* child cgroups (ENOTEMPTY: a test tree) */
+                        reap_children(dirfd(d), de->d_name, env->fake_files);
+                        r = cg_rmdir_at(dirfd(d), de->d_name, env->fake_files, false);
+                }
+                if (r == 0)
                         removed++;
         }
         return removed;

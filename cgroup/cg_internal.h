@@ -67,7 +67,6 @@ int cg_parse_procs(const char *buf, size_t len, pid_t self, pid_t *pids, size_t 
 enum cg_name_kind { CG_NAME_OTHER = 0, CG_NAME_RUN, CG_NAME_SUP };
 /* "nsbox-<pid>-<serial>" -> RUN, "nsbox-sup-<pid>" -> SUP (pid in *ret_pid); else OTHER. */
 enum cg_name_kind cg_parse_name(const char *name, pid_t *ret_pid);
-int cg_format_run_name(pid_t pid, unsigned serial, char *buf, size_t size);
 int cg_format_sup_name(pid_t pid, char *buf, size_t size);
 
 /* Our own transient scope: "nsbox-scope-<pid>-<nonce>.scope" (never a run or

@@ -94,7 +94,8 @@ static int v2_mkdir_run(int base, const char *name, const char *const *fake_file
         return cg_mkdir_at(base, name, fake_files);
 }
 
-static int v2_open_usage(struct cg_run *run, struct nsb_error *e)
+/* The usage files of @dir (the run cgroup, or its leaf once it is a parent). */
+static int v2_open_usage(struct cg_run *run, int dir, struct nsb_error *e)
 {
         static const struct { enum cg_usage_file slot; const char *file; bool optional; } files[] = {
                 { CG_U_MEM_EVENTS, "memory.events", false },
@@ -102,8 +103,6 @@ static int v2_open_usage(struct cg_run *run, struct nsb_error *e)
                 { CG_U_CPU, "cpu.stat", false },
                 { CG_U_MEM_PEAK, "memory.peak", true },         /* 5.19+ */
         };
-        int dir = run->dir_fds[0];
-
         for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
                 int fd = openat(dir, files[i].file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
                 if (fd < 0 && !(files[i].optional && errno == ENOENT))
@@ -116,6 +115,29 @@ static int v2_open_usage(struct cg_run *run, struct nsb_error *e)
                         return nsb_fail(e, NSB_STAGE_CGROUP, errno, "open %s/memory.current", run->name);
         }
         return 0;
+}
+
+/* @*base := its child @name when that is a parent run, ready for run
+ * cgroups (memory and pids in its cgroup.subtree_control: make_parent got
+ * that far); true then. Otherwise *base stays and the run goes there. */
+static bool v2_enter_parent_run(int *base, const char *name)
+{
+        AUTOCLOSE int fd = -1;
+        char buf[256];
+        ssize_t n;
+
+        if (cg_parse_name(name, &(pid_t){ 0 }) != CG_NAME_RUN)
+                return false;   /* only a run cgroup of ours, never a path */
+        fd = openat(*base, name, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return false;
+        n = cg_read_at(fd, "cgroup.subtree_control", buf, sizeof buf);
+        if (n < 0 || (cg_parse_controllers(buf, (size_t) n) & (CG_CTRL_MEMORY | CG_CTRL_PIDS)) !=
+                             (CG_CTRL_MEMORY | CG_CTRL_PIDS))
+                return false;
+        close_fd(base);
+        *base = move_fd(&fd);
+        return true;
 }
 
 static int v2_create(const struct cg_env *env, const struct cg_facts *f, const struct cg_spec *spec,
@@ -138,7 +160,9 @@ static int v2_create(const struct cg_env *env, const struct cg_facts *f, const s
         base = openat(env->sys_cgroup_fd, f->v2_base_rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (base < 0)
                 return nsb_fail(e, NSB_STAGE_CGROUP, errno, "open own cgroup %s", f->v2_base_rel);
-        if (cg_v2_missing_subtree(f)) {
+        if (spec->in_run && spec->join_by_fd && v2_enter_parent_run(&base, spec->in_run)) {
+                ret->in_run = true;
+        } else if (cg_v2_missing_subtree(f)) {
                 r = v2_enable_controllers(env, f, base, e);
                 if (r < 0)
                         return r;
@@ -168,12 +192,24 @@ static int v2_create(const struct cg_env *env, const struct cg_facts *f, const s
                 goto out;
         }
         if (spec->join_by_fd) {
-                close_fd(&ret->clone_fd);
+                /* Inside a parent run the zygote may clone into it
+                 * (clone_fd); the join fd is the fallback when it cannot. */
+                if (!ret->in_run)
+                        close_fd(&ret->clone_fd);
                 ret->join_fds[0] = openat(ret->dir_fds[0], "cgroup.procs", O_WRONLY | O_CLOEXEC);
                 if (ret->join_fds[0] < 0) {
                         r = nsb_fail(e, NSB_STAGE_CGROUP, errno, "open %s/cgroup.procs", ret->name);
                         goto out;
                 }
+        }
+        /* A root caller's zygote runs as the sandbox's host uid, not root:
+         * CLONE_INTO_CGROUP checks the caller's write access to the target's
+         * cgroup.procs (cgroup_may_write), as delegation does for a user.
+         * Only that file: the limits stay root's. */
+        if (ret->in_run && spec->procs_owner != (uid_t) -1 &&
+            fchownat(ret->dir_fds[0], "cgroup.procs", spec->procs_owner, spec->procs_group, 0) < 0) {
+                r = nsb_fail(e, NSB_STAGE_CGROUP, errno, "chown %s/cgroup.procs", ret->name);
+                goto out;
         }
         /* Limits are in place before any task enters: the child is born into
          * this cgroup already bounded. */
@@ -187,13 +223,72 @@ static int v2_create(const struct cg_env *env, const struct cg_facts *f, const s
                         goto out;
                 }
         }
-        r = v2_open_usage(ret, e);
+        r = v2_open_usage(ret, ret->dir_fds[0], e);
         if (r < 0)
                 goto out;
         return 0;
 out:
         v2_destroy(ret);
         return r;
+}
+
+static int v2_make_parent(struct cg_run *run, pid_t init, uid_t procs_owner, gid_t procs_group,
+                          struct nsb_error *e)
+{
+        char pid[24];
+        int usage[CG_U__MAX];
+        int r;
+
+        if (run->dir_fds[0] < 0 || run->dir_fds[1] >= 0)
+                return nsb_fail(e, NSB_STAGE_CGROUP, EINVAL, "%s: no run cgroup, or a parent already", run->name);
+        r = cg_mkdir_at(run->dir_fds[0], CG_V2_RUN_LEAF, run->fake_files);
+        if (r < 0)
+                return nsb_fail(e, NSB_STAGE_CGROUP, -r, "mkdir %s/%s", run->name, CG_V2_RUN_LEAF);
+        /* From here destroy removes the leaf first (dir_fds[1]). */
+        run->dir_fds[1] = openat(run->dir_fds[0], CG_V2_RUN_LEAF, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (run->dir_fds[1] < 0)
+                return nsb_fail(e, NSB_STAGE_CGROUP, errno, "open %s/%s", run->name, CG_V2_RUN_LEAF);
+        /* The one move of the generation (a write to cgroup.procs takes
+         * cgroup_threadgroup_rwsem for writing: an RCU grace period when
+         * writes are sparse, the cost each job's own move paid). The init
+         * waits for "go" and has forked nothing: it is the run's only task.
+         * Its cgroup namespace stays rooted at the run cgroup, above the leaf. */
+        snprintf(pid, sizeof pid, "%d", (int) init);
+        r = cg_write_at(run->dir_fds[1], "cgroup.procs", pid);
+        if (r < 0)
+                return nsb_fail(e, NSB_STAGE_CGROUP, -r, "move the init into %s/%s", run->name, CG_V2_RUN_LEAF);
+        if (procs_owner != (uid_t) -1 &&
+            fchownat(run->dir_fds[0], "cgroup.procs", procs_owner, procs_group, 0) < 0)
+                return nsb_fail(e, NSB_STAGE_CGROUP, errno, "chown %s/cgroup.procs", run->name);
+        /* Only now, with no task in the run cgroup itself, may it enable
+         * controllers for its children (no internal processes). This is
+         * what makes it a parent (v2_enter_parent_run): the last step. */
+        r = cg_write_at(run->dir_fds[0], "cgroup.subtree_control", "+memory +pids");
+        if (r < 0)
+                return nsb_fail(e, NSB_STAGE_CGROUP, -r, "enable memory and pids in %s/cgroup.subtree_control",
+                                run->name);
+        /* The run cgroup's own events now count its children's (memory.events
+         * and cpu.stat are hierarchical): the run's usage is its leaf's (whose
+         * files exist only now). Failing that, it is no parent after all. */
+        for (size_t i = 0; i < CG_U__MAX; i++) {
+                usage[i] = run->usage_fds[i];
+                run->usage_fds[i] = -1;
+        }
+        r = v2_open_usage(run, run->dir_fds[1], e);
+        for (size_t i = 0; i < CG_U__MAX; i++) {
+                if (r < 0) {
+                        close_fd(&run->usage_fds[i]);
+                        run->usage_fds[i] = usage[i];
+                } else {
+                        close_fd(&usage[i]);
+                }
+        }
+        if (r < 0) {
+                (void) cg_write_at(run->dir_fds[0], "cgroup.subtree_control", "-memory -pids");
+                return r;
+        }
+        run->is_parent = true;
+        return 0;
 }
 
 static int v2_child_join(struct cg_run *run, const struct cg_spec *spec, struct nsb_error *e)
@@ -265,6 +360,8 @@ static void v2_destroy(struct cg_run *run)
 {
         /* A cgroup that stays busy past the short retry is left for
          * cg_reap_stale() of a later nsbox, once this process is gone. */
+        if (run->dir_fds[1] >= 0 && run->dir_fds[0] >= 0)    /* a parent run's own leaf */
+                (void) cg_rmdir_at(run->dir_fds[0], CG_V2_RUN_LEAF, run->fake_files, true);
         if (run->name[0] && run->parent_fds[0] >= 0)
                 (void) cg_rmdir_at(run->parent_fds[0], run->name, run->fake_files, true);
         run->name[0] = '\0';
@@ -278,4 +375,5 @@ const struct cg_ops cg_v2_ops = {
         .read_usage = v2_read_usage,
         .kill_all = v2_kill_all,
         .destroy = v2_destroy,
+        .make_parent = v2_make_parent,
 };

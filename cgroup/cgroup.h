@@ -2,7 +2,9 @@
  * the whole tree of one run, through cgroup v2, cgroup v1 or an rlimit fallback.
  *
  * Owns: the run cgroups `nsbox-<supervisor pid>-<serial>` (and, on v2, the
- * supervisor's own leaf `nsbox-sup-<pid>`), always created beneath the cgroup
+ * supervisor's own leaf `nsbox-sup-<pid>`; a warm generation's run cgroup
+ * made a parent, with its own tasks in `nsbox-leaf` and its jobs' run
+ * cgroups beside: make_parent, cg_spec.in_run), always created beneath the cgroup
  * this process is in (per controller on v1) — or in --cgroup-parent DIR, or in
  * the transient scope nsbox asked systemd for (`nsbox-scope-<pid>-<nonce>.scope`,
  * removed by systemd when it empties) — and always removed again.
@@ -186,10 +188,21 @@ struct cg_spec {
         uint64_t memory_bytes;          /* memory.max / limit_in_bytes (no swap) / RLIMIT_AS */
         uint64_t pids_max;              /* tasks (threads count) / RLIMIT_NPROC */
         unsigned serial;                /* caller's counter: names nsbox-<pid>-<serial> */
-        bool join_by_fd;                /* v2: the child joins by writing "0" to a cgroup.procs fd
-                                           the parent opened (join_fds[0]), not by CLONE_INTO_CGROUP:
-                                           a warm job's init is cloned by its zygote, which holds no
-                                           cgroup of the host's */
+        bool join_by_fd;                /* v2: a warm job's: its init is cloned by the zygote, not
+                                           by us; it joins by writing "0" to a cgroup.procs fd the
+                                           parent opened (join_fds[0]) unless the zygote cloned it
+                                           into the cgroup (in_run below) */
+        const char *in_run;             /* v2, with join_by_fd: the name of a run cgroup in the base
+                                           that make_parent made a parent (a warm generation's,
+                                           "nsbox-<keeper pid>-<serial>"): the run cgroup goes inside
+                                           it when it is ready (memory and pids in its
+                                           subtree_control), and keeps its clone_fd too, for the
+                                           zygote's CLONE_INTO_CGROUP; else in the base, as before.
+                                           NULL: the base */
+        uid_t procs_owner;              /* in_run: when not (uid_t) -1, the run's cgroup.procs is
+                                           chowned to it (a root caller's sandbox uid: the zygote
+                                           that clones into it is not root) */
+        gid_t procs_group;
 };
 
 /* ---- the CPUs a program sees (pure; the mount plan writes them) ----
@@ -250,6 +263,10 @@ struct cg_run {
         int tree_clock_fd;              /* a perf task-clock counter on the init, inherited by
                                            every descendant (attach), or -1 */
         char name[40];                  /* nsbox-<pid>-<serial>; "" = nothing to remove */
+        bool in_run;                    /* v2: made inside spec->in_run (clone_fd is kept for
+                                           the zygote; join_fds[0] is the fallback) */
+        bool is_parent;                 /* v2: make_parent succeeded: other runs' cgroups go
+                                           beneath it, its own tasks in CG_V2_RUN_LEAF */
         const char *const *fake_files;  /* copied from cg_env */
 };
 
@@ -315,10 +332,31 @@ struct cg_ops {
          * task-clock counter, inherited by every descendant, which adds each
          * one's time at its exit, waited for or not). Best effort. */
         void (*attach)(struct cg_run *run, pid_t init);
+        /* Optional (v2), parent, right after clone3 put @init in the run
+         * cgroup and before the init forks anything (it waits for "go"):
+         * make the run cgroup a parent for other runs' cgroups (a warm
+         * generation: the zygote clones each job's init straight into the
+         * job's cgroup, which the kernel allows only inside the caller's
+         * cgroup namespace, rooted here). Moves @init into the leaf
+         * CG_V2_RUN_LEAF (once; v2's no-internal-processes rule), enables
+         * memory and pids for the children, chowns cgroup.procs to
+         * @procs_owner/@procs_group unless (uid_t) -1, and reads the run's
+         * own usage from the leaf from then on. 0, or -errno with @e: the
+         * run goes on as before (a job then joins by fd). */
+        int (*make_parent)(struct cg_run *run, pid_t init, uid_t procs_owner, gid_t procs_group,
+                           struct nsb_error *e);
 };
+
+/* The leaf a parent run's own tasks live in (cg_ops.make_parent). */
+#define CG_V2_RUN_LEAF "nsbox-leaf"
 
 /* NULL for CG_BACKEND_NONE or an unknown value. */
 const struct cg_ops *cg_ops_for(enum cg_backend b);
+
+/* "nsbox-<pid>-<serial>": the name of the run cgroup the process @pid makes
+ * for its run @serial (a warm pool names its generation's this way:
+ * cg_spec.in_run). 0 or -ENAMETOOLONG. */
+int cg_format_run_name(pid_t pid, unsigned serial, char *buf, size_t size);
 
 /* Every fd -1, nothing to remove. */
 void cg_run_init(struct cg_run *run);

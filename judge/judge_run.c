@@ -159,6 +159,7 @@ static int run_case(const struct nsb_config *cfg, const struct judge_spec *spec,
                 if (pool && (ctl = warm_pool_take(pool, true, &cold_reason)) >= 0) {
                         prog.req.start = SBX_WARM;
                         prog.req.warm_ctl = ctl;
+                        prog.req.warm_cgroup = warm_pool_cgroup(pool);
                         cold_reason = NULL;
                 }
                 r = sbx_run(&prog.req, &c->result);

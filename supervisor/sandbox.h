@@ -64,6 +64,10 @@ struct sbx_request {
                                                 SIGINT/SIGTERM); -1 = none */
         enum sbx_start start;
         int warm_ctl;                        /* SBX_WARM: the zygote's control socket */
+        const char *warm_cgroup;             /* SBX_WARM: the name of the zygote generation's run
+                                                cgroup (warm_pool.cgroup): on cgroup v2 the job's
+                                                goes inside it, when it is ready, and the zygote
+                                                clones the job's init straight into it; NULL = no */
         const char *warm_lib;                /* SBX_ZYGOTE: libnsbox_warm.so's host path (mounted
                                                 read-only with its library closure) */
         const struct mnt_file *files;        /* strict: placed in the fresh /workspace before the

@@ -120,6 +120,8 @@ struct sbx {
         struct cg_spec cg_spec;
         bool cg_created;
         bool cg_late;                   /* v1: created after clone3, fds sent to the init */
+        bool cg_born;                   /* warm v2: the zygote cloned the init into its cgroup
+                                           (SPAWNED's born_in_cgroup): no join fd to send */
 
         int *slot_fds;
         int sock[2];

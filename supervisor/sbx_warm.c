@@ -24,6 +24,8 @@
 #include "util/sys.h"
 #include "supervisor/warm_spec.h"
 
+#include "nsbox-config.h"
+
 /* How long a job waits for its zygote to fork it: the zygote forks one job
  * at a time, in about a millisecond; this is for a zygote that hangs. */
 #define SPAWN_TIMEOUT_MS 30000
@@ -46,6 +48,38 @@ static int zygote_plan(struct sbx *s, struct nsb_error *e)
         return sbx_strict_plan(s, e);
 }
 
+/* The id a root caller's sandbox runs as on the host (ns.h), when it is not
+ * ours: the zygote, which clones each job's init into its cgroup, needs
+ * write access to cgroup.procs where a user's zygote has it by ownership. */
+static uid_t sandbox_owner(const struct sbx *s)
+{
+        return s->idmap.host_uid != geteuid() ? s->idmap.host_uid : (uid_t) -1;
+}
+
+static gid_t sandbox_group(const struct sbx *s)
+{
+        return s->idmap.host_uid != geteuid() ? s->idmap.host_gid : (gid_t) -1;
+}
+
+/* cgroup v2: the zygote's run cgroup becomes its generation's parent (#28).
+ * clone3 put the init there with a new cgroup namespace, which the kernel
+ * rooted at it (cgroup_post_fork); the init is moved into a leaf below it,
+ * and every job's cgroup is made beside that leaf (cg_spec.in_run). So both
+ * lie inside the zygote's cgroup namespace, as nsdelegate requires of a
+ * CLONE_INTO_CGROUP caller, and the zygote clones each job's init straight
+ * into its cgroup: no job writes cgroup.procs (a write takes
+ * cgroup_threadgroup_rwsem for writing, an RCU grace period of ~15 ms when
+ * writes are sparse). Best effort: when this fails, nothing is claimed; the
+ * jobs' cgroups go into the base and their inits join by fd, as before. */
+static int zygote_after_clone(struct sbx *s, struct nsb_error *e)
+{
+        struct nsb_error ignored;
+
+        if (s->cg_created && s->cg_ops->make_parent)
+                (void) s->cg_ops->make_parent(&s->cg_run, s->pid, sandbox_owner(s), sandbox_group(s), &ignored);
+        return sbx_strict_after_clone(s, e);
+}
+
 const struct sbx_mode sbx_zygote_mode = {
         .name = "zygote",
         .command_outside_reserved = true,
@@ -56,7 +90,7 @@ const struct sbx_mode sbx_zygote_mode = {
         .clone_what = "the warm sandbox: new user, mount, pid, net, ipc, uts and cgroup namespaces",
         .init_steps = child_zygote_init_steps,
         .n_init_steps = &child_zygote_init_n_steps,
-        .after_clone = sbx_strict_after_clone,
+        .after_clone = zygote_after_clone,
         .tree_holds_other_runs = true,  /* its jobs' inits are its children */
         .stop_signal = SIGKILL,
         .explain_refusal = true,
@@ -83,8 +117,18 @@ static int warm_job_plan(struct sbx *s, struct nsb_error *e)
         return mnt_plan_build_warm_job(&in, &s->job_mounts, e);
 }
 
+/* v2: the job's cgroup in its generation's, when that is ready (else in the
+ * base, as before: v2_create decides, and says so in cg_run.in_run). */
+static void warm_job_cg_spec_adjust(struct sbx *s)
+{
+        s->cg_spec.in_run = s->req->warm_cgroup;
+        s->cg_spec.procs_owner = sandbox_owner(s);
+        s->cg_spec.procs_group = sandbox_group(s);
+}
+
 /* The job's init joins its cgroup through fds sent after it started (v1's
- * "tasks", v2's cgroup.procs); the rlimit backend's limits are its own. */
+ * "tasks", v2's cgroup.procs), unless the zygote cloned it into its v2
+ * cgroup (s->cg_born); the rlimit backend's limits are its own. */
 static bool joins_by_fd(const struct sbx *s)
 {
         return s->cg_backend != CG_BACKEND_RLIMIT;
@@ -188,6 +232,7 @@ static int await_spawned(struct sbx *s, struct nsb_error *e)
                 if (k == (ssize_t) sizeof m && m.version == WIRE_VERSION && m.kind == WIRE_SPAWNED && n_fds == 1) {
                         s->pidfd = fds[0];
                         s->pid = pidfd_pid(s->pidfd);
+                        s->cg_born = m.born_in_cgroup == 1 && s->cg_run.in_run;
                         return 0;
                 }
                 for (size_t i = 0; i < n_fds; i++)
@@ -195,6 +240,30 @@ static int await_spawned(struct sbx *s, struct nsb_error *e)
                 if (k > 0)
                         sbx_handle_msg(s, &m, k);
         }
+}
+
+/* The fd the zygote clones the job's init into: the job's cgroup (v2,
+ * inside its generation's), or -1. A build with test hooks sends a
+ * directory that is no cgroup instead when NSBOX_TEST_WARM_CGROUP_REFUSED
+ * is set, so that the kernel refuses the clone (EBADF) and the fallback
+ * (the zygote clones as before, the init joins by fd) is what runs: the vm
+ * suite checks the job still gets its cgroup, its limits and its own
+ * cgroup namespace that way. */
+static int clone_into_fd(struct sbx *s)
+{
+        if (!s->cg_run.in_run || s->cg_run.clone_fd < 0)
+                return -1;
+#if NSBOX_TEST_HOOKS
+        if (getenv("NSBOX_TEST_WARM_CGROUP_REFUSED")) {
+                int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+                if (fd >= 0) {
+                        close_fd(&s->cg_run.clone_fd);
+                        s->cg_run.clone_fd = fd;
+                }
+        }
+#endif
+        return s->cg_run.clone_fd;
 }
 
 static int warm_spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
@@ -206,14 +275,20 @@ static int warm_spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
         if ((r = spec_memfd(s, c, &spec, e)) < 0)
                 return r;
         {
-                int fds[5] = { s->sock[1], s->stdin_fd, s->out[1], s->err[1], spec };
+                /* v2, the job's cgroup in the generation's: its directory
+                 * too, for the zygote's CLONE_INTO_CGROUP (O_PATH: it can
+                 * neither read nor write a file through it). */
+                int fds[6] = { s->sock[1], s->stdin_fd, s->out[1], s->err[1], spec, clone_into_fd(s) };
+                size_t n = fds[5] >= 0 ? 6 : 5;
+
                 memset(&m, 0, sizeof m);
                 m.version = WIRE_VERSION;
                 m.kind = WIRE_JOB;
                 clock_gettime(CLOCK_MONOTONIC, &s->start);
-                r = wire_send_fds(s->req->warm_ctl, &m, fds, 5);
+                r = wire_send_fds(s->req->warm_ctl, &m, fds, n);
         }
         close(spec);
+        close_fd(&s->cg_run.clone_fd);   /* the zygote's now; ours is dir_fds[0] */
         /* The zygote holds them now (in flight or received); ours go, so an
          * ending job's EOFs reach us as a cold run's do. */
         close_fd(&s->sock[1]);
@@ -242,7 +317,8 @@ static int warm_spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
 }
 
 /* The job init maps its own ids; it waits for its cgroup's join fds, when
- * the backend has any, then for "go" before it forks the job: a backend
+ * the backend has any and the zygote did not clone it into its cgroup
+ * (s->cg_born), then for "go" before it forks the job: a backend
  * without a group clock opens the tree's own on it first (cg_ops.attach:
  * the rlimit backend's inherited perf task-clock, the only count of
  * children reaped unwaited between two looks; the zygote cloned the init
@@ -257,7 +333,7 @@ static int warm_job_after_spawn(struct sbx *s, struct nsb_error *e)
         sbx_ledger_walls(s, "enforced");
         if (s->cg_late)
                 r = sbx_create_cgroup_late(s, e);
-        else if (joins_by_fd(s))
+        else if (joins_by_fd(s) && !s->cg_born)
                 r = sbx_send_cgroup_fds(s, e);
         if (r < 0)
                 return r;
@@ -277,6 +353,7 @@ const struct sbx_mode sbx_warm_job_mode = {
         .name = "warm",
         .command_outside_reserved = true,
         .plan = warm_job_plan,
+        .cg_spec_adjust = warm_job_cg_spec_adjust,
         .cg_late_ok = true,
         .cg_join_by_fd = true,
         .clone_flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP,

@@ -14,13 +14,16 @@
  *   USAGE  (a warm job's init, which the supervisor cannot reap) after every
  *          process of the job is gone: their CPU time and largest RSS.
  *   SPAWNED (the zygote, on a warm job's socket) the job's init exists; its
- *          pidfd attached.
+ *          pidfd attached; born_in_cgroup says whether it was cloned into
+ *          the job's cgroup (then nothing is sent for it to join).
  *   FILES  (an init whose plan names files to fetch, after every process of
  *          the job is gone) a memfd of fetch_plan.h's records attached.
  * Between a warm supervisor and the zygote (its control socket, fd 3):
  *   HELLO  the zygote is ready (once, after it loaded nsbox's code);
  *   JOB    one job: its socket, stdin, stdout, stderr and spec (warm_spec.h)
- *          attached, in that order.
+ *          attached, in that order; on cgroup v2, when the job's cgroup lies
+ *          in the generation's (cg_spec.in_run), its directory (O_PATH) last,
+ *          for the zygote's clone3(CLONE_INTO_CGROUP).
  * And the other way, supervisor to init:
  *   (kind 0) "go": the id maps are written.
  *   CGROUP the run's cgroup v1 join fds, as SCM_RIGHTS, in slot order;
@@ -47,6 +50,8 @@ struct wire_msg {
         union {
                 int32_t pid;            /* READY */
                 uint32_t slots;         /* CGROUP */
+                uint32_t born_in_cgroup; /* SPAWNED: 1 = the init was cloned into the job's
+                                            cgroup (CLONE_INTO_CGROUP), 0 = it joins by fd */
         };
         uint32_t cpu_prof_ms;           /* EXIT */
         uint64_t cpu_us;                /* USAGE */
@@ -59,8 +64,8 @@ _Static_assert(sizeof(struct nsb_error) == 8 + NSB_ERROR_MSG_MAX, "nsb_error mus
 _Static_assert(sizeof(struct wire_msg) == 40 + sizeof(struct nsb_error) + sizeof(struct nsb_ledger),
                "wire_msg layout changed: bump WIRE_VERSION");
 
-/* Descriptors one record may carry (the v1 cgroup join fds, a warm job's five). */
-#define WIRE_MAX_FDS 5
+/* Descriptors one record may carry (the v1 cgroup join fds, a warm job's five or six). */
+#define WIRE_MAX_FDS 6
 
 /* Send @m with @fds[0..n_fds) attached (1..WIRE_MAX_FDS). 0 or -errno. */
 int wire_send_fds(int sock, const struct wire_msg *m, const int *fds, size_t n_fds);

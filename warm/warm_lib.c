@@ -76,7 +76,9 @@ static bool same_interpreter(const struct warm_job *j)
         return true;
 }
 
-enum { FD_SOCK, FD_STDIN, FD_STDOUT, FD_STDERR, FD_SPEC, N_JOB_FDS };
+/* FD_CGROUP: cgroup v2, the job's cgroup directory (O_PATH), when its
+ * supervisor made it inside this generation's (wire.h, JOB); optional. */
+enum { FD_SOCK, FD_STDIN, FD_STDOUT, FD_STDERR, FD_SPEC, N_JOB_FDS, FD_CGROUP = N_JOB_FDS };
 
 struct pyfork {
         void (*before)(void);
@@ -93,13 +95,15 @@ static int pyfork_resolve(struct pyfork *p)
         return p->before && p->after_parent && p->after_child ? 0 : -1;
 }
 
-static void send_record(int sock, enum wire_kind kind, const struct nsb_error *err, const int *fds, size_t n_fds)
+static void send_record(int sock, enum wire_kind kind, const struct nsb_error *err, const int *fds, size_t n_fds,
+                        bool born_in_cgroup)
 {
         struct wire_msg m;
 
         memset(&m, 0, sizeof m);
         m.version = WIRE_VERSION;
         m.kind = kind;
+        m.born_in_cgroup = born_in_cgroup;
         if (err)
                 m.error = *err;
         ledger_init(&m.ledger);
@@ -110,8 +114,9 @@ static void send_record(int sock, enum wire_kind kind, const struct nsb_error *e
                         ;
 }
 
-/* The job's init: never returns unless it is the job itself. */
-static void job_init(struct warm_job *j, const int *fds, int ctl)
+/* The job's init: never returns unless it is the job itself. @born: cloned
+ * into the job's v2 cgroup, whose namespace the kernel rooted there. */
+static void job_init(struct warm_job *j, const int *fds, size_t n_fds, int ctl, bool born)
 {
         const struct cg_ops *ops = cg_ops_for((enum cg_backend) j->lim.backend);
         struct cg_run run;
@@ -133,7 +138,9 @@ static void job_init(struct warm_job *j, const int *fds, int ctl)
                 .cg_run = &run,
                 .cg_spec = &j->cg_spec,
                 .rlimit_cpu = j->lim.rlimit_cpu != 0,
-                .cg_join_late = j->lim.join_late != 0,
+                /* born in its cgroup: nothing to join, and no second
+                 * cgroup namespace to make (init_cgroup_v1) */
+                .cg_join_late = j->lim.join_late != 0 && !born,
                 .fail_stage = j->lim.fail_stage,
                 .warm = true,
                 .ucounts = j->lim.ucounts,
@@ -143,6 +150,8 @@ static void job_init(struct warm_job *j, const int *fds, int ctl)
         /* ps and perf tell the zygote and the job's init from Python */
         (void) prctl(PR_SET_NAME, "nsbox-job-init");
         close(fds[FD_SPEC]);
+        if (n_fds > FD_CGROUP)
+                close(fds[FD_CGROUP]);   /* no cgroup fd reaches the job */
         close(ctl);   /* only the zygote takes jobs */
         nsb_error_clear(&e);
         if (child_run_steps(&c, child_warm_job_init_steps, child_warm_job_init_n_steps, &e) < 0)
@@ -154,7 +163,34 @@ static void job_init(struct warm_job *j, const int *fds, int ctl)
 
 /* Never returns in the job (warm_job_start); in the zygote, returns with
  * the job handed over (or refused with an ERROR record on its socket). */
-static void start_job(const struct pyfork *py, void *start, const int *fds, int ctl)
+/* clone3 as @args says, into the cgroup @cg_fd when it is not -1: the job's
+ * init is then born there, never outside its limits, and no job pays a
+ * cgroup.procs write (#28). The kernel checks the caller's (our) right to
+ * it: write access to cgroup.procs of the job's cgroup and of the common
+ * ancestor, and, with nsdelegate, both cgroups inside our cgroup namespace
+ * (kernel/cgroup/cgroup.c, cgroup_css_set_fork). Refused for any reason
+ * (EPERM, EACCES, ENOENT, EBUSY, EINVAL, an older kernel), the clone is
+ * made as before and the init joins by fd: *ret_born says which happened. */
+static pid_t clone_job_init(struct clone_args *args, int cg_fd, bool *ret_born)
+{
+        pid_t pid;
+
+        *ret_born = false;
+        if (cg_fd >= 0) {
+                args->flags |= CLONE_INTO_CGROUP;
+                args->cgroup = (uint64_t) cg_fd;
+                pid = sys_clone3(args);
+                if (pid >= 0) {
+                        *ret_born = true;
+                        return pid;
+                }
+                args->flags &= ~(uint64_t) CLONE_INTO_CGROUP;
+                args->cgroup = 0;
+        }
+        return sys_clone3(args);
+}
+
+static void start_job(const struct pyfork *py, void *start, const int *fds, size_t n_fds, int ctl)
 {
         struct warm_job j;
         struct nsb_error e;
@@ -162,24 +198,25 @@ static void start_job(const struct pyfork *py, void *start, const int *fds, int 
         struct stat st;
         void *map = MAP_FAILED;
         int pidfd = -1;
+        bool born;
         pid_t pid;
 
         nsb_error_clear(&e);
         if (fstat(fds[FD_SPEC], &st) < 0 || st.st_size <= 0 ||
             (map = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, fds[FD_SPEC], 0)) == MAP_FAILED) {
                 nsb_fail(&e, NSB_STAGE_CLONE, errno ? errno : EPROTO, "the zygote cannot read the job spec");
-                send_record(fds[FD_SOCK], WIRE_ERROR, &e, NULL, 0);
+                send_record(fds[FD_SOCK], WIRE_ERROR, &e, NULL, 0, false);
                 return;
         }
         if (warm_spec_decode(map, (size_t) st.st_size, &j, &e) < 0) {
                 munmap(map, (size_t) st.st_size);
-                send_record(fds[FD_SOCK], WIRE_ERROR, &e, NULL, 0);
+                send_record(fds[FD_SOCK], WIRE_ERROR, &e, NULL, 0, false);
                 return;
         }
         if (!same_interpreter(&j)) {
                 nsb_fail(&e, NSB_STAGE_CLONE, EINVAL,
                          "the job's interpreter or its arguments differ from the zygote's (%s ...)", j.argv[0]);
-                send_record(fds[FD_SOCK], WIRE_ERROR, &e, NULL, 0);
+                send_record(fds[FD_SOCK], WIRE_ERROR, &e, NULL, 0, false);
                 warm_job_free(&j);
                 munmap(map, (size_t) st.st_size);
                 return;
@@ -190,9 +227,9 @@ static void start_job(const struct pyfork *py, void *start, const int *fds, int 
         args.pidfd = (uint64_t) (uintptr_t) &pidfd;
         args.exit_signal = SIGCHLD;
         py->before();
-        pid = sys_clone3(&args);
+        pid = clone_job_init(&args, n_fds > FD_CGROUP ? fds[FD_CGROUP] : -1, &born);
         if (pid == 0) {
-                job_init(&j, fds, ctl);
+                job_init(&j, fds, n_fds, ctl, born);
                 /* the job: Python's state is the zygote's at PyOS_BeforeFork */
                 py->after_child();
                 warm_job_start(start, j.argv + j.script, (int) (j.argc - j.script));
@@ -201,9 +238,9 @@ static void start_job(const struct pyfork *py, void *start, const int *fds, int 
         if (pid < 0) {
                 nsb_fail(&e, NSB_STAGE_CLONE, errno,
                          "the zygote's clone (new user, mount, pid, ipc, uts and cgroup namespaces)");
-                send_record(fds[FD_SOCK], WIRE_ERROR, &e, NULL, 0);
+                send_record(fds[FD_SOCK], WIRE_ERROR, &e, NULL, 0, false);
         } else {
-                send_record(fds[FD_SOCK], WIRE_SPAWNED, NULL, &pidfd, 1);
+                send_record(fds[FD_SOCK], WIRE_SPAWNED, NULL, &pidfd, 1, born);
                 close(pidfd);
         }
         warm_job_free(&j);
@@ -232,7 +269,7 @@ int nsbox_warm_serve(int ctl, void *start)
         read_self_cmdline();
         (void) prctl(PR_GET_NAME, py_comm);
         (void) prctl(PR_SET_NAME, "nsbox-zygote");
-        send_record(ctl, WIRE_HELLO, NULL, NULL, 0);
+        send_record(ctl, WIRE_HELLO, NULL, NULL, 0, false);
         for (;;) {
                 struct wire_msg m;
                 int fds[WIRE_MAX_FDS];
@@ -245,8 +282,9 @@ int nsbox_warm_serve(int ctl, void *start)
                         fprintf(stderr, "nsbox warm: control socket: %s\n", strerror((int) -n));
                         break;
                 }
-                if (n == (ssize_t) sizeof m && m.version == WIRE_VERSION && m.kind == WIRE_JOB && n_fds == N_JOB_FDS)
-                        start_job(&py, start, fds, ctl);
+                if (n == (ssize_t) sizeof m && m.version == WIRE_VERSION && m.kind == WIRE_JOB &&
+                    (n_fds == N_JOB_FDS || n_fds == N_JOB_FDS + 1))
+                        start_job(&py, start, fds, n_fds, ctl);
                 for (size_t i = 0; i < n_fds; i++)
                         close(fds[i]);
         }

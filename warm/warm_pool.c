@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cgroup/cgroup.h"
 #include "landlock/landlock.h"
 #include "program/program.h"
 #include "supervisor/sandbox.h"
@@ -310,6 +311,11 @@ static int start_generation(struct warm_pool *p)
         }
         close(sv[1]);
         close(rp[1]);
+        /* The keeper's sandbox names its run cgroup after its own pid and
+         * the serial keeper_main gave it: on cgroup v2 its jobs' cgroups go
+         * inside it (cg_spec.in_run; checked there, never assumed). */
+        if (cg_format_run_name(keeper, 1000000u + p->generations, p->cgroup, sizeof p->cgroup) < 0)
+                p->cgroup[0] = '\0';
         p->generations++;
         pf[0] = (struct pollfd){ sv[0], POLLIN, 0 };
         pf[1] = (struct pollfd){ rp[0], POLLIN, 0 };
@@ -432,6 +438,11 @@ int warm_pool_take(struct warm_pool *p, bool python, const char **ret_reason)
         }
         p->jobs++;
         return p->ctl;
+}
+
+const char *warm_pool_cgroup(const struct warm_pool *p)
+{
+        return p->keeper > 0 && p->cgroup[0] ? p->cgroup : NULL;
 }
 
 void warm_pool_stop(struct warm_pool *p)

@@ -33,6 +33,10 @@ struct warm_pool {
         unsigned slots;                 /* jobs that run at once (cfg->jobs, or 1; a batch sets its -j):
                                            the zygote's RLIMIT_NPROC holds them all (warm_pool.c) */
         int ctl;                        /* the current generation's control socket; -1 = none */
+        char cgroup[40];                /* its zygote's run cgroup's name ("nsbox-<keeper>-<serial>",
+                                           in the base beside the workers' own): on cgroup v2 the
+                                           parent of its jobs' cgroups when the zygote's sandbox
+                                           made it one (sbx_request.warm_cgroup); "" = none */
         pid_t keeper;                   /* its keeper; 0 = none */
         unsigned jobs;                  /* jobs sent to the current generation */
         unsigned generations;           /* started so far */
@@ -51,6 +55,10 @@ void warm_pool_init(struct warm_pool *p, const struct nsb_config *cfg, const str
  * job must run cold: not a python job (@python false), reduced isolation, a
  * network, a kernel without Landlock's scopes, or no zygote to be had. */
 int warm_pool_take(struct warm_pool *p, bool python, const char **ret_reason);
+
+/* The name of the current generation's cgroup, for sbx_request.warm_cgroup
+ * (after a successful warm_pool_take), or NULL. */
+const char *warm_pool_cgroup(const struct warm_pool *p);
 
 /* Reap retired keepers that ended (call from the owner's loop). */
 void warm_pool_poll(struct warm_pool *p);

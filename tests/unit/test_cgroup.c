@@ -1150,6 +1150,104 @@ static void test_v2_in_sup_leaf(void **state)
         assert_false(exists(fk->sys_fd, rel));
 }
 
+/* #28: a warm generation's run cgroup made a parent (make_parent: its init
+ * in a leaf, memory and pids on for its children, its own usage from the
+ * leaf), and a job's run cgroup made inside it (cg_spec.in_run) only once
+ * it is ready, with its clone fd for the zygote and its join fd as the
+ * fallback; before, as ever, in the base. */
+static void test_v2_warm_parent(void **state)
+{
+        struct fake *fk = *state;
+        const struct cg_ops *ops = cg_ops_for(CG_BACKEND_V2);
+        struct cg_spec zspec = { .memory_bytes = 1ULL << 40, .pids_max = 4096, .serial = 1000000 };
+        struct cg_spec jspec = { .memory_bytes = 64ULL << 20, .pids_max = 17, .serial = 3, .join_by_fd = true,
+                                 .procs_owner = (uid_t) -1, .procs_group = (gid_t) -1 };
+        struct cg_facts f;
+        struct cg_run zr, jr;
+        struct cg_usage u;
+        struct nsb_error e;
+        struct stat st1, st2;
+        char zname[40], zrel[CG_PATH_MAX], jrel[CG_PATH_MAX + 48], file[CG_PATH_MAX + 96];
+
+        assert_int_equal(put(fk->sys_fd, BASE "/cgroup.subtree_control", "memory pids\n"), 0);
+        assert_int_equal(cg_detect(&fk->env, &f, &e), 0);
+        assert_int_equal(cg_format_run_name(getpid(), 1000000, zname, sizeof zname), 0);
+        snprintf(zrel, sizeof zrel, BASE "/%s", zname);
+        if (ops->create(&fk->env, &f, &zspec, &zr, &e) < 0)
+                fail_msg("create the zygote's: %s", e.msg);
+        assert_false(zr.in_run || zr.is_parent);
+
+        /* not a parent yet: the job's cgroup goes into the base, joined by fd */
+        jspec.in_run = zname;
+        if (ops->create(&fk->env, &f, &jspec, &jr, &e) < 0)
+                fail_msg("create a job's: %s", e.msg);
+        assert_false(jr.in_run);
+        assert_int_equal(jr.clone_fd, -1);
+        assert_true(jr.join_fds[0] >= 0);
+        snprintf(jrel, sizeof jrel, BASE "/nsbox-%d-3", (int) getpid());
+        assert_true(exists(fk->sys_fd, jrel));
+        ops->destroy(&jr);
+        assert_false(exists(fk->sys_fd, jrel));
+
+        /* the one move: the init into the leaf, then the controllers */
+        assert_int_equal(ops->make_parent(&zr, 4242, (uid_t) -1, (gid_t) -1, &e), 0);
+        assert_true(zr.is_parent);
+        snprintf(file, sizeof file, "%s/" CG_V2_RUN_LEAF "/cgroup.procs", zrel);
+        assert_string_equal(get(fk->sys_fd, file), "4242");
+        snprintf(file, sizeof file, "%s/cgroup.subtree_control", zrel);
+        assert_string_equal(get(fk->sys_fd, file), "+memory +pids");
+        assert_int_equal(ops->make_parent(&zr, 4242, (uid_t) -1, (gid_t) -1, &e), -EINVAL);   /* once */
+
+        /* its own usage is its leaf's: a job's OOM kill, counted in the
+         * parent's hierarchical memory.events, is not the zygote's */
+        snprintf(file, sizeof file, "%s/memory.events", zrel);
+        assert_int_equal(put(fk->sys_fd, file, "max 1\noom 1\noom_kill 1\n"), 0);
+        assert_int_equal(ops->read_usage(&zr, &u, &e), 0);
+        assert_false(u.oom_killed || u.memory_limit_hit);
+        snprintf(file, sizeof file, "%s/" CG_V2_RUN_LEAF "/memory.events", zrel);
+        assert_int_equal(put(fk->sys_fd, file, "max 0\noom 0\noom_kill 1\n"), 0);
+        assert_int_equal(ops->read_usage(&zr, &u, &e), 0);
+        assert_true(u.oom_killed);
+
+        /* ready (the kernel lists the controllers without '+'): the job's
+         * cgroup inside, with its limits, its clone fd, its join fd, and
+         * its cgroup.procs chowned to the given owner (ours here) */
+        snprintf(file, sizeof file, "%s/cgroup.subtree_control", zrel);
+        assert_int_equal(put(fk->sys_fd, file, "memory pids\n"), 0);
+        jspec.procs_owner = getuid();
+        jspec.procs_group = getgid();
+        if (ops->create(&fk->env, &f, &jspec, &jr, &e) < 0)
+                fail_msg("create a job's inside: %s", e.msg);
+        assert_true(jr.in_run);
+        snprintf(jrel, sizeof jrel, "%s/nsbox-%d-3", zrel, (int) getpid());
+        snprintf(file, sizeof file, "%s/memory.max", jrel);
+        assert_string_equal(get(fk->sys_fd, file), "67108864");
+        snprintf(file, sizeof file, "%s/pids.max", jrel);
+        assert_string_equal(get(fk->sys_fd, file), "17");
+        assert_true(jr.clone_fd >= 0 && jr.join_fds[0] >= 0);
+        assert_int_equal(fstat(jr.clone_fd, &st1), 0);
+        assert_int_equal(fstatat(fk->sys_fd, jrel, &st2, 0), 0);
+        assert_true(st1.st_ino == st2.st_ino && st1.st_dev == st2.st_dev);
+        ops->destroy(&jr);
+        assert_false(exists(fk->sys_fd, jrel));
+
+        /* only a run cgroup's name is entered, never a path or another name */
+        jspec.in_run = CG_V2_RUN_LEAF;
+        if (ops->create(&fk->env, &f, &jspec, &jr, &e) < 0)
+                fail_msg("create a job's beside: %s", e.msg);
+        assert_false(jr.in_run);
+        ops->destroy(&jr);
+        jspec.in_run = "../nsbox-1-1";
+        if (ops->create(&fk->env, &f, &jspec, &jr, &e) < 0)
+                fail_msg("create a job's beside: %s", e.msg);
+        assert_false(jr.in_run);
+        ops->destroy(&jr);
+
+        /* the parent's destroy removes its leaf first */
+        ops->destroy(&zr);
+        assert_false(exists(fk->sys_fd, zrel));
+}
+
 static int make_fake_cgroup(int sys_fd, const char *name)
 {
         char rel[CG_PATH_MAX];
@@ -1180,6 +1278,13 @@ static void test_reap_stale(void **state)
         assert_int_equal(mkdirat(fk->proc_fd, rel, 0755), 0);
         snprintf(name, sizeof name, "nsbox-%d-0", dead);
         assert_int_equal(make_fake_cgroup(fk->sys_fd, name), 0);
+        /* a dead keeper's warm generation: its leaf and a job's cgroup inside */
+        snprintf(name, sizeof name, "nsbox-%d-1000000", dead);
+        assert_int_equal(make_fake_cgroup(fk->sys_fd, name), 0);
+        snprintf(name, sizeof name, "nsbox-%d-1000000/" CG_V2_RUN_LEAF, dead);
+        assert_int_equal(make_fake_cgroup(fk->sys_fd, name), 0);
+        snprintf(name, sizeof name, "nsbox-%d-1000000/nsbox-%d-5", dead, dead);
+        assert_int_equal(make_fake_cgroup(fk->sys_fd, name), 0);
         snprintf(name, sizeof name, "nsbox-sup-%d", dead);
         assert_int_equal(make_fake_cgroup(fk->sys_fd, name), 0);
         snprintf(name, sizeof name, "nsbox-%d-3", (int) getpid());
@@ -1190,9 +1295,11 @@ static void test_reap_stale(void **state)
         assert_int_equal(make_fake_cgroup(fk->sys_fd, "nsbox-12x-1"), 0);
 
         assert_int_equal(cg_detect(&fk->env, &f, &e), 0);
-        assert_int_equal(cg_reap_stale(&fk->env, &f), 2);
+        assert_int_equal(cg_reap_stale(&fk->env, &f), 3);
 
         snprintf(rel, sizeof rel, BASE "/nsbox-%d-0", dead);
+        assert_false(exists(fk->sys_fd, rel));
+        snprintf(rel, sizeof rel, BASE "/nsbox-%d-1000000", dead);
         assert_false(exists(fk->sys_fd, rel));
         snprintf(rel, sizeof rel, BASE "/nsbox-sup-%d", dead);
         assert_false(exists(fk->sys_fd, rel));
@@ -1554,6 +1661,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_v2_old_kernel_files, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_v2_refusals, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_v2_in_sup_leaf, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_v2_warm_parent, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_reap_stale, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_v1_oom, real_setup, real_teardown),
                 cmocka_unit_test_setup_teardown(test_v1_pids_and_kill, real_setup, real_teardown),

@@ -83,6 +83,38 @@ os.waitpid(pid, 0)' > "$d/cpu.json" 2> "$d/cpu.err"; echo $? > "$d/cpu.rc"
         NSBOX_WARM_DIR=/opt/nsbox-vm/warm NSBOX_TEST_WARM_LANDLOCK_ABI=1 \
                 "$NSBOX" batch --warm -j 2 "$d/warm_jobs.jsonl" > "$d/warm.jsonl" 2> "$d/warm.err"
         echo $? > "$d/warm.rc"
+        # Is a warm job's init born in its cgroup (#28)? The zygote's clone3 of
+        # it as strace -f sees it, the cgroup the job sees, and whether it can
+        # reach a cgroupfs (none in its tree; mounting one is refused).
+        /usr/bin/python3 -c 'import json; print(json.dumps({"id": "probe", "kind": "python", "code":
+"import ctypes, os\n"
+"print(open(\"/proc/self/cgroup\").read().strip())\n"
+"print(os.path.exists(\"/sys/fs/cgroup\"))\n"
+"libc = ctypes.CDLL(None, use_errno=True)\n"
+"print(libc.mount(b\"none\", b\"/tmp\", b\"cgroup2\", 0, None), ctypes.get_errno())\n"}))' \
+                > "$d/warm_probe_job.jsonl"
+        if command -v strace > /dev/null; then
+                NSBOX_WARM_DIR=/opt/nsbox-vm/warm NSBOX_TEST_WARM_LANDLOCK_ABI=1 \
+                        strace -f -qq -e trace=clone3 -o "$d/warm_strace.txt" \
+                        "$NSBOX" batch --warm -j 1 "$d/warm_probe_job.jsonl" > "$d/warm_probe.jsonl" 2> "$d/warm_probe.err"
+        else
+                echo "strace missing" > "$d/warm_strace.txt"
+        fi
+        # The fallback: the kernel refuses that clone (a test hook sends the
+        # zygote a directory that is no cgroup); the init joins by fd. The
+        # probe under strace, then a memory hog and a fork bomb.
+        if command -v strace > /dev/null; then
+                NSBOX_WARM_DIR=/opt/nsbox-vm/warm NSBOX_TEST_WARM_LANDLOCK_ABI=1 NSBOX_TEST_WARM_CGROUP_REFUSED=1 \
+                        strace -f -qq -e trace=clone3 -o "$d/warm_fallback_strace.txt" \
+                        "$NSBOX" batch --warm -j 1 "$d/warm_probe_job.jsonl" > "$d/warm_fallback_probe.jsonl" \
+                        2> "$d/warm_fallback_probe.err"
+        else
+                echo "strace missing" > "$d/warm_fallback_strace.txt"
+        fi
+        grep -E '"id": "(mem|fork)"' "$d/warm_jobs.jsonl" > "$d/warm_fallback_jobs.jsonl"
+        NSBOX_WARM_DIR=/opt/nsbox-vm/warm NSBOX_TEST_WARM_LANDLOCK_ABI=1 NSBOX_TEST_WARM_CGROUP_REFUSED=1 \
+                "$NSBOX" batch --warm -j 1 "$d/warm_fallback_jobs.jsonl" > "$d/warm_fallback.jsonl" \
+                2> "$d/warm_fallback.err"
         NSBOX_WARM_DIR=/opt/nsbox-vm/warm "$NSBOX" doctor --json > "$d/warm_doctor.json" 2>&1
         sleep 1
         find /sys/fs/cgroup \( -name 'nsbox-[0-9]*' -o -name 'nsbox-sup-*' -o -name 'nsbox-scope-*' \) \

@@ -169,9 +169,11 @@ class VM(unittest.TestCase):
         self.check_batch("user")
 
     def check_warm(self, who):
-        """Warm jobs on pure cgroup v2: each joins its own cgroup through the
-        cgroup.procs fd its supervisor opened (the zygote holds no host
-        cgroup); the memory and pids limits hold; nothing is left."""
+        """Warm jobs on pure cgroup v2: each in its own cgroup, which its
+        init was cloned into by the zygote (check_warm_born) or, failing
+        that, joined through the cgroup.procs fd its supervisor opened; the
+        memory and pids limits hold; nothing is left (the generation's
+        cgroup, its leaf, the jobs')."""
         self.assertEqual(read(self.path(who, "warm.rc")).strip(), "0", read(self.path(who, "warm.err")))
         lines = {j["id"]: j for j in (json.loads(x) for x in read(self.path(who, "warm.jsonl")).splitlines()
                                       if x.strip())}
@@ -201,6 +203,67 @@ class VM(unittest.TestCase):
 
     def test_56_warm_user(self):
         self.check_warm("user")
+
+    def check_warm_born(self, who):
+        """#28: the zygote clones a warm job's init straight into the job's
+        cgroup (clone3 with CLONE_INTO_CGROUP, allowed from inside its
+        generation's cgroup namespace), so no job writes cgroup.procs; a
+        refused clone would be retried without it (a second clone3 of the
+        init). The job still sees its own cgroup namespace's root; the limits
+        of the warm jobs above (check_warm: memory, pids) hold the same way."""
+        trace = read(self.path(who, "warm_strace.txt"))
+        self.assertNotIn("strace missing", trace, "the vm suite needs strace on the host (scripts/deps)")
+        clones = [c for c in trace.splitlines() if "clone3(" in c and "CLONE_NEWUSER" in c]
+        inits = [c for c in clones if "CLONE_NEWNET" not in c]     # the zygote's sandbox has its own net ns
+        self.show(who, "warm_strace.txt", ["CLONE_INTO_CGROUP" in c for c in inits])
+        self.assertEqual(len(inits), 1, clones)
+        self.assertIn("CLONE_INTO_CGROUP", inits[0])
+        lines = read(self.path(who, "warm_probe.jsonl")).splitlines()
+        self.assertEqual(len(lines), 1, read(self.path(who, "warm_probe.err")))
+        r = json.loads(lines[0])
+        # its own cgroup namespace's root; no cgroupfs; mount(cgroup2) EPERM
+        self.assertEqual((r["status"], r["start"], r["stdout"]["text"]), ("exited", "warm", "0::/\nFalse\n-1 1\n"), r)
+        self.assertEqual((r["protections"]["memory"], r["protections"]["pids"], r["protections"]["cgroup_ns"]),
+                         ("cgroup2", "cgroup2", "enforced"), r)
+
+    def check_warm_fallback(self, who):
+        """#28's fail-safe: the kernel refuses the zygote's clone into the
+        job's cgroup (a test hook sends a directory that is no cgroup:
+        EBADF); the zygote clones as before, the init joins by the
+        cgroup.procs fd its supervisor opened and makes its own cgroup
+        namespace: the same cgroup, limits and view as when born there."""
+        trace = read(self.path(who, "warm_fallback_strace.txt"))
+        self.assertNotIn("strace missing", trace, "the vm suite needs strace on the host (scripts/deps)")
+        inits = [c for c in trace.splitlines() if "clone3(" in c and "CLONE_NEWUSER" in c and "CLONE_NEWNET" not in c]
+        self.show(who, "warm_fallback_strace.txt", [c.split("= ")[-1] for c in inits])
+        self.assertEqual(len(inits), 2, trace)
+        self.assertIn("CLONE_INTO_CGROUP", inits[0])
+        self.assertIn("= -1 EBADF", inits[0])
+        self.assertNotIn("CLONE_INTO_CGROUP", inits[1])
+        lines = read(self.path(who, "warm_fallback_probe.jsonl")).splitlines()
+        self.assertEqual(len(lines), 1, read(self.path(who, "warm_fallback_probe.err")))
+        r = json.loads(lines[0])
+        self.assertEqual((r["status"], r["start"], r["stdout"]["text"]), ("exited", "warm", "0::/\nFalse\n-1 1\n"), r)
+        self.assertEqual((r["protections"]["memory"], r["protections"]["pids"]), ("cgroup2", "cgroup2"), r)
+        jobs = {j["id"]: j for j in (json.loads(x) for x in read(self.path(who, "warm_fallback.jsonl")).splitlines()
+                                     if x.strip())}
+        self.assertEqual(sorted(jobs), ["fork", "mem"], read(self.path(who, "warm_fallback.err")))
+        mem, fork = jobs["mem"], jobs["fork"]
+        self.assertEqual((mem["status"], mem["limit"], mem["start"]), ("limit", "memory", "warm"), mem)
+        self.assertEqual(fork["start"], "warm", fork)
+        self.assertIn("pids", fork["limits_hit"], fork)
+
+    def test_57_warm_born_in_cgroup_root(self):
+        self.check_warm_born("root")
+
+    def test_58_warm_born_in_cgroup_user(self):
+        self.check_warm_born("user")
+
+    def test_59_warm_cgroup_fallback_root(self):
+        self.check_warm_fallback("root")
+
+    def test_59_warm_cgroup_fallback_user(self):
+        self.check_warm_fallback("user")
 
     def check_refused(self, who, name, why):
         rc = read(self.path(who, name.replace(".json", ".rc"))).strip()
