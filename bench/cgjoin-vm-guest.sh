@@ -5,8 +5,8 @@
 # with nsdelegate; vmboot.py boots it with nsbox_vm.guest naming this file).
 # For root (straight from the service) and for a user in a logind session (su
 # -l), into /nsbox-vm-out/{root,user}/:
-#   cgj_0.txt, cgj_20.txt  the lead's cgroup-move timer (nsbox_vm.cgj, built on
-#                          the host from /tmp/cgj.c): 60 moves of a forked
+#   cgj_0.txt, cgj_20.txt  the cgroup-move timer (nsbox_vm.cgj, built on
+#                          the host from bench/cgjoin.c): 60 moves of a forked
 #                          child into two sibling v2 cgroups by writing "0" to
 #                          cgroup.procs, back to back and 20 ms apart (one ms
 #                          figure a line); root in /sys/fs/cgroup/nsbj, the user

@@ -3,11 +3,12 @@
 # tests/vm's VM (Debian 12's 6.1 kernel, pure cgroup v2 with nsdelegate,
 # systemd PID 1; TCG unless NSBOX_VM_ACCEL=kvm: figures are an emulated CPU's).
 # Runs bench/cgjoin-vm-guest.sh there as root and as a logind user and prints,
-# for each: the lead's cgroup-move timer (CGJ, built from /tmp/cgj.c: 60
-# writes of "0" to a sibling's cgroup.procs, back to back and 20 ms apart),
+# for each: the cgroup-move timer (bench/cgjoin.c, built here unless CGJ
+# names a build: 60 writes of "0" to a sibling's cgroup.procs, back to back
+# and 20 ms apart),
 # the wall_ms of 20 warm jobs (-j 1) back to back and fed 100 ms apart, and
 # whether the warm job's init was cloned with CLONE_INTO_CGROUP (strace -f).
-#   CGJ=/path/to/cgj bench/cgjoin-vm.sh
+#   bench/cgjoin-vm.sh      (CGJ=/path/to/a built bench/cgjoin.c: optional)
 #     NSBOX=path/to/nsbox (default build/nsbox; its warm/ beside it)
 #     NSBOX_BUILD=build dir (its vm-cache/ holds the downloaded kernel)
 #     NSBOX_VM_DEADLINE=seconds for the whole VM (default 1500)
@@ -17,7 +18,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$(realpath "${NSBOX_BUILD:-build}")
 nsbox=$(realpath "${NSBOX:-$build/nsbox}")
-cgj=$(realpath "${CGJ:?CGJ=path of the compiled cgroup-move timer}")
+if [ -z "${CGJ:-}" ]; then
+  CGJ="$build/cgjoin"
+  cc -O2 -o "$CGJ" bench/cgjoin.c
+fi
+cgj=$(realpath "$CGJ")
 exec /usr/bin/python3 - "$nsbox" "$build" "$PWD" "$cgj" <<'PY'
 import json, os, shutil, statistics, sys
 
