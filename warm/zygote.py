@@ -31,10 +31,22 @@ if sys.implementation.name != "cpython" or sys.version_info < (3, 7):
 # (_PATH_WRITABLE: warm_pool.c then starts no zygote for the rest of the
 # batch); the jobs run cold.
 def _writable(path):
-    try:
-        return not sys.modules["posix"].statvfs(path).f_flag & sys.modules["posix"].ST_RDONLY
-    except (OSError, TypeError, ValueError):
-        return False
+    # A path not there (yet) is as writable as the nearest directory above
+    # it that is: a job could make it (a PYTHONPATH directory on a
+    # read-write --bind, made by a job with a sitecustomize in it, ran in the
+    # next zygote before this check existed).
+    posix = sys.modules["posix"]
+    while isinstance(path, str) and path:
+        try:
+            return not posix.statvfs(path).f_flag & posix.ST_RDONLY
+        except (FileNotFoundError, NotADirectoryError):
+            up = path.rstrip("/").rpartition("/")[0] or ("/" if path[:1] == "/" else ".")
+            if up == path:
+                return False
+            path = up
+        except (OSError, TypeError, ValueError):
+            return False
+    return False
 
 
 def _check_path():
@@ -42,6 +54,18 @@ def _check_path():
         if isinstance(p, str) and p and _writable(p):
             _refuse("sys.path: %s is on a writable mount (a job could write code there that a zygote would run)"
                     % p, _PATH_WRITABLE, "")
+    # The interpreter, and where its start-up looks for a pyvenv.cfg (its
+    # directory and the one above): a job that could write there could
+    # replace it, or name a site directory of its own that the next
+    # zygote's `site` runs a .pth from (shown with a job's .pth, pid 3).
+    exe = sys.executable
+    if isinstance(exe, str) and exe[:1] == "/":
+        real = sys.modules["os"].path.realpath(exe) if "os" in sys.modules else exe
+        bindir = exe.rpartition("/")[0] or "/"
+        for p in (exe, real, bindir, bindir.rpartition("/")[0] or "/"):
+            if _writable(p):
+                _refuse("the interpreter: %s is on a writable mount (a job could replace it, or leave a pyvenv.cfg"
+                        " that a zygote would read)" % p, _PATH_WRITABLE, "")
 
 
 # ---- preloaded packages ([python] preload; docs/warm-start.md, "Preloaded
@@ -56,6 +80,7 @@ def _check_path():
 # joined and no finaliser of its runs.
 def _preload(names):
     os = sys.modules["posix"]     # always loaded (os is not, under -S)
+    fds = _fds(os)
     for name in names:
         before = frozenset(sys.modules)
         try:
@@ -72,6 +97,26 @@ def _preload(names):
             tasks = sys.modules["threading"].active_count() if "threading" in sys.modules else 1
         if tasks != 1:
             _refuse("%s: it left %d threads running (a zygote must be single-threaded to fork)" % (name, tasks))
+        # A process it started (a helper, a server) would outlive the
+        # batch's end, which waits for the zygote's children: the batch hung
+        # until it ended. One that ended is reaped here.
+        try:
+            while True:
+                pid = os.waitpid(-1, os.WNOHANG)[0]
+                if pid == 0:
+                    _refuse("%s: it left a child process running (a zygote's only children are its jobs)" % name)
+        except ChildProcessError:
+            pass
+        # A descriptor it left open is closed in every job (a job starts
+        # with 0-2 only): its file object would read or close a closed
+        # descriptor, or the job's own file that reused the number; kept
+        # open, the jobs would share its offset.
+        for fd in _fds(os) - fds:
+            try:
+                what = os.readlink("/proc/self/fd/%d" % fd)
+            except OSError:
+                what = "?"
+            _refuse("%s: it left file descriptor %d open (%s): a job starts with 0-2 only" % (name, fd, what))
         # The zygote runs without seccomp and Landlock, and every later job
         # is its child: it runs only code from the read-only tree. A module
         # file on a writable mount (a --bind, the --workspace: the zygote's
@@ -83,6 +128,18 @@ def _preload(names):
                 if _writable(p):
                     _refuse("%s: %s is on a writable mount (%s): a job could change what the zygote runs" % (
                         name, getattr(m, "__name__", "a module"), p))
+
+
+def _fds(os):
+    # the descriptors open now (not the one the listing itself used)
+    open_now = set()
+    for n in os.listdir("/proc/self/fd"):
+        try:
+            os.fstat(int(n))
+            open_now.add(int(n))
+        except (OSError, ValueError):
+            pass
+    return open_now
 
 
 def _refuse(why, status=None, prefix="preload "):
@@ -100,7 +157,16 @@ def _refuse(why, status=None, prefix="preload "):
 _PRELOAD_FAILED, _PATH_WRITABLE = 4, 5
 _check_path()
 _preload(globals().get("_NSBOX_PRELOAD", ()))
-del _writable, _check_path, _preload, _refuse
+# What the start-up (a .pth) or a preload wrote and left buffered (`this`
+# prints the Zen, an extension's printf): out now, to the zygote's own
+# streams, or every job's streams (the same objects over the job's fds 0-2)
+# would begin with it. C's stdio: nsbox_warm_serve.
+for _f in {id(f): f for f in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__)}.values():
+    try:
+        _f.flush()
+    except BaseException:
+        pass
+del _writable, _check_path, _preload, _refuse, _fds, _f
 # What a job starts with: the interpreter's start-up modules and finders,
 # and (above) the preloads'.
 _NSBOX_COLD_MODULES = frozenset(sys.modules)

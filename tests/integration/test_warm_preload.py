@@ -248,3 +248,115 @@ class Preload(SandboxTest):
             out = self.batch([dict(id=0, kind="python", code="print('ran')")], "-j", "1", *opts)
             sha[opts] = out[0]["policy_sha256"]
         self.assertNotEqual(sha[()], sha[("--preload", "numpy")])
+
+
+# ---- red team of #28's preloads (outside review): what a preload or a job
+# could still do to other jobs through the zygote.
+RED_MODULES = {
+    # import-time output left in the zygote's buffers: Python's stdout and
+    # stderr (no newline: block- and line-buffered) and C's stdio
+    "pl_out": ("import sys, ctypes\n"
+               "sys.stdout.write('preload-stdout ')\n"
+               "sys.stderr.write('preload-stderr ')\n"
+               "ctypes.CDLL(None).printf(b'preload-c-stdio ')\n"),
+    # a helper process started at import (a server, a tracker)
+    "pl_child": ("import subprocess, sys\n"
+                 "P = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(25)'])\n"),
+    # a file held open at import (a log handler, a config file)
+    "pl_fd": "F = open(__file__)\n",
+}
+
+
+class PreloadRedTeam(SandboxTest):
+    """What a preload leaves in the zygote (buffered output, a child
+    process, an open descriptor) never reaches, hangs or misleads a job; a
+    job can write nowhere a later zygote's start-up reads code from."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="nsbox-preload-red.", dir="/var/tmp")
+        os.chmod(cls.dir, 0o755)
+        for name, text in RED_MODULES.items():
+            with open(os.path.join(cls.dir, name + ".py"), "w") as f:
+                f.write(text)
+            os.chmod(os.path.join(cls.dir, name + ".py"), 0o644)
+        cls.site = local_site()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    batch, ok, warm, mods, assert_cold = Preload.batch, Preload.ok, Preload.warm, Preload.mods, Preload.assert_cold
+
+    def rw_dir(self):
+        rw = tempfile.mkdtemp(prefix="nsbox-preload-rw.", dir="/var/tmp")
+        self.addCleanup(shutil.rmtree, rw, ignore_errors=True)
+        os.chmod(rw, 0o777)
+        return rw
+
+    def test_what_a_preload_printed_is_in_no_job(self):
+        # `this` prints the Zen at import; pl_out leaves text in every
+        # buffer. Before: every warm job's stdout began with the Zen and
+        # ended with 'preload-c-stdio ', its stderr held 'preload-stderr '.
+        out = self.batch([dict(id=i, kind="python", code="print('ran')") for i in range(2)],
+                         "--warm", "-j", "1", *self.mods("this", "pl_out"))
+        for i in range(2):
+            self.assertEqual(self.warm(out[i]), "ran\n")
+            self.assertEqual(out[i]["stderr"]["text"], "")
+
+    def test_a_preload_that_leaves_a_child_running_runs_cold(self):
+        # Before: the jobs ran warm and the batch waited for the child to
+        # end (25 s) before it ended.
+        p = subprocess.run([NSBOX, "batch", "--warm", "-j", "1", *self.mods("pl_child"), "-"],
+                           input=jsonl([dict(id=0, kind="python", code="print('ran')")]), capture_output=True,
+                           timeout=120)
+        res = json.loads(p.stdout.decode().splitlines()[0])
+        self.assert_cold(res, "preload pl_child:", "child process")
+        self.assertNotIn("25.", p.stderr.decode())   # "1 line in 25.1s"
+
+    def test_a_preload_that_holds_a_file_runs_cold(self):
+        # A job starts with every descriptor but 0-2 closed: the preload's
+        # file object would be left on a closed (or the job's own, reused)
+        # descriptor. Before: warm, OSError: [Errno 9] Bad file descriptor.
+        code = ("import pl_fd\npl_fd.F.seek(0)\n"
+                "print('ran' if pl_fd.F.read().startswith('F = open') else 'another file')\n")
+        out = self.batch([dict(id=0, kind="python", code=code)], "--warm", "-j", "1", *self.mods("pl_fd"))
+        self.assert_cold(out[0], "preload pl_fd:", "file descriptor")
+
+    def test_a_sys_path_entry_a_job_could_create_runs_cold(self):
+        # PYTHONPATH (honoured without -I) names a directory not there yet
+        # on a read-write bind: job 0 makes it and leaves a sitecustomize.
+        # Before: the next zygote (pid 3, no seccomp, no Landlock) ran it;
+        # it could have replaced the writable-mount check and every later
+        # job's print.
+        rw = self.rw_dir()
+        site = ("import os; open('/opt/nsb-rw/ran-' + str(os.getpid()), 'w').close()\n")
+        plant = ("import os\nos.makedirs('/opt/nsb-rw/lib')\n"
+                 "open('/opt/nsb-rw/lib/sitecustomize.py', 'w').write(%r)\nprint('ran')\n" % site)
+        jobs = [dict(id=0, kind="python", code=plant)] + [dict(id=i, kind="python", code="print('ran')")
+                                                          for i in (1, 2)]
+        out = self.batch(jobs, "--warm", "--warm-rotate", "1", "-j", "1", "--interpreter-args", "-B",
+                         "--env", "PYTHONPATH=/opt/nsb-rw/lib", "--bind", rw + ":/opt/nsb-rw")
+        for i in range(3):
+            self.assert_cold(out[i], "sys.path: /opt/nsb-rw/lib is on a writable mount")
+        self.assertNotIn("ran-3", os.listdir(rw), "a zygote ran the sitecustomize a job wrote")
+
+    def test_an_interpreter_on_a_writable_mount_runs_cold(self):
+        # The interpreter (a link to python3) in a read-write bind: job 0
+        # leaves a pyvenv.cfg beside it and a .pth in the site directory it
+        # names. Before: the next zygote ran the .pth (pid 3).
+        rw = self.rw_dir()
+        os.mkdir(os.path.join(rw, "bin"))
+        os.symlink(os.path.realpath(PYTHON), os.path.join(rw, "bin", "python3"))
+        ver = "python%d.%d" % sys.version_info[:2]
+        pth = "import os; open(%r + '/ran-' + str(os.getpid()), 'w').close()\n" % rw
+        plant = ("import os\nos.makedirs(%r)\nopen(%r, 'w').write('home = /usr/bin\\n')\n"
+                 "open(%r, 'w').write(%r)\nprint('ran')\n"
+                 % ("%s/lib/%s/site-packages" % (rw, ver), rw + "/pyvenv.cfg",
+                    "%s/lib/%s/site-packages/x.pth" % (rw, ver), pth))
+        jobs = [dict(id=0, kind="python", code=plant)] + [dict(id=i, kind="python", code="print('ran')")
+                                                          for i in (1, 2)]
+        out = self.batch(jobs, "--warm", "--warm-rotate", "1", "-j", "1", "--interpreter", rw + "/bin/python3",
+                         "--bind", "%s:%s" % (rw, rw))
+        self.assert_cold(out[0], "is on a writable mount", rw + "/bin")
+        self.assertNotIn("ran-3", os.listdir(rw), "a zygote ran the .pth a job wrote")
