@@ -60,12 +60,39 @@ def _check_path():
     # zygote's `site` runs a .pth from (shown with a job's .pth, pid 3).
     exe = sys.executable
     if isinstance(exe, str) and exe[:1] == "/":
-        real = sys.modules["os"].path.realpath(exe) if "os" in sys.modules else exe
+        real = _real(exe)
         bindir = exe.rpartition("/")[0] or "/"
         for p in (exe, real, bindir, bindir.rpartition("/")[0] or "/"):
             if _writable(p):
                 _refuse("the interpreter: %s is on a writable mount (a job could replace it, or leave a pyvenv.cfg"
                         " that a zygote would read)" % p, _PATH_WRITABLE, "")
+    # What the start-up read, or would read, through a link out of those
+    # directories (Debian's /usr/lib/python3.X/sitecustomize.py is a link
+    # to /etc/python3.X/sitecustomize.py, not in the sandbox: with a
+    # read-write bind there, a job's sitecustomize ran in the next zygote):
+    # the file of every module it ran, and the names `site` looks for.
+    for m in list(sys.modules.values()):
+        f = getattr(m, "__file__", None)
+        if isinstance(f, str) and _writable(_real(f)):
+            _refuse("the start-up's module %s: %s is on a writable mount (a job could write code there that a"
+                    " zygote would run)" % (getattr(m, "__name__", "?"), _real(f)), _PATH_WRITABLE, "")
+    posix = sys.modules["posix"]
+    for d in sys.path:
+        try:
+            names = posix.listdir(d) if isinstance(d, str) and d else ()
+        except OSError:
+            continue
+        for n in names:
+            if n.endswith(".pth") or n.partition(".")[0] in ("sitecustomize", "usercustomize"):
+                f = _real("%s/%s" % (d, n))
+                if _writable(f):
+                    _refuse("%s/%s -> %s is on a writable mount (a job could write code a zygote would run)"
+                            % (d, n, f), _PATH_WRITABLE, "")
+
+
+def _real(path):
+    # the file a path names, through its links (os is loaded but under -S)
+    return sys.modules["os"].path.realpath(path) if "os" in sys.modules else path
 
 
 # ---- preloaded packages ([python] preload; docs/warm-start.md, "Preloaded
@@ -125,7 +152,7 @@ def _preload(names):
         for m in [sys.modules[k] for k in sys.modules if k not in before]:
             f = getattr(m, "__file__", None)
             for p in [f] if isinstance(f, str) else list(getattr(m, "__path__", None) or ()):
-                if _writable(p):
+                if _writable(p) or (isinstance(p, str) and _writable(_real(p))):
                     _refuse("%s: %s is on a writable mount (%s): a job could change what the zygote runs" % (
                         name, getattr(m, "__name__", "a module"), p))
 
@@ -166,7 +193,7 @@ for _f in {id(f): f for f in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stde
         _f.flush()
     except BaseException:
         pass
-del _writable, _check_path, _preload, _refuse, _fds, _f
+del _writable, _check_path, _real, _preload, _refuse, _fds, _f
 # What a job starts with: the interpreter's start-up modules and finders,
 # and (above) the preloads'.
 _NSBOX_COLD_MODULES = frozenset(sys.modules)

@@ -360,3 +360,23 @@ class PreloadRedTeam(SandboxTest):
                          "--bind", "%s:%s" % (rw, rw))
         self.assert_cold(out[0], "is on a writable mount", rw + "/bin")
         self.assertNotIn("ran-3", os.listdir(rw), "a zygote ran the .pth a job wrote")
+
+    def test_a_link_out_of_sys_path_to_a_writable_mount_runs_cold(self):
+        # Debian's /usr/lib/python3.X/sitecustomize.py is a link to
+        # /etc/python3.X/sitecustomize.py, not in the sandbox: a read-write
+        # bind there, and job 0 writes the file the link names. Before: the
+        # next zygote (pid 3) ran it, every directory of sys.path being
+        # read-only.
+        ver = "python%d.%d" % sys.version_info[:2]
+        link = "/usr/lib/%s/sitecustomize.py" % ver
+        if os.path.realpath(link) != "/etc/%s/sitecustomize.py" % ver:
+            self.skipTest("%s is not Debian's link to /etc/%s" % (link, ver))
+        rw = self.rw_dir()
+        site = "import os; open('/etc/%s/ran-' + str(os.getpid()), 'w').close()\n" % ver
+        plant = "open('/etc/%s/sitecustomize.py', 'w').write(%r)\nprint('ran')\n" % (ver, site)
+        jobs = [dict(id=0, kind="python", code=plant)] + [dict(id=i, kind="python", code="print('ran')")
+                                                          for i in (1, 2)]
+        out = self.batch(jobs, "--warm", "--warm-rotate", "1", "-j", "1", "--bind", "%s:/etc/%s" % (rw, ver))
+        for i in range(3):
+            self.assert_cold(out[i], "sitecustomize", "is on a writable mount")
+        self.assertNotIn("ran-3", os.listdir(rw), "a zygote ran the sitecustomize a job wrote")
