@@ -455,6 +455,13 @@ def _reseed():
     bg = getattr(rs, "_bit_generator", None)
     if bg is not None:
         rs.__init__(type(bg)())
+    # multiprocessing's authentication key, drawn at its import (a preload
+    # of multiprocessing, scipy, joblib ...): every job of a generation had
+    # the same one, where each cold process draws its own
+    mp = sys.modules.get("multiprocessing.process")
+    config = getattr(getattr(mp, "_current_process", None), "_config", None)
+    if isinstance(config, dict) and "authkey" in config:
+        config["authkey"] = mp.AuthenticationString(sys.modules["posix"].urandom(32))
 
 
 def _start(argv):
@@ -481,7 +488,17 @@ def _start(argv):
     main.__builtins__ = sys.modules["builtins"]
     main.__file__ = _MAIN
     main.__cached__ = None
+    harness = sys.modules["__main__"]
     sys.modules["__main__"] = main
+    # Other names of the zygote's __main__ (this file), made by a preload's
+    # import: multiprocessing's `__mp_main__`. Cold, they name the job's
+    # __main__; left to name this file, the job's exit cleared this file's
+    # globals as the job's, and every job of a zygote that preloaded
+    # multiprocessing exited 1, silently.
+    for name in _MAIN_ALIASES:
+        if sys.modules.get(name) is harness:
+            sys.modules[name] = main
+    del harness
     # What only this file imported is not the job's: a cold interpreter has
     # not imported it, so neither has the job (an import runs it afresh).
     # Before 3.10, atexit's handlers live in the state of the module object
@@ -508,6 +525,7 @@ if hasattr(_start.__code__, "replace"):     # 3.8+: named as the harness, as _jo
     _reseed.__code__ = _renamed(_reseed.__code__)
 
 _DROP = _not_cold()
+_MAIN_ALIASES = tuple(k for k, v in sys.modules.items() if v is sys.modules["__main__"] and k != "__main__")
 # What the job's finalisation leaves alone: the zygote's modules (held, so
 # none is torn down), and the entries of theirs and of sys that the job
 # did not change.

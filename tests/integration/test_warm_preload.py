@@ -380,3 +380,24 @@ class PreloadRedTeam(SandboxTest):
         for i in range(3):
             self.assert_cold(out[i], "sitecustomize", "is on a writable mount")
         self.assertNotIn("ran-3", os.listdir(rw), "a zygote ran the sitecustomize a job wrote")
+
+    def test_multiprocessing_authkey_is_drawn_per_job(self):
+        # multiprocessing draws its authentication key at import. Before:
+        # every job of a zygote that preloaded it had the same key.
+        code = "import multiprocessing\nprint(multiprocessing.current_process().authkey.hex())\n"
+        out = self.batch([dict(id=i, kind="python", code=code) for i in range(3)], "--warm", "-j", "1",
+                         "--preload", "multiprocessing")
+        keys = [self.warm(out[i]) for i in range(3)]
+        self.assertEqual(len(set(keys)), 3, "the jobs share multiprocessing's authkey: %r" % keys)
+        self.assertEqual(len(keys[0]), 65)
+
+    def test_a_job_with_multiprocessing_preloaded_exits_as_cold(self):
+        # multiprocessing's import names the zygote's __main__ (the
+        # harness) `__mp_main__`. Before: every job exited 1 with nothing on
+        # stderr (its exit cleared the harness's globals as the job's).
+        code = "import sys\nprint(sys.modules['__mp_main__'] is sys.modules['__main__'])\n"
+        out = self.batch([dict(id=i, kind="python", code=code) for i in range(2)], "--warm", "-j", "1",
+                         "--preload", "multiprocessing")
+        for i in range(2):
+            self.assertEqual(self.warm(out[i]), "True\n")
+            self.assertEqual(out[i]["stderr"]["text"], "")
