@@ -194,6 +194,12 @@ for _f in {id(f): f for f in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stde
     except BaseException:
         pass
 del _writable, _check_path, _real, _preload, _refuse, _fds, _f
+# A warning a preload's import raised against the line that imported it
+# (`imp`'s DeprecationWarning, shown for __main__) made linecache read this
+# file, under the name every job's program has: a job's own warning then
+# showed this file's line, not its own. (The job's file is read afresh.)
+if "linecache" in sys.modules:
+    getattr(sys.modules["linecache"], "cache", {}).pop(__file__, None)
 # What a job starts with: the interpreter's start-up modules and finders,
 # and (above) the preloads'.
 _NSBOX_COLD_MODULES = frozenset(sys.modules)

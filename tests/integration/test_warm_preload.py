@@ -401,3 +401,14 @@ class PreloadRedTeam(SandboxTest):
         for i in range(2):
             self.assertEqual(self.warm(out[i]), "True\n")
             self.assertEqual(out[i]["stderr"]["text"], "")
+
+    def test_a_job_warning_shows_its_own_line_after_a_preload_warned(self):
+        # imp's import warns (DeprecationWarning, shown for __main__: the
+        # zygote's file, which runs as /program/main.py). Before: a job's
+        # own warning at line 2 showed the zygote's line 2
+        # (`_NSBOX_PRELOAD = ("imp", )`), not its own.
+        code = "import warnings\nwarnings.warn('job warning here')\n"
+        out = self.batch([dict(id=0, kind="python", code=code)], "--warm", "-j", "1", "--preload", "imp")
+        self.assertEqual(self.warm(out[0]), "")
+        self.assertEqual(out[0]["stderr"]["text"], "/program/main.py:2: UserWarning: job warning here\n"
+                                                  "  warnings.warn('job warning here')\n")
