@@ -38,7 +38,7 @@ def _writable(path):
     posix = sys.modules["posix"]
     while isinstance(path, str) and path:
         try:
-            return not posix.statvfs(path).f_flag & posix.ST_RDONLY
+            return not posix.statvfs(path).f_flag & posix.ST_RDONLY and posix.stat(path).st_dev not in _OWN
         except (FileNotFoundError, NotADirectoryError):
             up = path.rstrip("/").rpartition("/")[0] or ("/" if path[:1] == "/" else ".")
             if up == path:
@@ -49,11 +49,44 @@ def _writable(path):
     return False
 
 
+def _own():
+    # The zygote's own /tmp and /dev/shm (each its own tmpfs): every job
+    # mounts a fresh one over each (mnt_plan_build_warm_job), so no job can
+    # write there; HOME=/tmp (the default) puts the user site directory there.
+    posix, own = sys.modules["posix"], set()
+    for d, up in (("/tmp", "/"), ("/dev/shm", "/dev")):
+        try:
+            dev = posix.stat(d).st_dev
+            if dev != posix.stat(up).st_dev:
+                own.add(dev)
+        except OSError:
+            pass
+    return own
+
+
+_OWN = _own()
+
+
 def _check_path():
     for p in sys.path:
         if isinstance(p, str) and p and _writable(p):
             _refuse("sys.path: %s is on a writable mount (a job could write code there that a zygote would run)"
                     % p, _PATH_WRITABLE, "")
+    # Where the start-up would read code from that is on sys.path only once
+    # it exists: the user site directory (without -s: HOME on a shared
+    # --workspace, a job's .pth ran in the next zygote), and bytecode under
+    # a pycache prefix (-X pycache_prefix, allowed with -I: a job's forged
+    # .pyc of json ran in the next zygote). Both shown at pid 3 before.
+    site = sys.modules.get("site")
+    if site is not None and getattr(site, "ENABLE_USER_SITE", False) and not sys.flags.no_user_site:
+        p = getattr(site, "USER_SITE", None)
+        if isinstance(p, str) and p and _writable(p):
+            _refuse("the user site directory: %s is on a writable mount (a job could write code there that a"
+                    " zygote would run)" % p, _PATH_WRITABLE, "")
+    p = getattr(sys, "pycache_prefix", None)
+    if isinstance(p, str) and p and _writable(p):
+        _refuse("sys.pycache_prefix: %s is on a writable mount (a job could write bytecode there that a zygote"
+                " would run)" % p, _PATH_WRITABLE, "")
     # The interpreter, and where its start-up looks for a pyvenv.cfg (its
     # directory and the one above): a job that could write there could
     # replace it, or name a site directory of its own that the next
@@ -193,7 +226,7 @@ for _f in {id(f): f for f in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stde
         _f.flush()
     except BaseException:
         pass
-del _writable, _check_path, _real, _preload, _refuse, _fds, _f
+del _writable, _own, _OWN, _check_path, _real, _preload, _refuse, _fds, _f
 # A warning a preload's import raised against the line that imported it
 # (`imp`'s DeprecationWarning, shown for __main__) made linecache read this
 # file, under the name every job's program has: a job's own warning then

@@ -412,3 +412,40 @@ class PreloadRedTeam(SandboxTest):
         self.assertEqual(self.warm(out[0]), "")
         self.assertEqual(out[0]["stderr"]["text"], "/program/main.py:2: UserWarning: job warning here\n"
                                                   "  warnings.warn('job warning here')\n")
+
+    def test_a_pycache_prefix_on_a_writable_mount_runs_cold(self):
+        # -X pycache_prefix (allowed with -I): bytecode is read from there,
+        # -B only stops writing it. Job 0 forges json's .pyc. Before: the
+        # next zygote (pid 3) ran it when it preloaded json.
+        rw = self.rw_dir()
+        plant = ("import importlib.util, importlib._bootstrap_external as be, json, os\n"
+                 "path = json.__file__\n"
+                 "st = os.stat(path)\n"
+                 "src = open(path, 'rb').read() + b'\\nopen(\"/opt/nsb-rw/ran-%d\" % __import__(\"os\").getpid(), \"w\")\\n'\n"
+                 "pyc = importlib.util.cache_from_source(path)\n"
+                 "os.makedirs(os.path.dirname(pyc), exist_ok=True)\n"
+                 "open(pyc, 'wb').write(be._code_to_timestamp_pyc(compile(src, path, 'exec'), st.st_mtime, st.st_size))\n"
+                 "print('ran')\n")
+        jobs = [dict(id=0, kind="python", code=plant)] + [dict(id=i, kind="python", code="print('ran')")
+                                                          for i in (1, 2)]
+        out = self.batch(jobs, "--warm", "--warm-rotate", "1", "-j", "1", "--preload", "json",
+                         "--interpreter-args", "-I -B -X pycache_prefix=/opt/nsb-rw/pyc", "--bind", rw + ":/opt/nsb-rw")
+        for i in range(3):
+            self.assert_cold(out[i], "sys.pycache_prefix: /opt/nsb-rw/pyc is on a writable mount")
+        self.assertNotIn("ran-3", os.listdir(rw), "a zygote ran the bytecode a job wrote")
+
+    def test_a_user_site_on_a_writable_mount_runs_cold(self):
+        # Without -s, site adds ~/.local/lib/pythonX.Y/site-packages once it
+        # exists: HOME on a shared --workspace. Before: job 0's .pth there
+        # ran in the next zygote (pid 3).
+        rw = self.rw_dir()
+        plant = ("import os, site\nos.makedirs(site.USER_SITE)\n"
+                 "open(site.USER_SITE + '/x.pth', 'w').write("
+                 "'import os; open(\"/workspace/ran-%d\" % os.getpid(), \"w\").close()\\n')\nprint('ran')\n")
+        jobs = [dict(id=0, kind="python", code=plant)] + [dict(id=i, kind="python", code="print('ran')")
+                                                          for i in (1, 2)]
+        out = self.batch(jobs, "--warm", "--warm-rotate", "1", "-j", "1", "--interpreter-args", "-B",
+                         "--workspace", rw, "--env", "HOME=/workspace")
+        for i in range(3):
+            self.assert_cold(out[i], "the user site directory: /workspace/.local/")
+        self.assertNotIn("ran-3", os.listdir(rw), "a zygote ran the .pth a job wrote")
