@@ -87,6 +87,18 @@ def _check_path():
     if isinstance(p, str) and p and _writable(p):
         _refuse("sys.pycache_prefix: %s is on a writable mount (a job could write bytecode there that a zygote"
                 " would run)" % p, _PATH_WRITABLE, "")
+    # What the dynamic loader loads into the interpreter before any of
+    # this runs: LD_PRELOAD (--env LD_PRELOAD=/shared/x.so, missing at
+    # first: job 0 wrote a library whose constructor ran in the next zygote,
+    # pid 3, which then served), LD_LIBRARY_PATH, LD_AUDIT, and iconv's
+    # GCONV_PATH. (Separators: ':' for paths, also ' ' and ';' for lists.)
+    env = sys.modules["posix"].environ
+    for var in (b"LD_PRELOAD", b"LD_LIBRARY_PATH", b"LD_AUDIT", b"GCONV_PATH"):
+        v = env.get(var, b"").decode("utf-8", "surrogateescape")
+        for p in v.replace(";", ":").replace(" ", ":").split(":"):
+            if p and _writable(p):
+                _refuse("%s: %s is on a writable mount (a job could write a library there that a zygote would load)"
+                        % (var.decode(), p), _PATH_WRITABLE, "")
     # The interpreter, and where its start-up looks for a pyvenv.cfg (its
     # directory and the one above): a job that could write there could
     # replace it, or name a site directory of its own that the next

@@ -449,3 +449,20 @@ class PreloadRedTeam(SandboxTest):
         for i in range(3):
             self.assert_cold(out[i], "the user site directory: /workspace/.local/")
         self.assertNotIn("ran-3", os.listdir(rw), "a zygote ran the .pth a job wrote")
+
+    def test_a_loader_path_on_a_writable_mount_runs_cold(self):
+        # --env LD_PRELOAD naming a library not there yet on a read-write
+        # bind. Before: job 0 wrote one there, and the next zygote (pid 3,
+        # no seccomp, no Landlock) loaded it and served every later job
+        # (shown with a library whose constructor wrote /shared/ran-3).
+        rw = self.rw_dir()
+        plant = "open('/opt/nsb-rw/x.so', 'wb').write(b'not a library')\nprint('ran')\n"
+        jobs = [dict(id=0, kind="python", code=plant)] + [dict(id=i, kind="python", code="print('ran')")
+                                                          for i in (1, 2)]
+        for var in ("LD_PRELOAD=/opt/nsb-rw/x.so", "LD_LIBRARY_PATH=/usr/lib:/opt/nsb-rw/lib"):
+            with self.subTest(var):
+                out = self.batch(jobs, "--warm", "--warm-rotate", "1", "-j", "1", "--env", var,
+                                 "--bind", rw + ":/opt/nsb-rw")
+                for i in range(3):
+                    self.assertEqual(out[i]["start"], "cold", out[i].get("start_reason"))
+                    self.assertIn("%s: /opt/nsb-rw/" % var.partition("=")[0], out[i]["start_reason"])
