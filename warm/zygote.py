@@ -99,6 +99,10 @@ def _check_path():
             if p and _writable(p):
                 _refuse("%s: %s is on a writable mount (a job could write a library there that a zygote would load)"
                         % (var.decode(), p), _PATH_WRITABLE, "")
+    for p in ("/etc/ld.so.preload", "/etc/ld.so.cache"):     # read by ld.so whatever the environment
+        if _writable(p):
+            _refuse("%s is on a writable mount (a job could name a library there that a zygote would load)" % p,
+                    _PATH_WRITABLE, "")
     # The interpreter, and where its start-up looks for a pyvenv.cfg (its
     # directory and the one above): a job that could write there could
     # replace it, or name a site directory of its own that the next
