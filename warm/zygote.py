@@ -187,6 +187,12 @@ def _preload(names):
         # with 0-2 only): its file object would read or close a closed
         # descriptor, or the job's own file that reused the number; kept
         # open, the jobs would share its offset.
+        # Memory it mapped shared and writable (mmap.mmap(-1, n), a
+        # multiprocessing.Value): every job's fork shares those pages, so
+        # one job read what another wrote there (a channel, and state that
+        # outlives a job), where a copy-on-write fork shares nothing.
+        for where in _shared_writable(os):
+            _refuse("%s: it left memory mapped shared and writable (%s): the jobs would share it" % (name, where))
         for fd in _fds(os) - fds:
             try:
                 what = os.readlink("/proc/self/fd/%d" % fd)
@@ -218,6 +224,34 @@ def _fds(os):
     return open_now
 
 
+def _shared_writable(os):
+    # the mappings other processes share that could be written: "sh" and
+    # "mw" among an smaps entry's VmFlags (a read-only file mapped shared
+    # from a read-only descriptor cannot be made writable: no "mw");
+    # /proc/self/maps first, smaps only when a shared mapping is there
+    fd = os.open("/proc/self/maps", os.O_RDONLY)
+    try:
+        maps = b"".join(iter(lambda: os.read(fd, 65536), b""))
+    finally:
+        os.close(fd)
+    if not any(len(f) > 1 and f[1][3:4] == b"s" for f in (l.split() for l in maps.splitlines())):
+        return []
+    fd = os.open("/proc/self/smaps", os.O_RDONLY)
+    try:
+        smaps = b"".join(iter(lambda: os.read(fd, 65536), b""))
+    finally:
+        os.close(fd)
+    found, head = [], None
+    for line in smaps.splitlines():
+        f = line.split()
+        if f and b"-" in f[0] and not f[0].endswith(b":"):
+            head = line
+        elif f[:1] == [b"VmFlags:"] and b"sh" in f and b"mw" in f and head is not None:
+            h = head.decode("utf-8", "replace").split()
+            found.append(" ".join(h[:1] + h[5:]))
+    return found
+
+
 def _refuse(why, status=None, prefix="preload "):
     # fd 2 itself: the preload may have replaced or closed sys.stderr. One
     # line: the keeper reports the last line of the zygote's stderr.
@@ -242,7 +276,7 @@ for _f in {id(f): f for f in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stde
         _f.flush()
     except BaseException:
         pass
-del _writable, _own, _OWN, _check_path, _real, _preload, _refuse, _fds, _f
+del _writable, _own, _OWN, _check_path, _real, _preload, _refuse, _fds, _shared_writable, _f
 # A warning a preload's import raised against the line that imported it
 # (`imp`'s DeprecationWarning, shown for __main__) made linecache read this
 # file, under the name every job's program has: a job's own warning then

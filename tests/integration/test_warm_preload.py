@@ -264,6 +264,8 @@ RED_MODULES = {
                  "P = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(25)'])\n"),
     # a file held open at import (a log handler, a config file)
     "pl_fd": "F = open(__file__)\n",
+    # memory mapped shared (anonymous mmap is MAP_SHARED)
+    "pl_mmap": "import mmap\nM = mmap.mmap(-1, 4096)\n",
 }
 
 
@@ -466,3 +468,13 @@ class PreloadRedTeam(SandboxTest):
                 for i in range(3):
                     self.assertEqual(out[i]["start"], "cold", out[i].get("start_reason"))
                     self.assertIn("%s: /opt/nsb-rw/" % var.partition("=")[0], out[i]["start_reason"])
+
+    def test_a_preload_that_maps_shared_memory_runs_cold(self):
+        # mmap.mmap(-1, n) is MAP_SHARED: every job's fork shares its pages.
+        # Before: job 1 of one zygote read b'secret-A', written by job 0.
+        code = ("import pl_mmap\nseen = bytes(pl_mmap.M[:8])\npl_mmap.M[:8] = b'secret-A'\n"
+                "print('ran' if seen == bytes(8) else 'saw %r' % seen)\n")
+        out = self.batch([dict(id=i, kind="python", code=code) for i in range(2)], "--warm", "-j", "1",
+                         *self.mods("pl_mmap"))
+        for i in range(2):
+            self.assert_cold(out[i], "preload pl_mmap:", "shared and writable")
