@@ -183,16 +183,16 @@ def _preload(names):
                     _refuse("%s: it left a child process running (a zygote's only children are its jobs)" % name)
         except ChildProcessError:
             pass
-        # A descriptor it left open is closed in every job (a job starts
-        # with 0-2 only): its file object would read or close a closed
-        # descriptor, or the job's own file that reused the number; kept
-        # open, the jobs would share its offset.
         # Memory it mapped shared and writable (mmap.mmap(-1, n), a
         # multiprocessing.Value): every job's fork shares those pages, so
         # one job read what another wrote there (a channel, and state that
         # outlives a job), where a copy-on-write fork shares nothing.
         for where in _shared_writable(os):
             _refuse("%s: it left memory mapped shared and writable (%s): the jobs would share it" % (name, where))
+        # A descriptor it left open is closed in every job (a job starts
+        # with 0-2 only): its file object would read or close a closed
+        # descriptor, or the job's own file that reused the number; kept
+        # open, the jobs would share its offset.
         for fd in _fds(os) - fds:
             try:
                 what = os.readlink("/proc/self/fd/%d" % fd)

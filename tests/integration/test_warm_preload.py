@@ -13,7 +13,14 @@ docs/warm-start.md "Preloaded packages").
   start_reason names the module and why; a directory of sys.path on a
   writable mount (where a job could leave a .pth for the next zygote): no
   zygote, every job of the batch cold;
-- a bad module name is a usage error naming the profile's file and line.
+- a bad module name is a usage error naming the profile's file and line;
+- (PreloadRedTeam, the outside review) what a preload leaves in the
+  zygote -- buffered output, a child process, an open descriptor, shared
+  writable memory, multiprocessing's key and __mp_main__, a linecache entry
+  under the jobs' program name -- never reaches, hangs or misleads a job;
+  and a job can write nowhere a later zygote's start-up reads code from
+  (a sys.path directory not there yet, the interpreter and its pyvenv.cfg,
+  a link out of sys.path, the user site, a pycache prefix, LD_PRELOAD).
 
 In the integration suite's discovery, as test_warm_limits.py: CI runs it
 as root (cgroup backend) and as uid 65534 (rlimits).
