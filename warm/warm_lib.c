@@ -266,6 +266,10 @@ int nsbox_warm_serve(int ctl, void *start)
                 fprintf(stderr, "nsbox warm: SIGCHLD: %s\n", strerror(errno));
                 return -1;
         }
+        /* What C's stdio holds now (an extension's printf at a preload's
+         * import) out to the zygote's own streams: every job's exit flushes
+         * C's stdio (warm_job.c), over the job's fds 1 and 2. */
+        (void) fflush(NULL);
         read_self_cmdline();
         (void) prctl(PR_GET_NAME, py_comm);
         (void) prctl(PR_SET_NAME, "nsbox-zygote");

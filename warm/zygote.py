@@ -31,10 +31,40 @@ if sys.implementation.name != "cpython" or sys.version_info < (3, 7):
 # (_PATH_WRITABLE: warm_pool.c then starts no zygote for the rest of the
 # batch); the jobs run cold.
 def _writable(path):
-    try:
-        return not sys.modules["posix"].statvfs(path).f_flag & sys.modules["posix"].ST_RDONLY
-    except (OSError, TypeError, ValueError):
-        return False
+    # A path not there (yet) is as writable as the nearest directory above
+    # it that is: a job could make it (a PYTHONPATH directory on a
+    # read-write --bind, made by a job with a sitecustomize in it, ran in the
+    # next zygote before this check existed).
+    posix = sys.modules["posix"]
+    while isinstance(path, str) and path:
+        try:
+            return not posix.statvfs(path).f_flag & posix.ST_RDONLY and posix.stat(path).st_dev not in _OWN
+        except (FileNotFoundError, NotADirectoryError):
+            up = path.rstrip("/").rpartition("/")[0] or ("/" if path[:1] == "/" else ".")
+            if up == path:
+                return False
+            path = up
+        except (OSError, TypeError, ValueError):
+            return False
+    return False
+
+
+def _own():
+    # The zygote's own /tmp and /dev/shm (each its own tmpfs): every job
+    # mounts a fresh one over each (mnt_plan_build_warm_job), so no job can
+    # write there; HOME=/tmp (the default) puts the user site directory there.
+    posix, own = sys.modules["posix"], set()
+    for d, up in (("/tmp", "/"), ("/dev/shm", "/dev")):
+        try:
+            dev = posix.stat(d).st_dev
+            if dev != posix.stat(up).st_dev:
+                own.add(dev)
+        except OSError:
+            pass
+    return own
+
+
+_OWN = _own()
 
 
 def _check_path():
@@ -42,6 +72,76 @@ def _check_path():
         if isinstance(p, str) and p and _writable(p):
             _refuse("sys.path: %s is on a writable mount (a job could write code there that a zygote would run)"
                     % p, _PATH_WRITABLE, "")
+    # Where the start-up would read code from that is on sys.path only once
+    # it exists: the user site directory (without -s: HOME on a shared
+    # --workspace, a job's .pth ran in the next zygote), and bytecode under
+    # a pycache prefix (-X pycache_prefix, allowed with -I: a job's forged
+    # .pyc of json ran in the next zygote). Both shown at pid 3 before.
+    site = sys.modules.get("site")
+    if site is not None and getattr(site, "ENABLE_USER_SITE", False) and not sys.flags.no_user_site:
+        p = getattr(site, "USER_SITE", None)
+        if isinstance(p, str) and p and _writable(p):
+            _refuse("the user site directory: %s is on a writable mount (a job could write code there that a"
+                    " zygote would run)" % p, _PATH_WRITABLE, "")
+    p = getattr(sys, "pycache_prefix", None)
+    if isinstance(p, str) and p and _writable(p):
+        _refuse("sys.pycache_prefix: %s is on a writable mount (a job could write bytecode there that a zygote"
+                " would run)" % p, _PATH_WRITABLE, "")
+    # What the dynamic loader loads into the interpreter before any of
+    # this runs: LD_PRELOAD (--env LD_PRELOAD=/shared/x.so, missing at
+    # first: job 0 wrote a library whose constructor ran in the next zygote,
+    # pid 3, which then served), LD_LIBRARY_PATH, LD_AUDIT, and iconv's
+    # GCONV_PATH. (Separators: ':' for paths, also ' ' and ';' for lists.)
+    env = sys.modules["posix"].environ
+    for var in (b"LD_PRELOAD", b"LD_LIBRARY_PATH", b"LD_AUDIT", b"GCONV_PATH"):
+        v = env.get(var, b"").decode("utf-8", "surrogateescape")
+        for p in v.replace(";", ":").replace(" ", ":").split(":"):
+            if p and _writable(p):
+                _refuse("%s: %s is on a writable mount (a job could write a library there that a zygote would load)"
+                        % (var.decode(), p), _PATH_WRITABLE, "")
+    for p in ("/etc/ld.so.preload", "/etc/ld.so.cache"):     # read by ld.so whatever the environment
+        if _writable(p):
+            _refuse("%s is on a writable mount (a job could name a library there that a zygote would load)" % p,
+                    _PATH_WRITABLE, "")
+    # The interpreter, and where its start-up looks for a pyvenv.cfg (its
+    # directory and the one above): a job that could write there could
+    # replace it, or name a site directory of its own that the next
+    # zygote's `site` runs a .pth from (shown with a job's .pth, pid 3).
+    exe = sys.executable
+    if isinstance(exe, str) and exe[:1] == "/":
+        real = _real(exe)
+        bindir = exe.rpartition("/")[0] or "/"
+        for p in (exe, real, bindir, bindir.rpartition("/")[0] or "/"):
+            if _writable(p):
+                _refuse("the interpreter: %s is on a writable mount (a job could replace it, or leave a pyvenv.cfg"
+                        " that a zygote would read)" % p, _PATH_WRITABLE, "")
+    # What the start-up read, or would read, through a link out of those
+    # directories (Debian's /usr/lib/python3.X/sitecustomize.py is a link
+    # to /etc/python3.X/sitecustomize.py, not in the sandbox: with a
+    # read-write bind there, a job's sitecustomize ran in the next zygote):
+    # the file of every module it ran, and the names `site` looks for.
+    for m in list(sys.modules.values()):
+        f = getattr(m, "__file__", None)
+        if isinstance(f, str) and _writable(_real(f)):
+            _refuse("the start-up's module %s: %s is on a writable mount (a job could write code there that a"
+                    " zygote would run)" % (getattr(m, "__name__", "?"), _real(f)), _PATH_WRITABLE, "")
+    posix = sys.modules["posix"]
+    for d in sys.path:
+        try:
+            names = posix.listdir(d) if isinstance(d, str) and d else ()
+        except OSError:
+            continue
+        for n in names:
+            if n.endswith(".pth") or n.partition(".")[0] in ("sitecustomize", "usercustomize"):
+                f = _real("%s/%s" % (d, n))
+                if _writable(f):
+                    _refuse("%s/%s -> %s is on a writable mount (a job could write code a zygote would run)"
+                            % (d, n, f), _PATH_WRITABLE, "")
+
+
+def _real(path):
+    # the file a path names, through its links (os is loaded but under -S)
+    return sys.modules["os"].path.realpath(path) if "os" in sys.modules else path
 
 
 # ---- preloaded packages ([python] preload; docs/warm-start.md, "Preloaded
@@ -56,6 +156,7 @@ def _check_path():
 # joined and no finaliser of its runs.
 def _preload(names):
     os = sys.modules["posix"]     # always loaded (os is not, under -S)
+    fds = _fds(os)
     for name in names:
         before = frozenset(sys.modules)
         try:
@@ -72,6 +173,32 @@ def _preload(names):
             tasks = sys.modules["threading"].active_count() if "threading" in sys.modules else 1
         if tasks != 1:
             _refuse("%s: it left %d threads running (a zygote must be single-threaded to fork)" % (name, tasks))
+        # A process it started (a helper, a server) would outlive the
+        # batch's end, which waits for the zygote's children: the batch hung
+        # until it ended. One that ended is reaped here.
+        try:
+            while True:
+                pid = os.waitpid(-1, os.WNOHANG)[0]
+                if pid == 0:
+                    _refuse("%s: it left a child process running (a zygote's only children are its jobs)" % name)
+        except ChildProcessError:
+            pass
+        # Memory it mapped shared and writable (mmap.mmap(-1, n), a
+        # multiprocessing.Value): every job's fork shares those pages, so
+        # one job read what another wrote there (a channel, and state that
+        # outlives a job), where a copy-on-write fork shares nothing.
+        for where in _shared_writable(os):
+            _refuse("%s: it left memory mapped shared and writable (%s): the jobs would share it" % (name, where))
+        # A descriptor it left open is closed in every job (a job starts
+        # with 0-2 only): its file object would read or close a closed
+        # descriptor, or the job's own file that reused the number; kept
+        # open, the jobs would share its offset.
+        for fd in _fds(os) - fds:
+            try:
+                what = os.readlink("/proc/self/fd/%d" % fd)
+            except OSError:
+                what = "?"
+            _refuse("%s: it left file descriptor %d open (%s): a job starts with 0-2 only" % (name, fd, what))
         # The zygote runs without seccomp and Landlock, and every later job
         # is its child: it runs only code from the read-only tree. A module
         # file on a writable mount (a --bind, the --workspace: the zygote's
@@ -80,9 +207,49 @@ def _preload(names):
         for m in [sys.modules[k] for k in sys.modules if k not in before]:
             f = getattr(m, "__file__", None)
             for p in [f] if isinstance(f, str) else list(getattr(m, "__path__", None) or ()):
-                if _writable(p):
+                if _writable(p) or (isinstance(p, str) and _writable(_real(p))):
                     _refuse("%s: %s is on a writable mount (%s): a job could change what the zygote runs" % (
                         name, getattr(m, "__name__", "a module"), p))
+
+
+def _fds(os):
+    # the descriptors open now (not the one the listing itself used)
+    open_now = set()
+    for n in os.listdir("/proc/self/fd"):
+        try:
+            os.fstat(int(n))
+            open_now.add(int(n))
+        except (OSError, ValueError):
+            pass
+    return open_now
+
+
+def _shared_writable(os):
+    # the mappings other processes share that could be written: "sh" and
+    # "mw" among an smaps entry's VmFlags (a read-only file mapped shared
+    # from a read-only descriptor cannot be made writable: no "mw");
+    # /proc/self/maps first, smaps only when a shared mapping is there
+    fd = os.open("/proc/self/maps", os.O_RDONLY)
+    try:
+        maps = b"".join(iter(lambda: os.read(fd, 65536), b""))
+    finally:
+        os.close(fd)
+    if not any(len(f) > 1 and f[1][3:4] == b"s" for f in (l.split() for l in maps.splitlines())):
+        return []
+    fd = os.open("/proc/self/smaps", os.O_RDONLY)
+    try:
+        smaps = b"".join(iter(lambda: os.read(fd, 65536), b""))
+    finally:
+        os.close(fd)
+    found, head = [], None
+    for line in smaps.splitlines():
+        f = line.split()
+        if f and b"-" in f[0] and not f[0].endswith(b":"):
+            head = line
+        elif f[:1] == [b"VmFlags:"] and b"sh" in f and b"mw" in f and head is not None:
+            h = head.decode("utf-8", "replace").split()
+            found.append(" ".join(h[:1] + h[5:]))
+    return found
 
 
 def _refuse(why, status=None, prefix="preload "):
@@ -100,7 +267,22 @@ def _refuse(why, status=None, prefix="preload "):
 _PRELOAD_FAILED, _PATH_WRITABLE = 4, 5
 _check_path()
 _preload(globals().get("_NSBOX_PRELOAD", ()))
-del _writable, _check_path, _preload, _refuse
+# What the start-up (a .pth) or a preload wrote and left buffered (`this`
+# prints the Zen, an extension's printf): out now, to the zygote's own
+# streams, or every job's streams (the same objects over the job's fds 0-2)
+# would begin with it. C's stdio: nsbox_warm_serve.
+for _f in {id(f): f for f in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__)}.values():
+    try:
+        _f.flush()
+    except BaseException:
+        pass
+del _writable, _own, _OWN, _check_path, _real, _preload, _refuse, _fds, _shared_writable, _f
+# A warning a preload's import raised against the line that imported it
+# (`imp`'s DeprecationWarning, shown for __main__) made linecache read this
+# file, under the name every job's program has: a job's own warning then
+# showed this file's line, not its own. (The job's file is read afresh.)
+if "linecache" in sys.modules:
+    getattr(sys.modules["linecache"], "cache", {}).pop(__file__, None)
 # What a job starts with: the interpreter's start-up modules and finders,
 # and (above) the preloads'.
 _NSBOX_COLD_MODULES = frozenset(sys.modules)
@@ -362,6 +544,13 @@ def _reseed():
     bg = getattr(rs, "_bit_generator", None)
     if bg is not None:
         rs.__init__(type(bg)())
+    # multiprocessing's authentication key, drawn at its import (a preload
+    # of multiprocessing, scipy, joblib ...): every job of a generation had
+    # the same one, where each cold process draws its own
+    mp = sys.modules.get("multiprocessing.process")
+    config = getattr(getattr(mp, "_current_process", None), "_config", None)
+    if isinstance(config, dict) and "authkey" in config:
+        config["authkey"] = mp.AuthenticationString(sys.modules["posix"].urandom(32))
 
 
 def _start(argv):
@@ -388,7 +577,17 @@ def _start(argv):
     main.__builtins__ = sys.modules["builtins"]
     main.__file__ = _MAIN
     main.__cached__ = None
+    harness = sys.modules["__main__"]
     sys.modules["__main__"] = main
+    # Other names of the zygote's __main__ (this file), made by a preload's
+    # import: multiprocessing's `__mp_main__`. Cold, they name the job's
+    # __main__; left to name this file, the job's exit cleared this file's
+    # globals as the job's, and every job of a zygote that preloaded
+    # multiprocessing exited 1, silently.
+    for name in _MAIN_ALIASES:
+        if sys.modules.get(name) is harness:
+            sys.modules[name] = main
+    del harness
     # What only this file imported is not the job's: a cold interpreter has
     # not imported it, so neither has the job (an import runs it afresh).
     # Before 3.10, atexit's handlers live in the state of the module object
@@ -415,6 +614,7 @@ if hasattr(_start.__code__, "replace"):     # 3.8+: named as the harness, as _jo
     _reseed.__code__ = _renamed(_reseed.__code__)
 
 _DROP = _not_cold()
+_MAIN_ALIASES = tuple(k for k, v in sys.modules.items() if v is sys.modules["__main__"] and k != "__main__")
 # What the job's finalisation leaves alone: the zygote's modules (held, so
 # none is torn down), and the entries of theirs and of sys that the job
 # did not change.

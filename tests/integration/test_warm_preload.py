@@ -13,7 +13,14 @@ docs/warm-start.md "Preloaded packages").
   start_reason names the module and why; a directory of sys.path on a
   writable mount (where a job could leave a .pth for the next zygote): no
   zygote, every job of the batch cold;
-- a bad module name is a usage error naming the profile's file and line.
+- a bad module name is a usage error naming the profile's file and line;
+- (PreloadRedTeam, the outside review) what a preload leaves in the
+  zygote -- buffered output, a child process, an open descriptor, shared
+  writable memory, multiprocessing's key and __mp_main__, a linecache entry
+  under the jobs' program name -- never reaches, hangs or misleads a job;
+  and a job can write nowhere a later zygote's start-up reads code from
+  (a sys.path directory not there yet, the interpreter and its pyvenv.cfg,
+  a link out of sys.path, the user site, a pycache prefix, LD_PRELOAD).
 
 In the integration suite's discovery, as test_warm_limits.py: CI runs it
 as root (cgroup backend) and as uid 65534 (rlimits).
@@ -248,3 +255,233 @@ class Preload(SandboxTest):
             out = self.batch([dict(id=0, kind="python", code="print('ran')")], "-j", "1", *opts)
             sha[opts] = out[0]["policy_sha256"]
         self.assertNotEqual(sha[()], sha[("--preload", "numpy")])
+
+
+# ---- red team of #28's preloads (outside review): what a preload or a job
+# could still do to other jobs through the zygote.
+RED_MODULES = {
+    # import-time output left in the zygote's buffers: Python's stdout and
+    # stderr (no newline: block- and line-buffered) and C's stdio
+    "pl_out": ("import sys, ctypes\n"
+               "sys.stdout.write('preload-stdout ')\n"
+               "sys.stderr.write('preload-stderr ')\n"
+               "ctypes.CDLL(None).printf(b'preload-c-stdio ')\n"),
+    # a helper process started at import (a server, a tracker)
+    "pl_child": ("import subprocess, sys\n"
+                 "P = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(25)'])\n"),
+    # a file held open at import (a log handler, a config file)
+    "pl_fd": "F = open(__file__)\n",
+    # memory mapped shared (anonymous mmap is MAP_SHARED)
+    "pl_mmap": "import mmap\nM = mmap.mmap(-1, 4096)\n",
+}
+
+
+class PreloadRedTeam(SandboxTest):
+    """What a preload leaves in the zygote (buffered output, a child
+    process, an open descriptor) never reaches, hangs or misleads a job; a
+    job can write nowhere a later zygote's start-up reads code from."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="nsbox-preload-red.", dir="/var/tmp")
+        os.chmod(cls.dir, 0o755)
+        for name, text in RED_MODULES.items():
+            with open(os.path.join(cls.dir, name + ".py"), "w") as f:
+                f.write(text)
+            os.chmod(os.path.join(cls.dir, name + ".py"), 0o644)
+        cls.site = local_site()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    batch, ok, warm, mods, assert_cold = Preload.batch, Preload.ok, Preload.warm, Preload.mods, Preload.assert_cold
+
+    def rw_dir(self):
+        rw = tempfile.mkdtemp(prefix="nsbox-preload-rw.", dir="/var/tmp")
+        self.addCleanup(shutil.rmtree, rw, ignore_errors=True)
+        os.chmod(rw, 0o777)
+        return rw
+
+    def test_what_a_preload_printed_is_in_no_job(self):
+        # `this` prints the Zen at import; pl_out leaves text in every
+        # buffer. Before: every warm job's stdout began with the Zen and
+        # ended with 'preload-c-stdio ', its stderr held 'preload-stderr '.
+        out = self.batch([dict(id=i, kind="python", code="print('ran')") for i in range(2)],
+                         "--warm", "-j", "1", *self.mods("this", "pl_out"))
+        for i in range(2):
+            self.assertEqual(self.warm(out[i]), "ran\n")
+            self.assertEqual(out[i]["stderr"]["text"], "")
+
+    def test_a_preload_that_leaves_a_child_running_runs_cold(self):
+        # Before: the jobs ran warm and the batch waited for the child to
+        # end (25 s) before it ended.
+        p = subprocess.run([NSBOX, "batch", "--warm", "-j", "1", *self.mods("pl_child"), "-"],
+                           input=jsonl([dict(id=0, kind="python", code="print('ran')")]), capture_output=True,
+                           timeout=120)
+        res = json.loads(p.stdout.decode().splitlines()[0])
+        self.assert_cold(res, "preload pl_child:", "child process")
+        self.assertNotIn("25.", p.stderr.decode())   # "1 line in 25.1s"
+
+    def test_a_preload_that_holds_a_file_runs_cold(self):
+        # A job starts with every descriptor but 0-2 closed: the preload's
+        # file object would be left on a closed (or the job's own, reused)
+        # descriptor. Before: warm, OSError: [Errno 9] Bad file descriptor.
+        code = ("import pl_fd\npl_fd.F.seek(0)\n"
+                "print('ran' if pl_fd.F.read().startswith('F = open') else 'another file')\n")
+        out = self.batch([dict(id=0, kind="python", code=code)], "--warm", "-j", "1", *self.mods("pl_fd"))
+        self.assert_cold(out[0], "preload pl_fd:", "file descriptor")
+
+    def test_a_sys_path_entry_a_job_could_create_runs_cold(self):
+        # PYTHONPATH (honoured without -I) names a directory not there yet
+        # on a read-write bind: job 0 makes it and leaves a sitecustomize.
+        # Before: the next zygote (pid 3, no seccomp, no Landlock) ran it;
+        # it could have replaced the writable-mount check and every later
+        # job's print.
+        rw = self.rw_dir()
+        site = ("import os; open('/opt/nsb-rw/ran-' + str(os.getpid()), 'w').close()\n")
+        plant = ("import os\nos.makedirs('/opt/nsb-rw/lib')\n"
+                 "open('/opt/nsb-rw/lib/sitecustomize.py', 'w').write(%r)\nprint('ran')\n" % site)
+        jobs = [dict(id=0, kind="python", code=plant)] + [dict(id=i, kind="python", code="print('ran')")
+                                                          for i in (1, 2)]
+        out = self.batch(jobs, "--warm", "--warm-rotate", "1", "-j", "1", "--interpreter-args", "-B",
+                         "--env", "PYTHONPATH=/opt/nsb-rw/lib", "--bind", rw + ":/opt/nsb-rw")
+        for i in range(3):
+            self.assert_cold(out[i], "sys.path: /opt/nsb-rw/lib is on a writable mount")
+        self.assertNotIn("ran-3", os.listdir(rw), "a zygote ran the sitecustomize a job wrote")
+
+    def test_an_interpreter_on_a_writable_mount_runs_cold(self):
+        # The interpreter (a link to python3) in a read-write bind: job 0
+        # leaves a pyvenv.cfg beside it and a .pth in the site directory it
+        # names. Before: the next zygote ran the .pth (pid 3).
+        rw = self.rw_dir()
+        os.mkdir(os.path.join(rw, "bin"))
+        os.symlink(os.path.realpath(PYTHON), os.path.join(rw, "bin", "python3"))
+        ver = "python%d.%d" % sys.version_info[:2]
+        pth = "import os; open(%r + '/ran-' + str(os.getpid()), 'w').close()\n" % rw
+        plant = ("import os\nos.makedirs(%r)\nopen(%r, 'w').write('home = /usr/bin\\n')\n"
+                 "open(%r, 'w').write(%r)\nprint('ran')\n"
+                 % ("%s/lib/%s/site-packages" % (rw, ver), rw + "/pyvenv.cfg",
+                    "%s/lib/%s/site-packages/x.pth" % (rw, ver), pth))
+        jobs = [dict(id=0, kind="python", code=plant)] + [dict(id=i, kind="python", code="print('ran')")
+                                                          for i in (1, 2)]
+        out = self.batch(jobs, "--warm", "--warm-rotate", "1", "-j", "1", "--interpreter", rw + "/bin/python3",
+                         "--bind", "%s:%s" % (rw, rw))
+        self.assert_cold(out[0], "is on a writable mount", rw + "/bin")
+        self.assertNotIn("ran-3", os.listdir(rw), "a zygote ran the .pth a job wrote")
+
+    def test_a_link_out_of_sys_path_to_a_writable_mount_runs_cold(self):
+        # Debian's /usr/lib/python3.X/sitecustomize.py is a link to
+        # /etc/python3.X/sitecustomize.py, not in the sandbox: a read-write
+        # bind there, and job 0 writes the file the link names. Before: the
+        # next zygote (pid 3) ran it, every directory of sys.path being
+        # read-only.
+        ver = "python%d.%d" % sys.version_info[:2]
+        link = "/usr/lib/%s/sitecustomize.py" % ver
+        if os.path.realpath(link) != "/etc/%s/sitecustomize.py" % ver:
+            self.skipTest("%s is not Debian's link to /etc/%s" % (link, ver))
+        rw = self.rw_dir()
+        site = "import os; open('/etc/%s/ran-' + str(os.getpid()), 'w').close()\n" % ver
+        plant = "open('/etc/%s/sitecustomize.py', 'w').write(%r)\nprint('ran')\n" % (ver, site)
+        jobs = [dict(id=0, kind="python", code=plant)] + [dict(id=i, kind="python", code="print('ran')")
+                                                          for i in (1, 2)]
+        out = self.batch(jobs, "--warm", "--warm-rotate", "1", "-j", "1", "--bind", "%s:/etc/%s" % (rw, ver))
+        for i in range(3):
+            self.assert_cold(out[i], "sitecustomize", "is on a writable mount")
+        self.assertNotIn("ran-3", os.listdir(rw), "a zygote ran the sitecustomize a job wrote")
+
+    def test_multiprocessing_authkey_is_drawn_per_job(self):
+        # multiprocessing draws its authentication key at import. Before:
+        # every job of a zygote that preloaded it had the same key.
+        code = "import multiprocessing\nprint(multiprocessing.current_process().authkey.hex())\n"
+        out = self.batch([dict(id=i, kind="python", code=code) for i in range(3)], "--warm", "-j", "1",
+                         "--preload", "multiprocessing")
+        keys = [self.warm(out[i]) for i in range(3)]
+        self.assertEqual(len(set(keys)), 3, "the jobs share multiprocessing's authkey: %r" % keys)
+        self.assertEqual(len(keys[0]), 65)
+
+    def test_a_job_with_multiprocessing_preloaded_exits_as_cold(self):
+        # multiprocessing's import names the zygote's __main__ (the
+        # harness) `__mp_main__`. Before: every job exited 1 with nothing on
+        # stderr (its exit cleared the harness's globals as the job's).
+        code = "import sys\nprint(sys.modules['__mp_main__'] is sys.modules['__main__'])\n"
+        out = self.batch([dict(id=i, kind="python", code=code) for i in range(2)], "--warm", "-j", "1",
+                         "--preload", "multiprocessing")
+        for i in range(2):
+            self.assertEqual(self.warm(out[i]), "True\n")
+            self.assertEqual(out[i]["stderr"]["text"], "")
+
+    def test_a_job_warning_shows_its_own_line_after_a_preload_warned(self):
+        # imp's import warns (DeprecationWarning, shown for __main__: the
+        # zygote's file, which runs as /program/main.py). Before: a job's
+        # own warning at line 2 showed the zygote's line 2
+        # (`_NSBOX_PRELOAD = ("imp", )`), not its own.
+        code = "import warnings\nwarnings.warn('job warning here')\n"
+        out = self.batch([dict(id=0, kind="python", code=code)], "--warm", "-j", "1", "--preload", "imp")
+        self.assertEqual(self.warm(out[0]), "")
+        self.assertEqual(out[0]["stderr"]["text"], "/program/main.py:2: UserWarning: job warning here\n"
+                                                  "  warnings.warn('job warning here')\n")
+
+    def test_a_pycache_prefix_on_a_writable_mount_runs_cold(self):
+        # -X pycache_prefix (allowed with -I): bytecode is read from there,
+        # -B only stops writing it. Job 0 forges json's .pyc. Before: the
+        # next zygote (pid 3) ran it when it preloaded json.
+        rw = self.rw_dir()
+        plant = ("import importlib.util, importlib._bootstrap_external as be, json, os\n"
+                 "path = json.__file__\n"
+                 "st = os.stat(path)\n"
+                 "src = open(path, 'rb').read() + b'\\nopen(\"/opt/nsb-rw/ran-%d\" % __import__(\"os\").getpid(), \"w\")\\n'\n"
+                 "pyc = importlib.util.cache_from_source(path)\n"
+                 "os.makedirs(os.path.dirname(pyc), exist_ok=True)\n"
+                 "open(pyc, 'wb').write(be._code_to_timestamp_pyc(compile(src, path, 'exec'), st.st_mtime, st.st_size))\n"
+                 "print('ran')\n")
+        jobs = [dict(id=0, kind="python", code=plant)] + [dict(id=i, kind="python", code="print('ran')")
+                                                          for i in (1, 2)]
+        out = self.batch(jobs, "--warm", "--warm-rotate", "1", "-j", "1", "--preload", "json",
+                         "--interpreter-args", "-I -B -X pycache_prefix=/opt/nsb-rw/pyc", "--bind", rw + ":/opt/nsb-rw")
+        for i in range(3):
+            self.assert_cold(out[i], "sys.pycache_prefix: /opt/nsb-rw/pyc is on a writable mount")
+        self.assertNotIn("ran-3", os.listdir(rw), "a zygote ran the bytecode a job wrote")
+
+    def test_a_user_site_on_a_writable_mount_runs_cold(self):
+        # Without -s, site adds ~/.local/lib/pythonX.Y/site-packages once it
+        # exists: HOME on a shared --workspace. Before: job 0's .pth there
+        # ran in the next zygote (pid 3).
+        rw = self.rw_dir()
+        plant = ("import os, site\nos.makedirs(site.USER_SITE)\n"
+                 "open(site.USER_SITE + '/x.pth', 'w').write("
+                 "'import os; open(\"/workspace/ran-%d\" % os.getpid(), \"w\").close()\\n')\nprint('ran')\n")
+        jobs = [dict(id=0, kind="python", code=plant)] + [dict(id=i, kind="python", code="print('ran')")
+                                                          for i in (1, 2)]
+        out = self.batch(jobs, "--warm", "--warm-rotate", "1", "-j", "1", "--interpreter-args", "-B",
+                         "--workspace", rw, "--env", "HOME=/workspace")
+        for i in range(3):
+            self.assert_cold(out[i], "the user site directory: /workspace/.local/")
+        self.assertNotIn("ran-3", os.listdir(rw), "a zygote ran the .pth a job wrote")
+
+    def test_a_loader_path_on_a_writable_mount_runs_cold(self):
+        # --env LD_PRELOAD naming a library not there yet on a read-write
+        # bind. Before: job 0 wrote one there, and the next zygote (pid 3,
+        # no seccomp, no Landlock) loaded it and served every later job
+        # (shown with a library whose constructor wrote /shared/ran-3).
+        rw = self.rw_dir()
+        plant = "open('/opt/nsb-rw/x.so', 'wb').write(b'not a library')\nprint('ran')\n"
+        jobs = [dict(id=0, kind="python", code=plant)] + [dict(id=i, kind="python", code="print('ran')")
+                                                          for i in (1, 2)]
+        for var in ("LD_PRELOAD=/opt/nsb-rw/x.so", "LD_LIBRARY_PATH=/usr/lib:/opt/nsb-rw/lib"):
+            with self.subTest(var):
+                out = self.batch(jobs, "--warm", "--warm-rotate", "1", "-j", "1", "--env", var,
+                                 "--bind", rw + ":/opt/nsb-rw")
+                for i in range(3):
+                    self.assertEqual(out[i]["start"], "cold", out[i].get("start_reason"))
+                    self.assertIn("%s: /opt/nsb-rw/" % var.partition("=")[0], out[i]["start_reason"])
+
+    def test_a_preload_that_maps_shared_memory_runs_cold(self):
+        # mmap.mmap(-1, n) is MAP_SHARED: every job's fork shares its pages.
+        # Before: job 1 of one zygote read b'secret-A', written by job 0.
+        code = ("import pl_mmap\nseen = bytes(pl_mmap.M[:8])\npl_mmap.M[:8] = b'secret-A'\n"
+                "print('ran' if seen == bytes(8) else 'saw %r' % seen)\n")
+        out = self.batch([dict(id=i, kind="python", code=code) for i in range(2)], "--warm", "-j", "1",
+                         *self.mods("pl_mmap"))
+        for i in range(2):
+            self.assert_cold(out[i], "preload pl_mmap:", "shared and writable")
