@@ -58,11 +58,21 @@ static int lower_limit(int resource, const char *name, uint64_t value, struct ns
 
 static int rl_child_join(struct cg_run *run, const struct cg_spec *spec, struct nsb_error *e)
 {
+        uint64_t as = cg_rlimit_as_bytes(spec);
         int r;
 
         cg_close_run_fds(run);
+        /* A warm job's init, and the job it forks, start as copies of the
+         * zygote and never exec: what the zygote's preloads mapped (numpy's
+         * libraries: more than 2 x 16M) is not the job's, and counted it
+         * left a job under --memory 16M no room to print (exit 1, nothing
+         * on stderr). The job gets its room on top of it; the tree watch
+         * holds its memory. (Without preloads the zygote maps what a cold
+         * interpreter does at its first line: nothing is added.) */
+        if (spec->as_inherited && as != 0 && as != UINT64_MAX)
+                as = as > UINT64_MAX - 1 - spec->as_inherited ? UINT64_MAX - 1 : as + spec->as_inherited;
         /* memory + the thread stacks' address space (cg_rlimit_as_bytes) */
-        r = lower_limit(RLIMIT_AS, "RLIMIT_AS", cg_rlimit_as_bytes(spec), e);
+        r = lower_limit(RLIMIT_AS, "RLIMIT_AS", as, e);
         if (r < 0)
                 return r;
         /* Set inside the sandbox's user namespace, so only the sandbox's own
@@ -102,6 +112,18 @@ static int rl_read_usage(struct cg_run *run, struct cg_usage *ret, struct nsb_er
         ret->tree_peak_bytes = run->tree_pss_peak > run->tree_hwm_peak ? run->tree_pss_peak : run->tree_hwm_peak;
         ret->init_hwm_bytes = run->init_hwm;
         return 0;
+}
+
+/* What of a size is the job's own: a warm job's processes are forks of
+ * the zygote, and their resident sizes and shares count the zygote's
+ * pages they still share (a numpy zygote's 24 MB: `print()` under
+ * --memory 20M read over). A cgroup charges those to the zygote; so do
+ * these sums, by leaving out what the init shared at its birth. The
+ * private pages (mapped by one process only) never hold them, and are
+ * held to the limit itself. */
+static uint64_t own_bytes(const struct cg_run *run, uint64_t bytes)
+{
+        return bytes > run->shared_at_birth ? bytes - run->shared_at_birth : 0;
 }
 
 /* Which processes a look read, as one number: the same (pid, start time)
@@ -144,8 +166,8 @@ static int look(struct cg_run *run, int proc_fd, pid_t init, unsigned flags, str
         r = tree_cpu_look(&run->tree_cpu, u->procs, u->n_procs);
         free(u->procs);
         u->procs = NULL;
-        if (u->peak_rss_bytes > run->tree_hwm_peak)
-                run->tree_hwm_peak = u->peak_rss_bytes;
+        if (own_bytes(run, u->peak_rss_bytes) > run->tree_hwm_peak)
+                run->tree_hwm_peak = own_bytes(run, u->peak_rss_bytes);
         if (u->root_hwm_bytes > run->init_hwm)
                 run->init_hwm = u->root_hwm_bytes;
         return r < 0 ? -1 : 0;
@@ -202,7 +224,7 @@ static bool memory_confirmed_over(struct cg_run *run, int proc_fd, pid_t init, u
         bool prev_incomplete = first->incomplete;
         long pause_ms = 3;
 
-        *confirmed = first->pss_bytes;
+        *confirmed = own_bytes(run, first->pss_bytes);
         for (int i = 0; i < CONFIRM_LOOKS; i++, pause_ms *= 2) {
                 struct timespec pause = { 0, pause_ms * 1000000L };
                 struct proc_tree_usage again;
@@ -211,7 +233,7 @@ static bool memory_confirmed_over(struct cg_run *run, int proc_fd, pid_t init, u
                 (void) nanosleep(&pause, NULL);
                 if (look(run, proc_fd, init, PROC_TREE_PSS, &again, &set) < 0)
                         return false;   /* the init is gone: nothing left to stop */
-                *confirmed = min_u64(*confirmed, again.pss_bytes);
+                *confirmed = min_u64(*confirmed, own_bytes(run, again.pss_bytes));
                 if (prev_incomplete && again.incomplete)
                         return true;
                 /* pages only one process maps, over the limit in two looks
@@ -220,7 +242,7 @@ static bool memory_confirmed_over(struct cg_run *run, int proc_fd, pid_t init, u
                         *confirmed = max_u64(*confirmed, min_u64(prev_private, again.private_bytes));
                         return true;
                 }
-                if (!again.incomplete && again.pss_bytes <= limit)
+                if (!again.incomplete && own_bytes(run, again.pss_bytes) <= limit && again.private_bytes <= limit)
                         return false;
                 if (!again.incomplete && set == prev_set)
                         return true;
@@ -250,10 +272,11 @@ static unsigned rl_watch(struct cg_run *run, int proc_fd, pid_t init, const stru
                 return 0;
         /* the peak: what two consecutive looks of the same processes both
          * saw (a look while processes began or ended may overcount) */
-        sum = set == run->tree_set_last ? min_u64(u.pss_bytes, run->tree_pss_last) : 0;
+        sum = set == run->tree_set_last ? own_bytes(run, min_u64(u.pss_bytes, run->tree_pss_last)) : 0;
         /* ... or, churn or not, the pages only one process maps in both */
         sum = max_u64(sum, min_u64(u.private_bytes, run->tree_private_last));
-        if (mem && (u.pss_bytes > lim->memory_bytes || u.incomplete) &&
+        if (mem && (own_bytes(run, u.pss_bytes) > lim->memory_bytes || u.private_bytes > lim->memory_bytes ||
+                    u.incomplete) &&
             memory_confirmed_over(run, proc_fd, init, lim->memory_bytes, &u, set, &sum))
                 over |= CG_WATCH_MEMORY;
         if (sum > run->tree_pss_peak)

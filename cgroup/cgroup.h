@@ -199,6 +199,10 @@ struct cg_spec {
                                            subtree_control), and keeps its clone_fd too, for the
                                            zygote's CLONE_INTO_CGROUP; else in the base, as before.
                                            NULL: the base */
+        uint64_t as_inherited;          /* rlimit: address space the joining process maps that
+                                           is not the job's and that a cold job's would not (a
+                                           warm job's init runs on without an execve: what the
+                                           zygote's preloads mapped): RLIMIT_AS is raised by it */
         uid_t procs_owner;              /* in_run: when not (uid_t) -1, the run's cgroup.procs is
                                            chowned to it (a root caller's sandbox uid: the zygote
                                            that clones into it is not root) */
@@ -256,6 +260,9 @@ struct cg_run {
         unsigned watch_next_ms;         /* the period the last look's cost asks for (0: the
                                            backend's watch_period_ms) */
         uint64_t tree_hwm_peak;         /* the largest VmHWM of one of the job's processes */
+        uint64_t shared_at_birth;       /* warm: the init's VmRSS when it was born, all of it
+                                           pages of the zygote it shares; the looks' sums and
+                                           peaks leave that much out (cg_rlimit.c) */
         uint64_t init_hwm;              /* the init's own VmHWM: what every copy made before
                                            the program's execve started from */
         struct stat self_exe;           /* nsbox's executable (proc_tree_usage) */

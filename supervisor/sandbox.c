@@ -856,13 +856,16 @@ static int supervise(struct sbx *s, struct nsb_error *e)
  * process of the job reached it after its execve); otherwise the tree's
  * looks (the job's processes only) say. A warm job's processes never
  * exec: the job itself is a fork of the zygote's interpreter (its
- * rusage excludes the init), and counts as the job's. */
+ * rusage excludes the init), and counts as the job's, less the zygote's
+ * pages it shared at its birth (cg_run.shared_at_birth). */
 static void account_own_peak(struct sbx *s, const struct cg_usage *u)
 {
         uint64_t rusage = s->res->peak_memory_known ? s->res->peak_memory_bytes : 0;
 
         if (!s->mode->init_not_ours && (u->init_hwm_bytes == 0 || rusage <= u->init_hwm_bytes + PRE_EXEC_SLACK_BYTES))
                 rusage = 0;
+        /* a warm job's resident size counts the zygote's pages it shares */
+        rusage = rusage > s->cg_run.shared_at_birth ? rusage - s->cg_run.shared_at_birth : 0;
         s->res->peak_memory_bytes = rusage > u->tree_peak_bytes ? rusage : u->tree_peak_bytes;
         s->res->peak_memory_known = s->res->peak_memory_bytes > 0;
 }

@@ -316,6 +316,30 @@ static int warm_spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
         return s->mode->after_clone(s, e);
 }
 
+/* A process's VmRSS, in bytes (0 when it cannot be read). Read from the
+ * job's init before "go": a fresh copy of the zygote, every resident page
+ * of it shared with the zygote (the per-process backend's sums leave them
+ * out: cg_run.shared_at_birth). */
+static uint64_t resident_bytes(pid_t pid)
+{
+        char path[64], buf[4096], *line;
+        unsigned long long kb;
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof path, "/proc/%d/status", (int) pid);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+                return 0;
+        n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+                return 0;
+        buf[n] = '\0';
+        if (!(line = strstr(buf, "\nVmRSS:")) || sscanf(line + 7, " %llu kB", &kb) != 1)
+                return 0;
+        return (uint64_t) kb * 1024;
+}
+
 /* The job init maps its own ids; it waits for its cgroup's join fds, when
  * the backend has any and the zygote did not clone it into its cgroup
  * (s->cg_born), then for "go" before it forks the job: a backend
@@ -339,6 +363,8 @@ static int warm_job_after_spawn(struct sbx *s, struct nsb_error *e)
                 return r;
         if (s->cg_created && s->cg_ops->attach && s->pid > 0)
                 s->cg_ops->attach(&s->cg_run, s->pid);
+        if (s->cg_ops->per_process && s->pid > 0)
+                s->cg_run.shared_at_birth = resident_bytes(s->pid);
         memset(&go, 0, sizeof go);
         go.version = WIRE_VERSION;
         /* An init that failed a step before it waits has gone: its ERROR

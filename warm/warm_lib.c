@@ -51,6 +51,7 @@ void *PyInit__nsbox_warm(void);
 /* The zygote's own argv (/proc/self/cmdline), read once: a job whose
  * interpreter part differs cannot be this zygote's. */
 static char py_comm[16];       /* the interpreter's own process name */
+static uint64_t preload_mapped; /* address space the zygote's preloads mapped (serve's 3rd argument) */
 static char *self_cmdline;
 static size_t self_cmdline_len;
 
@@ -125,6 +126,7 @@ static void job_init(struct warm_job *j, const int *fds, size_t n_fds, int ctl, 
 
         cg_run_init(&run);
         run.backend = (enum cg_backend) j->lim.backend;
+        j->cg_spec.as_inherited = preload_mapped;
         c = (struct child_ctx){
                 .sock = fds[FD_SOCK],
                 .stdio = { fds[FD_STDIN], fds[FD_STDOUT], fds[FD_STDERR] },
@@ -344,13 +346,17 @@ static void *py_serve(void *self, void *args)
         (void) self;
         memcpy(&parse, &p, sizeof p);   /* a data pointer into a function pointer, as dlsym(3) shows */
         memcpy(&from_long, &q, sizeof q);
-        if (!parse || !from_long || !parse(args, "iO", &ctl, &start))
+        unsigned long long mapped = 0;
+
+        if (!parse || !from_long || !parse(args, "iO|K", &ctl, &start, &mapped))
                 return NULL;   /* PyArg_ParseTuple set the error (the lookups cannot fail in CPython) */
+        preload_mapped = mapped;
         return from_long(nsbox_warm_serve(ctl, start));
 }
 
 static struct py_method_def warm_methods[] = {
-        { "serve", py_serve, PY_METH_VARARGS, "serve(ctl, start): fork one job per JOB record on ctl" },
+        { "serve", py_serve, PY_METH_VARARGS,
+          "serve(ctl, start[, preload_mapped]): fork one job per JOB record on ctl" },
         { NULL, NULL, 0, NULL },
 };
 

@@ -265,8 +265,25 @@ def _refuse(why, status=None, prefix="preload "):
 # the zygote's exit statuses for these (warm/warm_pool.c): a start that
 # would fail the same way again
 _PRELOAD_FAILED, _PATH_WRITABLE = 4, 5
+def _mapped():
+    # this process's address space (VmSize, /proc/self/statm's first field), in bytes
+    os = sys.modules["posix"]
+    try:
+        fd = os.open("/proc/self/statm", os.O_RDONLY)
+        try:
+            return int(os.read(fd, 128).split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        finally:
+            os.close(fd)
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 _check_path()
+# What the preloads map is not a job's: a job lowers RLIMIT_AS (rlimit
+# backend) to its own limit on top of it (serve's third argument).
+_MAPPED_BEFORE = _mapped()
 _preload(globals().get("_NSBOX_PRELOAD", ()))
+_PRELOAD_MAPPED = max(0, _mapped() - _MAPPED_BEFORE) if globals().get("_NSBOX_PRELOAD") else 0
 # What the start-up (a .pth) or a preload wrote and left buffered (`this`
 # prints the Zen, an extension's printf): out now, to the zygote's own
 # streams, or every job's streams (the same objects over the job's fds 0-2)
@@ -625,5 +642,5 @@ gc.collect()
 gc.freeze()
 # Returns in the zygote only (in a job, C runs _start's generator to the
 # job's exit).
-_role = _lib.serve(3, _start)
+_role = _lib.serve(3, _start, _PRELOAD_MAPPED)
 raise SystemExit(0 if _role == 0 else 3)

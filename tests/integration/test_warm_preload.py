@@ -159,6 +159,31 @@ class Preload(SandboxTest):
 
     # -- what numpy's import drew once is not shared
 
+    def test_a_small_memory_limit_holds_as_cold(self):
+        """A warm job's processes are copies of the zygote: what a numpy
+        zygote maps and holds is not the job's. Under the rlimit backend
+        (uid 65534) it was counted: with --memory 16M, print() ended
+        'limit: memory' with no output (the zygote's shared pages in the
+        tree's sums), and with those left out it exited 1 with nothing on
+        stderr (RLIMIT_AS below what the copy already mapped). Now each job
+        ends as it does cold: prints, and 30 MB of its own is refused."""
+        hog = "b = bytearray(30 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nprint('held')\n"
+        jobs = [{"id": "plain", "kind": "python", "code": "print('plain')\n"},
+                {"id": "np", "kind": "python", "code": "import numpy\nprint(numpy.arange(10).sum())\n"},
+                {"id": "hog", "kind": "python", "code": hog}]
+        warm = self.batch(jobs, "-j", "1", "--warm", "--memory", "16M", *NUMPY_OPTS)
+        cold = self.batch(jobs, "-j", "1", "--memory", "16M", *NUMPY_OPTS)
+        self.assertEqual(self.warm(warm["plain"]), "plain\n")
+        self.assertEqual(self.warm(warm["np"]), "45\n")
+        self.assertLess(warm["plain"]["peak_memory_bytes"], 16 << 20, warm["plain"])
+        self.assertEqual(warm["hog"]["start"], "warm", warm["hog"].get("start_reason"))
+        ends = lambda r: (r["status"], r["limit"], r["exit_code"], r["stdout"]["text"])
+        # (numpy's own import, cold, needs more than 16M: a preload's import
+        # work is the zygote's, docs/warm-start.md)
+        for job in ("plain", "hog"):
+            self.assertEqual(ends(warm[job]), ends(cold[job]), (job, warm[job]["stderr"]["text"][-300:]))
+        self.assertNotEqual(warm["hog"]["stdout"]["text"], "held\n")
+
     def test_two_jobs_of_one_zygote_draw_different_numpy_random(self):
         code = "import numpy\nprint(numpy.random.rand(), numpy.random.randint(1 << 30))\n"
         out = self.batch([dict(id=i, kind="python", code=code) for i in range(3)], "--warm", "-j", "1",
