@@ -92,16 +92,22 @@ def local_site():
     raise AssertionError("no /usr/local/lib/python3.X/dist-packages on %s's sys.path: %s" % (PYTHON, r.stdout))
 
 
+def module_dir(prefix, modules):
+    """A directory holding MODULES (name: source), readable by all; not
+    under /tmp: the sandbox owns /tmp, so nothing there can be mounted."""
+    d = tempfile.mkdtemp(prefix=prefix, dir="/var/tmp")
+    os.chmod(d, 0o755)
+    for name, text in modules.items():
+        with open(os.path.join(d, name + ".py"), "w") as f:
+            f.write(text)
+        os.chmod(os.path.join(d, name + ".py"), 0o644)
+    return d
+
+
 class Preload(SandboxTest):
     @classmethod
     def setUpClass(cls):
-        # not under /tmp: the sandbox owns /tmp, so nothing there can be mounted
-        cls.dir = tempfile.mkdtemp(prefix="nsbox-preload.", dir="/var/tmp")
-        os.chmod(cls.dir, 0o755)
-        for name, text in MODULES.items():
-            with open(os.path.join(cls.dir, name + ".py"), "w") as f:
-                f.write(text)
-            os.chmod(os.path.join(cls.dir, name + ".py"), 0o644)
+        cls.dir = module_dir("nsbox-preload.", MODULES)
         cls.site = local_site()
 
     @classmethod
@@ -308,12 +314,7 @@ class PreloadRedTeam(SandboxTest):
 
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="nsbox-preload-red.", dir="/var/tmp")
-        os.chmod(cls.dir, 0o755)
-        for name, text in RED_MODULES.items():
-            with open(os.path.join(cls.dir, name + ".py"), "w") as f:
-                f.write(text)
-            os.chmod(os.path.join(cls.dir, name + ".py"), 0o644)
+        cls.dir = module_dir("nsbox-preload-red.", RED_MODULES)
         cls.site = local_site()
 
     @classmethod
