@@ -216,7 +216,11 @@ class RootContents(SandboxTest):
         for i, res in enumerate(runs + list(warm.values())):
             what = "run %d: %s %s %s peak %d MiB %s" % (i, res["status"], res["limit"], res["limits_hit"],
                                                          res["peak_memory_bytes"] >> 20, res["stderr"]["text"][-300:])
-            if res["protections"]["memory"] == "rlimit":
+            # A warm job's resident size holds the zygote's pages it shares,
+            # which the fixture's VmRSS target counts and its memory does
+            # not (rlimit and cgroups alike leave them out, docs/cgroups.md):
+            # its verdict must agree with its own peak, as under a cgroup.
+            if res["protections"]["memory"] == "rlimit" and res.get("start") != "warm":
                 self.assertEqual((res["status"], res["limit"], res["limits_hit"]), ("limit", "memory", ["memory"]),
                                  what)
             elif res["status"] == "exited":
