@@ -276,8 +276,10 @@ static int warm_spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
                 return r;
         {
                 /* v2, the job's cgroup in the generation's: its directory
-                 * too, for the zygote's CLONE_INTO_CGROUP (O_PATH: it can
-                 * neither read nor write a file through it). */
+                 * too, for the zygote's CLONE_INTO_CGROUP. O_PATH, but a
+                 * directory fd still opens the files beneath it (openat):
+                 * the zygote, nsbox's own code, closes it after the clone,
+                 * and the job's init never holds it. */
                 int fds[6] = { s->sock[1], s->stdin_fd, s->out[1], s->err[1], spec, clone_into_fd(s) };
                 size_t n = fds[5] >= 0 ? 6 : 5;
 
