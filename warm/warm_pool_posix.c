@@ -26,6 +26,12 @@ int warm_pool_take(struct warm_pool *p, bool python, const char **ret_reason)
         return -1;
 }
 
+const char *warm_pool_cgroup(const struct warm_pool *p)
+{
+        (void) p;
+        return NULL;
+}
+
 void warm_pool_poll(struct warm_pool *p)
 {
         (void) p;
