@@ -244,6 +244,12 @@ struct cg_run {
                                            clone3(CLONE_INTO_CGROUP); else -1 */
         int join_fds[CG_RUN_DIRS];      /* v1: each hierarchy's "tasks" (O_WRONLY), opened by
                                            the parent; the child writes "0" to each; else -1 */
+        bool in_run;                    /* v2, set by create: made inside spec->in_run (clone_fd
+                                           is kept for the zygote; join_fds[0] is the fallback) */
+        uint64_t shared_at_birth;       /* rlimit, set by a warm job's supervisor before "go": the
+                                           init's VmRSS when it was born, all of it pages of the
+                                           zygote it shares; the looks' sums and peaks leave that
+                                           much out (cg_rlimit.c), and so does the job's rusage */
         /* Private to the backend: */
         int parent_fds[CG_RUN_DIRS];    /* O_PATH: the directory each run cgroup was made in */
         int dir_fds[CG_RUN_DIRS];       /* O_PATH: each run cgroup (v1: one per hierarchy) */
@@ -260,9 +266,6 @@ struct cg_run {
         unsigned watch_next_ms;         /* the period the last look's cost asks for (0: the
                                            backend's watch_period_ms) */
         uint64_t tree_hwm_peak;         /* the largest VmHWM of one of the job's processes */
-        uint64_t shared_at_birth;       /* warm: the init's VmRSS when it was born, all of it
-                                           pages of the zygote it shares; the looks' sums and
-                                           peaks leave that much out (cg_rlimit.c) */
         uint64_t init_hwm;              /* the init's own VmHWM: what every copy made before
                                            the program's execve started from */
         struct stat self_exe;           /* nsbox's executable (proc_tree_usage) */
@@ -270,8 +273,6 @@ struct cg_run {
         int tree_clock_fd;              /* a perf task-clock counter on the init, inherited by
                                            every descendant (attach), or -1 */
         char name[40];                  /* nsbox-<pid>-<serial>; "" = nothing to remove */
-        bool in_run;                    /* v2: made inside spec->in_run (clone_fd is kept for
-                                           the zygote; join_fds[0] is the fallback) */
         bool is_parent;                 /* v2: make_parent succeeded: other runs' cgroups go
                                            beneath it, its own tasks in CG_V2_RUN_LEAF */
         const char *const *fake_files;  /* copied from cg_env */

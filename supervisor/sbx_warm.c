@@ -324,22 +324,19 @@ static int warm_spawn(struct sbx *s, struct child_ctx *c, struct nsb_error *e)
  * out: cg_run.shared_at_birth). */
 static uint64_t resident_bytes(pid_t pid)
 {
-        char path[64], buf[4096], *line;
-        unsigned long long kb;
+        char path[64], buf[4096];
+        uint64_t kb;
         ssize_t n;
         int fd;
 
         snprintf(path, sizeof path, "/proc/%d/status", (int) pid);
         if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
                 return 0;
-        n = read(fd, buf, sizeof buf - 1);
+        n = read(fd, buf, sizeof buf);
         close(fd);
-        if (n <= 0)
+        if (n <= 0 || proc_parse_status_kb(buf, (size_t) n, "VmRSS", &kb) < 0)
                 return 0;
-        buf[n] = '\0';
-        if (!(line = strstr(buf, "\nVmRSS:")) || sscanf(line + 7, " %llu kB", &kb) != 1)
-                return 0;
-        return (uint64_t) kb * 1024;
+        return kb * 1024;
 }
 
 /* The job init maps its own ids; it waits for its cgroup's join fds, when
