@@ -79,7 +79,9 @@ struct pyapi {
          * and the harness then runs traced (docs/warm-start.md) */
         void (*enter_tracing)(void *);
         void (*leave_tracing)(void *);
-        pyobj *long_type;
+        pyobj *long_type, *module_type;
+        pyobj *(*weakref_new)(pyobj *, pyobj *);
+        int (*setitem)(pyobj *, pyobj *, pyobj *);
         void (*incref)(pyobj *);
         void (*decref)(pyobj *);
         pyobj *none, *yes, *no;
@@ -155,12 +157,15 @@ static int pyapi_resolve(struct pyapi *py)
         (void) resolve(&py->enter_tracing, "PyThreadState_EnterTracing");
         (void) resolve(&py->leave_tracing, "PyThreadState_LeaveTracing");
         py->long_type = dlsym(RTLD_DEFAULT, "PyLong_Type");
+        py->module_type = dlsym(RTLD_DEFAULT, "PyModule_Type");
+        bad |= resolve(&py->weakref_new, "PyWeakref_NewRef");
+        bad |= resolve(&py->setitem, "PyObject_SetItem");
         bad |= resolve(&py->incref, "Py_IncRef");
         bad |= resolve(&py->decref, "Py_DecRef");
         py->none = dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
         py->yes = dlsym(RTLD_DEFAULT, "_Py_TrueStruct");
         py->no = dlsym(RTLD_DEFAULT, "_Py_FalseStruct");
-        return bad || !py->none || !py->yes || !py->no || !py->long_type ? -1 : 0;
+        return bad || !py->none || !py->yes || !py->no || !py->long_type || !py->module_type ? -1 : 0;
 }
 
 /* The zygote's frames (zygote.py's module, the ctypes call that brought us
@@ -257,15 +262,33 @@ static pyobj *run_script(const struct pyapi *py, pyobj *path, pyobj *globals)
         return py->run_file(f, name, PY_FILE_INPUT, globals, globals, 1, NULL);
 }
 
+/* Whether dicts @d and @was hold the very same keys and values, in the
+ * same order: walked side by side, no lookup. A copy of a dict that was
+ * left alone (dict(d) keeps d's order) is; a dict with a key set, added,
+ * deleted or put back is not. */
+static int same_entries(const struct pyapi *py, pyobj *d, pyobj *was)
+{
+        ssize_t i = 0, j = 0;
+        pyobj *k, *v, *wk, *wv;
+
+        while (py->dict_next(d, &i, &k, &v))
+                if (!py->dict_next(was, &j, &wk, &wv) || k != wk || v != wv)
+                        return 0;
+        return !py->dict_next(was, &j, &wk, &wv);
+}
+
 /* The keys of dict @d whose value is not the very object dict @was has for
  * them, in @d's order. Read with borrowed references: no object's count is
  * written, so a dict of the zygote's is compared without copying a page of
- * what it holds. */
+ * what it holds; and one the job left alone (nearly all: a zygote with
+ * numpy has ~270 modules, ~20000 names) costs no lookup. */
 static pyobj *changed_keys(const struct pyapi *py, pyobj *d, pyobj *was)
 {
         pyobj *keys = py->list_new(0), *k, *v;
         ssize_t pos = 0;
 
+        if (keys && same_entries(py, d, was))
+                return keys;
         while (keys && py->dict_next(d, &pos, &k, &v))
                 if (py->dict_get(was, k) != v && py->list_append(keys, k) < 0) {
                         py->decref(keys);
@@ -292,6 +315,54 @@ static pyobj *changed_keys_each(const struct pyapi *py, pyobj *ds, pyobj *wases)
                         py->decref(keys);
         }
         return all;
+}
+
+static int is_module(const struct pyapi *py, pyobj *obj)
+{
+        pyobj *t = py->type(obj);
+        int yes = py->is_subtype(t, py->module_type);
+
+        py->decref(t);
+        return yes;
+}
+
+/* finalize_remove_modules, as CPython 3.7-3.13 walks sys.modules at its
+ * exit: each module's entry set to None in the dict's order, and a weak
+ * reference to the module kept, in a list the harness clears the modules
+ * of later (last first). A module of the zygote's (its address a key of
+ * @zygote, whose value is its index in the harness's tables) is kept as
+ * that index: the harness holds it, so nothing of the job runs when its
+ * entry goes, and no weak reference to it is made. A job's module that
+ * nothing else holds goes here, its finalisers run from C. Errors are
+ * reported as unraisable, and the walk goes on, as there. */
+static pyobj *remove_modules(const struct pyapi *py, pyobj *modules, pyobj *zygote)
+{
+        pyobj *alive = py->list_new(0), *name, *mod;
+        ssize_t pos = 0;
+
+        while (alive && py->dict_next(modules, &pos, &name, &mod)) {
+                pyobj *addr, *kept;
+
+                if (!is_module(py, mod))
+                        continue;
+                addr = py->from_ptr(mod);
+                kept = addr ? py->dict_get(zygote, addr) : NULL;
+                if (kept)
+                        py->incref(kept);
+                else
+                        kept = py->weakref_new(mod, NULL);
+                if (addr)
+                        py->decref(addr);
+                if (!kept || py->list_append(alive, kept) < 0)
+                        py->unraisable(NULL);
+                if (kept)
+                        py->decref(kept);
+                /* borrowed, as CPython's own walk: a count written here
+                 * would copy the page of every name of the zygote's */
+                if (py->setitem(modules, name, py->none) < 0)
+                        py->unraisable(NULL);
+        }
+        return alive;
 }
 
 /* obj.name(*args), as C's PyObject_CallMethod: the attribute is looked up
@@ -391,8 +462,8 @@ static pyobj *step(const struct pyapi *py, pyobj *s)
                 return outcome(py, method(py, a, b, c));
         case WARM_STEP_EXIT_STATUS:
                 return py->from_long(exit_status(py, a));
-        case WARM_STEP_ADDRESS:
-                return py->from_ptr(a);
+        case WARM_STEP_REMOVE_MODULES:
+                return outcome(py, remove_modules(py, a, b));
         case WARM_STEP_COLLECT:
                 return outcome(py, collect(py, a, b, py->is_true(c)));
         case WARM_STEP_HIDE:

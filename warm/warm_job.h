@@ -15,7 +15,7 @@
 
 /* The steps, as zygote.py yields them: (STEP, ...). Keep in step with its
  * _CALL, _RUN, _PRINT, _UNRAISABLE, _EXIT, _CHANGED, _FINALIZING,
- * _METHOD, _EXIT_STATUS, _ADDRESS, _COLLECT, _HIDE. */
+ * _METHOD, _EXIT_STATUS, _REMOVE_MODULES, _COLLECT, _HIDE. */
 enum warm_job_step {
         WARM_STEP_CALL,         /* (0, f, args): f(*args); sends (True, result) or (False, exception) */
         WARM_STEP_RUN,          /* (1, path bytes, globals): the file run as CPython runs its script */
@@ -26,7 +26,8 @@ enum warm_job_step {
         WARM_STEP_FINALIZING,   /* (6,): the interpreter finalises from here on, as Py_FinalizeEx says it */
         WARM_STEP_METHOD,       /* (7, obj, name, args): obj.name(*args), or obj.name for args None; as CALL sends */
         WARM_STEP_EXIT_STATUS,  /* (8, exception): the status of an unhandled SystemExit, printed as CPython prints it */
-        WARM_STEP_ADDRESS,      /* (9, obj): its address, as id() but raising no audit event */
+        WARM_STEP_REMOVE_MODULES, /* (9, sys.modules, {address: index}): every module's entry set to None, in
+                                   * order; sends (True, [index or weak reference, ...]) as CALL sends */
         WARM_STEP_COLLECT,      /* (10, gc.collect, gc.callbacks, first): a collection as Py_FinalizeEx's; as CALL sends */
         WARM_STEP_HIDE,         /* (11, obj): untracked by the collector (not in gc.get_objects()), held for good */
 };

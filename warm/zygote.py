@@ -335,7 +335,7 @@ _fsencode = __import__("os").fsencode
 # a deletion), is yielded and run by C with no frame of this file under it
 # (the generator is suspended meanwhile). So the generator holds no object
 # of the job across a step that may free it.
-_CALL, _RUN, _PRINT, _UNRAISABLE, _EXIT, _CHANGED, _FINALIZING, _METHOD, _EXIT_STATUS, _ADDRESS, _COLLECT, _HIDE = range(12)
+_CALL, _RUN, _PRINT, _UNRAISABLE, _EXIT, _CHANGED, _FINALIZING, _METHOD, _EXIT_STATUS, _REMOVE_MODULES, _COLLECT, _HIDE = range(12)
 # What the harness calls at a job's exit, taken now: a job that rebinds
 # them (_signal.getsignal = None, gc.collect = ...) changes nothing here, as
 # cold, where C calls them.
@@ -469,20 +469,17 @@ def _finalize_modules():
         yield _CALL, _sys.__setitem__, (name, None)
     for name in ("stdin", "stdout", "stderr"):
         yield _CALL, _sys.__setitem__, (name, _sys.get("__%s__" % name))
-    # finalize_remove_modules: every module's entry set to None, in order;
-    # a module that nothing else holds goes then (the zygote's are held:
-    # theirs go without a step, nothing of the job can run). Objects are
-    # told apart by address, in C: id() would raise audit events.
-    modules, alive = _modules, []
-    for name in list(modules):
-        a = yield _ADDRESS, modules.get(name)
-        if a in _ZYGOTE_MODULES:
-            alive.append((a, _ZYGOTE_MODULES[a]))
-            modules[name] = None
-        elif isinstance(modules.get(name), _ModuleType):
-            alive.append((None, _weakref(modules[name])))
-            yield _CALL, modules.__setitem__, (name, None)
-    yield _CALL, modules.clear, ()
+    # finalize_remove_modules: every module's entry set to None, in order,
+    # and a weak reference to each kept; in C (warm_job.c, remove_modules),
+    # one step for all, as CPython walks them: objects are told apart by
+    # address there (id() would raise audit events), and a job's module
+    # that nothing else holds goes with no frame of this file under its
+    # finalisers. A zygote's module is kept as its index in _ZYGOTE: it is
+    # held, so its entry goes without anything of the job running.
+    ok, alive = yield _REMOVE_MODULES, _modules, _ZYGOTE_INDEX
+    if not ok:
+        alive = ()
+    yield _CALL, _modules.clear, ()
     # finalize_restore_builtins: back to the interpreter's copy
     ds = (_builtins, _BUILTINS_COPY)
     added, lost = _keys(ds, (yield _CHANGED, ds, (_BUILTINS_COPY, _builtins)))
@@ -495,22 +492,27 @@ def _finalize_modules():
     # finalize_modules_clear_weaklist: the modules still alive, the last
     # imported first, their globals set to None (names with one leading
     # underscore, then the others but __builtins__). Of a zygote's module,
-    # only what the job set in it: the rest holds nothing of the job.
-    zygote = [(a, m) for a, m in alive if a is not None]
-    ds = tuple(m.__dict__ for a, m in zygote)
-    set_by_job = dict(zip([a for a, m in zygote], _keys(ds, (yield _CHANGED, ds, tuple(_ZYGOTE_DICTS[a] for a, m in zygote)))))
-    del zygote, ds
-    for a, ref in reversed(alive):
-        d = getattr(ref if a is not None else ref(), "__dict__", None)
-        if d is not None and d is not _builtins and d is not _sys:
-            keys = set_by_job[a] if a is not None else list(d)
+    # only what the job set in it: the rest holds nothing of the job. The
+    # zygote's dicts are compared with their copies in C, reading only (no
+    # page of theirs is written), as tuples made in the zygote.
+    set_by_job = _keys(_ZYGOTE_DICTS, (yield _CHANGED, _ZYGOTE_DICTS, _ZYGOTE_DICTS_AT_FORK))
+    for kept in reversed(alive):
+        if type(kept) is int:
+            # the dict fetched only when the job set something in it: each
+            # fetch writes to its count (a copied page)
+            keys = set_by_job[kept]
+            d = _ZYGOTE_DICTS[kept] if keys else None
+        else:
+            d = getattr(kept(), "__dict__", None)
+            keys = () if d is None else list(d)
+        if keys and d is not _builtins and d is not _sys:
             for first in (True, False):
                 for k in keys:
                     if (isinstance(k, str) and d.get(k) is not None and
                             ((k[:1] == "_" and k[1:2] != "_") if first else k != "__builtins__")):
                         yield _CALL, d.__setitem__, (k, None)
-            del keys
-        del d
+        del d, keys
+    del set_by_job, alive
     # finalize_clear_sys_builtins_dict, and the interpreter's last
     # collection: with sys and builtins empty, as cold (no stream, no hook,
     # no print for a finaliser). The collection first: the wiping above frees
@@ -633,10 +635,15 @@ if hasattr(_start.__code__, "replace"):     # 3.8+: named as the harness, as _jo
 _DROP = _not_cold()
 _MAIN_ALIASES = tuple(k for k, v in sys.modules.items() if v is sys.modules["__main__"] and k != "__main__")
 # What the job's finalisation leaves alone: the zygote's modules (held, so
-# none is torn down), and the entries of theirs and of sys that the job
-# did not change.
-_ZYGOTE_MODULES = {id(m): m for m in sys.modules.values()}
-_ZYGOTE_DICTS = {i: dict(m.__dict__) for i, m in _ZYGOTE_MODULES.items()}
+# none is torn down; every value of sys.modules is, the same way), and the
+# entries of theirs and of sys that the job did not change. Tuples, indexed
+# as _ZYGOTE_INDEX says (a module's address: its index), made here so that
+# no job writes to the count of a module or of its dict to find them.
+_ZYGOTE_HELD = tuple(sys.modules.values())
+_ZYGOTE = tuple({id(m): m for m in _ZYGOTE_HELD if isinstance(m, _ModuleType)}.values())
+_ZYGOTE_INDEX = {id(m): i for i, m in enumerate(_ZYGOTE)}
+_ZYGOTE_DICTS = tuple(m.__dict__ for m in _ZYGOTE)
+_ZYGOTE_DICTS_AT_FORK = tuple(dict(d) for d in _ZYGOTE_DICTS)
 _SYS_AT_FORK = dict(_sys)
 gc.collect()
 gc.freeze()

@@ -197,6 +197,14 @@ FINALISATION_SNIPPETS = [
     ("c_stdio", lambda k: py(0, "import ctypes\nctypes.CDLL(None).printf(b'from C %d\\n')\nprint('from python')\n" % k)),
     ("stdout_replaced", lambda k: py(0, "import io, sys\nclass W(io.StringIO):\n    def __del__(self):\n        sys.__stdout__.write('W gone: ' + self.getvalue())\n"
                                         "sys.stdout = W()\nprint('captured %d')\n" % k)),
+    # a finaliser run as its module's entry goes (finalize_remove_modules):
+    # the entries before it are None, those after it not yet
+    ("del_in_job_module", lambda k: py(0, "import sys, types, json\nm = types.ModuleType('jobmod')\nclass A:\n"
+                                          "    def __del__(self, sys=sys):\n        ms = sys.modules\n"
+                                          "        print('del', len(ms), [k for k, v in ms.items() if v is None][-3:], ms.get('json') is None,\n"
+                                          "              ms.get('jobmod2') is None, ms.get('late') is None, list(ms).index('jobmod'), %d)\n"
+                                          "m.a = A()\nsys.modules['jobmod'] = m\nsys.modules['jobmod2'] = types.ModuleType('jobmod2')\n"
+                                          "sys.modules['late'] = sys.modules['posixpath']\ndel m\n" % k)),
     ("del_in_zygote_module", lambda k: py(0, "import os, sys\nclass A:\n    def __del__(self):\n"
                                              "        print('del', sys.argv, sys.path is None, %d)\nos.keep = A()\n" % k)),
     ("unraisablehook_at_exit", lambda k: py(0, "import sys\ndef hook(u):\n    print('hook', u.exc_type.__name__)\n"
