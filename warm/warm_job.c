@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +90,15 @@ struct pyapi {
         /* where _PyRuntime keeps the thread state that finalises (its
          * "finalizing"), or NULL when not found (find_finalizing) */
         void **finalizing;
+        pyobj *(*dict_new)(void);
+        int (*dict_set_str)(pyobj *, const char *, pyobj *);
+        int (*dict_del_str)(pyobj *, const char *);
+        /* where a dict keeps its version tag, or 0 (find_dict_tag); the
+         * zygote's tuple of its modules' dicts and each one's tag when it
+         * began to serve (warm_job_resolve), or NULL */
+        size_t dict_tag;
+        pyobj *tagged;
+        uint64_t *tags;
 };
 
 static int resolve(void *fn, const char *name)
@@ -160,6 +171,9 @@ static int pyapi_resolve(struct pyapi *py)
         py->module_type = dlsym(RTLD_DEFAULT, "PyModule_Type");
         bad |= resolve(&py->weakref_new, "PyWeakref_NewRef");
         bad |= resolve(&py->setitem, "PyObject_SetItem");
+        bad |= resolve(&py->dict_new, "PyDict_New");
+        bad |= resolve(&py->dict_set_str, "PyDict_SetItemString");
+        bad |= resolve(&py->dict_del_str, "PyDict_DelItemString");
         bad |= resolve(&py->incref, "Py_IncRef");
         bad |= resolve(&py->decref, "Py_DecRef");
         py->none = dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
@@ -297,15 +311,30 @@ static pyobj *changed_keys(const struct pyapi *py, pyobj *d, pyobj *was)
         return keys;
 }
 
+static uint64_t dict_tag(const struct pyapi *py, pyobj *d)
+{
+        uint64_t tag;
+
+        memcpy(&tag, (const char *) d + py->dict_tag, sizeof tag);
+        return tag;
+}
+
 /* changed_keys of each pair of the tuples @ds and @wases: one step for
- * every module of the zygote. */
+ * every module of the zygote. A dict of the zygote's whose version tag is
+ * still the one it had when the zygote began to serve was not changed
+ * since (CPython gives a dict a new tag at every change of its contents):
+ * no entry of it is read. */
 static pyobj *changed_keys_each(const struct pyapi *py, pyobj *ds, pyobj *wases)
 {
         ssize_t n = py->tuple_size(ds);
         pyobj *all = py->list_new(0);
+        const bool tagged = py->dict_tag && ds == py->tagged;
 
         for (ssize_t i = 0; all && i < n; i++) {
-                pyobj *keys = changed_keys(py, py->tuple_item(ds, i), py->tuple_item(wases, i));
+                pyobj *d = py->tuple_item(ds, i);
+                pyobj *keys = tagged && dict_tag(py, d) == py->tags[i]
+                                      ? py->list_new(0)
+                                      : changed_keys(py, d, py->tuple_item(wases, i));
 
                 if (!keys || py->list_append(all, keys) < 0) {
                         py->decref(all);
@@ -524,11 +553,69 @@ static void **find_finalizing(void *tstate)
         return NULL;
 }
 
-int warm_job_resolve(void)
+/* Where a dict keeps its version tag (PEP 509's ma_version_tag: CPython
+ * 3.6-3.13 give a dict a new, larger one from a global counter at every
+ * change of its contents), or 0. Not in the stable ABI, so taken only
+ * where it behaves so here, in the zygote: after the object's head and
+ * ma_used (which must read as the dict's size), a value that grows at a
+ * new key, at a new value for a key and at a deletion, and stays at a
+ * read, across two dicts. 0 (a CPython without it, or laid out
+ * otherwise): every dict is compared entry by entry. */
+static size_t find_dict_tag(const struct pyapi *py)
+{
+        const size_t used_at = 2 * sizeof(void *), tag_at = used_at + sizeof(ssize_t);
+        pyobj *d = py->dict_new(), *e = py->dict_new();
+        uint64_t t[6] = { 0 };
+        ssize_t used = -1;
+        bool ok = false;
+
+        if (d && e) {
+                memcpy(&t[0], (char *) d + tag_at, sizeof t[0]);
+                ok = py->dict_set_str(d, "a", py->none) == 0;
+                memcpy(&t[1], (char *) d + tag_at, sizeof t[1]);
+                ok = ok && py->dict_set_str(d, "a", py->yes) == 0;
+                memcpy(&t[2], (char *) d + tag_at, sizeof t[2]);
+                ok = ok && py->dict_get(d, py->none) == NULL;
+                memcpy(&t[3], (char *) d + tag_at, sizeof t[3]);
+                memcpy(&used, (char *) d + used_at, sizeof used);
+                ok = ok && used == 1 && py->dict_del_str(d, "a") == 0;
+                memcpy(&t[4], (char *) d + tag_at, sizeof t[4]);
+                ok = ok && py->dict_set_str(e, "b", py->none) == 0;
+                memcpy(&t[5], (char *) e + tag_at, sizeof t[5]);
+                ok = ok && t[0] < t[1] && t[1] < t[2] && t[2] == t[3] && t[3] < t[4] && t[4] < t[5];
+        }
+        py->err_clear();
+        if (d)
+                py->decref(d);
+        if (e)
+                py->decref(e);
+        return ok ? tag_at : 0;
+}
+
+/* The zygote's module dicts @dicts (a tuple; NULL: none) and each one's
+ * tag now, for the jobs' finalisation (changed_keys_each); held for good. */
+static void remember_tags(struct pyapi *py, pyobj *dicts)
+{
+        ssize_t n = dicts && py->dict_tag ? py->tuple_size(dicts) : -1;
+
+        if (n < 0 || !(py->tags = calloc((size_t) n + 1, sizeof *py->tags))) {
+                py->err_clear();
+                py->dict_tag = 0;
+                return;
+        }
+        for (ssize_t i = 0; i < n; i++)
+                py->tags[i] = dict_tag(py, py->tuple_item(dicts, i));
+        py->incref(dicts);
+        py->tagged = dicts;
+}
+
+int warm_job_resolve(void *zygote_dicts)
 {
         if (pyapi_resolve(&zygote_py) < 0)
                 return -1;
         zygote_py.finalizing = find_finalizing(zygote_py.tstate_get());
+        zygote_py.dict_tag = find_dict_tag(&zygote_py);
+        remember_tags(&zygote_py, zygote_dicts);
         return 0;
 }
 

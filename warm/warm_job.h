@@ -33,8 +33,10 @@ enum warm_job_step {
 };
 
 /* In the zygote, before any job: looks up the interpreter's C API a job
- * needs; -1 when this interpreter does not export it. */
-int warm_job_resolve(void);
+ * needs, and notes the version tag of each of @zygote_dicts (the tuple of
+ * the zygote's module dicts a job's finalisation compares with their
+ * copies, or NULL); -1 when this interpreter does not export the API. */
+int warm_job_resolve(void *zygote_dicts);
 
 /* Runs the job's generator (in a job, once, the GIL held); never returns:
  * the job's process exits from here. */

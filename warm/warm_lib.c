@@ -45,7 +45,7 @@
 
 /* The symbols Python looks up: the module's init (the interpreter's
  * import), and serve's C entry. */
-int nsbox_warm_serve(int ctl, void *start);
+int nsbox_warm_serve(int ctl, void *start, void *zygote_dicts);
 void *PyInit__nsbox_warm(void);
 
 /* The zygote's own argv (/proc/self/cmdline), read once: a job whose
@@ -249,12 +249,12 @@ static void start_job(const struct pyfork *py, void *start, const int *fds, size
         munmap(map, (size_t) st.st_size);
 }
 
-int nsbox_warm_serve(int ctl, void *start)
+int nsbox_warm_serve(int ctl, void *start, void *zygote_dicts)
 {
         struct pyfork py;
         struct sigaction sa;
 
-        if (pyfork_resolve(&py) < 0 || warm_job_resolve() < 0) {
+        if (pyfork_resolve(&py) < 0 || warm_job_resolve(zygote_dicts) < 0) {
                 fprintf(stderr, "nsbox warm: this interpreter does not export the C API a warm job needs"
                                 " (PyOS_BeforeFork/AfterFork, PyRun_FileExFlags, thread states, ...)\n");
                 return -1;
@@ -334,13 +334,14 @@ struct py_module_def {
 #define PY_METH_VARARGS 0x0001
 #define PY_ABI_VERSION 3                /* PYTHON_ABI_VERSION: accepted by every CPython 3 */
 
-/* serve(ctl, start): nsbox_warm_serve's status, in the zygote only. */
+/* serve(ctl, start[, preload_mapped[, zygote_dicts]]): nsbox_warm_serve's
+ * status, in the zygote only. */
 static void *py_serve(void *self, void *args)
 {
         int (*parse)(void *, const char *, ...);
         void *(*from_long)(long);
         void *p = dlsym(RTLD_DEFAULT, "PyArg_ParseTuple"), *q = dlsym(RTLD_DEFAULT, "PyLong_FromLong");
-        void *start = NULL;
+        void *start = NULL, *dicts = NULL;
         int ctl = -1;
 
         (void) self;
@@ -348,15 +349,15 @@ static void *py_serve(void *self, void *args)
         memcpy(&from_long, &q, sizeof q);
         unsigned long long mapped = 0;
 
-        if (!parse || !from_long || !parse(args, "iO|K", &ctl, &start, &mapped))
+        if (!parse || !from_long || !parse(args, "iO|KO", &ctl, &start, &mapped, &dicts))
                 return NULL;   /* PyArg_ParseTuple set the error (the lookups cannot fail in CPython) */
         preload_mapped = mapped;
-        return from_long(nsbox_warm_serve(ctl, start));
+        return from_long(nsbox_warm_serve(ctl, start, dicts));
 }
 
 static struct py_method_def warm_methods[] = {
         { "serve", py_serve, PY_METH_VARARGS,
-          "serve(ctl, start[, preload_mapped]): fork one job per JOB record on ctl" },
+          "serve(ctl, start[, preload_mapped[, zygote_dicts]]): fork one job per JOB record on ctl" },
         { NULL, NULL, 0, NULL },
 };
 

@@ -648,6 +648,7 @@ _SYS_AT_FORK = dict(_sys)
 gc.collect()
 gc.freeze()
 # Returns in the zygote only (in a job, C runs _start's generator to the
-# job's exit).
-_role = _lib.serve(3, _start, _PRELOAD_MAPPED)
+# job's exit). C notes each of _ZYGOTE_DICTS' version tags now: a job's
+# finalisation reads no entry of a dict whose tag is still the same.
+_role = _lib.serve(3, _start, _PRELOAD_MAPPED, _ZYGOTE_DICTS)
 raise SystemExit(0 if _role == 0 else 3)
