@@ -12,11 +12,19 @@
 #               what every warm nsbox job gets from the kernel, and nothing
 #               else (no mounts, limits, filters, pipes, supervision,
 #               finalisation);
+#   floor-nsx   as floor-ns, but the job's PID 1 owns no copy of the
+#               interpreter: it runs in the interpreter's memory
+#               (CLONE_VM|CLONE_VFORK) until it has forked the job, then
+#               execs bench/floor_reaper.c (no C library, 2 pages) to reap:
+#               #28's "one address space per job", measured (x86-64 only);
 #   nsbox-warm  the same N jobs through `nsbox batch -j J --warm` (the batch's
 #               start and its zygote's included, as in bench/warm.sh (c)).
 # Hyperfine runs each once per round, ROUNDS rounds, the order rotated; then
 # `perf stat -e task-clock` over each command's whole tree, once per round:
 # the medians, the ratios to bare, and CPU per job.
+# WARM_CODE=numpy: every job is `import numpy; print(numpy.arange(10).sum())`;
+# the floor's interpreter imports numpy once before its jobs, and nsbox's
+# zygote preloads it (--package .../numpy --preload numpy), as bench/warm.sh.
 #   bench/warm-floor.sh [N=300] [J=2] [ROUNDS=3]   (NSBOX=path; needs python3-dev (scripts/deps), hyperfine)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +36,12 @@ py=$(realpath /usr/bin/python3)
 pyconf="$(dirname "$py")/python3-config"; [ -x "${py}-config" ] && pyconf="${py}-config"
 out=$(mktemp -d /var/tmp/nsbox-warm-floor.XXXXXX)
 trap 'rm -rf "$out"' EXIT
-code='print(sum(range(10**5)))'
+case ${WARM_CODE:=sum} in
+  sum) code='print(sum(range(10**5)))'; preload=; opts= ;;
+  numpy) code='import numpy; print(numpy.arange(10).sum())'; preload=numpy
+         opts="--package /usr/lib/python3/dist-packages/numpy --preload numpy" ;;
+  *) echo "warm-floor.sh: WARM_CODE is sum or numpy, not $WARM_CODE" >&2; exit 2 ;;
+esac
 
 if [ ! -x "$pyconf" ]; then
   echo "warm-floor.sh: $pyconf is missing: apt-get install python3-dev (the floor embeds CPython)" >&2
@@ -36,6 +49,12 @@ if [ ! -x "$pyconf" ]; then
 fi
 # shellcheck disable=SC2046  # the flags are words
 cc -O2 $("$pyconf" --includes) -o "$out/warm_floor" bench/warm_floor.c $("$pyconf" --embed --ldflags)
+names=(bare floor-fork floor-ns floor-nsx nsbox-warm)
+if [ "$(uname -m)" = x86_64 ]; then
+  cc -O2 -static -nostdlib -fno-stack-protector -o "$out/floor_reaper" bench/floor_reaper.c
+else
+  names=(bare floor-fork floor-ns nsbox-warm)   # floor_reaper.c's system calls are x86-64's
+fi
 mkdir "$out/bare"
 /usr/bin/python3 - "$out" "$n" "$code" <<'PY'
 import json, sys
@@ -48,17 +67,19 @@ PY
 per=$(( n / j ))
 floor() {  # J copies of warm_floor, N/J jobs each
   local cmd="" k
-  for ((k = 0; k < j; k++)); do cmd+="$out/warm_floor $per $1 '$code' & "; done
+  for ((k = 0; k < j; k++)); do
+    cmd+="WARM_FLOOR_PRELOAD=$preload WARM_FLOOR_REAPER=$out/floor_reaper $out/warm_floor $per $1 '$code' & "
+  done
   echo "{ $cmd wait; }"
 }
 declare -A cmds=(
   [bare]="find $out/bare -name '*.py' -print0 | xargs -0 -n1 -P$j $py -I -B > /dev/null"
   [floor-fork]="$(floor fork) 2>/dev/null >/dev/null"
   [floor-ns]="$(floor ns) 2>/dev/null >/dev/null"
-  [nsbox-warm]="$nsbox batch -j $j --warm $out/jobs.jsonl > $out/warm.out 2>/dev/null"
+  [floor-nsx]="$(floor nsx) 2>/dev/null >/dev/null"
+  [nsbox-warm]="$nsbox batch -j $j --warm $opts $out/jobs.jsonl > $out/warm.out 2>/dev/null"
 )
-names=(bare floor-fork floor-ns nsbox-warm)
-echo "== warm-floor.sh: $n jobs, -j $j, $rounds round(s); $nsbox; $py; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== warm-floor.sh: $n jobs ($WARM_CODE), -j $j, $rounds round(s); $nsbox; $py; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((r = 0; r < rounds; r++)); do
   args=()
   for ((k = 0; k < ${#names[@]}; k++)); do
