@@ -24,7 +24,7 @@
 #       children), divide by J (target <= 16 MiB warm; cold shown for
 #       comparison); the jobs' own python processes are shown apart, not
 #       counted;
-#   (g) the floor: bench/warm-floor.sh with the same N, J, ROUNDS (a fork of
+#   (g) the floor: bench/warm-floor.sh with the same N, J, ROUNDS, WARM_CODE (a fork of
 #       a ready CPython per job, with and without fresh namespaces, and
 #       nothing else, beside bare and nsbox's warm batch);
 #   (f) CPU per job (#28): `perf stat -e task-clock,page-faults` over the
@@ -358,10 +358,8 @@ if [ "$modes" = cold ]; then
 fi
 
 # (g) the floor: what the kernel alone charges a job that gets fresh
-# namespaces and a fork of a ready interpreter (bench/warm-floor.sh; the
-# print job only: its floor needs no package).
-if [ "${WARM_CODE:-}" != numpy ]; then
-  echo "(g) the floor (bench/warm-floor.sh $n $j $rounds):"
-  NSBOX="$nsbox" bench/warm-floor.sh "$n" "$j" "$rounds" 2>&1 | sed 's/^/    /' ||
-    echo "    (g) skipped: bench/warm-floor.sh failed (python3-dev missing?)"
-fi
+# namespaces and a fork of a ready interpreter (bench/warm-floor.sh, the
+# same WARM_CODE: with numpy, its interpreter imported numpy once).
+echo "(g) the floor (WARM_CODE=$WARM_CODE bench/warm-floor.sh $n $j $rounds):"
+WARM_CODE="$WARM_CODE" NSBOX="$nsbox" bench/warm-floor.sh "$n" "$j" "$rounds" 2>&1 | sed 's/^/    /' ||
+  echo "    (g) skipped: bench/warm-floor.sh failed (python3-dev missing?)"
