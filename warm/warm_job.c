@@ -81,7 +81,7 @@ struct pyapi {
          * and the harness then runs traced (docs/warm-start.md) */
         void (*enter_tracing)(void *);
         void (*leave_tracing)(void *);
-        pyobj *long_type, *module_type;
+        pyobj *long_type, *module_type, *dict_type;
         pyobj *(*weakref_new)(pyobj *, pyobj *);
         int (*setitem)(pyobj *, pyobj *, pyobj *);
         void (*incref)(pyobj *);
@@ -169,6 +169,7 @@ static int pyapi_resolve(struct pyapi *py)
         (void) resolve(&py->leave_tracing, "PyThreadState_LeaveTracing");
         py->long_type = dlsym(RTLD_DEFAULT, "PyLong_Type");
         py->module_type = dlsym(RTLD_DEFAULT, "PyModule_Type");
+        py->dict_type = dlsym(RTLD_DEFAULT, "PyDict_Type");
         bad |= resolve(&py->weakref_new, "PyWeakref_NewRef");
         bad |= resolve(&py->setitem, "PyObject_SetItem");
         bad |= resolve(&py->dict_new, "PyDict_New");
@@ -179,7 +180,7 @@ static int pyapi_resolve(struct pyapi *py)
         py->none = dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
         py->yes = dlsym(RTLD_DEFAULT, "_Py_TrueStruct");
         py->no = dlsym(RTLD_DEFAULT, "_Py_FalseStruct");
-        return bad || !py->none || !py->yes || !py->no || !py->long_type || !py->module_type ? -1 : 0;
+        return bad || !py->none || !py->yes || !py->no || !py->long_type || !py->module_type || !py->dict_type ? -1 : 0;
 }
 
 /* The zygote's frames (zygote.py's module, the ctypes call that brought us
@@ -346,10 +347,10 @@ static pyobj *changed_keys_each(const struct pyapi *py, pyobj *ds, pyobj *wases)
         return all;
 }
 
-static int is_module(const struct pyapi *py, pyobj *obj)
+static int is_a(const struct pyapi *py, pyobj *obj, pyobj *type)
 {
         pyobj *t = py->type(obj);
-        int yes = py->is_subtype(t, py->module_type);
+        int yes = py->is_subtype(t, type);
 
         py->decref(t);
         return yes;
@@ -372,7 +373,7 @@ static pyobj *remove_modules(const struct pyapi *py, pyobj *modules, pyobj *zygo
         while (alive && py->dict_next(modules, &pos, &name, &mod)) {
                 pyobj *addr, *kept;
 
-                if (!is_module(py, mod))
+                if (!is_a(py, mod, py->module_type))
                         continue;
                 addr = py->from_ptr(mod);
                 kept = addr ? py->dict_get(zygote, addr) : NULL;
@@ -592,12 +593,16 @@ static size_t find_dict_tag(const struct pyapi *py)
         return ok ? tag_at : 0;
 }
 
-/* The zygote's module dicts @dicts (a tuple; NULL: none) and each one's
- * tag now, for the jobs' finalisation (changed_keys_each); held for good. */
+/* The zygote's module dicts @dicts (a tuple of dicts; NULL: none) and
+ * each one's tag now, for the jobs' finalisation (changed_keys_each); held
+ * for good. Anything else: no tags. */
 static void remember_tags(struct pyapi *py, pyobj *dicts)
 {
         ssize_t n = dicts && py->dict_tag ? py->tuple_size(dicts) : -1;
 
+        for (ssize_t i = 0; i < n; i++)
+                if (!is_a(py, py->tuple_item(dicts, i), py->dict_type))
+                        n = -1;
         if (n < 0 || !(py->tags = calloc((size_t) n + 1, sizeof *py->tags))) {
                 py->err_clear();
                 py->dict_tag = 0;
