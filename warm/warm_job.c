@@ -81,7 +81,14 @@ struct pyapi {
          * and the harness then runs traced (docs/warm-start.md) */
         void (*enter_tracing)(void *);
         void (*leave_tracing)(void *);
-        pyobj *long_type, *module_type;
+        pyobj *long_type, *module_type, *str_type;
+        unsigned long (*type_flags)(pyobj *);
+        ssize_t (*str_len)(pyobj *);
+        uint32_t (*str_char)(pyobj *, ssize_t);
+        int (*str_is)(pyobj *, const char *);
+        int (*dict_set)(pyobj *, pyobj *, pyobj *);
+        ssize_t (*list_size)(pyobj *);
+        pyobj *(*list_item)(pyobj *, ssize_t);
         pyobj *(*weakref_new)(pyobj *, pyobj *);
         int (*setitem)(pyobj *, pyobj *, pyobj *);
         void (*incref)(pyobj *);
@@ -169,6 +176,14 @@ static int pyapi_resolve(struct pyapi *py)
         (void) resolve(&py->leave_tracing, "PyThreadState_LeaveTracing");
         py->long_type = dlsym(RTLD_DEFAULT, "PyLong_Type");
         py->module_type = dlsym(RTLD_DEFAULT, "PyModule_Type");
+        py->str_type = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+        bad |= resolve(&py->type_flags, "PyType_GetFlags");
+        bad |= resolve(&py->str_len, "PyUnicode_GetLength");
+        bad |= resolve(&py->str_char, "PyUnicode_ReadChar");
+        bad |= resolve(&py->str_is, "PyUnicode_CompareWithASCIIString");
+        bad |= resolve(&py->dict_set, "PyDict_SetItem");
+        bad |= resolve(&py->list_size, "PyList_Size");
+        bad |= resolve(&py->list_item, "PyList_GetItem");
         bad |= resolve(&py->weakref_new, "PyWeakref_NewRef");
         bad |= resolve(&py->setitem, "PyObject_SetItem");
         bad |= resolve(&py->dict_new, "PyDict_New");
@@ -179,7 +194,8 @@ static int pyapi_resolve(struct pyapi *py)
         py->none = dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
         py->yes = dlsym(RTLD_DEFAULT, "_Py_TrueStruct");
         py->no = dlsym(RTLD_DEFAULT, "_Py_FalseStruct");
-        return bad || !py->none || !py->yes || !py->no || !py->long_type || !py->module_type ? -1 : 0;
+        return bad || !py->none || !py->yes || !py->no || !py->long_type || !py->module_type ||
+                       !py->str_type ? -1 : 0;
 }
 
 /* The zygote's frames (zygote.py's module, the ctypes call that brought us
@@ -296,6 +312,14 @@ static int same_entries(const struct pyapi *py, pyobj *d, pyobj *was)
  * written, so a dict of the zygote's is compared without copying a page of
  * what it holds; and one the job left alone (nearly all: a zygote with
  * numpy has ~270 modules, ~20000 names) costs no lookup. */
+static bool is_str_exact(const struct pyapi *py, pyobj *obj)
+{
+        pyobj *t = py->type(obj);
+
+        py->decref(t);  /* the type outlives obj, which holds it */
+        return t == py->str_type;
+}
+
 static pyobj *changed_keys(const struct pyapi *py, pyobj *d, pyobj *was)
 {
         pyobj *keys = py->list_new(0), *k, *v;
@@ -303,8 +327,11 @@ static pyobj *changed_keys(const struct pyapi *py, pyobj *d, pyobj *was)
 
         if (keys && same_entries(py, d, was))
                 return keys;
+        /* a key not exactly a str (a job's subclass) is listed unread:
+         * looking it up would run its __hash__ and __eq__, which cold
+         * never calls here */
         while (keys && py->dict_next(d, &pos, &k, &v))
-                if (py->dict_get(was, k) != v && py->list_append(keys, k) < 0) {
+                if ((!is_str_exact(py, k) || py->dict_get(was, k) != v) && py->list_append(keys, k) < 0) {
                         py->decref(keys);
                         keys = NULL;
                 }
@@ -392,6 +419,59 @@ static pyobj *remove_modules(const struct pyapi *py, pyobj *modules, pyobj *zygo
                         py->unraisable(NULL);
         }
         return alive;
+}
+
+/* Whether @key is one a pass of _PyModule_ClearDict sets to None: a str
+ * (a subclass too, read as C reads it, no method of its called), in the
+ * @first pass a name with one leading underscore, in the second any but
+ * "__builtins__". */
+static bool cleared_in_pass(const struct pyapi *py, pyobj *key, bool first)
+{
+        pyobj *t = py->type(key);
+        const bool str = (py->type_flags(t) & (1UL << 28)) != 0;   /* Py_TPFLAGS_UNICODE_SUBCLASS */
+        ssize_t n;
+        uint32_t c0, c1;
+
+        py->decref(t);
+        if (!str)
+                return false;
+        n = py->str_len(key);
+        c0 = n > 0 ? py->str_char(key, 0) : 0;
+        c1 = n > 1 ? py->str_char(key, 1) : 0;
+        py->err_clear();
+        if (first)
+                return c0 == '_' && c1 != '_';
+        return c0 != '_' || py->str_is(key, "__builtins__") != 0;
+}
+
+static bool listed(const struct pyapi *py, pyobj *keys, pyobj *key)
+{
+        ssize_t n = py->list_size(keys);
+
+        for (ssize_t i = 0; i < n; i++)
+                if (py->list_item(keys, i) == key)
+                        return true;
+        return false;
+}
+
+/* _PyModule_ClearDict, as CPython 3.7-3.13 wipes a module's globals at its
+ * exit (finalize_modules_clear_weaklist, and sys's and builtins' dicts
+ * last): the live dict @d walked twice, each str key whose value is not
+ * None set to None, names with one leading underscore first; no key's
+ * __hash__ or __eq__ called but by the setting itself, as there. @only: a
+ * list of the keys that may be set (by identity: of a zygote's module,
+ * those the job set), or None for all. Errors reported as unraisable. */
+static void clear_dict(const struct pyapi *py, pyobj *d, pyobj *only)
+{
+        for (int pass = 0; pass < 2; pass++) {
+                ssize_t pos = 0;
+                pyobj *k, *v;
+
+                while (py->dict_next(d, &pos, &k, &v))
+                        if (v != py->none && cleared_in_pass(py, k, pass == 0) &&
+                            (only == py->none || listed(py, only, k)) && py->dict_set(d, k, py->none) < 0)
+                                py->unraisable(NULL);
+        }
 }
 
 /* obj.name(*args), as C's PyObject_CallMethod: the attribute is looked up
@@ -495,6 +575,9 @@ static pyobj *step(const struct pyapi *py, pyobj *s)
                 return outcome(py, remove_modules(py, a, b));
         case WARM_STEP_COLLECT:
                 return outcome(py, collect(py, a, b, py->is_true(c)));
+        case WARM_STEP_CLEAR:
+                clear_dict(py, a, b);
+                break;
         case WARM_STEP_HIDE:
                 /* kept for good: an object untracked must never be freed */
                 py->incref(a);

@@ -335,7 +335,8 @@ _fsencode = __import__("os").fsencode
 # a deletion), is yielded and run by C with no frame of this file under it
 # (the generator is suspended meanwhile). So the generator holds no object
 # of the job across a step that may free it.
-_CALL, _RUN, _PRINT, _UNRAISABLE, _EXIT, _CHANGED, _FINALIZING, _METHOD, _EXIT_STATUS, _REMOVE_MODULES, _COLLECT, _HIDE = range(12)
+(_CALL, _RUN, _PRINT, _UNRAISABLE, _EXIT, _CHANGED, _FINALIZING, _METHOD, _EXIT_STATUS, _REMOVE_MODULES, _COLLECT, _HIDE,
+ _CLEAR) = range(13)
 # What the harness calls at a job's exit, taken now: a job that rebinds
 # them (_signal.getsignal = None, gc.collect = ...) changes nothing here, as
 # cold, where C calls them.
@@ -483,6 +484,12 @@ def _finalize_modules():
     # finalize_restore_builtins: back to the interpreter's copy
     ds = (_builtins, _BUILTINS_COPY)
     added, lost = _keys(ds, (yield _CHANGED, ds, (_BUILTINS_COPY, _builtins)))
+    if [name for name in added if type(name) is not str]:
+        # a key of the job's own type: deleting it alone would call its
+        # __hash__, which cold (PyDict_Clear, PyDict_Update) never calls
+        yield _CALL, _builtins.clear, ()
+        yield _CALL, _builtins.update, (_BUILTINS_COPY,)
+        added = lost = ()
     for name in added:
         yield _CALL, _builtins.__delitem__, (name,)
     for name in lost:
@@ -504,13 +511,11 @@ def _finalize_modules():
             d = _ZYGOTE_DICTS[kept] if keys else None
         else:
             d = getattr(kept(), "__dict__", None)
-            keys = () if d is None else list(d)
+            keys = d is not None
+        # in C, as _PyModule_ClearDict: no key of the job's is hashed
+        # or compared here (a str subclass's __hash__ ran for each lookup)
         if keys and d is not _builtins and d is not _sys:
-            for first in (True, False):
-                for k in keys:
-                    if (isinstance(k, str) and d.get(k) is not None and
-                            ((k[:1] == "_" and k[1:2] != "_") if first else k != "__builtins__")):
-                        yield _CALL, d.__setitem__, (k, None)
+            yield _CLEAR, d, keys if type(kept) is int else None
         del d, keys
     del set_by_job, alive
     # finalize_clear_sys_builtins_dict, and the interpreter's last
@@ -523,9 +528,12 @@ def _finalize_modules():
     yield _COLLECT, _collect, _callbacks, False
     ds = (_sys, _builtins)
     left_sys, left_builtins = _keys(ds, (yield _CHANGED, ds, (_SYS_AT_FORK, _BUILTINS_COPY)))
-    if left_builtins or [k for k in left_sys if k not in _SYS_RESET]:
-        yield _CALL, _sys.clear, ()
-        yield _CALL, _builtins.clear, ()
+    if left_builtins or [k for k in left_sys if type(k) is not str or k not in _SYS_RESET]:
+        # set to None as _PyModule_ClearDict does, not emptied: a finaliser
+        # run by it (of what the job bound to sys.modules) finds sys.stderr
+        # still there, and then None, as cold
+        yield _CLEAR, _sys, None
+        yield _CLEAR, _builtins, None
         yield _COLLECT, _collect, _callbacks, False
 
 

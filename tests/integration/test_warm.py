@@ -225,6 +225,23 @@ FINALISATION_SNIPPETS = [
                                      "        n = len(ticks)\n        time.sleep(0.05)\n"
                                      "        print('daemon ran on', len(ticks) > n, sys.is_finalizing(), %d)\n"
                                      "json.a = A()\ntime.sleep(0.01)\n" % k)),
+    # a key of the job's own str subclass in a module still alive at exit
+    # (held by a codec search function), in builtins and in sys: its
+    # __hash__ runs only where cold's _PyModule_ClearDict sets it to None,
+    # never for a lookup of the harness's (review5)
+    ("str_subclass_keys", lambda k: py(0, "import builtins, codecs, os, sys, types\nw = os.write\nclass S(str):\n"
+                                          "    def __hash__(self, w=w):\n        w(1, b'hash ' + str.__str__(self).encode() + b'\\n')\n"
+                                          "        return str.__hash__(self)\nm = types.ModuleType('jm')\nm.__dict__[S('yy')] = 2\n"
+                                          "m.__dict__['_p'] = 3\nsys.modules['jm'] = m\ncodecs.register(lambda name, m=m: None)\n"
+                                          "builtins.__dict__[S('bq')] = 1\nsys.__dict__[S('sq')] = 2\ndel m\nprint('main %d')\n" % k)),
+    # sys.modules rebound to a dict of the job's: what it holds goes as
+    # cold's _PyModule_ClearDict(sys) sets sys's names to None, sys.stderr
+    # still there (not as the dict is emptied) (review5)
+    ("sys_modules_rebound", lambda k: py(0, "import sys, types, os, builtins\nw = os.write\nB, S = builtins.__dict__, sys.__dict__\n"
+                                            "class A:\n    def __del__(self, w=w, B=B, S=S):\n"
+                                            "        w(2, ('del %%r %%r %%r\\n' %% (B.get('__import__') is not None, S.get('stderr') is not None,\n"
+                                            "              type(S.get('modules')).__name__)).encode())\n"
+                                            "m = types.ModuleType('jm')\nm.a = A()\nsys.modules = {'jm': m, 'x': %d}\ndel m\n" % k)),
     ("daemonless_threads", lambda k: py(0, "import threading, time\ndef late():\n    time.sleep(0.1)\n    print('late %d')\n"
                                            "t = threading.Thread(target=late)\nt.start()\nimport atexit\natexit.register(print, 'atexit after join', t.is_alive())\n" % k)),
 ]
