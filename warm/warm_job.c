@@ -88,6 +88,8 @@ struct pyapi {
         int (*str_is)(pyobj *, const char *);
         int (*dict_set)(pyobj *, pyobj *, pyobj *);
         ssize_t (*list_size)(pyobj *);
+        pyobj *(*weakref_get)(pyobj *);
+        pyobj *(*module_dict)(pyobj *);
         pyobj *(*list_item)(pyobj *, ssize_t);
         pyobj *(*weakref_new)(pyobj *, pyobj *);
         int (*setitem)(pyobj *, pyobj *, pyobj *);
@@ -183,6 +185,8 @@ static int pyapi_resolve(struct pyapi *py)
         bad |= resolve(&py->str_is, "PyUnicode_CompareWithASCIIString");
         bad |= resolve(&py->dict_set, "PyDict_SetItem");
         bad |= resolve(&py->list_size, "PyList_Size");
+        bad |= resolve(&py->weakref_get, "PyWeakref_GetObject");
+        bad |= resolve(&py->module_dict, "PyModule_GetDict");
         bad |= resolve(&py->list_item, "PyList_GetItem");
         bad |= resolve(&py->weakref_new, "PyWeakref_NewRef");
         bad |= resolve(&py->setitem, "PyObject_SetItem");
@@ -474,6 +478,36 @@ static void clear_dict(const struct pyapi *py, pyobj *d, pyobj *only)
         }
 }
 
+/* A module's globals wiped at exit: @skip None, @target a dict (sys's,
+ * builtins', a zygote module's), of the keys @only (or all: None); else
+ * @target a weak reference to a job's module, as
+ * finalize_modules_clear_weaklist wipes it: its own dict (md_dict, as
+ * PyModule_GetDict reads it: no __dict__ or __getattribute__ of the job's
+ * called), the module held meanwhile, unless it is one of the tuple @skip
+ * (sys's, builtins') or the module is gone. */
+static void clear_module(const struct pyapi *py, pyobj *target, pyobj *only, pyobj *skip)
+{
+        pyobj *mod = NULL, *d = target;
+
+        if (skip != py->none) {
+                mod = py->weakref_get(target);
+                if (!mod || mod == py->none || !is_module(py, mod)) {
+                        py->err_clear();
+                        return;
+                }
+                py->incref(mod);
+                d = py->module_dict(mod);
+                for (ssize_t i = 0; d && i < py->tuple_size(skip); i++)
+                        if (py->tuple_item(skip, i) == d)
+                                d = NULL;
+        }
+        if (d)
+                clear_dict(py, d, only);
+        py->err_clear();
+        if (mod)
+                py->decref(mod);
+}
+
 /* obj.name(*args), as C's PyObject_CallMethod: the attribute is looked up
  * here, so a missing one is reported as cold reports it, with no frame of
  * the harness in its traceback. @args None: the attribute itself. */
@@ -576,7 +610,7 @@ static pyobj *step(const struct pyapi *py, pyobj *s)
         case WARM_STEP_COLLECT:
                 return outcome(py, collect(py, a, b, py->is_true(c)));
         case WARM_STEP_CLEAR:
-                clear_dict(py, a, b);
+                clear_module(py, a, b, c);
                 break;
         case WARM_STEP_HIDE:
                 /* kept for good: an object untracked must never be freed */

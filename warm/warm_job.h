@@ -30,8 +30,10 @@ enum warm_job_step {
                                    * order; sends (True, [index or weak reference, ...]) as CALL sends */
         WARM_STEP_COLLECT,      /* (10, gc.collect, gc.callbacks, first): a collection as Py_FinalizeEx's; as CALL sends */
         WARM_STEP_HIDE,         /* (11, obj): untracked by the collector (not in gc.get_objects()), held for good */
-        WARM_STEP_CLEAR,        /* (12, dict, keys or None): a module's globals set to None as
-                                 * _PyModule_ClearDict sets them (of @keys only, by identity) */
+        WARM_STEP_CLEAR,        /* (12, dict, keys or None, None) or (12, weak reference to a module, None,
+                                 * (dict, ...)): a module's globals set to None as _PyModule_ClearDict
+                                 * sets them (of keys only, by identity; not a module whose dict is
+                                 * one of the tuple) */
 };
 
 /* In the zygote, before any job: looks up the interpreter's C API a job

@@ -504,19 +504,15 @@ def _finalize_modules():
     # page of theirs is written), as tuples made in the zygote.
     set_by_job = _keys(_ZYGOTE_DICTS, (yield _CHANGED, _ZYGOTE_DICTS, _ZYGOTE_DICTS_AT_FORK))
     for kept in reversed(alive):
-        if type(kept) is int:
+        # in C, as _PyModule_ClearDict: no key of the job's is hashed or
+        # compared here, and a job's module is read as C reads it (no
+        # __dict__ or __getattribute__ of its class runs)
+        if type(kept) is not int:
+            yield _CLEAR, kept, None, (_builtins, _sys)
+        elif set_by_job[kept] and _ZYGOTE_DICTS[kept] is not _builtins and _ZYGOTE_DICTS[kept] is not _sys:
             # the dict fetched only when the job set something in it: each
             # fetch writes to its count (a copied page)
-            keys = set_by_job[kept]
-            d = _ZYGOTE_DICTS[kept] if keys else None
-        else:
-            d = getattr(kept(), "__dict__", None)
-            keys = d is not None
-        # in C, as _PyModule_ClearDict: no key of the job's is hashed
-        # or compared here (a str subclass's __hash__ ran for each lookup)
-        if keys and d is not _builtins and d is not _sys:
-            yield _CLEAR, d, keys if type(kept) is int else None
-        del d, keys
+            yield _CLEAR, _ZYGOTE_DICTS[kept], set_by_job[kept], None
     del set_by_job, alive
     # finalize_clear_sys_builtins_dict, and the interpreter's last
     # collection: with sys and builtins empty, as cold (no stream, no hook,
@@ -532,8 +528,8 @@ def _finalize_modules():
         # set to None as _PyModule_ClearDict does, not emptied: a finaliser
         # run by it (of what the job bound to sys.modules) finds sys.stderr
         # still there, and then None, as cold
-        yield _CLEAR, _sys, None
-        yield _CLEAR, _builtins, None
+        yield _CLEAR, _sys, None, None
+        yield _CLEAR, _builtins, None, None
         yield _COLLECT, _collect, _callbacks, False
 
 

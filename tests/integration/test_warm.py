@@ -242,6 +242,16 @@ FINALISATION_SNIPPETS = [
                                             "        w(2, ('del %%r %%r %%r\\n' %% (B.get('__import__') is not None, S.get('stderr') is not None,\n"
                                             "              type(S.get('modules')).__name__)).encode())\n"
                                             "m = types.ModuleType('jm')\nm.a = A()\nsys.modules = {'jm': m, 'x': %d}\ndel m\n" % k)),
+    # a job's module subclass with a __dict__ property and a
+    # __getattribute__, alive at exit: its own dict is wiped as C reads it
+    # (neither runs, what it holds goes) (review5)
+    ("module_dict_property", lambda k: py(0, "import codecs, sys, types, os\nw = os.write\nclass A:\n"
+                                             "    def __del__(self, w=w):\n        w(1, b'A del %d\\n')\nclass M(types.ModuleType):\n"
+                                             "    @property\n    def __dict__(self, w=w):\n        w(1, b'__dict__ read\\n')\n        return {}\n"
+                                             "    def __getattribute__(self, n, w=w):\n        w(1, b'getattribute ' + n.encode() + b'\\n')\n"
+                                             "        return types.ModuleType.__getattribute__(self, n)\n"
+                                             "m = M('jm')\ntypes.ModuleType.__setattr__(m, 'a', A())\nsys.modules['jm'] = m\n"
+                                             "codecs.register(lambda name, m=m: None)\ndel m\nprint('main')\n" % k)),
     ("daemonless_threads", lambda k: py(0, "import threading, time\ndef late():\n    time.sleep(0.1)\n    print('late %d')\n"
                                            "t = threading.Thread(target=late)\nt.start()\nimport atexit\natexit.register(print, 'atexit after join', t.is_alive())\n" % k)),
 ]
