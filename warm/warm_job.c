@@ -350,22 +350,14 @@ static uint64_t dict_tag(const struct pyapi *py, pyobj *d)
         return tag;
 }
 
-/* changed_keys of each pair of the tuples @ds and @wases: one step for
- * every module of the zygote. A dict of the zygote's whose version tag is
- * still the one it had when the zygote began to serve was not changed
- * since (CPython gives a dict a new tag at every change of its contents):
- * no entry of it is read. */
+/* changed_keys of each pair of the tuples @ds and @wases. */
 static pyobj *changed_keys_each(const struct pyapi *py, pyobj *ds, pyobj *wases)
 {
         ssize_t n = py->tuple_size(ds);
         pyobj *all = py->list_new(0);
-        const bool tagged = py->dict_tag && ds == py->tagged;
 
         for (ssize_t i = 0; all && i < n; i++) {
-                pyobj *d = py->tuple_item(ds, i);
-                pyobj *keys = tagged && dict_tag(py, d) == py->tags[i]
-                                      ? py->list_new(0)
-                                      : changed_keys(py, d, py->tuple_item(wases, i));
+                pyobj *keys = changed_keys(py, py->tuple_item(ds, i), py->tuple_item(wases, i));
 
                 if (!keys || py->list_append(all, keys) < 0) {
                         py->decref(all);
@@ -448,24 +440,16 @@ static bool cleared_in_pass(const struct pyapi *py, pyobj *key, bool first)
         return c0 != '_' || py->str_is(key, "__builtins__") != 0;
 }
 
-static bool listed(const struct pyapi *py, pyobj *keys, pyobj *key)
-{
-        ssize_t n = py->list_size(keys);
-
-        for (ssize_t i = 0; i < n; i++)
-                if (py->list_item(keys, i) == key)
-                        return true;
-        return false;
-}
-
 /* _PyModule_ClearDict, as CPython 3.7-3.13 wipes a module's globals at its
  * exit (finalize_modules_clear_weaklist, and sys's and builtins' dicts
  * last): the live dict @d walked twice, each str key whose value is not
  * None set to None, names with one leading underscore first; no key's
- * __hash__ or __eq__ called but by the setting itself, as there. @only: a
- * list of the keys that may be set (by identity: of a zygote's module,
- * those the job set), or None for all. Errors reported as unraisable. */
-static void clear_dict(const struct pyapi *py, pyobj *d, pyobj *only)
+ * __hash__ or __eq__ called but by the setting itself, as there. @was: for
+ * a zygote module's dict, its copy made in the zygote, and only an entry
+ * whose value is not the copy's (the job's, set before or while the
+ * modules are wiped) is set; a key not exactly a str counts as the job's
+ * unread. None: every entry. Errors reported as unraisable. */
+static void clear_dict(const struct pyapi *py, pyobj *d, pyobj *was)
 {
         for (int pass = 0; pass < 2; pass++) {
                 ssize_t pos = 0;
@@ -473,39 +457,85 @@ static void clear_dict(const struct pyapi *py, pyobj *d, pyobj *only)
 
                 while (py->dict_next(d, &pos, &k, &v))
                         if (v != py->none && cleared_in_pass(py, k, pass == 0) &&
-                            (only == py->none || listed(py, only, k)) && py->dict_set(d, k, py->none) < 0)
+                            (was == py->none || !is_str_exact(py, k) || py->dict_get(was, k) != v) &&
+                            py->dict_set(d, k, py->none) < 0)
                                 py->unraisable(NULL);
         }
 }
 
-/* A module's globals wiped at exit: @skip None, @target a dict (sys's,
- * builtins', a zygote module's), of the keys @only (or all: None); else
- * @target a weak reference to a job's module, as
- * finalize_modules_clear_weaklist wipes it: its own dict (md_dict, as
- * PyModule_GetDict reads it: no __dict__ or __getattribute__ of the job's
- * called), the module held meanwhile, unless it is one of the tuple @skip
- * (sys's, builtins') or the module is gone. */
-static void clear_module(const struct pyapi *py, pyobj *target, pyobj *only, pyobj *skip)
+static bool one_of(const struct pyapi *py, pyobj *tuple, pyobj *obj)
 {
-        pyobj *mod = NULL, *d = target;
+        for (ssize_t i = 0; i < py->tuple_size(tuple); i++)
+                if (py->tuple_item(tuple, i) == obj)
+                        return true;
+        return false;
+}
 
-        if (skip != py->none) {
-                mod = py->weakref_get(target);
-                if (!mod || mod == py->none || !is_module(py, mod)) {
-                        py->err_clear();
-                        return;
-                }
-                py->incref(mod);
-                d = py->module_dict(mod);
-                for (ssize_t i = 0; d && i < py->tuple_size(skip); i++)
-                        if (py->tuple_item(skip, i) == d)
-                                d = NULL;
+/* One job's module of finalize_modules_clear_weaklist: @ref a weak
+ * reference to it; its own dict (md_dict, as PyModule_GetDict reads it: no
+ * __dict__ or __getattribute__ of the job's called) wiped, the module held
+ * meanwhile, unless the dict is one of the tuple @skip (sys's, builtins')
+ * or the module is gone. */
+static void clear_job_module(const struct pyapi *py, pyobj *ref, pyobj *skip)
+{
+        pyobj *mod = py->weakref_get(ref), *d;
+
+        if (!mod || mod == py->none || !is_module(py, mod)) {
+                py->err_clear();
+                return;
         }
-        if (d)
-                clear_dict(py, d, only);
+        py->incref(mod);
+        d = py->module_dict(mod);
+        if (d && !one_of(py, skip, d))
+                clear_dict(py, d, py->none);
         py->err_clear();
-        if (mod)
-                py->decref(mod);
+        py->decref(mod);
+}
+
+/* Whether the zygote's module dict @i of the tuple @dicts may hold
+ * something of the job's now: its version tag is no longer the one it had
+ * when the zygote began to serve (no entry read), or, untagged, its
+ * entries are not its copy's (@copies' @i) side by side. */
+static bool zygote_dict_touched(const struct pyapi *py, pyobj *dicts, pyobj *copies, ssize_t i)
+{
+        pyobj *d = py->tuple_item(dicts, i);
+
+        if (py->dict_tag && dicts == py->tagged)
+                return dict_tag(py, d) != py->tags[i];
+        return !same_entries(py, d, py->tuple_item(copies, i));
+}
+
+/* finalize_modules_clear_weaklist: the modules of @alive (remove_modules'
+ * list) still alive, the last first, wiped. Of a zygote's module (an index
+ * into the tuples @dicts and @copies) only what is the job's at its turn:
+ * what the job set, and what a finaliser run by an earlier wiping set
+ * (cold, that goes too); a dict left alone is not read. Not sys's or
+ * builtins' (@skip). Each entry held meanwhile, the list's size read
+ * afresh: nothing here trusts a list a finaliser could reach. */
+static void clear_weaklist(const struct pyapi *py, pyobj *alive, pyobj *dicts, pyobj *copies, pyobj *skip)
+{
+        for (ssize_t i = py->list_size(alive) - 1; i >= 0; i--) {
+                pyobj *kept = i < py->list_size(alive) ? py->list_item(alive, i) : NULL, *t;
+
+                if (!kept)
+                        continue;
+                py->incref(kept);
+                t = py->type(kept);
+                if (!py->is_subtype(t, py->long_type)) {
+                        clear_job_module(py, kept, skip);
+                } else {
+                        long at = py->as_long(kept);
+                        bool in = at >= 0 && at < py->tuple_size(dicts) && at < py->tuple_size(copies);
+                        pyobj *d = in ? py->tuple_item(dicts, at) : NULL;
+
+                        if (d && !one_of(py, skip, d) && zygote_dict_touched(py, dicts, copies, at))
+                                clear_dict(py, d, py->tuple_item(copies, at));
+                }
+                py->decref(t);
+                py->err_clear();
+                py->decref(kept);
+        }
+        py->err_clear();
 }
 
 /* obj.name(*args), as C's PyObject_CallMethod: the attribute is looked up
@@ -592,7 +622,7 @@ static pyobj *step(const struct pyapi *py, pyobj *s)
         ssize_t n = py->tuple_size(s);
         long kind = py->as_long(py->tuple_item(s, 0));
         pyobj *a = n > 1 ? py->tuple_item(s, 1) : NULL, *b = n > 2 ? py->tuple_item(s, 2) : NULL;
-        pyobj *c = n > 3 ? py->tuple_item(s, 3) : NULL;
+        pyobj *c = n > 3 ? py->tuple_item(s, 3) : NULL, *e = n > 4 ? py->tuple_item(s, 4) : NULL;
 
         switch (kind) {
         case WARM_STEP_CALL:
@@ -610,7 +640,10 @@ static pyobj *step(const struct pyapi *py, pyobj *s)
         case WARM_STEP_COLLECT:
                 return outcome(py, collect(py, a, b, py->is_true(c)));
         case WARM_STEP_CLEAR:
-                clear_module(py, a, b, c);
+                clear_dict(py, a, py->none);
+                break;
+        case WARM_STEP_CLEAR_WEAKLIST:
+                clear_weaklist(py, a, b, c, e);
                 break;
         case WARM_STEP_HIDE:
                 /* kept for good: an object untracked must never be freed */

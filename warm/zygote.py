@@ -336,7 +336,7 @@ _fsencode = __import__("os").fsencode
 # (the generator is suspended meanwhile). So the generator holds no object
 # of the job across a step that may free it.
 (_CALL, _RUN, _PRINT, _UNRAISABLE, _EXIT, _CHANGED, _FINALIZING, _METHOD, _EXIT_STATUS, _REMOVE_MODULES, _COLLECT, _HIDE,
- _CLEAR) = range(13)
+ _CLEAR, _CLEAR_WEAKLIST) = range(14)
 # What the harness calls at a job's exit, taken now: a job that rebinds
 # them (_signal.getsignal = None, gc.collect = ...) changes nothing here, as
 # cold, where C calls them.
@@ -479,7 +479,7 @@ def _finalize_modules():
     # held, so its entry goes without anything of the job running.
     ok, alive = yield _REMOVE_MODULES, _modules, _ZYGOTE_INDEX
     if not ok:
-        alive = ()
+        alive = []
     yield _CALL, _modules.clear, ()
     # finalize_restore_builtins: back to the interpreter's copy
     ds = (_builtins, _BUILTINS_COPY)
@@ -498,22 +498,16 @@ def _finalize_modules():
     yield _COLLECT, _collect, _callbacks, False
     # finalize_modules_clear_weaklist: the modules still alive, the last
     # imported first, their globals set to None (names with one leading
-    # underscore, then the others but __builtins__). Of a zygote's module,
-    # only what the job set in it: the rest holds nothing of the job. The
-    # zygote's dicts are compared with their copies in C, reading only (no
-    # page of theirs is written), as tuples made in the zygote.
-    set_by_job = _keys(_ZYGOTE_DICTS, (yield _CHANGED, _ZYGOTE_DICTS, _ZYGOTE_DICTS_AT_FORK))
-    for kept in reversed(alive):
-        # in C, as _PyModule_ClearDict: no key of the job's is hashed or
-        # compared here, and a job's module is read as C reads it (no
-        # __dict__ or __getattribute__ of its class runs)
-        if type(kept) is not int:
-            yield _CLEAR, kept, None, (_builtins, _sys)
-        elif set_by_job[kept] and _ZYGOTE_DICTS[kept] is not _builtins and _ZYGOTE_DICTS[kept] is not _sys:
-            # the dict fetched only when the job set something in it: each
-            # fetch writes to its count (a copied page)
-            yield _CLEAR, _ZYGOTE_DICTS[kept], set_by_job[kept], None
-    del set_by_job, alive
+    # underscore, then the others but __builtins__), in C as
+    # _PyModule_ClearDict (no key of the job's hashed or compared, a job's
+    # module read as C reads it: no __dict__ or __getattribute__ of its
+    # class runs). Of a zygote's module, only what is the job's at its turn
+    # (what the job set, and what a finaliser run by an earlier wiping set):
+    # the rest holds nothing of the job. A zygote's dict whose version tag
+    # did not move is not read, one that did is compared with its copy made
+    # in the zygote, reading only (no page of theirs is written).
+    yield _CLEAR_WEAKLIST, alive, _ZYGOTE_DICTS, _ZYGOTE_DICTS_AT_FORK, (_builtins, _sys)
+    del alive
     # finalize_clear_sys_builtins_dict, and the interpreter's last
     # collection: with sys and builtins empty, as cold (no stream, no hook,
     # no print for a finaliser). The collection first: the wiping above frees
@@ -528,8 +522,8 @@ def _finalize_modules():
         # set to None as _PyModule_ClearDict does, not emptied: a finaliser
         # run by it (of what the job bound to sys.modules) finds sys.stderr
         # still there, and then None, as cold
-        yield _CLEAR, _sys, None, None
-        yield _CLEAR, _builtins, None, None
+        yield _CLEAR, _sys
+        yield _CLEAR, _builtins
         yield _COLLECT, _collect, _callbacks, False
 
 

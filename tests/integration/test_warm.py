@@ -252,6 +252,17 @@ FINALISATION_SNIPPETS = [
                                              "        return types.ModuleType.__getattribute__(self, n)\n"
                                              "m = M('jm')\ntypes.ModuleType.__setattr__(m, 'a', A())\nsys.modules['jm'] = m\n"
                                              "codecs.register(lambda name, m=m: None)\ndel m\nprint('main')\n" % k)),
+    # what a finaliser stores in a zygote's module while the modules are
+    # wiped (one run by a job's module wiped before, one by the zygote
+    # module's own wiping) goes when that module is wiped, as cold (review5)
+    ("set_while_wiping", lambda k: py(0, "import codecs, sys, types, os, stat\nw = os.write\nclass A:\n"
+                                         "    def __init__(self, n):\n        self.n = n\n"
+                                         "    def __del__(self, w=w):\n        w(1, b'A del %%d\\n' %% self.n)\nclass B:\n"
+                                         "    def __init__(self, mod, n):\n        self.mod, self.n = mod, n\n"
+                                         "    def __del__(self, w=w, A=A):\n        w(1, b'B del %%d\\n' %% self.n)\n"
+                                         "        setattr(self.mod, 'late', A(self.n))\nm = types.ModuleType('jm')\nm.b = B(stat, 1)\n"
+                                         "sys.modules['jm'] = m\ncodecs.register(lambda name, m=m: None)\nos.b = B(os, 2)\n"
+                                         "del m\nprint('main %d')\n" % k)),
     ("daemonless_threads", lambda k: py(0, "import threading, time\ndef late():\n    time.sleep(0.1)\n    print('late %d')\n"
                                            "t = threading.Thread(target=late)\nt.start()\nimport atexit\natexit.register(print, 'atexit after join', t.is_alive())\n" % k)),
 ]
