@@ -525,6 +525,11 @@ def _finalize_modules():
         yield _CLEAR, _sys
         yield _CLEAR, _builtins
         yield _COLLECT, _collect, _callbacks, False
+    # A zygote's module the job took out of sys.modules was not in the walk
+    # above: cold, it is freed once nothing holds it, and what the job set
+    # in it goes then; here its values that are the job's go last (the
+    # others, wiped above, have none left).
+    yield _CLEAR_WEAKLIST, _ZYGOTE_ALL, _ZYGOTE_DICTS, _ZYGOTE_DICTS_AT_FORK, _ZYGOTE_SKIP
 
 
 def _renamed(code):
@@ -643,6 +648,10 @@ _ZYGOTE_INDEX = {id(m): i for i, m in enumerate(_ZYGOTE)}
 _ZYGOTE_DICTS = tuple(m.__dict__ for m in _ZYGOTE)
 _ZYGOTE_DICTS_AT_FORK = tuple(dict(d) for d in _ZYGOTE_DICTS)
 _SYS_AT_FORK = dict(_sys)
+# every module of the zygote's, for the end of the job's finalisation; not
+# sys, builtins, nor this file's (its globals are the harness's)
+_ZYGOTE_ALL = list(range(len(_ZYGOTE)))
+_ZYGOTE_SKIP = (_builtins, _sys, globals())
 gc.collect()
 gc.freeze()
 # Returns in the zygote only (in a job, C runs _start's generator to the

@@ -263,6 +263,11 @@ FINALISATION_SNIPPETS = [
                                          "        setattr(self.mod, 'late', A(self.n))\nm = types.ModuleType('jm')\nm.b = B(stat, 1)\n"
                                          "sys.modules['jm'] = m\ncodecs.register(lambda name, m=m: None)\nos.b = B(os, 2)\n"
                                          "del m\nprint('main %d')\n" % k)),
+    # what the job set in a zygote's module it then took out of
+    # sys.modules goes at exit, as cold (review5)
+    ("zygote_module_taken_out", lambda k: py(0, "import os, sys\nw = os.write\nclass A:\n"
+                                                "    def __del__(self, w=w):\n        w(1, b'A del %d\\n')\n"
+                                                "os.x = A()\ndel sys.modules['os']\nprint('main')\n" % k)),
     ("daemonless_threads", lambda k: py(0, "import threading, time\ndef late():\n    time.sleep(0.1)\n    print('late %d')\n"
                                            "t = threading.Thread(target=late)\nt.start()\nimport atexit\natexit.register(print, 'atexit after join', t.is_alive())\n" % k)),
 ]
