@@ -81,7 +81,16 @@ struct pyapi {
          * and the harness then runs traced (docs/warm-start.md) */
         void (*enter_tracing)(void *);
         void (*leave_tracing)(void *);
-        pyobj *long_type, *module_type, *dict_type;
+        pyobj *long_type, *module_type, *str_type, *dict_type;
+        unsigned long (*type_flags)(pyobj *);
+        ssize_t (*str_len)(pyobj *);
+        uint32_t (*str_char)(pyobj *, ssize_t);
+        int (*str_is)(pyobj *, const char *);
+        int (*dict_set)(pyobj *, pyobj *, pyobj *);
+        ssize_t (*list_size)(pyobj *);
+        pyobj *(*weakref_get)(pyobj *);
+        pyobj *(*module_dict)(pyobj *);
+        pyobj *(*list_item)(pyobj *, ssize_t);
         pyobj *(*weakref_new)(pyobj *, pyobj *);
         int (*setitem)(pyobj *, pyobj *, pyobj *);
         void (*incref)(pyobj *);
@@ -170,6 +179,16 @@ static int pyapi_resolve(struct pyapi *py)
         py->long_type = dlsym(RTLD_DEFAULT, "PyLong_Type");
         py->module_type = dlsym(RTLD_DEFAULT, "PyModule_Type");
         py->dict_type = dlsym(RTLD_DEFAULT, "PyDict_Type");
+        py->str_type = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+        bad |= resolve(&py->type_flags, "PyType_GetFlags");
+        bad |= resolve(&py->str_len, "PyUnicode_GetLength");
+        bad |= resolve(&py->str_char, "PyUnicode_ReadChar");
+        bad |= resolve(&py->str_is, "PyUnicode_CompareWithASCIIString");
+        bad |= resolve(&py->dict_set, "PyDict_SetItem");
+        bad |= resolve(&py->list_size, "PyList_Size");
+        bad |= resolve(&py->weakref_get, "PyWeakref_GetObject");
+        bad |= resolve(&py->module_dict, "PyModule_GetDict");
+        bad |= resolve(&py->list_item, "PyList_GetItem");
         bad |= resolve(&py->weakref_new, "PyWeakref_NewRef");
         bad |= resolve(&py->setitem, "PyObject_SetItem");
         bad |= resolve(&py->dict_new, "PyDict_New");
@@ -180,7 +199,8 @@ static int pyapi_resolve(struct pyapi *py)
         py->none = dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
         py->yes = dlsym(RTLD_DEFAULT, "_Py_TrueStruct");
         py->no = dlsym(RTLD_DEFAULT, "_Py_FalseStruct");
-        return bad || !py->none || !py->yes || !py->no || !py->long_type || !py->module_type || !py->dict_type ? -1 : 0;
+        return bad || !py->none || !py->yes || !py->no || !py->long_type || !py->module_type ||
+                       !py->str_type || !py->dict_type ? -1 : 0;
 }
 
 /* The zygote's frames (zygote.py's module, the ctypes call that brought us
@@ -297,6 +317,14 @@ static int same_entries(const struct pyapi *py, pyobj *d, pyobj *was)
  * written, so a dict of the zygote's is compared without copying a page of
  * what it holds; and one the job left alone (nearly all: a zygote with
  * numpy has ~270 modules, ~20000 names) costs no lookup. */
+static bool is_str_exact(const struct pyapi *py, pyobj *obj)
+{
+        pyobj *t = py->type(obj);
+
+        py->decref(t);  /* the type outlives obj, which holds it */
+        return t == py->str_type;
+}
+
 static pyobj *changed_keys(const struct pyapi *py, pyobj *d, pyobj *was)
 {
         pyobj *keys = py->list_new(0), *k, *v;
@@ -304,8 +332,11 @@ static pyobj *changed_keys(const struct pyapi *py, pyobj *d, pyobj *was)
 
         if (keys && same_entries(py, d, was))
                 return keys;
+        /* a key not exactly a str (a job's subclass) is listed unread:
+         * looking it up would run its __hash__ and __eq__, which cold
+         * never calls here */
         while (keys && py->dict_next(d, &pos, &k, &v))
-                if (py->dict_get(was, k) != v && py->list_append(keys, k) < 0) {
+                if ((!is_str_exact(py, k) || py->dict_get(was, k) != v) && py->list_append(keys, k) < 0) {
                         py->decref(keys);
                         keys = NULL;
                 }
@@ -320,22 +351,14 @@ static uint64_t dict_tag(const struct pyapi *py, pyobj *d)
         return tag;
 }
 
-/* changed_keys of each pair of the tuples @ds and @wases: one step for
- * every module of the zygote. A dict of the zygote's whose version tag is
- * still the one it had when the zygote began to serve was not changed
- * since (CPython gives a dict a new tag at every change of its contents):
- * no entry of it is read. */
+/* changed_keys of each pair of the tuples @ds and @wases. */
 static pyobj *changed_keys_each(const struct pyapi *py, pyobj *ds, pyobj *wases)
 {
         ssize_t n = py->tuple_size(ds);
         pyobj *all = py->list_new(0);
-        const bool tagged = py->dict_tag && ds == py->tagged;
 
         for (ssize_t i = 0; all && i < n; i++) {
-                pyobj *d = py->tuple_item(ds, i);
-                pyobj *keys = tagged && dict_tag(py, d) == py->tags[i]
-                                      ? py->list_new(0)
-                                      : changed_keys(py, d, py->tuple_item(wases, i));
+                pyobj *keys = changed_keys(py, py->tuple_item(ds, i), py->tuple_item(wases, i));
 
                 if (!keys || py->list_append(all, keys) < 0) {
                         py->decref(all);
@@ -393,6 +416,127 @@ static pyobj *remove_modules(const struct pyapi *py, pyobj *modules, pyobj *zygo
                         py->unraisable(NULL);
         }
         return alive;
+}
+
+/* Whether @key is one a pass of _PyModule_ClearDict sets to None: a str
+ * (a subclass too, read as C reads it, no method of its called), in the
+ * @first pass a name with one leading underscore, in the second any but
+ * "__builtins__". */
+static bool cleared_in_pass(const struct pyapi *py, pyobj *key, bool first)
+{
+        pyobj *t = py->type(key);
+        const bool str = (py->type_flags(t) & (1UL << 28)) != 0;   /* Py_TPFLAGS_UNICODE_SUBCLASS */
+        ssize_t n;
+        uint32_t c0, c1;
+
+        py->decref(t);
+        if (!str)
+                return false;
+        n = py->str_len(key);
+        c0 = n > 0 ? py->str_char(key, 0) : 0;
+        c1 = n > 1 ? py->str_char(key, 1) : 0;
+        py->err_clear();
+        if (first)
+                return c0 == '_' && c1 != '_';
+        return c0 != '_' || py->str_is(key, "__builtins__") != 0;
+}
+
+/* _PyModule_ClearDict, as CPython 3.7-3.13 wipes a module's globals at its
+ * exit (finalize_modules_clear_weaklist, and sys's and builtins' dicts
+ * last): the live dict @d walked twice, each str key whose value is not
+ * None set to None, names with one leading underscore first; no key's
+ * __hash__ or __eq__ called but by the setting itself, as there. @was: for
+ * a zygote module's dict, its copy made in the zygote, and only an entry
+ * whose value is not the copy's (the job's, set before or while the
+ * modules are wiped) is set; a key not exactly a str counts as the job's
+ * unread. None: every entry. Errors reported as unraisable. */
+static void clear_dict(const struct pyapi *py, pyobj *d, pyobj *was)
+{
+        for (int pass = 0; pass < 2; pass++) {
+                ssize_t pos = 0;
+                pyobj *k, *v;
+
+                while (py->dict_next(d, &pos, &k, &v))
+                        if (v != py->none && cleared_in_pass(py, k, pass == 0) &&
+                            (was == py->none || !is_str_exact(py, k) || py->dict_get(was, k) != v) &&
+                            py->dict_set(d, k, py->none) < 0)
+                                py->unraisable(NULL);
+        }
+}
+
+static bool one_of(const struct pyapi *py, pyobj *tuple, pyobj *obj)
+{
+        for (ssize_t i = 0; i < py->tuple_size(tuple); i++)
+                if (py->tuple_item(tuple, i) == obj)
+                        return true;
+        return false;
+}
+
+/* One job's module of finalize_modules_clear_weaklist: @ref a weak
+ * reference to it; its own dict (md_dict, as PyModule_GetDict reads it: no
+ * __dict__ or __getattribute__ of the job's called) wiped, the module held
+ * meanwhile, unless the dict is one of the tuple @skip (sys's, builtins')
+ * or the module is gone. */
+static void clear_job_module(const struct pyapi *py, pyobj *ref, pyobj *skip)
+{
+        pyobj *mod = py->weakref_get(ref), *d;
+
+        if (!mod || mod == py->none || !is_a(py, mod, py->module_type)) {
+                py->err_clear();
+                return;
+        }
+        py->incref(mod);
+        d = py->module_dict(mod);
+        if (d && !one_of(py, skip, d))
+                clear_dict(py, d, py->none);
+        py->err_clear();
+        py->decref(mod);
+}
+
+/* Whether the zygote's module dict @i of the tuple @dicts may hold
+ * something of the job's now: its version tag is no longer the one it had
+ * when the zygote began to serve (no entry read), or, untagged, its
+ * entries are not its copy's (@copies' @i) side by side. */
+static bool zygote_dict_touched(const struct pyapi *py, pyobj *dicts, pyobj *copies, ssize_t i)
+{
+        pyobj *d = py->tuple_item(dicts, i);
+
+        if (py->dict_tag && dicts == py->tagged)
+                return dict_tag(py, d) != py->tags[i];
+        return !same_entries(py, d, py->tuple_item(copies, i));
+}
+
+/* finalize_modules_clear_weaklist: the modules of @alive (remove_modules'
+ * list) still alive, the last first, wiped. Of a zygote's module (an index
+ * into the tuples @dicts and @copies) only what is the job's at its turn:
+ * what the job set, and what a finaliser run by an earlier wiping set
+ * (cold, that goes too); a dict left alone is not read. Not sys's or
+ * builtins' (@skip). Each entry held meanwhile, the list's size read
+ * afresh: nothing here trusts a list a finaliser could reach. */
+static void clear_weaklist(const struct pyapi *py, pyobj *alive, pyobj *dicts, pyobj *copies, pyobj *skip)
+{
+        for (ssize_t i = py->list_size(alive) - 1; i >= 0; i--) {
+                pyobj *kept = i < py->list_size(alive) ? py->list_item(alive, i) : NULL, *t;
+
+                if (!kept)
+                        continue;
+                py->incref(kept);
+                t = py->type(kept);
+                if (!py->is_subtype(t, py->long_type)) {
+                        clear_job_module(py, kept, skip);
+                } else {
+                        long at = py->as_long(kept);
+                        bool in = at >= 0 && at < py->tuple_size(dicts) && at < py->tuple_size(copies);
+                        pyobj *d = in ? py->tuple_item(dicts, at) : NULL;
+
+                        if (d && !one_of(py, skip, d) && zygote_dict_touched(py, dicts, copies, at))
+                                clear_dict(py, d, py->tuple_item(copies, at));
+                }
+                py->decref(t);
+                py->err_clear();
+                py->decref(kept);
+        }
+        py->err_clear();
 }
 
 /* obj.name(*args), as C's PyObject_CallMethod: the attribute is looked up
@@ -479,7 +623,7 @@ static pyobj *step(const struct pyapi *py, pyobj *s)
         ssize_t n = py->tuple_size(s);
         long kind = py->as_long(py->tuple_item(s, 0));
         pyobj *a = n > 1 ? py->tuple_item(s, 1) : NULL, *b = n > 2 ? py->tuple_item(s, 2) : NULL;
-        pyobj *c = n > 3 ? py->tuple_item(s, 3) : NULL;
+        pyobj *c = n > 3 ? py->tuple_item(s, 3) : NULL, *e = n > 4 ? py->tuple_item(s, 4) : NULL;
 
         switch (kind) {
         case WARM_STEP_CALL:
@@ -496,6 +640,12 @@ static pyobj *step(const struct pyapi *py, pyobj *s)
                 return outcome(py, remove_modules(py, a, b));
         case WARM_STEP_COLLECT:
                 return outcome(py, collect(py, a, b, py->is_true(c)));
+        case WARM_STEP_CLEAR:
+                clear_dict(py, a, py->none);
+                break;
+        case WARM_STEP_CLEAR_WEAKLIST:
+                clear_weaklist(py, a, b, c, e);
+                break;
         case WARM_STEP_HIDE:
                 /* kept for good: an object untracked must never be freed */
                 py->incref(a);

@@ -15,7 +15,7 @@
 
 /* The steps, as zygote.py yields them: (STEP, ...). Keep in step with its
  * _CALL, _RUN, _PRINT, _UNRAISABLE, _EXIT, _CHANGED, _FINALIZING,
- * _METHOD, _EXIT_STATUS, _REMOVE_MODULES, _COLLECT, _HIDE. */
+ * _METHOD, _EXIT_STATUS, _REMOVE_MODULES, _COLLECT, _HIDE, _CLEAR, _CLEAR_WEAKLIST. */
 enum warm_job_step {
         WARM_STEP_CALL,         /* (0, f, args): f(*args); sends (True, result) or (False, exception) */
         WARM_STEP_RUN,          /* (1, path bytes, globals): the file run as CPython runs its script */
@@ -30,6 +30,10 @@ enum warm_job_step {
                                    * order; sends (True, [index or weak reference, ...]) as CALL sends */
         WARM_STEP_COLLECT,      /* (10, gc.collect, gc.callbacks, first): a collection as Py_FinalizeEx's; as CALL sends */
         WARM_STEP_HIDE,         /* (11, obj): untracked by the collector (not in gc.get_objects()), held for good */
+        WARM_STEP_CLEAR,        /* (12, dict): its names set to None as _PyModule_ClearDict sets them */
+        WARM_STEP_CLEAR_WEAKLIST, /* (13, [index or weak reference, ...], zygote's dicts, their copies, (dict, ...)):
+                                   * finalize_modules_clear_weaklist, the last first (of a zygote's module,
+                                   * what is the job's at its turn; no dict of the tuple) */
 };
 
 /* In the zygote, before any job: looks up the interpreter's C API a job

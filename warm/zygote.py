@@ -335,7 +335,8 @@ _fsencode = __import__("os").fsencode
 # a deletion), is yielded and run by C with no frame of this file under it
 # (the generator is suspended meanwhile). So the generator holds no object
 # of the job across a step that may free it.
-_CALL, _RUN, _PRINT, _UNRAISABLE, _EXIT, _CHANGED, _FINALIZING, _METHOD, _EXIT_STATUS, _REMOVE_MODULES, _COLLECT, _HIDE = range(12)
+(_CALL, _RUN, _PRINT, _UNRAISABLE, _EXIT, _CHANGED, _FINALIZING, _METHOD, _EXIT_STATUS, _REMOVE_MODULES, _COLLECT, _HIDE,
+ _CLEAR, _CLEAR_WEAKLIST) = range(14)
 # What the harness calls at a job's exit, taken now: a job that rebinds
 # them (_signal.getsignal = None, gc.collect = ...) changes nothing here, as
 # cold, where C calls them.
@@ -478,11 +479,17 @@ def _finalize_modules():
     # held, so its entry goes without anything of the job running.
     ok, alive = yield _REMOVE_MODULES, _modules, _ZYGOTE_INDEX
     if not ok:
-        alive = ()
+        alive = []
     yield _CALL, _modules.clear, ()
     # finalize_restore_builtins: back to the interpreter's copy
     ds = (_builtins, _BUILTINS_COPY)
     added, lost = _keys(ds, (yield _CHANGED, ds, (_BUILTINS_COPY, _builtins)))
+    if [name for name in added if type(name) is not str]:
+        # a key of the job's own type: deleting it alone would call its
+        # __hash__, which cold (PyDict_Clear, PyDict_Update) never calls
+        yield _CALL, _builtins.clear, ()
+        yield _CALL, _builtins.update, (_BUILTINS_COPY,)
+        added = lost = ()
     for name in added:
         yield _CALL, _builtins.__delitem__, (name,)
     for name in lost:
@@ -491,28 +498,16 @@ def _finalize_modules():
     yield _COLLECT, _collect, _callbacks, False
     # finalize_modules_clear_weaklist: the modules still alive, the last
     # imported first, their globals set to None (names with one leading
-    # underscore, then the others but __builtins__). Of a zygote's module,
-    # only what the job set in it: the rest holds nothing of the job. The
-    # zygote's dicts are compared with their copies in C, reading only (no
-    # page of theirs is written), as tuples made in the zygote.
-    set_by_job = _keys(_ZYGOTE_DICTS, (yield _CHANGED, _ZYGOTE_DICTS, _ZYGOTE_DICTS_AT_FORK))
-    for kept in reversed(alive):
-        if type(kept) is int:
-            # the dict fetched only when the job set something in it: each
-            # fetch writes to its count (a copied page)
-            keys = set_by_job[kept]
-            d = _ZYGOTE_DICTS[kept] if keys else None
-        else:
-            d = getattr(kept(), "__dict__", None)
-            keys = () if d is None else list(d)
-        if keys and d is not _builtins and d is not _sys:
-            for first in (True, False):
-                for k in keys:
-                    if (isinstance(k, str) and d.get(k) is not None and
-                            ((k[:1] == "_" and k[1:2] != "_") if first else k != "__builtins__")):
-                        yield _CALL, d.__setitem__, (k, None)
-        del d, keys
-    del set_by_job, alive
+    # underscore, then the others but __builtins__), in C as
+    # _PyModule_ClearDict (no key of the job's hashed or compared, a job's
+    # module read as C reads it: no __dict__ or __getattribute__ of its
+    # class runs). Of a zygote's module, only what is the job's at its turn
+    # (what the job set, and what a finaliser run by an earlier wiping set):
+    # the rest holds nothing of the job. A zygote's dict whose version tag
+    # did not move is not read, one that did is compared with its copy made
+    # in the zygote, reading only (no page of theirs is written).
+    yield _CLEAR_WEAKLIST, alive, _ZYGOTE_DICTS, _ZYGOTE_DICTS_AT_FORK, (_builtins, _sys)
+    del alive
     # finalize_clear_sys_builtins_dict, and the interpreter's last
     # collection: with sys and builtins empty, as cold (no stream, no hook,
     # no print for a finaliser). The collection first: the wiping above frees
@@ -523,10 +518,18 @@ def _finalize_modules():
     yield _COLLECT, _collect, _callbacks, False
     ds = (_sys, _builtins)
     left_sys, left_builtins = _keys(ds, (yield _CHANGED, ds, (_SYS_AT_FORK, _BUILTINS_COPY)))
-    if left_builtins or [k for k in left_sys if k not in _SYS_RESET]:
-        yield _CALL, _sys.clear, ()
-        yield _CALL, _builtins.clear, ()
+    if left_builtins or [k for k in left_sys if type(k) is not str or k not in _SYS_RESET]:
+        # set to None as _PyModule_ClearDict does, not emptied: a finaliser
+        # run by it (of what the job bound to sys.modules) finds sys.stderr
+        # still there, and then None, as cold
+        yield _CLEAR, _sys
+        yield _CLEAR, _builtins
         yield _COLLECT, _collect, _callbacks, False
+    # A zygote's module the job took out of sys.modules was not in the walk
+    # above: cold, it is freed once nothing holds it, and what the job set
+    # in it goes then; here its values that are the job's go last (the
+    # others, wiped above, have none left).
+    yield _CLEAR_WEAKLIST, _ZYGOTE_ALL, _ZYGOTE_DICTS, _ZYGOTE_DICTS_AT_FORK, _ZYGOTE_SKIP
 
 
 def _renamed(code):
@@ -645,6 +648,10 @@ _ZYGOTE_INDEX = {id(m): i for i, m in enumerate(_ZYGOTE)}
 _ZYGOTE_DICTS = tuple(m.__dict__ for m in _ZYGOTE)
 _ZYGOTE_DICTS_AT_FORK = tuple(dict(d) for d in _ZYGOTE_DICTS)
 _SYS_AT_FORK = dict(_sys)
+# every module of the zygote's, for the end of the job's finalisation; not
+# sys, builtins, nor this file's (its globals are the harness's)
+_ZYGOTE_ALL = list(range(len(_ZYGOTE)))
+_ZYGOTE_SKIP = (_builtins, _sys, globals())
 gc.collect()
 gc.freeze()
 # Returns in the zygote only (in a job, C runs _start's generator to the

@@ -225,6 +225,49 @@ FINALISATION_SNIPPETS = [
                                      "        n = len(ticks)\n        time.sleep(0.05)\n"
                                      "        print('daemon ran on', len(ticks) > n, sys.is_finalizing(), %d)\n"
                                      "json.a = A()\ntime.sleep(0.01)\n" % k)),
+    # a key of the job's own str subclass in a module still alive at exit
+    # (held by a codec search function), in builtins and in sys: its
+    # __hash__ runs only where cold's _PyModule_ClearDict sets it to None,
+    # never for a lookup of the harness's (review5)
+    ("str_subclass_keys", lambda k: py(0, "import builtins, codecs, os, sys, types\nw = os.write\nclass S(str):\n"
+                                          "    def __hash__(self, w=w):\n        w(1, b'hash ' + str.__str__(self).encode() + b'\\n')\n"
+                                          "        return str.__hash__(self)\nm = types.ModuleType('jm')\nm.__dict__[S('yy')] = 2\n"
+                                          "m.__dict__['_p'] = 3\nsys.modules['jm'] = m\ncodecs.register(lambda name, m=m: None)\n"
+                                          "builtins.__dict__[S('bq')] = 1\nsys.__dict__[S('sq')] = 2\ndel m\nprint('main %d')\n" % k)),
+    # sys.modules rebound to a dict of the job's: what it holds goes as
+    # cold's _PyModule_ClearDict(sys) sets sys's names to None, sys.stderr
+    # still there (not as the dict is emptied) (review5)
+    ("sys_modules_rebound", lambda k: py(0, "import sys, types, os, builtins\nw = os.write\nB, S = builtins.__dict__, sys.__dict__\n"
+                                            "class A:\n    def __del__(self, w=w, B=B, S=S):\n"
+                                            "        w(2, ('del %%r %%r %%r\\n' %% (B.get('__import__') is not None, S.get('stderr') is not None,\n"
+                                            "              type(S.get('modules')).__name__)).encode())\n"
+                                            "m = types.ModuleType('jm')\nm.a = A()\nsys.modules = {'jm': m, 'x': %d}\ndel m\n" % k)),
+    # a job's module subclass with a __dict__ property and a
+    # __getattribute__, alive at exit: its own dict is wiped as C reads it
+    # (neither runs, what it holds goes) (review5)
+    ("module_dict_property", lambda k: py(0, "import codecs, sys, types, os\nw = os.write\nclass A:\n"
+                                             "    def __del__(self, w=w):\n        w(1, b'A del %d\\n')\nclass M(types.ModuleType):\n"
+                                             "    @property\n    def __dict__(self, w=w):\n        w(1, b'__dict__ read\\n')\n        return {}\n"
+                                             "    def __getattribute__(self, n, w=w):\n        w(1, b'getattribute ' + n.encode() + b'\\n')\n"
+                                             "        return types.ModuleType.__getattribute__(self, n)\n"
+                                             "m = M('jm')\ntypes.ModuleType.__setattr__(m, 'a', A())\nsys.modules['jm'] = m\n"
+                                             "codecs.register(lambda name, m=m: None)\ndel m\nprint('main')\n" % k)),
+    # what a finaliser stores in a zygote's module while the modules are
+    # wiped (one run by a job's module wiped before, one by the zygote
+    # module's own wiping) goes when that module is wiped, as cold (review5)
+    ("set_while_wiping", lambda k: py(0, "import codecs, sys, types, os, stat\nw = os.write\nclass A:\n"
+                                         "    def __init__(self, n):\n        self.n = n\n"
+                                         "    def __del__(self, w=w):\n        w(1, b'A del %%d\\n' %% self.n)\nclass B:\n"
+                                         "    def __init__(self, mod, n):\n        self.mod, self.n = mod, n\n"
+                                         "    def __del__(self, w=w, A=A):\n        w(1, b'B del %%d\\n' %% self.n)\n"
+                                         "        setattr(self.mod, 'late', A(self.n))\nm = types.ModuleType('jm')\nm.b = B(stat, 1)\n"
+                                         "sys.modules['jm'] = m\ncodecs.register(lambda name, m=m: None)\nos.b = B(os, 2)\n"
+                                         "del m\nprint('main %d')\n" % k)),
+    # what the job set in a zygote's module it then took out of
+    # sys.modules goes at exit, as cold (review5)
+    ("zygote_module_taken_out", lambda k: py(0, "import os, sys\nw = os.write\nclass A:\n"
+                                                "    def __del__(self, w=w):\n        w(1, b'A del %d\\n')\n"
+                                                "os.x = A()\ndel sys.modules['os']\nprint('main')\n" % k)),
     ("daemonless_threads", lambda k: py(0, "import threading, time\ndef late():\n    time.sleep(0.1)\n    print('late %d')\n"
                                            "t = threading.Thread(target=late)\nt.start()\nimport atexit\natexit.register(print, 'atexit after join', t.is_alive())\n" % k)),
 ]
