@@ -471,7 +471,7 @@ def _finalize_modules():
     for name in ("stdin", "stdout", "stderr"):
         yield _CALL, _sys.__setitem__, (name, _sys.get("__%s__" % name))
     # finalize_remove_modules: every module's entry set to None, in order,
-    # and a weak reference to each kept; in C (warm_job.c, remove_modules),
+    # and a weak reference to each kept; in C (warm_finalize.c, finalize_remove_modules),
     # one step for all, as CPython walks them: objects are told apart by
     # address there (id() would raise audit events), and a job's module
     # that nothing else holds goes with no frame of this file under its
