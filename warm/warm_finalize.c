@@ -33,8 +33,7 @@ static bool is_str_exact(const struct pyapi *py, pyobj *obj)
 /* The keys of dict @d whose value is not the very object dict @was has for
  * them, in @d's order. Read with borrowed references: no object's count is
  * written, so a dict of the zygote's is compared without copying a page of
- * what it holds; and one the job left alone (nearly all: a zygote with
- * numpy has ~270 modules, ~20000 names) costs no lookup. */
+ * what it holds; and one the job left alone costs no lookup. */
 static pyobj *changed_keys(const struct pyapi *py, pyobj *d, pyobj *was)
 {
         pyobj *keys = py->list_new(0), *k, *v;
@@ -53,12 +52,19 @@ static pyobj *changed_keys(const struct pyapi *py, pyobj *d, pyobj *was)
         return keys;
 }
 
+/* The 8 bytes at offset @at of object @obj: a dict's version tag where
+ * find_dict_tag found it. */
+static uint64_t word_at(pyobj *obj, size_t at)
+{
+        uint64_t w;
+
+        memcpy(&w, (const char *) obj + at, sizeof w);
+        return w;
+}
+
 static uint64_t dict_tag(const struct pyapi *py, pyobj *d)
 {
-        uint64_t tag;
-
-        memcpy(&tag, (const char *) d + py->dict_tag, sizeof tag);
-        return tag;
+        return word_at(d, py->dict_tag);
 }
 
 /* changed_keys of each pair of the tuples @ds and @wases. */
@@ -257,18 +263,18 @@ static size_t find_dict_tag(const struct pyapi *py)
         bool ok = false;
 
         if (d && e) {
-                memcpy(&t[0], (char *) d + tag_at, sizeof t[0]);
+                t[0] = word_at(d, tag_at);
                 ok = py->dict_set_str(d, "a", py->none) == 0;
-                memcpy(&t[1], (char *) d + tag_at, sizeof t[1]);
+                t[1] = word_at(d, tag_at);
                 ok = ok && py->dict_set_str(d, "a", py->yes) == 0;
-                memcpy(&t[2], (char *) d + tag_at, sizeof t[2]);
+                t[2] = word_at(d, tag_at);
                 ok = ok && py->dict_get(d, py->none) == NULL;
-                memcpy(&t[3], (char *) d + tag_at, sizeof t[3]);
-                memcpy(&used, (char *) d + used_at, sizeof used);
+                t[3] = word_at(d, tag_at);
+                memcpy(&used, (const char *) d + used_at, sizeof used);   /* ma_used */
                 ok = ok && used == 1 && py->dict_del_str(d, "a") == 0;
-                memcpy(&t[4], (char *) d + tag_at, sizeof t[4]);
+                t[4] = word_at(d, tag_at);
                 ok = ok && py->dict_set_str(e, "b", py->none) == 0;
-                memcpy(&t[5], (char *) e + tag_at, sizeof t[5]);
+                t[5] = word_at(e, tag_at);
                 ok = ok && t[0] < t[1] && t[1] < t[2] && t[2] == t[3] && t[3] < t[4] && t[4] < t[5];
         }
         py->err_clear();
@@ -280,8 +286,8 @@ static size_t find_dict_tag(const struct pyapi *py)
 }
 
 /* The zygote's module dicts @dicts (a tuple of dicts; NULL: none) and
- * each one's tag now, for the jobs' finalisation (changed_keys_each); held
- * for good. Anything else: no tags. */
+ * each one's tag now, for the jobs' finalisation (zygote_dict_touched);
+ * held for good. Anything else: no tags. */
 static void remember_tags(struct pyapi *py, pyobj *dicts)
 {
         ssize_t n = dicts && py->dict_tag ? py->tuple_size(dicts) : -1;

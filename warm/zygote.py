@@ -345,7 +345,6 @@ _collect = gc.collect
 _callbacks = gc.callbacks       # the collector's own list, whatever a job binds to gc.callbacks
 _signal = __import__("_signal")
 _getsignal, _setsignal, _SIG_DFL, _NSIG = _signal.getsignal, _signal.signal, _signal.SIG_DFL, _signal.NSIG
-_weakref = sys.modules["_weakref"].ref
 _ModuleType = type(sys)
 _SystemExit, _KeyboardInterrupt = SystemExit, KeyboardInterrupt
 _sys = sys.__dict__
